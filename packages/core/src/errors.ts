@@ -1,0 +1,167 @@
+const MARKER = Symbol.for("toolnexus.error")
+
+/** Stable error codes; each is documented in the core README. */
+export type ToolnexusErrorCode =
+  | "TNX_CONFIG"
+  | "TNX_LLM_HTTP"
+  | "TNX_LLM_RESPONSE"
+  | "TNX_NETWORK"
+  | "TNX_ABORTED"
+  | "TNX_ANSWER_MISMATCH"
+  | "TNX_ANSWER_EXPIRED"
+  | "TNX_ANSWER_CONFLICT"
+  | "TNX_UNKNOWN_REQUEST"
+  | "TNX_STORE"
+  | "TNX_SCHEMA_VERSION"
+  | "TNX_RUNTIME"
+  | "TNX_INBOX_FULL"
+  | "TNX_CLOSED"
+
+/**
+ * The base class of every error toolnexus throws. `code` is stable; identity survives
+ * duplicate installs (`ToolnexusError.isInstance` and `instanceof` both use a global marker).
+ */
+export class ToolnexusError extends Error {
+  override readonly name: string = "ToolnexusError"
+  readonly code: ToolnexusErrorCode | (string & {})
+  readonly [MARKER] = true
+
+  constructor(code: ToolnexusErrorCode | (string & {}), message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.code = code
+  }
+
+  /** True for any toolnexus error, even one created by another copy of the package. */
+  static isInstance(value: unknown): value is ToolnexusError {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[MARKER] === true
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (this === ToolnexusError) return ToolnexusError.isInstance(value)
+    return Function.prototype[Symbol.hasInstance].call(this, value)
+  }
+}
+
+/** A misconfiguration by the caller: bad options, an invalid tool name, a duplicate tool. */
+export class ConfigError extends ToolnexusError {
+  override readonly name = "ConfigError"
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("TNX_CONFIG", message, options)
+  }
+}
+
+/** The LLM endpoint answered with a non-2xx status. */
+export class LLMHttpError extends ToolnexusError {
+  override readonly name = "LLMHttpError"
+  readonly status: number
+  /** The first 500 characters of the response body. */
+  readonly bodyExcerpt: string
+  readonly isRetryable: boolean
+  constructor(status: number, body: string) {
+    const bodyExcerpt = body.length > 500 ? `${body.slice(0, 500)}…` : body
+    super("TNX_LLM_HTTP", `LLM endpoint answered HTTP ${status}: ${bodyExcerpt}`)
+    this.status = status
+    this.bodyExcerpt = bodyExcerpt
+    this.isRetryable = RETRYABLE_STATUS.has(status)
+  }
+}
+
+/** @internal Statuses retried with backoff. */
+export const RETRYABLE_STATUS: ReadonlySet<number> = new Set([429, 500, 502, 503, 504])
+
+/** The LLM endpoint answered 2xx with something that is not a valid reply. */
+export class LLMResponseError extends ToolnexusError {
+  override readonly name = "LLMResponseError"
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("TNX_LLM_RESPONSE", message, options)
+  }
+}
+
+/** The endpoint could not be reached (connection refused, reset, DNS). Retried. */
+export class NetworkError extends ToolnexusError {
+  override readonly name = "NetworkError"
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("TNX_NETWORK", message, options)
+  }
+}
+
+/** The run was aborted by its signal or by `timeoutMs`. Never retried. */
+export class AbortError extends ToolnexusError {
+  override readonly name = "AbortError"
+  constructor(message = "the run was aborted", options?: { cause?: unknown }) {
+    super("TNX_ABORTED", message, options)
+  }
+}
+
+/** An answer whose id does not echo the pending request id. Nothing was changed. */
+export class AnswerMismatchError extends ToolnexusError {
+  override readonly name = "AnswerMismatchError"
+  readonly answerId: string
+  readonly pendingId: string
+  constructor(answerId: string, pendingId: string) {
+    super(
+      "TNX_ANSWER_MISMATCH",
+      `the answer (id ${JSON.stringify(answerId)}) does not echo the pending request id ${JSON.stringify(pendingId)}; nothing was changed`,
+    )
+    this.answerId = answerId
+    this.pendingId = pendingId
+  }
+}
+
+/** An `ok: true` answer arrived after the request's `expiresAt`. */
+export class AnswerExpiredError extends ToolnexusError {
+  override readonly name = "AnswerExpiredError"
+  readonly requestId: string
+  readonly expiresAt: string
+  constructor(requestId: string, expiresAt: string) {
+    super(
+      "TNX_ANSWER_EXPIRED",
+      `request ${requestId} expired at ${expiresAt}; it can only be answered { ok: false, reason: "expired" }`,
+    )
+    this.requestId = requestId
+    this.expiresAt = expiresAt
+  }
+}
+
+/** The answer was already claimed or applied by another delivery. */
+export class AnswerConflictError extends ToolnexusError {
+  override readonly name = "AnswerConflictError"
+  readonly requestId: string
+  constructor(requestId: string, detail = "it is already being applied or was applied") {
+    super("TNX_ANSWER_CONFLICT", `the answer to request ${requestId} was not applied: ${detail}`)
+    this.requestId = requestId
+  }
+}
+
+/** No suspended run holds a request with this id. */
+export class UnknownRequestError extends ToolnexusError {
+  override readonly name = "UnknownRequestError"
+  readonly requestId: string
+  constructor(requestId: string, where = "no suspended run holds it") {
+    super("TNX_UNKNOWN_REQUEST", `unknown request ${JSON.stringify(requestId)}: ${where}`)
+    this.requestId = requestId
+  }
+}
+
+/** A store failed: unreachable server, corrupt row, failed transaction. */
+export class StoreError extends ToolnexusError {
+  override readonly name = "StoreError"
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("TNX_STORE", message, options)
+  }
+}
+
+/** A persisted format (snapshot, store schema) has a version this code does not know. */
+export class SchemaVersionError extends ToolnexusError {
+  override readonly name = "SchemaVersionError"
+  readonly found: unknown
+  readonly supported: readonly unknown[]
+  constructor(what: string, found: unknown, supported: readonly unknown[]) {
+    super(
+      "TNX_SCHEMA_VERSION",
+      `${what} has schema version ${JSON.stringify(found)}; this version of toolnexus reads ${supported.map((v) => JSON.stringify(v)).join(", ")}. Upgrade toolnexus to read it.`,
+    )
+    this.found = found
+    this.supported = supported
+  }
+}

@@ -1,0 +1,42 @@
+import type { Message, Request } from "../types.js"
+
+/** What a save records beside the messages. */
+export interface SaveMeta {
+  /** The request the conversation halted on, or `null` once it no longer waits. */
+  pending?: Request | null
+  /**
+   * A claim token from a durable store's `claimAnswer`: the save succeeds only while that
+   * claim is held, and consumes it. Stores without claims ignore it.
+   */
+  claim?: string
+}
+
+/**
+ * Where conversations live between calls. Implementations must treat saved message
+ * objects as immutable: the loop never mutates a message after appending it, so a store
+ * may compare by identity to write only what was appended.
+ */
+export interface ConversationStore {
+  get(id: string): Promise<Message[] | undefined>
+  save(id: string, messages: Message[], meta?: SaveMeta): Promise<void>
+}
+
+/** The default in-process store: a map of conversation id to a copy of its messages. */
+export class MemoryStore implements ConversationStore {
+  readonly #conversations = new Map<string, { messages: Message[]; pending?: Request }>()
+
+  async get(id: string): Promise<Message[] | undefined> {
+    return this.#conversations.get(id)?.messages.slice()
+  }
+
+  async save(id: string, messages: Message[], meta?: SaveMeta): Promise<void> {
+    const previous = this.#conversations.get(id)
+    const pending = meta?.pending === undefined ? previous?.pending : (meta.pending ?? undefined)
+    this.#conversations.set(id, { messages: messages.slice(), pending })
+  }
+
+  /** The request the conversation halted on, if any. */
+  async getPending(id: string): Promise<Request | undefined> {
+    return this.#conversations.get(id)?.pending
+  }
+}

@@ -1,0 +1,16 @@
+import { defineConfig } from "tsup"
+
+export default defineConfig({
+  entry: {
+    index: "src/index.ts",
+    "sqlite/index": "src/sqlite/index.ts",
+    "postgres/index": "src/postgres/index.ts",
+    "redis/index": "src/redis/index.ts",
+  },
+  format: ["esm"],
+  dts: true,
+  sourcemap: true,
+  clean: true,
+  target: "node20",
+  external: ["better-sqlite3", "pg", "ioredis"],
+})

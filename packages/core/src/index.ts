@@ -29,5 +29,30 @@ export {
   UnknownRequestError,
 } from "./errors.js"
 export type { ToolnexusErrorCode } from "./errors.js"
+
+export { defineTool } from "./tools/define-tool.js"
+export type { ToolDefinition, ToolReturn, ZodLikeSchema } from "./tools/define-tool.js"
+export { httpTool } from "./tools/http-tool.js"
+export type { HttpToolMethod, HttpToolOptions } from "./tools/http-tool.js"
+export { relayTool } from "./tools/relay-tool.js"
+export { createToolkit } from "./tools/toolkit.js"
+export type { Toolkit, ToolkitOptions } from "./tools/toolkit.js"
+
+export { authRequired, isRequest, pending, pendingOf } from "./suspension/pending.js"
+export type { PendingInput } from "./suspension/pending.js"
+export { RELAY_KIND, isRelayRequest, relayAnswer, relayCallsOf } from "./suspension/relay.js"
+export type { RelayCall, RelayResult } from "./suspension/relay.js"
+
+export { createClient } from "./client/create-client.js"
+export type { ClientOptions } from "./client/create-client.js"
+export { createInProcessClient } from "./client/in-process-client.js"
+export type { GenerateReply, GenerateRequest, InProcessClientOptions } from "./client/in-process-client.js"
+export type { Client, ClientBaseOptions, ContinueOptions, RunOptions } from "./client/client.js"
+export type { RunResult, StreamEvent, ToolCallRecord } from "./client/run-result.js"
+export type { Hooks } from "./client/hooks.js"
+export type { MetricEvent } from "./client/metrics.js"
+export type { LLMErrorInfo } from "./client/retry.js"
+export type { ModelTurn, ModelToolCall } from "./providers/model-turn.js"
+
 export type { ConversationStore, SaveMeta } from "./store/conversation-store.js"
 export { MemoryStore } from "./store/conversation-store.js"

@@ -1,0 +1,264 @@
+import { ConfigError } from "../errors.js"
+import type { Dialect, ModelTurn } from "../providers/model-turn.js"
+import { MemoryStore } from "../store/conversation-store.js"
+import type { ConversationStore } from "../store/conversation-store.js"
+import type { Toolkit } from "../tools/toolkit.js"
+import type { Answer, Message, Request } from "../types.js"
+import { resumeHaltedTurn } from "./halted-turn.js"
+import type { Hooks } from "./hooks.js"
+import { type LoopConfig, type ModelCall, type RunInput, RunState, runTurns } from "./loop.js"
+import { type MetricEvent, MetricsRegistry } from "./metrics.js"
+import type { RunResult, StreamEvent } from "./run-result.js"
+
+/** Options shared by every client. */
+export interface ClientBaseOptions {
+  model: string
+  systemPrompt?: string
+  /** Maximum LLM turns per run; default 10. Reaching it gives `status: "incomplete"`. */
+  maxTurns?: number
+  /** Answers suspensions inline; without it a suspending run halts with `status: "pending"`. */
+  waitFor?: (req: Request) => Answer | Promise<Answer>
+  hooks?: Hooks
+  onMetric?: (ev: MetricEvent) => void
+  /** Where `ask`/`stream` with an `id` keep conversations; default a per-client MemoryStore. */
+  store?: ConversationStore
+}
+
+/** Options of `run`. */
+export interface RunOptions {
+  toolkit?: Toolkit
+  history?: Message[]
+  signal?: AbortSignal
+}
+
+/** Options of `continueRun`. */
+export interface ContinueOptions {
+  toolkit?: Toolkit
+  messages: Message[]
+  /** With `answer`: the request the transcript halted on; its halted turn is repaired first. */
+  pending?: Request
+  answer?: Answer
+  signal?: AbortSignal
+  /** The conversation (or handle) id, so idempotency keys match those of the halted run. */
+  id?: string
+}
+
+/** A client of one model endpoint. */
+export interface Client {
+  /** Runs a prompt (after `history`) to a final answer, a halt or a limit. */
+  run(prompt: string, opts?: RunOptions): Promise<RunResult>
+  /** Like `run`; with `id` the conversation is loaded from and saved back to the store. */
+  ask(
+    prompt: string,
+    opts?: { toolkit?: Toolkit; id?: string; signal?: AbortSignal; onText?: (delta: string) => void },
+  ): Promise<RunResult>
+  /** Runs with streaming requests, yielding text, tool, pending, usage and done events. */
+  stream(prompt: string, opts?: { toolkit?: Toolkit; id?: string; signal?: AbortSignal }): AsyncIterable<StreamEvent>
+  /**
+   * Continues a transcript with no new user turn. With `pending` and `answer`, first
+   * resumes the halted turn: the halted call is retried with `ctx.answer` (or declined),
+   * relay calls take the host's results, recorded results are kept.
+   *
+   * @throws AnswerMismatchError when `answer.id` does not echo `pending.id` (nothing changed).
+   */
+  continueRun(opts: ContinueOptions): Promise<RunResult>
+  /** An in-memory multi-turn conversation. */
+  conversation(opts?: { toolkit?: Toolkit }): { send(prompt: string): Promise<RunResult>; messages: Message[]; reset(): void }
+  conversationStore(): ConversationStore
+  /** Prometheus text exposition of this client's metrics. */
+  metrics(): string
+}
+
+/** @internal One model call as a binding receives it. */
+export type ModelRequest = ModelCall & { stream: boolean }
+
+/** @internal What a concrete client provides to the shared implementation. */
+export interface ModelBinding {
+  model: string
+  dialect: Dialect
+  callModel(call: ModelRequest): Promise<ModelTurn>
+}
+
+/** @internal Builds the public client over a model binding. */
+export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Client {
+  const maxTurns = opts.maxTurns ?? 10
+  if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new ConfigError(`maxTurns must be a positive integer, got ${opts.maxTurns}`)
+  const store = opts.store ?? new MemoryStore()
+  const registry = new MetricsRegistry()
+  const onMetric = opts.onMetric
+  const record = onMetric
+    ? (ev: MetricEvent) => {
+        registry.record(ev)
+        onMetric(ev)
+      }
+    : (ev: MetricEvent) => registry.record(ev)
+  const { model, dialect } = binding
+
+  const configFor = (stream: boolean, onText?: (delta: string) => void): LoopConfig => ({
+    model,
+    dialect,
+    hooks: opts.hooks,
+    waitFor: opts.waitFor,
+    maxTurns,
+    record,
+    callModel: (call) => measuredCall({ ...call, stream, onText: call.onText ?? onText }),
+  })
+
+  async function measuredCall(call: ModelRequest): Promise<ModelTurn> {
+    const started = performance.now()
+    try {
+      const turn = await binding.callModel(call)
+      record({
+        event: "llm",
+        model,
+        status: "ok",
+        durationMs: performance.now() - started,
+        promptTokens: turn.usage.promptTokens,
+        completionTokens: turn.usage.completionTokens,
+        turn: call.turn,
+      })
+      return turn
+    } catch (error) {
+      const httpStatus = (error as { status?: unknown }).status
+      record({
+        event: "llm",
+        model,
+        status: "error",
+        ...(typeof httpStatus === "number" ? { httpStatus } : {}),
+        durationMs: performance.now() - started,
+        promptTokens: 0,
+        completionTokens: 0,
+        turn: call.turn,
+      })
+      throw error
+    }
+  }
+  const plain = configFor(false)
+
+  async function measured(config: LoopConfig, body: () => Promise<RunResult>): Promise<RunResult> {
+    const started = performance.now()
+    try {
+      const result = await body()
+      record({ event: "run", model, status: result.status, turns: result.turns, durationMs: performance.now() - started })
+      return result
+    } catch (error) {
+      record({ event: "run", model, status: "error", turns: 0, durationMs: performance.now() - started })
+      throw error
+    }
+  }
+
+  function start(config: LoopConfig, prompt: string, history: Message[], input: RunInput): Promise<RunResult> {
+    const messages = history.slice()
+    messages.push(dialect.userMessage(prompt))
+    return measured(config, () => runTurns(config, input, new RunState(messages)))
+  }
+
+  async function stored(
+    config: LoopConfig,
+    prompt: string,
+    id: string,
+    input: RunInput,
+  ): Promise<RunResult> {
+    const history = (await store.get(id)) ?? []
+    const result = await start(config, prompt, history, input)
+    await store.save(id, result.messages, { pending: result.pending ?? null })
+    return result
+  }
+
+  const client: Client = {
+    run(prompt, runOpts = {}) {
+      return start(plain, prompt, runOpts.history ?? [], inputOf(runOpts.toolkit, runOpts.signal, "run"))
+    },
+    ask(prompt, askOpts = {}) {
+      const config = askOpts.onText ? configFor(true, askOpts.onText) : plain
+      const input = inputOf(askOpts.toolkit, askOpts.signal, askOpts.id ?? "run")
+      return askOpts.id === undefined ? start(config, prompt, [], input) : stored(config, prompt, askOpts.id, input)
+    },
+    stream(prompt, streamOpts = {}) {
+      return streamRun((emit) => {
+        const config = configFor(true)
+        const input = { ...inputOf(streamOpts.toolkit, streamOpts.signal, streamOpts.id ?? "run"), emit }
+        return streamOpts.id === undefined ? start(config, prompt, [], input) : stored(config, prompt, streamOpts.id, input)
+      })
+    },
+    continueRun(cont) {
+      if ((cont.pending === undefined) !== (cont.answer === undefined)) {
+        throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
+      }
+      const input = inputOf(cont.toolkit, cont.signal, cont.id ?? "run")
+      const state = new RunState(cont.messages.slice())
+      return measured(plain, async () => {
+        if (cont.pending && cont.answer) {
+          const halted = await resumeHaltedTurn(plain, input, state, cont.pending, cont.answer)
+          if (halted) return state.result(model, "pending", { pending: halted })
+        }
+        return runTurns(plain, input, state)
+      })
+    },
+    conversation(convOpts = {}) {
+      let messages: Message[] = []
+      return {
+        get messages() {
+          return messages
+        },
+        async send(prompt) {
+          const result = await client.run(prompt, { toolkit: convOpts.toolkit, history: messages })
+          messages = result.messages
+          return result
+        },
+        reset() {
+          messages = []
+        },
+      }
+    },
+    conversationStore: () => store,
+    metrics: () => registry.render(),
+  }
+  return client
+}
+
+function inputOf(toolkit: Toolkit | undefined, signal: AbortSignal | undefined, scope: string): RunInput {
+  return { toolkit, signal, scope, emit: undefined }
+}
+
+/** Bridges the loop's event callback to an async iterable; the run starts on first pull. */
+function streamRun(run: (emit: (ev: StreamEvent) => void) => Promise<RunResult>): AsyncIterable<StreamEvent> {
+  return {
+    [Symbol.asyncIterator]() {
+      const queue: StreamEvent[] = []
+      let wake: (() => void) | undefined
+      let finished = false
+      let failure: { error: unknown } | undefined
+      const push = (ev: StreamEvent) => {
+        queue.push(ev)
+        wake?.()
+      }
+      run(push).then(
+        (result) => {
+          push({ type: "done", result })
+          finished = true
+          wake?.()
+        },
+        (error) => {
+          failure = { error }
+          finished = true
+          wake?.()
+        },
+      )
+      return {
+        async next(): Promise<IteratorResult<StreamEvent>> {
+          for (;;) {
+            const ev = queue.shift()
+            if (ev) return { value: ev, done: false }
+            if (failure) throw failure.error
+            if (finished) return { value: undefined, done: true }
+            await new Promise<void>((resolve) => {
+              wake = resolve
+            })
+            wake = undefined
+          }
+        },
+      }
+    },
+  }
+}

@@ -1,0 +1,87 @@
+import { AnswerExpiredError, AnswerMismatchError, UnknownRequestError } from "../errors.js"
+import type { ModelToolCall } from "../providers/model-turn.js"
+import { isRelayRequest, relayCallsOf } from "../suspension/relay.js"
+import type { Answer, Request } from "../types.js"
+import { type LoopConfig, type Preset, type RunInput, type RunState, settleTurn } from "./loop.js"
+import { type CallEnv, type CallOutcome, declined, executeCall, relayOutcomes } from "./tool-calls.js"
+
+/**
+ * @internal Checks that `answer` may resume `pending`, before anything is changed.
+ * @throws AnswerMismatchError when the ids differ; AnswerExpiredError for `ok: true` after `expiresAt`.
+ */
+export function assertAnswerFits(pending: Request, answer: Answer, now = Date.now()): void {
+  if (answer.id !== pending.id) throw new AnswerMismatchError(answer.id, pending.id)
+  if (answer.ok && pending.expiresAt !== undefined) {
+    const expires = Date.parse(pending.expiresAt)
+    if (Number.isFinite(expires) && now > expires) throw new AnswerExpiredError(pending.id, pending.expiresAt)
+  }
+}
+
+/**
+ * @internal Resumes the halted assistant turn at the end of `state.messages` with the
+ * answer, so that every tool call of that turn ends with exactly one result: the halted call
+ * is retried with `ctx.answer` (or declined), relay calls take the host's results, recorded
+ * results are kept (no tool runs twice), and outstanding calls run now — which may suspend
+ * again. Placeholders are replaced. Returns the new request when the turn halts again.
+ */
+export async function resumeHaltedTurn(
+  config: LoopConfig,
+  input: RunInput,
+  state: RunState,
+  pending: Request,
+  answer: Answer,
+): Promise<Request | undefined> {
+  assertAnswerFits(pending, answer)
+  const { dialect } = config
+  let index = state.messages.length - 1
+  while (index >= 0 && (state.messages[index] as { role: string }).role !== "assistant") index--
+  const calls = index >= 0 ? (dialect.toolCallsOf(state.messages[index]!) ?? []) : []
+  const relay = isRelayRequest(pending)
+  const answeredIds = new Set(relay ? relayCallsOf(pending).map((c) => c.id) : [pending.data?.callId])
+  if (!calls.some((c) => answeredIds.has(c.id))) {
+    throw new UnknownRequestError(pending.id, "the transcript's last assistant turn holds no call it suspended")
+  }
+
+  const recorded = dialect.recordedResults(state.messages.slice(index + 1))
+  const presets = new Map<string, Preset>()
+  if (relay) {
+    const relayCalls = calls.filter((c) => answeredIds.has(c.id))
+    const outcomes = new Map<string, CallOutcome>()
+    for (const c of relayCalls) presets.set(c.id, (env) => fromRelay(outcomes, env, pending, relayCalls, answer, c))
+  }
+  for (const call of calls) {
+    if (presets.has(call.id)) continue
+    if (answeredIds.has(call.id)) {
+      presets.set(call.id, (env) =>
+        answer.ok ? executeCall(env, call, answer) : declinedOutcome(env, call, pending, answer),
+      )
+      continue
+    }
+    const kept = recorded.get(call.id)
+    if (kept) {
+      presets.set(call.id, () => ({ call, args: call.args ?? {}, result: { output: kept.output, isError: kept.isError }, kept: true }))
+    }
+  }
+  // Placeholders and partial results are rebuilt below, never kept beside the new ones.
+  state.messages.length = index + 1
+  return settleTurn(config, input, state, calls, state.turns, presets)
+}
+
+function fromRelay(
+  cache: Map<string, CallOutcome>,
+  env: CallEnv,
+  pending: Request,
+  relayCalls: ModelToolCall[],
+  answer: Answer,
+  call: ModelToolCall,
+): CallOutcome {
+  if (cache.size === 0) for (const o of relayOutcomes(env, pending, relayCalls, answer)) cache.set(o.call.id, o)
+  return cache.get(call.id) as CallOutcome
+}
+
+function declinedOutcome(env: CallEnv, call: ModelToolCall, pending: Request, answer: Answer): CallOutcome {
+  const result = declined(pending, answer)
+  const source = env.toolkit?.get(call.name)?.source ?? "custom"
+  env.record({ event: "tool", tool: call.name, source, outcome: "error", durationMs: 0, turn: env.turn })
+  return { call, args: call.args ?? {}, result }
+}

@@ -1,0 +1,36 @@
+import type { ModelTurn } from "../providers/model-turn.js"
+import type { Message, Tool, ToolResult } from "../types.js"
+
+/**
+ * Interception points of the loop. Every hook may be async. A suspension reaches
+ * `afterTool` as an ordinary result whose `metadata.pending` holds the request.
+ */
+export interface Hooks {
+  /** Before each LLM request: may replace the messages or tools sent for this request only. */
+  beforeLLM?(info: {
+    messages: readonly Message[]
+    tools: Tool[]
+    model: string
+    turn: number
+  }): void | { messages?: Message[]; tools?: Tool[] } | Promise<void | { messages?: Message[]; tools?: Tool[] }>
+  /** After each LLM reply, with the normalised response. */
+  afterLLM?(info: { response: ModelTurn; model: string; turn: number }): void | Promise<void>
+  /** Before a tool runs: return `{result}` to skip it, or `{args}` to change its arguments. */
+  beforeTool?(info: {
+    name: string
+    args: Record<string, unknown>
+    id: string
+    turn: number
+  }):
+    | void
+    | { result?: ToolResult; args?: Record<string, unknown> }
+    | Promise<void | { result?: ToolResult; args?: Record<string, unknown> }>
+  /** After a tool ran: return `{result}` to replace what the model sees. */
+  afterTool?(info: {
+    name: string
+    args: Record<string, unknown>
+    result: ToolResult
+    id: string
+    turn: number
+  }): void | { result?: ToolResult } | Promise<void | { result?: ToolResult }>
+}

@@ -1,0 +1,192 @@
+import type { Dialect, ModelToolCall, ModelTurn, TranscriptToolResult } from "../providers/model-turn.js"
+import type { Toolkit } from "../tools/toolkit.js"
+import type { Answer, Message, Request, Tool, ToolResult, Usage } from "../types.js"
+import type { Hooks } from "./hooks.js"
+import type { MetricEvent } from "./metrics.js"
+import type { RunResult, StreamEvent, ToolCallRecord } from "./run-result.js"
+import { type CallEnv, type CallOutcome, executeCall, relayOutcomes, relayRequest } from "./tool-calls.js"
+import { abortErrorOf } from "./transport.js"
+
+/** @internal One model call as the loop sees it, whatever the transport. */
+export interface ModelCall {
+  messages: readonly Message[]
+  tools: Toolkit | Tool[] | undefined
+  turn: number
+  signal: AbortSignal | undefined
+  onText: ((delta: string) => void) | undefined
+}
+
+/** @internal The client-level settings of the loop. */
+export interface LoopConfig {
+  model: string
+  dialect: Dialect
+  callModel(call: ModelCall): Promise<ModelTurn>
+  hooks: Hooks | undefined
+  waitFor: ((req: Request) => Answer | Promise<Answer>) | undefined
+  maxTurns: number
+  record(ev: MetricEvent): void
+}
+
+/** @internal The per-run inputs. */
+export interface RunInput {
+  toolkit: Toolkit | undefined
+  signal: AbortSignal | undefined
+  scope: string
+  emit: ((ev: StreamEvent) => void) | undefined
+}
+
+/** @internal The mutable state of one run; becomes the RunResult. */
+export class RunState {
+  readonly messages: Message[]
+  readonly toolCalls: ToolCallRecord[] = []
+  readonly usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 }
+  turns = 0
+  text = ""
+
+  constructor(messages: Message[]) {
+    this.messages = messages
+  }
+
+  result(model: string, status: RunResult["status"], extra?: { pending?: Request; limit?: string }): RunResult {
+    const result: RunResult = {
+      status,
+      text: this.text,
+      messages: this.messages,
+      toolCalls: this.toolCalls,
+      toolCallCount: this.toolCalls.length,
+      turns: this.turns,
+      model,
+      usage: { ...this.usage },
+    }
+    if (extra?.limit !== undefined) result.limit = extra.limit
+    if (extra?.pending !== undefined) result.pending = extra.pending
+    return result
+  }
+}
+
+/** @internal Asks the model and runs tools until a final answer, a halt or a limit. */
+export async function runTurns(config: LoopConfig, input: RunInput, state: RunState): Promise<RunResult> {
+  const { model, hooks } = config
+  for (;;) {
+    if (input.signal?.aborted) throw abortErrorOf(input.signal)
+    if (state.turns >= config.maxTurns) return state.result(model, "incomplete", { limit: "maxTurns" })
+    const turn = state.turns + 1
+    let messages: readonly Message[] = state.messages
+    let tools: Toolkit | Tool[] | undefined = input.toolkit
+    if (hooks?.beforeLLM) {
+      const changed = await hooks.beforeLLM({ messages, tools: input.toolkit?.tools() ?? [], model, turn })
+      if (changed?.messages) messages = changed.messages
+      if (changed?.tools) tools = changed.tools
+    }
+    const emit = input.emit
+    const reply = await config.callModel({
+      messages,
+      tools,
+      turn,
+      signal: input.signal,
+      onText: emit ? (delta) => emit({ type: "text", delta }) : undefined,
+    })
+    await hooks?.afterLLM?.({ response: reply, model, turn })
+    state.turns = turn
+    state.usage.promptTokens += reply.usage.promptTokens
+    state.usage.completionTokens += reply.usage.completionTokens
+    state.usage.totalTokens += reply.usage.promptTokens + reply.usage.completionTokens
+    state.text = reply.text
+    state.messages.push(reply.message)
+    emit?.({ type: "usage", usage: { ...state.usage } })
+    if (reply.toolCalls.length === 0) return state.result(model, "done")
+    if (emit) for (const c of reply.toolCalls) emit({ type: "tool_call", id: c.id, name: c.name, args: c.args ?? {} })
+
+    const halted = await settleTurn(config, input, state, reply.toolCalls, turn, new Map())
+    if (halted) return state.result(model, "pending", { pending: halted })
+  }
+}
+
+/** @internal An outcome decided before the turn is settled: a kept result, or the answer's retry. */
+export type Preset = (env: CallEnv) => Promise<CallOutcome> | CallOutcome
+
+/** @internal The environment tool calls of one turn run in. */
+export function callEnv(config: LoopConfig, input: RunInput, turn: number): CallEnv {
+  return {
+    toolkit: input.toolkit,
+    hooks: config.hooks,
+    waitFor: config.waitFor,
+    record: config.record,
+    signal: input.signal,
+    scope: input.scope,
+    turn,
+  }
+}
+
+/**
+ * @internal Settles every call of one assistant turn and writes their results into the
+ * transcript in call order. Calls run concurrently; relay calls ride one request. Returns
+ * the request the run halts on, if any: the first suspension in call order.
+ */
+export async function settleTurn(
+  config: LoopConfig,
+  input: RunInput,
+  state: RunState,
+  calls: ModelToolCall[],
+  turn: number,
+  presets: Map<string, Preset>,
+): Promise<Request | undefined> {
+  const env = callEnv(config, input, turn)
+  const relayCalls = calls.filter(
+    (c) => !presets.has(c.id) && !c.argumentsError && input.toolkit?.get(c.name)?.source === "relay",
+  )
+  const relayIds = new Set(relayCalls.map((c) => c.id))
+  const running = calls.map((call) => {
+    const preset = presets.get(call.id)
+    if (preset) return preset(env)
+    return relayIds.has(call.id) ? undefined : executeCall(env, call)
+  })
+  let relay: { request: Request; outcomes?: Map<string, CallOutcome> } | undefined
+  if (relayCalls.length > 0) {
+    const request = relayRequest(relayCalls)
+    if (config.waitFor) {
+      const answer = await config.waitFor(request)
+      const outcomes = relayOutcomes(env, request, relayCalls, answer)
+      relay = { request, outcomes: new Map(outcomes.map((o) => [o.call.id, o])) }
+    } else {
+      relay = { request }
+      for (const c of relayCalls) {
+        config.record({ event: "tool", tool: c.name, source: "relay", outcome: "pending", durationMs: 0, turn })
+      }
+    }
+  }
+  const outcomes = await Promise.all(running)
+  if (input.signal?.aborted) throw abortErrorOf(input.signal)
+
+  let halted: Request | undefined
+  const results: TranscriptToolResult[] = []
+  for (const [i, call] of calls.entries()) {
+    const outcome = outcomes[i] ?? relay?.outcomes?.get(call.id)
+    let result: ToolResult
+    if (outcome && !outcome.request) result = outcome.result
+    else if (halted) continue // only the first suspension in call order gets a result
+    else {
+      halted = (outcome?.request ?? relay?.request) as Request
+      result = {
+        output: outcome?.result.output ?? halted.prompt,
+        isError: true,
+        metadata: { ...outcome?.result.metadata, pending: halted },
+      }
+    }
+    results.push({ id: call.id, output: result.output, isError: result.isError })
+    if (outcome?.kept) continue
+    const record: ToolCallRecord = {
+      id: call.id,
+      name: call.name,
+      args: outcome?.args ?? call.args ?? {},
+      output: result.output,
+      isError: result.isError,
+    }
+    if (result.metadata !== undefined) record.metadata = result.metadata
+    state.toolCalls.push(record)
+    input.emit?.({ type: "tool_result", id: call.id, name: call.name, output: result.output, isError: result.isError })
+  }
+  if (halted) input.emit?.({ type: "pending", request: halted })
+  for (const m of config.dialect.toolResultMessages(results)) state.messages.push(m)
+  return halted
+}

@@ -1,0 +1,36 @@
+import type { Message, Request, Usage } from "../types.js"
+
+/** One tool call of a run and what the model saw for it. */
+export interface ToolCallRecord {
+  id: string
+  name: string
+  args: Record<string, unknown>
+  output: string
+  isError: boolean
+  metadata?: Record<string, unknown>
+}
+
+/** The outcome of a run. Plain JSON: it survives `JSON.stringify`/`JSON.parse`. */
+export interface RunResult {
+  /** `pending`: halted on `pending`; `incomplete`: stopped by `limit`. */
+  status: "done" | "pending" | "incomplete"
+  /** Set only when incomplete: "maxTurns", "budget", … */
+  limit?: string
+  text: string
+  messages: Message[]
+  pending?: Request
+  toolCalls: ToolCallRecord[]
+  toolCallCount: number
+  turns: number
+  model: string
+  usage: Usage
+}
+
+/** What `Client.stream` yields. */
+export type StreamEvent =
+  | { type: "text"; delta: string }
+  | { type: "tool_call"; id: string; name: string; args: Record<string, unknown> }
+  | { type: "tool_result"; id: string; name: string; output: string; isError: boolean }
+  | { type: "pending"; request: Request }
+  | { type: "usage"; usage: Usage }
+  | { type: "done"; result: RunResult }

@@ -1,0 +1,134 @@
+import type { ModelToolCall } from "../providers/model-turn.js"
+import { newRequestId, pendingOf } from "../suspension/pending.js"
+import { RELAY_KIND, type RelayCall, relayResultFor } from "../suspension/relay.js"
+import { unknownTool } from "../tools/toolkit.js"
+import type { Toolkit } from "../tools/toolkit.js"
+import type { Answer, Request, ToolResult, ToolSource } from "../types.js"
+import type { Hooks } from "./hooks.js"
+import type { MetricEvent } from "./metrics.js"
+
+/** @internal What the tool-call machinery needs from the client and the run. */
+export interface CallEnv {
+  toolkit: Toolkit | undefined
+  hooks: Hooks | undefined
+  waitFor: ((req: Request) => Answer | Promise<Answer>) | undefined
+  record(ev: MetricEvent): void
+  signal: AbortSignal | undefined
+  /** Conversation or handle id: the stable half of every idempotency key. */
+  scope: string
+  turn: number
+}
+
+/** @internal The settled outcome of one call; `request` is set when it suspended unresolved. */
+export interface CallOutcome {
+  call: ModelToolCall
+  args: Record<string, unknown>
+  result: ToolResult
+  request?: Request
+  /** A result already in the transcript, kept as it is (not run again, not re-reported). */
+  kept?: boolean
+}
+
+/** @internal The stable idempotency key of a call. */
+export function idempotencyKey(scope: string, callId: string): string {
+  return `${scope}:${callId}`
+}
+
+/**
+ * @internal Runs one non-relay call: hooks, execution, and the suspension rule. With an
+ * `answer` (a retry after a suspension was answered) a second suspension is `unresolved`.
+ */
+export async function executeCall(env: CallEnv, call: ModelToolCall, answer?: Answer): Promise<CallOutcome> {
+  const started = performance.now()
+  const tool = env.toolkit?.get(call.name)
+  const source: ToolSource = tool?.source ?? "custom"
+  let args = call.args ?? {}
+  let result: ToolResult | undefined
+  let request: Request | undefined
+
+  if (call.argumentsError) result = { output: `invalid arguments for ${call.name}: ${call.argumentsError}`, isError: true }
+  else if (!tool) result = unknownTool(call.name, env.toolkit?.tools().map((t) => t.name) ?? [])
+  else {
+    const before = answer ? undefined : await env.hooks?.beforeTool?.({ name: call.name, args, id: call.id, turn: env.turn })
+    if (before?.args) args = before.args
+    result = before?.result ?? (await runTool(env, call, args, answer))
+    const suspended = pendingOf(result)
+    if (suspended) {
+      if (answer) result = { output: `unresolved: ${suspended.prompt}`, isError: true }
+      else if (env.waitFor) {
+        const reply = await env.waitFor(stampCallId(suspended, call.id))
+        if (reply.ok) return executeCall(env, { ...call, args }, reply)
+        result = declined(suspended, reply)
+      } else request = stampCallId(suspended, call.id)
+    }
+  }
+  if (!request && tool && env.hooks?.afterTool) {
+    const after = await env.hooks.afterTool({ name: call.name, args, result, id: call.id, turn: env.turn })
+    if (after?.result) result = after.result
+  }
+  env.record({
+    event: "tool",
+    tool: call.name,
+    source,
+    outcome: request ? "pending" : result.isError ? "error" : "ok",
+    durationMs: performance.now() - started,
+    turn: env.turn,
+  })
+  return { call, args, result, request }
+}
+
+async function runTool(
+  env: CallEnv,
+  call: ModelToolCall,
+  args: Record<string, unknown>,
+  answer: Answer | undefined,
+): Promise<ToolResult> {
+  const ctx = { signal: env.signal, callId: call.id, idempotencyKey: idempotencyKey(env.scope, call.id), answer }
+  if (!answer) delete ctx.answer
+  return (env.toolkit as Toolkit).execute(call.name, args, ctx)
+}
+
+/** @internal The result of a declined answer. */
+export function declined(request: Request, answer: Answer): ToolResult {
+  const reason = answer.reason ? ` (${answer.reason})` : ""
+  return { output: `declined: ${request.prompt}${reason}`, isError: true }
+}
+
+/** @internal A copy of the request with `data.callId` set. */
+export function stampCallId(request: Request, callId: string): Request {
+  return { ...request, data: { ...request.data, callId } }
+}
+
+/** @internal The one request all relay calls of a turn ride, in call order. */
+export function relayRequest(calls: ModelToolCall[]): Request {
+  const relayCalls: RelayCall[] = calls.map((c) => ({
+    id: c.id,
+    name: c.name,
+    input: c.args ?? {},
+    arguments: c.arguments,
+  }))
+  const names = calls.map((c) => c.name).join(", ")
+  return {
+    id: newRequestId(),
+    kind: RELAY_KIND,
+    prompt: `execute ${calls.length === 1 ? "tool call" : `${calls.length} tool calls`}: ${names}`,
+    data: { calls: relayCalls, callId: calls[0]?.id },
+  }
+}
+
+/** @internal The result of each relay call from the host's answer; a missing one is an error. */
+export function relayOutcomes(env: CallEnv, request: Request, calls: ModelToolCall[], answer: Answer): CallOutcome[] {
+  return calls.map((call) => {
+    let result: ToolResult
+    if (!answer.ok) result = declined(request, answer)
+    else {
+      const supplied = relayResultFor(answer, call.id, calls.length)
+      result = supplied ?? {
+        output: `no result was supplied for relay call ${call.id} (${call.name})`,
+        isError: true,
+      }
+    }
+    env.record({ event: "tool", tool: call.name, source: "relay", outcome: result.isError ? "error" : "ok", durationMs: 0, turn: env.turn })
+    return { call, args: call.args ?? {}, result }
+  })
+}

@@ -1,0 +1,75 @@
+import { request } from "undici"
+import { AbortError, NetworkError } from "../errors.js"
+import { sharedAgent } from "../internal/http-agent.js"
+
+/** @internal A response whose body is read once, as text or as a byte stream. */
+export interface HttpReply {
+  status: number
+  header(name: string): string | undefined
+  text(): Promise<string>
+  chunks(): AsyncIterable<Uint8Array>
+  /** Releases the connection without reading the body. */
+  discard(): Promise<void>
+}
+
+/** @internal Sends one JSON POST. */
+export type Transport = (
+  url: string,
+  init: { headers: Record<string, string>; body: string; signal?: AbortSignal },
+) => Promise<HttpReply>
+
+/** @internal The default transport: undici `request` on the shared keep-alive Agent. */
+export const undiciTransport: Transport = async (url, { headers, body, signal }) => {
+  try {
+    const res = await request(url, { method: "POST", headers, body, signal, dispatcher: sharedAgent() })
+    return {
+      status: res.statusCode,
+      header(name) {
+        const value = res.headers[name]
+        return Array.isArray(value) ? value[0] : value
+      },
+      text: () => res.body.text(),
+      chunks: () => res.body,
+      discard: () => res.body.dump(),
+    }
+  } catch (error) {
+    throw transportError(error, signal)
+  }
+}
+
+/** @internal A transport over a user-supplied `fetch` (mocks, proxies, record/replay). */
+export function fetchTransport(fetchFn: typeof fetch): Transport {
+  return async (url, { headers, body, signal }) => {
+    try {
+      const res = await fetchFn(url, { method: "POST", headers, body, signal })
+      return {
+        status: res.status,
+        header: (name) => res.headers.get(name) ?? undefined,
+        text: () => res.text(),
+        chunks: () => (res.body ?? emptyBody()) as AsyncIterable<Uint8Array>,
+        discard: async () => {
+          await res.body?.cancel().catch(() => {})
+        },
+      }
+    } catch (error) {
+      throw transportError(error, signal)
+    }
+  }
+}
+
+async function* emptyBody(): AsyncGenerator<Uint8Array> {}
+
+/** @internal Maps a failure while sending or reading to AbortError or NetworkError. */
+export function transportError(error: unknown, signal: AbortSignal | undefined): Error {
+  if (AbortError.isInstance(error) || NetworkError.isInstance(error)) return error as Error
+  if (signal?.aborted) return abortErrorOf(signal)
+  const message = error instanceof Error ? error.message : String(error)
+  return new NetworkError(`could not reach the LLM endpoint: ${message}`, { cause: error })
+}
+
+/** @internal The AbortError for an aborted signal, keeping a timeout's own message. */
+export function abortErrorOf(signal: AbortSignal): AbortError {
+  const reason = signal.reason
+  if (AbortError.isInstance(reason)) return reason as AbortError
+  return new AbortError("the run was aborted", { cause: reason })
+}

@@ -1,0 +1,65 @@
+import { randomUUID } from "node:crypto"
+import type { Request, ToolResult } from "../types.js"
+
+/** What a tool passes to {@link pending}: a request without an id, or with its own. */
+export interface PendingInput {
+  kind: string
+  prompt: string
+  id?: string
+  url?: string
+  data?: Record<string, unknown>
+  expiresAt?: string
+}
+
+/** @internal A fresh, collision-resistant request id. */
+export function newRequestId(): string {
+  return `pnd-${randomUUID()}`
+}
+
+/**
+ * Suspends the tool call: the returned result tells the loop that something outside the
+ * process must happen first. With a `waitFor` the loop asks it and retries the tool with
+ * `ctx.answer`; without one the run halts with `status: "pending"`.
+ *
+ * Suspension is control flow, not failure: do not catch it and report it as an error.
+ *
+ * @param req - the kind of request, the prompt shown to whoever answers, and optional url/data/expiry.
+ * @returns a tool result carrying the request in `metadata.pending`.
+ * @example
+ * run: (args, ctx) => ctx?.answer?.ok ? pay(args) : pending({ kind: "approval", prompt: `Pay ${args.amount}?` })
+ */
+export function pending(req: PendingInput): ToolResult {
+  const request: Request = { id: req.id ?? newRequestId(), kind: req.kind, prompt: req.prompt }
+  if (req.url !== undefined) request.url = req.url
+  if (req.data !== undefined) request.data = req.data
+  if (req.expiresAt !== undefined) request.expiresAt = req.expiresAt
+  const output = req.url === undefined ? req.prompt : `${req.prompt}\n${req.url}`
+  return { output, isError: true, metadata: { pending: request } }
+}
+
+/**
+ * Suspends the tool call until the user has logged in at `url` (kind `"authorization"`).
+ * Credentials never travel in the answer: the tool reads them from where the login put them.
+ *
+ * @example
+ * run: (args, ctx) => tokens.has(user) ? fetchMail(user) : authRequired(loginUrl, "Sign in to read your mail")
+ */
+export function authRequired(url: string, prompt = "Authorization required"): ToolResult {
+  return pending({ kind: "authorization", prompt, url })
+}
+
+/** True when `value` has the shape of a {@link Request}. */
+export function isRequest(value: unknown): value is Request {
+  if (typeof value !== "object" || value === null) return false
+  const r = value as Record<string, unknown>
+  return typeof r.id === "string" && typeof r.kind === "string" && typeof r.prompt === "string"
+}
+
+/**
+ * The request a tool result suspends on, or `undefined` when it is an ordinary result.
+ * A result is a suspension iff `metadata.pending` is a {@link Request}.
+ */
+export function pendingOf(result: ToolResult): Request | undefined {
+  const candidate = result.metadata?.pending
+  return isRequest(candidate) ? candidate : undefined
+}

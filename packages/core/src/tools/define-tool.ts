@@ -1,0 +1,110 @@
+import { ConfigError } from "../errors.js"
+import type { JSONSchema, Tool, ToolContext, ToolResult } from "../types.js"
+import { assertToolName } from "./tool-name.js"
+import { checkArgs, isPlainObject } from "./validate-args.js"
+
+/**
+ * The subset of a Zod 4 schema toolnexus uses: Standard Schema validation and JSON Schema
+ * export. Zod is an optional peer dependency and is never imported by toolnexus itself.
+ */
+export interface ZodLikeSchema<Output = unknown> {
+  "~standard": {
+    validate(value: unknown): StandardResult<Output> | Promise<StandardResult<Output>>
+    types?: { input: unknown; output: Output }
+  }
+  toJSONSchema?: () => Record<string, unknown>
+}
+
+type StandardResult<Output> =
+  | { value: Output; issues?: undefined }
+  | { issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> }> }
+
+/** What a tool's `run` may return: a string (an ordinary result) or a full {@link ToolResult}. */
+export type ToolReturn = string | ToolResult
+
+/** The definition passed to {@link defineTool}. */
+export interface ToolDefinition<Args> {
+  name: string
+  description: string
+  inputSchema: JSONSchema | ZodLikeSchema<Args>
+  run(args: Args, ctx: ToolContext): ToolReturn | Promise<ToolReturn>
+}
+
+/**
+ * Defines a native tool. `inputSchema` is a JSON Schema object or a Zod 4 schema; with Zod,
+ * arguments are validated before `run` and `run` is typed. Invalid arguments and thrown
+ * errors become `isError` results the model can read and correct; they never crash a run.
+ *
+ * @throws ConfigError for an invalid name or schema.
+ * @example
+ * const add = defineTool({
+ *   name: "add", description: "Add two numbers",
+ *   inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+ *   run: ({ a, b }) => String(Number(a) + Number(b)),
+ * })
+ */
+export function defineTool<S extends ZodLikeSchema>(
+  def: ToolDefinition<NonNullable<S["~standard"]["types"]>["output"]> & { inputSchema: S },
+): Tool
+export function defineTool(def: ToolDefinition<Record<string, unknown>> & { inputSchema: JSONSchema }): Tool
+export function defineTool(def: ToolDefinition<any>): Tool {
+  assertToolName(def.name)
+  if (typeof def.run !== "function") throw new ConfigError(`tool ${def.name}: "run" must be a function`)
+  const zod = isZodLike(def.inputSchema) ? def.inputSchema : undefined
+  const inputSchema = zod ? zodToJSONSchema(def.name, zod) : def.inputSchema
+  if (!isPlainObject(inputSchema)) throw new ConfigError(`tool ${def.name}: "inputSchema" must be an object`)
+  const { run } = def
+
+  return {
+    name: def.name,
+    description: String(def.description ?? ""),
+    inputSchema,
+    source: "native",
+    async execute(args, ctx = {}) {
+      let input: unknown = args
+      if (zod) {
+        const checked = await zod["~standard"].validate(args)
+        if (checked.issues) return { output: `invalid arguments: ${formatIssues(checked.issues)}`, isError: true }
+        input = checked.value
+      } else {
+        const problem = checkArgs(inputSchema, args)
+        if (problem) return { output: `invalid arguments: ${problem}`, isError: true }
+      }
+      try {
+        return toToolResult(await run(input, ctx))
+      } catch (error) {
+        return { output: error instanceof Error ? error.message : String(error), isError: true }
+      }
+    },
+  }
+}
+
+/** @internal Normalises what a `run` returned. */
+export function toToolResult(value: ToolReturn): ToolResult {
+  if (typeof value === "string") return { output: value, isError: false }
+  if (isPlainObject(value) && typeof value.output === "string") {
+    return { ...value, isError: value.isError === true }
+  }
+  return { output: value === undefined ? "" : JSON.stringify(value), isError: false }
+}
+
+function isZodLike(schema: unknown): schema is ZodLikeSchema {
+  return isPlainObject(schema) && typeof (schema["~standard"] as any)?.validate === "function"
+}
+
+function zodToJSONSchema(name: string, schema: ZodLikeSchema): JSONSchema {
+  if (typeof schema.toJSONSchema !== "function") {
+    throw new ConfigError(`tool ${name}: the schema validates but cannot export JSON Schema; use zod >= 4.1`)
+  }
+  const { $schema: _dialect, ...json } = schema.toJSONSchema()
+  return json
+}
+
+function formatIssues(issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<unknown> }>): string {
+  return issues
+    .map((issue) => {
+      const path = (issue.path ?? []).map((p) => (isPlainObject(p) ? String(p.key) : String(p))).join(".")
+      return path ? `${path}: ${issue.message}` : issue.message
+    })
+    .join("; ")
+}

@@ -1,0 +1,100 @@
+import { ConfigError } from "../errors.js"
+import type { Tool, ToolContext, ToolResult } from "../types.js"
+import { assertToolName } from "./tool-name.js"
+
+/** A set of uniquely named tools, rendered for each provider's wire format. */
+export interface Toolkit {
+  tools(): Tool[]
+  get(name: string): Tool | undefined
+  /** Adds tools. @throws ConfigError for an invalid or duplicate name. */
+  register(...tools: Tool[]): void
+  /** Runs a tool by name; an unknown name or a throwing tool gives an `isError` result. */
+  execute(name: string, args: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>
+  /** `[{type:"function", function:{name, description, parameters}}]` */
+  toOpenAI(): unknown[]
+  /** `[{name, description, input_schema}]` */
+  toAnthropic(): unknown[]
+  /** `[{functionDeclarations:[{name, description, parameters}]}]` */
+  toGemini(): unknown[]
+  close(): Promise<void>
+}
+
+/** Options of {@link createToolkit}. */
+export interface ToolkitOptions {
+  extraTools?: Tool[]
+}
+
+/**
+ * Creates a toolkit. It is async so that tool sources that connect to servers can join later
+ * without a breaking change.
+ *
+ * @throws ConfigError when two tools share a name.
+ * @example
+ * const toolkit = await createToolkit({ extraTools: [add, relayTool("ask_user", "Ask the user")] })
+ */
+export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit> {
+  const byName = new Map<string, Tool>()
+  // Provider renderings are cached: they are sent on every turn of every run.
+  let openai: unknown[] | undefined
+  let anthropic: unknown[] | undefined
+
+  const toolkit: Toolkit = {
+    tools: () => [...byName.values()],
+    get: (name) => byName.get(name),
+    register(...tools) {
+      for (const tool of tools) {
+        assertToolName(tool?.name)
+        if (byName.has(tool.name)) throw new ConfigError(`duplicate tool name ${JSON.stringify(tool.name)}`)
+      }
+      for (const tool of tools) byName.set(tool.name, tool)
+      openai = undefined
+      anthropic = undefined
+    },
+    async execute(name, args, ctx) {
+      const tool = byName.get(name)
+      if (!tool) return unknownTool(name, [...byName.keys()])
+      try {
+        return await tool.execute(args, ctx)
+      } catch (error) {
+        return { output: error instanceof Error ? error.message : String(error), isError: true }
+      }
+    },
+    toOpenAI() {
+      openai ??= [...byName.values()].map((t) => ({
+        type: "function",
+        function: { name: t.name, description: t.description, parameters: t.inputSchema },
+      }))
+      return openai
+    },
+    toAnthropic() {
+      anthropic ??= [...byName.values()].map((t) => ({
+        name: t.name,
+        description: t.description,
+        input_schema: t.inputSchema,
+      }))
+      return anthropic
+    },
+    toGemini: () => [
+      {
+        functionDeclarations: [...byName.values()].map((t) => ({
+          name: t.name,
+          description: t.description,
+          parameters: t.inputSchema,
+        })),
+      },
+    ],
+    async close() {
+      byName.clear()
+      openai = undefined
+      anthropic = undefined
+    },
+  }
+  toolkit.register(...(opts.extraTools ?? []))
+  return toolkit
+}
+
+/** @internal The result the model sees for a tool that does not exist. */
+export function unknownTool(name: string, known: string[]): ToolResult {
+  const list = known.length ? known.join(", ") : "none"
+  return { output: `unknown tool ${JSON.stringify(name)}; available tools: ${list}`, isError: true }
+}

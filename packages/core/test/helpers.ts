@@ -1,0 +1,30 @@
+import { afterAll, beforeAll, beforeEach } from "vitest"
+import { createClient } from "../src/client/create-client.js"
+import type { ClientOptions } from "../src/client/create-client.js"
+import { type FakeLLMServer, createFakeLLMServer } from "../src/testing/index.js"
+
+export const STYLES = ["openai", "anthropic"] as const
+export type Style = (typeof STYLES)[number]
+
+/** One fake server per test file, reset before each test. */
+export function useFakeServer(): { readonly server: FakeLLMServer } {
+  const holder = {} as { server: FakeLLMServer }
+  beforeAll(async () => {
+    holder.server = await createFakeLLMServer()
+  })
+  beforeEach(() => holder.server.reset())
+  afterAll(() => holder.server.close())
+  return holder
+}
+
+/** A client of the fake server in the given style. */
+export function clientFor(style: Style, server: FakeLLMServer, opts: Partial<ClientOptions> = {}) {
+  return createClient({
+    baseUrl: style === "openai" ? `${server.url}/v1` : server.url,
+    style,
+    model: "test-model",
+    apiKey: "sk-test-secret",
+    retryBaseMs: 1,
+    ...opts,
+  })
+}

@@ -22,6 +22,11 @@ export interface ClientBaseOptions {
   onMetric?: (ev: MetricEvent) => void
   /** Where `ask`/`stream` with an `id` keep conversations; default a per-client MemoryStore. */
   store?: ConversationStore
+  /**
+   * Checked before every LLM turn; a returned limit name (e.g. "maxTokens") stops the run
+   * with `status: "incomplete"` and that `limit`. The agents runtime enforces budgets with it.
+   */
+  beforeTurn?: () => string | undefined
 }
 
 /** Options of `run`. */
@@ -100,6 +105,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     hooks: opts.hooks,
     waitFor: opts.waitFor,
     maxTurns,
+    beforeTurn: opts.beforeTurn,
     record,
     callModel: (call) => measuredCall({ ...call, stream, onText: call.onText ?? onText }),
   })

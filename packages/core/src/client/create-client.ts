@@ -29,8 +29,8 @@ export interface ClientOptions extends ClientBaseOptions {
   /** Rewrites each request body just before it is sent. */
   bodyTransform?: (body: Record<string, unknown>) => Record<string, unknown>
   /**
-   * @internal Wraps each LLM HTTP call (not a whole run): the agents runtime bounds
-   * concurrent calls with it.
+   * Wraps each LLM HTTP call (not a whole run), e.g. to bound concurrent calls across many
+   * clients; it must call `call` once and pass its outcome through.
    */
   llmGate?: <T>(call: () => Promise<T>) => Promise<T>
 }

@@ -24,6 +24,8 @@ export interface LoopConfig {
   hooks: Hooks | undefined
   waitFor: ((req: Request) => Answer | Promise<Answer>) | undefined
   maxTurns: number
+  /** Checked before every LLM turn: a limit name stops the run as `incomplete`. */
+  beforeTurn: (() => string | undefined) | undefined
   record(ev: MetricEvent): void
 }
 
@@ -70,6 +72,8 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
   for (;;) {
     if (input.signal?.aborted) throw abortErrorOf(input.signal)
     if (state.turns >= config.maxTurns) return state.result(model, "incomplete", { limit: "maxTurns" })
+    const limit = config.beforeTurn?.()
+    if (limit !== undefined) return state.result(model, "incomplete", { limit })
     const turn = state.turns + 1
     let messages: readonly Message[] = state.messages
     let tools: Toolkit | Tool[] | undefined = input.toolkit

@@ -40,7 +40,7 @@ export async function sendWithRetries(
       if (reply.status >= 200 && reply.status < 300) return { reply, signal: attemptSignal, release }
       const text = await reply.text().catch(() => "")
       release()
-      const error = new LLMHttpError(reply.status, text)
+      const error = new LLMHttpError(reply.status, redactSecrets(text, headers))
       failure = { error, status: reply.status, retryable: error.isRetryable, retryAfterMs: retryAfter(reply) }
     } catch (error) {
       release()
@@ -54,6 +54,26 @@ export async function sendWithRetries(
     if (decision !== "retry" || attempt > policy.retries) throw failure.error
     await sleep(failure.retryAfterMs ?? backoff(policy.retryBaseMs, attempt), signal)
   }
+}
+
+/** Names of headers whose values are credentials. */
+const SECRET_HEADER = /authorization|key|token|secret/i
+
+/**
+ * Some endpoints and gateways echo the credential they refused ("Incorrect API key provided:
+ * sk-…"); the error body must not carry it into messages and logs.
+ */
+function redactSecrets(text: string, headers: Record<string, string>): string {
+  let out = text
+  for (const [name, value] of Object.entries(headers)) {
+    if (!SECRET_HEADER.test(name)) continue
+    // The whole value first, then the bare token of a "Bearer …" / "Basic …" value.
+    for (const secret of [value, value.replace(/^(bearer|basic)\s+/i, "")]) {
+      // Very short values would redact ordinary words; real credentials are longer.
+      if (secret.length >= 8) out = out.split(secret).join("[redacted]")
+    }
+  }
+  return out
 }
 
 function retryAfter(reply: HttpReply): number | undefined {

@@ -53,8 +53,11 @@ export async function executeCall(env: CallEnv, call: ModelToolCall, answer?: An
     if (before?.args) args = before.args
     result = before?.result ?? (await runTool(env, call, args, answer))
     const suspended = pendingOf(result)
+    // An agent tool retried with an answer may legitimately park again on a *new* request
+    // (a sub-agent that asks something else); that is a fresh suspension, not `unresolved`.
+    const fresh = suspended && (!answer || (source === "agent" && suspended.id !== answer.id))
     if (suspended) {
-      if (answer) result = { output: `unresolved: ${suspended.prompt}`, isError: true }
+      if (!fresh) result = { output: `unresolved: ${suspended.prompt}`, isError: true }
       else if (env.waitFor) {
         const reply = await env.waitFor(stampCallId(suspended, call.id))
         if (reply.ok) return executeCall(env, { ...call, args }, reply)

@@ -1,0 +1,24 @@
+export { createRuntime, restoreRuntime } from "./runtime.js"
+export type { Runtime } from "./runtime.js"
+export { agent } from "./agent.js"
+export type { Agent } from "./agent.js"
+export { createVirtualClock, systemClock } from "./clock.js"
+export type { VirtualClock } from "./clock.js"
+export { ClosedError, InboxFullError, RuntimeError } from "./errors.js"
+export type { RuntimeErrorCode } from "./errors.js"
+export { SNAPSHOT_VERSION } from "./snapshot.js"
+export type { HandleSnapshot, RuntimeSnapshot } from "./snapshot.js"
+export { TICK_CHANNEL } from "./inbox.js"
+export type {
+  AgentDef,
+  Budget,
+  Clock,
+  CloseReason,
+  Handle,
+  HandleState,
+  HandleView,
+  InboxItem,
+  LLMSettings,
+  RuntimeOptions,
+  TaskResult,
+} from "./types.js"

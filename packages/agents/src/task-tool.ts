@@ -1,0 +1,70 @@
+import { ToolnexusError, type Tool, type ToolResult, pending } from "@toolnexus/core"
+import type { HandleRecord } from "./handle-record.js"
+import type { TaskHost } from "./runtime.js"
+import type { AgentDef, TaskResult } from "./types.js"
+
+/**
+ * @internal The `task {agent, prompt}` tool of a def with a team: spawn → wake → wait →
+ * close. A retried call (after a suspension was answered, or on resume) reattaches to the
+ * child it created, found by task key — the call's own tool-call id — so it never spawns a
+ * duplicate and never asks the model again.
+ */
+export function createTaskTool(host: TaskHost, parent: HandleRecord, registry: Record<string, AgentDef>): Tool {
+  const team = [...(parent.def.team ?? [])].sort()
+  const roster = team.map((name) => `- ${name}: ${registry[name]?.does ?? ""}`).join("\n")
+  return {
+    name: "task",
+    description: `Delegate a task to one agent of your team and get its answer. Team:\n${roster}`,
+    inputSchema: {
+      type: "object",
+      properties: {
+        agent: { type: "string", enum: team, description: "the team member to delegate to" },
+        prompt: { type: "string", description: "what the agent should do, with all context it needs" },
+      },
+      required: ["agent", "prompt"],
+    },
+    source: "agent",
+    async execute(args, ctx = {}) {
+      const agent = String(args.agent ?? "")
+      if (!team.includes(agent)) {
+        return { output: `unknown team member ${JSON.stringify(agent)}; the team is: ${team.join(", ")}`, isError: true }
+      }
+      let child = ctx.callId ? parent.children.find((c) => c.taskKey === ctx.callId) : undefined
+      if (child) host.note(`${parent.id}: task replay → REATTACH to ${child.id}`)
+      else {
+        try {
+          child = host.spawnForTask(parent, agent, ctx.callId)
+          host.wake(child.handle, String(args.prompt ?? ""))
+        } catch (error) {
+          // Errors cross the handle boundary as data.
+          return { output: ToolnexusError.isInstance(error) ? error.message : String(error), isError: true }
+        }
+      }
+      const handle = child.handle
+      const onAbort = () => host.interrupt(handle)
+      ctx.signal?.addEventListener("abort", onAbort, { once: true })
+      try {
+        const result = await host.wait(handle)
+        if (result.status === "pending" && result.pending) return pending({ ...result.pending })
+        if (child.state !== "closed") await host.close(handle)
+        return taskOutput(child.id, result)
+      } finally {
+        ctx.signal?.removeEventListener("abort", onAbort)
+      }
+    },
+  }
+}
+
+function taskOutput(id: string, result: TaskResult): ToolResult {
+  switch (result.status) {
+    case "done":
+      return { output: result.text, isError: false }
+    case "incomplete":
+      return {
+        output: `${id} stopped early (limit: ${result.limit ?? "unknown"}); partial answer: ${result.text}`,
+        isError: false,
+      }
+    default:
+      return { output: `${id} ended with status ${result.status}${result.text ? `: ${result.text}` : ""}`, isError: true }
+  }
+}

@@ -1,0 +1,110 @@
+import type { Answer, ConversationStore, Hooks, MetricEvent, Request, Tool } from "@toolnexus/core"
+
+/** Limits of a handle's subtree. A child's budget is `min(own, parent's remaining)`. */
+export interface Budget {
+  maxTurns?: number
+  maxTokens?: number
+  maxToolCalls?: number
+  maxWallMs?: number
+  maxChildren?: number
+  maxConcurrent?: number
+  maxDepth?: number
+}
+
+/** An agent the runtime can spawn. */
+export interface AgentDef {
+  name: string
+  /** One line on what the agent does: shown to parents in the `task` tool description. */
+  does: string
+  model?: string
+  /** The system prompt. */
+  soul?: string
+  tools?: Tool[]
+  /** Names of agents this one may delegate to with the `task` tool. */
+  team?: string[]
+  budget?: Budget
+  waitFor?: (req: Request) => Answer | Promise<Answer>
+  onSpawn?: (h: Handle) => void | Promise<void>
+  onClose?: (h: Handle, reason: CloseReason) => void | Promise<void>
+  hooks?: Hooks
+  onMetric?: (ev: MetricEvent) => void
+}
+
+/** Why a handle was closed. */
+export type CloseReason = "closed" | "interrupted" | "budget" | "error"
+
+/** A reference to a handle; everything else goes through the runtime. */
+export interface Handle {
+  readonly id: string
+}
+
+/** The lifecycle state of a handle. */
+export type HandleState = "idle" | "running" | "suspended" | "closed"
+
+/** The outcome of a handle's run, as `wait` reports it. */
+export interface TaskResult {
+  status: "done" | "pending" | "incomplete" | "interrupted" | "closed" | "timeout" | "error"
+  text: string
+  isError: boolean
+  pending?: Request
+  limit?: string
+  turns: number
+  totalTokens: number
+}
+
+/** A read-only view of a handle. */
+export interface HandleView {
+  id: string
+  def: string
+  state: HandleState
+  /** LLM turns of the handle and its descendants. */
+  turns: number
+  /** Tokens of the handle and its descendants. */
+  tokens: number
+  inbox: number
+  children: string[]
+  pendingKind?: string
+  pending?: Request
+}
+
+/** One inbox item. `from` is a handle id (or any sender name); absent means the host. */
+export interface InboxItem {
+  text: string
+  from?: string
+  channel?: string
+}
+
+/** Time as the runtime sees it; tests pass a virtual clock. */
+export interface Clock {
+  now(): number
+  setTimeout(fn: () => void, ms: number): unknown
+  clearTimeout(timer: unknown): void
+}
+
+/** Where and how handles call their model. */
+export interface LLMSettings {
+  baseUrl?: string
+  style?: "openai" | "anthropic"
+  apiKey?: string
+  model?: string
+}
+
+/** Options of `createRuntime`. */
+export interface RuntimeOptions {
+  registry: Record<string, AgentDef>
+  /** Absent ⇒ openai style and a placeholder URL, for runtimes driven through `fetch`. */
+  llm?: LLMSettings
+  /** The single transport seam, used for every handle's LLM calls. */
+  fetch?: typeof fetch
+  /** One store for all handles; the conversation id is the handle id. */
+  store?: ConversationStore
+  clock?: Clock
+  /** Inbox capacity per handle; default 100. */
+  inboxCap?: number
+  /** Bound on concurrent LLM HTTP calls across the runtime (not whole runs). */
+  maxConcurrentTurns?: number
+  /** How long a graceful close waits for a running handle; default 30 s. */
+  shutdownMs?: number
+  hooks?: Hooks
+  onMetric?: (ev: MetricEvent) => void
+}

@@ -1,6 +1,6 @@
 import type { Budget } from "./types.js"
 
-/** @internal What a handle's subtree has spent. */
+/** What a handle's subtree has spent (rolled up from its descendants). */
 export interface Spend {
   turns: number
   tokens: number

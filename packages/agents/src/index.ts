@@ -8,6 +8,7 @@ export { ClosedError, InboxFullError, RuntimeError } from "./errors.js"
 export type { RuntimeErrorCode } from "./errors.js"
 export { SNAPSHOT_VERSION } from "./snapshot.js"
 export type { HandleSnapshot, RuntimeSnapshot } from "./snapshot.js"
+export type { Spend } from "./budget.js"
 export { TICK_CHANNEL } from "./inbox.js"
 export type {
   AgentDef,

@@ -6,7 +6,8 @@ import { type LoopConfig, type Preset, type RunInput, type RunState, settleTurn 
 import { type CallEnv, type CallOutcome, declined, executeCall, relayOutcomes } from "./tool-calls.js"
 
 /**
- * @internal Checks that `answer` may resume `pending`, before anything is changed.
+ * Checks that `answer` may resume `pending`, before anything is changed.
+ *
  * @throws AnswerMismatchError when the ids differ; AnswerExpiredError for `ok: true` after `expiresAt`.
  */
 export function assertAnswerFits(pending: Request, answer: Answer, now = Date.now()): void {

@@ -31,20 +31,45 @@ export class ToolnexusError extends Error {
     this.code = code
   }
 
-  /** True for any toolnexus error, even one created by another copy of the package. */
-  static isInstance(value: unknown): value is ToolnexusError {
-    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[MARKER] === true
+  /**
+   * The code a subclass stands for. It lets `isInstance` recognise the family in an error made
+   * by another copy of the package, whose prototype chain is not this one.
+   */
+  static readonly family: string | undefined
+
+  /**
+   * On `ToolnexusError`: true for any toolnexus error, even one created by another copy of the
+   * package. On a subclass: true only for that family (`NetworkError.isInstance(abortError)` is
+   * false), matched by prototype or, across copies, by code.
+   */
+  static isInstance<T extends abstract new (...args: any[]) => ToolnexusError>(
+    this: T,
+    value: unknown,
+  ): value is InstanceType<T> {
+    // biome-ignore lint/complexity/noThisInStatic: the class it is called on decides the family
+    const cls = this as unknown as typeof ToolnexusError
+    if (typeof value !== "object" || value === null) return false
+    if ((value as Record<symbol, unknown>)[MARKER] !== true) return false
+    if (cls === ToolnexusError) return true
+    // Inherited unchanged, this would accept every sibling: the retry loop would take a
+    // NetworkError for an AbortError and never retry it.
+    if (Function.prototype[Symbol.hasInstance].call(cls, value)) return true
+    const family = Object.hasOwn(cls, "family") ? cls.family : undefined
+    return family !== undefined && (value as { code?: unknown }).code === family
   }
 
   static override [Symbol.hasInstance](value: unknown): boolean {
-    if (this === ToolnexusError) return ToolnexusError.isInstance(value)
-    return Function.prototype[Symbol.hasInstance].call(this, value)
+    // biome-ignore lint/complexity/noThisInStatic: `instanceof` asks the class on its right side
+    const cls = this
+    if (cls === ToolnexusError) return ToolnexusError.isInstance(value)
+    return Function.prototype[Symbol.hasInstance].call(cls, value)
   }
 }
 
 /** A misconfiguration by the caller: bad options, an invalid tool name, a duplicate tool. */
 export class ConfigError extends ToolnexusError {
   override readonly name = "ConfigError"
+  static override readonly family = "TNX_CONFIG"
   constructor(message: string, options?: { cause?: unknown }) {
     super("TNX_CONFIG", message, options)
   }
@@ -53,6 +78,7 @@ export class ConfigError extends ToolnexusError {
 /** The LLM endpoint answered with a non-2xx status. */
 export class LLMHttpError extends ToolnexusError {
   override readonly name = "LLMHttpError"
+  static override readonly family = "TNX_LLM_HTTP"
   readonly status: number
   /** The first 500 characters of the response body. */
   readonly bodyExcerpt: string
@@ -72,6 +98,7 @@ export const RETRYABLE_STATUS: ReadonlySet<number> = new Set([429, 500, 502, 503
 /** The LLM endpoint answered 2xx with something that is not a valid reply. */
 export class LLMResponseError extends ToolnexusError {
   override readonly name = "LLMResponseError"
+  static override readonly family = "TNX_LLM_RESPONSE"
   constructor(message: string, options?: { cause?: unknown }) {
     super("TNX_LLM_RESPONSE", message, options)
   }
@@ -80,6 +107,7 @@ export class LLMResponseError extends ToolnexusError {
 /** The endpoint could not be reached (connection refused, reset, DNS). Retried. */
 export class NetworkError extends ToolnexusError {
   override readonly name = "NetworkError"
+  static override readonly family = "TNX_NETWORK"
   constructor(message: string, options?: { cause?: unknown }) {
     super("TNX_NETWORK", message, options)
   }
@@ -88,6 +116,7 @@ export class NetworkError extends ToolnexusError {
 /** The run was aborted by its signal or by `timeoutMs`. Never retried. */
 export class AbortError extends ToolnexusError {
   override readonly name = "AbortError"
+  static override readonly family = "TNX_ABORTED"
   constructor(message = "the run was aborted", options?: { cause?: unknown }) {
     super("TNX_ABORTED", message, options)
   }
@@ -96,6 +125,7 @@ export class AbortError extends ToolnexusError {
 /** An answer whose id does not echo the pending request id. Nothing was changed. */
 export class AnswerMismatchError extends ToolnexusError {
   override readonly name = "AnswerMismatchError"
+  static override readonly family = "TNX_ANSWER_MISMATCH"
   readonly answerId: string
   readonly pendingId: string
   constructor(answerId: string, pendingId: string) {
@@ -111,6 +141,7 @@ export class AnswerMismatchError extends ToolnexusError {
 /** An `ok: true` answer arrived after the request's `expiresAt`. */
 export class AnswerExpiredError extends ToolnexusError {
   override readonly name = "AnswerExpiredError"
+  static override readonly family = "TNX_ANSWER_EXPIRED"
   readonly requestId: string
   readonly expiresAt: string
   constructor(requestId: string, expiresAt: string) {
@@ -126,6 +157,7 @@ export class AnswerExpiredError extends ToolnexusError {
 /** The answer was already claimed or applied by another delivery. */
 export class AnswerConflictError extends ToolnexusError {
   override readonly name = "AnswerConflictError"
+  static override readonly family = "TNX_ANSWER_CONFLICT"
   readonly requestId: string
   constructor(requestId: string, detail = "it is already being applied or was applied") {
     super("TNX_ANSWER_CONFLICT", `the answer to request ${requestId} was not applied: ${detail}`)
@@ -136,6 +168,7 @@ export class AnswerConflictError extends ToolnexusError {
 /** No suspended run holds a request with this id. */
 export class UnknownRequestError extends ToolnexusError {
   override readonly name = "UnknownRequestError"
+  static override readonly family = "TNX_UNKNOWN_REQUEST"
   readonly requestId: string
   constructor(requestId: string, where = "no suspended run holds it") {
     super("TNX_UNKNOWN_REQUEST", `unknown request ${JSON.stringify(requestId)}: ${where}`)
@@ -146,6 +179,7 @@ export class UnknownRequestError extends ToolnexusError {
 /** A store failed: unreachable server, corrupt row, failed transaction. */
 export class StoreError extends ToolnexusError {
   override readonly name = "StoreError"
+  static override readonly family = "TNX_STORE"
   constructor(message: string, options?: { cause?: unknown }) {
     super("TNX_STORE", message, options)
   }
@@ -154,6 +188,7 @@ export class StoreError extends ToolnexusError {
 /** A persisted format (snapshot, store schema) has a version this code does not know. */
 export class SchemaVersionError extends ToolnexusError {
   override readonly name = "SchemaVersionError"
+  static override readonly family = "TNX_SCHEMA_VERSION"
   readonly found: unknown
   readonly supported: readonly unknown[]
   constructor(what: string, found: unknown, supported: readonly unknown[]) {

@@ -181,9 +181,9 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       return askOpts.id === undefined ? start(config, prompt, [], input) : stored(config, prompt, askOpts.id, input)
     },
     stream(prompt, streamOpts = {}) {
-      return streamRun((emit) => {
+      return streamRun(streamOpts.signal, (emit, signal) => {
         const config = configFor(true)
-        const input = { ...inputOf(streamOpts.toolkit, streamOpts.signal, streamOpts.id ?? "run"), emit }
+        const input = { ...inputOf(streamOpts.toolkit, signal, streamOpts.id ?? "run"), emit }
         return streamOpts.id === undefined ? start(config, prompt, [], input) : stored(config, prompt, streamOpts.id, input)
       })
     },
@@ -227,10 +227,18 @@ function inputOf(toolkit: Toolkit | undefined, signal: AbortSignal | undefined, 
   return { toolkit, signal, scope, emit: undefined }
 }
 
-/** Bridges the loop's event callback to an async iterable; the run starts on first pull. */
-function streamRun(run: (emit: (ev: StreamEvent) => void) => Promise<RunResult>): AsyncIterable<StreamEvent> {
+/**
+ * Bridges the loop's event callback to an async iterable. The run starts on the first pull;
+ * leaving the loop early (`break`, `return`) aborts it, so no tool or request runs unseen.
+ */
+function streamRun(
+  outer: AbortSignal | undefined,
+  run: (emit: (ev: StreamEvent) => void, signal: AbortSignal) => Promise<RunResult>,
+): AsyncIterable<StreamEvent> {
   return {
     [Symbol.asyncIterator]() {
+      const controller = new AbortController()
+      const signal = outer ? AbortSignal.any([outer, controller.signal]) : controller.signal
       const queue: StreamEvent[] = []
       let wake: (() => void) | undefined
       let finished = false
@@ -239,7 +247,7 @@ function streamRun(run: (emit: (ev: StreamEvent) => void) => Promise<RunResult>)
         queue.push(ev)
         wake?.()
       }
-      run(push).then(
+      run(push, signal).then(
         (result) => {
           push({ type: "done", result })
           finished = true
@@ -263,6 +271,10 @@ function streamRun(run: (emit: (ev: StreamEvent) => void) => Promise<RunResult>)
             })
             wake = undefined
           }
+        },
+        async return(): Promise<IteratorResult<StreamEvent>> {
+          if (!finished) controller.abort()
+          return { value: undefined, done: true }
         },
       }
     },

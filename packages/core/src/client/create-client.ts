@@ -47,7 +47,9 @@ export function createClient(opts: ClientOptions): Client {
   const wire = wireOf(opts)
   const url = wire.endpoint(opts.baseUrl)
   const apiKey = opts.apiKey ?? envKey(wire.style)
-  const headers = { ...wire.headers(apiKey), ...opts.headers }
+  // Header names are case-insensitive: a user's `Authorization` replaces our `authorization`.
+  const headers = { ...wire.headers(apiKey) }
+  for (const [name, value] of Object.entries(opts.headers ?? {})) headers[name.toLowerCase()] = value
   const transport = opts.fetch ? fetchTransport(opts.fetch) : undiciTransport
   const policy = {
     retries: nonNegative("retries", opts.retries, 2),

@@ -1,4 +1,4 @@
-import { LLMHttpError, NetworkError, RETRYABLE_STATUS } from "../errors.js"
+import { LLMHttpError, NetworkError } from "../errors.js"
 import { AbortError } from "../errors.js"
 import { type HttpReply, type Transport, abortErrorOf, transportError } from "./transport.js"
 

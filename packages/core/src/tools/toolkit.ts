@@ -42,9 +42,15 @@ export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit>
     tools: () => [...byName.values()],
     get: (name) => byName.get(name),
     register(...tools) {
+      // Names of this call count too: two same-named tools in one call would otherwise slip
+      // past the check and the second would silently replace the first.
+      const incoming = new Set<string>()
       for (const tool of tools) {
         assertToolName(tool?.name)
-        if (byName.has(tool.name)) throw new ConfigError(`duplicate tool name ${JSON.stringify(tool.name)}`)
+        if (byName.has(tool.name) || incoming.has(tool.name)) {
+          throw new ConfigError(`duplicate tool name ${JSON.stringify(tool.name)}`)
+        }
+        incoming.add(tool.name)
       }
       for (const tool of tools) byName.set(tool.name, tool)
       openai = undefined

@@ -1,0 +1,212 @@
+import { describe, expect, it } from "vitest"
+import {
+  AbortError,
+  AnswerConflictError,
+  AnswerExpiredError,
+  AnswerMismatchError,
+  ConfigError,
+  LLMHttpError,
+  LLMResponseError,
+  NetworkError,
+  SchemaVersionError,
+  StoreError,
+  ToolnexusError,
+  UnknownRequestError,
+} from "./errors.js"
+
+type ErrorClass = abstract new (...args: any[]) => ToolnexusError
+
+interface Case {
+  cls: ErrorClass & { isInstance(value: unknown): boolean }
+  make: () => ToolnexusError
+  name: string
+  code: string
+  message: RegExp
+}
+
+const cases: Case[] = [
+  {
+    cls: ConfigError,
+    make: () => new ConfigError("bad option"),
+    name: "ConfigError",
+    code: "TNX_CONFIG",
+    message: /^bad option$/,
+  },
+  {
+    cls: LLMHttpError,
+    make: () => new LLMHttpError(429, '{"error":"slow down"}'),
+    name: "LLMHttpError",
+    code: "TNX_LLM_HTTP",
+    message: /^LLM endpoint answered HTTP 429: \{"error":"slow down"\}$/,
+  },
+  {
+    cls: LLMResponseError,
+    make: () => new LLMResponseError("no choices"),
+    name: "LLMResponseError",
+    code: "TNX_LLM_RESPONSE",
+    message: /^no choices$/,
+  },
+  {
+    cls: NetworkError,
+    make: () => new NetworkError("connection refused"),
+    name: "NetworkError",
+    code: "TNX_NETWORK",
+    message: /^connection refused$/,
+  },
+  {
+    cls: AbortError,
+    make: () => new AbortError(),
+    name: "AbortError",
+    code: "TNX_ABORTED",
+    message: /^the run was aborted$/,
+  },
+  {
+    cls: AnswerMismatchError,
+    make: () => new AnswerMismatchError("pnd-b", "pnd-a"),
+    name: "AnswerMismatchError",
+    code: "TNX_ANSWER_MISMATCH",
+    message: /does not echo the pending request id "pnd-a".*nothing was changed/,
+  },
+  {
+    cls: AnswerExpiredError,
+    make: () => new AnswerExpiredError("pnd-a", "2024-01-01T00:00:00Z"),
+    name: "AnswerExpiredError",
+    code: "TNX_ANSWER_EXPIRED",
+    message: /pnd-a expired at 2024-01-01T00:00:00Z/,
+  },
+  {
+    cls: AnswerConflictError,
+    make: () => new AnswerConflictError("pnd-a"),
+    name: "AnswerConflictError",
+    code: "TNX_ANSWER_CONFLICT",
+    message: /^the answer to request pnd-a was not applied: /,
+  },
+  {
+    cls: UnknownRequestError,
+    make: () => new UnknownRequestError("pnd-x"),
+    name: "UnknownRequestError",
+    code: "TNX_UNKNOWN_REQUEST",
+    message: /^unknown request "pnd-x": no suspended run holds it$/,
+  },
+  {
+    cls: StoreError,
+    make: () => new StoreError("row 3 is corrupt"),
+    name: "StoreError",
+    code: "TNX_STORE",
+    message: /^row 3 is corrupt$/,
+  },
+  {
+    cls: SchemaVersionError,
+    make: () => new SchemaVersionError("the snapshot", 9, [1, 2]),
+    name: "SchemaVersionError",
+    code: "TNX_SCHEMA_VERSION",
+    message: /^the snapshot has schema version 9; this version of toolnexus reads 1, 2\./,
+  },
+]
+
+describe("error classes", () => {
+  it.each(cases.map((c) => [c.name, c] as const))("%s has its name, code and message", (_name, c) => {
+    const error = c.make()
+    expect(error.name).toBe(c.name)
+    expect(error.code).toBe(c.code)
+    expect(error.message).toMatch(c.message)
+    expect(String(error.stack).split("\n")[0]).toBe(`${c.name}: ${error.message.split("\n")[0]}`)
+    expect(error).toBeInstanceOf(Error)
+    expect(error).toBeInstanceOf(ToolnexusError)
+    expect(error).toBeInstanceOf(c.cls)
+    expect(ToolnexusError.isInstance(error)).toBe(true)
+    expect(c.cls.isInstance(error)).toBe(true)
+  })
+
+  it("codes are unique per class", () => {
+    const codes = cases.map((c) => c.code)
+    expect(new Set(codes).size).toBe(codes.length)
+  })
+
+  it("a subclass does not recognise its siblings", () => {
+    for (const a of cases) {
+      for (const b of cases) {
+        if (a === b) continue
+        const error = a.make()
+        expect(b.cls.isInstance(error), `${b.name}.isInstance(${a.name})`).toBe(false)
+        expect(error instanceof b.cls, `${a.name} instanceof ${b.name}`).toBe(false)
+      }
+    }
+  })
+
+  it("the base class is recognised through a global marker, e.g. from another copy of the package", () => {
+    const lookAlike = Object.assign(new Error("from another copy"), {
+      code: "TNX_NETWORK",
+      [Symbol.for("toolnexus.error")]: true,
+    })
+    expect(ToolnexusError.isInstance(lookAlike)).toBe(true)
+    expect(lookAlike instanceof ToolnexusError).toBe(true)
+    // A subclass recognises the look-alike by its stable code, and only its own family.
+    expect(NetworkError.isInstance(lookAlike)).toBe(true)
+    expect(AbortError.isInstance(lookAlike)).toBe(false)
+    const bare = { [Symbol.for("toolnexus.error")]: true }
+    expect(ToolnexusError.isInstance(bare)).toBe(true)
+    expect(bare instanceof ToolnexusError).toBe(true)
+  })
+
+  it("plain errors and other values are not toolnexus errors", () => {
+    for (const value of [
+      new Error("plain"),
+      new TypeError("type"),
+      { code: "TNX_CONFIG", name: "ConfigError", message: "fake" },
+      { [Symbol.for("toolnexus.error")]: "yes" },
+      null,
+      undefined,
+      "TNX_CONFIG",
+      42,
+    ]) {
+      expect(ToolnexusError.isInstance(value)).toBe(false)
+      expect(ConfigError.isInstance(value)).toBe(false)
+      expect(value instanceof ToolnexusError).toBe(false)
+    }
+  })
+
+  it("keeps the cause", () => {
+    const cause = new Error("socket hang up")
+    expect(new NetworkError("unreachable", { cause }).cause).toBe(cause)
+    expect(new StoreError("write failed", { cause }).cause).toBe(cause)
+  })
+
+  it("LLMHttpError keeps the status, an excerpt of the body and whether it is retryable", () => {
+    const retryable = [429, 500, 502, 503, 504]
+    for (const status of [400, 401, 403, 404, 408, 422, 429, 500, 501, 502, 503, 504, 529]) {
+      expect(new LLMHttpError(status, "").isRetryable, String(status)).toBe(retryable.includes(status))
+    }
+    const long = new LLMHttpError(400, "y".repeat(2_000))
+    expect(long.status).toBe(400)
+    expect(long.bodyExcerpt.startsWith("y".repeat(500))).toBe(true)
+    expect(long.bodyExcerpt.length).toBeLessThanOrEqual(501)
+    expect(long.message.length).toBeLessThan(600)
+  })
+
+  it("carries the ids of the answer errors", () => {
+    const mismatch = new AnswerMismatchError("pnd-b", "pnd-a")
+    expect([mismatch.answerId, mismatch.pendingId]).toEqual(["pnd-b", "pnd-a"])
+    expect(new AnswerConflictError("pnd-c").requestId).toBe("pnd-c")
+    expect(new UnknownRequestError("pnd-d").requestId).toBe("pnd-d")
+    const expired = new AnswerExpiredError("pnd-e", "2024-01-01T00:00:00Z")
+    expect([expired.requestId, expired.expiresAt]).toEqual(["pnd-e", "2024-01-01T00:00:00Z"])
+    const version = new SchemaVersionError("x", 3, [1])
+    expect([version.found, version.supported]).toEqual([3, [1]])
+  })
+
+  it("a subclass defined outside core is an instance of the base and of itself only", () => {
+    class CustomError extends ToolnexusError {
+      override readonly name = "CustomError"
+      constructor() {
+        super("custom_code", "custom")
+      }
+    }
+    const error = new CustomError()
+    expect(error).toBeInstanceOf(ToolnexusError)
+    expect(CustomError.isInstance(error)).toBe(true)
+    expect(CustomError.isInstance(new ConfigError("x"))).toBe(false)
+    expect(ConfigError.isInstance(error)).toBe(false)
+    expect(error.code).toBe("custom_code")
+  })
+})

@@ -31,13 +31,15 @@ export function carveBudget(own: Budget, parent: BudgetHolder | undefined, now: 
   const limits = parent.budget
   for (const [field, spent] of SPEND_LIMITS) {
     const cap = limits[field]
-    if (cap !== undefined) budget[field] = Math.min(own[field] ?? Number.POSITIVE_INFINITY, Math.max(0, cap - spent(parent.spend)))
+    if (cap !== undefined)
+      budget[field] = Math.min(own[field] ?? Number.POSITIVE_INFINITY, Math.max(0, cap - spent(parent.spend)))
   }
   if (limits.maxWallMs !== undefined) {
     const left = Math.max(0, limits.maxWallMs - (now - parent.spawnedAt))
     budget.maxWallMs = Math.min(own.maxWallMs ?? Number.POSITIVE_INFINITY, left)
   }
-  if (limits.maxDepth !== undefined) budget.maxDepth = Math.min(own.maxDepth ?? Number.POSITIVE_INFINITY, limits.maxDepth - 1)
+  if (limits.maxDepth !== undefined)
+    budget.maxDepth = Math.min(own.maxDepth ?? Number.POSITIVE_INFINITY, limits.maxDepth - 1)
   return budget
 }
 

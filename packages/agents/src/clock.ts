@@ -38,7 +38,8 @@ export function createVirtualClock(start = 0): VirtualClock {
       const target = now + ms
       for (;;) {
         let due: [number, { at: number; fn: () => void }] | undefined
-        for (const entry of timers) if (entry[1].at <= target && (!due || entry[1].at < due[1].at)) due = entry
+        for (const entry of timers)
+          if (entry[1].at <= target && (!due || entry[1].at < due[1].at)) due = entry
         if (!due) break
         timers.delete(due[0])
         now = due[1].at

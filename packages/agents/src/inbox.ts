@@ -8,7 +8,10 @@ export const TICK_CHANNEL = "tick"
  * came from; items from outside the handle's ancestor chain are marked untrusted, so the
  * model can weigh them accordingly.
  */
-export function renderInbox(items: readonly InboxItem[], trusted: (from: string | undefined) => boolean): string {
+export function renderInbox(
+  items: readonly InboxItem[],
+  trusted: (from: string | undefined) => boolean,
+): string {
   const lines: string[] = []
   let lastTick: { key: string; count: number; index: number } | undefined
   for (const item of items) {

@@ -104,9 +104,11 @@ class AgentRuntime implements Runtime {
       throw new ConfigError("createRuntime needs a registry of agent definitions")
     }
     for (const [key, def] of Object.entries(opts.registry)) {
-      if (def?.name !== key) throw new ConfigError(`registry key ${JSON.stringify(key)} must equal its def's name`)
+      if (def?.name !== key)
+        throw new ConfigError(`registry key ${JSON.stringify(key)} must equal its def's name`)
       for (const member of def.team ?? []) {
-        if (!opts.registry[member]) throw new ConfigError(`agent ${key}: team member ${JSON.stringify(member)} is not in the registry`)
+        if (!opts.registry[member])
+          throw new ConfigError(`agent ${key}: team member ${JSON.stringify(member)} is not in the registry`)
       }
     }
     this.#opts = opts
@@ -135,20 +137,34 @@ class AgentRuntime implements Runtime {
     const p = this.#record(parent)
     if (p.state === "closed") throw new ClosedError(p.id, `spawn under ${p.id}`)
     const def = this.#opts.registry[defName]
-    if (!def) throw new RuntimeError("unknown_agent", `unknown agent ${JSON.stringify(defName)}; registered: ${Object.keys(this.#opts.registry).sort().join(", ")}`)
+    if (!def)
+      throw new RuntimeError(
+        "unknown_agent",
+        `unknown agent ${JSON.stringify(defName)}; registered: ${Object.keys(this.#opts.registry).sort().join(", ")}`,
+      )
     if (p.budget.maxChildren !== undefined && p.children.length >= p.budget.maxChildren) {
       throw new RuntimeError("max_children", `${p.id} may spawn at most ${p.budget.maxChildren} children`)
     }
     if (p.budget.maxDepth !== undefined && p.budget.maxDepth < 1) {
-      throw new RuntimeError("max_depth", `${p.id} is at the maximum depth of its budget; it cannot spawn ${defName}`)
+      throw new RuntimeError(
+        "max_depth",
+        `${p.id} is at the maximum depth of its budget; it cannot spawn ${defName}`,
+      )
     }
     const now = this.#clock.now()
     const limit = reachedLimit(p.chain(), now)
-    if (limit) throw new RuntimeError("budget_exhausted", `cannot spawn ${defName} under ${p.id}: ${limit} is used up`)
+    if (limit)
+      throw new RuntimeError("budget_exhausted", `cannot spawn ${defName} under ${p.id}: ${limit} is used up`)
     const n = (p.childCounters.get(defName) ?? 0) + 1
     p.childCounters.set(defName, n)
     const id = `${p.id}/${defName}.${n}`
-    const record = new HandleRecord(id, def, p, carveBudget({ ...def.budget, ...budget }, p === this.#rootRecord ? undefined : p, now), now)
+    const record = new HandleRecord(
+      id,
+      def,
+      p,
+      carveBudget({ ...def.budget, ...budget }, p === this.#rootRecord ? undefined : p, now),
+      now,
+    )
     record.taskKey = taskKey
     p.children.push(record)
     this.#records.set(id, record)
@@ -166,7 +182,8 @@ class AgentRuntime implements Runtime {
   wake(h: Handle, prompt?: string): void {
     const r = this.#record(h)
     if (r.state === "closed") throw new ClosedError(r.id, "wake")
-    if (r === this.#rootRecord) throw new RuntimeError("unknown_agent", "the root is the host; wake one of its children")
+    if (r === this.#rootRecord)
+      throw new RuntimeError("unknown_agent", "the root is the host; wake one of its children")
     if (r.state !== "idle" || r.queued) {
       // Busy or parked: keep the prompt in the inbox; a running handle runs again after.
       if (prompt) this.post(h, { text: prompt })
@@ -199,7 +216,13 @@ class AgentRuntime implements Runtime {
       if (opts.timeoutMs !== undefined) {
         timer = this.#clock.setTimeout(() => {
           r.waiters = r.waiters.filter((w) => w !== waiter)
-          resolve(this.#result(r, { status: "timeout", text: `no result within ${opts.timeoutMs} ms`, isError: true }))
+          resolve(
+            this.#result(r, {
+              status: "timeout",
+              text: `no result within ${opts.timeoutMs} ms`,
+              isError: true,
+            }),
+          )
         }, opts.timeoutMs)
       }
     })
@@ -340,7 +363,14 @@ class AgentRuntime implements Runtime {
         r.cancelled = undefined
         const messages = (await this.store.get(r.id)) ?? []
         const answer = { id: cancelled.id, ok: false, reason: "cancelled" }
-        const run = await client.continueRun({ toolkit, messages, pending: cancelled, answer, signal, id: r.id })
+        const run = await client.continueRun({
+          toolkit,
+          messages,
+          pending: cancelled,
+          answer,
+          signal,
+          id: r.id,
+        })
         await this.store.save(r.id, run.messages, { pending: run.pending ?? null })
         if (run.status !== "done" || input === "") return run
       }
@@ -349,7 +379,10 @@ class AgentRuntime implements Runtime {
   }
 
   /** Runs one unit of work on a running handle and settles it; never throws. */
-  #execute(r: HandleRecord, work: (client: Client, toolkit: Toolkit, signal: AbortSignal) => Promise<RunResult>): Promise<void> {
+  #execute(
+    r: HandleRecord,
+    work: (client: Client, toolkit: Toolkit, signal: AbortSignal) => Promise<RunResult>,
+  ): Promise<void> {
     const controller = new AbortController()
     r.controller = controller
     const settled = (async () => {
@@ -414,7 +447,8 @@ class AgentRuntime implements Runtime {
   }
 
   #settledResult(r: HandleRecord): TaskResult | undefined {
-    if (r.state === "closed") return r.lastResult ?? this.#result(r, { status: "closed", text: "", isError: false })
+    if (r.state === "closed")
+      return r.lastResult ?? this.#result(r, { status: "closed", text: "", isError: false })
     if (r.state === "suspended" && !r.inline) return r.lastResult
     if (r.state === "idle" && !r.queued && r.lastResult) return r.lastResult
     return undefined
@@ -535,7 +569,10 @@ class AgentRuntime implements Runtime {
 }
 
 /** @internal The runtime surface the task tool uses. */
-export type TaskHost = Pick<AgentRuntime, "spawnForTask" | "recordOf" | "note" | "wake" | "wait" | "close" | "interrupt">
+export type TaskHost = Pick<
+  AgentRuntime,
+  "spawnForTask" | "recordOf" | "note" | "wake" | "wait" | "close" | "interrupt"
+>
 
 /** The deepest suspended handle's id segments ride the request up the tree. */
 function withPath(req: Request, id: string): Request {
@@ -549,6 +586,7 @@ function byId(a: HandleRecord, b: HandleRecord): number {
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, got ${value}`)
+  if (!Number.isFinite(value) || value <= 0)
+    throw new ConfigError(`${name} must be a positive number, got ${value}`)
   return value
 }

@@ -66,7 +66,8 @@ export function restoreRecords(
   rootDef: AgentDef,
   now: number,
 ): { root: HandleRecord; records: HandleRecord[]; trace: string[] } {
-  if (typeof snapshot !== "object" || snapshot === null) throw new ConfigError("restoreRuntime needs a snapshot object")
+  if (typeof snapshot !== "object" || snapshot === null)
+    throw new ConfigError("restoreRuntime needs a snapshot object")
   if (!(READABLE_VERSIONS as readonly unknown[]).includes(snapshot.schemaVersion)) {
     throw new SchemaVersionError("the runtime snapshot", snapshot.schemaVersion, READABLE_VERSIONS)
   }
@@ -74,9 +75,13 @@ export function restoreRecords(
   for (const h of snapshot.handles) {
     const parentId = h.id.includes("/") ? h.id.slice(0, h.id.lastIndexOf("/")) : undefined
     const parent = parentId === undefined ? undefined : byId.get(parentId)
-    if (parentId !== undefined && !parent) throw new ConfigError(`snapshot handle ${h.id} comes before its parent`)
+    if (parentId !== undefined && !parent)
+      throw new ConfigError(`snapshot handle ${h.id} comes before its parent`)
     const def = parent ? registry[h.def] : rootDef
-    if (!def) throw new ConfigError(`snapshot handle ${h.id} uses agent ${JSON.stringify(h.def)}, which the registry lacks`)
+    if (!def)
+      throw new ConfigError(
+        `snapshot handle ${h.id} uses agent ${JSON.stringify(h.def)}, which the registry lacks`,
+      )
     const r = new HandleRecord(h.id, def, parent, h.budget, now)
     r.spawnedAt = h.spawnedAt
     r.spend = { ...h.spend }
@@ -90,7 +95,13 @@ export function restoreRecords(
     if (h.state === "running") {
       r.state = "idle"
       r.transitions.push("running→idle")
-      r.lastResult = { status: "interrupted", text: "", isError: true, turns: h.spend.turns, totalTokens: h.spend.tokens }
+      r.lastResult = {
+        status: "interrupted",
+        text: "",
+        isError: true,
+        turns: h.spend.turns,
+        totalTokens: h.spend.tokens,
+      }
     } else r.state = h.state
     parent?.children.push(r)
     byId.set(h.id, r)

@@ -9,7 +9,11 @@ import type { AgentDef, TaskResult } from "./types.js"
  * child it created, found by task key — the call's own tool-call id — so it never spawns a
  * duplicate and never asks the model again.
  */
-export function createTaskTool(host: TaskHost, parent: HandleRecord, registry: Record<string, AgentDef>): Tool {
+export function createTaskTool(
+  host: TaskHost,
+  parent: HandleRecord,
+  registry: Record<string, AgentDef>,
+): Tool {
   const team = [...(parent.def.team ?? [])].sort()
   const roster = team.map((name) => `- ${name}: ${registry[name]?.does ?? ""}`).join("\n")
   return {
@@ -27,7 +31,10 @@ export function createTaskTool(host: TaskHost, parent: HandleRecord, registry: R
     async execute(args, ctx = {}) {
       const agent = String(args.agent ?? "")
       if (!team.includes(agent)) {
-        return { output: `unknown team member ${JSON.stringify(agent)}; the team is: ${team.join(", ")}`, isError: true }
+        return {
+          output: `unknown team member ${JSON.stringify(agent)}; the team is: ${team.join(", ")}`,
+          isError: true,
+        }
       }
       let child = ctx.callId ? parent.children.find((c) => c.taskKey === ctx.callId) : undefined
       if (child) host.note(`${parent.id}: task replay → REATTACH to ${child.id}`)
@@ -65,6 +72,9 @@ function taskOutput(id: string, result: TaskResult): ToolResult {
         isError: false,
       }
     default:
-      return { output: `${id} ended with status ${result.status}${result.text ? `: ${result.text}` : ""}`, isError: true }
+      return {
+        output: `${id} ended with status ${result.status}${result.text ? `: ${result.text}` : ""}`,
+        isError: true,
+      }
   }
 }

@@ -14,7 +14,11 @@ afterAll(() => server.close())
 
 const STYLES = ["openai", "anthropic"] as const
 
-function options(style: (typeof STYLES)[number], registry: Record<string, AgentDef>, extra: Partial<RuntimeOptions> = {}): RuntimeOptions {
+function options(
+  style: (typeof STYLES)[number],
+  registry: Record<string, AgentDef>,
+  extra: Partial<RuntimeOptions> = {},
+): RuntimeOptions {
   const baseUrl = style === "openai" ? `${server.url}/v1` : server.url
   return { registry, llm: { baseUrl, style, model: "m", apiKey: "k" }, ...extra }
 }
@@ -73,7 +77,13 @@ describe.each(STYLES)("runtime (%s)", (style) => {
     expect(await rt.wait(h)).toMatchObject({ status: "done", text: "done: moved 10", turns: 2 })
     expect(runs.answers).toEqual([undefined, { id: request.id, ok: true }])
     expect(server.requests).toHaveLength(2) // the question was not asked again
-    expect(rt.transitions(h)).toEqual(["idle→running", "running→suspended", "suspended→idle", "idle→running", "running→idle"])
+    expect(rt.transitions(h)).toEqual([
+      "idle→running",
+      "running→suspended",
+      "suspended→idle",
+      "idle→running",
+      "running→idle",
+    ])
     await expect(rt.resume({ id: request.id, ok: true })).rejects.toThrow(/unknown request/)
   })
 
@@ -88,7 +98,10 @@ describe.each(STYLES)("runtime (%s)", (style) => {
     rt.wake(h, "move 3")
     const parked = await rt.wait(h)
     await rt.resume({ id: parked.pending?.id as string, ok: false, reason: "declined" })
-    expect(await rt.wait(h)).toMatchObject({ status: "done", text: "ok, not moving: declined: Move 3? (declined)" })
+    expect(await rt.wait(h)).toMatchObject({
+      status: "done",
+      text: "ok, not moving: declined: Move 3? (declined)",
+    })
     expect(runs.answers).toHaveLength(1)
   })
 
@@ -112,7 +125,10 @@ describe.each(STYLES)("runtime (%s)", (style) => {
     })
     server.addRule({
       match: bySoul("lead"),
-      reply: (req) => ({ text: req.toolResults.map((r) => r.content).join(" + "), usage: { promptTokens: 50, completionTokens: 5 } }),
+      reply: (req) => ({
+        text: req.toolResults.map((r) => r.content).join(" + "),
+        usage: { promptTokens: 50, completionTokens: 5 },
+      }),
     })
     for (const soul of ["scout", "critic"]) {
       server.addRule({
@@ -136,7 +152,9 @@ describe.each(STYLES)("runtime (%s)", (style) => {
     const leadRequests = tools.filter((r) => r.system === "lead")
     expect(leadRequests[1]?.toolResults.map((r) => r.id)).toEqual(["k1", "k2"])
     // The children ran on fresh transcripts: their first request holds only their prompt.
-    expect(requestsOf("scout")[0]?.body.messages.filter((m: { role: string }) => m.role !== "system")).toHaveLength(1)
+    expect(
+      requestsOf("scout")[0]?.body.messages.filter((m: { role: string }) => m.role !== "system"),
+    ).toHaveLength(1)
     const stored = (await rt.store.get(lead.id)) ?? []
     expect(stored).toHaveLength(style === "openai" ? 5 : 4) // user, assistant, 2 tool msgs | 1 user block, assistant
     // Task description lists the team only, sorted, with `does`.
@@ -157,17 +175,26 @@ describe.each(STYLES)("runtime (%s)", (style) => {
         soul: "boss",
         team: ["payer"],
         waitFor: (req) => {
-          asked.push(`${req.kind}:${req.prompt}:${(req.data?.path as string[]).join("/")}`)
+          asked.push(`${req.kind}:${req.prompt}:${(req.data?.path as string[] | undefined)?.join("/")}`)
           return { id: req.id, ok: true }
         },
       },
       payer: { name: "payer", does: "pays", soul: "payer", tools: [approvalTool(runs)] },
     }
     const rt = createRuntime(options(style, registry))
-    server.addRule({ match: (r) => r.system === "boss" && r.toolResults.length === 0, reply: { toolCalls: [{ name: "task", arguments: { agent: "payer", prompt: "pay 4" } }] } })
+    server.addRule({
+      match: (r) => r.system === "boss" && r.toolResults.length === 0,
+      reply: { toolCalls: [{ name: "task", arguments: { agent: "payer", prompt: "pay 4" } }] },
+    })
     server.addRule({ match: bySoul("boss"), reply: (r) => ({ text: `boss: ${r.toolResults[0]?.content}` }) })
-    server.addRule({ match: (r) => r.system === "payer" && r.toolResults.length === 0, reply: { toolCalls: [{ name: "transfer", arguments: { amount: 4 } }] } })
-    server.addRule({ match: bySoul("payer"), reply: (r) => ({ text: `payer: ${r.toolResults[0]?.content}` }) })
+    server.addRule({
+      match: (r) => r.system === "payer" && r.toolResults.length === 0,
+      reply: { toolCalls: [{ name: "transfer", arguments: { amount: 4 } }] },
+    })
+    server.addRule({
+      match: bySoul("payer"),
+      reply: (r) => ({ text: `payer: ${r.toolResults[0]?.content}` }),
+    })
     const boss = rt.spawn(rt.root, "boss")
     rt.wake(boss, "start")
     const result = await rt.wait(boss)
@@ -190,10 +217,24 @@ describe.each(STYLES)("runtime (%s)", (style) => {
       asker: { name: "asker", does: "asks for approval", soul: "asker", tools: [approvalTool(runs)] },
     }
     const rt = createRuntime(options(style, registry))
-    server.addRule({ match: (r) => r.system === "parent" && r.toolResults.length === 0, reply: { toolCalls: [{ id: "task-1", name: "task", arguments: { agent: "asker", prompt: "get approval" } }] } })
-    server.addRule({ match: bySoul("parent"), reply: (r) => ({ text: `parent: ${r.toolResults[0]?.content}` }) })
-    server.addRule({ match: (r) => r.system === "asker" && r.toolResults.length === 0, reply: { toolCalls: [{ name: "transfer", arguments: { amount: 8 } }] } })
-    server.addRule({ match: bySoul("asker"), reply: (r) => ({ text: `asker: ${r.toolResults[0]?.content}` }) })
+    server.addRule({
+      match: (r) => r.system === "parent" && r.toolResults.length === 0,
+      reply: {
+        toolCalls: [{ id: "task-1", name: "task", arguments: { agent: "asker", prompt: "get approval" } }],
+      },
+    })
+    server.addRule({
+      match: bySoul("parent"),
+      reply: (r) => ({ text: `parent: ${r.toolResults[0]?.content}` }),
+    })
+    server.addRule({
+      match: (r) => r.system === "asker" && r.toolResults.length === 0,
+      reply: { toolCalls: [{ name: "transfer", arguments: { amount: 8 } }] },
+    })
+    server.addRule({
+      match: bySoul("asker"),
+      reply: (r) => ({ text: `asker: ${r.toolResults[0]?.content}` }),
+    })
 
     const top = rt.spawn(rt.root, "approverParent")
     rt.wake(top, "begin")
@@ -210,9 +251,17 @@ describe.each(STYLES)("runtime (%s)", (style) => {
     expect(await rt.wait(top)).toMatchObject({ status: "done", text: "parent: asker: moved 8" })
     expect(server.requests).toHaveLength(4) // exactly the two new ones
     expect(rt.inspect(top).children).toEqual(["root/approverParent.1/asker.1"])
-    expect(rt.trace()).toContain("root/approverParent.1: task replay → REATTACH to root/approverParent.1/asker.1")
+    expect(rt.trace()).toContain(
+      "root/approverParent.1: task replay → REATTACH to root/approverParent.1/asker.1",
+    )
     expect(runs.answers.map((a) => a?.ok)).toEqual([undefined, true])
-    expect(rt.transitions(top)).toEqual(["idle→running", "running→suspended", "suspended→idle", "idle→running", "running→idle"])
+    expect(rt.transitions(top)).toEqual([
+      "idle→running",
+      "running→suspended",
+      "suspended→idle",
+      "idle→running",
+      "running→idle",
+    ])
   })
 
   it("snapshot → JSON → restoreRuntime on the same store → resume finishes the tree", async () => {
@@ -223,10 +272,22 @@ describe.each(STYLES)("runtime (%s)", (style) => {
     }
     const store = new MemoryStore()
     const first = createRuntime(options(style, registry, { store }))
-    server.addRule({ match: (r) => r.system === "parent" && r.toolResults.length === 0, reply: { toolCalls: [{ name: "task", arguments: { agent: "asker", prompt: "ask" } }] } })
-    server.addRule({ match: bySoul("parent"), reply: (r) => ({ text: `parent: ${r.toolResults[0]?.content}` }) })
-    server.addRule({ match: (r) => r.system === "asker" && r.toolResults.length === 0, reply: { toolCalls: [{ name: "transfer", arguments: { amount: 1 } }] } })
-    server.addRule({ match: bySoul("asker"), reply: (r) => ({ text: `asker: ${r.toolResults[0]?.content}` }) })
+    server.addRule({
+      match: (r) => r.system === "parent" && r.toolResults.length === 0,
+      reply: { toolCalls: [{ name: "task", arguments: { agent: "asker", prompt: "ask" } }] },
+    })
+    server.addRule({
+      match: bySoul("parent"),
+      reply: (r) => ({ text: `parent: ${r.toolResults[0]?.content}` }),
+    })
+    server.addRule({
+      match: (r) => r.system === "asker" && r.toolResults.length === 0,
+      reply: { toolCalls: [{ name: "transfer", arguments: { amount: 1 } }] },
+    })
+    server.addRule({
+      match: bySoul("asker"),
+      reply: (r) => ({ text: `asker: ${r.toolResults[0]?.content}` }),
+    })
     const top = first.spawn(first.root, "approverParent")
     first.wake(top, "begin")
     const parked = await first.wait(top)
@@ -240,7 +301,9 @@ describe.each(STYLES)("runtime (%s)", (style) => {
     expect(await second.wait(restoredTop!)).toMatchObject({ status: "done", text: "parent: asker: moved 1" })
     expect(second.inspect(restoredTop!).children).toHaveLength(1)
     expect(server.requests).toHaveLength(4)
-    expect(() => restoreRuntime({ ...snapshot, schemaVersion: 99 }, options(style, registry))).toThrow(/schema version 99/)
+    expect(() => restoreRuntime({ ...snapshot, schemaVersion: 99 }, options(style, registry))).toThrow(
+      /schema version 99/,
+    )
   })
 })
 
@@ -248,7 +311,14 @@ describe("budgets", () => {
   const registry: Record<string, AgentDef> = {
     lead: { name: "lead", does: "leads", soul: "lead", team: ["worker"], budget: { maxTokens: 100 } },
     worker: { name: "worker", does: "works", soul: "worker", budget: { maxTokens: 1000, maxTurns: 5 } },
-    looper: { name: "looper", does: "loops", soul: "looper", tools: [defineTool({ name: "noop", description: "noop", inputSchema: { type: "object" }, run: () => "ok" })] },
+    looper: {
+      name: "looper",
+      does: "loops",
+      soul: "looper",
+      tools: [
+        defineTool({ name: "noop", description: "noop", inputSchema: { type: "object" }, run: () => "ok" }),
+      ],
+    },
   }
 
   it("a child's budget is carved from the parent's remainder", () => {
@@ -261,7 +331,10 @@ describe("budgets", () => {
 
   it("maxTurns stops the run as incomplete with the limit named, keeping partial work", async () => {
     const rt = createRuntime(options("openai", registry))
-    server.addRule({ match: bySoul("looper"), reply: { text: "still going", toolCalls: [{ name: "noop", arguments: {} }] } })
+    server.addRule({
+      match: bySoul("looper"),
+      reply: { text: "still going", toolCalls: [{ name: "noop", arguments: {} }] },
+    })
     const h = rt.spawn(rt.root, "looper", { maxTurns: 3 })
     rt.wake(h, "loop")
     const result = await rt.wait(h)
@@ -271,7 +344,10 @@ describe("budgets", () => {
 
   it("sibling spend counts against the shared parent budget; spawning past it is refused", async () => {
     const rt = createRuntime(options("openai", registry))
-    server.addRule({ match: bySoul("worker"), reply: { text: "done", usage: { promptTokens: 60, completionTokens: 0 } } })
+    server.addRule({
+      match: bySoul("worker"),
+      reply: { text: "done", usage: { promptTokens: 60, completionTokens: 0 } },
+    })
     const lead = rt.spawn(rt.root, "lead")
     const w1 = rt.spawn(lead, "worker")
     const w2 = rt.spawn(lead, "worker")
@@ -323,10 +399,13 @@ describe("gates and lifecycle", () => {
 
   it("maxConcurrent queues extra wakes FIFO and a finishing sibling hands over its slot", async () => {
     const rt = createRuntime(options("openai", registry))
-    server.addRule({ match: bySoul("worker"), reply: (r) => ({ text: `did ${r.lastUserText}`, delayMs: 20 }) })
+    server.addRule({
+      match: bySoul("worker"),
+      reply: (r) => ({ text: `did ${r.lastUserText}`, delayMs: 20 }),
+    })
     const lead = rt.spawn(rt.root, "lead")
     const ws = [1, 2, 3].map(() => rt.spawn(lead, "worker"))
-    ws.forEach((w, i) => rt.wake(w, `job${i + 1}`))
+    for (const [i, w] of ws.entries()) rt.wake(w, `job${i + 1}`)
     expect(ws.map((w) => rt.stateOf(w))).toEqual(["running", "idle", "idle"])
     const results = await Promise.all(ws.map((w) => rt.wait(w)))
     expect(results.map((r) => r.text)).toEqual(["did job1", "did job2", "did job3"])
@@ -335,7 +414,9 @@ describe("gates and lifecycle", () => {
   })
 
   it("maxConcurrentTurns bounds concurrent LLM calls, never whole runs", async () => {
-    const rt = createRuntime(options("openai", { worker: registry.worker as AgentDef }, { maxConcurrentTurns: 1 }))
+    const rt = createRuntime(
+      options("openai", { worker: registry.worker as AgentDef }, { maxConcurrentTurns: 1 }),
+    )
     let inFlight = 0
     let peak = 0
     server.addRule({
@@ -383,7 +464,11 @@ describe("gates and lifecycle", () => {
     const w1 = rt.spawn(lead, "worker")
     rt.spawn(w1, "worker")
     await rt.close(rt.root)
-    expect(order).toEqual(["root/lead.1/worker.1/worker.1:closed", "root/lead.1/worker.1:closed", "root/lead.1:closed"])
+    expect(order).toEqual([
+      "root/lead.1/worker.1/worker.1:closed",
+      "root/lead.1/worker.1:closed",
+      "root/lead.1:closed",
+    ])
     expect(rt.inspect(lead).state).toBe("closed")
     expect(await rt.wait(lead)).toMatchObject({ status: "closed" })
     expect(() => rt.post(lead, { text: "x" })).toThrow(ClosedError)

@@ -59,7 +59,9 @@ export class ToolnexusError extends Error {
   }
 
   static override [Symbol.hasInstance](value: unknown): boolean {
-    // biome-ignore lint/complexity/noThisInStatic: `instanceof` asks the class on its right side
+    // `instanceof` asks the class on its right, so `this` is that class here.
+    // biome-ignore lint/complexity/noThisInStatic: see above
+    // biome-ignore lint/complexity/noUselessThisAlias: names the class for the two checks below
     const cls = this
     if (cls === ToolnexusError) return ToolnexusError.isInstance(value)
     return Function.prototype[Symbol.hasInstance].call(cls, value)

@@ -22,7 +22,8 @@ export function transcriptProblems(messages: Message[]): string[] {
     } else if (msg.role === "tool") {
       bump(msg.tool_call_id as string)
     } else if (msg.role === "user" && Array.isArray(msg.content)) {
-      for (const b of msg.content as AnthropicContentBlock[]) if (b.type === "tool_result") bump(b.tool_use_id)
+      for (const b of msg.content as AnthropicContentBlock[])
+        if (b.type === "tool_result") bump(b.tool_use_id)
     }
   }
   closeTurn()
@@ -37,5 +38,7 @@ export function transcriptProblems(messages: Message[]): string[] {
 
 /** The number of user turns that carry text (not tool results). */
 export function userTurns(messages: Message[]): number {
-  return messages.filter((m) => m.role === "user" && (typeof m.content === "string" || m.content.some((b) => b.type === "text"))).length
+  return messages.filter(
+    (m) => m.role === "user" && (typeof m.content === "string" || m.content.some((b) => b.type === "text")),
+  ).length
 }

@@ -21,7 +21,9 @@ function countingTools() {
       inputSchema: { type: "object", properties: { n: { type: "number" } } },
       run: ({ n }, toolCtx) => {
         runs[name].push(toolCtx)
-        return toolCtx.answer?.ok ? `${name} ${n} done` : pending({ kind: "approval", prompt: `${name} ${n}?` })
+        return toolCtx.answer?.ok
+          ? `${name} ${n} done`
+          : pending({ kind: "approval", prompt: `${name} ${n}?` })
       },
     })
   const echo = defineTool({
@@ -43,7 +45,9 @@ describe.each(STYLES)("continueRun resumes a halted turn (%s)", (style) => {
     const { server } = ctx
     const { runs, tools } = countingTools()
     server.enqueue({ toolCalls: [{ id: "p1", name: "pay", arguments: { n: 7 } }] })
-    const halted = await clientFor(style, server).run("pay 7", { toolkit: await createToolkit({ extraTools: tools }) })
+    const halted = await clientFor(style, server).run("pay 7", {
+      toolkit: await createToolkit({ extraTools: tools }),
+    })
     expect(halted.status).toBe("pending")
 
     // A brand-new client and toolkit, fed only JSON, as after a restart.
@@ -133,7 +137,12 @@ describe.each(STYLES)("continueRun resumes a halted turn (%s)", (style) => {
 
     const client = clientFor(style, server)
     const p1 = first.pending as Request
-    const second = await client.continueRun({ toolkit, messages: first.messages, pending: p1, answer: { id: p1.id, ok: true } })
+    const second = await client.continueRun({
+      toolkit,
+      messages: first.messages,
+      pending: p1,
+      answer: { id: p1.id, ok: true },
+    })
     expect(second.status).toBe("pending")
     expect(second.pending).toMatchObject({ prompt: "ship 2?", data: { callId: "s1" } })
     expect(server.requests).toHaveLength(1) // no LLM request while the turn is still open
@@ -141,7 +150,12 @@ describe.each(STYLES)("continueRun resumes a halted turn (%s)", (style) => {
 
     server.enqueue((req) => ({ text: req.toolResults.map((r) => `${r.id}:${r.content}`).join(",") }))
     const s1 = second.pending as Request
-    const done = await client.continueRun({ toolkit, messages: roundTrip(second.messages), pending: s1, answer: { id: s1.id, ok: true } })
+    const done = await client.continueRun({
+      toolkit,
+      messages: roundTrip(second.messages),
+      pending: s1,
+      answer: { id: s1.id, ok: true },
+    })
     expect(done.status).toBe("done")
     expect(done.text).toBe("e1:echo x,p1:pay 1 done,s1:ship 2 done")
     // pay ran, then its retry; ship ran in turn 1, again on the first resume (it was
@@ -175,7 +189,12 @@ describe.each(STYLES)("continueRun resumes a halted turn (%s)", (style) => {
       { id: "r2", output: "B" },
       { id: "r1", output: "A", isError: false },
     ])
-    const resumed = await clientFor(style, server).continueRun({ toolkit, messages: halted.messages, pending: req, answer })
+    const resumed = await clientFor(style, server).continueRun({
+      toolkit,
+      messages: halted.messages,
+      pending: req,
+      answer,
+    })
     expect(resumed.text).toBe("r1=A;e1=echo y;r2=B;r3=no result was supplied for relay call r3 (read)")
     expect(runs.echo).toHaveLength(1)
     expect(transcriptProblems(resumed.messages)).toEqual([])
@@ -212,7 +231,12 @@ describe.each(STYLES)("continueRun resumes a halted turn (%s)", (style) => {
     const first = await client.run("go", { toolkit })
     expect(first.pending?.kind).toBe("approval")
     const p1 = first.pending as Request
-    const second = await client.continueRun({ toolkit, messages: first.messages, pending: p1, answer: { id: p1.id, ok: true } })
+    const second = await client.continueRun({
+      toolkit,
+      messages: first.messages,
+      pending: p1,
+      answer: { id: p1.id, ok: true },
+    })
     expect(second.status).toBe("pending")
     expect(second.pending?.kind).toBe("tool_call")
     const r = second.pending as Request
@@ -235,14 +259,21 @@ describe.each(STYLES)("continueRun resumes a halted turn (%s)", (style) => {
       description: "pay",
       inputSchema: { type: "object" },
       run: (_args, toolCtx) =>
-        toolCtx.answer ? "paid" : pending({ kind: "approval", prompt: "Pay?", expiresAt: "2020-01-01T00:00:00Z" }),
+        toolCtx.answer
+          ? "paid"
+          : pending({ kind: "approval", prompt: "Pay?", expiresAt: "2020-01-01T00:00:00Z" }),
     })
     server.enqueue({ toolCalls: [{ id: "p1", name: "pay", arguments: {} }] }, { text: "fine" })
     const toolkit = await createToolkit({ extraTools: [expiring] })
     const client = clientFor(style, server)
     const halted = await client.run("pay", { toolkit })
     const req = halted.pending as Request
-    const late = client.continueRun({ toolkit, messages: halted.messages, pending: req, answer: { id: req.id, ok: true } })
+    const late = client.continueRun({
+      toolkit,
+      messages: halted.messages,
+      pending: req,
+      answer: { id: req.id, ok: true },
+    })
     await expect(late).rejects.toThrow(AnswerExpiredError)
     const resumed = await client.continueRun({
       toolkit,
@@ -262,7 +293,9 @@ describe.each(STYLES)("continueRun resumes a halted turn (%s)", (style) => {
     const more = await client.continueRun({ messages: first.messages })
     expect(more.text).toBe("again after hello")
     expect(userTurns(more.messages)).toBe(1)
-    expect(() => client.continueRun({ messages: first.messages, answer: { id: "x", ok: true } })).toThrow(ConfigError)
+    expect(() => client.continueRun({ messages: first.messages, answer: { id: "x", ok: true } })).toThrow(
+      ConfigError,
+    )
   })
 
   it("a pending request whose call is not in the last assistant turn is an UnknownRequestError", async () => {

@@ -34,8 +34,14 @@ describe.each(STYLES)("the loop (%s)", (style) => {
   it("runs a plain tool loop and sums usage over turns", async () => {
     const { server } = ctx
     server.enqueue(
-      { toolCalls: [{ name: "echo", arguments: { text: "hi" } }], usage: { promptTokens: 11, completionTokens: 3 } },
-      (req) => ({ text: `got ${req.toolResults[0]?.content}`, usage: { promptTokens: 20, completionTokens: 4 } }),
+      {
+        toolCalls: [{ name: "echo", arguments: { text: "hi" } }],
+        usage: { promptTokens: 11, completionTokens: 3 },
+      },
+      (req) => ({
+        text: `got ${req.toolResults[0]?.content}`,
+        usage: { promptTokens: 20, completionTokens: 4 },
+      }),
     )
     const toolkit = await createToolkit({ extraTools: [echo] })
     const result = await clientFor(style, server).run("say hi", { toolkit })
@@ -43,7 +49,9 @@ describe.each(STYLES)("the loop (%s)", (style) => {
     expect(result.text).toBe("got echo: hi")
     expect(result.turns).toBe(2)
     expect(result.usage).toEqual({ promptTokens: 31, completionTokens: 7, totalTokens: 38 })
-    expect(result.toolCalls).toEqual([{ id: expect.any(String), name: "echo", args: { text: "hi" }, output: "echo: hi", isError: false }])
+    expect(result.toolCalls).toEqual([
+      { id: expect.any(String), name: "echo", args: { text: "hi" }, output: "echo: hi", isError: false },
+    ])
     expect(result.toolCallCount).toBe(1)
     expect(server.requests.map((r) => r.model)).toEqual(["test-model", "test-model"])
     expect(server.requests[0]?.toolNames).toEqual(["echo"])
@@ -82,7 +90,9 @@ describe.each(STYLES)("the loop (%s)", (style) => {
       text: `model saw: ${req.toolResults[0]?.content} (error=${req.toolResults[0]?.isError})`,
     }))
     const toolkit = await createToolkit({ extraTools: [paymentTool()] })
-    const client = clientFor(style, server, { waitFor: (req) => ({ id: req.id, ok: false, reason: "too much" }) })
+    const client = clientFor(style, server, {
+      waitFor: (req) => ({ id: req.id, ok: false, reason: "too much" }),
+    })
     const result = await client.run("pay 9", { toolkit })
     expect(result.status).toBe("done")
     expect(result.toolCalls[0]).toMatchObject({ output: "declined: Pay 9? (too much)", isError: true })
@@ -100,7 +110,9 @@ describe.each(STYLES)("the loop (%s)", (style) => {
       run: () => pending({ kind: "input", prompt: "Need more" }),
     })
     const toolkit = await createToolkit({ extraTools: [stubborn] })
-    const result = await clientFor(style, server, { waitFor: (r) => ({ id: r.id, ok: true }) }).run("x", { toolkit })
+    const result = await clientFor(style, server, { waitFor: (r) => ({ id: r.id, ok: true }) }).run("x", {
+      toolkit,
+    })
     expect(result.toolCalls[0]).toMatchObject({ output: "unresolved: Need more", isError: true })
     expect(server.requests[1]?.toolResults[0]?.content).toBe("unresolved: Need more")
   })
@@ -152,7 +164,7 @@ describe.each(STYLES)("the loop (%s)", (style) => {
         { id: "r1", name: "read_file", arguments: { path: "a" } },
         { id: "e1", name: "echo", arguments: { text: "x" } },
         { id: "r2", name: "read_file", arguments: { path: "b" } },
-        { id: "r3", name: "list_dir", arguments: "{\"dir\": \"/\"}" },
+        { id: "r3", name: "list_dir", arguments: '{"dir": "/"}' },
       ],
     })
     const toolkit = await createToolkit({
@@ -168,7 +180,7 @@ describe.each(STYLES)("the loop (%s)", (style) => {
       { id: "r2", name: "read_file", input: { path: "b" }, arguments: expect.any(String) },
       { id: "r3", name: "list_dir", input: { dir: "/" }, arguments: expect.any(String) },
     ])
-    if (style === "openai") expect(relayCallsOf(req)[2]?.arguments).toBe("{\"dir\": \"/\"}")
+    if (style === "openai") expect(relayCallsOf(req)[2]?.arguments).toBe('{"dir": "/"}')
     expect(result.toolCalls.map((c) => c.id)).toEqual(["r1", "e1"])
   })
 
@@ -220,7 +232,10 @@ describe.each(STYLES)("the loop (%s)", (style) => {
         return `n=${n}`
       },
     })
-    server.enqueue({ toolCalls: [1, 2, 3].map((n) => ({ id: `s${n}`, name: "slow", arguments: { n } })) }, { text: "ok" })
+    server.enqueue(
+      { toolCalls: [1, 2, 3].map((n) => ({ id: `s${n}`, name: "slow", arguments: { n } })) },
+      { text: "ok" },
+    )
     const toolkit = await createToolkit({ extraTools: [slow] })
     const result = await clientFor(style, server).run("go", { toolkit })
     expect(maxRunning).toBe(3)
@@ -244,7 +259,8 @@ describe.each(STYLES)("the loop (%s)", (style) => {
     const result = await clientFor(style, server, { requestParams: {} }).run("go", { toolkit })
     expect(result.status).toBe("done")
     const outputs = result.toolCalls.map((c) => c.output)
-    if (style === "openai") expect(outputs[0]).toMatch(/^invalid arguments for echo: the arguments are not valid JSON/)
+    if (style === "openai")
+      expect(outputs[0]).toMatch(/^invalid arguments for echo: the arguments are not valid JSON/)
     expect(outputs[1]).toBe("invalid arguments: arguments.text must be string, got number")
     expect(outputs[2]).toBe('unknown tool "nope"; available tools: echo')
     expect(result.toolCalls.every((c) => c.isError)).toBe(true)
@@ -252,7 +268,10 @@ describe.each(STYLES)("the loop (%s)", (style) => {
 
   it("maxTurns reached gives incomplete with limit, never done", async () => {
     const { server } = ctx
-    server.addRule({ match: () => true, reply: { toolCalls: [{ name: "echo", arguments: { text: "again" } }] } })
+    server.addRule({
+      match: () => true,
+      reply: { toolCalls: [{ name: "echo", arguments: { text: "again" } }] },
+    })
     const toolkit = await createToolkit({ extraTools: [echo] })
     const result = await clientFor(style, server, { maxTurns: 3 }).run("loop", { toolkit })
     expect(result.status).toBe("incomplete")
@@ -301,10 +320,16 @@ describe.each(STYLES)("the loop (%s)", (style) => {
       hooks: {
         beforeLLM: ({ tools }) => {
           seenTools.push(tools.map((t) => t.name))
-          return { tools: tools.filter((t) => t.name !== "pay").concat(tools.filter((t) => t.name === "pay")) }
+          return {
+            tools: tools.filter((t) => t.name !== "pay").concat(tools.filter((t) => t.name === "pay")),
+          }
         },
-        beforeTool: ({ id, args }) => (id === "h2" ? { result: { output: "short-circuit", isError: false } } : { args: { ...args, text: `${args.text}!` } }),
-        afterTool: ({ id, result }) => (id === "h1" ? { result: { ...result, output: result.output.toUpperCase() } } : undefined),
+        beforeTool: ({ id, args }) =>
+          id === "h2"
+            ? { result: { output: "short-circuit", isError: false } }
+            : { args: { ...args, text: `${args.text}!` } },
+        afterTool: ({ id, result }) =>
+          id === "h1" ? { result: { ...result, output: result.output.toUpperCase() } } : undefined,
       },
     })
     const result = await client.run("go", { toolkit })

@@ -58,7 +58,10 @@ export interface Client {
     opts?: { toolkit?: Toolkit; id?: string; signal?: AbortSignal; onText?: (delta: string) => void },
   ): Promise<RunResult>
   /** Runs with streaming requests, yielding text, tool, pending, usage and done events. */
-  stream(prompt: string, opts?: { toolkit?: Toolkit; id?: string; signal?: AbortSignal }): AsyncIterable<StreamEvent>
+  stream(
+    prompt: string,
+    opts?: { toolkit?: Toolkit; id?: string; signal?: AbortSignal },
+  ): AsyncIterable<StreamEvent>
   /**
    * Continues a transcript with no new user turn. With `pending` and `answer`, first
    * resumes the halted turn: the halted call is retried with `ctx.answer` (or declined),
@@ -68,7 +71,11 @@ export interface Client {
    */
   continueRun(opts: ContinueOptions): Promise<RunResult>
   /** An in-memory multi-turn conversation. */
-  conversation(opts?: { toolkit?: Toolkit }): { send(prompt: string): Promise<RunResult>; messages: Message[]; reset(): void }
+  conversation(opts?: { toolkit?: Toolkit }): {
+    send(prompt: string): Promise<RunResult>
+    messages: Message[]
+    reset(): void
+  }
   conversationStore(): ConversationStore
   /** Prometheus text exposition of this client's metrics. */
   metrics(): string
@@ -87,7 +94,8 @@ export interface ModelBinding {
 /** @internal Builds the public client over a model binding. */
 export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Client {
   const maxTurns = opts.maxTurns ?? 10
-  if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new ConfigError(`maxTurns must be a positive integer, got ${opts.maxTurns}`)
+  if (!Number.isInteger(maxTurns) || maxTurns < 1)
+    throw new ConfigError(`maxTurns must be a positive integer, got ${opts.maxTurns}`)
   const store = opts.store ?? new MemoryStore()
   const registry = new MetricsRegistry()
   const onMetric = opts.onMetric
@@ -141,11 +149,17 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   }
   const plain = configFor(false)
 
-  async function measured(config: LoopConfig, body: () => Promise<RunResult>): Promise<RunResult> {
+  async function measured(body: () => Promise<RunResult>): Promise<RunResult> {
     const started = performance.now()
     try {
       const result = await body()
-      record({ event: "run", model, status: result.status, turns: result.turns, durationMs: performance.now() - started })
+      record({
+        event: "run",
+        model,
+        status: result.status,
+        turns: result.turns,
+        durationMs: performance.now() - started,
+      })
       return result
     } catch (error) {
       record({ event: "run", model, status: "error", turns: 0, durationMs: performance.now() - started })
@@ -153,18 +167,18 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     }
   }
 
-  function start(config: LoopConfig, prompt: string, history: Message[], input: RunInput): Promise<RunResult> {
-    const messages = history.slice()
-    messages.push(dialect.userMessage(prompt))
-    return measured(config, () => runTurns(config, input, new RunState(messages)))
-  }
-
-  async function stored(
+  function start(
     config: LoopConfig,
     prompt: string,
-    id: string,
+    history: Message[],
     input: RunInput,
   ): Promise<RunResult> {
+    const messages = history.slice()
+    messages.push(dialect.userMessage(prompt))
+    return measured(() => runTurns(config, input, new RunState(messages)))
+  }
+
+  async function stored(config: LoopConfig, prompt: string, id: string, input: RunInput): Promise<RunResult> {
     const history = (await store.get(id)) ?? []
     const result = await start(config, prompt, history, input)
     await store.save(id, result.messages, { pending: result.pending ?? null })
@@ -178,13 +192,17 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     ask(prompt, askOpts = {}) {
       const config = askOpts.onText ? configFor(true, askOpts.onText) : plain
       const input = inputOf(askOpts.toolkit, askOpts.signal, askOpts.id ?? "run")
-      return askOpts.id === undefined ? start(config, prompt, [], input) : stored(config, prompt, askOpts.id, input)
+      return askOpts.id === undefined
+        ? start(config, prompt, [], input)
+        : stored(config, prompt, askOpts.id, input)
     },
     stream(prompt, streamOpts = {}) {
       return streamRun(streamOpts.signal, (emit, signal) => {
         const config = configFor(true)
         const input = { ...inputOf(streamOpts.toolkit, signal, streamOpts.id ?? "run"), emit }
-        return streamOpts.id === undefined ? start(config, prompt, [], input) : stored(config, prompt, streamOpts.id, input)
+        return streamOpts.id === undefined
+          ? start(config, prompt, [], input)
+          : stored(config, prompt, streamOpts.id, input)
       })
     },
     continueRun(cont) {
@@ -193,7 +211,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       }
       const input = inputOf(cont.toolkit, cont.signal, cont.id ?? "run")
       const state = new RunState(cont.messages.slice())
-      return measured(plain, async () => {
+      return measured(async () => {
         if (cont.pending && cont.answer) {
           const halted = await resumeHaltedTurn(plain, input, state, cont.pending, cont.answer)
           if (halted) return state.result(model, "pending", { pending: halted })

@@ -100,7 +100,8 @@ function wireOf(opts: ClientOptions): WireFormat {
   if (typeof opts.baseUrl !== "string" || !/^https?:\/\//.test(opts.baseUrl)) {
     throw new ConfigError(`baseUrl must be an http(s) URL, got ${JSON.stringify(opts.baseUrl)}`)
   }
-  if (typeof opts.model !== "string" || opts.model === "") throw new ConfigError("model must be a non-empty string")
+  if (typeof opts.model !== "string" || opts.model === "")
+    throw new ConfigError("model must be a non-empty string")
   if (opts.style === "openai") return openaiWire
   if (opts.style === "anthropic") return anthropicWire
   throw new ConfigError(`style must be "openai" or "anthropic", got ${JSON.stringify(opts.style)}`)
@@ -123,6 +124,8 @@ function parseJSON(text: string): unknown {
   try {
     return JSON.parse(text)
   } catch {
-    throw new LLMResponseError(`the LLM endpoint answered with a body that is not JSON: ${text.slice(0, 200)}`)
+    throw new LLMResponseError(
+      `the LLM endpoint answered with a body that is not JSON: ${text.slice(0, 200)}`,
+    )
   }
 }

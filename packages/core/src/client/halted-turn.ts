@@ -40,7 +40,10 @@ export async function resumeHaltedTurn(
   const relay = isRelayRequest(pending)
   const answeredIds = new Set(relay ? relayCallsOf(pending).map((c) => c.id) : [pending.data?.callId])
   if (!calls.some((c) => answeredIds.has(c.id))) {
-    throw new UnknownRequestError(pending.id, "the transcript's last assistant turn holds no call it suspended")
+    throw new UnknownRequestError(
+      pending.id,
+      "the transcript's last assistant turn holds no call it suspended",
+    )
   }
 
   const recorded = dialect.recordedResults(state.messages.slice(index + 1))
@@ -48,7 +51,8 @@ export async function resumeHaltedTurn(
   if (relay) {
     const relayCalls = calls.filter((c) => answeredIds.has(c.id))
     const outcomes = new Map<string, CallOutcome>()
-    for (const c of relayCalls) presets.set(c.id, (env) => fromRelay(outcomes, env, pending, relayCalls, answer, c))
+    for (const c of relayCalls)
+      presets.set(c.id, (env) => fromRelay(outcomes, env, pending, relayCalls, answer, c))
   }
   for (const call of calls) {
     if (presets.has(call.id)) continue
@@ -60,7 +64,12 @@ export async function resumeHaltedTurn(
     }
     const kept = recorded.get(call.id)
     if (kept) {
-      presets.set(call.id, () => ({ call, args: call.args ?? {}, result: { output: kept.output, isError: kept.isError }, kept: true }))
+      presets.set(call.id, () => ({
+        call,
+        args: call.args ?? {},
+        result: { output: kept.output, isError: kept.isError },
+        kept: true,
+      }))
     }
   }
   // Placeholders and partial results are rebuilt below, never kept beside the new ones.
@@ -76,7 +85,8 @@ function fromRelay(
   answer: Answer,
   call: ModelToolCall,
 ): CallOutcome {
-  if (cache.size === 0) for (const o of relayOutcomes(env, pending, relayCalls, answer)) cache.set(o.call.id, o)
+  if (cache.size === 0)
+    for (const o of relayOutcomes(env, pending, relayCalls, answer)) cache.set(o.call.id, o)
   return cache.get(call.id) as CallOutcome
 }
 

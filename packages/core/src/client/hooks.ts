@@ -12,7 +12,10 @@ export interface Hooks {
     tools: Tool[]
     model: string
     turn: number
-  }): void | { messages?: Message[]; tools?: Tool[] } | Promise<void | { messages?: Message[]; tools?: Tool[] }>
+  }):
+    | void
+    | { messages?: Message[]; tools?: Tool[] }
+    | Promise<void | { messages?: Message[]; tools?: Tool[] }>
   /** After each LLM reply, with the normalised response. */
   afterLLM?(info: { response: ModelTurn; model: string; turn: number }): void | Promise<void>
   /** Before a tool runs: return `{result}` to skip it, or `{args}` to change its arguments. */

@@ -37,17 +37,31 @@ export interface InProcessClientOptions extends ClientBaseOptions {
  * const client = createInProcessClient({ model: "scripted", generate: async () => ({ content: "hi" }) })
  */
 export function createInProcessClient(opts: InProcessClientOptions): Client {
-  if (typeof opts?.generate !== "function") throw new ConfigError("createInProcessClient needs a generate function")
-  if (typeof opts.model !== "string" || opts.model === "") throw new ConfigError("model must be a non-empty string")
+  if (typeof opts?.generate !== "function")
+    throw new ConfigError("createInProcessClient needs a generate function")
+  if (typeof opts.model !== "string" || opts.model === "")
+    throw new ConfigError("model must be a non-empty string")
   const { generate, model, systemPrompt } = opts
   return buildClient(
     {
       model,
       dialect: openaiDialect,
       async callModel(call) {
-        const tools = !call.tools ? [] : Array.isArray(call.tools) ? call.tools.map(toOpenAITool) : call.tools.toOpenAI()
-        const reply = await generate({ model, system: systemPrompt, messages: call.messages, tools, turn: call.turn, signal: call.signal })
-        if (typeof reply !== "object" || reply === null) throw new LLMResponseError("generate returned no reply object")
+        const tools = !call.tools
+          ? []
+          : Array.isArray(call.tools)
+            ? call.tools.map(toOpenAITool)
+            : call.tools.toOpenAI()
+        const reply = await generate({
+          model,
+          system: systemPrompt,
+          messages: call.messages,
+          tools,
+          turn: call.turn,
+          signal: call.signal,
+        })
+        if (typeof reply !== "object" || reply === null)
+          throw new LLMResponseError("generate returned no reply object")
         const text = typeof reply.content === "string" ? reply.content : ""
         const toolCalls = (reply.toolCalls ?? []).map((c) =>
           parseToolArguments(
@@ -61,7 +75,10 @@ export function createInProcessClient(opts: InProcessClientOptions): Client {
           message: openaiAssistantMessage(text, toolCalls),
           text,
           toolCalls,
-          usage: { promptTokens: reply.usage?.promptTokens ?? 0, completionTokens: reply.usage?.completionTokens ?? 0 },
+          usage: {
+            promptTokens: reply.usage?.promptTokens ?? 0,
+            completionTokens: reply.usage?.completionTokens ?? 0,
+          },
         }
       },
     },
@@ -70,5 +87,8 @@ export function createInProcessClient(opts: InProcessClientOptions): Client {
 }
 
 function toOpenAITool(t: Tool): unknown {
-  return { type: "function", function: { name: t.name, description: t.description, parameters: t.inputSchema } }
+  return {
+    type: "function",
+    function: { name: t.name, description: t.description, parameters: t.inputSchema },
+  }
 }

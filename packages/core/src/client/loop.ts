@@ -49,7 +49,11 @@ export class RunState {
     this.messages = messages
   }
 
-  result(model: string, status: RunResult["status"], extra?: { pending?: Request; limit?: string }): RunResult {
+  result(
+    model: string,
+    status: RunResult["status"],
+    extra?: { pending?: Request; limit?: string },
+  ): RunResult {
     const result: RunResult = {
       status,
       text: this.text,
@@ -99,7 +103,8 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
     state.messages.push(reply.message)
     emit?.({ type: "usage", usage: { ...state.usage } })
     if (reply.toolCalls.length === 0) return state.result(model, "done")
-    if (emit) for (const c of reply.toolCalls) emit({ type: "tool_call", id: c.id, name: c.name, args: c.args ?? {} })
+    if (emit)
+      for (const c of reply.toolCalls) emit({ type: "tool_call", id: c.id, name: c.name, args: c.args ?? {} })
 
     const halted = await settleTurn(config, input, state, reply.toolCalls, turn, new Map())
     if (halted) return state.result(model, "pending", { pending: halted })
@@ -155,7 +160,14 @@ export async function settleTurn(
     } else {
       relay = { request }
       for (const c of relayCalls) {
-        config.record({ event: "tool", tool: c.name, source: "relay", outcome: "pending", durationMs: 0, turn })
+        config.record({
+          event: "tool",
+          tool: c.name,
+          source: "relay",
+          outcome: "pending",
+          durationMs: 0,
+          turn,
+        })
       }
     }
   }
@@ -168,7 +180,8 @@ export async function settleTurn(
     const outcome = outcomes[i] ?? relay?.outcomes?.get(call.id)
     let result: ToolResult
     if (outcome && !outcome.request) result = outcome.result
-    else if (halted) continue // only the first suspension in call order gets a result
+    else if (halted)
+      continue // only the first suspension in call order gets a result
     else {
       halted = (outcome?.request ?? relay?.request) as Request
       result = {
@@ -188,7 +201,13 @@ export async function settleTurn(
     }
     if (result.metadata !== undefined) record.metadata = result.metadata
     state.toolCalls.push(record)
-    input.emit?.({ type: "tool_result", id: call.id, name: call.name, output: result.output, isError: result.isError })
+    input.emit?.({
+      type: "tool_result",
+      id: call.id,
+      name: call.name,
+      output: result.output,
+      isError: result.isError,
+    })
   }
   if (halted) input.emit?.({ type: "pending", request: halted })
   for (const m of config.dialect.toolResultMessages(results)) state.messages.push(m)

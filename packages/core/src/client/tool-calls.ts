@@ -46,10 +46,13 @@ export async function executeCall(env: CallEnv, call: ModelToolCall, answer?: An
   let result: ToolResult | undefined
   let request: Request | undefined
 
-  if (call.argumentsError) result = { output: `invalid arguments for ${call.name}: ${call.argumentsError}`, isError: true }
+  if (call.argumentsError)
+    result = { output: `invalid arguments for ${call.name}: ${call.argumentsError}`, isError: true }
   else if (!tool) result = unknownTool(call.name, env.toolkit?.tools().map((t) => t.name) ?? [])
   else {
-    const before = answer ? undefined : await env.hooks?.beforeTool?.({ name: call.name, args, id: call.id, turn: env.turn })
+    const before = answer
+      ? undefined
+      : await env.hooks?.beforeTool?.({ name: call.name, args, id: call.id, turn: env.turn })
     if (before?.args) args = before.args
     result = before?.result ?? (await runTool(env, call, args, answer))
     const suspended = pendingOf(result)
@@ -86,7 +89,12 @@ async function runTool(
   args: Record<string, unknown>,
   answer: Answer | undefined,
 ): Promise<ToolResult> {
-  const ctx = { signal: env.signal, callId: call.id, idempotencyKey: idempotencyKey(env.scope, call.id), answer }
+  const ctx = {
+    signal: env.signal,
+    callId: call.id,
+    idempotencyKey: idempotencyKey(env.scope, call.id),
+    answer,
+  }
   if (!answer) delete ctx.answer
   return (env.toolkit as Toolkit).execute(call.name, args, ctx)
 }
@@ -120,7 +128,12 @@ export function relayRequest(calls: ModelToolCall[]): Request {
 }
 
 /** @internal The result of each relay call from the host's answer; a missing one is an error. */
-export function relayOutcomes(env: CallEnv, request: Request, calls: ModelToolCall[], answer: Answer): CallOutcome[] {
+export function relayOutcomes(
+  env: CallEnv,
+  request: Request,
+  calls: ModelToolCall[],
+  answer: Answer,
+): CallOutcome[] {
   return calls.map((call) => {
     let result: ToolResult
     if (!answer.ok) result = declined(request, answer)
@@ -131,7 +144,14 @@ export function relayOutcomes(env: CallEnv, request: Request, calls: ModelToolCa
         isError: true,
       }
     }
-    env.record({ event: "tool", tool: call.name, source: "relay", outcome: result.isError ? "error" : "ok", durationMs: 0, turn: env.turn })
+    env.record({
+      event: "tool",
+      tool: call.name,
+      source: "relay",
+      outcome: result.isError ? "error" : "ok",
+      durationMs: 0,
+      turn: env.turn,
+    })
     return { call, args: call.args ?? {}, result }
   })
 }

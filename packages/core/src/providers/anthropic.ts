@@ -43,7 +43,12 @@ export const anthropicDialect: Dialect = {
 }
 
 function toolUseCall(block: { id: string; name: string; input: Record<string, unknown> }): ModelToolCall {
-  return { id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}), args: block.input ?? {} }
+  return {
+    id: block.id,
+    name: block.name,
+    arguments: JSON.stringify(block.input ?? {}),
+    args: block.input ?? {},
+  }
 }
 
 /** tool_result content may be a string or a list of text blocks. */
@@ -100,7 +105,8 @@ function turnOf(content: AnthropicContentBlock[], promptTokens: number, completi
   let text = ""
   const toolCalls: ModelToolCall[] = []
   for (const [i, block] of content.entries()) {
-    if (!isPlainObject(block)) throw new LLMResponseError(`the Anthropic-style reply has a malformed block ${i}`)
+    if (!isPlainObject(block))
+      throw new LLMResponseError(`the Anthropic-style reply has a malformed block ${i}`)
     if (block.type === "text") text += block.text
     else if (block.type === "tool_use") {
       if (typeof block.id !== "string" || typeof block.name !== "string") {
@@ -109,7 +115,12 @@ function turnOf(content: AnthropicContentBlock[], promptTokens: number, completi
       toolCalls.push(toolUseCall(block))
     }
   }
-  return { message: { role: "assistant", content }, text, toolCalls, usage: { promptTokens, completionTokens } }
+  return {
+    message: { role: "assistant", content },
+    text,
+    toolCalls,
+    usage: { promptTokens, completionTokens },
+  }
 }
 
 /** A block being streamed; tool input arrives as JSON fragments. */
@@ -127,13 +138,16 @@ class AnthropicStream implements StreamAccumulator {
     try {
       payload = JSON.parse(event.data)
     } catch {
-      throw new LLMResponseError(`the Anthropic-style stream sent an event that is not JSON: ${event.data.slice(0, 200)}`)
+      throw new LLMResponseError(
+        `the Anthropic-style stream sent an event that is not JSON: ${event.data.slice(0, 200)}`,
+      )
     }
     if (!isPlainObject(payload)) return undefined
     switch (payload.type) {
       case "message_start": {
         this.#started = true
-        const usage = isPlainObject(payload.message) && isPlainObject(payload.message.usage) ? payload.message.usage : {}
+        const usage =
+          isPlainObject(payload.message) && isPlainObject(payload.message.usage) ? payload.message.usage : {}
         this.#promptTokens = num(usage.input_tokens)
         this.#completionTokens = num(usage.output_tokens)
         return undefined
@@ -174,7 +188,9 @@ class AnthropicStream implements StreamAccumulator {
       }
       case "error": {
         const error = isPlainObject(payload.error) ? payload.error : {}
-        throw new LLMResponseError(`the Anthropic-style stream reported an error: ${String(error.message ?? "")}`)
+        throw new LLMResponseError(
+          `the Anthropic-style stream reported an error: ${String(error.message ?? "")}`,
+        )
       }
       default:
         return undefined

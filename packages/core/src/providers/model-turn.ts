@@ -51,6 +51,11 @@ export function parseToolArguments(id: string, name: string, raw: string): Model
     }
     return { id, name, arguments: raw, argumentsError: "the arguments must be a JSON object" }
   } catch (error) {
-    return { id, name, arguments: raw, argumentsError: `the arguments are not valid JSON (${(error as Error).message})` }
+    return {
+      id,
+      name,
+      arguments: raw,
+      argumentsError: `the arguments are not valid JSON (${(error as Error).message})`,
+    }
   }
 }

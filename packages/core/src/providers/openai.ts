@@ -17,7 +17,8 @@ export const openaiDialect: Dialect = {
   recordedResults(messages) {
     const found = new Map<string, { id: string; output: string; isError: boolean }>()
     for (const m of messages) {
-      if (m.role === "tool") found.set(m.tool_call_id, { id: m.tool_call_id, output: m.content, isError: false })
+      if (m.role === "tool")
+        found.set(m.tool_call_id, { id: m.tool_call_id, output: m.content, isError: false })
     }
     return found
   },
@@ -29,7 +30,11 @@ export function openaiAssistantMessage(text: string, calls: ModelToolCall[]): Op
   return {
     role: "assistant",
     content: text === "" ? null : text,
-    tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })),
+    tool_calls: calls.map((c) => ({
+      id: c.id,
+      type: "function",
+      function: { name: c.name, arguments: c.arguments },
+    })),
   }
 }
 
@@ -55,7 +60,8 @@ export const openaiWire: WireFormat = {
   body({ model, system, messages, tools, stream, params }) {
     const body: Record<string, unknown> = { ...params, model }
     const first = messages[0]
-    body.messages = system && first?.role !== "system" ? [{ role: "system", content: system }, ...messages] : messages
+    body.messages =
+      system && first?.role !== "system" ? [{ role: "system", content: system }, ...messages] : messages
     const rendered = renderTools(tools)
     if (rendered.length > 0) body.tools = rendered
     else delete body.tool_choice
@@ -68,7 +74,8 @@ export const openaiWire: WireFormat = {
   parse(json) {
     const choice = isPlainObject(json) && Array.isArray(json.choices) ? json.choices[0] : undefined
     const message = isPlainObject(choice) ? choice.message : undefined
-    if (!isPlainObject(message)) throw new LLMResponseError("the OpenAI-style reply has no choices[0].message")
+    if (!isPlainObject(message))
+      throw new LLMResponseError("the OpenAI-style reply has no choices[0].message")
     const text = typeof message.content === "string" ? message.content : ""
     const rawCalls = Array.isArray(message.tool_calls) ? message.tool_calls : []
     const toolCalls = rawCalls.map((c, i) => {
@@ -101,14 +108,21 @@ class OpenAIStream implements StreamAccumulator {
     try {
       chunk = JSON.parse(event.data)
     } catch {
-      throw new LLMResponseError(`the OpenAI-style stream sent a chunk that is not JSON: ${event.data.slice(0, 200)}`)
+      throw new LLMResponseError(
+        `the OpenAI-style stream sent a chunk that is not JSON: ${event.data.slice(0, 200)}`,
+      )
     }
     if (!isPlainObject(chunk)) return undefined
     if (isPlainObject(chunk.error)) {
-      throw new LLMResponseError(`the OpenAI-style stream reported an error: ${String(chunk.error.message ?? "")}`)
+      throw new LLMResponseError(
+        `the OpenAI-style stream reported an error: ${String(chunk.error.message ?? "")}`,
+      )
     }
     if (isPlainObject(chunk.usage)) {
-      this.#usage = { promptTokens: num(chunk.usage.prompt_tokens), completionTokens: num(chunk.usage.completion_tokens) }
+      this.#usage = {
+        promptTokens: num(chunk.usage.prompt_tokens),
+        completionTokens: num(chunk.usage.completion_tokens),
+      }
     }
     const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined
     if (!isPlainObject(choice)) return undefined
@@ -118,7 +132,11 @@ class OpenAIStream implements StreamAccumulator {
       for (const part of delta.tool_calls) {
         if (!isPlainObject(part)) continue
         const index = typeof part.index === "number" ? part.index : this.#calls.length
-        const call = (this.#calls[index] ??= { id: "", name: "", arguments: "" })
+        let call = this.#calls[index]
+        if (!call) {
+          call = { id: "", name: "", arguments: "" }
+          this.#calls[index] = call
+        }
         if (typeof part.id === "string") call.id = part.id
         const fn = isPlainObject(part.function) ? part.function : {}
         if (typeof fn.name === "string") call.name += fn.name

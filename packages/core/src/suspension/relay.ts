@@ -55,9 +55,9 @@ export function relayResultFor(
 ): { output: string; isError: boolean } | undefined {
   const results = answer.data?.results
   if (Array.isArray(results)) {
-    const hit = results.find((r) => typeof r === "object" && r !== null && (r as RelayResult).id === callId) as
-      | RelayResult
-      | undefined
+    const hit = results.find(
+      (r) => typeof r === "object" && r !== null && (r as RelayResult).id === callId,
+    ) as RelayResult | undefined
     if (hit) return { output: String(hit.output ?? ""), isError: hit.isError === true }
   }
   if (callCount === 1 && answer.data && "output" in answer.data) {

@@ -64,7 +64,8 @@ export function defineTool(def: ToolDefinition<any>): Tool {
       let input: unknown = args
       if (zod) {
         const checked = await zod["~standard"].validate(args)
-        if (checked.issues) return { output: `invalid arguments: ${formatIssues(checked.issues)}`, isError: true }
+        if (checked.issues)
+          return { output: `invalid arguments: ${formatIssues(checked.issues)}`, isError: true }
         input = checked.value
       } else {
         const problem = checkArgs(inputSchema, args)

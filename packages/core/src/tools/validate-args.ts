@@ -7,7 +7,8 @@ import type { JSONSchema } from "../types.js"
  */
 export function checkArgs(schema: JSONSchema, value: unknown, path = "arguments"): string | undefined {
   const type = schema.type
-  if (typeof type === "string" && !hasType(type, value)) return `${path} must be ${type}, got ${describe(value)}`
+  if (typeof type === "string" && !hasType(type, value))
+    return `${path} must be ${type}, got ${describe(value)}`
   if (Array.isArray(type) && !type.some((t) => typeof t === "string" && hasType(t, value))) {
     return `${path} must be ${type.join(" or ")}, got ${describe(value)}`
   }

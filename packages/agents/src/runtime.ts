@@ -94,8 +94,6 @@ class AgentRuntime implements Runtime {
   readonly #rootRecord: HandleRecord
   readonly #trace: string[] = []
   readonly #turnGate: Semaphore | undefined
-  readonly #clients = new Map<string, Client>()
-  readonly #toolkits = new Map<string, Promise<Toolkit>>()
   readonly #inboxCap: number
   readonly #shutdownMs: number
 
@@ -388,6 +386,7 @@ class AgentRuntime implements Runtime {
     const settled = (async () => {
       let result: TaskResult
       try {
+        // Built per run, not cached: a parked handle then holds no client or tools in memory.
         const toolkit = await this.#toolkitFor(r)
         const run = await work(this.#clientFor(r), toolkit, controller.signal)
         result = this.#result(r, { status: run.status, text: run.text, isError: false })
@@ -466,13 +465,12 @@ class AgentRuntime implements Runtime {
   }
 
   #clientFor(r: HandleRecord): Client {
-    let client = this.#clients.get(r.id)
-    if (client) return client
     const { llm, fetch } = this.#opts
     const model = r.def.model ?? llm?.model
     if (!model) throw new ConfigError(`agent ${r.def.name} has no model: set def.model or llm.model`)
     const userMetric = r.def.onMetric ?? this.#opts.onMetric
-    client = createClient({
+    const gate = this.#turnGate
+    return createClient({
       baseUrl: llm?.baseUrl ?? PLACEHOLDER_URL,
       style: llm?.style ?? "openai",
       apiKey: llm?.apiKey,
@@ -489,21 +487,14 @@ class AgentRuntime implements Runtime {
       },
       waitFor: this.#escalation(r),
       beforeTurn: () => reachedLimit(r.chain(), this.#clock.now()),
-      llmGate: this.#turnGate ? (call) => (this.#turnGate as Semaphore).run(call) : undefined,
+      llmGate: gate ? (call) => gate.run(call) : undefined,
     })
-    this.#clients.set(r.id, client)
-    return client
   }
 
   #toolkitFor(r: HandleRecord): Promise<Toolkit> {
-    let toolkit = this.#toolkits.get(r.id)
-    if (!toolkit) {
-      const tools = [...(r.def.tools ?? [])]
-      if (r.def.team?.length) tools.push(createTaskTool(this, r, this.#opts.registry))
-      toolkit = createToolkit({ extraTools: tools })
-      this.#toolkits.set(r.id, toolkit)
-    }
-    return toolkit
+    const tools = [...(r.def.tools ?? [])]
+    if (r.def.team?.length) tools.push(createTaskTool(this, r, this.#opts.registry))
+    return createToolkit({ extraTools: tools })
   }
 
   /** The nearest `waitFor` on the chain self → root answers inline; none ⇒ the run halts. */

@@ -1,0 +1,49 @@
+import type { EndpointStyle } from "@toolnexus/core"
+
+/** The proxy's settings, read from the environment by {@link configFromEnv}. */
+export interface RelayProxyConfig {
+  upstream: { baseUrl: string; style: EndpointStyle; model: string; apiKey?: string }
+  /** A `openStore` URL; default `sqlite:./.data/relay.db`. */
+  storeUrl: string
+  port: number
+  host: string
+  /** Tool results later than this are refused; undefined = never. */
+  pendingTtlMs?: number
+}
+
+/**
+ * Reads the configuration: `UPSTREAM_BASE_URL`, `UPSTREAM_MODEL` (required), `UPSTREAM_STYLE`
+ * (`openai` | `anthropic`, default `openai`), `UPSTREAM_API_KEY`, `RELAY_STORE_URL`, `PORT`
+ * (default 8787), `HOST` (default 127.0.0.1) and `RELAY_PENDING_TTL_SECONDS`.
+ *
+ * @throws Error listing every missing or invalid variable; values are never echoed, so the API
+ *   key cannot end up in a log.
+ */
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RelayProxyConfig {
+  const problems: string[] = []
+  const baseUrl = env.UPSTREAM_BASE_URL ?? ""
+  if (!/^https?:\/\//.test(baseUrl)) problems.push("UPSTREAM_BASE_URL must be an http(s) URL")
+  const model = env.UPSTREAM_MODEL ?? ""
+  if (model === "") problems.push("UPSTREAM_MODEL is required")
+  const style = env.UPSTREAM_STYLE ?? "openai"
+  if (style !== "openai" && style !== "anthropic")
+    problems.push('UPSTREAM_STYLE must be "openai" or "anthropic"')
+  const port = Number(env.PORT ?? 8787)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push("PORT must be a port number")
+  const ttl = env.RELAY_PENDING_TTL_SECONDS
+  const ttlSeconds = ttl === undefined || ttl === "" ? undefined : Number(ttl)
+  if (ttlSeconds !== undefined && !(ttlSeconds > 0)) problems.push("RELAY_PENDING_TTL_SECONDS must be > 0")
+  if (problems.length > 0) throw new Error(`relay-proxy configuration: ${problems.join("; ")}`)
+  return {
+    upstream: {
+      baseUrl,
+      style: style as EndpointStyle,
+      model,
+      ...(env.UPSTREAM_API_KEY ? { apiKey: env.UPSTREAM_API_KEY } : {}),
+    },
+    storeUrl: env.RELAY_STORE_URL || "sqlite:./.data/relay.db",
+    port,
+    host: env.HOST || "127.0.0.1",
+    ...(ttlSeconds !== undefined ? { pendingTtlMs: ttlSeconds * 1000 } : {}),
+  }
+}

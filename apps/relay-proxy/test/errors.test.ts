@@ -1,0 +1,207 @@
+import { createClient } from "@toolnexus/core"
+import { describe, expect, it } from "vitest"
+import { createRelayProxy } from "../src/app.js"
+import { API_KEY, STYLES, chat, fnTool, proxyFor, useHarness } from "./helpers.js"
+
+const h = useHarness()
+
+describe("malformed requests ⇒ 400 in OpenAI's error shape", () => {
+  const cases: [string, unknown, RegExp][] = [
+    ["invalid JSON", "{not json", /not valid JSON/],
+    ["a non-object body", "[1, 2]", /must be a JSON object/],
+    ["no messages", { model: "m" }, /messages must be a non-empty array/],
+    ["empty messages", { messages: [] }, /messages must be a non-empty array/],
+    ["an unknown role", { messages: [{ role: "robot", content: "hi" }] }, /messages\[0\]\.role/],
+    ["image content", { messages: [{ role: "user", content: [{ type: "image_url" }] }] }, /only text/],
+    [
+      "stream: true",
+      { stream: true, messages: [{ role: "user", content: "hi" }] },
+      /stream: true is not supported/,
+    ],
+    [
+      "a non-function tool",
+      { messages: [{ role: "user", content: "hi" }], tools: [{ type: "x" }] },
+      /tools\[0\]/,
+    ],
+    [
+      "an invalid tool name",
+      { messages: [{ role: "user", content: "hi" }], tools: [fnTool("has space")] },
+      /tools: .*has space/,
+    ],
+    [
+      "a duplicate tool name",
+      { messages: [{ role: "user", content: "hi" }], tools: [fnTool("a"), fnTool("a")] },
+      /duplicate tool name/,
+    ],
+    [
+      "an assistant message last",
+      {
+        messages: [
+          { role: "user", content: "hi" },
+          { role: "assistant", content: "yo" },
+        ],
+      },
+      /last message must be a user message/,
+    ],
+    ["a tool message without id", { messages: [{ role: "tool", content: "x" }] }, /tool_call_id/],
+  ]
+  it.each(cases)("%s", async (_name, body, message) => {
+    const { server, store } = h
+    const res = await chat(proxyFor("openai", server, store), body)
+    expect(res.status).toBe(400)
+    expect(res.json.error.type).toBe("invalid_request_error")
+    expect(res.json.error.message).toMatch(message)
+    expect(server.requests).toHaveLength(0)
+  })
+
+  it("unknown routes are a 404 in the same shape", async () => {
+    const { server, store } = h
+    const res = await proxyFor("openai", server, store).request("/v1/embeddings", { method: "POST" })
+    expect(res.status).toBe(404)
+    expect(((await res.json()) as any).error.message).toMatch(/no route for POST \/v1\/embeddings/)
+  })
+})
+
+describe("tool results that answer nothing pending ⇒ 409", () => {
+  it("unknown tool_call ids", async () => {
+    const { server, store } = h
+    const res = await chat(proxyFor("openai", server, store), {
+      messages: [
+        { role: "user", content: "hi" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "nope", type: "function", function: { name: "t" } }],
+        },
+        { role: "tool", tool_call_id: "nope", content: "x" },
+      ],
+    })
+    expect(res.status).toBe(409)
+    expect(res.json.error.message).toMatch(/no pending tool call with id "nope" is known/)
+    expect(server.requests).toHaveLength(0)
+  })
+
+  it("a second delivery of results already applied, and results for calls not in the request", async () => {
+    const { server, store } = h
+    server.enqueue({ toolCalls: [{ id: "c1", name: "t", arguments: {} }] }, { text: "done" })
+    const app = proxyFor("openai", server, store)
+    const messages: any[] = [{ role: "user", content: "go" }]
+    const first = await chat(app, { messages, tools: [fnTool("t")] })
+
+    const stray = await chat(app, {
+      messages: [
+        ...messages,
+        first.json.choices[0].message,
+        { role: "tool", tool_call_id: "c1", content: "ok" },
+        { role: "tool", tool_call_id: "c1", content: "again" },
+      ],
+    })
+    expect(stray.status).toBe(400)
+    expect(stray.json.error.message).toMatch(/two tool messages answer tool_call_id "c1"/)
+
+    const extra = await chat(app, {
+      messages: [
+        ...messages,
+        first.json.choices[0].message,
+        { role: "tool", tool_call_id: "c1", content: "ok" },
+        { role: "tool", tool_call_id: "zz", content: "?" },
+      ],
+    })
+    expect(extra.status).toBe(400)
+    expect(extra.json.error.message).toMatch(
+      /tool_call_id "zz" is not one of the pending tool calls \("c1"\)/,
+    )
+
+    const follow = [
+      ...messages,
+      first.json.choices[0].message,
+      { role: "tool", tool_call_id: "c1", content: "ok" },
+    ]
+    expect((await chat(app, { messages: follow })).status).toBe(200)
+    const again = await chat(app, { messages: follow })
+    expect(again.status).toBe(409)
+    expect(again.json.error.type).toBe("conflict_error")
+    expect(server.requests).toHaveLength(2)
+  })
+
+  it("two simultaneous deliveries of the same results resume the run once", async () => {
+    const { server, store } = h
+    server.enqueue({ toolCalls: [{ id: "c1", name: "t", arguments: {} }] }, { text: "once", delayMs: 50 })
+    const app = proxyFor("openai", server, store)
+    const messages: any[] = [{ role: "user", content: "go" }]
+    const first = await chat(app, { messages, tools: [fnTool("t")] })
+    const follow = {
+      messages: [
+        ...messages,
+        first.json.choices[0].message,
+        { role: "tool", tool_call_id: "c1", content: "ok" },
+      ],
+    }
+    const both = await Promise.all([chat(app, follow), chat(app, follow)])
+    expect(both.map((r) => r.status).sort()).toEqual([200, 409])
+    expect(server.requests).toHaveLength(2)
+  })
+
+  it("results arriving after pendingTtlMs are refused as expired", async () => {
+    const { server, store } = h
+    server.enqueue({ toolCalls: [{ id: "c1", name: "t", arguments: {} }] })
+    const client = createClient({ baseUrl: `${server.url}/v1`, style: "openai", model: "m", apiKey: "k" })
+    const app = createRelayProxy({ client, store, pendingTtlMs: 1 })
+    const messages: any[] = [{ role: "user", content: "go" }]
+    const first = await chat(app, { messages, tools: [fnTool("t")] })
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    const late = await chat(app, {
+      messages: [
+        ...messages,
+        first.json.choices[0].message,
+        { role: "tool", tool_call_id: "c1", content: "ok" },
+      ],
+    })
+    expect(late.status).toBe(409)
+    expect(late.json.error.message).toMatch(/expired at/)
+  })
+})
+
+describe.each(STYLES)("upstream failure ⇒ 502 (%s)", (style) => {
+  it("carries the upstream message but never the API key", async () => {
+    const { server, store } = h
+    // Real providers echo (parts of) a rejected key; even then it must not reach the caller.
+    server.enqueue({ status: 500, text: `overloaded; key ${API_KEY} is fine` })
+    const res = await chat(proxyFor(style, server, store), {
+      messages: [{ role: "user", content: "hi" }],
+      tools: [fnTool("t")],
+    })
+    expect(res.status).toBe(502)
+    expect(res.json.error.type).toBe("upstream_error")
+    expect(res.json.error.message).toMatch(/HTTP 500/)
+    expect(res.json.error.message).toMatch(/overloaded/)
+    expect(JSON.stringify(res.json)).not.toContain(API_KEY)
+    expect(JSON.stringify(res.json)).not.toContain("very-secret")
+    // The key did travel upstream: its absence above is redaction, not a missing key.
+    const sent = server.requests[0]?.headers
+    expect(sent?.authorization ?? sent?.["x-api-key"]).toContain(API_KEY)
+  })
+
+  it("a failed resume keeps the results: the caller's retry finishes the run", async () => {
+    const { server, store } = h
+    server.enqueue(
+      { toolCalls: [{ id: "c1", name: "t", arguments: {} }] },
+      { status: 503, text: "try later" },
+      (req) => ({ text: `got ${req.toolResults[0]?.content}` }),
+    )
+    const app = proxyFor(style, server, store)
+    const messages: any[] = [{ role: "user", content: "go" }]
+    const first = await chat(app, { messages, tools: [fnTool("t")] })
+    const follow = {
+      messages: [
+        ...messages,
+        first.json.choices[0].message,
+        { role: "tool", tool_call_id: "c1", content: "R" },
+      ],
+    }
+    expect((await chat(app, follow)).status).toBe(502)
+    const retry = await chat(app, follow)
+    expect(retry.status).toBe(200)
+    expect(retry.json.choices[0].message.content).toBe("got R")
+  })
+})

@@ -1,0 +1,61 @@
+import { type EndpointStyle, createClient } from "@toolnexus/core"
+import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
+import { type DurableStore, openStore } from "@toolnexus/durable"
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest"
+import { createRelayProxy } from "../src/app.js"
+
+export const STYLES = ["openai", "anthropic"] as const satisfies EndpointStyle[]
+export const API_KEY = "sk-upstream-very-secret-1234"
+
+/** One fake upstream per test file, reset before each test; a fresh in-memory store per test. */
+export function useHarness(): { readonly server: FakeLLMServer; readonly store: DurableStore } {
+  const holder = {} as { server: FakeLLMServer; store: DurableStore }
+  beforeAll(async () => {
+    holder.server = await createFakeLLMServer()
+  })
+  beforeEach(async () => {
+    holder.server.reset()
+    holder.store = await openStore("sqlite::memory:")
+  })
+  afterEach(() => holder.store.close())
+  afterAll(() => holder.server.close())
+  return holder
+}
+
+/** A proxy in front of the fake upstream in the given style. */
+export function proxyFor(style: EndpointStyle, server: FakeLLMServer, store: DurableStore) {
+  const client = createClient({
+    baseUrl: style === "openai" ? `${server.url}/v1` : server.url,
+    style,
+    model: "upstream-model",
+    apiKey: API_KEY,
+    // Upstream failures are asserted, not retried: keeps the failure tests fast.
+    retries: 0,
+  })
+  return createRelayProxy({ client, store, style, secrets: [API_KEY] })
+}
+
+/** POSTs a chat-completions body (an object, or raw text) through `app.request`. */
+export async function chat(
+  app: { request: (path: string, init: RequestInit) => Response | Promise<Response> },
+  body: unknown,
+): Promise<{ status: number; headers: Headers; json: any }> {
+  const res = await app.request("/v1/chat/completions", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  })
+  return { status: res.status, headers: res.headers, json: (await res.json()) as any }
+}
+
+/** An OpenAI function-tool declaration. */
+export function fnTool(name: string, properties: Record<string, unknown> = {}) {
+  return {
+    type: "function",
+    function: {
+      name,
+      description: `${name} on the caller's side`,
+      parameters: { type: "object", properties },
+    },
+  }
+}

@@ -1,0 +1,117 @@
+import { type Message, StoreError } from "@toolnexus/core"
+
+/**
+ * @internal The JSON bodies of `messages[from..]`, as stored. Throws `StoreError` naming the
+ * conversation and position of a message that has no JSON form.
+ */
+export function encodeMessages(id: string, messages: readonly Message[], from = 0): string[] {
+  const bodies: string[] = []
+  for (let i = from; i < messages.length; i++) {
+    bodies.push(encodeJson(messages[i], () => `message ${i} of conversation ${JSON.stringify(id)}`))
+  }
+  return bodies
+}
+
+/**
+ * @internal Parses the stored body of message `index` of conversation `id`. A body that is not
+ * JSON is a corrupt row: it fails loudly rather than yielding a shortened transcript.
+ */
+export function decodeMessage(id: string, index: number, body: unknown): Message {
+  if (typeof body !== "string") {
+    throw new StoreError(`conversation ${JSON.stringify(id)} is corrupt: message ${index} is missing`)
+  }
+  try {
+    return JSON.parse(body) as Message
+  } catch (cause) {
+    throw new StoreError(
+      `conversation ${JSON.stringify(id)} is corrupt: message ${index} is not valid JSON`,
+      { cause },
+    )
+  }
+}
+
+/** @internal How many leading entries two lists of stored bodies share. */
+export function commonPrefixLength(stored: readonly string[], given: readonly string[]): number {
+  const max = Math.min(stored.length, given.length)
+  let i = 0
+  while (i < max && stored[i] === given[i]) i++
+  return i
+}
+
+/** @internal The UTF-8 size of bodies, which is what a write costs. */
+export function byteLength(bodies: readonly string[]): number {
+  let total = 0
+  for (const body of bodies) total += Buffer.byteLength(body)
+  return total
+}
+
+/**
+ * @internal `JSON.stringify(value)`, failing with `StoreError` when the value has no JSON form
+ * (`undefined`, a function, a cycle, a bigint). `what` is computed only on failure.
+ */
+export function encodeJson(value: unknown, what: () => string): string {
+  let text: string | undefined
+  try {
+    text = JSON.stringify(value)
+  } catch (cause) {
+    throw new StoreError(`${what()} cannot be stored: it is not JSON-serialisable`, { cause })
+  }
+  if (text === undefined) throw new StoreError(`${what()} cannot be stored: it is not JSON-serialisable`)
+  return text
+}
+
+/** @internal Parses a stored JSON value, failing with `StoreError` naming `what` when corrupt. */
+export function decodeJson<T>(text: unknown, what: () => string): T {
+  if (typeof text !== "string") throw new StoreError(`${what()} is corrupt: it is missing`)
+  try {
+    return JSON.parse(text) as T
+  } catch (cause) {
+    throw new StoreError(`${what()} is corrupt: it is not valid JSON`, { cause })
+  }
+}
+
+/** @internal A stored message row of the SQL backends. */
+export interface StoredMessageRow {
+  seq: number | string
+  body: unknown
+}
+
+/**
+ * @internal Parses a stored transcript whose rows are ordered by `seq`. A gap, a count that
+ * disagrees with the conversation row, or a body that is not JSON fails with `StoreError`
+ * naming the conversation and position.
+ */
+export function decodeTranscript(
+  id: string,
+  expectedCount: number,
+  rows: readonly StoredMessageRow[],
+): Message[] {
+  const messages: Message[] = []
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i] as StoredMessageRow
+    if (Number(row.seq) !== i) {
+      throw new StoreError(`conversation ${JSON.stringify(id)} is corrupt: message ${i} is missing`)
+    }
+    messages.push(decodeMessage(id, i, row.body))
+  }
+  if (messages.length !== expectedCount) {
+    throw new StoreError(
+      `conversation ${JSON.stringify(id)} is corrupt: it should hold ${expectedCount} messages, ` +
+        `storage holds ${messages.length}`,
+    )
+  }
+  return messages
+}
+
+/**
+ * @internal The stored bodies up to the first gap in `seq`, for a save to compare against: a
+ * position after a gap can never be kept, so the save rewrites from there.
+ */
+export function contiguousBodies(rows: readonly StoredMessageRow[]): string[] {
+  const bodies: string[] = []
+  for (const row of rows) {
+    if (Number(row.seq) !== bodies.length || typeof row.body !== "string") break
+    bodies.push(row.body)
+  }
+  return bodies
+}

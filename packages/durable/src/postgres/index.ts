@@ -1,0 +1,2 @@
+export { PostgresStore } from "./postgres-store.js"
+export type { PostgresStoreOptions } from "./postgres-store.js"

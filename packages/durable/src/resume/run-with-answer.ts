@@ -1,0 +1,27 @@
+import type { Answer, Client, Message, Request, RunResult, Toolkit } from "@toolnexus/core"
+
+/** Options of {@link runWithAnswer}. */
+export interface RunWithAnswerOptions {
+  toolkit?: Toolkit
+  /** The halted transcript (e.g. `RunResult.messages`, after any JSON round trip). */
+  history: Message[]
+  /** The request it halted on. */
+  pending: Request
+  answer: Answer
+  signal?: AbortSignal
+}
+
+/**
+ * Resumes a halted run from its transcript and the answer: the halted call is retried with
+ * `ctx.answer` (or declined), every other call of that turn keeps or gets exactly one
+ * result, and the run goes on. Works on any client, e.g. a fresh one in a new process.
+ *
+ * @throws AnswerMismatchError when `answer.id` does not echo `pending.id`; nothing is changed.
+ * @throws AnswerExpiredError for `ok: true` after the request's `expiresAt`.
+ * @example
+ * const result = await runWithAnswer(client, { toolkit, history: saved.messages, pending: saved.pending, answer })
+ */
+export function runWithAnswer(client: Client, opts: RunWithAnswerOptions): Promise<RunResult> {
+  const { toolkit, history, pending, answer, signal } = opts
+  return client.continueRun({ toolkit, messages: history, pending, answer, signal })
+}

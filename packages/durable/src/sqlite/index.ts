@@ -1,0 +1,2 @@
+export { SqliteStore } from "./sqlite-store.js"
+export type { SqliteStoreOptions } from "./sqlite-store.js"

@@ -1,0 +1,150 @@
+import { randomUUID } from "node:crypto"
+import { setTimeout as sleep } from "node:timers/promises"
+import { StoreError } from "@toolnexus/core"
+import pg from "pg"
+import { afterAll, describe, expect, it } from "vitest"
+import { PostgresStore } from "../src/postgres/index.js"
+import { POSTGRES_MIGRATIONS } from "../src/postgres/migrations.js"
+import { describeStoreContract, turns, uid } from "./store-contract.js"
+
+const url = process.env.TOOLNEXUS_TEST_PG_URL
+const skip = url ? undefined : "TOOLNEXUS_TEST_PG_URL is not set"
+/**
+ * The stores under test skip waiting for the WAL flush at commit: the suite commits a few
+ * hundred times and checks what is written, never whether it survives a power cut.
+ */
+const storeUrl = url === undefined ? undefined : withoutCommitFlush(url)
+// A namespace of our own per run: parallel runs never meet, and dropping it cleans up.
+const schema = `tnx_test_${randomUUID().replaceAll("-", "").slice(0, 20)}`
+let adminPool: pg.Pool | undefined
+const admin = () => {
+  adminPool ??= new pg.Pool({ connectionString: url, max: 3 })
+  return adminPool
+}
+
+afterAll(async () => {
+  if (url === undefined) return
+  try {
+    await admin().query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+  } finally {
+    await admin().end()
+  }
+})
+
+describeStoreContract("PostgresStore", {
+  skip,
+  create: async () => new PostgresStore({ connectionString: storeUrl, schema }),
+  corrupt: async (_store, id, index) => {
+    await admin().query(
+      `UPDATE "${schema}".tnx_messages SET body = 'not json {' WHERE conversation_id = $1 AND seq = $2`,
+      [id, index],
+    )
+  },
+  setSchemaVersion: async (_store, version) => {
+    await admin().query(`UPDATE "${schema}".tnx_meta SET value = $1 WHERE key = 'schema_version'`, [
+      String(version),
+    ])
+  },
+  schemaVersion: POSTGRES_MIGRATIONS.length,
+  unreachable: async () =>
+    new PostgresStore({ connectionString: "postgres://postgres@127.0.0.1:1/test", schema }),
+})
+
+describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
+  it("rolls a save back whole when its connection is lost mid-transaction", async () => {
+    const store = new PostgresStore({ connectionString: storeUrl, schema })
+    try {
+      const id = uid("killed")
+      await store.save(id, turns(3))
+      // Another transaction holds an uncommitted row at seq 4: our save inserts seq 3, then
+      // waits on seq 4, and is killed there with one message already written.
+      const blocker = await admin().connect()
+      try {
+        await blocker.query("BEGIN")
+        await blocker.query(
+          `INSERT INTO "${schema}".tnx_messages (conversation_id, seq, body) VALUES ($1, 4, '{}')`,
+          [id],
+        )
+        const save = store.save(id, turns(6)).then(
+          () => undefined,
+          (error: unknown) => error,
+        )
+        const pid = await waitForLockedBackend(id)
+        await admin().query("SELECT pg_terminate_backend($1)", [pid])
+        const error = await save
+        expect(error).toBeInstanceOf(StoreError)
+        expect((error as StoreError).cause).toBeDefined()
+      } finally {
+        await blocker.query("ROLLBACK")
+        blocker.release()
+      }
+      expect(await store.get(id)).toEqual(turns(3))
+      expect(await new PostgresStore({ pool: admin(), schema }).get(id)).toEqual(turns(3))
+      // The store recovers on a fresh connection and still appends incrementally.
+      await store.save(id, turns(4))
+      expect(await store.get(id)).toEqual(turns(4))
+    } finally {
+      await store.close()
+    }
+  })
+
+  it("uses a host pool without ending it", async () => {
+    const pool = new pg.Pool({ connectionString: url, max: 2 })
+    try {
+      const store = new PostgresStore({ pool, schema })
+      const id = uid("host-pool")
+      await store.save(id, turns(2))
+      await store.close()
+      expect((await pool.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }])
+      expect(await new PostgresStore({ pool, schema }).get(id)).toEqual(turns(2))
+    } finally {
+      await pool.end()
+    }
+  })
+
+  it("upgrades a schema left at an older version", async () => {
+    const upgraded = `${schema}_up`
+    try {
+      const v1 = new PostgresStore({ connectionString: url, schema: upgraded })
+      const id = uid("old")
+      await v1.save(id, turns(2))
+      await v1.close()
+      const v2 = new PostgresStore({
+        connectionString: url,
+        schema: upgraded,
+        migrations: [
+          ...POSTGRES_MIGRATIONS,
+          (s) => `ALTER TABLE ${s}.tnx_conversations ADD COLUMN note text`,
+        ],
+      })
+      expect(await v2.get(id)).toEqual(turns(2))
+      await v2.close()
+      const { rows } = await admin().query(`SELECT value FROM "${upgraded}".tnx_meta`)
+      expect(rows).toEqual([{ value: String(POSTGRES_MIGRATIONS.length + 1) }])
+      await expect(new PostgresStore({ pool: admin(), schema: upgraded }).get(id)).rejects.toThrow(
+        /schema version/,
+      )
+    } finally {
+      await admin().query(`DROP SCHEMA IF EXISTS "${upgraded}" CASCADE`)
+    }
+  })
+})
+
+/** The pid of the backend waiting on a lock while saving conversation `id`. */
+async function waitForLockedBackend(id: string): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const { rows } = await admin().query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%tnx_messages%' " +
+        "AND datname = current_database()",
+    )
+    if (rows[0] !== undefined) return rows[0].pid
+    await sleep(10)
+  }
+  throw new Error(`no backend is waiting on a lock for ${id}`)
+}
+
+function withoutCommitFlush(connectionString: string): string {
+  const parsed = new URL(connectionString)
+  parsed.searchParams.set("options", "-c synchronous_commit=off")
+  return parsed.toString()
+}

@@ -1,0 +1,160 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomUUID } from "node:crypto"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+
+const WORKER = fileURLToPath(new URL("./fixtures/worker.mjs", import.meta.url))
+
+interface Outcome {
+  status?: string
+  text?: string
+  pending?: { id: string; data?: Record<string, unknown> }
+  error?: string
+  children?: string[]
+}
+
+/** Scenarios across real process boundaries, written once and run on every backend. */
+export function describeProcessSuite(name: string, opts: { skip?: string; storeUrl: () => string }): void {
+  describe.skipIf(opts.skip !== undefined)(`process boundaries on ${name}`, () => {
+    let server: FakeLLMServer
+    let dir: string
+    let log: string
+    const children = new Set<ChildProcess>()
+    beforeAll(async () => {
+      server = await createFakeLLMServer()
+      dir = mkdtempSync(join(tmpdir(), "tnx-proc-"))
+    })
+    beforeEach(() => {
+      server.reset()
+      log = join(dir, `${randomUUID()}.log`)
+      writeFileSync(log, "")
+    })
+    afterAll(async () => {
+      for (const c of children) c.kill("SIGKILL")
+      await server?.close()
+      rmSync(dir, { recursive: true, force: true })
+    })
+
+    /** Starts a worker; `line` resolves with its first JSON line, `exit` when it ends. */
+    function worker(mode: string, id: string, answer?: unknown, env: Record<string, string> = {}) {
+      const args = [WORKER, mode, opts.storeUrl(), id, `${server.url}/v1`, "openai"]
+      if (answer !== undefined) args.push(JSON.stringify(answer))
+      const child = spawn(process.execPath, args, {
+        env: { ...process.env, TNX_LOG: log, ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      })
+      children.add(child)
+      let out = ""
+      let err = ""
+      child.stderr.on("data", (d) => {
+        err += d
+      })
+      const line = new Promise<Outcome>((resolve, reject) => {
+        child.stdout.on("data", (d) => {
+          out += d
+          const nl = out.indexOf("\n")
+          if (nl !== -1) resolve(JSON.parse(out.slice(0, nl)) as Outcome)
+        })
+        child.on("exit", (code) =>
+          reject(new Error(`worker ${mode} exited (${code}) without output: ${err}`)),
+        )
+      })
+      const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      return { child, line, exit }
+    }
+    const executions = () =>
+      readFileSync(log, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { pid: number; answer: { ok: boolean } | null; key: string })
+
+    const halt = { toolCalls: [{ name: "pay", arguments: { amount: 5 } }] }
+    const finish = (req: { toolResults: { content: string }[] }) => ({
+      text: `final: ${req.toolResults[0]?.content}`,
+    })
+
+    it("a process halts and exits; another process resumes from the store", async () => {
+      const id = `p-${randomUUID()}`
+      server.enqueue(halt, finish)
+      const first = worker("halt", id)
+      const halted = await first.line
+      expect(await first.exit).toBe(0)
+      expect(halted.status).toBe("pending")
+      const second = worker("resume", id, { id: halted.pending?.id, ok: true })
+      expect(await second.line).toEqual({ status: "done", text: "final: paid 5" })
+      const runs = executions()
+      expect(runs.map((r) => r.answer?.ok ?? null)).toEqual([null, true])
+      expect(runs[0]?.pid).not.toBe(runs[1]?.pid)
+      expect(runs[1]?.key).toBe(runs[0]?.key)
+    })
+
+    it("two processes race to deliver the same answer: exactly one wins", async () => {
+      const id = `race-${randomUUID()}`
+      server.enqueue(halt)
+      const halted = await worker("halt", id).line
+      server.addRule({ match: () => true, reply: (req) => ({ ...finish(req), delayMs: 50 }) })
+      const answer = { id: halted.pending?.id, ok: true }
+      const outcomes = await Promise.all([
+        worker("resume", id, answer).line,
+        worker("resume", id, answer).line,
+      ])
+      expect(outcomes.filter((o) => o.status === "done")).toHaveLength(1)
+      expect(outcomes.filter((o) => o.error === "AnswerConflictError")).toHaveLength(1)
+      expect(executions().filter((r) => r.answer)).toHaveLength(1)
+    })
+
+    it("a worker killed after claiming: the lease expires and another worker completes the run", async () => {
+      const id = `kill-${randomUUID()}`
+      server.enqueue(halt, finish)
+      const halted = await worker("halt", id).line
+      const doomed = worker(
+        "resume-and-die",
+        id,
+        { id: halted.pending?.id, ok: true },
+        { TNX_LEASE_MS: "400" },
+      )
+      expect(await doomed.line).toEqual({ claimed: true })
+      doomed.child.kill("SIGKILL")
+      await doomed.exit
+      // Redelivered as a decline: the stored approval (the user's first decision) is applied.
+      let outcome: Outcome = { error: "AnswerConflictError" }
+      for (let i = 0; i < 50 && outcome.error === "AnswerConflictError"; i++) {
+        outcome = await worker("resume", id, { id: halted.pending?.id, ok: false }).line
+        if (outcome.error) await new Promise((r) => setTimeout(r, 100))
+      }
+      expect(outcome).toEqual({ status: "done", text: "final: paid 5" })
+      expect(executions().map((r) => r.answer?.ok ?? null)).toEqual([null, true, true])
+    })
+
+    it("a suspended sub-agent tree survives the process; a new process resumes it with reattachment", async () => {
+      const key = `rt-${randomUUID()}`
+      server.addRule({
+        match: (r) => r.system === "parent" && r.toolResults.length === 0,
+        reply: { toolCalls: [{ name: "task", arguments: { agent: "asker", prompt: "ask" } }] },
+      })
+      server.addRule({
+        match: (r) => r.system === "parent",
+        reply: (r) => ({ text: `parent: ${r.toolResults[0]?.content}` }),
+      })
+      server.addRule({ match: (r) => r.system === "asker" && r.toolResults.length === 0, reply: halt })
+      server.addRule({
+        match: (r) => r.system === "asker",
+        reply: (r) => ({ text: `asker: ${r.toolResults[0]?.content}` }),
+      })
+      const halted = await worker("runtime-halt", key).line
+      expect(halted.status).toBe("pending")
+      expect(halted.pending?.data?.path).toEqual(["root", "approverParent.1", "asker.1"])
+      const resumed = await worker("runtime-resume", key, { id: halted.pending?.id, ok: true }).line
+      expect(resumed).toEqual({
+        status: "done",
+        text: "parent: asker: paid 5",
+        children: ["root/approverParent.1/asker.1"],
+      })
+      expect(server.requests).toHaveLength(4)
+    })
+  })
+}

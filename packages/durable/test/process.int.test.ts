@@ -1,0 +1,13 @@
+import { describeProcessSuite } from "./process-suite.js"
+
+const pgUrl = process.env.TOOLNEXUS_TEST_PG_URL
+const redisUrl = process.env.TOOLNEXUS_TEST_REDIS_URL
+
+describeProcessSuite("PostgreSQL", {
+  skip: pgUrl ? undefined : "TOOLNEXUS_TEST_PG_URL is not set",
+  storeUrl: () => pgUrl as string,
+})
+describeProcessSuite("Redis", {
+  skip: redisUrl ? undefined : "TOOLNEXUS_TEST_REDIS_URL is not set",
+  storeUrl: () => redisUrl as string,
+})

@@ -1,0 +1,86 @@
+import { randomUUID } from "node:crypto"
+import { Redis } from "ioredis"
+import { afterAll, describe, expect, it } from "vitest"
+import { RedisStore } from "../src/redis/index.js"
+import { REDIS_MIGRATIONS } from "../src/redis/migrations.js"
+import { describeStoreContract, request, turns, uid } from "./store-contract.js"
+
+const url = process.env.TOOLNEXUS_TEST_REDIS_URL
+const skip = url ? undefined : "TOOLNEXUS_TEST_REDIS_URL is not set"
+// A prefix of our own per run: parallel runs never meet, and deleting it cleans up.
+const keyPrefix = `tnx-test-${randomUUID()}:`
+let adminClient: Redis | undefined
+const admin = () => {
+  adminClient ??= new Redis(url as string, { lazyConnect: true, maxRetriesPerRequest: 1 })
+  return adminClient
+}
+
+afterAll(async () => {
+  if (url === undefined) return
+  try {
+    // Both our prefix and the host-prefixed variant used below.
+    for (const pattern of [`${keyPrefix}*`, `host-${keyPrefix}*`]) {
+      const keys = await admin().keys(pattern)
+      if (keys.length > 0) await admin().del(...keys)
+    }
+  } finally {
+    admin().disconnect()
+  }
+})
+
+describeStoreContract("RedisStore", {
+  skip,
+  create: async () => new RedisStore({ url, keyPrefix }),
+  corrupt: async (_store, id, index) => {
+    await admin().lset(`${keyPrefix}msgs:${id}`, index, "not json {")
+  },
+  setSchemaVersion: async (_store, version) => {
+    await admin().set(`${keyPrefix}schema`, String(version))
+  },
+  schemaVersion: REDIS_MIGRATIONS.length,
+  unreachable: async () => new RedisStore({ url: "redis://127.0.0.1:1", keyPrefix }),
+})
+
+describe.skipIf(skip !== undefined)("RedisStore on a live server", () => {
+  it("works through a host client with its own key prefix, and leaves it connected", async () => {
+    const client = new Redis(url as string, { keyPrefix: "host-" })
+    try {
+      const store = new RedisStore({ client, keyPrefix })
+      const id = uid("host-client")
+      const kind = uid("kind")
+      const req = request(kind)
+      await store.save(id, turns(2), { pending: req })
+      expect(await store.get(id)).toEqual(turns(2))
+      expect(await store.listPending({ kind })).toEqual([{ id, request: req, since: expect.any(String) }])
+      const claim = await store.claimAnswer(id, { id: req.id, ok: true }, { leaseMs: 1 })
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      expect((await store.listExpiredClaims()).map((entry) => entry.id)).toContain(id)
+      await store.save(id, turns(3), { pending: null, claim: claim.token })
+      await store.close()
+      expect(client.status).toBe("ready")
+      expect(await admin().exists(`host-${keyPrefix}conv:${id}`)).toBe(1)
+    } finally {
+      client.disconnect()
+    }
+  })
+
+  it("upgrades a key layout left at an older version", async () => {
+    const prefix = `${keyPrefix}up:`
+    const v1 = new RedisStore({ url, keyPrefix: prefix })
+    const id = uid("old")
+    await v1.save(id, turns(2))
+    await v1.close()
+    const v2 = new RedisStore({
+      url,
+      keyPrefix: prefix,
+      migrations: [...REDIS_MIGRATIONS, `redis.call("SET", ARGV[2] .. "marker", "v2")`],
+    })
+    expect(await v2.get(id)).toEqual(turns(2))
+    await v2.close()
+    expect(await admin().get(`${prefix}schema`)).toBe(String(REDIS_MIGRATIONS.length + 1))
+    expect(await admin().get(`${prefix}marker`)).toBe("v2")
+    const old = new RedisStore({ url, keyPrefix: prefix })
+    await expect(old.get(id)).rejects.toThrow(/schema version/)
+    await old.close()
+  })
+})

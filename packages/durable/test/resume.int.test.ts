@@ -1,0 +1,29 @@
+import { randomUUID } from "node:crypto"
+import pg from "pg"
+import { afterAll } from "vitest"
+import { PostgresStore } from "../src/postgres/index.js"
+import { RedisStore } from "../src/redis/index.js"
+import { describeResumeSuite } from "./resume-suite.js"
+
+const pgUrl = process.env.TOOLNEXUS_TEST_PG_URL
+const redisUrl = process.env.TOOLNEXUS_TEST_REDIS_URL
+const schema = `tnx_resume_${randomUUID().replaceAll("-", "").slice(0, 16)}`
+const keyPrefix = `tnx-resume-${randomUUID()}:`
+
+afterAll(async () => {
+  if (pgUrl) {
+    const pool = new pg.Pool({ connectionString: pgUrl })
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+    await pool.end()
+  }
+})
+
+describeResumeSuite("PostgreSQL", {
+  skip: pgUrl ? undefined : "TOOLNEXUS_TEST_PG_URL is not set",
+  open: async () => new PostgresStore({ connectionString: pgUrl, schema }),
+})
+
+describeResumeSuite("Redis", {
+  skip: redisUrl ? undefined : "TOOLNEXUS_TEST_REDIS_URL is not set",
+  open: async () => new RedisStore({ url: redisUrl, keyPrefix }),
+})

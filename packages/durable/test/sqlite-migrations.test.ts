@@ -1,0 +1,109 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { SchemaVersionError, StoreError } from "@toolnexus/core"
+import Database from "better-sqlite3"
+import { afterAll, describe, expect, it } from "vitest"
+import { SqliteStore } from "../src/sqlite/index.js"
+import { SQLITE_MIGRATIONS } from "../src/sqlite/migrations.js"
+import { turns } from "./store-contract.js"
+
+const dir = mkdtempSync(join(tmpdir(), "tnx-durable-migrate-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let files = 0
+const newFile = () => join(dir, `db-${files++}.db`)
+
+const version = (db: Database.Database) =>
+  (db.prepare("SELECT value FROM tnx_meta WHERE key = 'schema_version'").get() as { value: string }).value
+const tables = (db: Database.Database) =>
+  (
+    db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {
+      name: string
+    }[]
+  ).map((row) => row.name)
+
+const NEXT =
+  "ALTER TABLE tnx_conversations ADD COLUMN labels TEXT; CREATE TABLE tnx_labels (name TEXT PRIMARY KEY);"
+
+describe("SQLite schema migrations", () => {
+  it("creates the newest schema in an empty database, on first use and in WAL mode", async () => {
+    const file = newFile()
+    const store = new SqliteStore({ path: file })
+    await store.get("anything")
+    await store.close()
+    const db = new Database(file)
+    expect(version(db)).toBe(String(SQLITE_MIGRATIONS.length))
+    expect(tables(db)).toEqual(["tnx_conversations", "tnx_messages", "tnx_meta", "tnx_snapshots"])
+    expect(db.pragma("journal_mode", { simple: true })).toBe("wal")
+    db.close()
+  })
+
+  it("upgrades a database left at an older version, keeping its data", async () => {
+    const file = newFile()
+    const old = new SqliteStore({ path: file })
+    await old.save("c", turns(3), { pending: { id: "r", kind: "approval", prompt: "ok?" } })
+    await old.putSnapshot("s", { v: 1 })
+    await old.close()
+
+    const upgraded = new SqliteStore({ path: file, migrations: [...SQLITE_MIGRATIONS, NEXT] })
+    expect(await upgraded.get("c")).toEqual(turns(3))
+    expect(await upgraded.getPending("c")).toMatchObject({ id: "r" })
+    expect(await upgraded.getSnapshot("s")).toEqual({ v: 1 })
+    await upgraded.save("c", turns(4))
+    await upgraded.close()
+
+    const db = new Database(file)
+    expect(version(db)).toBe(String(SQLITE_MIGRATIONS.length + 1))
+    expect(tables(db)).toContain("tnx_labels")
+    expect(db.prepare("SELECT labels FROM tnx_conversations WHERE id = 'c'").get()).toEqual({ labels: null })
+    db.close()
+    // The code that knows only the old version now refuses the database.
+    const stale = new SqliteStore({ path: file })
+    await expect(stale.get("c")).rejects.toBeInstanceOf(SchemaVersionError)
+    await stale.close()
+  })
+
+  it("rolls a failed migration back whole", async () => {
+    const file = newFile()
+    const old = new SqliteStore({ path: file })
+    await old.save("c", turns(1))
+    await old.close()
+    const broken = new SqliteStore({
+      path: file,
+      migrations: [...SQLITE_MIGRATIONS, "CREATE TABLE tnx_half (x); SELECT * FROM no_such_table;"],
+    })
+    await expect(broken.get("c")).rejects.toBeInstanceOf(StoreError)
+    await broken.close()
+    const db = new Database(file)
+    expect(version(db)).toBe(String(SQLITE_MIGRATIONS.length))
+    expect(tables(db)).not.toContain("tnx_half")
+    db.close()
+  })
+
+  it("refuses a database from the future without writing to it", async () => {
+    const file = newFile()
+    const old = new SqliteStore({ path: file })
+    await old.save("c", turns(2))
+    await old.close()
+    const db = new Database(file)
+    db.prepare("UPDATE tnx_meta SET value = '99' WHERE key = 'schema_version'").run()
+    const before = db.prepare("SELECT revision, updated_at FROM tnx_conversations").all()
+    const store = new SqliteStore({ path: file })
+    const save = store.save("c", turns(3))
+    await expect(save).rejects.toBeInstanceOf(SchemaVersionError)
+    await expect(save).rejects.toThrow(/schema version "99"/)
+    await store.close()
+    expect(db.prepare("SELECT revision, updated_at FROM tnx_conversations").all()).toEqual(before)
+    expect(db.prepare("SELECT count(*) AS n FROM tnx_messages").get()).toEqual({ n: 2 })
+    expect(version(db)).toBe("99")
+    db.close()
+  })
+
+  it("refuses a version that is not a number", async () => {
+    const db = new Database(":memory:")
+    db.exec("CREATE TABLE tnx_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.prepare("INSERT INTO tnx_meta VALUES ('schema_version', 'banana')").run()
+    await expect(new SqliteStore({ db }).get("c")).rejects.toBeInstanceOf(SchemaVersionError)
+    db.close()
+  })
+})

@@ -1,0 +1,47 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import Database from "better-sqlite3"
+import { afterAll } from "vitest"
+import { SqliteStore } from "../src/sqlite/index.js"
+import { SQLITE_MIGRATIONS } from "../src/sqlite/migrations.js"
+import { describeStoreContract } from "./store-contract.js"
+
+const dir = mkdtempSync(join(tmpdir(), "tnx-durable-sqlite-"))
+const file = join(dir, "contract.db")
+const memory = new Database(":memory:")
+afterAll(() => {
+  memory.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** Runs `fn` on a second connection to the same database, behind the store's back. */
+function behindTheBack(db: Database.Database | undefined, fn: (db: Database.Database) => void): void {
+  const conn = db ?? new Database(file)
+  try {
+    fn(conn)
+  } finally {
+    if (db === undefined) conn.close()
+  }
+}
+
+for (const [name, db] of [
+  ["SqliteStore (file)", undefined],
+  ["SqliteStore (:memory:)", memory],
+] as const) {
+  describeStoreContract(name, {
+    create: async () => (db ? new SqliteStore({ db }) : new SqliteStore({ path: file })),
+    corrupt: async (_store, id, index) =>
+      behindTheBack(db, (conn) => {
+        conn
+          .prepare("UPDATE tnx_messages SET body = 'not json {' WHERE conversation_id = ? AND seq = ?")
+          .run(id, index)
+      }),
+    setSchemaVersion: async (_store, version) =>
+      behindTheBack(db, (conn) => {
+        conn.prepare("UPDATE tnx_meta SET value = ? WHERE key = 'schema_version'").run(String(version))
+      }),
+    schemaVersion: SQLITE_MIGRATIONS.length,
+    unreachable: async () => new SqliteStore({ path: join(dir, "no-such-dir", "x.db") }),
+  })
+}

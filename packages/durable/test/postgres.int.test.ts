@@ -88,6 +88,18 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
     }
   })
 
+  it("two stores preparing one fresh schema at once both succeed (regression: stale catalog after lock)", async () => {
+    const fresh = `${schema}_race`
+    const stores = [0, 1, 2].map(() => new PostgresStore({ connectionString: url, schema: fresh }))
+    try {
+      const outcomes = await Promise.allSettled(stores.map((s) => s.listPending()))
+      expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "fulfilled"])
+    } finally {
+      await Promise.all(stores.map((s) => s.close()))
+      await admin().query(`DROP SCHEMA IF EXISTS "${fresh}" CASCADE`)
+    }
+  })
+
   it("uses a host pool without ending it", async () => {
     const pool = new pg.Pool({ connectionString: url, max: 2 })
     try {

@@ -104,6 +104,28 @@ export function describeResumeSuite(name: string, backend: ResumeBackend): void 
         ).rejects.toThrow(AnswerConflictError)
       })
 
+      it(`[${style}] re-answering a request after the run moved on to a new one is a conflict`, async () => {
+        const id = `moved-${randomUUID()}`
+        const seen: ToolContext[] = []
+        server.enqueue(haltReply, haltReply)
+        const store = await open()
+        const first = await clientOn(store).ask("pay", { id, toolkit: await paymentKit(seen) })
+        const oldRequest = first.pending as Request
+        const second = await askWithAnswer(clientOn(store), {
+          id,
+          answer: { id: oldRequest.id, ok: true },
+          toolkit: await paymentKit(seen),
+        })
+        expect(second.status).toBe("pending")
+        expect(second.pending?.id).not.toBe(oldRequest.id)
+        await expect(
+          askWithAnswer(clientOn(store), { id, answer: { id: oldRequest.id, ok: true } }),
+        ).rejects.toThrow(AnswerConflictError)
+        await expect(
+          askWithAnswer(clientOn(store), { id, answer: { id: "pnd-never", ok: true } }),
+        ).rejects.toThrow(AnswerMismatchError)
+      })
+
       it(`[${style}] runWithAnswer on a fresh client after JSON round trip; a mismatched id is refused first`, async () => {
         const seen: ToolContext[] = []
         server.enqueue(haltReply, finalReply)

@@ -400,8 +400,13 @@ export class PostgresStore implements DurableStore {
     }
   }
 
-  /** Runs `fn` in a transaction on one pooled connection; any failure rolls everything back. */
-  async #transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` in a transaction on one pooled connection; any failure rolls everything back.
+   * `sessionLock` names an advisory lock held around the whole transaction: taken before
+   * BEGIN, so the transaction starts after the previous holder committed and sees its
+   * catalog changes (a lock taken inside it could still read stale cached lookups).
+   */
+  async #transaction<T>(fn: (client: PoolClient) => Promise<T>, sessionLock?: string): Promise<T> {
     const client = await this.#pool.connect()
     let broken: Error | undefined
     // pg only listens for errors on idle clients; a connection lost while we hold it would
@@ -411,6 +416,7 @@ export class PostgresStore implements DurableStore {
     }
     client.on("error", onError)
     try {
+      if (sessionLock) await client.query("SELECT pg_advisory_lock(hashtext($1))", [sessionLock])
       await client.query("BEGIN")
       const result = await fn(client)
       await client.query("COMMIT")
@@ -425,6 +431,11 @@ export class PostgresStore implements DurableStore {
       }
       throw error
     } finally {
+      if (sessionLock && broken === undefined) {
+        await client.query("SELECT pg_advisory_unlock(hashtext($1))", [sessionLock]).catch((error: Error) => {
+          broken = error
+        })
+      }
       client.removeListener("error", onError)
       // Releasing with an error destroys the connection instead of pooling a broken one.
       client.release(broken)
@@ -440,9 +451,8 @@ export class PostgresStore implements DurableStore {
     const known = migrations.length
     const what = `the toolnexus tables in PostgreSQL schema "${this.#schema}"`
     if ((await this.#readSchemaVersion(this.#pool, quoted, known, what)) === known) return
+    // The lock serialises concurrent first starts: CREATE ... IF NOT EXISTS races otherwise.
     await this.#transaction(async (client) => {
-      // Serialises concurrent first starts: CREATE ... IF NOT EXISTS races otherwise.
-      await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`toolnexus-durable:${this.#schema}`])
       const from = await this.#readSchemaVersion(client, quoted, known, what)
       const exists = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [this.#schema])
       // Only create a missing namespace: CREATE SCHEMA IF NOT EXISTS still needs the privilege.
@@ -458,7 +468,7 @@ export class PostgresStore implements DurableStore {
           "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         [String(known)],
       )
-    })
+    }, `toolnexus-durable:${this.#schema}`)
   }
 
   async #readSchemaVersion(db: Queryable, quoted: string, known: number, what: string): Promise<number> {

@@ -51,7 +51,9 @@ async function claimAndResume(
 ): Promise<RunResult> {
   const { id, answer, toolkit, signal } = opts
   const stored = await store.getPending(id)
-  if (stored) assertAnswerFits(stored, answer)
+  // Expiry is checked before claiming; a different id is left to the claim, which tells an
+  // answer already applied (the run moved on) from one that never matched.
+  if (stored?.id === answer.id) assertAnswerFits(stored, answer)
   let claim: Awaited<ReturnType<DurableStore["claimAnswer"]>>
   try {
     claim = await store.claimAnswer(id, answer, { leaseMs: opts.leaseMs })

@@ -1,0 +1,87 @@
+import { randomBytes } from "node:crypto"
+import { createRequire } from "node:module"
+import { createFakeLLMServer, type FakeLLMServer } from "@toolnexus/core/testing"
+import { PostgresStore } from "@toolnexus/durable/postgres"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { ToolEffect } from "../src/tools.js"
+import { agentReply, getJson, instance, json, postJson, startRun } from "./support.js"
+
+/** The bit of pg this test uses (the app itself has no @types/pg). */
+interface PgPool {
+  query(sql: string): Promise<unknown>
+  end(): Promise<void>
+}
+interface PgModule {
+  Pool: new (opts: { connectionString: string; connectionTimeoutMillis?: number }) => PgPool
+}
+
+const connectionString = process.env.TOOLNEXUS_TEST_PG_URL
+if (!connectionString) {
+  console.warn("[approvals] TOOLNEXUS_TEST_PG_URL is not set: skipping the two-instances PostgreSQL test")
+}
+
+describe.skipIf(!connectionString)("two instances on one PostgreSQL database", () => {
+  const schema = `approvals_test_${randomBytes(6).toString("hex")}`
+  let admin: PgPool
+  let fake: FakeLLMServer
+  const stores: PostgresStore[] = []
+  let reachable = false
+
+  beforeAll(async () => {
+    const pg = createRequire(import.meta.url)("pg") as PgModule
+    admin = new pg.Pool({ connectionString: connectionString!, connectionTimeoutMillis: 5_000 })
+    // Set but unreachable is a failure, not a skip: CI meant to run this.
+    await admin.query("SELECT 1").catch((error: Error) => {
+      throw new Error(`TOOLNEXUS_TEST_PG_URL is set but PostgreSQL is unreachable: ${error.message}`)
+    })
+    reachable = true
+    fake = await createFakeLLMServer({ fallback: agentReply })
+  })
+
+  afterAll(async () => {
+    await Promise.all(stores.map((s) => s.close().catch(() => {})))
+    await fake?.close()
+    if (reachable) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+    await admin?.end()
+  })
+
+  it("answering one request on both at once: one 200, one 409, the tool runs once", async () => {
+    const effects: ToolEffect[] = []
+    const open = () => {
+      const store = new PostgresStore({ connectionString: connectionString!, schema })
+      stores.push(store)
+      return store
+    }
+    // Two app objects, two connection pools: as two processes would be, sharing the tool log.
+    const a = await instance(fake, open(), { effects })
+    const b = await instance(fake, open(), { effects })
+
+    const run = await startRun(a.app, "refund order PG-1 $77")
+    expect(run.status).toBe("pending")
+    const seenByB = await getJson(b.app, "/requests")
+    expect(seenByB.requests.map((r: any) => r.request.id)).toEqual([run.pending.id])
+
+    // A slow final turn keeps the winner's claim open while the other answer arrives.
+    fake.addRule({ match: "PG-1", reply: (req) => ({ ...agentReply(req), delayMs: 200 }), times: 1 })
+    const [fromA, fromB] = await Promise.all([
+      postJson(a.app, `/requests/${run.pending.id}/answer`, { ok: true }),
+      postJson(b.app, "/webhooks/answer", { id: run.pending.id, ok: true }),
+    ])
+    expect([fromA.status, fromB.status].sort()).toEqual([200, 409])
+    const winner = await json(fromA.status === 200 ? fromA : fromB)
+    const loser = await json(fromA.status === 200 ? fromB : fromA)
+    expect(winner).toMatchObject({ id: run.id, status: "done" })
+    expect(winner.text).toMatch(/^Done: Refunded \$77\.00 on order PG-1/)
+    expect(loser.error.code).toBe("answer_conflict")
+
+    expect(effects).toHaveLength(1)
+    expect(effects[0]?.answer).toEqual({ id: run.pending.id, ok: true })
+
+    // Either instance knows the request was answered, whichever answered it.
+    for (const { app } of [a, b]) {
+      expect((await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })).status).toBe(409)
+      expect((await getJson(app, "/requests")).requests).toEqual([])
+    }
+    expect(effects).toHaveLength(1)
+  })
+})

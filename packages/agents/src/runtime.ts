@@ -183,9 +183,9 @@ class AgentRuntime implements Runtime {
     if (r === this.#rootRecord)
       throw new RuntimeError("unknown_agent", "the root is the host; wake one of its children")
     if (r.state !== "idle" || r.queued) {
-      // Busy or parked: keep the prompt in the inbox; a running handle runs again after.
+      // Busy or parked: keep the prompt in the inbox and run it once the handle settles.
       if (prompt) this.post(h, { text: prompt })
-      if (r.state === "running") r.rewake = true
+      if (r.state !== "idle") r.rewake = true
       return
     }
     if (!prompt && r.inbox.length === 0 && !r.cancelled) return
@@ -251,7 +251,8 @@ class AgentRuntime implements Runtime {
     if (r.state === "suspended") this.#cancelParked(r, "closed")
     if (r.def.onClose) await Promise.resolve(r.def.onClose(r.handle, reason)).catch(() => {})
     this.#transition(r, "closed")
-    const result = this.#result(r, { status: "closed", text: r.lastResult?.text ?? "", isError: false })
+    // Waiters get what a later `wait` gets: the last result, or `closed` if it never ran.
+    const result = this.#settledResult(r) as TaskResult
     for (const w of r.waiters.splice(0)) w(result)
   }
 

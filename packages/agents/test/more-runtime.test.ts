@@ -204,6 +204,25 @@ describe("more runtime behaviour", () => {
     ])
   })
 
+  it("a wake while parked is kept and runs once the resumed run settles", async () => {
+    const registry = { asker: { name: "asker", does: "asks", soul: "asker", tools: [approval("eps")] } }
+    const rt = createRuntime(options(registry))
+    server.addRule({
+      match: (r) => r.lastUserText === "start" && r.toolResults.length === 0,
+      reply: { toolCalls: [{ name: "eps", arguments: {} }] },
+    })
+    server.addRule({ match: (r) => r.lastUserText === "start", reply: { text: "approved run done" } })
+    server.addRule({ match: () => true, reply: (r) => ({ text: `then: ${r.lastUserText}` }) })
+    const h = rt.spawn(rt.root, "asker")
+    rt.wake(h, "start")
+    const parked = await rt.wait(h)
+    rt.wake(h, "later")
+    expect(rt.inspect(h)).toMatchObject({ state: "suspended", inbox: 1 })
+    await rt.resume({ id: parked.pending?.id as string, ok: true })
+    expect(rt.stateOf(h)).toBe("running")
+    expect((await rt.wait(h)).text).toBe("then: [from: host] later")
+  })
+
   it("close waits for a running handle, or interrupts it with force", async () => {
     const reasons: string[] = []
     const registry = {

@@ -37,8 +37,11 @@ export async function resumeHaltedTurn(
   let index = state.messages.length - 1
   while (index >= 0 && (state.messages[index] as { role: string }).role !== "assistant") index--
   const calls = index >= 0 ? (dialect.toolCallsOf(state.messages[index]!) ?? []) : []
-  const relay = isRelayRequest(pending)
-  const answeredIds = new Set(relay ? relayCallsOf(pending).map((c) => c.id) : [pending.data?.callId])
+  // A relay request halts this turn's relay calls only when they are in it; a request relayed
+  // up from a sub-agent halts the call that delegated to it (e.g. `task`), retried as usual.
+  const relayIds = new Set(relayCallsOf(pending).map((c) => c.id))
+  const relay = isRelayRequest(pending) && calls.some((c) => relayIds.has(c.id))
+  const answeredIds = relay ? relayIds : new Set([pending.data?.callId])
   if (!calls.some((c) => answeredIds.has(c.id))) {
     throw new UnknownRequestError(
       pending.id,

@@ -1,0 +1,57 @@
+import type { Message } from "@toolnexus/core"
+
+interface LooseMessage {
+  role: string
+  content: unknown
+  tool_calls?: { id: string }[]
+  tool_call_id?: string
+}
+
+interface LooseBlock {
+  type: string
+  id?: string
+  tool_use_id?: string
+}
+
+/**
+ * Problems of a transcript in either style: a tool call without exactly one result before the
+ * next assistant turn, or a result for no call. An empty list means balanced.
+ */
+export function transcriptProblems(messages: readonly Message[]): string[] {
+  const problems: string[] = []
+  let open = new Map<string, number>()
+  const closeTurn = () => {
+    for (const [id, count] of open) if (count !== 1) problems.push(`call ${id} has ${count} results`)
+    open = new Map()
+  }
+  const bump = (id: string | undefined) => {
+    const count = open.get(String(id))
+    if (count === undefined) problems.push(`result for unknown call ${id}`)
+    else open.set(String(id), count + 1)
+  }
+  for (const raw of messages) {
+    const msg = raw as unknown as LooseMessage
+    const blocks = Array.isArray(msg.content) ? (msg.content as LooseBlock[]) : []
+    if (msg.role === "assistant") {
+      closeTurn()
+      for (const call of msg.tool_calls ?? []) open.set(call.id, 0)
+      for (const block of blocks) if (block.type === "tool_use") open.set(String(block.id), 0)
+    } else if (msg.role === "tool") {
+      bump(msg.tool_call_id)
+    } else if (msg.role === "user") {
+      for (const block of blocks) if (block.type === "tool_result") bump(block.tool_use_id)
+    }
+  }
+  closeTurn()
+  return problems
+}
+
+/** User messages that carry text, as opposed to Anthropic's tool-result-only user messages. */
+export function userTurns(messages: readonly Message[]): number {
+  return messages.filter((raw) => {
+    const msg = raw as unknown as LooseMessage
+    if (msg.role !== "user") return false
+    if (typeof msg.content === "string") return true
+    return Array.isArray(msg.content) && (msg.content as LooseBlock[]).some((b) => b.type === "text")
+  }).length
+}

@@ -1,0 +1,267 @@
+// Shared machinery of the CPU benchmarks: the forked mock endpoint, the hand-written
+// floor loop, the measuring of one phase, the rounds and the printed table.
+import { fork } from "node:child_process"
+import { once } from "node:events"
+import { cpus } from "node:os"
+import { parseArgs } from "node:util"
+import { Agent, request } from "undici"
+
+export const MODEL = "mock-model"
+export const API_KEY = "sk-bench"
+
+/**
+ * Command-line options common to every benchmark.
+ * --runs N      runs per measured phase (a phase = one variant at one concurrency)
+ * --rounds R    measured rounds; the figures are medians over them
+ * --warmup W    runs per variant before measuring
+ * --only V      measure only "sdk" or "floor" (handy under `node --cpu-prof`)
+ * --concurrency 1,32   the concurrency levels to measure
+ * --verbose      print every phase as it is measured
+ */
+export function cliOptions(defaults) {
+  const { values } = parseArgs({
+    options: {
+      runs: { type: "string" },
+      rounds: { type: "string" },
+      warmup: { type: "string" },
+      only: { type: "string" },
+      concurrency: { type: "string" },
+      verbose: { type: "boolean", default: false },
+    },
+  })
+  const int = (name, fallback) => {
+    if (values[name] === undefined) return fallback
+    const n = Number(values[name])
+    if (!Number.isInteger(n) || n < 1)
+      throw new Error(`--${name} must be a positive integer, got ${values[name]}`)
+    return n
+  }
+  if (values.only !== undefined && values.only !== "sdk" && values.only !== "floor") {
+    throw new Error(`--only must be "sdk" or "floor", got ${values.only}`)
+  }
+  const concurrency = values.concurrency
+    ? values.concurrency.split(",").map((c) => {
+        const n = Number(c)
+        if (!Number.isInteger(n) || n < 1) throw new Error(`bad --concurrency ${values.concurrency}`)
+        return n
+      })
+    : [1, 32]
+  return {
+    runs: int("runs", defaults.runs),
+    rounds: int("rounds", defaults.rounds),
+    warmup: int("warmup", defaults.warmup),
+    only: values.only,
+    concurrency,
+    verbose: values.verbose,
+  }
+}
+
+/** Forks the mock endpoint and waits until it listens. */
+export async function startMockServer(args) {
+  const child = fork(new URL("./mock-openai-server.mjs", import.meta.url), args, {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    execArgv: [], // never profile or instrument the server along with the client
+  })
+  const [ready] = await once(child, "message")
+  if (ready?.type !== "ready") throw new Error("the mock server did not start")
+  return {
+    baseUrl: `http://127.0.0.1:${ready.port}/v1`,
+    /**
+     * Requests, request-body bytes and (when checking was on) the bodies' digest seen since
+     * the last call; `check` switches the digest on or off for what follows.
+     */
+    async stats(check = false) {
+      const reply = once(child, "message")
+      child.send({ type: "stats", check })
+      const [msg] = await reply
+      return msg
+    },
+    close() {
+      child.disconnect()
+    },
+  }
+}
+
+/**
+ * The floor: what a careful hand-written OpenAI tool loop costs. undici `request` on a
+ * keep-alive Agent (same settings as the SDK's), a `JSON.stringify`d body of
+ * `{model, messages, tools}`, `JSON.parse` of the reply, the assistant message appended
+ * as received, one `{role:"tool"}` message per call, until the model answers in text.
+ */
+export function createFloor({ baseUrl, tools, execute }) {
+  const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 128 })
+  const url = `${baseUrl}/chat/completions`
+  const headers = { "content-type": "application/json", authorization: `Bearer ${API_KEY}` }
+
+  async function chat(messages) {
+    const res = await request(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ model: MODEL, messages, tools }),
+      dispatcher: agent,
+    })
+    const text = await res.body.text()
+    if (res.statusCode !== 200) throw new Error(`floor: HTTP ${res.statusCode}: ${text}`)
+    return JSON.parse(text).choices[0].message
+  }
+
+  return {
+    /** Runs one prompt to its final text; resolves with `{text, outputs}`. */
+    async run(prompt) {
+      const messages = [{ role: "user", content: prompt }]
+      const outputs = []
+      for (;;) {
+        const message = await chat(messages)
+        messages.push(message)
+        const calls = message.tool_calls
+        if (!calls || calls.length === 0) return { text: message.content, outputs }
+        const results = await Promise.all(
+          calls.map((call) => execute(call.function.name, JSON.parse(call.function.arguments))),
+        )
+        for (let i = 0; i < calls.length; i++) {
+          outputs.push(results[i])
+          messages.push({ role: "tool", tool_call_id: calls[i].id, content: results[i] })
+        }
+      }
+    },
+    close: () => agent.close(),
+  }
+}
+
+/** Runs `runOnce` `runs` times with `concurrency` runs in flight; client CPU and wall time. */
+async function phase(runOnce, runs, concurrency) {
+  let started = 0
+  const worker = async () => {
+    while (started < runs) {
+      started++
+      await runOnce()
+    }
+  }
+  globalThis.gc?.()
+  const wall0 = process.hrtime.bigint()
+  const cpu0 = process.cpuUsage()
+  await Promise.all(Array.from({ length: Math.min(concurrency, runs) }, worker))
+  const cpu = process.cpuUsage(cpu0)
+  const wallNs = Number(process.hrtime.bigint() - wall0)
+  return { cpuUs: cpu.user + cpu.system, wallNs }
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+/**
+ * Warms both variants up, checks they put the same bytes on the wire, then measures
+ * `rounds` rounds. Each round measures every variant at every concurrency, alternating
+ * which variant goes first, and the reported figures are medians over the rounds.
+ */
+export async function runBenchmark({ title, unit, turnsPerRun, server, variants, options }) {
+  const { runs, rounds, warmup, only, concurrency } = options
+  const names = Object.keys(variants).filter((name) => only === undefined || name === only)
+  const started = Date.now()
+
+  console.log(`${title}`)
+  console.log(
+    `node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model?.trim() ?? "unknown cpu"}), ` +
+      `${runs} runs per phase, ${rounds} rounds, ${warmup} warm-up runs, ${turnsPerRun} LLM requests per run` +
+      `${globalThis.gc ? ", gc before each phase" : ""}`,
+  )
+
+  // Warm-up, and a check that every variant sends byte-identical request bodies.
+  await server.stats(true) // reset the counters, digest what follows
+  const seen = {}
+  for (const name of names) {
+    await phase(variants[name], warmup, 1)
+    await phase(variants[name], warmup, 32)
+    seen[name] = await server.stats(true)
+    if (seen[name].requests !== warmup * 2 * turnsPerRun) {
+      throw new Error(
+        `${name}: expected ${warmup * 2 * turnsPerRun} requests, the mock saw ${seen[name].requests}`,
+      )
+    }
+  }
+  await server.stats(false) // no digests while measuring
+  const perRequest = (name) => (seen[name].bodyBytes / seen[name].requests).toFixed(1)
+  if (names.length === 2 && seen[names[0]].digest !== seen[names[1]].digest) {
+    console.warn(
+      `WARNING: the request bodies differ (${names.map((n) => `${n} ${perRequest(n)} B`).join(", ")})`,
+    )
+  } else {
+    console.log(
+      `request bodies: ${perRequest(names[0])} bytes on average, byte-identical for ${names.join(" and ")}`,
+    )
+  }
+
+  const samples = {}
+  const ratios = {}
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? names : [...names].reverse()
+    for (const c of concurrency) {
+      for (const name of order) {
+        const m = await phase(variants[name], runs, c)
+        const key = `${name}@${c}`
+        samples[key] ??= { perUnitUs: [], runsPerSec: [] }
+        samples[key].perUnitUs.push(unit.perRun ? m.cpuUs / runs : m.cpuUs / (runs * turnsPerRun))
+        samples[key].runsPerSec.push(runs / (m.wallNs / 1e9))
+        if (options.verbose) {
+          console.log(
+            `  round ${round + 1} ${key}: ${samples[key].perUnitUs.at(-1).toFixed(1)} µs, ${(m.wallNs / 1e6).toFixed(0)} ms`,
+          )
+        }
+      }
+      if (names.length === 2) {
+        const [a, b] = names.map((name) => samples[`${name}@${c}`].perUnitUs.at(-1))
+        ratios[c] ??= []
+        ratios[c].push(a / b)
+      }
+    }
+  }
+
+  const rows = []
+  for (const c of concurrency) {
+    const row = { c, ratio: ratios[c] ? median(ratios[c]) : undefined }
+    for (const name of names) {
+      row[name] = {
+        cpu: median(samples[`${name}@${c}`].perUnitUs),
+        rps: median(samples[`${name}@${c}`].runsPerSec),
+        spread: spread(samples[`${name}@${c}`].perUnitUs),
+      }
+    }
+    rows.push(row)
+  }
+  printTable(unit.label, names, rows)
+  console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s)`)
+  return rows
+}
+
+/** (max - min) / median, in percent: how noisy the rounds were. */
+function spread(values) {
+  return ((Math.max(...values) - Math.min(...values)) / median(values)) * 100
+}
+
+function printTable(label, names, rows) {
+  const header = ["concurrency"]
+  for (const name of names) header.push(`${name} ${label}`, `${name} runs/s`)
+  if (names.length === 2) header.push(`ratio ${names[0]}/${names[1]}`)
+  const lines = [header]
+  for (const row of rows) {
+    const line = [`c=${row.c}`]
+    for (const name of names) {
+      line.push(`${row[name].cpu.toFixed(1)} ±${row[name].spread.toFixed(0)}%`, row[name].rps.toFixed(0))
+    }
+    if (names.length === 2) line.push(`${row.ratio.toFixed(2)}x`)
+    lines.push(line)
+  }
+  const widths = header.map((_, i) => Math.max(...lines.map((l) => l[i].length)))
+  console.log("")
+  for (const [i, line] of lines.entries()) {
+    console.log(
+      line.map((cell, j) => (j === 0 ? cell.padEnd(widths[j]) : cell.padStart(widths[j]))).join("  "),
+    )
+    if (i === 0) console.log(widths.map((w) => "-".repeat(w)).join("  "))
+  }
+  console.log("(CPU and runs/s: medians of the rounds; ± = (max - min) / median of the rounds;")
+  console.log(" ratio: median of the per-round ratios, each pairing two adjacent phases)")
+}

@@ -1,0 +1,110 @@
+// A minimal OpenAI-style chat completions endpoint for the CPU benchmarks.
+//
+// It runs in its own process (the benchmarks fork it) so that its CPU never shows up in
+// the client's `process.cpuUsage()`. Both replies are serialised once at start-up: a
+// request whose last message is a tool result gets the final text answer, any other
+// request gets the tool call. It reports its port over IPC and, when asked, the number
+// of requests and request-body bytes it has seen and, while checking is switched on, an
+// order-independent digest of the bodies (the benchmarks use these to check that the SDK
+// and the floor send byte-identical requests; checking is off while they measure).
+//
+// argv: --tool <name> --arguments <json string> --text <final answer>
+import { createHash } from "node:crypto"
+import { createServer } from "node:http"
+import { parseArgs } from "node:util"
+
+const { values } = parseArgs({
+  options: {
+    tool: { type: "string", default: "echo" },
+    arguments: { type: "string", default: '{"text":"hello"}' },
+    text: { type: "string", default: "done" },
+  },
+})
+
+const MODEL = "mock-model"
+const created = Math.floor(Date.now() / 1000)
+
+function completion(id, message, finishReason, usage) {
+  return Buffer.from(
+    JSON.stringify({
+      id,
+      object: "chat.completion",
+      created,
+      model: MODEL,
+      choices: [{ index: 0, message, finish_reason: finishReason }],
+      usage,
+    }),
+  )
+}
+
+const toolCallReply = completion(
+  "chatcmpl-bench-1",
+  {
+    role: "assistant",
+    content: null,
+    tool_calls: [
+      { id: "call_bench_1", type: "function", function: { name: values.tool, arguments: values.arguments } },
+    ],
+  },
+  "tool_calls",
+  { prompt_tokens: 52, completion_tokens: 14, total_tokens: 66 },
+)
+const textReply = completion("chatcmpl-bench-2", { role: "assistant", content: values.text }, "stop", {
+  prompt_tokens: 80,
+  completion_tokens: 6,
+  total_tokens: 86,
+})
+const replyHeaders = (body) => ({ "content-type": "application/json", "content-length": String(body.length) })
+const toolCallHeaders = replyHeaders(toolCallReply)
+const textHeaders = replyHeaders(textReply)
+
+let requests = 0
+let bodyBytes = 0
+let checking = false
+let digest = 0n
+const MASK = (1n << 64n) - 1n
+
+const server = createServer((req, res) => {
+  const chunks = []
+  req.on("data", (chunk) => chunks.push(chunk))
+  req.on("end", () => {
+    const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
+    requests++
+    bodyBytes += raw.length
+    if (checking) digest = (digest + createHash("sha256").update(raw).digest().readBigUInt64BE(0)) & MASK
+    let lastRole
+    try {
+      const messages = JSON.parse(raw.toString("utf8")).messages
+      lastRole = messages[messages.length - 1]?.role
+    } catch {
+      res.writeHead(400, { "content-type": "application/json" })
+      res.end('{"error":{"message":"bad request body"}}')
+      return
+    }
+    if (lastRole === "tool") {
+      res.writeHead(200, textHeaders)
+      res.end(textReply)
+    } else {
+      res.writeHead(200, toolCallHeaders)
+      res.end(toolCallReply)
+    }
+  })
+})
+server.keepAliveTimeout = 120_000
+server.headersTimeout = 130_000
+
+process.on("message", (msg) => {
+  if (msg?.type === "stats") {
+    process.send({ type: "stats", requests, bodyBytes, digest: digest.toString(16) })
+    requests = 0
+    bodyBytes = 0
+    digest = 0n
+    checking = msg.check === true
+  }
+})
+// The parent going away (normally or not) ends the server too.
+process.on("disconnect", () => process.exit(0))
+
+server.listen(0, "127.0.0.1", () => {
+  process.send({ type: "ready", port: server.address().port })
+})

@@ -4,6 +4,8 @@
  * the TypeScript shape and the validator that turns a malformed file into a loud error.
  */
 
+import type { Budget } from "@toolnexus/agents"
+
 /** Any JSON value. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
@@ -51,16 +53,8 @@ export interface WaitForPolicy {
   answer: { ok: boolean; reason?: string; data?: JsonObject }
 }
 
-/** Budget limits, as in `@toolnexus/agents`. */
-export interface BudgetSpec {
-  maxTurns?: number
-  maxTokens?: number
-  maxToolCalls?: number
-  maxWallMs?: number
-  maxChildren?: number
-  maxConcurrent?: number
-  maxDepth?: number
-}
+/** Budget limits: exactly those of `@toolnexus/agents`. */
+export type BudgetSpec = Budget
 
 /** An agent definition; tools are named from the fixture's `tools`. */
 export interface AgentSpec {

@@ -1,0 +1,18 @@
+import { expect, it } from "vitest"
+import * as agents from "./index.js"
+
+// Pins the public surface: adding or removing an export must be a deliberate change here.
+it("exports exactly the public runtime surface", () => {
+  expect(Object.keys(agents).sort()).toEqual([
+    "ClosedError",
+    "InboxFullError",
+    "RuntimeError",
+    "SNAPSHOT_VERSION",
+    "TICK_CHANNEL",
+    "agent",
+    "createRuntime",
+    "createVirtualClock",
+    "restoreRuntime",
+    "systemClock",
+  ])
+})

@@ -1,0 +1,38 @@
+import { expect, it } from "vitest"
+import * as core from "./index.js"
+import * as testing from "./testing/index.js"
+
+// Pins the public surface: adding or removing an export must be a deliberate change here.
+it("exports exactly the public runtime surface", () => {
+  expect(Object.keys(core).sort()).toEqual([
+    "AbortError",
+    "AnswerConflictError",
+    "AnswerExpiredError",
+    "AnswerMismatchError",
+    "ConfigError",
+    "LLMHttpError",
+    "LLMResponseError",
+    "MemoryStore",
+    "NetworkError",
+    "RELAY_KIND",
+    "SchemaVersionError",
+    "StoreError",
+    "ToolnexusError",
+    "UnknownRequestError",
+    "assertAnswerFits",
+    "authRequired",
+    "createClient",
+    "createInProcessClient",
+    "createToolkit",
+    "defineTool",
+    "httpTool",
+    "isRelayRequest",
+    "isRequest",
+    "pending",
+    "pendingOf",
+    "relayAnswer",
+    "relayCallsOf",
+    "relayTool",
+  ])
+  expect(Object.keys(testing)).toEqual(["createFakeLLMServer"])
+})

@@ -1,0 +1,15 @@
+import { expect, it } from "vitest"
+import * as durable from "./index.js"
+
+// Pins the public surface: adding or removing an export must be a deliberate change here.
+it("exports exactly the public runtime surface, and no store class from the root", () => {
+  expect(Object.keys(durable).sort()).toEqual([
+    "askWithAnswer",
+    "loadRuntime",
+    "openStore",
+    "resumeRuntime",
+    "runWithAnswer",
+    "saveRuntime",
+    "sweepExpiredClaims",
+  ])
+})

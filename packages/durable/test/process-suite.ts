@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
+import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 
 const WORKER = fileURLToPath(new URL("./fixtures/worker.mjs", import.meta.url))
@@ -154,6 +154,37 @@ export function describeProcessSuite(name: string, opts: { skip?: string; storeU
         text: "parent: asker: paid 5",
         children: ["root/approverParent.1/asker.1"],
       })
+      expect(server.requests).toHaveLength(4)
+    })
+
+    it("two processes resume the same saved runtime with the same answer: the tree resumes once", async () => {
+      const key = `rt-race-${randomUUID()}`
+      const fresh = (soul: string) => (r: FakeRequestView) => r.system === soul && r.toolResults.length === 0
+      server.addRule({
+        match: fresh("parent"),
+        reply: { toolCalls: [{ name: "task", arguments: { agent: "asker", prompt: "ask" } }] },
+      })
+      server.addRule({
+        match: (r) => r.system === "parent",
+        reply: (r) => ({ text: `parent: ${r.toolResults[0]?.content}`, delayMs: 50 }),
+      })
+      server.addRule({ match: fresh("asker"), reply: halt })
+      server.addRule({
+        match: (r) => r.system === "asker",
+        reply: (r) => ({ text: `asker: ${r.toolResults[0]?.content}`, delayMs: 50 }),
+      })
+      const halted = await worker("runtime-halt", key).line
+      const answer = { id: halted.pending?.id, ok: true }
+      const outcomes = await Promise.all([
+        worker("runtime-resume", key, answer).line,
+        worker("runtime-resume", key, answer).line,
+      ])
+      expect(outcomes.filter((o) => o.status === "done")).toHaveLength(1)
+      const refused = outcomes.filter(
+        (o) => o.error === "AnswerConflictError" || o.error === "UnknownRequestError",
+      )
+      expect(refused).toHaveLength(1)
+      expect(executions().filter((r) => r.answer)).toHaveLength(1)
       expect(server.requests).toHaveLength(4)
     })
   })

@@ -1,5 +1,5 @@
 import type { Runtime, RuntimeOptions } from "@toolnexus/agents"
-import { type Answer, ConfigError, StoreError } from "@toolnexus/core"
+import { type Answer, ConfigError, StoreError, UnknownRequestError } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
 
 /**
@@ -35,7 +35,12 @@ export async function loadRuntime(store: DurableStore, key: string, opts: Runtim
  * Loads the runtime saved under `key`, resumes it with the answer, and saves it again.
  * Resolves with the runtime once the cascade has settled (done, or parked on a new request).
  *
+ * The answer is first claimed on the conversation of the deepest handle holding the request,
+ * so two processes delivering the same answer at once resume the tree once: the other gets
+ * `AnswerConflictError`. A failed resume releases the claim for the next delivery.
+ *
  * @throws UnknownRequestError when no parked handle holds `answer.id`.
+ * @throws AnswerConflictError when another delivery holds or already applied the answer.
  * @example
  * const rt = await resumeRuntime(store, "order-42", { id: req.id, ok: true }, { registry, llm })
  */
@@ -43,12 +48,32 @@ export async function resumeRuntime(
   store: DurableStore,
   key: string,
   answer: Answer,
-  opts: RuntimeOptions,
+  opts: RuntimeOptions & { leaseMs?: number },
 ): Promise<Runtime> {
-  const rt = await loadRuntime(store, key, opts)
-  await rt.resume(answer)
+  const { leaseMs, ...runtimeOpts } = opts
+  const rt = await loadRuntime(store, key, runtimeOpts)
+  const holder = deepestHolder(rt, answer.id)
+  if (!holder)
+    throw new UnknownRequestError(answer.id, `no handle of runtime ${JSON.stringify(key)} holds it`)
+  const claim = await store.claimAnswer(holder, answer, { leaseMs })
+  try {
+    await rt.resume(claim.answer)
+  } catch (error) {
+    await store.releaseClaim(holder, claim.token).catch(() => {})
+    throw error
+  }
   await saveRuntime(store, key, rt)
   return rt
+}
+
+/** The id of the deepest parked handle whose request is `requestId`. */
+function deepestHolder(rt: Runtime, requestId: string): string | undefined {
+  let found: string | undefined
+  for (const view of rt.list()) {
+    if (view.state !== "suspended" || view.pending?.id !== requestId) continue
+    if (!found || view.id.split("/").length > found.split("/").length) found = view.id
+  }
+  return found
 }
 
 async function loadAgents(): Promise<typeof import("@toolnexus/agents")> {

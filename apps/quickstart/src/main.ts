@@ -18,6 +18,14 @@ async function ask(): Promise<void> {
   const { client, label } = createModel({ store })
   say(`[ask] pid ${process.pid}, model: ${label}`)
   const toolkit = await createToolkit({ extraTools: [transferFunds] })
+  const waiting = await store.getPending(CONVERSATION)
+  if (waiting) {
+    say(
+      `[ask] ${CONVERSATION} already waits on "${waiting.prompt}"; answer it: node dist/main.js answer approve`,
+    )
+    await store.close()
+    return
+  }
   const result = await client.ask("Please pay invoice INV-7: $120 to ACME GmbH.", {
     id: CONVERSATION,
     toolkit,

@@ -29,6 +29,7 @@ it("the demo parks the run in one process and finishes it in another", () => {
 
 it("a decline by hand is applied, and a second answer finds nothing waiting", () => {
   expect(run("ask").code).toBe(0)
+  expect(run("ask").out).toMatch(/already waits on "Transfer \$120 to ACME GmbH for INV-7\?"/)
   const declined = run("answer", "decline")
   expect(declined.out).toMatch(/agent: Done\. declined: Transfer \$120 to ACME GmbH for INV-7\? \(declined\)/)
   const again = run("answer", "approve")

@@ -1,3 +1,5 @@
+import type { Request } from "./types.js"
+
 const MARKER = Symbol.for("toolnexus.error")
 
 /** Stable error codes; each is documented in the core README. */
@@ -16,6 +18,7 @@ export type ToolnexusErrorCode =
   | "TNX_RUNTIME"
   | "TNX_INBOX_FULL"
   | "TNX_CLOSED"
+  | "TNX_CONVERSATION_PENDING"
 
 /**
  * The base class of every error toolnexus throws. `code` is stable; identity survives
@@ -175,6 +178,26 @@ export class UnknownRequestError extends ToolnexusError {
   constructor(requestId: string, where = "no suspended run holds it") {
     super("TNX_UNKNOWN_REQUEST", `unknown request ${JSON.stringify(requestId)}: ${where}`)
     this.requestId = requestId
+  }
+}
+
+/**
+ * `ask` with the id of a conversation that waits on a request: answering it comes first,
+ * so the request is never silently dropped. Nothing was changed.
+ */
+export class ConversationPendingError extends ToolnexusError {
+  override readonly name = "ConversationPendingError"
+  static override readonly family = "TNX_CONVERSATION_PENDING"
+  readonly conversationId: string
+  readonly request: Request
+  constructor(conversationId: string, request: Request) {
+    super(
+      "TNX_CONVERSATION_PENDING",
+      `conversation ${JSON.stringify(conversationId)} waits on request ${request.id} (${request.kind}: ` +
+        `${JSON.stringify(request.prompt)}); answer it (askWithAnswer or continueRun) before asking anything new`,
+    )
+    this.conversationId = conversationId
+    this.request = request
   }
 }
 

@@ -10,6 +10,7 @@ it("exports exactly the public runtime surface", () => {
     "AnswerExpiredError",
     "AnswerMismatchError",
     "ConfigError",
+    "ConversationPendingError",
     "LLMHttpError",
     "LLMResponseError",
     "MemoryStore",

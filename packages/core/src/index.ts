@@ -20,6 +20,7 @@ export {
   AnswerExpiredError,
   AnswerMismatchError,
   ConfigError,
+  ConversationPendingError,
   LLMHttpError,
   LLMResponseError,
   NetworkError,

@@ -2,11 +2,12 @@ import { type Server, createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "vitest"
 import type { RunResult, StreamEvent } from "../src/client/run-result.js"
-import { AbortError, LLMResponseError } from "../src/errors.js"
-import { MemoryStore } from "../src/store/conversation-store.js"
+import { AbortError, ConversationPendingError, LLMResponseError } from "../src/errors.js"
+import { MemoryStore, type SaveMeta } from "../src/store/conversation-store.js"
 import { pending } from "../src/suspension/pending.js"
 import { defineTool } from "../src/tools/define-tool.js"
 import { createToolkit } from "../src/tools/toolkit.js"
+import type { Message } from "../src/types.js"
 import { STYLES, type Style, clientFor, useFakeServer } from "./helpers.js"
 
 const ctx = useFakeServer()
@@ -396,22 +397,34 @@ describe.each(STYLES)("ask (%s)", (style) => {
     expect(server.requests[2]?.body.messages).toEqual([{ role: "user", content: "unrelated" }])
   })
 
-  it("with id records the halted request as pending meta, and clears it when a later run finishes", async () => {
+  it("with id records the halted request as pending meta, and null when a run finishes", async () => {
     const { server } = ctx
     const store = new MemoryStore()
-    const client = clientFor(style, server, { store })
-    server.enqueue({ toolCalls: [{ id: "p1", name: "approve", arguments: { what: "x" } }] })
+    const metas: unknown[] = []
+    const recording = {
+      get: (id: string) => store.get(id),
+      getPending: (id: string) => store.getPending(id),
+      save: (id: string, messages: Message[], meta?: SaveMeta) => {
+        metas.push(meta)
+        return store.save(id, messages, meta)
+      },
+    }
+    const client = clientFor(style, server, { store: recording })
+    server.enqueue({ toolCalls: [{ id: "p1", name: "approve", arguments: { what: "x" } }] }, { text: "fine" })
     const toolkit = await createToolkit({ extraTools: [approve] })
     const halted = await client.ask("approve x", { toolkit, id: "conv-p" })
     expect(halted.status).toBe("pending")
     expect(await store.getPending("conv-p")).toEqual(halted.pending)
     expect(await store.get("conv-p")).toEqual(halted.messages)
+    // A new prompt on the waiting conversation is refused; the request stays.
+    await expect(client.ask("never mind", { toolkit, id: "conv-p" })).rejects.toThrow(
+      ConversationPendingError,
+    )
+    expect(await store.getPending("conv-p")).toEqual(halted.pending)
 
-    server.enqueue({ text: "moving on" })
-    const next = await client.ask("never mind", { toolkit, id: "conv-p" })
-    expect(next.status).toBe("done")
-    expect(server.requests[1]?.body.messages.length).toBe(halted.messages.length + 1)
-    expect(await store.getPending("conv-p")).toBeUndefined()
+    const done = await client.ask("plain", { toolkit, id: "conv-q" })
+    expect(done.status).toBe("done")
+    expect(metas).toEqual([{ pending: halted.pending }, { pending: null }])
   })
 
   it("uses the client's own in-memory store by default", async () => {

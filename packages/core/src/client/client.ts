@@ -1,4 +1,4 @@
-import { ConfigError } from "../errors.js"
+import { ConfigError, ConversationPendingError } from "../errors.js"
 import type { Dialect, ModelTurn } from "../providers/model-turn.js"
 import { MemoryStore } from "../store/conversation-store.js"
 import type { ConversationStore } from "../store/conversation-store.js"
@@ -188,6 +188,11 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   }
 
   async function stored(config: LoopConfig, prompt: string, id: string, input: RunInput): Promise<RunResult> {
+    // A new prompt must not silently drop the request the conversation waits on.
+    const waiting = await (store as { getPending?(id: string): Promise<Request | undefined> }).getPending?.(
+      id,
+    )
+    if (waiting) throw new ConversationPendingError(id, waiting)
     const history = (await store.get(id)) ?? []
     const result = await start(config, prompt, history, input)
     await store.save(id, result.messages, { pending: result.pending ?? null })

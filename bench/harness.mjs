@@ -11,17 +11,19 @@ export const API_KEY = "sk-bench"
 
 /**
  * Command-line options common to every benchmark.
- * --runs N      runs per measured phase (a phase = one variant at one concurrency)
+ * --runs N      runs per measured phase (a phase = one variant at one concurrency); --n N is the same
  * --rounds R    measured rounds; the figures are medians over them
  * --warmup W    runs per variant before measuring
  * --only V      measure only "sdk" or "floor" (handy under `node --cpu-prof`)
  * --concurrency 1,32   the concurrency levels to measure
  * --verbose      print every phase as it is measured
  */
-export function cliOptions(defaults) {
+export function cliOptions(defaults, { variants = ["sdk", "floor"], extra = {} } = {}) {
   const { values } = parseArgs({
     options: {
+      ...extra,
       runs: { type: "string" },
+      n: { type: "string" }, // an alias of --runs
       rounds: { type: "string" },
       warmup: { type: "string" },
       only: { type: "string" },
@@ -36,9 +38,11 @@ export function cliOptions(defaults) {
       throw new Error(`--${name} must be a positive integer, got ${values[name]}`)
     return n
   }
-  if (values.only !== undefined && values.only !== "sdk" && values.only !== "floor") {
-    throw new Error(`--only must be "sdk" or "floor", got ${values.only}`)
+  if (values.only !== undefined && !variants.includes(values.only)) {
+    throw new Error(`--only must be one of ${variants.map((v) => `"${v}"`).join(", ")}, got ${values.only}`)
   }
+  if (values.runs !== undefined && values.n !== undefined) throw new Error("give --runs or --n, not both")
+  values.runs ??= values.n
   const concurrency = values.concurrency
     ? values.concurrency.split(",").map((c) => {
         const n = Number(c)
@@ -53,6 +57,7 @@ export function cliOptions(defaults) {
     only: values.only,
     concurrency,
     verbose: values.verbose,
+    values,
   }
 }
 
@@ -146,7 +151,54 @@ async function phase(runOnce, runs, concurrency) {
   return { cpuUs: cpu.user + cpu.system, wallNs }
 }
 
-function median(values) {
+/**
+ * Runs `task(i)` for i = 0 … count-1 with `concurrency` tasks in flight; client CPU and wall
+ * time of the whole batch (after a `gc()` when Node runs with `--expose-gc`).
+ */
+export async function inFlight(count, concurrency, task) {
+  let next = 0
+  const worker = async () => {
+    while (next < count) await task(next++)
+  }
+  globalThis.gc?.()
+  const wall0 = process.hrtime.bigint()
+  const cpu0 = process.cpuUsage()
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))
+  const cpu = process.cpuUsage(cpu0)
+  return { cpuUs: cpu.user + cpu.system, wallNs: Number(process.hrtime.bigint() - wall0) }
+}
+
+/** `process.memoryUsage().heapUsed` after full collections; needs `node --expose-gc`. */
+export function heapUsedAfterGc() {
+  if (!globalThis.gc) throw new Error("run node with --expose-gc to measure the heap")
+  let used = Number.POSITIVE_INFINITY
+  // A few rounds: finalizers and weak callbacks of one collection free more in the next.
+  for (let i = 0; i < 4; i++) {
+    globalThis.gc()
+    used = Math.min(used, process.memoryUsage().heapUsed)
+  }
+  return used
+}
+
+/** One line naming the node version and the machine, printed under each benchmark's title. */
+export function machineLine() {
+  return `node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model?.trim() ?? "unknown cpu"})`
+}
+
+/** Prints a right-aligned table (first column left-aligned) under a header row. */
+export function printRows(header, rows) {
+  const lines = [header, ...rows.map((row) => row.map(String))]
+  const widths = header.map((_, i) => Math.max(...lines.map((l) => l[i].length)))
+  console.log("")
+  for (const [i, line] of lines.entries()) {
+    console.log(
+      line.map((cell, j) => (j === 0 ? cell.padEnd(widths[j]) : cell.padStart(widths[j]))).join("  "),
+    )
+    if (i === 0) console.log(widths.map((w) => "-".repeat(w)).join("  "))
+  }
+}
+
+export function median(values) {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = sorted.length >> 1
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2

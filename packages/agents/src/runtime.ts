@@ -93,6 +93,8 @@ class AgentRuntime implements Runtime {
   readonly #records = new Map<string, HandleRecord>()
   readonly #rootRecord: HandleRecord
   readonly #trace: string[] = []
+  /** Parked (durably suspended) handles by the id of the request they wait on. */
+  readonly #parked = new Map<string, HandleRecord[]>()
   readonly #turnGate: Semaphore | undefined
   readonly #inboxCap: number
   readonly #shutdownMs: number
@@ -119,7 +121,10 @@ class AgentRuntime implements Runtime {
     }
     if (snapshot) {
       const restored = restoreRecords(snapshot, opts.registry, ROOT_DEF, this.#clock.now())
-      for (const r of restored.records) this.#records.set(r.id, r)
+      for (const r of restored.records) {
+        this.#records.set(r.id, r)
+        if (r.state === "suspended") this.#park(r)
+      }
       this.#trace.push(...restored.trace)
       this.#rootRecord = restored.root
     } else {
@@ -258,10 +263,8 @@ class AgentRuntime implements Runtime {
 
   async resume(answer: Answer): Promise<void> {
     let target: HandleRecord | undefined
-    for (const r of this.#records.values()) {
-      if (r.state === "suspended" && !r.inline && r.pending?.id === answer.id) {
-        if (!target || r.id.split("/").length > target.id.split("/").length) target = r
-      }
+    for (const r of this.#parked.get(answer.id) ?? []) {
+      if (!target || r.id.split("/").length > target.id.split("/").length) target = r
     }
     if (!target) throw new UnknownRequestError(answer.id, "no suspended handle holds it")
     // The deepest handle first; then each ancestor parked on the same request continues,
@@ -269,6 +272,7 @@ class AgentRuntime implements Runtime {
     for (let r: HandleRecord | undefined = target; r && r !== this.#rootRecord; r = r.parent) {
       if (r.state !== "suspended" || r.inline || r.pending?.id !== answer.id) break
       const pending = r.pending
+      this.#unpark(r)
       this.#transition(r, "idle")
       this.#transition(r, "running")
       await this.#execute(r, async (client, toolkit, signal) => {
@@ -410,6 +414,7 @@ class AgentRuntime implements Runtime {
       r.controller = undefined
       r.lastResult = result
       if (r.state !== "closed") this.#transition(r, result.status === "pending" ? "suspended" : "idle")
+      if (r.state === "suspended") this.#park(r)
       for (const w of r.waiters.splice(0)) w(result)
       this.#handOver(r.parent)
       if (r.rewake && r.state === "idle") {
@@ -438,7 +443,25 @@ class AgentRuntime implements Runtime {
     if (queue) queue.splice(queue.findIndex((q) => q.record === r) >>> 0, 1)
   }
 
+  #park(r: HandleRecord): void {
+    const id = r.pending?.id
+    if (id === undefined) return
+    const holders = this.#parked.get(id)
+    if (holders) holders.push(r)
+    else this.#parked.set(id, [r])
+  }
+
+  #unpark(r: HandleRecord): void {
+    const id = r.pending?.id
+    const holders = id === undefined ? undefined : this.#parked.get(id)
+    if (!holders || id === undefined) return
+    const rest = holders.filter((h) => h !== r)
+    if (rest.length > 0) this.#parked.set(id, rest)
+    else this.#parked.delete(id)
+  }
+
   #cancelParked(r: HandleRecord, status: "interrupted" | "closed"): void {
+    this.#unpark(r)
     r.cancelled = r.pending
     r.pending = undefined
     r.lastResult = this.#result(r, { status, text: "", isError: true })
@@ -550,7 +573,9 @@ class AgentRuntime implements Runtime {
   }
 
   #result(r: HandleRecord, base: Pick<TaskResult, "status" | "text" | "isError">): TaskResult {
-    return { ...base, turns: r.spend.turns, totalTokens: r.spend.tokens }
+    // An explicit literal: results are kept per handle, and spread-then-add objects cost more.
+    const { status, text, isError } = base
+    return { status, text, isError, turns: r.spend.turns, totalTokens: r.spend.tokens }
   }
 
   #record(h: Handle): HandleRecord {

@@ -13,7 +13,9 @@ export interface PendingInput {
 
 /** @internal A fresh, collision-resistant request id. */
 export function newRequestId(): string {
-  return `pnd-${randomUUID()}`
+  // Round-tripped through latin1 so the id is one flat string: a concatenated one stays a
+  // chain of pieces (~500 B) for as long as a parked run keeps it.
+  return Buffer.from(`pnd-${randomUUID()}`, "latin1").toString("latin1")
 }
 
 /**

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process"
 import { mkdirSync } from "node:fs"
-import { join, resolve } from "node:path"
+import { join, relative, resolve } from "node:path"
 import { createToolkit } from "@toolnexus/core"
 import { askWithAnswer, openStore } from "@toolnexus/durable"
 import { createModel } from "./model.js"
@@ -10,6 +10,8 @@ const CONVERSATION = "invoice-INV-7"
 const dataDir = resolve(process.env.QUICKSTART_DATA ?? join(process.cwd(), ".data"))
 const storeUrl = `sqlite:${join(dataDir, "quickstart.db")}`
 const say = (line: string) => process.stdout.write(`${line}\n`)
+/** How to run this script again from the current folder, for the hints we print. */
+const self = `node ${relative(process.cwd(), process.argv[1] as string)}`
 
 /** Step 1 (its own process): the agent asks for approval; the run parks in SQLite; exit. */
 async function ask(): Promise<void> {
@@ -20,9 +22,7 @@ async function ask(): Promise<void> {
   const toolkit = await createToolkit({ extraTools: [transferFunds] })
   const waiting = await store.getPending(CONVERSATION)
   if (waiting) {
-    say(
-      `[ask] ${CONVERSATION} already waits on "${waiting.prompt}"; answer it: node dist/main.js answer approve`,
-    )
+    say(`[ask] ${CONVERSATION} already waits on "${waiting.prompt}"; answer it: ${self} answer approve`)
     await store.close()
     return
   }
@@ -81,7 +81,7 @@ function demo(): void {
     }
     say("")
   }
-  say(`Try it by hand: node dist/main.js ask, then node dist/main.js answer approve|decline`)
+  say(`Try it by hand: ${self} ask, then ${self} answer approve|decline`)
 }
 
 const [command, arg] = process.argv.slice(2)

@@ -4,6 +4,7 @@ import {
   type Client,
   ConfigError,
   type ConversationStore,
+  type Message,
   type MetricEvent,
   MemoryStore,
   type Request,
@@ -97,6 +98,7 @@ class AgentRuntime implements Runtime {
   readonly #parked = new Map<string, HandleRecord[]>()
   readonly #turnGate: Semaphore | undefined
   readonly #inboxCap: number
+  readonly #namespace: string
   readonly #shutdownMs: number
 
   constructor(opts: RuntimeOptions, snapshot?: RuntimeSnapshot) {
@@ -115,6 +117,7 @@ class AgentRuntime implements Runtime {
     this.#clock = opts.clock ?? systemClock
     this.store = opts.store ?? new MemoryStore()
     this.#inboxCap = positive("inboxCap", opts.inboxCap, 100)
+    this.#namespace = snapshot?.namespace ?? opts.namespace ?? ""
     this.#shutdownMs = positive("shutdownMs", opts.shutdownMs, 30_000)
     if (opts.maxConcurrentTurns !== undefined) {
       this.#turnGate = new Semaphore(positive("maxConcurrentTurns", opts.maxConcurrentTurns, 1))
@@ -276,10 +279,8 @@ class AgentRuntime implements Runtime {
       this.#transition(r, "idle")
       this.#transition(r, "running")
       await this.#execute(r, async (client, toolkit, signal) => {
-        const messages = (await this.store.get(r.id)) ?? []
-        const run = await client.continueRun({ toolkit, messages, pending, answer, signal, id: r.id })
-        await this.store.save(r.id, run.messages, { pending: run.pending ?? null })
-        return run
+        const recorded = await this.#alreadyApplied(r, answer.id)
+        return recorded ?? this.#continueHalted(r, client, { toolkit, pending, answer, signal })
       })
     }
   }
@@ -333,7 +334,7 @@ class AgentRuntime implements Runtime {
   }
 
   snapshot(): RuntimeSnapshot {
-    return snapshotOf(this.#rootRecord, this.#trace)
+    return snapshotOf(this.#rootRecord, this.#trace, this.#namespace)
   }
 
   // ---- running handles -----------------------------------------------------------------
@@ -364,21 +365,46 @@ class AgentRuntime implements Runtime {
         // A request cancelled while parked is declined first, so the transcript stays balanced.
         const cancelled = r.cancelled
         r.cancelled = undefined
-        const messages = (await this.store.get(r.id)) ?? []
         const answer = { id: cancelled.id, ok: false, reason: "cancelled" }
-        const run = await client.continueRun({
-          toolkit,
-          messages,
-          pending: cancelled,
-          answer,
-          signal,
-          id: r.id,
-        })
-        await this.store.save(r.id, run.messages, { pending: run.pending ?? null })
+        const run = await this.#continueHalted(r, client, { toolkit, pending: cancelled, answer, signal })
         if (run.status !== "done" || input === "") return run
       }
-      return client.ask(input, { toolkit, id: r.id, signal })
+      return client.ask(input, { toolkit, id: this.#conversationId(r), signal })
     })
+  }
+
+  /** Continues a handle's halted turn with an answer, reading and saving its conversation. */
+  async #continueHalted(
+    r: HandleRecord,
+    client: Client,
+    opts: { toolkit: Toolkit; pending: Request; answer: Answer; signal: AbortSignal },
+  ): Promise<RunResult> {
+    const id = this.#conversationId(r)
+    const messages = (await this.store.get(id)) ?? []
+    const run = await client.continueRun({ ...opts, messages, id })
+    await this.store.save(id, run.messages, { pending: run.pending ?? null })
+    return run
+  }
+
+  /**
+   * The outcome an earlier attempt already saved for this handle, when its conversation no
+   * longer waits on `requestId`: a process that died mid-cascade applied the answer here
+   * before it could save the runtime. Taking it from the store keeps a redelivered answer
+   * from running the turn twice. `undefined` when the store cannot tell or still waits.
+   */
+  async #alreadyApplied(r: HandleRecord, requestId: string): Promise<RunResult | undefined> {
+    const store = this.store as { getPending?(id: string): Promise<Request | undefined> }
+    if (typeof store.getPending !== "function") return undefined
+    const id = this.#conversationId(r)
+    const waiting = await store.getPending(id)
+    if (waiting?.id === requestId) return undefined
+    const messages = (await this.store.get(id)) ?? []
+    this.#trace.push(`${r.id}: resume → RECOVERED from the store (the answer was applied before)`)
+    return recordedRun(messages, waiting, r.def.model ?? this.#opts.llm?.model ?? "")
+  }
+
+  #conversationId(r: HandleRecord): string {
+    return this.#namespace + r.id
   }
 
   /** Runs one unit of work on a running handle and settles it; never throws. */
@@ -590,6 +616,38 @@ export type TaskHost = Pick<
   AgentRuntime,
   "spawnForTask" | "recordOf" | "note" | "wake" | "wait" | "close" | "interrupt"
 >
+
+/** A run result rebuilt from a saved transcript (no turn was run now). */
+function recordedRun(messages: Message[], pending: Request | undefined, model: string): RunResult {
+  const result: RunResult = {
+    status: pending ? "pending" : "done",
+    text: lastAssistantText(messages),
+    messages,
+    toolCalls: [],
+    toolCallCount: 0,
+    turns: 0,
+    model,
+    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+  }
+  if (pending) result.pending = pending
+  return result
+}
+
+/** The text of the last assistant message, in either endpoint style. */
+function lastAssistantText(messages: Message[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as { role: string; content: unknown }
+    if (m.role !== "assistant") continue
+    if (typeof m.content === "string") return m.content
+    if (Array.isArray(m.content)) {
+      return m.content
+        .map((b: { type?: string; text?: string }) => (b.type === "text" ? (b.text ?? "") : ""))
+        .join("")
+    }
+    return ""
+  }
+  return ""
+}
 
 /** The deepest suspended handle's id segments ride the request up the tree. */
 function withPath(req: Request, id: string): Request {

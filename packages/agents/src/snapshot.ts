@@ -27,13 +27,15 @@ export interface HandleSnapshot {
 /** The whole handle tree as plain JSON; with the store it is enough to resume elsewhere. */
 export interface RuntimeSnapshot {
   schemaVersion: number
+  /** Prefix of the handles' conversation ids in the store (`RuntimeOptions.namespace`). */
+  namespace?: string
   /** Depth-first, parents before children; the root first. */
   handles: HandleSnapshot[]
   trace: string[]
 }
 
 /** @internal */
-export function snapshotOf(root: HandleRecord, trace: readonly string[]): RuntimeSnapshot {
+export function snapshotOf(root: HandleRecord, trace: readonly string[], namespace: string): RuntimeSnapshot {
   const handles: HandleSnapshot[] = []
   const visit = (r: HandleRecord) => {
     const h: HandleSnapshot = {
@@ -56,7 +58,9 @@ export function snapshotOf(root: HandleRecord, trace: readonly string[]): Runtim
     for (const c of r.children) visit(c)
   }
   visit(root)
-  return JSON.parse(JSON.stringify({ schemaVersion: SNAPSHOT_VERSION, handles, trace }))
+  const snapshot: RuntimeSnapshot = { schemaVersion: SNAPSHOT_VERSION, handles, trace: [...trace] }
+  if (namespace) snapshot.namespace = namespace
+  return JSON.parse(JSON.stringify(snapshot))
 }
 
 /** @internal Rebuilds the records of a snapshot; handles that were running come back idle. */

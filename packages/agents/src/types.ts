@@ -98,6 +98,11 @@ export interface RuntimeOptions {
   fetch?: typeof fetch
   /** One store for all handles; the conversation id is the handle id. */
   store?: ConversationStore
+  /**
+   * Prefixes every conversation id in the store, so several runtimes can share one store
+   * (handle ids such as `root/lead.1` repeat between runtimes). Kept in snapshots.
+   */
+  namespace?: string
   clock?: Clock
   /** Inbox capacity per handle; default 100. */
   inboxCap?: number

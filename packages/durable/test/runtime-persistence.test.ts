@@ -1,0 +1,80 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type AgentDef, createRuntime } from "@toolnexus/agents"
+import { type Answer, UnknownRequestError, defineTool, pending } from "@toolnexus/core"
+import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
+import { afterAll, beforeAll, expect, it } from "vitest"
+import { loadRuntime, resumeRuntime, saveRuntime } from "../src/resume/runtime-persistence.js"
+import { SqliteStore } from "../src/sqlite/index.js"
+
+const dir = mkdtempSync(join(tmpdir(), "tnx-rt-persist-"))
+let server: FakeLLMServer
+beforeAll(async () => {
+  server = await createFakeLLMServer()
+})
+afterAll(async () => {
+  await server.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const answers: (Answer | undefined)[] = []
+const transfer = defineTool({
+  name: "transfer",
+  description: "move money",
+  inputSchema: { type: "object" },
+  run: (_args, ctx) => {
+    answers.push(ctx.answer)
+    return ctx.answer?.ok ? "moved" : pending({ kind: "approval", prompt: "Move?" })
+  },
+})
+const registry: Record<string, AgentDef> = {
+  lead: { name: "lead", does: "delegates", soul: "lead", team: ["payer"] },
+  payer: { name: "payer", does: "pays", soul: "payer", tools: [transfer] },
+}
+const fresh = (soul: string) => (r: FakeRequestView) => r.system === soul && r.toolResults.length === 0
+
+it("a failed cascade keeps the saved runtime and frees the answer; the next delivery finishes it once", async () => {
+  const store = new SqliteStore({ path: join(dir, "rt.db") })
+  const llm = { baseUrl: `${server.url}/v1`, model: "m", apiKey: "k" }
+  server.addRule({
+    match: fresh("lead"),
+    reply: { toolCalls: [{ name: "task", arguments: { agent: "payer", prompt: "pay" } }] },
+  })
+  server.addRule({ match: fresh("payer"), reply: { toolCalls: [{ name: "transfer", arguments: {} }] } })
+  server.addRule({
+    match: (r) => r.system === "payer",
+    reply: (r) => ({ text: `payer: ${r.toolResults[0]?.content}` }),
+  })
+  server.addRule({ match: (r) => r.system === "lead", reply: { status: 400, text: "boom" }, times: 1 })
+  server.addRule({
+    match: (r) => r.system === "lead",
+    reply: (r) => ({ text: `lead: ${r.toolResults[0]?.content}` }),
+  })
+
+  const rt = createRuntime({ registry, llm, store, namespace: "order-1:" })
+  const lead = rt.spawn(rt.root, "lead")
+  rt.wake(lead, "go")
+  const parked = await rt.wait(lead)
+  await saveRuntime(store, "order-1", rt)
+  const saved = await store.getSnapshot("order-1")
+  const answer = { id: parked.pending?.id as string, ok: true }
+
+  const failed = await resumeRuntime(store, "order-1", answer, { registry, llm })
+  expect((await failed.wait(lead)).status).toBe("error")
+  expect(await store.getSnapshot("order-1")).toEqual(saved)
+  expect(await store.getPending("order-1:root/lead.1")).toMatchObject({ id: answer.id })
+  expect(await store.getPending("order-1:root/lead.1/payer.1")).toBeUndefined()
+
+  const done = await resumeRuntime(store, "order-1", answer, { registry, llm })
+  expect(await done.wait(lead)).toMatchObject({ status: "done", text: "lead: payer: moved" })
+  expect(done.trace()).toContain(
+    "root/lead.1/payer.1: resume → RECOVERED from the store (the answer was applied before)",
+  )
+  expect(answers.filter((a) => a?.ok)).toHaveLength(1)
+  expect((await loadRuntime(store, "order-1", { registry, llm })).stateOf(lead)).toBe("idle")
+  await expect(resumeRuntime(store, "order-1", answer, { registry, llm })).rejects.toThrow(
+    UnknownRequestError,
+  )
+  await store.close()
+})

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { ClosedError, InboxFullError, RuntimeError } from "../src/errors.js"
 import { createRuntime, restoreRuntime } from "../src/runtime.js"
 import type { AgentDef, RuntimeOptions } from "../src/types.js"
+import { until } from "./until.js"
 
 let server: FakeLLMServer
 beforeAll(async () => {
@@ -135,7 +136,7 @@ describe.each(STYLES)("runtime (%s)", (style) => {
         match: bySoul(soul),
         reply: () => {
           inFlightAtReply.push(server.inFlight)
-          return { text: `${soul} says hi`, usage: { promptTokens: 7, completionTokens: 3 }, delayMs: 30 }
+          return { text: `${soul} says hi`, usage: { promptTokens: 7, completionTokens: 3 }, delayMs: 150 }
         },
       })
     }
@@ -443,14 +444,12 @@ describe("gates and lifecycle", () => {
     rt.post(w, { text: "note 2" })
     rt.wake(w, "work")
     const waiting = rt.wait(w)
-    await new Promise((r) => setTimeout(r, 30))
-    expect(server.inFlight).toBe(1)
+    await until(() => server.inFlight === 1)
     rt.interrupt(w)
     expect(await waiting).toMatchObject({ status: "interrupted", isError: true })
     expect(rt.stateOf(w)).toBe("idle")
     expect(rt.inspect(w).inbox).toBe(2)
-    await new Promise((r) => setTimeout(r, 20))
-    expect(server.inFlight).toBe(0)
+    await until(() => server.inFlight === 0) // the aborted request was torn down
   })
 
   it("close is graceful and leaf-first, onClose runs before the final state; closed handles stay inspectable", async () => {

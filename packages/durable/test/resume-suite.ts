@@ -175,11 +175,11 @@ export function describeResumeSuite(name: string, backend: ResumeBackend): void 
         // The "dead" worker claimed with the user's approval and never saved.
         const dead = await open()
         // The lease leaves room for the refused delivery below even on a busy machine.
-        await dead.claimAnswer(id, { id: req.id, ok: true }, { leaseMs: 400 })
+        await dead.claimAnswer(id, { id: req.id, ok: true }, { leaseMs: 1000 })
         await expect(
           askWithAnswer(clientOn(await open()), { id, answer: { id: req.id, ok: true } }),
         ).rejects.toThrow(AnswerConflictError)
-        await new Promise((r) => setTimeout(r, 450))
+        await new Promise((r) => setTimeout(r, 1100))
         server.enqueue(finalReply)
         const sweeper = clientOn(await open())
         const swept = await sweepExpiredClaims(sweeper, { toolkit: await paymentKit(seen) })

@@ -318,8 +318,9 @@ describe("httpTool requests", () => {
     const closed = new Promise<void>((resolve) => {
       hangClosed = resolve
     })
-    const r = await tool({ method: "GET", url: `${base}/hang`, timeoutMs: 40 }).execute({})
-    expect(r).toEqual({ output: "timed out after 40 ms", isError: true })
+    // Long enough for the request to reach the server even on a loaded machine.
+    const r = await tool({ method: "GET", url: `${base}/hang`, timeoutMs: 300 }).execute({})
+    expect(r).toEqual({ output: "timed out after 300 ms", isError: true })
     // The server sees the connection dropped: the request was aborted, not merely abandoned.
     await closed
   })

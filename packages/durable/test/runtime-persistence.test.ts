@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type AgentDef, createRuntime } from "@toolnexus/agents"
-import { type Answer, UnknownRequestError, defineTool, pending } from "@toolnexus/core"
+import { type Answer, AnswerConflictError, UnknownRequestError, defineTool, pending } from "@toolnexus/core"
 import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { loadRuntime, resumeRuntime, saveRuntime } from "../src/resume/runtime-persistence.js"
@@ -76,5 +76,18 @@ it("a failed cascade keeps the saved runtime and frees the answer; the next deli
   await expect(resumeRuntime(store, "order-1", answer, { registry, llm })).rejects.toThrow(
     UnknownRequestError,
   )
+
+  // A worker that died after the last save but before saving the runtime left it stale:
+  // a redelivery is refused as already applied, and repairs the saved runtime on the way.
+  await store.putSnapshot("order-1", saved)
+  const requests = server.requests.length
+  await expect(resumeRuntime(store, "order-1", answer, { registry, llm })).rejects.toThrow(
+    AnswerConflictError,
+  )
+  const repaired = await loadRuntime(store, "order-1", { registry, llm })
+  expect(repaired.stateOf(lead)).toBe("idle")
+  expect(await repaired.wait(lead)).toMatchObject({ status: "done", text: "lead: payer: moved" })
+  expect(server.requests.length).toBe(requests)
+  expect(answers.filter((a) => a?.ok)).toHaveLength(1)
   await store.close()
 })

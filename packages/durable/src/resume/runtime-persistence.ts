@@ -1,6 +1,7 @@
 import type { Runtime, RuntimeOptions, RuntimeSnapshot } from "@toolnexus/agents"
 import {
   type Answer,
+  AnswerConflictError,
   ConfigError,
   type ConversationStore,
   StoreError,
@@ -54,7 +55,9 @@ async function restore(
  * handle holding the request, and that handle's save — the last of the cascade — consumes
  * the claim. A delivery racing it gets `AnswerConflictError`. If the cascade fails, the
  * claim is released and the saved runtime is left as it was, so the answer can be delivered
- * again; handles that had already applied it are then taken from the store, not re-run.
+ * again; handles that had already applied it are then taken from the store, not re-run. A
+ * redelivery after a worker died between the last save and the runtime's save brings the
+ * saved runtime up to date and is refused with `AnswerConflictError`.
  *
  * @throws UnknownRequestError when no parked handle holds `answer.id`.
  * @throws AnswerConflictError when another delivery holds or already applied the answer.
@@ -84,7 +87,18 @@ export async function resumeRuntime(
   const top = topmostHolder(rt, answer.id)
   if (!top) throw new UnknownRequestError(answer.id, `no handle of runtime ${JSON.stringify(key)} holds it`)
   fence.id = `${snapshot.namespace ?? ""}${top}`
-  const claim = await store.claimAnswer(fence.id, answer, { leaseMs })
+  const claim = await store.claimAnswer(fence.id, answer, { leaseMs }).catch(async (error: unknown) => {
+    if (
+      AnswerConflictError.isInstance(error) &&
+      (await store.getPending(fence.id as string))?.id !== answer.id
+    ) {
+      // Applied by a worker that died before it saved the runtime: bring the saved runtime
+      // up to date (every handle is taken from the store, nothing runs), then refuse.
+      await rt.resume(answer)
+      await saveRuntime(store, key, rt)
+    }
+    throw error
+  })
   fence.token = claim.token
   await rt.resume(claim.answer)
   const outcome = await rt.wait({ id: top })

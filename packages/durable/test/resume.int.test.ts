@@ -7,6 +7,12 @@ import { describeResumeSuite } from "./resume-suite.js"
 
 const pgUrl = process.env.TOOLNEXUS_TEST_PG_URL
 const redisUrl = process.env.TOOLNEXUS_TEST_REDIS_URL
+for (const [name, url] of [
+  ["TOOLNEXUS_TEST_PG_URL", pgUrl],
+  ["TOOLNEXUS_TEST_REDIS_URL", redisUrl],
+] as const) {
+  if (!url) console.warn(`[toolnexus durable] skipping the resume suites for ${name}: it is not set`)
+}
 const schema = `tnx_resume_${randomUUID().replaceAll("-", "").slice(0, 16)}`
 const keyPrefix = `tnx-resume-${randomUUID()}:`
 

@@ -466,7 +466,8 @@ class AgentRuntime implements Runtime {
   #dequeue(r: HandleRecord): void {
     r.queued = false
     const queue = r.parent?.queue
-    if (queue) queue.splice(queue.findIndex((q) => q.record === r) >>> 0, 1)
+    const index = queue?.findIndex((q) => q.record === r) ?? -1
+    if (queue && index !== -1) queue.splice(index, 1)
   }
 
   #park(r: HandleRecord): void {

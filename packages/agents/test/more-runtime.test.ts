@@ -222,6 +222,25 @@ describe("more runtime behaviour", () => {
     expect((await rt.wait(h)).text).toBe("then: [from: host] later")
   })
 
+  it("interrupting a queued wake takes it out of the parent's queue", async () => {
+    const registry: Record<string, AgentDef> = {
+      lead: { name: "lead", does: "leads", soul: "lead", budget: { maxConcurrent: 1 } },
+      w: { name: "w", does: "w", soul: "w" },
+    }
+    const rt = createRuntime(options(registry))
+    server.addRule({ match: bySoul("w"), reply: (r) => ({ text: `did ${r.lastUserText}`, delayMs: 20 }) })
+    const lead = rt.spawn(rt.root, "lead")
+    const [a, b, c] = [rt.spawn(lead, "w"), rt.spawn(lead, "w"), rt.spawn(lead, "w")]
+    rt.wake(a, "a")
+    rt.wake(b, "b")
+    rt.wake(c, "c")
+    rt.interrupt(b)
+    await rt.wait(a)
+    expect((await rt.wait(c)).text).toBe("did c")
+    expect(rt.stateOf(b)).toBe("idle")
+    expect(server.requests.map((r) => r.lastUserText)).toEqual(["a", "c"])
+  })
+
   it("close waits for a running handle, or interrupts it with force", async () => {
     const reasons: string[] = []
     const registry = {

@@ -1,5 +1,4 @@
-import { LLMHttpError, NetworkError } from "../errors.js"
-import { AbortError } from "../errors.js"
+import { AbortError, LLMHttpError, NetworkError } from "../errors.js"
 import { type HttpReply, type Transport, abortErrorOf, transportError } from "./transport.js"
 
 /** What `onError` is told about a failed LLM request. */

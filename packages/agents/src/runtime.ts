@@ -272,9 +272,11 @@ class AgentRuntime implements Runtime {
     if (!target) throw new UnknownRequestError(answer.id, "no suspended handle holds it")
     // The deepest handle first; then each ancestor parked on the same request continues,
     // its halted `task` call reattaching to the child it already has.
+    let child: HandleRecord | undefined
     for (let r: HandleRecord | undefined = target; r && r !== this.#rootRecord; r = r.parent) {
       if (r.state !== "suspended" || r.inline || r.pending?.id !== answer.id) break
-      const pending = r.pending
+      const pending = haltedOn(r.pending, child)
+      child = r
       this.#unpark(r)
       this.#transition(r, "idle")
       this.#transition(r, "running")
@@ -363,7 +365,10 @@ class AgentRuntime implements Runtime {
     void this.#execute(r, async (client, toolkit, signal) => {
       if (r.cancelled) {
         // A request cancelled while parked is declined first, so the transcript stays balanced.
-        const cancelled = r.cancelled
+        const cancelled = haltedOn(
+          r.cancelled,
+          r.children.find((c) => c.lastResult?.pending?.id === r.cancelled?.id),
+        )
         r.cancelled = undefined
         const answer = { id: cancelled.id, ok: false, reason: "cancelled" }
         const run = await this.#continueHalted(r, client, { toolkit, pending: cancelled, answer, signal })
@@ -379,11 +384,8 @@ class AgentRuntime implements Runtime {
     client: Client,
     opts: { toolkit: Toolkit; pending: Request; answer: Answer; signal: AbortSignal },
   ): Promise<RunResult> {
-    const id = this.#conversationId(r)
-    const messages = (await this.store.get(id)) ?? []
-    const run = await client.continueRun({ ...opts, messages, id })
-    await this.store.save(id, run.messages, { pending: run.pending ?? null })
-    return run
+    // Core's stored continue: load → repair the halted turn → run → save, in one place.
+    return client.continueRun({ ...opts, id: this.#conversationId(r) })
   }
 
   /**
@@ -393,10 +395,9 @@ class AgentRuntime implements Runtime {
    * from running the turn twice. `undefined` when the store cannot tell or still waits.
    */
   async #alreadyApplied(r: HandleRecord, requestId: string): Promise<RunResult | undefined> {
-    const store = this.store as { getPending?(id: string): Promise<Request | undefined> }
-    if (typeof store.getPending !== "function") return undefined
+    if (this.store.getPending === undefined) return undefined
     const id = this.#conversationId(r)
-    const waiting = await store.getPending(id)
+    const waiting = await this.store.getPending(id)
     if (waiting?.id === requestId) return undefined
     const messages = (await this.store.get(id)) ?? []
     this.#trace.push(`${r.id}: resume → RECOVERED from the store (the answer was applied before)`)
@@ -648,6 +649,17 @@ function lastAssistantText(messages: Message[]): string {
     return ""
   }
   return ""
+}
+
+/**
+ * The request as handle `r`'s own transcript halted on it. An escalated request keeps the
+ * leaf's stamps (`data.callId` names the leaf's call), so for a parent the halted call is
+ * the `task` call that delegated to `child`: its task key.
+ */
+function haltedOn(request: Request, child: HandleRecord | undefined): Request {
+  const callId = child?.taskKey
+  if (callId === undefined || request.data?.callId === callId) return request
+  return { ...request, data: { ...request.data, callId } }
 }
 
 /** The deepest suspended handle's id segments ride the request up the tree. */

@@ -85,7 +85,7 @@ export function describeResumeSuite(name: string, backend: ResumeBackend): void 
         const other = await open()
         const req = (await other.getPending(id)) as Request
         expect(req).toEqual(halted.pending)
-        expect((await other.listPending()).some((p) => p.id === id && p.request.id === req.id)).toBe(true)
+        expect((await other.listPending()).some((p) => p.conversationId === id && p.request.id === req.id)).toBe(true)
         const result = await askWithAnswer(clientOn(other), {
           id,
           answer: { id: req.id, ok: true },

@@ -115,3 +115,16 @@ export function contiguousBodies(rows: readonly StoredMessageRow[]): string[] {
   }
   return bodies
 }
+
+/**
+ * @internal The slow path of a save, shared by the SQL backends: how many stored messages
+ * the given transcript keeps (the common prefix of the stored bodies up to any gap), and the
+ * bodies to write after them.
+ */
+export function rewritePlan(
+  stored: readonly StoredMessageRow[],
+  given: readonly string[],
+): { keep: number; bodies: string[]; deletes: boolean } {
+  const keep = commonPrefixLength(contiguousBodies(stored), given)
+  return { keep, bodies: given.slice(keep), deletes: stored.length > keep }
+}

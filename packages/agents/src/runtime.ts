@@ -47,8 +47,14 @@ export interface Runtime {
   wait(h: Handle, opts?: { timeoutMs?: number }): Promise<TaskResult>
   interrupt(h: Handle): void
   close(h: Handle, opts?: { force?: boolean }): Promise<void>
-  /** @throws UnknownRequestError when no suspended handle holds `answer.id`. */
-  resume(answer: Answer): Promise<void>
+  /**
+   * Resumes the deepest handle parked on `answer.id`, then every ancestor parked on it.
+   * `opts.claim` is a durable store's claim token: the topmost of those handles, the last to
+   * save, saves under it and so consumes it.
+   *
+   * @throws UnknownRequestError when no suspended handle holds `answer.id`.
+   */
+  resume(answer: Answer, opts?: { claim?: string }): Promise<void>
   handle(id: string): Handle | undefined
   stateOf(h: Handle): HandleState
   inspect(h: Handle): HandleView
@@ -264,7 +270,7 @@ class AgentRuntime implements Runtime {
     for (const w of r.waiters.splice(0)) w(result)
   }
 
-  async resume(answer: Answer): Promise<void> {
+  async resume(answer: Answer, resumeOpts?: { claim?: string }): Promise<void> {
     let target: HandleRecord | undefined
     for (const r of this.#parked.get(answer.id) ?? []) {
       if (!target || r.id.split("/").length > target.id.split("/").length) target = r
@@ -272,17 +278,21 @@ class AgentRuntime implements Runtime {
     if (!target) throw new UnknownRequestError(answer.id, "no suspended handle holds it")
     // The deepest handle first; then each ancestor parked on the same request continues,
     // its halted `task` call reattaching to the child it already has.
-    let child: HandleRecord | undefined
+    const cascade: HandleRecord[] = []
     for (let r: HandleRecord | undefined = target; r && r !== this.#rootRecord; r = r.parent) {
       if (r.state !== "suspended" || r.inline || r.pending?.id !== answer.id) break
-      const pending = haltedOn(r.pending, child)
-      child = r
+      cascade.push(r)
+    }
+    for (const [i, r] of cascade.entries()) {
+      const pending = haltedOn(r.pending as Request, cascade[i - 1])
+      // Only the last save of the cascade consumes the claim.
+      const claim = i === cascade.length - 1 ? resumeOpts?.claim : undefined
       this.#unpark(r)
       this.#transition(r, "idle")
       this.#transition(r, "running")
       await this.#execute(r, async (client, toolkit, signal) => {
         const recorded = await this.#alreadyApplied(r, answer.id)
-        return recorded ?? this.#continueHalted(r, client, { toolkit, pending, answer, signal })
+        return recorded ?? this.#continueHalted(r, client, { toolkit, pending, answer, signal, claim })
       })
     }
   }
@@ -382,7 +392,7 @@ class AgentRuntime implements Runtime {
   async #continueHalted(
     r: HandleRecord,
     client: Client,
-    opts: { toolkit: Toolkit; pending: Request; answer: Answer; signal: AbortSignal },
+    opts: { toolkit: Toolkit; pending: Request; answer: Answer; signal: AbortSignal; claim?: string },
   ): Promise<RunResult> {
     // Core's stored continue: load → repair the halted turn → run → save, in one place.
     return client.continueRun({ ...opts, id: this.#conversationId(r) })

@@ -260,7 +260,9 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
           await sleep(5)
           transcript = grow[path](transcript, 4)
           await store.save(id, transcript, { pending: req })
-          const listed = (await store.listPending({ kind: "approval" })).find((entry) => entry.conversationId === id)
+          const listed = (await store.listPending({ kind: "approval" })).find(
+            (entry) => entry.conversationId === id,
+          )
           expect(listed?.since).toBe(since)
           const next = request("input")
           transcript = grow[path](transcript, 5)

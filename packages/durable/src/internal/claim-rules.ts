@@ -10,7 +10,7 @@ export interface ClaimState {
   consumedId: string | null
 }
 
-/** @internal Why a claim is refused; each maps to one error. */
+/** Why a claim is refused; each maps to one error. */
 export type ClaimRefusal =
   | "no-conversation"
   | "unknown-request"
@@ -19,7 +19,7 @@ export type ClaimRefusal =
   | "runtime-held"
   | "failed"
 
-/** @internal What `claimAnswer` does when it is not refused. */
+/** What `claimAnswer` does when it is not refused. */
 export type ClaimGrant = "claim" | "takeover"
 
 /**

@@ -70,7 +70,7 @@ export function decodeJson<T>(text: unknown, what: () => string): T {
   }
 }
 
-/** @internal A stored message row of the SQL backends. */
+/** A stored message row of the SQL backends. */
 export interface StoredMessageRow {
   seq: number | string
   body: unknown

@@ -2,7 +2,7 @@ import type { AnswerDecision, Request } from "@toolnexus/core"
 import type { PendingEntry } from "../durable-store.js"
 import { decodeJson } from "./message-codec.js"
 
-/** @internal A request's row in a backend's request index; times are epoch milliseconds. */
+/** A request's row in a backend's request index; times are epoch milliseconds. */
 export interface RequestRow {
   requestId: string
   /** `claimed` while a claim token is set; `applied` once a claimed save consumed it. */
@@ -21,7 +21,7 @@ export interface RequestRow {
   claimExpiresAt: number | null
 }
 
-/** @internal One conversation waiting on a request, with the request's index row if it has one. */
+/** One conversation waiting on a request, with the request's index row if it has one. */
 export interface HolderRow {
   conversationId: string
   requestId: string
@@ -53,14 +53,19 @@ export function foldHolders(rows: readonly HolderRow[]): PendingEntry[] {
     const sinceMs = Math.min(...group.map((row) => row.sinceMs))
     const meta = holder.request
     const entry: PendingEntry = {
-      request: decodeJson<Request>(holder.pending, () => `the pending request of conversation ${holder.conversationId}`),
+      request: decodeJson<Request>(
+        holder.pending,
+        () => `the pending request of conversation ${holder.conversationId}`,
+      ),
       conversationId: holder.conversationId,
       since: new Date(sinceMs).toISOString(),
       attempts: meta?.attempts ?? 0,
       state: meta?.state === "claimed" ? "claimed" : "open",
     }
     if (meta?.runtimeKey) entry.runtimeKey = meta.runtimeKey
-    const path = meta?.path ? decodeJson<string[]>(meta.path, () => `the path of request ${requestId}`) : pathOf(entry.request)
+    const path = meta?.path
+      ? decodeJson<string[]>(meta.path, () => `the path of request ${requestId}`)
+      : pathOf(entry.request)
     if (path) entry.path = path
     entries.push({ entry, sinceMs })
   }
@@ -100,7 +105,11 @@ export function compareIds(a: string, b: string): number {
  * listing's order; an `after` no longer listed continues by id among entries of the same
  * age or younger), at most `limit`.
  */
-export function pageOf(entries: PendingEntry[], after: string | undefined, limit: number | undefined): PendingEntry[] {
+export function pageOf(
+  entries: PendingEntry[],
+  after: string | undefined,
+  limit: number | undefined,
+): PendingEntry[] {
   let start = 0
   if (after !== undefined) {
     const index = entries.findIndex((e) => e.request.id === after)
@@ -113,7 +122,10 @@ export function pageOf(entries: PendingEntry[], after: string | undefined, limit
 /** @internal The decision a stored answer made: `ok`, and `reason` when it has one. */
 export function decisionOf(answerJson: string | null, requestId: string): AnswerDecision | undefined {
   if (answerJson === null) return undefined
-  const answer = decodeJson<{ ok: boolean; reason?: unknown }>(answerJson, () => `the decision on request ${requestId}`)
+  const answer = decodeJson<{ ok: boolean; reason?: unknown }>(
+    answerJson,
+    () => `the decision on request ${requestId}`,
+  )
   const decision: AnswerDecision = { ok: answer.ok === true }
   if (typeof answer.reason === "string") decision.reason = answer.reason
   return decision

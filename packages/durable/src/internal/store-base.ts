@@ -12,9 +12,21 @@ import type {
   PutSnapshotOptions,
   RuntimeHold,
 } from "../durable-store.js"
-import { type ClaimGrant, type ClaimRefusal, claimRefusalError, lostClaimError, newClaimToken } from "./claim-rules.js"
+import {
+  type ClaimGrant,
+  type ClaimRefusal,
+  claimRefusalError,
+  lostClaimError,
+  newClaimToken,
+} from "./claim-rules.js"
 import { MessageCache } from "./message-cache.js"
-import { decodeJson, decodeTranscript, encodeJson, encodeMessages, type StoredMessageRow } from "./message-codec.js"
+import {
+  decodeJson,
+  decodeTranscript,
+  encodeJson,
+  encodeMessages,
+  type StoredMessageRow,
+} from "./message-codec.js"
 import {
   checkAnswer,
   checkKey,
@@ -29,7 +41,7 @@ import { closedStoreError, toStoreError } from "./store-errors.js"
 import { WriteCounter, type WriteStats } from "./write-stats.js"
 import { ConfigError } from "@toolnexus/core"
 
-/** @internal How a save changes the pending request: its mode and, when set, its columns. */
+/** How a save changes the pending request: its mode and, when set, its columns. */
 export interface PendingChange {
   mode: "keep" | "clear" | "set"
   json: string | null
@@ -37,7 +49,7 @@ export interface PendingChange {
   kind: string | null
 }
 
-/** @internal What a backend's save primitive gets: everything encoded and checked. */
+/** What a backend's save primitive gets: everything encoded and checked. */
 export interface SaveInput {
   id: string
   transcript: readonly Message[]
@@ -49,12 +61,12 @@ export interface SaveInput {
   encode(from?: number): string[]
 }
 
-/** @internal What a backend's save primitive reports. */
+/** What a backend's save primitive reports. */
 export type SaveOutcome =
   | { revision: number; stats: Omit<WriteStats, "saves"> }
   | { lostClaim: string | null }
 
-/** @internal What a backend's claim primitive gets. */
+/** What a backend's claim primitive gets. */
 export interface ClaimInput {
   id: string
   answerId: string
@@ -64,18 +76,18 @@ export interface ClaimInput {
   runtimeKey: string | undefined
 }
 
-/** @internal What a backend's claim primitive reports: a grant with the stored JSON, or a refusal. */
+/** What a backend's claim primitive reports: a grant with the stored JSON, or a refusal. */
 export type ClaimOutcome =
   | { grant: ClaimGrant; pendingJson: string; answerJson: string }
   | { refusal: ClaimRefusal; runtimeKey?: string | null; decisionJson?: string | null }
 
-/** @internal A failed request as a backend reads it. */
+/** A failed request as a backend reads it. */
 export interface FailedRow extends HolderRow {
   lastError: string | null
 }
 
 /**
- * @internal The part every durable store shares, as langgraphjs' `BaseCheckpointSaver` does
+ * The part every durable store shares, as langgraphjs' `BaseCheckpointSaver` does
  * for checkpointers: argument checks, encoding and decoding, errors, the transcript cache
  * for prefix-reuse saves, write stats, and the request index's folding and paging. A
  * backend supplies only its primitives, each one atomic on its storage.
@@ -154,7 +166,9 @@ export abstract class DurableStoreBase implements DurableStore {
       reusable: this.#cache.reusablePrefix(id, transcript),
       encode: (from = 0) => encodeMessages(id, transcript, from),
     }
-    const outcome = await this.#use(`save conversation ${JSON.stringify(id)}`, () => this.writeTranscript(input))
+    const outcome = await this.#use(`save conversation ${JSON.stringify(id)}`, () =>
+      this.writeTranscript(input),
+    )
     if ("lostClaim" in outcome) throw lostClaimError(id, outcome.lostClaim)
     this.#writes.record(outcome.stats)
     this.#cache.remember(id, outcome.revision, transcript)
@@ -162,7 +176,9 @@ export abstract class DurableStoreBase implements DurableStore {
 
   async getPending(id: string): Promise<Request | undefined> {
     checkKey(id, "the conversation id")
-    const json = await this.#use(`read the pending request of ${JSON.stringify(id)}`, () => this.readPendingJson(id))
+    const json = await this.#use(`read the pending request of ${JSON.stringify(id)}`, () =>
+      this.readPendingJson(id),
+    )
     if (json == null) return undefined
     return decodeJson<Request>(json, () => `the pending request of conversation ${JSON.stringify(id)}`)
   }
@@ -195,14 +211,22 @@ export abstract class DurableStoreBase implements DurableStore {
     const rows = await this.#use("list failed requests", () => this.readFailed())
     // Folded like pending entries (one per request id), then marked failed with their error.
     const errors = new Map(rows.map((row) => [row.requestId, row.lastError]))
-    const open = rows.map((row) => ({ ...row, request: row.request && { ...row.request, state: "open" as const } }))
-    return foldHolders(open).map(({ state: _open, ...entry }) => {
-      const stored = errors.get(entry.request.id)
-      const lastError = stored
-        ? decodeJson<FailedEntry["lastError"]>(stored, () => `the last error of request ${entry.request.id}`)
-        : { name: "Error", message: "no error was recorded" }
-      return { ...entry, state: "failed" as const, lastError }
-    }).slice(0, limit)
+    const open = rows.map((row) => ({
+      ...row,
+      request: row.request && { ...row.request, state: "open" as const },
+    }))
+    return foldHolders(open)
+      .map(({ state: _open, ...entry }) => {
+        const stored = errors.get(entry.request.id)
+        const lastError = stored
+          ? decodeJson<FailedEntry["lastError"]>(
+              stored,
+              () => `the last error of request ${entry.request.id}`,
+            )
+          : { name: "Error", message: "no error was recorded" }
+        return { ...entry, state: "failed" as const, lastError }
+      })
+      .slice(0, limit)
   }
 
   async getDecision(requestId: string): Promise<AnswerDecision | undefined> {
@@ -248,7 +272,9 @@ export abstract class DurableStoreBase implements DurableStore {
   async releaseClaim(id: string, token: string): Promise<void> {
     checkKey(id, "the conversation id")
     checkKey(token, "the claim token")
-    await this.#use(`release a claim on conversation ${JSON.stringify(id)}`, () => this.expireClaim(id, token))
+    await this.#use(`release a claim on conversation ${JSON.stringify(id)}`, () =>
+      this.expireClaim(id, token),
+    )
   }
 
   async listExpiredClaims(opts?: ListExpiredClaimsOptions): Promise<ExpiredClaim[]> {

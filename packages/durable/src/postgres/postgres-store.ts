@@ -231,7 +231,13 @@ export class PostgresStore extends DurableStoreBase {
       const seqs = bodies.map((_, i) => keep + i)
       await client.query(this.#sql.insertMessages, [id, seqs, bodies])
     }
-    const next = nextConversationRow(previous, input.transcript.length, input.pending, claim, Number(raw.now_ms))
+    const next = nextConversationRow(
+      previous,
+      input.transcript.length,
+      input.pending,
+      claim,
+      Number(raw.now_ms),
+    )
     await client.query(this.#sql.updateConversation, [
       id,
       next.revision,
@@ -311,7 +317,13 @@ export class PostgresStore extends DurableStoreBase {
         }
       }
       const answerJson = decision === "takeover" ? (req?.claim_answer as string) : input.answerJson
-      await client.query(this.#sql.claimRequest, [answerId, input.token, id, answerJson, nowMs + input.leaseMs])
+      await client.query(this.#sql.claimRequest, [
+        answerId,
+        input.token,
+        id,
+        answerJson,
+        nowMs + input.leaseMs,
+      ])
       await client.query(this.#sql.pointClaim, [id, input.token, answerId])
       return { grant: decision, pendingJson: raw?.pending as string, answerJson }
     })

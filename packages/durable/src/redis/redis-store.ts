@@ -138,12 +138,18 @@ export class RedisStore extends DurableStoreBase {
   }
 
   protected async readTranscript(id: string) {
-    const reply = (await scripts.get.run(this.#client, [this.#key("conv:", id), this.#key("msgs:", id)], [])) as
-      | [string, string | null, string[]]
-      | null
+    const reply = (await scripts.get.run(
+      this.#client,
+      [this.#key("conv:", id), this.#key("msgs:", id)],
+      [],
+    )) as [string, string | null, string[]] | null
     if (reply === null) return undefined
     const [revision, count, bodies] = reply
-    return { revision: Number(revision), count: Number(count ?? 0), rows: bodies.map((body, seq) => ({ seq, body })) }
+    return {
+      revision: Number(revision),
+      count: Number(count ?? 0),
+      rows: bodies.map((body, seq) => ({ seq, body })),
+    }
   }
 
   protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
@@ -204,10 +210,8 @@ export class RedisStore extends DurableStoreBase {
     )) as string[]
     const rows: HolderRow[] = []
     for (let i = 0; i < flat.length; i += HOLDER_FIELDS) {
-      const [conversationId, pending, requestId, since, state, runtimeKey, holder, path, attempts] = flat.slice(
-        i,
-        i + HOLDER_FIELDS,
-      ) as string[]
+      const [conversationId, pending, requestId, since, state, runtimeKey, holder, path, attempts] =
+        flat.slice(i, i + HOLDER_FIELDS) as string[]
       rows.push({
         conversationId: conversationId as string,
         pending: pending as string,
@@ -244,7 +248,15 @@ export class RedisStore extends DurableStoreBase {
     const reply = (await scripts.claim.run(
       this.#client,
       [this.#key("conv:", id), this.#key("claims")],
-      [id, input.answerId, input.answerJson, input.token, input.leaseMs, input.runtimeKey ?? "", this.#serverPrefix],
+      [
+        id,
+        input.answerId,
+        input.answerJson,
+        input.token,
+        input.leaseMs,
+        input.runtimeKey ?? "",
+        this.#serverPrefix,
+      ],
     )) as [string, string?, string?]
     const [outcome, first, second] = reply
     if (outcome === "claim" || outcome === "takeover") {
@@ -254,11 +266,11 @@ export class RedisStore extends DurableStoreBase {
   }
 
   protected async expireClaim(id: string, token: string): Promise<void> {
-    await scripts.release.run(this.#client, [this.#key("conv:", id), this.#key("claims")], [
-      id,
-      token,
-      this.#serverPrefix,
-    ])
+    await scripts.release.run(
+      this.#client,
+      [this.#key("conv:", id), this.#key("claims")],
+      [id, token, this.#serverPrefix],
+    )
   }
 
   protected async readExpiredClaims(limit: number | undefined) {
@@ -283,14 +295,16 @@ export class RedisStore extends DurableStoreBase {
   }
 
   protected async writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): Promise<void> {
-    const triples = (holds ?? []).flatMap((h) => [h.requestId, h.conversationId, h.path ? JSON.stringify(h.path) : ""])
-    await scripts.snapshot.run(this.#client, [this.#key("snap:", key), this.#key("runtime:", key)], [
-      this.#serverPrefix,
-      key,
-      body,
-      holds === undefined ? "0" : "1",
-      ...triples,
+    const triples = (holds ?? []).flatMap((h) => [
+      h.requestId,
+      h.conversationId,
+      h.path ? JSON.stringify(h.path) : "",
     ])
+    await scripts.snapshot.run(
+      this.#client,
+      [this.#key("snap:", key), this.#key("runtime:", key)],
+      [this.#serverPrefix, key, body, holds === undefined ? "0" : "1", ...triples],
+    )
   }
 
   protected readSnapshot(key: string): Promise<string | null> {

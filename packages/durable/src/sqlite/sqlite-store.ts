@@ -72,7 +72,9 @@ type SqliteHolderRow = {
   pending: string
   pending_id: string
   pending_since: number
-} & Partial<Pick<SqliteRequestRow, "state" | "runtime_key" | "conversation_id" | "path" | "attempts" | "last_error">>
+} & Partial<
+  Pick<SqliteRequestRow, "state" | "runtime_key" | "conversation_id" | "path" | "attempts" | "last_error">
+>
 
 type Statements = ReturnType<typeof prepareStatements>
 
@@ -164,7 +166,9 @@ export class SqliteStore extends DurableStoreBase {
     const raw = s.conversation.get(id) as SqliteConversationRow | undefined
     const previous = raw === undefined ? undefined : fromSqlite(raw)
     if (claim !== undefined) {
-      const held = previous?.claimRequestId ? (s.request.get(previous.claimRequestId) as SqliteRequestRow | undefined) : undefined
+      const held = previous?.claimRequestId
+        ? (s.request.get(previous.claimRequestId) as SqliteRequestRow | undefined)
+        : undefined
       if (previous?.claimToken !== claim || held?.claim_token !== claim) {
         return { lostClaim: previous?.claimRequestId ?? previous?.pendingId ?? null }
       }
@@ -219,7 +223,10 @@ export class SqliteStore extends DurableStoreBase {
   }
 
   protected async readFailed(): Promise<FailedRow[]> {
-    return (this.#s.failed.all() as SqliteHolderRow[]).map((row) => ({ ...holderOf(row), lastError: row.last_error ?? null }))
+    return (this.#s.failed.all() as SqliteHolderRow[]).map((row) => ({
+      ...holderOf(row),
+      lastError: row.last_error ?? null,
+    }))
   }
 
   protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
@@ -264,7 +271,11 @@ export class SqliteStore extends DurableStoreBase {
   }
 
   protected async readExpiredClaims(limit: number | undefined) {
-    return this.#s.expiredClaims.all(Date.now(), limit ?? -1) as { id: string; pending: string; answer: string }[]
+    return this.#s.expiredClaims.all(Date.now(), limit ?? -1) as {
+      id: string
+      pending: string
+      answer: string
+    }[]
   }
 
   protected async removeConversation(id: string): Promise<void> {
@@ -431,7 +442,9 @@ function holderOf(row: SqliteHolderRow): HolderRow {
   }
 }
 
-function requestOf(row: SqliteRequestRow): Pick<RequestRow, "state" | "runtimeKey" | "claimToken" | "claimExpiresAt"> {
+function requestOf(
+  row: SqliteRequestRow,
+): Pick<RequestRow, "state" | "runtimeKey" | "claimToken" | "claimExpiresAt"> {
   return {
     state: row.state,
     runtimeKey: row.runtime_key,
@@ -456,7 +469,10 @@ function fromSqlite(row: SqliteConversationRow): ConversationRow {
   }
 }
 
-function toSqlite(id: string, row: ConversationRow): Omit<SqliteConversationRow, "claim_answer" | "claim_expires_at"> {
+function toSqlite(
+  id: string,
+  row: ConversationRow,
+): Omit<SqliteConversationRow, "claim_answer" | "claim_expires_at"> {
   return {
     id,
     revision: row.revision,

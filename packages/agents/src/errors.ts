@@ -36,6 +36,7 @@ export abstract class AgentsError extends ToolnexusError {
 
   /** True when `value` is an error of this class (or a subclass), from any copy of the package. */
   static override isInstance<T extends ErrorClass>(this: T, value: unknown): value is InstanceType<T> {
+    // biome-ignore lint/complexity/noThisInStatic: the class it is called on names the marker
     const { marker } = this as unknown as typeof AgentsError
     return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[marker] === true
   }

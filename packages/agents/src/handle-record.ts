@@ -28,7 +28,7 @@ export class HandleRecord {
   /** Changed only by `applyTransition` (handle-state.ts), and set once by a restore. */
   state: HandleState = "idle"
   budget: Budget
-  spend: Spend = { turns: 0, tokens: 0, toolCalls: 0 }
+  spend: Spend = { turns: 0, totalTurns: 0, tokens: 0, toolCalls: 0 }
   spawnedAt: number
   inbox: InboxItem[] = []
   turn: ActiveTurn | undefined
@@ -75,7 +75,8 @@ export class HandleRecord {
   /** A result of this handle with its current usage. */
   result(status: TaskResult["status"], text: string, isError: boolean): TaskResult {
     // An explicit literal: results are kept per handle, and spread-then-add objects cost more.
-    return { status, text, isError, turns: this.spend.turns, totalTokens: this.spend.tokens }
+    const { turns, totalTurns, tokens } = this.spend
+    return { status, text, isError, turns, totalTurns, totalTokens: tokens }
   }
 
   /** What `wait` gives at once: the result of a settled handle, or undefined while it works. */

@@ -10,6 +10,7 @@ it("exports exactly the public runtime surface", () => {
     "RuntimeError",
     "SNAPSHOT_VERSION",
     "TICK_CHANNEL",
+    "TIMER_CHANNEL",
     "agent",
     "createRuntime",
     "createVirtualClock",

@@ -9,7 +9,7 @@ export type { RuntimeErrorReason } from "./errors.js"
 export { SNAPSHOT_VERSION } from "./snapshot.js"
 export type { HandleSnapshot, RuntimeSnapshot } from "./snapshot.js"
 export type { Spend } from "./budget.js"
-export { TICK_CHANNEL } from "./inbox.js"
+export { TICK_CHANNEL, TIMER_CHANNEL } from "./inbox.js"
 export type {
   AgentDef,
   Budget,

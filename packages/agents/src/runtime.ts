@@ -1,5 +1,5 @@
 import { AbortError, type Answer, ConfigError, type ConversationStore, MemoryStore } from "@toolnexus/core"
-import { carveBudget, reachedLimit } from "./budget.js"
+import { carveBudget, poolLimit } from "./budget.js"
 import { systemClock } from "./clock.js"
 import { ClosedError, InboxFullError, RuntimeError } from "./errors.js"
 import { Execution } from "./execution.js"
@@ -171,7 +171,7 @@ class AgentRuntime implements Runtime, TaskHost {
       )
     }
     const now = this.#clock.now()
-    const limit = reachedLimit(p.chain(), now)
+    const limit = poolLimit(p.chain(), now)
     if (limit)
       throw new RuntimeError("budget_exhausted", `cannot spawn ${defName} under ${p.id}: ${limit} is used up`)
     const n = (p.childCounters.get(defName) ?? 0) + 1
@@ -284,6 +284,7 @@ class AgentRuntime implements Runtime, TaskHost {
       def: r.def.name,
       state: r.state,
       turns: r.spend.turns,
+      totalTurns: r.spend.totalTurns,
       tokens: r.spend.tokens,
       inbox: r.inbox.length,
       children: r.children.map((c) => c.id),

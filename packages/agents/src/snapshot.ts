@@ -4,11 +4,15 @@ import { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
 import type { AgentDef, Budget, HandleState, InboxItem, TaskResult } from "./types.js"
 
-/** The snapshot format version this code writes. */
-export const SNAPSHOT_VERSION = 1
-const READABLE_VERSIONS = [1] as const
+/**
+ * The snapshot format version this code writes. Version 2 (issue 8) counts a handle's own
+ * turns in `spend.turns` and `lastResult.turns` and adds the subtree's `totalTurns` to both;
+ * version 1 counted the subtree in `turns`. Both are read.
+ */
+export const SNAPSHOT_VERSION = 2
+const READABLE_VERSIONS = [1, 2] as const
 
-/** One handle in a {@link RuntimeSnapshot}. */
+/** One handle in a {@link RuntimeSnapshot} (the current version's shape). */
 export interface HandleSnapshot {
   id: string
   def: string
@@ -76,9 +80,12 @@ export function restoreRecords(
   if (!(READABLE_VERSIONS as readonly unknown[]).includes(snapshot.schemaVersion)) {
     throw new SchemaVersionError("the runtime snapshot", snapshot.schemaVersion, READABLE_VERSIONS)
   }
+  if (!Array.isArray(snapshot.handles) || !Array.isArray(snapshot.trace))
+    throw new ConfigError("the runtime snapshot needs `handles` and `trace` arrays")
+  const handles = snapshot.schemaVersion === 1 ? fromVersion1(snapshot.handles) : snapshot.handles
   const byId = new Map<string, HandleRecord>()
   const trace = [...snapshot.trace]
-  for (const h of snapshot.handles) {
+  for (const h of handles) {
     const parentId = h.id.includes("/") ? h.id.slice(0, h.id.lastIndexOf("/")) : undefined
     const parent = parentId === undefined ? undefined : byId.get(parentId)
     if (parentId !== undefined && !parent)
@@ -101,13 +108,7 @@ export function restoreRecords(
     r.state = h.state
     if (h.state === "running") {
       applyTransition(r, "restoreInterrupted", trace)
-      r.lastResult = {
-        status: "interrupted",
-        text: "",
-        isError: true,
-        turns: h.spend.turns,
-        totalTokens: h.spend.tokens,
-      }
+      r.lastResult = r.result("interrupted", "", true)
     }
     parent?.children.push(r)
     byId.set(h.id, r)
@@ -115,4 +116,28 @@ export function restoreRecords(
   const root = byId.get("root")
   if (!root) throw new ConfigError("the snapshot has no root handle")
   return { root, records: [...byId.values()], trace }
+}
+
+/**
+ * Version 1 handles in the current shape. Their `spend.turns` counted the subtree; rolled-up
+ * counts add up exactly, so a handle's own turns are its count minus its children's. A v1
+ * `lastResult.turns` becomes its `totalTurns`, and its own turns at most the handle's own.
+ * Budgets are kept as saved (a v1 child's `maxTurns` was carved from its parent's remainder).
+ */
+function fromVersion1(handles: readonly HandleSnapshot[]): HandleSnapshot[] {
+  const childTurns = new Map<string, number>()
+  for (const h of handles) {
+    const parentId = h.id.includes("/") ? h.id.slice(0, h.id.lastIndexOf("/")) : undefined
+    if (parentId !== undefined) childTurns.set(parentId, (childTurns.get(parentId) ?? 0) + h.spend.turns)
+  }
+  return handles.map((h) => {
+    const totalTurns = h.spend.turns
+    const turns = Math.max(0, totalTurns - (childTurns.get(h.id) ?? 0))
+    const upgraded: HandleSnapshot = { ...h, spend: { ...h.spend, turns, totalTurns } }
+    if (h.lastResult) {
+      const total = h.lastResult.turns
+      upgraded.lastResult = { ...h.lastResult, turns: Math.min(total, turns), totalTurns: total }
+    }
+    return upgraded
+  })
 }

@@ -149,7 +149,9 @@ describe.each(STYLES)("runtime (%s)", (style) => {
     expect(inFlightAtReply).toEqual([1, 2])
     expect(rt.inspect(lead).children).toEqual(["root/lead.1/scout.1", "root/lead.1/critic.1"])
     expect(rt.inspect(lead).tokens).toBe(110 + 55 + 10 + 10)
-    expect(rt.inspect(lead).turns).toBe(4)
+    // Issue 8: turns are the lead's own; totalTurns and tokens roll up the subtree.
+    expect(rt.inspect(lead)).toMatchObject({ turns: 2, totalTurns: 4 })
+    expect(result).toMatchObject({ turns: 2, totalTurns: 4, totalTokens: 185 })
     const leadRequests = tools.filter((r) => r.system === "lead")
     expect(leadRequests[1]?.toolResults.map((r) => r.id)).toEqual(["k1", "k2"])
     // The children ran on fresh transcripts: their first request holds only their prompt.

@@ -1,6 +1,11 @@
 import { readFileSync } from "node:fs"
 import { type Message, MemoryStore, type Request, defineTool, pending } from "@toolnexus/core"
-import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
+import {
+  type FakeLLMServer,
+  type FakeReplySource,
+  type FakeRequestView,
+  createFakeLLMServer,
+} from "@toolnexus/core/testing"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { createRuntime, restoreRuntime } from "../src/runtime.js"
 import type { RuntimeSnapshot } from "../src/snapshot.js"
@@ -25,6 +30,16 @@ const options = (
   llm: { baseUrl: `${server.url}/v1`, style: "openai", model: "m" },
   ...extra,
 })
+/** A rule for an agent's first turn of a run (no tool results yet). */
+const onFirstTurn = (soul: string, reply: FakeReplySource) =>
+  server.addRule({ match: (req) => req.system === soul && req.toolResults.length === 0, reply })
+/** Spawns a lead under the root, wakes it and waits for its result. */
+async function runLead(registry: Record<string, AgentDef>) {
+  const rt = createRuntime(options(registry))
+  const lead = rt.spawn(rt.root, "lead")
+  rt.wake(lead, "go")
+  return { rt, lead, result: await rt.wait(lead) }
+}
 const noop = defineTool({
   name: "noop",
   description: "noop",
@@ -38,15 +53,12 @@ describe("issue 8: handle accounting", () => {
       lead: { name: "lead", does: "coordinates", soul: "lead", team: ["worker"], budget: { maxTurns: 3 } },
       worker: { name: "worker", does: "works", soul: "worker", tools: [noop] },
     }
-    server.addRule({
-      match: (req) => req.system === "lead" && req.toolResults.length === 0,
-      reply: {
-        toolCalls: [
-          { id: "k1", name: "task", arguments: { agent: "worker", prompt: "a" } },
-          { id: "k2", name: "task", arguments: { agent: "worker", prompt: "b" } },
-        ],
-        usage: { promptTokens: 10, completionTokens: 0 },
-      },
+    onFirstTurn("lead", {
+      toolCalls: [
+        { id: "k1", name: "task", arguments: { agent: "worker", prompt: "a" } },
+        { id: "k2", name: "task", arguments: { agent: "worker", prompt: "b" } },
+      ],
+      usage: { promptTokens: 10, completionTokens: 0 },
     })
     server.addRule({
       match: bySoul("lead"),
@@ -55,21 +67,15 @@ describe("issue 8: handle accounting", () => {
         usage: { promptTokens: 10, completionTokens: 0 },
       }),
     })
-    server.addRule({
-      match: (req) => req.system === "worker" && req.toolResults.length === 0,
-      reply: {
-        toolCalls: [{ name: "noop", arguments: {} }],
-        usage: { promptTokens: 5, completionTokens: 0 },
-      },
+    onFirstTurn("worker", {
+      toolCalls: [{ name: "noop", arguments: {} }],
+      usage: { promptTokens: 5, completionTokens: 0 },
     })
     server.addRule({
       match: bySoul("worker"),
       reply: { text: "w", usage: { promptTokens: 5, completionTokens: 0 } },
     })
-    const rt = createRuntime(options(registry))
-    const lead = rt.spawn(rt.root, "lead")
-    rt.wake(lead, "go")
-    const result = await rt.wait(lead)
+    const { rt, lead, result } = await runLead(registry)
     expect(result).toMatchObject({ status: "done", text: "w+w", turns: 2, totalTurns: 6, totalTokens: 40 })
     expect(result.limit).toBeUndefined()
     expect(rt.inspect(lead)).toMatchObject({ turns: 2, totalTurns: 6, tokens: 40 })
@@ -82,13 +88,17 @@ describe("issue 8: handle accounting", () => {
 
   it("maxTurns still stops a handle's own loop, and a child's maxTurns is capped by its parent's limit", async () => {
     const registry: Record<string, AgentDef> = {
-      lead: { name: "lead", does: "leads", soul: "lead", team: ["looper"], budget: { maxTurns: 2 } },
+      lead: {
+        name: "lead",
+        does: "leads",
+        soul: "lead",
+        team: ["looper"],
+        tools: [noop],
+        budget: { maxTurns: 2 },
+      },
       looper: { name: "looper", does: "loops", soul: "looper", tools: [noop], budget: { maxTurns: 50 } },
     }
-    server.addRule({
-      match: (req) => req.system === "lead" && req.toolResults.length === 0,
-      reply: { toolCalls: [{ name: "task", arguments: { agent: "looper", prompt: "loop" } }] },
-    })
+    onFirstTurn("lead", { toolCalls: [{ name: "task", arguments: { agent: "looper", prompt: "loop" } }] })
     server.addRule({
       match: bySoul("lead"),
       reply: { toolCalls: [{ name: "noop", arguments: {} }], text: "again" },
@@ -97,13 +107,7 @@ describe("issue 8: handle accounting", () => {
       match: bySoul("looper"),
       reply: { text: "more", toolCalls: [{ name: "noop", arguments: {} }] },
     })
-    const rt = createRuntime({
-      ...options(registry),
-      registry: { ...registry, lead: { ...registry.lead!, tools: [noop] } },
-    })
-    const lead = rt.spawn(rt.root, "lead")
-    rt.wake(lead, "go")
-    const result = await rt.wait(lead)
+    const { rt, result } = await runLead(registry)
     // The looper got maxTurns 2 (the lead's limit, not 50, not the lead's remainder of 1).
     const looper = rt.snapshot().handles.find((h) => h.def === "looper")
     expect(looper?.budget.maxTurns).toBe(2)
@@ -123,21 +127,15 @@ describe("issue 8: handle accounting", () => {
       },
       worker: { name: "worker", does: "works", soul: "worker" },
     }
-    server.addRule({
-      match: (req) => req.system === "lead" && req.toolResults.length === 0,
-      reply: {
-        toolCalls: [{ name: "task", arguments: { agent: "worker", prompt: "spend" } }],
-        usage: { promptTokens: 10, completionTokens: 0 },
-      },
+    onFirstTurn("lead", {
+      toolCalls: [{ name: "task", arguments: { agent: "worker", prompt: "spend" } }],
+      usage: { promptTokens: 10, completionTokens: 0 },
     })
     server.addRule({
       match: bySoul("worker"),
       reply: { text: "spent", usage: { promptTokens: 45, completionTokens: 0 } },
     })
-    const rt = createRuntime(options(registry))
-    const lead = rt.spawn(rt.root, "lead")
-    rt.wake(lead, "go")
-    const result = await rt.wait(lead)
+    const { rt, result } = await runLead(registry)
     expect(result).toMatchObject({
       status: "incomplete",
       limit: "maxTokens",
@@ -160,18 +158,12 @@ describe("issue 8: handle accounting", () => {
       lead: { name: "lead", does: "leads", soul: "lead", team: ["payer"], budget: { maxTurns: 2 } },
       payer: { name: "payer", does: "pays", soul: "payer", tools: [transfer] },
     }
-    server.addRule({
-      match: (req) => req.system === "lead" && req.toolResults.length === 0,
-      reply: { toolCalls: [{ name: "task", arguments: { agent: "payer", prompt: "pay" } }] },
-    })
+    onFirstTurn("lead", { toolCalls: [{ name: "task", arguments: { agent: "payer", prompt: "pay" } }] })
     server.addRule({
       match: bySoul("lead"),
       reply: (req) => ({ text: `lead: ${req.toolResults[0]?.content}` }),
     })
-    server.addRule({
-      match: (req) => req.system === "payer" && req.toolResults.length === 0,
-      reply: { toolCalls: [{ name: "transfer", arguments: {} }] },
-    })
+    onFirstTurn("payer", { toolCalls: [{ name: "transfer", arguments: {} }] })
     server.addRule({
       match: bySoul("payer"),
       reply: (req) => ({ text: `payer: ${req.toolResults[0]?.content}` }),

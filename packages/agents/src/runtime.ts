@@ -24,7 +24,10 @@ import type {
 /** The sub-agent runtime: a tree of handles under `root`. */
 export interface Runtime {
   readonly root: Handle
-  /** @throws RuntimeError (code unknown_agent | max_children | max_depth | budget_exhausted | closed). */
+  /**
+   * @throws RuntimeError (`code: "TNX_RUNTIME"`, `reason` unknown_agent | max_children | max_depth |
+   * budget_exhausted); ClosedError (`code: "TNX_CLOSED"`, `reason: "closed"`) under a closed parent.
+   */
   spawn(parent: Handle, defName: string, budget?: Budget): Handle
   /** @throws InboxFullError at the cap; ClosedError after close. */
   post(h: Handle, item: InboxItem): void

@@ -82,6 +82,7 @@ export function restoreRecords(
   }
   if (!Array.isArray(snapshot.handles) || !Array.isArray(snapshot.trace))
     throw new ConfigError("the runtime snapshot needs `handles` and `trace` arrays")
+  for (const h of snapshot.handles) checkHandle(h, snapshot.schemaVersion)
   const handles = snapshot.schemaVersion === 1 ? fromVersion1(snapshot.handles) : snapshot.handles
   const byId = new Map<string, HandleRecord>()
   const trace = [...snapshot.trace]
@@ -117,6 +118,26 @@ export function restoreRecords(
   if (!root) throw new ConfigError("the snapshot has no root handle")
   return { root, records: [...byId.values()], trace }
 }
+
+const STATES: readonly unknown[] = ["idle", "running", "suspended", "closed"]
+
+/** Refuses a handle entry that is not the shape its version wrote, naming the field. */
+function checkHandle(h: HandleSnapshot, version: number): void {
+  if (typeof h !== "object" || h === null || typeof h.id !== "string")
+    throw new ConfigError("every snapshot handle needs a string `id`")
+  if (!STATES.includes(h.state))
+    throw new ConfigError(`snapshot handle ${h.id} has an unknown state ${JSON.stringify(h.state)}`)
+  const counts = version === 1 ? (["turns", "tokens", "toolCalls"] as const) : SPEND_FIELDS
+  for (const field of counts) {
+    const value = (h.spend as Partial<Spend> | undefined)?.[field]
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0)
+      throw new ConfigError(
+        `snapshot handle ${h.id} needs a non-negative number spend.${field}, got ${JSON.stringify(value)}`,
+      )
+  }
+}
+
+const SPEND_FIELDS = ["turns", "totalTurns", "tokens", "toolCalls"] as const
 
 /**
  * Version 1 handles in the current shape. Their `spend.turns` counted the subtree; rolled-up

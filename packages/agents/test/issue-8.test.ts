@@ -302,3 +302,24 @@ describe("issue 8: timer ticks coalesce on channel timer (alias tick)", () => {
     )
   })
 })
+
+describe("issue 8: a malformed snapshot is refused with a typed error naming the field", () => {
+  const registry: Record<string, AgentDef> = { worker: { name: "worker", does: "works" } }
+  const golden = () =>
+    JSON.parse(readFileSync(new URL("./fixtures/snapshot/v2.json", import.meta.url), "utf8"))
+      .snapshot as RuntimeSnapshot
+
+  it.each([
+    ["a v2 spend without totalTurns", 2, (h: any) => delete h.spend.totalTurns, "spend.totalTurns"],
+    ["a negative token count", 2, (h: any) => (h.spend.tokens = -1), "spend.tokens"],
+    ["a v1 spend without turns", 1, (h: any) => delete h.spend.turns, "spend.turns"],
+    ["an unknown state", 2, (h: any) => (h.state = "parked"), 'unknown state "parked"'],
+  ])("%s", (_name, version, spoil, field) => {
+    const snapshot = golden()
+    snapshot.schemaVersion = version as number
+    ;(spoil as (h: unknown) => void)(snapshot.handles[1])
+    expect(() => restoreRuntime(snapshot, options(registry))).toThrow(
+      expect.objectContaining({ code: "TNX_CONFIG", message: expect.stringContaining(field as string) }),
+    )
+  })
+})

@@ -17,6 +17,18 @@ export interface ActiveTurn {
   settled: Promise<void>
 }
 
+/** @internal What a handle is created with (at spawn, or from a snapshot). */
+export interface HandleRecordInit {
+  id: string
+  def: AgentDef
+  parent: HandleRecord | undefined
+  budget: Budget
+  spawnedAt: number
+  /** The tool-call id of the parent's `task` call that created this handle. */
+  taskKey?: string
+  spend?: Spend
+}
+
 /** @internal Everything the runtime keeps about one handle. */
 export class HandleRecord {
   readonly handle: Handle
@@ -27,19 +39,19 @@ export class HandleRecord {
   readonly childCounters = new Map<string, number>()
   /** Changed only by `applyTransition` (handle-state.ts), and set once by a restore. */
   state: HandleState = "idle"
-  budget: Budget
-  spend: Spend = { turns: 0, totalTurns: 0, tokens: 0, toolCalls: 0 }
-  spawnedAt: number
-  inbox: InboxItem[] = []
+  readonly budget: Budget
+  /** Counters only grow; see `account` in execution.ts. */
+  readonly spend: Spend
+  readonly spawnedAt: number
+  readonly taskKey: string | undefined
+  readonly inbox: InboxItem[] = []
   turn: ActiveTurn | undefined
   lastResult: TaskResult | undefined
   pending: Request | undefined
   /** A request cancelled by interrupt/close while parked; the next run declines it first. */
   cancelled: Request | undefined
-  /** The tool-call id of the parent's `task` call that created this handle. */
-  taskKey: string | undefined
   readonly transitions: string[] = []
-  waiters: ((result: TaskResult) => void)[] = []
+  readonly waiters: ((result: TaskResult) => void)[] = []
   /** Suspended inline, waiting for a `waitFor` up the chain (still holds its slot). */
   inline = false
   queued = false
@@ -48,12 +60,14 @@ export class HandleRecord {
   /** Wakes of children waiting for a slot, FIFO. */
   readonly queue: QueuedWake[] = []
 
-  constructor(id: string, def: AgentDef, parent: HandleRecord | undefined, budget: Budget, now: number) {
-    this.handle = Object.freeze({ id })
-    this.def = def
-    this.parent = parent
-    this.budget = budget
-    this.spawnedAt = now
+  constructor(init: HandleRecordInit) {
+    this.handle = Object.freeze({ id: init.id })
+    this.def = init.def
+    this.parent = init.parent
+    this.budget = init.budget
+    this.spawnedAt = init.spawnedAt
+    this.taskKey = init.taskKey
+    this.spend = init.spend ? { ...init.spend } : { turns: 0, totalTurns: 0, tokens: 0, toolCalls: 0 }
   }
 
   get id(): string {

@@ -121,12 +121,18 @@ class AgentRuntime implements Runtime, TaskHost {
     const style = opts.llm?.style ?? "openai"
 
     if (snapshot) {
-      const restored = restoreRecords(snapshot, opts.registry, ROOT_DEF, this.#clock.now())
+      const restored = restoreRecords(snapshot, opts.registry, ROOT_DEF)
       for (const r of restored.records) this.#records.set(r.id, r)
       this.#trace.push(...restored.trace)
       this.#rootRecord = restored.root
     } else {
-      this.#rootRecord = new HandleRecord("root", ROOT_DEF, undefined, {}, this.#clock.now())
+      this.#rootRecord = new HandleRecord({
+        id: "root",
+        def: ROOT_DEF,
+        parent: undefined,
+        budget: {},
+        spawnedAt: this.#clock.now(),
+      })
       this.#records.set("root", this.#rootRecord)
     }
     this.root = this.#rootRecord.handle
@@ -180,14 +186,14 @@ class AgentRuntime implements Runtime, TaskHost {
     const n = (p.childCounters.get(defName) ?? 0) + 1
     p.childCounters.set(defName, n)
     const id = `${p.id}/${defName}.${n}`
-    const record = new HandleRecord(
+    const record = new HandleRecord({
       id,
       def,
-      p,
-      carveBudget({ ...def.budget, ...budget }, p === this.#rootRecord ? undefined : p, now),
-      now,
-    )
-    record.taskKey = taskKey
+      parent: p,
+      budget: carveBudget({ ...def.budget, ...budget }, p === this.#rootRecord ? undefined : p, now),
+      spawnedAt: now,
+      taskKey,
+    })
     p.children.push(record)
     this.#records.set(id, record)
     if (def.onSpawn) void Promise.resolve(def.onSpawn(record.handle)).catch(() => {})
@@ -229,7 +235,8 @@ class AgentRuntime implements Runtime, TaskHost {
       r.waiters.push(waiter)
       if (opts.timeoutMs !== undefined) {
         timer = this.#clock.setTimeout(() => {
-          r.waiters = r.waiters.filter((w) => w !== waiter)
+          const index = r.waiters.indexOf(waiter)
+          if (index !== -1) r.waiters.splice(index, 1)
           resolve(r.result("timeout", `no result within ${opts.timeoutMs} ms`, true))
         }, opts.timeoutMs)
       }

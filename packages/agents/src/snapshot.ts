@@ -73,7 +73,6 @@ export function restoreRecords(
   snapshot: RuntimeSnapshot,
   registry: Record<string, AgentDef>,
   rootDef: AgentDef,
-  now: number,
 ): { root: HandleRecord; records: HandleRecord[]; trace: string[] } {
   if (typeof snapshot !== "object" || snapshot === null)
     throw new ConfigError("restoreRuntime needs a snapshot object")
@@ -96,11 +95,16 @@ export function restoreRecords(
       throw new ConfigError(
         `snapshot handle ${h.id} uses agent ${JSON.stringify(h.def)}, which the registry lacks`,
       )
-    const r = new HandleRecord(h.id, def, parent, h.budget, now)
-    r.spawnedAt = h.spawnedAt
-    r.spend = { ...h.spend }
-    r.inbox = [...h.inbox]
-    r.taskKey = h.taskKey
+    const r = new HandleRecord({
+      id: h.id,
+      def,
+      parent,
+      budget: h.budget,
+      spawnedAt: h.spawnedAt,
+      taskKey: h.taskKey,
+      spend: h.spend,
+    })
+    r.inbox.push(...h.inbox)
     r.pending = h.pending
     r.cancelled = h.cancelled
     r.lastResult = h.lastResult
@@ -127,6 +131,17 @@ function checkHandle(h: HandleSnapshot, version: number): void {
     throw new ConfigError("every snapshot handle needs a string `id`")
   if (!STATES.includes(h.state))
     throw new ConfigError(`snapshot handle ${h.id} has an unknown state ${JSON.stringify(h.state)}`)
+  if (typeof h.spawnedAt !== "number" || typeof h.budget !== "object" || h.budget === null)
+    throw new ConfigError(`snapshot handle ${h.id} needs a number \`spawnedAt\` and a \`budget\` object`)
+  if (
+    !Array.isArray(h.inbox) ||
+    !Array.isArray(h.transitions) ||
+    typeof h.counters !== "object" ||
+    h.counters === null
+  )
+    throw new ConfigError(
+      `snapshot handle ${h.id} needs \`inbox\` and \`transitions\` arrays and a \`counters\` object`,
+    )
   const counts = version === 1 ? (["turns", "tokens", "toolCalls"] as const) : SPEND_FIELDS
   for (const field of counts) {
     const value = (h.spend as Partial<Spend> | undefined)?.[field]

@@ -314,6 +314,8 @@ describe("issue 8: a malformed snapshot is refused with a typed error naming the
     ["a negative token count", 2, (h: any) => (h.spend.tokens = -1), "spend.tokens"],
     ["a v1 spend without turns", 1, (h: any) => delete h.spend.turns, "spend.turns"],
     ["an unknown state", 2, (h: any) => (h.state = "parked"), 'unknown state "parked"'],
+    ["an inbox that is no array", 2, (h: any) => (h.inbox = "x"), "`inbox` and `transitions` arrays"],
+    ["no spawnedAt", 1, (h: any) => delete h.spawnedAt, "a number `spawnedAt`"],
   ])("%s", (_name, version, spoil, field) => {
     const snapshot = golden()
     snapshot.schemaVersion = version as number

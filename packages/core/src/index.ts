@@ -18,6 +18,7 @@ export {
   AbortError,
   AnswerConflictError,
   AnswerExpiredError,
+  AnswerInvalidError,
   AnswerMismatchError,
   ConfigError,
   ConversationPendingError,
@@ -48,8 +49,9 @@ export { createClient } from "./client/create-client.js"
 export type { ClientOptions } from "./client/create-client.js"
 export { createInProcessClient } from "./client/in-process-client.js"
 export type { GenerateReply, GenerateRequest, InProcessClientOptions } from "./client/in-process-client.js"
-export { assertAnswerFits } from "./client/halted-turn.js"
-export type { Client, ClientBaseOptions, ContinueOptions, RunOptions } from "./client/client.js"
+export { assertAnswerFits, isExpired } from "./client/halted-turn.js"
+export { assertAnswer } from "./suspension/answer-shape.js"
+export type { AskOptions, Client, ClientBaseOptions, ContinueOptions, RunOptions } from "./client/client.js"
 export type { RunResult, StreamEvent, ToolCallRecord } from "./client/run-result.js"
 export type { Hooks } from "./client/hooks.js"
 export type { MetricEvent } from "./client/metrics.js"

@@ -1,4 +1,5 @@
 import { ConfigError, ConversationPendingError, UnknownRequestError } from "../errors.js"
+import { assertAnswer } from "../suspension/answer-shape.js"
 import type { Dialect, ModelTurn } from "../providers/model-turn.js"
 import { MemoryStore } from "../store/conversation-store.js"
 import type { ConversationStore } from "../store/conversation-store.js"
@@ -62,6 +63,29 @@ export interface ContinueOptions {
    * consumes it (see `SaveMeta.claim`). Only without `messages`.
    */
   claim?: string
+  /**
+   * A durable store's claim was taken before the request's `expiresAt`: the answer is
+   * honoured even if the resume ends later, so its expiry is not checked again. Only with
+   * `claim`.
+   */
+  expiryChecked?: boolean
+  /**
+   * Stored continue only: save the transcript under `claim` each time a turn's calls have
+   * settled, before the next LLM request, so a crash never re-runs a recorded tool. Default:
+   * the store's `checkpoints` flag (on for durable stores).
+   */
+  checkpoint?: boolean
+}
+
+/** Options of `ask`. */
+export interface AskOptions {
+  toolkit?: Toolkit
+  /** A conversation of the client's store: loaded, continued with the prompt and saved back. */
+  id?: string
+  signal?: AbortSignal
+  onText?: (delta: string) => void
+  /** With `id`: checkpoint settled tool results before each next LLM request (see `ContinueOptions.checkpoint`). */
+  checkpoint?: boolean
 }
 
 /** A client of one model endpoint. */
@@ -69,10 +93,7 @@ export interface Client {
   /** Runs a prompt (after `history`) to a final answer, a halt or a limit. */
   run(prompt: string, opts?: RunOptions): Promise<RunResult>
   /** Like `run`; with `id` the conversation is loaded from and saved back to the store. */
-  ask(
-    prompt: string,
-    opts?: { toolkit?: Toolkit; id?: string; signal?: AbortSignal; onText?: (delta: string) => void },
-  ): Promise<RunResult>
+  ask(prompt: string, opts?: AskOptions): Promise<RunResult>
   /** Runs with streaming requests, yielding text, tool, pending, usage and done events. */
   stream(
     prompt: string,
@@ -118,7 +139,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   const maxTurns = opts.maxTurns ?? 10
   if (!Number.isInteger(maxTurns) || maxTurns < 1)
     throw new ConfigError(`maxTurns must be a positive integer, got ${opts.maxTurns}`)
-  const store = opts.store ?? new MemoryStore()
+  const store: ConversationStore = opts.store ?? new MemoryStore()
   const registry = new MetricsRegistry()
   const onMetric = opts.onMetric
   const record = onMetric
@@ -209,11 +230,18 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     return measured(() => runTurns(config, input, new RunState(messages)))
   }
 
-  function stored(config: LoopConfig, prompt: string, id: string, input: RunInput): Promise<RunResult> {
-    return runStoredConversation(store, id, { mustExist: false }, ({ messages, pending }) => {
+  function stored(
+    config: LoopConfig,
+    prompt: string,
+    id: string,
+    input: RunInput,
+    checkpoint: boolean | undefined,
+  ): Promise<RunResult> {
+    const opts = { mustExist: false, checkpoint: checkpoint ?? store.checkpoints === true }
+    return runStoredConversation(store, id, opts, ({ messages, pending }, saveSettled) => {
       // A new prompt must not silently drop the request the conversation waits on.
       if (pending) throw new ConversationPendingError(id, pending)
-      return start(config, prompt, messages, input)
+      return start(config, prompt, messages, { ...input, checkpoint: saveSettled })
     })
   }
 
@@ -223,12 +251,14 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     messages: Message[],
     pending: Request | undefined,
     answer: Answer | undefined,
+    expiryChecked = false,
   ): Promise<RunResult> {
     const state = new RunState(messages.slice())
     return measured(async () => {
       if (pending && answer) {
-        const halted = await resumeHaltedTurn(plain, input, state, pending, answer)
+        const halted = await resumeHaltedTurn(plain, input, state, pending, answer, expiryChecked)
         if (halted) return state.result(model, "pending", { pending: halted })
+        if (input.checkpoint) await input.checkpoint(state.messages)
       }
       return runTurns(plain, input, state)
     })
@@ -243,7 +273,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       const input = inputOf(askOpts.toolkit, askOpts.signal, askOpts.id ?? "run")
       return askOpts.id === undefined
         ? start(config, prompt, [], input)
-        : stored(config, prompt, askOpts.id, input)
+        : stored(config, prompt, askOpts.id, input, askOpts.checkpoint)
     },
     stream(prompt, streamOpts = {}) {
       return streamRun(streamOpts.signal, (emit, signal) => {
@@ -251,15 +281,18 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         const input = { ...inputOf(streamOpts.toolkit, signal, streamOpts.id ?? "run"), emit }
         return streamOpts.id === undefined
           ? start(config, prompt, [], input)
-          : stored(config, prompt, streamOpts.id, input)
+          : stored(config, prompt, streamOpts.id, input, undefined)
       })
     },
     async continueRun(cont) {
       const { messages, id, answer, claim } = cont
+      if (answer !== undefined) assertAnswer(answer)
       const input = inputOf(cont.toolkit, cont.signal, id ?? "run")
       if (messages !== undefined) {
         if (claim !== undefined)
           throw new ConfigError("continueRun: `claim` needs a stored continue (omit `messages`)")
+        if (cont.checkpoint)
+          throw new ConfigError("continueRun: `checkpoint` needs a stored continue (omit `messages`)")
         if ((cont.pending === undefined) !== (answer === undefined)) {
           throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
         }
@@ -271,12 +304,25 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       if (cont.pending !== undefined && answer === undefined) {
         throw new ConfigError("continueRun: `pending` needs an `answer`")
       }
-      return runStoredConversation(store, id, { claim, mustExist: true, requestId: answer?.id }, (loaded) => {
+      const storedOpts = {
+        claim,
+        mustExist: true,
+        requestId: answer?.id,
+        checkpoint: cont.checkpoint ?? store.checkpoints === true,
+      }
+      return runStoredConversation(store, id, storedOpts, (loaded, saveSettled) => {
         const pending = answer ? (cont.pending ?? loaded.pending) : undefined
         if (answer && !pending) {
           throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} waits on no request`)
         }
-        return continueTranscript(input, loaded.messages, pending, answer)
+        const checked = claim !== undefined && cont.expiryChecked === true
+        return continueTranscript(
+          { ...input, checkpoint: saveSettled },
+          loaded.messages,
+          pending,
+          answer,
+          checked,
+        )
       })
     },
     conversation(convOpts = {}) {

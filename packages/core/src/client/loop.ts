@@ -35,6 +35,11 @@ export interface RunInput {
   signal: AbortSignal | undefined
   scope: string
   emit: ((ev: StreamEvent) => void) | undefined
+  /**
+   * Saves the transcript once a turn's calls have settled, before the next LLM request (the
+   * stored path's tool-result checkpoint); `undefined` when checkpoints are off.
+   */
+  checkpoint?: ((messages: Message[]) => Promise<void>) | undefined
 }
 
 /** @internal The mutable state of one run; becomes the RunResult. */
@@ -108,6 +113,7 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
 
     const halted = await settleTurn(config, input, state, reply.toolCalls, turn, new Map())
     if (halted) return state.result(model, "pending", { pending: halted })
+    if (input.checkpoint) await input.checkpoint(state.messages)
   }
 }
 

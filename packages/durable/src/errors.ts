@@ -1,4 +1,4 @@
-import { ToolnexusError } from "@toolnexus/core"
+import { StoreError, ToolnexusError } from "@toolnexus/core"
 
 /**
  * A request is held by a saved runtime's tree, so it cannot be answered as a plain
@@ -22,5 +22,30 @@ export class RuntimeHeldError extends ToolnexusError {
     this.requestId = requestId
     this.runtimeKey = runtimeKey
     this.conversationId = conversationId
+  }
+}
+
+/** Which stored row a {@link CorruptDataError} or an `onCorrupt` report is about. */
+export interface CorruptRow {
+  /** The table (SQL) or key family (Redis) holding it: `tnx_conversations`, `tnx_messages`, `tnx_requests`, `tnx_snapshots`. */
+  table: string
+  /** The row's key: a conversation id, request id or snapshot key. */
+  key: string
+}
+
+/**
+ * A stored row cannot be read back (not JSON, or not the shape it must have). A direct read
+ * of it throws this; listings and sweeps skip it, leave it untouched and report it through
+ * the store option `onCorrupt`. It is a `StoreError` (code `TNX_STORE`).
+ */
+export class CorruptDataError extends StoreError {
+  readonly table: string
+  readonly key: string
+  constructor(row: CorruptRow, problem: string, options?: { cause?: unknown }) {
+    super(`corrupt row in ${row.table} (key ${JSON.stringify(row.key)}): ${problem}`, options)
+    // StoreError fixes \`name\` as a literal; a subclass still names itself.
+    Object.defineProperty(this, "name", { value: "CorruptDataError", enumerable: true })
+    this.table = row.table
+    this.key = row.key
   }
 }

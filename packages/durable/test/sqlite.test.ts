@@ -30,7 +30,8 @@ for (const [name, db] of [
   ["SqliteStore (:memory:)", memory],
 ] as const) {
   describeStoreContract(name, {
-    create: async () => (db ? new SqliteStore({ db }) : new SqliteStore({ path: file })),
+    create: async () =>
+      db ? new SqliteStore({ db, opTimeoutMs: 10 }) : new SqliteStore({ path: file, opTimeoutMs: 10 }),
     corrupt: async (_store, id, index) =>
       behindTheBack(db, (conn) => {
         conn

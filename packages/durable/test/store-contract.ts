@@ -3,6 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises"
 import {
   type Answer,
   AnswerConflictError,
+  AnswerInvalidError,
   ConfigError,
   type Message,
   type Request,
@@ -406,9 +407,10 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         await first.save(id, transcript, { pending: req })
         const original: Answer = { id: req.id, ok: true, data: { from: "first delivery" } }
         // Long enough for the refused claim below to land inside it even on a slow machine.
-        const stale = await first.claimAnswer(id, original, { leaseMs: 300 })
+        const lease = Math.max(300, 2 * first.opTimeoutMs)
+        const stale = await first.claimAnswer(id, original, { leaseMs: lease })
         await expect(second.claimAnswer(id, { id: req.id, ok: true })).rejects.toThrow(/another delivery/)
-        await sleep(400)
+        await sleep(lease + 100)
         const retry: Answer = { id: req.id, ok: false, reason: "cancelled" }
         const taken = await second.claimAnswer(id, retry, { leaseMs: 30_000 })
         expect(taken.takeover).toBe(true)
@@ -433,8 +435,9 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         const id = uid("slow-holder")
         const req = request("approval")
         await store.save(id, turns(1), { pending: req })
-        const claim = await store.claimAnswer(id, { id: req.id, ok: true }, { leaseMs: 20 })
-        await sleep(80)
+        const short = 2 * store.opTimeoutMs
+        const claim = await store.claimAnswer(id, { id: req.id, ok: true }, { leaseMs: short })
+        await sleep(short + 60)
         await store.save(id, turns(2), { pending: null, claim: claim.token })
         expect(await store.getPending(id)).toBeUndefined()
         await expect(store.claimAnswer(id, { id: req.id, ok: true })).rejects.toThrow(/already applied/)
@@ -510,8 +513,9 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         const live = uid("live")
         const answers: Record<string, Answer> = {}
         const requests: Record<string, Request> = {}
+        const short = 2 * store.opTimeoutMs
         for (const [id, leaseMs] of [
-          [lapsed, 20],
+          [lapsed, short],
           [live, 30_000],
         ] as const) {
           requests[id] = request("approval")
@@ -519,7 +523,7 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
           await store.save(id, turns(1), { pending: requests[id] })
           await store.claimAnswer(id, answers[id], { leaseMs })
         }
-        await sleep(80)
+        await sleep(short + 60)
         const listed = await store.listExpiredClaims()
         const ours = listed.filter((entry) => entry.id === lapsed || entry.id === live)
         expect(ours).toEqual([{ id: lapsed, request: requests[lapsed], answer: answers[lapsed] }])
@@ -563,7 +567,7 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
           ConfigError,
         )
         await expect(store.claimAnswer(id, { ok: true } as unknown as Answer)).rejects.toBeInstanceOf(
-          ConfigError,
+          AnswerInvalidError,
         )
         await expect(store.claimAnswer(id, { id: "r", ok: true }, { leaseMs: -1 })).rejects.toThrow(/leaseMs/)
         await expect(store.listPending({ limit: 1.5 })).rejects.toThrow(/limit/)

@@ -1,18 +1,20 @@
 import { ConfigError } from "@toolnexus/core"
 import type { Pool, PoolClient } from "pg"
 import type { RuntimeHold } from "../durable-store.js"
-import { decideClaim } from "../internal/claim-rules.js"
+import { approvalDeadline, decideClaim, expiresAtOf } from "../internal/claim-rules.js"
 import { type ConversationRow, nextConversationRow } from "../internal/conversation-row.js"
 import { LazyInit } from "../internal/lazy-init.js"
 import { loadDriver } from "../internal/load-driver.js"
 import { byteLength, rewritePlan, type StoredMessageRow } from "../internal/message-codec.js"
-import { checkExactlyOne, checkKey, checkOptions, describe } from "../internal/option-checks.js"
+import { checkExactlyOne, checkKey, describe } from "../internal/option-checks.js"
 import type { HolderRow, RequestRow } from "../internal/request-index.js"
 import { checkSchemaVersion } from "../internal/schema-version.js"
 import {
+  type ClaimFailure,
   type ClaimInput,
   type ClaimOutcome,
   DurableStoreBase,
+  type DurableStoreOptions,
   type FailedRow,
   type SaveInput,
   type SaveOutcome,
@@ -22,8 +24,12 @@ import { POSTGRES_MIGRATIONS } from "./migrations.js"
 
 type Queryable = Pick<PoolClient, "query">
 
-/** Options of {@link PostgresStore}: exactly one of `connectionString` and `pool`. */
-export interface PostgresStoreOptions {
+/**
+ * Options of {@link PostgresStore}: exactly one of `connectionString` and `pool`. With
+ * `connectionString`, `opTimeoutMs` is also the pool's connection, query and statement
+ * timeout; a given `pool` keeps its own settings (the store still bounds every operation).
+ */
+export interface PostgresStoreOptions extends DurableStoreOptions {
   /** A `postgres://` URL; the store opens (and on `close()` ends) its own pool. */
   connectionString?: string
   /** A pg `Pool` owned by the caller: `close()` leaves it open. */
@@ -52,6 +58,7 @@ interface PgConversationRow {
 
 /** A request index row as the claim query selects it; times are epoch ms. */
 interface PgRequestRow {
+  attempts: number
   state: RequestRow["state"]
   runtime_key: string | null
   claim_token: string | null
@@ -94,9 +101,8 @@ export class PostgresStore extends DurableStoreBase {
   readonly #init: LazyInit<void>
 
   constructor(options: PostgresStoreOptions) {
-    super()
-    checkOptions(options, STORE)
-    const source = checkExactlyOne(options, ["connectionString", "pool"], STORE)
+    super(options, STORE)
+    const source = checkExactlyOne(options as Record<string, unknown>, ["connectionString", "pool"], STORE)
     const schema = options.schema ?? "public"
     if (typeof schema !== "string" || !SCHEMA_NAME.test(schema)) {
       throw new ConfigError(
@@ -112,7 +118,15 @@ export class PostgresStore extends DurableStoreBase {
       checkKey(options.connectionString, `${STORE} option \`connectionString\``)
       const pg = loadDriver<typeof import("pg")>("pg", STORE)
       const PgPool = pg.Pool ?? (pg as unknown as { default: typeof import("pg") }).default.Pool
-      this.#pool = new PgPool({ connectionString: options.connectionString, connectionTimeoutMillis: 10_000 })
+      const deadline = this.opTimeoutMs
+      this.#pool = new PgPool({
+        connectionString: options.connectionString,
+        connectionTimeoutMillis: deadline,
+        // Client side: a blackholed connection errors instead of hanging. Server side: a
+        // statement stuck on a lock is cancelled.
+        query_timeout: deadline,
+        statement_timeout: deadline,
+      })
       // An idle connection dropped by the server must not crash the host process; the pool
       // discards it and the next call connects afresh.
       this.#pool.on("error", () => {})
@@ -231,11 +245,13 @@ export class PostgresStore extends DurableStoreBase {
       const seqs = bodies.map((_, i) => keep + i)
       await client.query(this.#sql.insertMessages, [id, seqs, bodies])
     }
+    // A checkpoint is fenced by the claim but leaves it held: only the final save consumes it.
+    const consumed = input.checkpoint ? undefined : claim
     const next = nextConversationRow(
       previous,
       input.transcript.length,
       input.pending,
-      claim,
+      consumed,
       Number(raw.now_ms),
     )
     await client.query(this.#sql.updateConversation, [
@@ -251,7 +267,7 @@ export class PostgresStore extends DurableStoreBase {
       next.claimRequestId,
       next.updatedAt,
     ])
-    if (claimed !== undefined) await client.query(this.#sql.applyRequest, [claimed])
+    if (claimed !== undefined && consumed !== undefined) await client.query(this.#sql.applyRequest, [claimed])
     return {
       revision: next.revision,
       stats: {
@@ -302,11 +318,15 @@ export class PostgresStore extends DurableStoreBase {
           runtimeKey: req.runtime_key,
           claimToken: req.claim_token,
           claimExpiresAt: req.claim_expires_at === null ? null : Number(req.claim_expires_at),
+          attempts: req.attempts,
         },
         answerId,
         runtimeKey,
         nowMs,
+        { approvesBy: approvalDeadline(raw?.pending, input.approves), maxAttempts: input.maxAttempts },
       )
+      if (decision === "exhausted")
+        await client.query(this.#sql.failRequest, [answerId, input.exhaustedErrorJson])
       if (decision !== "claim" && decision !== "takeover") {
         // A request row made only to lock on must not outlive a refused claim.
         if (created) await client.query(this.#sql.dropRequest, [answerId])
@@ -314,6 +334,7 @@ export class PostgresStore extends DurableStoreBase {
           refusal: decision,
           runtimeKey: req?.runtime_key,
           decisionJson: req?.state === "applied" ? req.claim_answer : null,
+          ...(decision === "expired" ? { expiresAt: expiresAtOf(raw?.pending) } : {}),
         }
       }
       const answerJson = decision === "takeover" ? (req?.claim_answer as string) : input.answerJson
@@ -329,8 +350,20 @@ export class PostgresStore extends DurableStoreBase {
     })
   }
 
-  protected async expireClaim(id: string, token: string): Promise<void> {
-    await this.#pool.query(this.#sql.releaseClaim, [id, token])
+  protected async expireClaim(id: string, token: string, failure?: ClaimFailure): Promise<void> {
+    if (failure === undefined) await this.#pool.query(this.#sql.releaseClaim, [id, token])
+    else await this.#pool.query(this.#sql.failClaim, [id, token, failure.errorJson, failure.maxAttempts])
+  }
+
+  protected async renewLease(id: string, token: string, leaseMs: number): Promise<boolean> {
+    return ((await this.#pool.query(this.#sql.renewClaim, [id, token, leaseMs])).rowCount ?? 0) === 1
+  }
+
+  protected async reopenRequest(requestId: string): Promise<string | null> {
+    const { rows } = await this.#pool.query<{ claim_answer: string | null }>(this.#sql.reopenRequest, [
+      requestId,
+    ])
+    return rows[0]?.claim_answer ?? null
   }
 
   protected async readExpiredClaims(limit: number | undefined) {
@@ -543,7 +576,7 @@ function statements(s: string) {
       DELETE FROM ${requests} WHERE request_id = $1 AND state = 'open' AND claim_token IS NULL
         AND runtime_key IS NULL AND attempts = 0`,
     lockRequest: `
-      SELECT state, runtime_key, claim_token, claim_answer, ${ms("claim_expires_at")} AS claim_expires_at,
+      SELECT state, attempts, runtime_key, claim_token, claim_answer, ${ms("claim_expires_at")} AS claim_expires_at,
         ${ms("now()")} AS now_ms
       FROM ${requests} WHERE request_id = $1 FOR UPDATE`,
     lockClaim: `SELECT request_id FROM ${requests} WHERE claim_token = $1 FOR UPDATE`,
@@ -561,6 +594,19 @@ function statements(s: string) {
     releaseClaim: `
       UPDATE ${requests} SET claim_expires_at = LEAST(claim_expires_at, now())
       WHERE claim_conversation_id = $1 AND claim_token = $2`,
+    // A failed attempt: recorded, and at the limit the request waits for retryFailed.
+    failClaim: `
+      UPDATE ${requests} SET claim_expires_at = LEAST(claim_expires_at, now()), last_error = $3,
+        state = CASE WHEN attempts >= $4 THEN 'failed' ELSE state END, updated_at = now()
+      WHERE claim_conversation_id = $1 AND claim_token = $2 AND state = 'claimed'`,
+    failRequest: `UPDATE ${requests} SET state = 'failed', last_error = $2, updated_at = now() WHERE request_id = $1`,
+    renewClaim: `
+      UPDATE ${requests} SET claim_expires_at = now() + $3::float8 * interval '1 millisecond', updated_at = now()
+      WHERE claim_conversation_id = $1 AND claim_token = $2 AND state = 'claimed'`,
+    // Expired at once: the next delivery takes it over with the stored decision.
+    reopenRequest: `
+      UPDATE ${requests} SET state = 'claimed', attempts = 0, claim_expires_at = to_timestamp(0), updated_at = now()
+      WHERE request_id = $1 AND state = 'failed' RETURNING claim_answer`,
     expiredClaims: `
       SELECT r.claim_conversation_id AS id, c.pending, r.claim_answer AS answer FROM ${requests} r
       JOIN ${conversations} c ON c.id = r.claim_conversation_id AND c.pending_id = r.request_id

@@ -66,7 +66,11 @@ export function foldHolders(rows: readonly HolderRow[]): PendingEntry[] {
     const path = meta?.path
       ? decodeJson<string[]>(meta.path, () => `the path of request ${requestId}`)
       : pathOf(entry.request)
-    if (path) entry.path = path
+    if (path) {
+      entry.path = path
+      // The host saw the escalated request with its path; the inbox shows the same request.
+      if (pathOf(entry.request) === undefined) entry.request = withPath(entry.request, path)
+    }
     entries.push({ entry, sinceMs })
   }
   entries.sort((a, b) =>
@@ -88,6 +92,10 @@ function deepestHolder(group: readonly HolderRow[]): HolderRow {
       best = row
   }
   return best
+}
+
+function withPath(request: Request, path: string[]): Request {
+  return { ...request, data: { ...request.data, path } }
 }
 
 function pathOf(request: Request): string[] | undefined {

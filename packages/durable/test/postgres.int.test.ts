@@ -33,7 +33,7 @@ afterAll(async () => {
 
 describeStoreContract("PostgresStore", {
   skip,
-  create: async () => new PostgresStore({ connectionString: storeUrl, schema, opTimeoutMs: 150 }),
+  create: async () => new PostgresStore({ connectionString: storeUrl, schema, opTimeoutMs: 1000 }),
   corrupt: async (_store, id, index) => {
     await admin().query(
       `UPDATE "${schema}".tnx_messages SET body = 'not json {' WHERE conversation_id = $1 AND seq = $2`,

@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto"
+import { afterAll } from "vitest"
 import { describeProcessSuite } from "./process-suite.js"
 
 const pgUrl = process.env.TOOLNEXUS_TEST_PG_URL
@@ -10,11 +12,23 @@ for (const [name, url] of [
     console.warn(`[toolnexus durable] skipping the process-boundary suites for ${name}: it is not set`)
 }
 
+// Each run gets its own schema and key prefix: parallel runs (other branches, CI shards)
+// must never share migrations or rows.
+const schema = `tnx_proc_${randomUUID().replaceAll("-", "").slice(0, 16)}`
+const keyPrefix = `tnx-proc-${randomUUID()}:`
+afterAll(async () => {
+  if (!pgUrl) return
+  const pg = await import("pg")
+  const pool = new pg.default.Pool({ connectionString: pgUrl })
+  await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+  await pool.end()
+})
+
 describeProcessSuite("PostgreSQL", {
   skip: pgUrl ? undefined : "TOOLNEXUS_TEST_PG_URL is not set",
-  storeUrl: () => pgUrl as string,
+  storeUrl: () => `${pgUrl as string}?schema=${schema}`,
 })
 describeProcessSuite("Redis", {
   skip: redisUrl ? undefined : "TOOLNEXUS_TEST_REDIS_URL is not set",
-  storeUrl: () => redisUrl as string,
+  storeUrl: () => `${redisUrl as string}?keyPrefix=${encodeURIComponent(keyPrefix)}`,
 })

@@ -30,7 +30,7 @@ afterAll(async () => {
 
 describeStoreContract("RedisStore", {
   skip,
-  create: async () => new RedisStore({ url, keyPrefix, opTimeoutMs: 150 }),
+  create: async () => new RedisStore({ url, keyPrefix, opTimeoutMs: 1000 }),
   corrupt: async (_store, id, index) => {
     await admin().lset(`${keyPrefix}msgs:${id}`, index, "not json {")
   },

@@ -495,32 +495,32 @@ export abstract class DurableStoreBase implements DurableStore {
 
   /**
    * The one wrapper of every primitive: closed check, schema ready, errors typed, and the
-   * operation deadline (the driver's own timeouts are set too; this bounds whatever they miss).
+   * operation deadline (the driver's own timeouts are set too; this bounds whatever they
+   * miss, such as a caller's pool or client). Preparing the schema on first use runs several
+   * statements, so it gets five deadlines.
    */
   async #use<T>(what: string, fn: () => Promise<T>): Promise<T> {
     if (this.#closed) throw closedStoreError(this.storeName)
-    let timer: NodeJS.Timeout | undefined
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new StoreError(
-              `${this.storeName} failed to ${what}: no reply within opTimeoutMs (${this.opTimeoutMs} ms)`,
-            ),
-          ),
-        this.opTimeoutMs,
-      )
-      timer.unref?.()
-    })
-    const work = (async () => {
-      await this.ready()
-      if (this.#closed) throw closedStoreError(this.storeName)
-      return fn()
-    })()
     try {
-      return await Promise.race([work, deadline])
+      await this.#within(5 * this.opTimeoutMs, "prepare its schema", () => this.ready())
+      if (this.#closed) throw closedStoreError(this.storeName)
+      return await this.#within(this.opTimeoutMs, what, fn)
     } catch (error) {
       throw this.storeError(error, what)
+    }
+  }
+
+  async #within<T>(ms: number, what: string, fn: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new StoreError(`${this.storeName} could not ${what}: no reply within ${ms} ms (opTimeoutMs)`))
+      }, ms)
+      timer.unref?.()
+    })
+    const work = fn()
+    try {
+      return await Promise.race([work, deadline])
     } finally {
       clearTimeout(timer)
       // A late failure of the abandoned work must not surface as an unhandled rejection.

@@ -18,7 +18,14 @@ import type { HandleRecord } from "./handle-record.js"
 export function continueHalted(
   id: string,
   client: Client,
-  opts: { toolkit: Toolkit; pending: Request; answer: Answer; signal: AbortSignal; claim?: string },
+  opts: {
+    toolkit: Toolkit
+    pending: Request
+    answer: Answer
+    signal: AbortSignal
+    claim?: string
+    expiryChecked?: boolean | undefined
+  },
 ): Promise<RunResult> {
   return client.continueRun({ ...opts, id })
 }

@@ -49,3 +49,26 @@ export class CorruptDataError extends StoreError {
     this.key = row.key
   }
 }
+
+/**
+ * A resume lost its claim mid-run: a renewal found it taken over, or could not reach the
+ * store before the lease ran out. The run was aborted through its `AbortSignal` before any
+ * further tool or LLM call, and nothing it still had to save was written; the decision stays
+ * with the claim, so a redelivery or a sweep completes the run.
+ */
+export class ClaimLostError extends ToolnexusError {
+  override readonly name = "ClaimLostError"
+  static override readonly family = "TNX_CLAIM_LOST"
+  readonly requestId: string
+  readonly conversationId: string
+  constructor(requestId: string, conversationId: string, detail: string, options?: { cause?: unknown }) {
+    super(
+      "TNX_CLAIM_LOST",
+      `the claim on request ${requestId} (conversation ${JSON.stringify(conversationId)}) was lost: ${detail}; ` +
+        "the resume stopped before any further tool or LLM call",
+      options,
+    )
+    this.requestId = requestId
+    this.conversationId = conversationId
+  }
+}

@@ -64,9 +64,9 @@ export interface ContinueOptions {
    */
   claim?: string
   /**
-   * A durable store's claim was taken before the request's `expiresAt`: the answer is
-   * honoured even if the resume ends later, so its expiry is not checked again. Only with
-   * `claim`.
+   * The answer was accepted before the request's `expiresAt` (a durable store's claim taken
+   * in time, or the cascade resuming under one): it is honoured even if the resume ends
+   * later, so its expiry is not checked again. Stored continue only.
    */
   expiryChecked?: boolean
   /**
@@ -315,7 +315,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         if (answer && !pending) {
           throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} waits on no request`)
         }
-        const checked = claim !== undefined && cont.expiryChecked === true
+        const checked = cont.expiryChecked === true
         return continueTranscript(
           { ...input, checkpoint: saveSettled },
           loaded.messages,

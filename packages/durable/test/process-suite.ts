@@ -24,14 +24,13 @@ interface Outcome {
 /** How a backend's process suite is set up. */
 export interface ProcessSuiteOptions {
   skip?: string
-  storeUrl: () => string
   /**
-   * Runs the workers on a schema or key prefix of their own (a PostgreSQL schema / Redis key
-   * prefix named `namespace`), so the suite never shares state with other runs on the server.
+   * The workers' store URL. Give it a schema or key prefix of its own (`?schema=` /
+   * `?keyPrefix=`), so the suite never shares state with other runs on the server.
    */
-  namespace?: string
-  /** Removes what the suite wrote under `namespace`. */
-  cleanup?: (namespace: string) => Promise<void>
+  storeUrl: () => string
+  /** Removes what the suite wrote (its schema or key prefix). */
+  cleanup?: () => Promise<void>
 }
 
 /** Scenarios across real process boundaries, written once and run on every backend. */
@@ -53,7 +52,7 @@ export function describeProcessSuite(name: string, opts: ProcessSuiteOptions): v
     afterAll(async () => {
       for (const c of children) c.kill("SIGKILL")
       await server?.close()
-      if (opts.namespace !== undefined) await opts.cleanup?.(opts.namespace)
+      await opts.cleanup?.()
       rmSync(dir, { recursive: true, force: true })
     })
 
@@ -68,7 +67,6 @@ export function describeProcessSuite(name: string, opts: ProcessSuiteOptions): v
         env: {
           ...process.env,
           TNX_LOG: log,
-          ...(opts.namespace !== undefined ? { TNX_STORE_NAMESPACE: opts.namespace } : {}),
           ...env,
         },
         stdio: ["ignore", "pipe", "pipe"],

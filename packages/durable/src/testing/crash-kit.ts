@@ -111,6 +111,9 @@ export async function runCrashKit(opts: CrashKitOptions): Promise<CrashReport> {
   const flows = opts.flows ?? ["askWithAnswer", "resumeRuntime"]
   const scenarios = flows.flatMap((flow) => points.map((point) => ({ flow, point })))
   const outcomes: CrashOutcome[] = []
+  // Migrate once, with time to spare, before the workers (with short deadlines) race.
+  const prepared = await openKitStore(opts.store, 30_000)
+  await prepared.listPending({ limit: 1 }).finally(() => prepared.close())
   try {
     const effects = join(dir, "effects.jsonl")
     writeFileSync(effects, "")

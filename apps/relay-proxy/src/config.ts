@@ -9,12 +9,17 @@ export interface RelayProxyConfig {
   host: string
   /** Tool results later than this are refused; undefined = never. */
   pendingTtlMs?: number
+  /** Bearer keys callers must present; undefined = no caller authentication. */
+  apiKeys?: string[]
+  /** The largest accepted request body in bytes; undefined = the default (1 MiB). */
+  maxBodyBytes?: number
 }
 
 /**
  * Reads the configuration: `UPSTREAM_BASE_URL`, `UPSTREAM_MODEL` (required), `UPSTREAM_STYLE`
  * (`openai` | `anthropic`, default `openai`), `UPSTREAM_API_KEY`, `RELAY_STORE_URL`, `PORT`
- * (default 8787), `HOST` (default 127.0.0.1) and `RELAY_PENDING_TTL_SECONDS`.
+ * (default 8787), `HOST` (default 127.0.0.1), `RELAY_PENDING_TTL_SECONDS`, `RELAY_API_KEYS`
+ * (comma-separated bearer keys callers must present) and `RELAY_MAX_BODY_BYTES`.
  *
  * @throws Error listing every missing or invalid variable; values are never echoed, so the API
  *   key cannot end up in a log.
@@ -33,6 +38,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RelayProxyC
   const ttl = env.RELAY_PENDING_TTL_SECONDS
   const ttlSeconds = ttl === undefined || ttl === "" ? undefined : Number(ttl)
   if (ttlSeconds !== undefined && !(ttlSeconds > 0)) problems.push("RELAY_PENDING_TTL_SECONDS must be > 0")
+  const maxBody = env.RELAY_MAX_BODY_BYTES
+  const maxBodyBytes = maxBody === undefined || maxBody === "" ? undefined : Number(maxBody)
+  if (maxBodyBytes !== undefined && !(Number.isInteger(maxBodyBytes) && maxBodyBytes > 0))
+    problems.push("RELAY_MAX_BODY_BYTES must be a positive integer")
+  const apiKeys = (env.RELAY_API_KEYS ?? "")
+    .split(",")
+    .map((key) => key.trim())
+    .filter((key) => key !== "")
   if (problems.length > 0) throw new Error(`relay-proxy configuration: ${problems.join("; ")}`)
   return {
     upstream: {
@@ -45,5 +58,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RelayProxyC
     port,
     host: env.HOST || "127.0.0.1",
     ...(ttlSeconds !== undefined ? { pendingTtlMs: ttlSeconds * 1000 } : {}),
+    ...(apiKeys.length > 0 ? { apiKeys } : {}),
+    ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
   }
 }

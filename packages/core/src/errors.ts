@@ -88,12 +88,18 @@ export class LLMHttpError extends ToolnexusError {
   /** The first 500 characters of the response body. */
   readonly bodyExcerpt: string
   readonly isRetryable: boolean
-  constructor(status: number, body: string) {
+  /**
+   * The response's retry hints (`retry-after`, `retry-after-ms`, `x-should-retry`, lower-cased),
+   * when it sent any: a gateway in front of the endpoint passes them on to its own callers.
+   */
+  readonly retryHeaders: Readonly<Record<string, string>>
+  constructor(status: number, body: string, retryHeaders: Record<string, string> = {}) {
     const bodyExcerpt = body.length > 500 ? `${body.slice(0, 500)}…` : body
     super("TNX_LLM_HTTP", `LLM endpoint answered HTTP ${status}: ${bodyExcerpt}`)
     this.status = status
     this.bodyExcerpt = bodyExcerpt
     this.isRetryable = RETRYABLE_STATUS.has(status)
+    this.retryHeaders = retryHeaders
   }
 }
 

@@ -39,7 +39,7 @@ export async function sendWithRetries(
       if (reply.status >= 200 && reply.status < 300) return { reply, signal: attemptSignal, release }
       const text = await reply.text().catch(() => "")
       release()
-      const error = new LLMHttpError(reply.status, redactSecrets(text, headers))
+      const error = new LLMHttpError(reply.status, redactSecrets(text, headers), retryHeadersOf(reply))
       failure = { error, status: reply.status, retryable: error.isRetryable, retryAfterMs: retryAfter(reply) }
     } catch (error) {
       release()
@@ -71,6 +71,17 @@ function redactSecrets(text: string, headers: Record<string, string>): string {
       // Very short values would redact ordinary words; real credentials are longer.
       if (secret.length >= 8) out = out.split(secret).join("[redacted]")
     }
+  }
+  return out
+}
+
+const RETRY_HEADERS = ["retry-after", "retry-after-ms", "x-should-retry"] as const
+
+function retryHeadersOf(reply: HttpReply): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const name of RETRY_HEADERS) {
+    const value = reply.header(name)
+    if (value !== undefined) out[name] = value
   }
   return out
 }

@@ -1,0 +1,41 @@
+import type { RunResult, Usage } from "@toolnexus/core"
+import type { CallerCall } from "./continuation.js"
+
+/** Why a proxied turn ended, in chat-completions words. */
+export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter"
+
+/** What one proxied request produced, independent of the endpoint that renders it. */
+export interface RelayTurn {
+  model: string
+  text: string
+  /** The model's refusal text; set only when it refused. */
+  refusal?: string
+  /** The relay calls the caller must execute (with the ids it is given); empty unless halted. */
+  toolCalls: CallerCall[]
+  finishReason: FinishReason
+  usage: Usage
+}
+
+/**
+ * The DESIGN §10 fields of a run result (`finishReason`, `refusal`). They are read without
+ * assuming the installed core sets them: a core that does not yet still gives the right reason
+ * for halts and limits.
+ */
+type FidelityFields = { finishReason?: string; refusal?: string }
+
+/** Summarises a run for rendering; `calls` are the halted turn's relay calls as the caller sees them. */
+export function relayTurn(result: RunResult, calls: CallerCall[]): RelayTurn {
+  const { finishReason, refusal } = result as RunResult & FidelityFields
+  const base = { model: result.model, text: result.text, toolCalls: calls, usage: result.usage }
+  if (result.status === "pending") return { ...base, finishReason: "tool_calls" }
+  if (result.status === "incomplete") {
+    // Cut by the token limit, by maxTurns or a budget: for the caller, the answer is cut short.
+    const filtered = result.limit === "contentFilter" || finishReason === "content_filter"
+    return { ...base, finishReason: filtered ? "content_filter" : "length" }
+  }
+  // OpenAI reports a refusal as a normal stop with a `refusal` field; that field carries it.
+  if (typeof refusal === "string" || finishReason === "refusal") {
+    return { ...base, refusal: refusal ?? "", finishReason: "stop" }
+  }
+  return { ...base, finishReason: finishReason === "content_filter" ? "content_filter" : "stop" }
+}

@@ -24,7 +24,10 @@ describe.each(STYLES)("openai SDK chat completions (%s upstream)", (style) => {
   it("a plain chat", async () => {
     h.server.enqueue({ text: "Hello there.", usage: { promptTokens: 3, completionTokens: 2 } })
     const openai = await sdk(style)
-    const res = await openai.chat.completions.create({ model: "any", messages: [{ role: "user", content: "hi" }] })
+    const res = await openai.chat.completions.create({
+      model: "any",
+      messages: [{ role: "user", content: "hi" }],
+    })
     expect(res.choices[0]?.message.content).toBe("Hello there.")
     expect(res.choices[0]?.finish_reason).toBe("stop")
     expect(res.usage).toEqual({ prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 })
@@ -209,7 +212,10 @@ describe("openai SDK errors", () => {
     expect(missing.status).toBe(401)
     expect(((await missing.json()) as any).error.message).toMatch(/no API key was provided/)
     const right = new OpenAI({ baseURL: listening.baseURL, apiKey: "key-b" })
-    const res = await right.chat.completions.create({ model: "any", messages: [{ role: "user", content: "hi" }] })
+    const res = await right.chat.completions.create({
+      model: "any",
+      messages: [{ role: "user", content: "hi" }],
+    })
     expect(res.choices[0]?.message.content).toBe("welcome")
     expect(h.server.requests).toHaveLength(1)
   })
@@ -230,7 +236,10 @@ describe("openai SDK errors", () => {
         model: "any",
         messages: [
           { role: "user", content: "hi" },
-          { role: "assistant", tool_calls: [{ id: "x", type: "function", function: { name: "t", arguments: "{}" } }] },
+          {
+            role: "assistant",
+            tool_calls: [{ id: "x", type: "function", function: { name: "t", arguments: "{}" } }],
+          },
           { role: "tool", tool_call_id: "x", content: "late" },
         ],
       })

@@ -11,7 +11,7 @@ import { badRequest, conflict } from "./proxy-error.js"
  * `call_0`), and an id that is a global key would let one caller's results resume another
  * caller's conversation and read its reply. When a run halts on relay calls, each call gets a
  * fresh random id, scoped to that conversation and to the caller's key:
- *   relay-proxy/call/<caller id>             → { conversation }
+ *   relay-proxy/call/<caller id>             → { conversation, caller? }
  *   relay-proxy/conversation/<conversation>  → { tools, request, calls: [{id, callId}], caller?, expiresAt? }
  * The caller echoes its ids as `tool_call_id` (chat) or `call_id` (Responses); the proxy maps
  * them back to the model's ids. The index lives in the same durable store as the transcript, so
@@ -24,6 +24,11 @@ const conversationKey = (conversation: string) => `relay-proxy/conversation/${co
 /** A relay call as the caller sees it: `id` is the proxy's, `callId` the model's. */
 export interface CallerCall extends RelayCall {
   callId: string
+}
+
+interface CallEntry {
+  conversation: string
+  caller?: string
 }
 
 interface ConversationEntry {
@@ -78,7 +83,9 @@ export async function rememberHalt(
   }
   // The conversation entry first: an index entry must never point at a stale one.
   await store.putSnapshot(conversationKey(conversation), entry)
-  for (const call of calls) await store.putSnapshot(callKey(call.id), { conversation })
+  const index: CallEntry =
+    opts.caller === undefined ? { conversation } : { conversation, caller: opts.caller }
+  for (const call of calls) await store.putSnapshot(callKey(call.id), index)
   return calls
 }
 
@@ -108,11 +115,12 @@ export async function findContinuation(
     throw badRequest(`two tool results answer the tool call ${JSON.stringify(repeated)}`, "messages")
   }
   const indexed = await Promise.all(ids.map((id) => store.getSnapshot(callKey(id))))
-  const conversations = new Set(indexed.filter(isCallEntry).map((e) => e.conversation))
+  // Another caller's ids count as unknown: nothing in the answer tells that they exist.
+  const own = indexed.filter((e): e is CallEntry => isCallEntry(e) && e.caller === caller)
+  const conversations = new Set(own.map((e) => e.conversation))
   const [conversation] = conversations
   const entry =
     conversation === undefined ? undefined : await store.getSnapshot(conversationKey(conversation))
-  // Another caller's conversation is answered exactly like an unknown one: nothing tells it exists.
   if (conversation === undefined || !isConversationEntry(entry) || entry.caller !== caller) {
     throw conflict(
       `no pending tool call with id ${quoted(ids)} is known to this proxy (unknown or already answered); ` +
@@ -156,7 +164,7 @@ function quoted(ids: string[]): string {
   return ids.map((id) => JSON.stringify(id)).join(", ")
 }
 
-function isCallEntry(value: unknown): value is { conversation: string } {
+function isCallEntry(value: unknown): value is CallEntry {
   return typeof (value as { conversation?: unknown } | undefined)?.conversation === "string"
 }
 

@@ -1,7 +1,7 @@
 import { createClient } from "@toolnexus/core"
 import { describe, expect, it } from "vitest"
-import { createRelayProxy } from "../src/app.js"
-import { API_KEY, STYLES, chat, fnTool, proxyFor, useHarness } from "./helpers.js"
+import { DEFAULT_MAX_BODY_BYTES, createRelayProxy } from "../src/app.js"
+import { API_KEY, STYLES, chat, fnTool, listen, proxyFor, useHarness } from "./helpers.js"
 
 const h = useHarness()
 
@@ -204,5 +204,125 @@ describe.each(STYLES)("upstream failure keeps its status (%s)", (style) => {
     const retry = await chat(app, follow)
     expect(retry.status).toBe(200)
     expect(retry.json.choices[0].message.content).toBe("got R")
+  })
+})
+
+describe("request body limit", () => {
+  const body = (bytes: number) => {
+    const head = '{"messages":[{"role":"user","content":"'
+    const tail = '"}]}'
+    return head + "x".repeat(bytes - head.length - tail.length) + tail
+  }
+
+  it("1 MiB by default: one byte more is a 413 in OpenAI's shape, exactly 1 MiB is served", async () => {
+    const { server, store } = h
+    server.enqueue({ text: "fits" })
+    const app = proxyFor("openai", server, store)
+    const over = await chat(app, body(DEFAULT_MAX_BODY_BYTES + 1))
+    expect(over.status).toBe(413)
+    expect(over.headers.get("x-should-retry")).toBe("false")
+    expect(over.json.error).toEqual({
+      message: "the request body exceeds 1048576 bytes",
+      type: "invalid_request_error",
+      param: null,
+      code: "request_too_large",
+    })
+    expect(server.requests).toHaveLength(0)
+    const exact = await chat(app, body(DEFAULT_MAX_BODY_BYTES))
+    expect(exact.status).toBe(200)
+  })
+
+  it("a chunked body without content-length is counted as it arrives", async () => {
+    const { server, store } = h
+    const app = proxyFor("openai", server, store, { maxBodyBytes: 1000 })
+    const chunks = [body(800), "          "]
+    const stream = new ReadableStream({
+      pull(controller) {
+        const next = chunks.shift()
+        if (next === undefined) controller.close()
+        else controller.enqueue(new TextEncoder().encode(next.repeat(2)))
+      },
+    })
+    const res = await app.request("/v1/responses", {
+      method: "POST",
+      body: stream,
+      duplex: "half",
+    } as RequestInit)
+    expect(res.status).toBe(413)
+    expect(server.requests).toHaveLength(0)
+  })
+
+  it("a 20 MB body sent to a listening proxy is refused without being read", async () => {
+    const { server, store } = h
+    const listening = await listen(proxyFor("openai", server, store))
+    try {
+      const res = await fetch(`${listening.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: body(20 * 1024 * 1024),
+      })
+      expect(res.status).toBe(413)
+      expect(((await res.json()) as any).error.code).toBe("request_too_large")
+    } finally {
+      await listening.close()
+    }
+  })
+})
+
+describe("upstream failures map to the caller's status", () => {
+  const cases: [string, (typeof STYLES)[number], object, number, Record<string, string>][] = [
+    [
+      "429 keeps Retry-After",
+      "openai",
+      { status: 429, text: "slow", headers: { "retry-after": "3" } },
+      429,
+      { "retry-after": "3" },
+    ],
+    [
+      "429 keeps retry-after-ms",
+      "anthropic",
+      { status: 429, text: "slow", headers: { "retry-after-ms": "250" } },
+      429,
+      { "retry-after-ms": "250" },
+    ],
+    [
+      "Anthropic 529 overloaded is a 503",
+      "anthropic",
+      { status: 529, text: "Overloaded", headers: { "retry-after": "1" } },
+      503,
+      { "retry-after": "1" },
+    ],
+    ["404 passes through", "openai", { status: 404, text: "no such model" }, 404, {}],
+    ["401 (the proxy's upstream key) passes through", "openai", { status: 401, text: "bad key" }, 401, {}],
+    ["422 passes through", "anthropic", { status: 422, text: "unprocessable" }, 422, {}],
+    ["503 stays 503", "openai", { status: 503, text: "down" }, 503, {}],
+    ["a malformed 200 reply is a 502", "openai", { status: 200, rawBody: "not json" }, 502, {}],
+  ]
+  it.each(cases)("%s", async (_name, style, reply, status, headers) => {
+    const { server, store } = h
+    server.enqueue(reply)
+    const res = await chat(proxyFor(style, server, store), { messages: [{ role: "user", content: "hi" }] })
+    expect(res.status).toBe(status)
+    expect(res.json.error.message).toMatch(/upstream model/)
+    for (const [name, value] of Object.entries(headers)) expect(res.headers.get(name)).toBe(value)
+    expect(server.requests).toHaveLength(1)
+  })
+
+  it("an upstream timeout is a 504", async () => {
+    const { server, store } = h
+    server.enqueue({ hang: true })
+    const client = createClient({
+      baseUrl: `${server.url}/v1`,
+      style: "openai",
+      model: "m",
+      apiKey: "k",
+      retries: 0,
+      timeoutMs: 100,
+    })
+    const res = await chat(createRelayProxy({ client, store }), {
+      messages: [{ role: "user", content: "hi" }],
+    })
+    expect(res.status).toBe(504)
+    expect(res.json.error.code).toBe("upstream_timeout")
   })
 })

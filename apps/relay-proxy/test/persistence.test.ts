@@ -114,6 +114,20 @@ describe("configFromEnv", () => {
     })
   })
 
+  it("reads caller keys and the body limit", () => {
+    const config = configFromEnv({
+      UPSTREAM_BASE_URL: "http://x/v1",
+      UPSTREAM_MODEL: "m",
+      RELAY_API_KEYS: " key-a, ,key-b ",
+      RELAY_MAX_BODY_BYTES: "2048",
+    })
+    expect(config.apiKeys).toEqual(["key-a", "key-b"])
+    expect(config.maxBodyBytes).toBe(2048)
+    expect(() =>
+      configFromEnv({ UPSTREAM_BASE_URL: "http://x", UPSTREAM_MODEL: "m", RELAY_MAX_BODY_BYTES: "1.5" }),
+    ).toThrow(/RELAY_MAX_BODY_BYTES/)
+  })
+
   it("lists every problem and never echoes the key", () => {
     const attempt = () =>
       configFromEnv({ UPSTREAM_STYLE: "gemini", UPSTREAM_API_KEY: "sk-hidden", PORT: "x" })

@@ -208,7 +208,22 @@ describe.each(STYLES)("retries (%s)", (style) => {
     expect(http.bodyExcerpt).toContain("messages: field required")
     expect(http.message).toContain("400")
     expect(http.message).toContain("messages: field required")
+    expect(http.retryHeaders).toEqual({})
     expect(server.requests).toHaveLength(1)
+  })
+
+  it("keeps the response's retry hints on the error, for a gateway to pass on", async () => {
+    const { server } = ctx
+    server.enqueue({
+      status: 429,
+      headers: { "retry-after": "7", "retry-after-ms": "6500", "x-should-retry": "true", "x-other": "no" },
+    })
+    const error = (await failure(() => clientFor(style, server, { retries: 0 }).run("hi"))) as LLMHttpError
+    expect(error.retryHeaders).toEqual({
+      "retry-after": "7",
+      "retry-after-ms": "6500",
+      "x-should-retry": "true",
+    })
   })
 
   it("cuts a long error body to an excerpt", async () => {

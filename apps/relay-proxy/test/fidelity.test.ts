@@ -1,0 +1,97 @@
+import type { Client, RunResult } from "@toolnexus/core"
+import OpenAI from "openai"
+import { afterEach, describe, expect, it } from "vitest"
+import { createRelayProxy } from "../src/app.js"
+import { listen, useHarness } from "./helpers.js"
+
+// finish_reason and refusal as core reports them (DESIGN §10: RunResult.finishReason / .refusal,
+// incomplete with limit "maxOutputTokens" / "contentFilter"). The upstream is a stub client
+// giving exactly those results, so what is checked is the proxy's rendering of them.
+const h = useHarness()
+let listening: Awaited<ReturnType<typeof listen>> | undefined
+afterEach(async () => {
+  await listening?.close()
+  listening = undefined
+})
+
+type Fidelity = Partial<RunResult> & { finishReason?: string; refusal?: string }
+
+async function sdkWith(result: Fidelity) {
+  const full = {
+    status: "done",
+    text: "",
+    messages: [],
+    toolCalls: [],
+    toolCallCount: 0,
+    turns: 1,
+    model: "stub-model",
+    usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
+    ...result,
+  }
+  const client = { continueRun: async () => full } as unknown as Client
+  listening = await listen(createRelayProxy({ client, store: h.store }))
+  return new OpenAI({ baseURL: listening.baseURL, apiKey: "k", maxRetries: 0 })
+}
+
+const refused: Fidelity = { finishReason: "refusal", refusal: "I can't help with that." }
+const cut: Fidelity = { status: "incomplete", limit: "maxOutputTokens", finishReason: "length", text: '{"' }
+const filtered: Fidelity = { status: "incomplete", limit: "contentFilter", finishReason: "content_filter" }
+const ask = { model: "m", messages: [{ role: "user" as const, content: "q" }] }
+
+describe("chat completions", () => {
+  it("a refusal arrives as message.refusal with finish_reason stop", async () => {
+    const openai = await sdkWith(refused)
+    const res = await openai.chat.completions.create(ask)
+    expect(res.choices[0]).toMatchObject({
+      finish_reason: "stop",
+      message: { content: null, refusal: "I can't help with that." },
+    })
+    const streamed = await openai.chat.completions.stream(ask).finalChatCompletion()
+    expect(streamed.choices[0]?.message.refusal).toBe("I can't help with that.")
+  })
+
+  it("a reply cut at the token limit is finish_reason length, streaming or not", async () => {
+    const openai = await sdkWith(cut)
+    const res = await openai.chat.completions.create(ask)
+    expect(res.choices[0]).toMatchObject({ finish_reason: "length", message: { content: '{"' } })
+    const stream = await openai.chat.completions.create({ ...ask, stream: true })
+    const reasons: (string | null | undefined)[] = []
+    for await (const chunk of stream) reasons.push(chunk.choices[0]?.finish_reason)
+    expect(reasons.filter(Boolean)).toEqual(["length"])
+  })
+
+  it("a content filter is finish_reason content_filter", async () => {
+    const openai = await sdkWith(filtered)
+    expect((await openai.chat.completions.create(ask)).choices[0]?.finish_reason).toBe("content_filter")
+  })
+})
+
+describe("responses", () => {
+  it("a refusal is a refusal content part, streamed as response.refusal.*", async () => {
+    const openai = await sdkWith(refused)
+    const res = await openai.responses.create({ model: "m", input: "q" })
+    expect(res.status).toBe("completed")
+    expect((res.output[0] as OpenAI.Responses.ResponseOutputMessage).content).toEqual([
+      { type: "refusal", refusal: "I can't help with that." },
+    ])
+    const stream = await openai.responses.create({ model: "m", input: "q", stream: true })
+    const types: string[] = []
+    for await (const event of stream) types.push(event.type)
+    expect(types).toContain("response.refusal.delta")
+    expect(types).toContain("response.refusal.done")
+  })
+
+  it.each([
+    ["the token limit", cut, "max_output_tokens"],
+    ["a content filter", filtered, "content_filter"],
+  ])("%s makes the response incomplete with its reason", async (_name, result, reason) => {
+    const openai = await sdkWith(result)
+    const res = await openai.responses.create({ model: "m", input: "q" })
+    expect(res.status).toBe("incomplete")
+    expect(res.incomplete_details).toEqual({ reason })
+    const stream = await openai.responses.create({ model: "m", input: "q", stream: true })
+    let last: OpenAI.Responses.ResponseStreamEvent | undefined
+    for await (const event of stream) last = event
+    expect(last?.type).toBe("response.incomplete")
+  })
+})

@@ -18,7 +18,7 @@ import { bodyLimit } from "hono/body-limit"
 import { callerOf } from "./caller-auth.js"
 import { chatCompletion, chatCompletionStream } from "./chat-response.js"
 import { type CallerCall, findContinuation, forgetHalt, rememberHalt } from "./continuation.js"
-import { rememberItems } from "./item-store.js"
+import { rememberResponse } from "./item-store.js"
 import {
   type ChatMessage,
   type ChatToolDeclaration,
@@ -212,12 +212,13 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     const { conversation, turn } = await relay(c, request.messages, request.tools)
     if (conversation !== undefined) c.header(CONVERSATION_HEADER, conversation)
     const output = outputItems(turn)
-    if (request.store) await rememberItems(store, output, caller)
     const response = responseObject(turn, output, {
       instructions: request.instructions,
+      previousResponseId: request.previousResponseId,
       tools: request.tools ?? [],
       store: request.store,
     })
+    if (request.store) await rememberResponse(store, response, [...request.items, ...output], caller)
     return request.stream ? sse(c, responseStream(response)) : c.json(response)
   })
 

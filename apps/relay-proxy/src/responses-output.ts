@@ -8,6 +8,7 @@ const newId = (prefix: string) => `${prefix}_${randomBytes(16).toString("hex")}`
 /** What the response echoes of its request. */
 export interface ResponseEcho {
   instructions: string | null
+  previousResponseId: string | null
   tools: ChatToolDeclaration[]
   store: boolean
 }
@@ -54,7 +55,7 @@ export function responseObject(turn: RelayTurn, output: ResponseItem[], echo: Re
     model: turn.model,
     output,
     parallel_tool_calls: true,
-    previous_response_id: null,
+    previous_response_id: echo.previousResponseId,
     reasoning: { effort: null, summary: null },
     store: echo.store,
     temperature: null,

@@ -1,5 +1,5 @@
 import type { DurableStore } from "@toolnexus/durable"
-import { type ResponseItem, resolveReferences } from "./item-store.js"
+import { type ResponseItem, previousItems, resolveReferences } from "./item-store.js"
 import {
   type ChatMessage,
   type ChatToolDeclaration,
@@ -17,19 +17,22 @@ export interface ResponsesRequest {
   /** `undefined` when the request declared no tools (a continuation then reuses the stored ones). */
   tools: ChatToolDeclaration[] | undefined
   instructions: string | null
+  /** The conversation's items: those of `previous_response_id`, then the input with references resolved. */
+  items: ResponseItem[]
+  previousResponseId: string | null
   stream: boolean
-  /** `store: false` keeps the returned items out of the item store (no `item_reference` to them). */
+  /** `store: false` keeps the response out of the store (no `item_reference` or `previous_response_id` to it). */
   store: boolean
 }
 
 /**
- * Validates a Responses API body, resolves its `item_reference`s and turns its input into chat
- * messages: message items by role, `function_call` items as the assistant's tool calls, and
+ * Validates a Responses API body, resolves its `item_reference`s and `previous_response_id`,
+ * and turns the items into chat messages: message items by role, `function_call` items as the assistant's tool calls, and
  * `function_call_output` items as tool results answering them by `call_id`. Reasoning items are
  * skipped: an upstream behind this proxy never produced one.
  *
- * @throws ProxyError 400 naming the first field that cannot be used (`previous_response_id`,
- *   non-function tools, image or file input, an unknown item reference)
+ * @throws ProxyError 400 naming the first field that cannot be used (non-function tools, image
+ *   or file input, an unknown item reference or previous response)
  */
 export async function parseResponsesRequest(
   body: unknown,
@@ -37,11 +40,9 @@ export async function parseResponsesRequest(
   caller: string | undefined,
 ): Promise<ResponsesRequest> {
   if (!isObject(body)) throw badRequest("the request body must be a JSON object")
-  if (body.previous_response_id !== undefined && body.previous_response_id !== null) {
-    throw badRequest(
-      "previous_response_id is not supported by this proxy; send the whole input (item_reference items work)",
-      "previous_response_id",
-    )
+  const previous = body.previous_response_id ?? null
+  if (previous !== null && (typeof previous !== "string" || previous === "")) {
+    throw badRequest("previous_response_id must be a non-empty string", "previous_response_id")
   }
   const stream = optionalBoolean(body.stream, "stream") ?? false
   const keep = optionalBoolean(body.store, "store") ?? true
@@ -54,11 +55,22 @@ export async function parseResponsesRequest(
   }
   const instructions = (body.instructions as string | null | undefined) ?? null
   const input = await inputItems(body.input, store, caller)
+  if (input.length === 0) throw badRequest("input must not be empty", "input")
+  // Instructions are not carried over from the previous response: each request gives its own.
+  const earlier = previous === null ? [] : await previousItems(store, previous, caller)
   const messages: ChatMessage[] = instructions ? [{ role: "system", content: instructions }] : []
+  for (const [i, item] of earlier.entries()) addItem(messages, item, `previous_response_id item ${i}`)
   for (const [i, item] of input.entries()) addItem(messages, item, `input[${i}]`)
-  if (messages.length === 0) throw badRequest("input must not be empty", "input")
   const tools = body.tools === undefined || body.tools === null ? undefined : parseTools(body.tools)
-  return { messages, tools, instructions, stream, store: keep }
+  return {
+    messages,
+    tools,
+    instructions,
+    items: [...earlier, ...input],
+    previousResponseId: previous,
+    stream,
+    store: keep,
+  }
 }
 
 async function inputItems(

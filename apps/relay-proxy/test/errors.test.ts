@@ -326,3 +326,51 @@ describe("upstream failures map to the caller's status", () => {
     expect(res.json.error.code).toBe("upstream_timeout")
   })
 })
+
+describe("a caller that hangs up", () => {
+  it("aborts the upstream request; its retry of the same results resumes the run", async () => {
+    const { server, store } = h
+    server.enqueue({ toolCalls: [{ id: "c1", name: "t", arguments: {} }] }, { hang: true }, (req) => ({
+      text: `got ${req.toolResults[0]?.content}`,
+    }))
+    const listening = await listen(proxyFor("openai", server, store))
+    const post = (body: unknown, signal?: AbortSignal) =>
+      fetch(`${listening.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+        signal,
+      })
+    try {
+      const messages: any[] = [{ role: "user", content: "go" }]
+      const first = (await (await post({ messages, tools: [fnTool("t")] })).json()) as any
+      const follow = {
+        messages: [
+          ...messages,
+          first.choices[0].message,
+          { role: "tool", tool_call_id: first.choices[0].message.tool_calls[0].id, content: "R" },
+        ],
+      }
+      const controller = new AbortController()
+      const gone = post(follow, controller.signal).catch((e: unknown) => e)
+      await expect.poll(() => server.requests.length).toBe(2)
+      controller.abort()
+      await gone
+      // The proxy gave up its upstream request with the caller.
+      await expect.poll(() => server.inFlight, { timeout: 5_000 }).toBe(0)
+      // The aborted resume releases its claim just after; until then a delivery is told it is being applied.
+      let retry: any
+      await expect
+        .poll(async () => {
+          const res = await post(follow)
+          retry = await res.json()
+          return res.status
+        })
+        .toBe(200)
+      expect(retry.choices[0].message.content).toBe("got R")
+      expect(server.requests).toHaveLength(3)
+    } finally {
+      await listening.close()
+    }
+  })
+})

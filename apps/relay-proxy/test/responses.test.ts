@@ -112,7 +112,36 @@ describe.each(STYLES)("POST /v1/responses with the openai SDK (%s upstream)", (s
   })
 })
 
-describe("POST /v1/responses refusals and limits", () => {
+describe.each(STYLES)("previous_response_id chains (%s upstream)", (style) => {
+  it("a function_call_output after previous_response_id resumes; a later user turn gets the whole history", async () => {
+    h.server.enqueue(
+      { toolCalls: [{ id: "u3", name: "lookup", arguments: { word: "a" } }] },
+      (req) => ({ text: `a is ${req.toolResults[0]?.content}` }),
+      { text: "b is later" },
+    )
+    const openai = await sdk(style)
+    const first = await openai.responses.create({ model: "any", input: "define a", tools: [lookup] })
+    const call = first.output[0] as OpenAI.Responses.ResponseFunctionToolCall
+    const second = await openai.responses.create({
+      model: "any",
+      previous_response_id: first.id,
+      input: [{ type: "function_call_output", call_id: call.call_id, output: "first" }],
+    })
+    expect(second.output_text).toBe("a is first")
+    expect(second.previous_response_id).toBe(first.id)
+    const third = await openai.responses.create({
+      model: "any",
+      previous_response_id: second.id,
+      input: "and b?",
+    })
+    expect(third.output_text).toBe("b is later")
+    const upstream = JSON.stringify(h.server.requests[2]?.body)
+    for (const part of ["define a", "first", "a is first", "and b?"]) expect(upstream).toContain(part)
+    expect(h.server.requests).toHaveLength(3)
+  })
+})
+
+describe("POST /v1/responses errors", () => {
   async function post(body: unknown) {
     const app = proxyFor("openai", h.server, h.store)
     const res = await app.request("/v1/responses", {
@@ -124,11 +153,7 @@ describe("POST /v1/responses refusals and limits", () => {
   }
 
   it.each([
-    [
-      "previous_response_id",
-      { input: "hi", previous_response_id: "resp_1" },
-      /previous_response_id is not supported/,
-    ],
+    ["an unknown previous_response_id", { input: "hi", previous_response_id: "resp_1" }, /names no response/],
     ["an unknown item_reference", { input: [{ type: "item_reference", id: "msg_nope" }] }, /names no item/],
     ["a built-in tool", { input: "hi", tools: [{ type: "web_search" }] }, /only function tools/],
     [

@@ -17,7 +17,7 @@ import { type Context, Hono } from "hono"
 import { bodyLimit } from "hono/body-limit"
 import { callerOf } from "./caller-auth.js"
 import { chatCompletion, chatCompletionStream } from "./chat-response.js"
-import { type CallerCall, findContinuation, forgetHalt, rememberHalt } from "./continuation.js"
+import { findContinuation, rememberHalt, settleHalt } from "./continuation.js"
 import { rememberResponse } from "./item-store.js"
 import {
   type ChatMessage,
@@ -27,7 +27,7 @@ import {
   trailingToolMessages,
 } from "./openai-shapes.js"
 import { ProxyError, badRequest, conflict, errorBody } from "./proxy-error.js"
-import { type RelayTurn, relayTurn } from "./relay-turn.js"
+import { type CallerCall, type RelayTurn, relayTurn } from "./relay-turn.js"
 import { parseResponsesRequest } from "./responses-request.js"
 import { outputItems, responseObject, responseStream } from "./responses-output.js"
 import { upstreamError } from "./upstream-error.js"
@@ -123,7 +123,10 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     signal: AbortSignal,
   ): Promise<Relayed> {
     const results = toolMessages.map((m) => ({ id: m.toolCallId, output: m.content }))
-    const found = await findContinuation(store, results, caller)
+    const followed = await findContinuation(store, results, caller)
+    // The same results again (a retry whose response was lost): the same turn, no model call.
+    if ("replay" in followed) return { conversation: followed.conversation, turn: followed.replay }
+    const found = followed.continuation
     const { conversation } = found
     const tools = declared ?? found.tools
     let claim: Awaited<ReturnType<DurableStore["claimAnswer"]>>
@@ -133,7 +136,13 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
       claim = await store.claimAnswer(conversation, found.answer, { leaseMs: opts.claimLeaseMs })
     } catch (error) {
       if (AnswerConflictError.isInstance(error) || UnknownRequestError.isInstance(error)) {
-        throw conflict("these tool results are being applied by another request, or already were", "messages")
+        // Another delivery of these results is running: a retry in a moment gets its turn replayed.
+        throw new ProxyError(
+          409,
+          "conflict_error",
+          "these tool results are being applied by another request; retry to get its answer",
+          { param: "messages", headers: { "retry-after": "1" }, retryable: true },
+        )
       }
       throw error
     }
@@ -149,9 +158,10 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
       await store.releaseClaim(conversation, claim.token).catch(() => {})
       throw error
     }
-    await forgetHalt(store, conversation)
-    if (result.status !== "pending" || !result.pending) return { conversation, turn: relayTurn(result, []) }
-    return { conversation, turn: await halted(conversation, result, tools, caller) }
+    const haltedAgain = result.status === "pending" && result.pending !== undefined
+    const turn = haltedAgain ? await halted(conversation, result, tools, caller) : relayTurn(result, [])
+    await settleHalt(store, found, turn, haltedAgain)
+    return { conversation, turn }
   }
 
   /** Indexes a halted run's relay calls under fresh caller ids and summarises the turn. */

@@ -1,8 +1,9 @@
-import { randomBytes } from "node:crypto"
-import { type Answer, type RelayCall, type Request, relayAnswer, relayCallsOf } from "@toolnexus/core"
+import { createHash, randomBytes } from "node:crypto"
+import { type Answer, type Request, relayAnswer, relayCallsOf } from "@toolnexus/core"
 import type { DurableStore } from "@toolnexus/durable"
 import type { ChatToolDeclaration } from "./openai-shapes.js"
 import { badRequest, conflict } from "./proxy-error.js"
+import type { CallerCall, RelayTurn } from "./relay-turn.js"
 
 /*
  * How a follow-up request finds its conversation.
@@ -11,35 +12,41 @@ import { badRequest, conflict } from "./proxy-error.js"
  * `call_0`), and an id that is a global key would let one caller's results resume another
  * caller's conversation and read its reply. When a run halts on relay calls, each call gets a
  * fresh random id, scoped to that conversation and to the caller's key:
- *   relay-proxy/call/<caller id>             → { conversation, caller? }
+ *   relay-proxy/call/<caller id>             → { conversation, caller?, answered? }
  *   relay-proxy/conversation/<conversation>  → { tools, request, calls: [{id, callId}], caller?, expiresAt? }
+ *   relay-proxy/replay/<conversation>/<request> → { digest, turn }   (once answered)
  * The caller echoes its ids as `tool_call_id` (chat) or `call_id` (Responses); the proxy maps
- * them back to the model's ids. The index lives in the same durable store as the transcript, so
+ * them back to the model's ids. A redelivery of the very same results after the run moved on (an
+ * SDK retrying a request whose response it lost) gets the same turn again from the replay
+ * record, without a model call. The index lives in the same durable store as the transcript, so
  * any proxy process on that store can continue the conversation.
  */
 
 const callKey = (callerCallId: string) => `relay-proxy/call/${callerCallId}`
 const conversationKey = (conversation: string) => `relay-proxy/conversation/${conversation}`
-
-/** A relay call as the caller sees it: `id` is the proxy's, `callId` the model's. */
-export interface CallerCall extends RelayCall {
-  callId: string
-}
+const replayKey = (conversation: string, request: string) => `relay-proxy/replay/${conversation}/${request}`
 
 interface CallEntry {
   conversation: string
   caller?: string
+  /** The replay record's key, once the request the call rode was answered. */
+  answered?: string
 }
 
 interface ConversationEntry {
   tools: ChatToolDeclaration[]
-  /** The open relay request; absent once answered. */
-  request?: string
+  /** The open relay request. */
+  request: string
   calls: { id: string; callId: string }[]
   /** The caller's key fingerprint; absent without caller authentication. */
   caller?: string
   /** Epoch ms after which the caller's results are refused; absent = never. */
   expiresAt?: number
+}
+
+interface ReplayEntry {
+  digest: string
+  turn: RelayTurn
 }
 
 /** A caller's result for one tool call it was given. */
@@ -55,7 +62,12 @@ export interface Continuation {
   answer: Answer
   /** The tool declarations stored with the conversation. */
   tools: ChatToolDeclaration[]
+  /** The caller ids of the pending request's calls, and the digest of the caller's results. */
+  settle: { callIds: string[]; digest: string; caller?: string }
 }
+
+/** What a follow-up's results lead to: a halted run to resume, or the turn they already produced. */
+export type Followed = { continuation: Continuation } | { replay: RelayTurn; conversation: string }
 
 /** A fresh caller-facing tool-call id: unguessable, and in OpenAI's own `call_…` form. */
 function callerCallId(): string {
@@ -78,37 +90,54 @@ export async function rememberHalt(
     tools,
     request: pending.id,
     calls: calls.map(({ id, callId }) => ({ id, callId })),
-    ...(opts.caller !== undefined ? { caller: opts.caller } : {}),
+    ...owner(opts.caller),
     ...(opts.ttlMs !== undefined ? { expiresAt: Date.now() + opts.ttlMs } : {}),
   }
   // The conversation entry first: an index entry must never point at a stale one.
   await store.putSnapshot(conversationKey(conversation), entry)
-  const index: CallEntry =
-    opts.caller === undefined ? { conversation } : { conversation, caller: opts.caller }
-  for (const call of calls) await store.putSnapshot(callKey(call.id), index)
+  for (const call of calls) {
+    await store.putSnapshot(callKey(call.id), { conversation, ...owner(opts.caller) } satisfies CallEntry)
+  }
   return calls
 }
 
-/** Drops the index entries of an answered request; a redelivery then gets a clear 409. */
-export async function forgetHalt(store: DurableStore, conversation: string): Promise<void> {
-  const entry = await store.getSnapshot(conversationKey(conversation))
-  if (!isConversationEntry(entry)) return
-  for (const call of entry.calls) await store.deleteSnapshot(callKey(call.id))
-  await store.deleteSnapshot(conversationKey(conversation))
+/**
+ * Records that a continuation was applied and produced `turn`: its calls then lead to the replay
+ * record instead of the conversation. Call after the resumed run was saved (and after
+ * {@link rememberHalt} when it halted again).
+ */
+export async function settleHalt(
+  store: DurableStore,
+  continuation: Continuation,
+  turn: RelayTurn,
+  haltedAgain: boolean,
+): Promise<void> {
+  const { conversation, pending, settle } = continuation
+  const key = replayKey(conversation, pending.id)
+  await store.putSnapshot(key, { digest: settle.digest, turn } satisfies ReplayEntry)
+  for (const id of settle.callIds) {
+    await store.putSnapshot(callKey(id), {
+      conversation,
+      ...owner(settle.caller),
+      answered: key,
+    } satisfies CallEntry)
+  }
+  if (!haltedAgain) await store.deleteSnapshot(conversationKey(conversation))
 }
 
 /**
- * Finds the halted conversation the caller's results answer and builds the relay answer.
+ * Finds what the caller's results answer: the halted conversation (with the relay answer built),
+ * or, for a redelivery of results already applied, the turn they produced.
  *
  * @throws ProxyError 409 when no id answers an open request of this caller (unknown, another
- *   caller's, expired or already answered); 400 when the results mix conversations, repeat an
- *   id, or answer calls that are not part of the pending request.
+ *   caller's, expired, or already answered with other results); 400 when the results mix
+ *   conversations, repeat an id, or answer calls that are not part of the pending request.
  */
 export async function findContinuation(
   store: DurableStore,
   results: CallerResult[],
   caller: string | undefined,
-): Promise<Continuation> {
+): Promise<Followed> {
   const ids = results.map((r) => r.id)
   const repeated = ids.find((id, i) => ids.indexOf(id) !== i)
   if (repeated !== undefined) {
@@ -117,11 +146,14 @@ export async function findContinuation(
   const indexed = await Promise.all(ids.map((id) => store.getSnapshot(callKey(id))))
   // Another caller's ids count as unknown: nothing in the answer tells that they exist.
   const own = indexed.filter((e): e is CallEntry => isCallEntry(e) && e.caller === caller)
-  const conversations = new Set(own.map((e) => e.conversation))
+  const digest = digestOf(results)
+  if (own.length > 0 && own.every((e) => e.answered !== undefined)) return replay(store, own, digest)
+
+  const conversations = new Set(own.filter((e) => e.answered === undefined).map((e) => e.conversation))
   const [conversation] = conversations
   const entry =
     conversation === undefined ? undefined : await store.getSnapshot(conversationKey(conversation))
-  if (conversation === undefined || !isConversationEntry(entry) || entry.caller !== caller) {
+  if (conversation === undefined || !isConversationEntry(entry)) {
     throw conflict(
       `no pending tool call with id ${quoted(ids)} is known to this proxy (unknown or already answered); ` +
         "start a new conversation by ending the messages with a user message",
@@ -139,7 +171,7 @@ export async function findContinuation(
     )
   }
   const pending = await store.getPending(conversation)
-  if (pending === undefined || entry.request === undefined || pending.id !== entry.request) {
+  if (pending === undefined || pending.id !== entry.request) {
     throw conflict("these tool results were already answered; the conversation has moved on", "messages")
   }
   const modelIds = new Map(entry.calls.map((c) => [c.id, c.callId]))
@@ -157,7 +189,34 @@ export async function findContinuation(
     pending.id,
     results.map((r) => ({ id: modelIds.get(r.id)!, output: r.output })),
   )
-  return { conversation, pending, answer, tools: entry.tools }
+  const settle = { callIds: entry.calls.map((c) => c.id), digest, ...owner(caller) }
+  return { continuation: { conversation, pending, answer, tools: entry.tools, settle } }
+}
+
+/** The turn an identical earlier delivery produced; other results for answered calls are a conflict. */
+async function replay(store: DurableStore, entries: CallEntry[], digest: string): Promise<Followed> {
+  const keys = new Set(entries.map((e) => e.answered))
+  const record = keys.size === 1 ? await store.getSnapshot([...keys][0]!) : undefined
+  const stored = record as Partial<ReplayEntry> | undefined
+  if (stored?.digest !== digest || stored.turn === undefined) {
+    throw conflict(
+      "these tool calls were already answered with other results; the conversation has moved on",
+      "messages",
+    )
+  }
+  return { replay: stored.turn, conversation: entries[0]!.conversation }
+}
+
+/** Identifies a set of results independently of their order. */
+function digestOf(results: CallerResult[]): string {
+  const sorted = [...results].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  return createHash("sha256")
+    .update(JSON.stringify(sorted.map((r) => [r.id, r.output])))
+    .digest("hex")
+}
+
+function owner(caller: string | undefined): { caller?: string } {
+  return caller === undefined ? {} : { caller }
 }
 
 function quoted(ids: string[]): string {
@@ -165,10 +224,10 @@ function quoted(ids: string[]): string {
 }
 
 function isCallEntry(value: unknown): value is CallEntry {
-  return typeof (value as { conversation?: unknown } | undefined)?.conversation === "string"
+  return typeof (value as Partial<CallEntry> | undefined)?.conversation === "string"
 }
 
 function isConversationEntry(value: unknown): value is ConversationEntry {
   const entry = value as Partial<ConversationEntry> | undefined
-  return Array.isArray(entry?.tools) && Array.isArray(entry.calls)
+  return Array.isArray(entry?.tools) && Array.isArray(entry.calls) && typeof entry.request === "string"
 }

@@ -19,8 +19,8 @@ export interface ProxyErrorOptions {
   /** Response headers, e.g. an upstream's `retry-after`. */
   headers?: Record<string, string>
   /**
-   * False for errors that repeating the same request cannot fix: sent as `x-should-retry: false`,
-   * which the OpenAI SDKs obey, so a 409 is not retried twice for nothing.
+   * Sent as `x-should-retry`, which the OpenAI SDKs obey: false for errors that repeating the
+   * same request cannot fix (a 409 is not retried twice for nothing), true where a retry helps.
    */
   retryable?: boolean
 }
@@ -45,7 +45,7 @@ export class ProxyError extends Error {
     this.param = options.param ?? null
     this.code = options.code ?? null
     this.headers = { ...options.headers }
-    if (options.retryable === false) this.headers["x-should-retry"] = "false"
+    if (options.retryable !== undefined) this.headers["x-should-retry"] = String(options.retryable)
   }
 }
 

@@ -1,5 +1,9 @@
-import type { RunResult, Usage } from "@toolnexus/core"
-import type { CallerCall } from "./continuation.js"
+import type { RelayCall, RunResult, Usage } from "@toolnexus/core"
+
+/** A relay call as the caller sees it: `id` is the proxy's caller-scoped id, `callId` the model's. */
+export interface CallerCall extends RelayCall {
+  callId: string
+}
 
 /** Why a proxied turn ended, in chat-completions words. */
 export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter"

@@ -118,10 +118,26 @@ describe("tool results that answer nothing pending ⇒ 409", () => {
       first.json.choices[0].message,
       { role: "tool", tool_call_id: c1, content: "ok" },
     ]
-    expect((await chat(app, { messages: follow })).status).toBe(200)
+    const done = await chat(app, { messages: follow })
+    expect(done.status).toBe(200)
+    // The same results again (an SDK retrying a request whose response it lost): the same
+    // answer, replayed without a model call.
     const again = await chat(app, { messages: follow })
-    expect(again.status).toBe(409)
-    expect(again.json.error.type).toBe("conflict_error")
+    expect(again.status).toBe(200)
+    expect(again.json.choices[0].message.content).toBe("done")
+    expect(again.headers.get("x-relay-conversation")).toBe(done.headers.get("x-relay-conversation"))
+    // Other results for the answered call: a conflict.
+    const other = await chat(app, {
+      messages: [
+        ...messages,
+        first.json.choices[0].message,
+        { role: "tool", tool_call_id: c1, content: "changed" },
+      ],
+    })
+    expect(other.status).toBe(409)
+    expect(other.json.error.type).toBe("conflict_error")
+    expect(other.json.error.message).toMatch(/already answered with other results/)
+    expect(other.headers.get("x-should-retry")).toBe("false")
     expect(server.requests).toHaveLength(2)
   })
 
@@ -140,6 +156,12 @@ describe("tool results that answer nothing pending ⇒ 409", () => {
     }
     const both = await Promise.all([chat(app, follow), chat(app, follow)])
     expect(both.map((r) => r.status).sort()).toEqual([200, 409])
+    // The loser is told to retry, and its retry gets the winner's answer replayed.
+    const loser = both.find((r) => r.status === 409)!
+    expect(loser.headers.get("x-should-retry")).toBe("true")
+    expect(loser.headers.get("retry-after")).toBe("1")
+    const retry = await chat(app, follow)
+    expect(retry.json.choices[0].message.content).toBe("once")
     expect(server.requests).toHaveLength(2)
   })
 

@@ -249,6 +249,25 @@ describe("openai SDK errors", () => {
     expect(attempts).toBe(1)
   })
 
+  it("two SDK calls delivering the same results: one model call, both get the answer", async () => {
+    h.server.enqueue({ toolCalls: [{ name: "t", arguments: {} }] }, { text: "applied once", delayMs: 200 })
+    const openai = await sdk()
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "go" }]
+    const first = await openai.chat.completions.create({
+      model: "any",
+      messages,
+      tools: [fnTool("t") as any],
+    })
+    const message = first.choices[0]!.message
+    messages.push(message, { role: "tool", tool_call_id: message.tool_calls![0]!.id, content: "r" })
+    const both = await Promise.all([
+      openai.chat.completions.create({ model: "any", messages }),
+      openai.chat.completions.create({ model: "any", messages }),
+    ])
+    expect(both.map((r) => r.choices[0]?.message.content)).toEqual(["applied once", "applied once"])
+    expect(h.server.requests).toHaveLength(2)
+  })
+
   it("models.list() names the upstream model", async () => {
     const openai = await sdk()
     const models = await openai.models.list()

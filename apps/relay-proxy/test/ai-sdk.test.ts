@@ -54,6 +54,26 @@ function scriptToolTurns() {
   )
 }
 
+/** streamText over the two scripted tool turns, reading the whole stream as an app would. */
+async function streamWeather(model: Parameters<typeof streamText>[0]["model"]) {
+  scriptToolTurns()
+  const seen: string[] = []
+  const result = streamText({
+    model,
+    prompt: "Weather in Lisbon and Porto?",
+    tools: { weather: weatherTool(seen) },
+    stopWhen: stepCountIs(3),
+  })
+  const parts: string[] = []
+  let streamed = ""
+  for await (const part of result.fullStream) {
+    if (part.type === "error") throw part.error
+    if (part.type === "text-delta") streamed += part.text
+    parts.push(part.type)
+  }
+  return { result, seen, streamed, parts }
+}
+
 describe.each(STYLES)("AI SDK over chat completions (%s upstream)", (style) => {
   async function model() {
     const provider = createOpenAICompatible({
@@ -83,21 +103,7 @@ describe.each(STYLES)("AI SDK over chat completions (%s upstream)", (style) => {
   })
 
   it("streamText with a tool round trip and usage", async () => {
-    scriptToolTurns()
-    const seen: string[] = []
-    const result = streamText({
-      model: await model(),
-      prompt: "Weather in Lisbon and Porto?",
-      tools: { weather: weatherTool(seen) },
-      stopWhen: stepCountIs(3),
-    })
-    const parts: string[] = []
-    let streamed = ""
-    for await (const part of result.fullStream) {
-      if (part.type === "error") throw part.error
-      if (part.type === "text-delta") streamed += part.text
-      parts.push(part.type)
-    }
+    const { result, seen, streamed, parts } = await streamWeather(await model())
     expect(streamed).toBe("Let me check.Summary: Lisbon: 21°C; Porto: 21°C")
     expect(await result.text).toBe("Summary: Lisbon: 21°C; Porto: 21°C")
     expect(parts.filter((p) => p === "tool-call")).toHaveLength(2)
@@ -150,19 +156,7 @@ describe.each(STYLES)("AI SDK over the Responses API (%s upstream)", (style) => 
   })
 
   it("streamText with a tool round trip", async () => {
-    scriptToolTurns()
-    const seen: string[] = []
-    const result = streamText({
-      model: await model(),
-      prompt: "Weather in Lisbon and Porto?",
-      tools: { weather: weatherTool(seen) },
-      stopWhen: stepCountIs(3),
-    })
-    let streamed = ""
-    for await (const part of result.fullStream) {
-      if (part.type === "error") throw part.error
-      if (part.type === "text-delta") streamed += part.text
-    }
+    const { result, seen, streamed } = await streamWeather(await model())
     expect(streamed).toBe("Let me check.Summary: Lisbon: 21°C; Porto: 21°C")
     expect(await result.text).toBe("Summary: Lisbon: 21°C; Porto: 21°C")
     expect(seen.sort()).toEqual(["Lisbon", "Porto"])
@@ -190,5 +184,19 @@ describe.each(STYLES)("AI SDK over the Responses API (%s upstream)", (style) => 
     ])
     const upstream = h.server.requests[1]?.body
     expect(JSON.stringify(upstream)).toContain("Paris.")
+  })
+})
+
+describe("AI SDK's OpenAI provider over chat completions (openai.chat)", () => {
+  it("streamText with a tool round trip", async () => {
+    const openai = createOpenAI({ baseURL: await baseURL("openai"), apiKey: "caller", fetch: recordingFetch })
+    const { result, seen, streamed } = await streamWeather(openai.chat("any-model"))
+    expect(streamed).toBe("Let me check.Summary: Lisbon: 21°C; Porto: 21°C")
+    expect(seen.sort()).toEqual(["Lisbon", "Porto"])
+    expect((await result.totalUsage).totalTokens).toBe(41)
+    expect(sent.map((body) => body.stream_options)).toEqual([
+      { include_usage: true },
+      { include_usage: true },
+    ])
   })
 })

@@ -2,7 +2,7 @@ import { type Server, createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "vitest"
 import type { RunResult, StreamEvent } from "../src/client/run-result.js"
-import { AbortError, ConversationPendingError, LLMResponseError } from "../src/errors.js"
+import { AbortError, ConversationPendingError, LLMResponseError, LLMStreamError } from "../src/errors.js"
 import { MemoryStore, type SaveMeta } from "../src/store/conversation-store.js"
 import { pending } from "../src/suspension/pending.js"
 import { defineTool } from "../src/tools/define-tool.js"
@@ -307,16 +307,17 @@ describe.each(STYLES)("stream errors (%s)", (style) => {
     expect(error).toBeInstanceOf(LLMResponseError)
   }, 3_000)
 
-  it("an error event inside the stream is an LLMResponseError naming it", async () => {
+  it("a transient error event before any output is retried; then an LLMStreamError naming it", async () => {
     const { server } = ctx
     const frame =
       style === "openai"
         ? 'data: {"error":{"message":"upstream overloaded","type":"server_error"}}\n\n'
         : 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"upstream overloaded"}}\n\n'
-    server.enqueue({ rawBody: frame })
+    server.addRule({ match: () => true, reply: { rawBody: frame } })
     const { error } = await collectFailure(clientFor(style, server).stream("hi"))
-    expect(error).toBeInstanceOf(LLMResponseError)
+    expect(error).toBeInstanceOf(LLMStreamError)
     expect((error as Error).message).toContain("upstream overloaded")
+    expect(server.requests).toHaveLength(3)
   }, 3_000)
 
   it("breaking out of the stream stops the run: no further LLM request", async () => {

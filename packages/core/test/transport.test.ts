@@ -185,14 +185,16 @@ describe.each(STYLES)("retries (%s)", (style) => {
     expect(server.requests).toHaveLength(2)
   }, 5_000)
 
-  it("ignores an HTTP-date Retry-After and falls back to the backoff", async () => {
+  it("honours an HTTP-date Retry-After, capped by maxRetryDelayMs", async () => {
     const { server } = ctx
-    // Honouring this date would wait an hour; the 1 ms backoff answers at once.
+    // An hour away: only the cap keeps the test short.
     const inAnHour = new Date(Date.now() + 3_600_000).toUTCString()
     server.enqueue({ status: 503, headers: { "retry-after": inAnHour } }, { text: "ok" })
-    const result = await clientFor(style, server).run("hi")
+    const started = performance.now()
+    const result = await clientFor(style, server, { maxRetryDelayMs: 300 }).run("hi")
     expect(result.text).toBe("ok")
     expect(server.requests).toHaveLength(2)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(250)
   }, 5_000)
 
   it("does not retry a 400: LLMHttpError with status, code and body excerpt", async () => {
@@ -599,7 +601,35 @@ describe("createClient validation", () => {
   it("accepts valid options without contacting the endpoint", () => {
     expect(() => createClient({ ...base, retries: 0, retryBaseMs: 0, timeoutMs: 1000 })).not.toThrow()
     expect(() =>
-      createClient({ ...base, style: "anthropic", baseUrl: "https://api.anthropic.com" }),
+      createClient({ ...base, style: "anthropic", baseUrl: "https://api.anthropic.com", apiKey: "sk-ant-x" }),
     ).not.toThrow()
+    expect(() =>
+      createClient({ ...base, style: "openai-responses", baseUrl: "http://localhost:8080/v1" }),
+    ).not.toThrow()
+  })
+
+  it("refuses a remote baseUrl without any key, naming the environment variable", () => {
+    const saved = { ...process.env }
+    for (const name of ["OPENAI_API_KEY", "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY"]) delete process.env[name]
+    try {
+      for (const [style, env] of [
+        ["openai", "OPENAI_API_KEY"],
+        ["openai-responses", "OPENAI_API_KEY"],
+        ["anthropic", "ANTHROPIC_API_KEY"],
+      ] as const) {
+        const remote = { baseUrl: "https://api.example.com/v1", style, model: "m" }
+        expect(() => createClient(remote)).toThrow(ConfigError)
+        expect(() => createClient(remote)).toThrow(env)
+        // A credential header, an environment key or a loopback host are all fine.
+        expect(() => createClient({ ...remote, headers: { Authorization: "Bearer x" } })).not.toThrow()
+        process.env[env] = "sk-from-env"
+        expect(() => createClient(remote)).not.toThrow()
+        delete process.env[env]
+        for (const host of ["127.0.0.1:9", "localhost:9", "[::1]:9"])
+          expect(() => createClient({ ...remote, baseUrl: `http://${host}/v1` })).not.toThrow()
+      }
+    } finally {
+      process.env = saved
+    }
   })
 })

@@ -511,10 +511,15 @@ describe.each(STYLES)("the fetch option (%s)", (style) => {
       inits.push(init ?? {})
       const body = {
         openai: { choices: [{ index: 0, message: { role: "assistant", content: "mocked" } }] },
-        anthropic: { content: [{ type: "text", text: "mocked" }], usage: { input_tokens: 1, output_tokens: 2 } },
+        anthropic: {
+          content: [{ type: "text", text: "mocked" }],
+          usage: { input_tokens: 1, output_tokens: 2 },
+        },
         "openai-responses": {
           status: "completed",
-          output: [{ type: "message", role: "assistant", content: [{ type: "output_text", text: "mocked" }] }],
+          output: [
+            { type: "message", role: "assistant", content: [{ type: "output_text", text: "mocked" }] },
+          ],
         },
       }[style]
       return new Response(JSON.stringify(body), {
@@ -537,7 +542,9 @@ describe.each(STYLES)("the fetch option (%s)", (style) => {
     expect(headers.get(style !== "anthropic" ? "authorization" : "x-api-key")).toContain(KEY)
     const body = JSON.parse(String(inits[0]?.body))
     expect(body.model).toBe("m-x")
-    expect(style === "openai-responses" ? body.input : body.messages).toEqual([{ role: "user", content: "hello" }])
+    expect(style === "openai-responses" ? body.input : body.messages).toEqual([
+      { role: "user", content: "hello" },
+    ])
   })
 
   it("maps a throwing fetch to NetworkError (retried) and an aborted one to AbortError", async () => {

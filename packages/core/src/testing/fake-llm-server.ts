@@ -326,7 +326,10 @@ class ScriptedServer implements FakeLLMServer {
 }
 
 /** Each style's reply body and stream frames. */
-const FORMATS: Record<EndpointStyle, { reply(wire: WireReply): unknown; frames(wire: WireReply): SseFrame[] }> = {
+const FORMATS: Record<
+  EndpointStyle,
+  { reply(wire: WireReply): unknown; frames(wire: WireReply): SseFrame[] }
+> = {
   openai: { reply: openaiCompletion, frames: openaiStreamFrames },
   anthropic: { reply: anthropicMessage, frames: anthropicStreamFrames },
   "openai-responses": { reply: responsesObject, frames: responsesStreamFrames },

@@ -242,7 +242,13 @@ function responsesOutput(reply: WireReply): Record<string, unknown>[] {
         ? { type: "output_text", text: reply.text, annotations: [] }
         : undefined
   if (part)
-    output.push({ id: `msg_${reply.id}`, type: "message", status: "completed", role: "assistant", content: [part] })
+    output.push({
+      id: `msg_${reply.id}`,
+      type: "message",
+      status: "completed",
+      role: "assistant",
+      content: [part],
+    })
   reply.toolCalls.forEach((call, i) => {
     output.push({
       id: `fc_${reply.id}_${i}`,
@@ -299,7 +305,10 @@ export function responsesStreamFrames(reply: WireReply): SseFrame[] {
   ;(final.output as Record<string, any>[]).forEach((item, output_index) => {
     const item_id = item.id
     if (item.type === "message") {
-      emit("response.output_item.added", { output_index, item: { ...item, status: "in_progress", content: [] } })
+      emit("response.output_item.added", {
+        output_index,
+        item: { ...item, status: "in_progress", content: [] },
+      })
       const part = item.content[0]
       const refusal = part.type === "refusal"
       const text: string = refusal ? part.refusal : part.text
@@ -308,7 +317,10 @@ export function responsesStreamFrames(reply: WireReply): SseFrame[] {
         emit(type, { item_id, output_index, content_index: 0, delta })
       }
     } else {
-      emit("response.output_item.added", { output_index, item: { ...item, status: "in_progress", arguments: "" } })
+      emit("response.output_item.added", {
+        output_index,
+        item: { ...item, status: "in_progress", arguments: "" },
+      })
       for (const delta of splitPieces(item.arguments)) {
         emit("response.function_call_arguments.delta", { item_id, output_index, delta })
       }

@@ -17,9 +17,6 @@ import { ProxyError } from "./proxy-error.js"
  * reply) is a 5xx.
  */
 
-/** Retry hints passed on to the caller unchanged. */
-const PASSED_HEADERS = ["retry-after", "retry-after-ms", "x-should-retry"]
-
 /**
  * Maps an upstream failure (a toolnexus error of the LLM request) to the caller's error, or
  * returns undefined when `error` is not an upstream failure.
@@ -57,10 +54,12 @@ function httpError(error: LLMHttpError): ProxyError {
   const upstream = parseErrorBody(error.bodyExcerpt)
   // Anthropic's 529 "overloaded" is not a status OpenAI clients know; 503 means the same to them.
   const status = error.status === 529 ? 503 : error.status >= 400 && error.status <= 599 ? error.status : 502
-  const headers: Record<string, string> = {}
-  for (const name of PASSED_HEADERS) {
-    const value = error.retryHeaders?.[name]
-    if (value !== undefined) headers[name] = value
+  // Core's verdict (the provider's `x-should-retry`, else the status) and the delay the provider
+  // asked for (from `retry-after-ms`, `Retry-After` seconds or date), in both forms SDKs read.
+  const headers: Record<string, string> = { "x-should-retry": String(error.isRetryable) }
+  if (error.retryAfterMs !== undefined) {
+    headers["retry-after"] = String(Math.ceil(error.retryAfterMs / 1000))
+    headers["retry-after-ms"] = String(Math.round(error.retryAfterMs))
   }
   const detail = upstream?.message ?? error.bodyExcerpt
   const type = upstream?.type ?? (status >= 500 ? "upstream_error" : "invalid_request_error")

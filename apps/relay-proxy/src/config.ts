@@ -1,5 +1,7 @@
 import type { EndpointStyle } from "@toolnexus/core"
 
+const STYLES: readonly EndpointStyle[] = ["openai", "anthropic", "openai-responses"]
+
 /** The proxy's settings, read from the environment by {@link configFromEnv}. */
 export interface RelayProxyConfig {
   upstream: { baseUrl: string; style: EndpointStyle; model: string; apiKey?: string }
@@ -17,7 +19,7 @@ export interface RelayProxyConfig {
 
 /**
  * Reads the configuration: `UPSTREAM_BASE_URL`, `UPSTREAM_MODEL` (required), `UPSTREAM_STYLE`
- * (`openai` | `anthropic`, default `openai`), `UPSTREAM_API_KEY`, `RELAY_STORE_URL`, `PORT`
+ * (`openai` | `anthropic` | `openai-responses`, default `openai`), `UPSTREAM_API_KEY`, `RELAY_STORE_URL`, `PORT`
  * (default 8787), `HOST` (default 127.0.0.1), `RELAY_PENDING_TTL_SECONDS`, `RELAY_API_KEYS`
  * (comma-separated bearer keys callers must present) and `RELAY_MAX_BODY_BYTES`.
  *
@@ -31,8 +33,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RelayProxyC
   const model = env.UPSTREAM_MODEL ?? ""
   if (model === "") problems.push("UPSTREAM_MODEL is required")
   const style = env.UPSTREAM_STYLE ?? "openai"
-  if (style !== "openai" && style !== "anthropic")
-    problems.push('UPSTREAM_STYLE must be "openai" or "anthropic"')
+  if (!STYLES.includes(style as EndpointStyle))
+    problems.push('UPSTREAM_STYLE must be "openai", "anthropic" or "openai-responses"')
   const port = Number(env.PORT ?? 8787)
   if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push("PORT must be a port number")
   const ttl = env.RELAY_PENDING_TTL_SECONDS

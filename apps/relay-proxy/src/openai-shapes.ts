@@ -8,6 +8,9 @@ import type {
 } from "@toolnexus/core"
 import { badRequest } from "./proxy-error.js"
 
+/** An item of an `openai-responses` transcript (core does not export the type by name). */
+type ResponsesItem = Exclude<Message, OpenAIMessage | AnthropicMessage>
+
 /** A tool the caller declared: it becomes a relay tool the caller executes itself. */
 export interface ChatToolDeclaration {
   name: string
@@ -189,7 +192,33 @@ export function trailingToolMessages(messages: ChatMessage[]): Extract<ChatMessa
  * messages of one role are merged because Anthropic expects user and assistant turns to alternate.
  */
 export function toUpstreamMessages(messages: ChatMessage[], style: EndpointStyle): Message[] {
-  return style === "openai" ? messages.map(toOpenAI) : toAnthropic(messages)
+  if (style === "openai") return messages.map(toOpenAI)
+  if (style === "openai-responses") return messages.flatMap(toResponses)
+  return toAnthropic(messages)
+}
+
+function toResponses(message: ChatMessage): ResponsesItem[] {
+  switch (message.role) {
+    case "system":
+    case "user":
+      return [{ role: message.role, content: message.content }]
+    case "assistant": {
+      const text: ResponsesItem[] = message.content
+        ? [{ type: "message", role: "assistant", content: [{ type: "output_text", text: message.content }] }]
+        : []
+      const calls = message.toolCalls.map(
+        (c): ResponsesItem => ({
+          type: "function_call",
+          call_id: c.id,
+          name: c.name,
+          arguments: c.arguments,
+        }),
+      )
+      return [...text, ...calls]
+    }
+    case "tool":
+      return [{ type: "function_call_output", call_id: message.toolCallId, output: message.content }]
+  }
 }
 
 function toOpenAI(message: ChatMessage): OpenAIMessage {

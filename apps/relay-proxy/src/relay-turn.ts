@@ -20,16 +20,9 @@ export interface RelayTurn {
   usage: Usage
 }
 
-/**
- * The DESIGN §10 fields of a run result (`finishReason`, `refusal`). They are read without
- * assuming the installed core sets them: a core that does not yet still gives the right reason
- * for halts and limits.
- */
-type FidelityFields = { finishReason?: string; refusal?: string }
-
 /** Summarises a run for rendering; `calls` are the halted turn's relay calls as the caller sees them. */
 export function relayTurn(result: RunResult, calls: CallerCall[]): RelayTurn {
-  const { finishReason, refusal } = result as RunResult & FidelityFields
+  const { finishReason, refusal } = result
   const base = { model: result.model, text: result.text, toolCalls: calls, usage: result.usage }
   if (result.status === "pending") return { ...base, finishReason: "tool_calls" }
   if (result.status === "incomplete") {

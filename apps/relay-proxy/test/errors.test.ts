@@ -195,7 +195,7 @@ describe.each(STYLES)("upstream failure keeps its status (%s)", (style) => {
       tools: [fnTool("t")],
     })
     expect(res.status).toBe(500)
-    expect(res.json.error.type).toBe(style === "openai" ? "server_error" : "api_error")
+    expect(res.json.error.type).toBe(style === "anthropic" ? "api_error" : "server_error")
     expect(res.json.error.message).toMatch(/HTTP 500/)
     expect(res.json.error.message).toMatch(/overloaded/)
     expect(JSON.stringify(res.json)).not.toContain(API_KEY)

@@ -5,7 +5,7 @@ import { type DurableStore, openStore } from "@toolnexus/durable"
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest"
 import { type RelayProxyOptions, createRelayProxy } from "../src/app.js"
 
-export const STYLES = ["openai", "anthropic"] as const satisfies EndpointStyle[]
+export const STYLES = ["openai", "anthropic", "openai-responses"] as const satisfies EndpointStyle[]
 export const API_KEY = "sk-upstream-very-secret-1234"
 
 /** One fake upstream per test file, reset before each test; a fresh in-memory store per test. */
@@ -31,7 +31,7 @@ export function proxyFor(
   options: Partial<RelayProxyOptions> = {},
 ) {
   const client = createClient({
-    baseUrl: style === "openai" ? `${server.url}/v1` : server.url,
+    baseUrl: style === "anthropic" ? server.url : `${server.url}/v1`,
     style,
     model: "upstream-model",
     apiKey: API_KEY,

@@ -44,7 +44,7 @@ describe.each(STYLES)("relay round trip (%s upstream)", (style) => {
     const conversation = first.headers.get(CONVERSATION_HEADER)
     expect(conversation).toMatch(/^conv-/)
     expect(server.requests[0]?.toolNames).toEqual(["get_weather"])
-    if (style === "openai") expect(server.requests[0]?.system).toBe("Be brief.")
+    if (style !== "anthropic") expect(server.requests[0]?.system).toBe("Be brief.")
     else expect(server.requests[0]?.lastUserText).toBe("[system]\nBe brief.\nWeather in Paris?")
 
     const second = await chat(app, {
@@ -67,11 +67,19 @@ describe.each(STYLES)("relay round trip (%s upstream)", (style) => {
 
     // The stored transcript is balanced: one result for the one call, no placeholder, no pending.
     const stored = (await store.get(conversation!)) as any[]
-    expect(stored.map((m) => m.role)).toEqual(
-      style === "openai"
-        ? ["system", "user", "assistant", "tool", "assistant"]
-        : ["user", "assistant", "user", "assistant"],
-    )
+    const shapes = {
+      openai: ["system", "user", "assistant", "tool", "assistant"],
+      anthropic: ["user", "assistant", "user", "assistant"],
+      "openai-responses": [
+        "system",
+        "user",
+        "assistant",
+        "function_call",
+        "function_call_output",
+        "assistant",
+      ],
+    }
+    expect(stored.map((m) => m.role ?? m.type)).toEqual(shapes[style])
     expect(JSON.stringify(stored)).not.toContain("executed by the caller")
     expect(await store.getPending(conversation!)).toBeUndefined()
   })

@@ -5,6 +5,7 @@ import {
   type Client,
   ConfigError,
   type EndpointStyle,
+  type JSONSchema,
   type RunResult,
   type Toolkit,
   ToolnexusError,
@@ -12,7 +13,7 @@ import {
   createToolkit,
   relayTool,
 } from "@toolnexus/core"
-import { type DurableStore, runWithAnswer } from "@toolnexus/durable"
+import type { DurableStore } from "@toolnexus/durable"
 import { type Context, Hono } from "hono"
 import { bodyLimit } from "hono/body-limit"
 import { callerOf } from "./caller-auth.js"
@@ -65,6 +66,21 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
 type Env = { Variables: { caller: string | undefined } }
 
+/** One caller request, whichever endpoint it came to. */
+interface RelayRequest {
+  messages: ChatMessage[]
+  /** `undefined` when the request declared none (a continuation then uses the stored ones). */
+  tools: ChatToolDeclaration[] | undefined
+  /** The JSON Schema a structured answer must match. */
+  output: JSONSchema | undefined
+}
+
+/** Who asks, and the signal that aborts the upstream call when the caller hangs up. */
+interface CallerContext {
+  caller: string | undefined
+  signal: AbortSignal
+}
+
 /** What a relayed request produced: the turn to render, and the conversation when one is stored. */
 interface Relayed {
   conversation?: string
@@ -90,12 +106,9 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
   const app = new Hono<Env>()
 
   /** A caller's new conversation: the whole request is the history, ending in its user turn. */
-  async function start(
-    messages: ChatMessage[],
-    tools: ChatToolDeclaration[],
-    caller: string | undefined,
-    signal: AbortSignal,
-  ): Promise<Relayed> {
+  async function start(request: RelayRequest, { caller, signal }: CallerContext): Promise<Relayed> {
+    const { messages, output } = request
+    const tools = request.tools ?? []
     if (messages.at(-1)!.role !== "user") {
       throw badRequest(
         "the last message must be a user message, or tool results answering tool calls this proxy returned",
@@ -105,7 +118,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     // continueRun, not run(prompt): the user turn is already the transcript's last message, and
     // appending it again as a fresh turn could put two user messages side by side for Anthropic.
     const result = await withToolkit(tools, (toolkit) =>
-      client.continueRun({ toolkit, messages: toUpstreamMessages(messages, style), signal }),
+      client.continueRun({ toolkit, messages: toUpstreamMessages(messages, style), signal, output }),
     )
     if (result.status !== "pending" || !result.pending) return { turn: relayTurn(result, []) }
     // Only halted runs are stored: a finished one has nothing left to continue, and the caller
@@ -118,9 +131,8 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
   /** A follow-up carrying tool results: resume the stored run from its halted turn. */
   async function resume(
     toolMessages: Extract<ChatMessage, { role: "tool" }>[],
-    declared: ChatToolDeclaration[] | undefined,
-    caller: string | undefined,
-    signal: AbortSignal,
+    request: RelayRequest,
+    { caller, signal }: CallerContext,
   ): Promise<Relayed> {
     const results = toolMessages.map((m) => ({ id: m.toolCallId, output: m.content }))
     const followed = await findContinuation(store, results, caller)
@@ -128,7 +140,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     if ("replay" in followed) return { conversation: followed.conversation, turn: followed.replay }
     const found = followed.continuation
     const { conversation } = found
-    const tools = declared ?? found.tools
+    const tools = request.tools ?? found.tools
     let claim: Awaited<ReturnType<DurableStore["claimAnswer"]>>
     try {
       // The claim makes a duplicate delivery of the same results (a client retry racing the
@@ -150,7 +162,14 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     try {
       const history = (await store.get(conversation)) ?? []
       result = await withToolkit(tools, (toolkit) =>
-        runWithAnswer(client, { toolkit, history, pending: claim.request, answer: claim.answer, signal }),
+        client.continueRun({
+          toolkit,
+          messages: history,
+          pending: claim.request,
+          answer: claim.answer,
+          signal,
+          output: request.output,
+        }),
       )
       await store.save(conversation, result.messages, { pending: result.pending ?? null, claim: claim.token })
     } catch (error) {
@@ -182,13 +201,10 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
   }
 
   /** Runs one caller request: a continuation when its messages end in tool results, else a new conversation. */
-  function relay(c: Context<Env>, messages: ChatMessage[], tools: ChatToolDeclaration[] | undefined) {
-    const caller = c.get("caller")
-    const signal = c.req.raw.signal
-    const toolMessages = trailingToolMessages(messages)
-    return toolMessages.length > 0
-      ? resume(toolMessages, tools, caller, signal)
-      : start(messages, tools ?? [], caller, signal)
+  function relay(c: Context<Env>, request: RelayRequest) {
+    const context = { caller: c.get("caller"), signal: c.req.raw.signal }
+    const toolMessages = trailingToolMessages(request.messages)
+    return toolMessages.length > 0 ? resume(toolMessages, request, context) : start(request, context)
   }
 
   app.use("/v1/*", async (c, next) => {
@@ -210,7 +226,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
 
   app.post("/v1/chat/completions", async (c) => {
     const request = parseChatRequest(await jsonBody(c))
-    const { conversation, turn } = await relay(c, request.messages, request.tools)
+    const { conversation, turn } = await relay(c, request)
     if (conversation !== undefined) c.header(CONVERSATION_HEADER, conversation)
     if (request.stream) return sse(c, chatCompletionStream(turn, request.includeUsage))
     return c.json(chatCompletion(turn))
@@ -219,7 +235,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
   app.post("/v1/responses", async (c) => {
     const caller = c.get("caller")
     const request = await parseResponsesRequest(await jsonBody(c), store, caller)
-    const { conversation, turn } = await relay(c, request.messages, request.tools)
+    const { conversation, turn } = await relay(c, request)
     if (conversation !== undefined) c.header(CONVERSATION_HEADER, conversation)
     const output = outputItems(turn)
     const response = responseObject(turn, output, {

@@ -42,6 +42,8 @@ export interface ChatRequest {
   stream: boolean
   /** `stream_options.include_usage`: end the stream with a usage chunk. */
   includeUsage: boolean
+  /** `response_format: {type: "json_schema", …}`: the schema the answer must match. */
+  output: JSONSchema | undefined
 }
 
 type Json = Record<string, unknown>
@@ -71,7 +73,27 @@ export function parseChatRequest(body: unknown): ChatRequest {
   }
   const messages = body.messages.map((message, i) => parseMessage(message, `messages[${i}]`))
   const tools = body.tools === undefined || body.tools === null ? undefined : parseTools(body.tools)
-  return { messages, tools, stream, includeUsage }
+  const format = body.response_format
+  if (format !== undefined && format !== null && !isObject(format)) {
+    throw badRequest("response_format must be an object", "response_format")
+  }
+  const output =
+    format?.type === "json_schema"
+      ? outputSchema(format.json_schema, "response_format.json_schema")
+      : undefined
+  return { messages, tools, stream, includeUsage, output }
+}
+
+/**
+ * The schema of a `json_schema` response format (`{name, schema, strict?}`), for the client's
+ * `output` option. Its `name` travels as the schema's `title`, which core sends as the format's name.
+ */
+export function outputSchema(raw: unknown, at: string): JSONSchema {
+  if (!isObject(raw) || !isObject(raw.schema)) {
+    throw badRequest(`${at} must be {name, schema: a JSON Schema object, strict?}`, at)
+  }
+  const name = typeof raw.name === "string" ? raw.name : undefined
+  return raw.schema.title === undefined && name !== undefined ? { ...raw.schema, title: name } : raw.schema
 }
 
 /** A boolean field that may be absent or null. */

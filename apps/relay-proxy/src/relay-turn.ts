@@ -25,6 +25,10 @@ export function relayTurn(result: RunResult, calls: CallerCall[]): RelayTurn {
   const { finishReason, refusal } = result
   const base = { model: result.model, text: result.text, toolCalls: calls, usage: result.usage }
   if (result.status === "pending") return { ...base, finishReason: "tool_calls" }
+  // A structured answer still invalid after the corrective turn is the model's final word; the
+  // caller's own parsing reports it, as it would for a provider's invalid JSON.
+  if (result.status === "incomplete" && result.limit === "invalidOutput")
+    return { ...base, finishReason: "stop" }
   if (result.status === "incomplete") {
     // Cut by the token limit, by maxTurns or a budget: for the caller, the answer is cut short.
     const filtered = result.limit === "contentFilter" || finishReason === "content_filter"

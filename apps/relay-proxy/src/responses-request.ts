@@ -1,3 +1,4 @@
+import type { JSONSchema } from "@toolnexus/core"
 import type { DurableStore } from "@toolnexus/durable"
 import { type ResponseItem, previousItems, resolveReferences } from "./item-store.js"
 import {
@@ -5,6 +6,7 @@ import {
   type ChatToolDeclaration,
   isObject,
   optionalBoolean,
+  outputSchema,
   textOf,
   toolDeclaration,
 } from "./openai-shapes.js"
@@ -23,6 +25,8 @@ export interface ResponsesRequest {
   stream: boolean
   /** `store: false` keeps the response out of the store (no `item_reference` or `previous_response_id` to it). */
   store: boolean
+  /** `text.format: {type: "json_schema", …}`: the schema the answer must match. */
+  output: JSONSchema | undefined
 }
 
 /**
@@ -45,6 +49,9 @@ export async function parseResponsesRequest(
     throw badRequest("previous_response_id must be a non-empty string", "previous_response_id")
   }
   const stream = optionalBoolean(body.stream, "stream") ?? false
+  const format = isObject(body.text) ? body.text.format : undefined
+  const output =
+    isObject(format) && format.type === "json_schema" ? outputSchema(format, "text.format") : undefined
   const keep = optionalBoolean(body.store, "store") ?? true
   if (
     body.instructions !== undefined &&
@@ -70,6 +77,7 @@ export async function parseResponsesRequest(
     previousResponseId: previous,
     stream,
     store: keep,
+    output,
   }
 }
 

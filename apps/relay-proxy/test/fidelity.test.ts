@@ -2,16 +2,60 @@ import type { Client, RunResult } from "@toolnexus/core"
 import OpenAI from "openai"
 import { afterEach, describe, expect, it } from "vitest"
 import { createRelayProxy } from "../src/app.js"
-import { listen, useHarness } from "./helpers.js"
+import { STYLES, fnTool, listen, proxyFor, useHarness } from "./helpers.js"
 
 // finish_reason and refusal as core reports them (DESIGN §10: RunResult.finishReason / .refusal,
-// incomplete with limit "maxOutputTokens" / "contentFilter"). The upstream is a stub client
-// giving exactly those results, so what is checked is the proxy's rendering of them.
+// incomplete with limit "maxOutputTokens" / "contentFilter"): first end to end from the fake
+// upstream in every style, then from a stub client giving exactly those results.
 const h = useHarness()
 let listening: Awaited<ReturnType<typeof listen>> | undefined
 afterEach(async () => {
   await listening?.close()
   listening = undefined
+})
+
+const ask = { model: "m", messages: [{ role: "user" as const, content: "q" }] }
+
+describe.each(STYLES)("from the upstream model (%s)", (style) => {
+  async function sdk() {
+    listening = await listen(proxyFor(style, h.server, h.store))
+    return new OpenAI({ baseURL: listening.baseURL, apiKey: "k", maxRetries: 0 })
+  }
+
+  it("a refusal reaches chat as message.refusal and Responses as a refusal part", async () => {
+    h.server.enqueue({ refusal: "Not that." }, { refusal: "Not that." })
+    const openai = await sdk()
+    const chat = await openai.chat.completions.create(ask)
+    expect(chat.choices[0]?.finish_reason).toBe("stop")
+    expect(chat.choices[0]?.message.refusal).toBe(style === "anthropic" ? "" : "Not that.")
+    const res = await openai.responses.create({ model: "m", input: "q" })
+    const part = (res.output[0] as OpenAI.Responses.ResponseOutputMessage).content.at(-1)
+    expect(part?.type).toBe("refusal")
+  })
+
+  it("a tool call cut at the token limit is finish_reason length, without the call", async () => {
+    h.server.enqueue({
+      text: "Calling",
+      toolCalls: [{ name: "t", arguments: '{"a":' }],
+      cutOff: "maxOutputTokens",
+    })
+    const openai = await sdk()
+    const res = await openai.chat.completions.create({
+      ...ask,
+      tools: [fnTool("t") as OpenAI.ChatCompletionTool],
+    })
+    expect(res.choices[0]?.finish_reason).toBe("length")
+    expect(res.choices[0]?.message.tool_calls).toBeUndefined()
+    expect(await h.store.listPending()).toEqual([])
+    expect(h.server.requests).toHaveLength(1)
+  })
+
+  it("a content filter is finish_reason content_filter (Anthropic: a refusal)", async () => {
+    h.server.enqueue({ text: "", cutOff: "contentFilter" })
+    const openai = await sdk()
+    const res = await openai.chat.completions.create(ask)
+    expect(res.choices[0]?.finish_reason).toBe(style === "anthropic" ? "stop" : "content_filter")
+  })
 })
 
 type Fidelity = Partial<RunResult> & { finishReason?: string; refusal?: string }
@@ -36,7 +80,6 @@ async function sdkWith(result: Fidelity) {
 const refused: Fidelity = { finishReason: "refusal", refusal: "I can't help with that." }
 const cut: Fidelity = { status: "incomplete", limit: "maxOutputTokens", finishReason: "length", text: '{"' }
 const filtered: Fidelity = { status: "incomplete", limit: "contentFilter", finishReason: "content_filter" }
-const ask = { model: "m", messages: [{ role: "user" as const, content: "q" }] }
 
 describe("chat completions", () => {
   it("a refusal arrives as message.refusal with finish_reason stop", async () => {

@@ -20,9 +20,13 @@ export interface ResponseEcho {
 export function outputItems(turn: RelayTurn): ResponseItem[] {
   const items: ResponseItem[] = []
   const content: Record<string, unknown>[] = []
-  if (turn.text !== "") content.push({ type: "output_text", text: turn.text, annotations: [], logprobs: [] })
+  // An answer with nothing at all is still one (empty) text part, as the Responses API gives it.
+  const answered = turn.toolCalls.length === 0 && turn.refusal === undefined
+  if (turn.text !== "" || answered) {
+    content.push({ type: "output_text", text: turn.text, annotations: [], logprobs: [] })
+  }
   if (turn.refusal !== undefined) content.push({ type: "refusal", refusal: turn.refusal })
-  if (content.length > 0 || turn.toolCalls.length === 0) {
+  if (content.length > 0) {
     items.push({ type: "message", id: newId("msg"), status: "completed", role: "assistant", content })
   }
   for (const call of turn.toolCalls) {

@@ -213,7 +213,8 @@ class OpenAIStream implements StreamAccumulator {
           call = { id: "", name: "", arguments: "" }
           this.#calls[index] = call
         }
-        if (typeof part.id === "string") call.id = part.id
+        // Some servers repeat `"id": ""` on continuation chunks; the first id stays.
+        if (typeof part.id === "string" && part.id !== "") call.id = part.id
         const fn = isPlainObject(part.function) ? part.function : {}
         if (typeof fn.name === "string") call.name += fn.name
         if (typeof fn.arguments === "string") call.arguments += fn.arguments

@@ -5,11 +5,9 @@ import type {
   JSONSchema,
   Message,
   OpenAIMessage,
+  ResponsesItem,
 } from "@toolnexus/core"
 import { badRequest } from "./proxy-error.js"
-
-/** An item of an `openai-responses` transcript (core does not export the type by name). */
-type ResponsesItem = Exclude<Message, OpenAIMessage | AnthropicMessage>
 
 /** A tool the caller declared: it becomes a relay tool the caller executes itself. */
 export interface ChatToolDeclaration {

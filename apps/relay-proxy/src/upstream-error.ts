@@ -2,6 +2,7 @@ import {
   AbortError,
   LLMHttpError,
   LLMResponseError,
+  LLMStreamError,
   NetworkError,
   type ToolnexusError,
 } from "@toolnexus/core"
@@ -25,6 +26,7 @@ import { ProxyError } from "./proxy-error.js"
  */
 export function upstreamError(error: ToolnexusError, callerGone: boolean): ProxyError | undefined {
   if (LLMHttpError.isInstance(error)) return httpError(error)
+  if (LLMStreamError.isInstance(error)) return streamError(error)
   if (NetworkError.isInstance(error)) {
     return new ProxyError(502, "upstream_error", `the upstream model is unreachable: ${error.message}`, {
       code: "upstream_unreachable",
@@ -68,6 +70,36 @@ function httpError(error: LLMHttpError): ProxyError {
     param: upstream?.param,
     headers,
   })
+}
+
+/** The HTTP status an error event's type stands for, as the providers answer it outside a stream. */
+const STREAM_ERROR_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  rate_limit_exceeded: 429,
+  insufficient_quota: 429,
+  overloaded_error: 503,
+}
+
+/** An error event in the upstream's stream (before any output reached the caller: nothing did). */
+function streamError(error: LLMStreamError): ProxyError {
+  const status =
+    STREAM_ERROR_STATUS[error.errorType] ??
+    STREAM_ERROR_STATUS[error.errorCode ?? ""] ??
+    (error.isRetryable ? 503 : 502)
+  return new ProxyError(
+    status,
+    error.errorType || "upstream_error",
+    `the upstream model failed: ${error.message}`,
+    {
+      code: error.errorCode,
+      retryable: error.isRetryable,
+    },
+  )
 }
 
 /** The fields of an OpenAI (`{error:{message,type,code,param}}`) or Anthropic (`{type:"error", error:{type,message}}`) error body. */

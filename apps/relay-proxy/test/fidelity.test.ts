@@ -1,4 +1,4 @@
-import type { Client, RunResult } from "@toolnexus/core"
+import { type Client, LLMStreamError, type RunResult } from "@toolnexus/core"
 import OpenAI from "openai"
 import { afterEach, describe, expect, it } from "vitest"
 import { createRelayProxy } from "../src/app.js"
@@ -136,5 +136,27 @@ describe("responses", () => {
     let last: OpenAI.Responses.ResponseStreamEvent | undefined
     for await (const event of stream) last = event
     expect(last?.type).toBe("response.incomplete")
+  })
+})
+
+describe("an upstream stream's error event", () => {
+  it.each([
+    [{ type: "overloaded_error", message: "busy" }, 503, "true"],
+    [{ type: "error", code: "insufficient_quota", message: "no credit" }, 429, "false"],
+    [{ type: "invalid_request_error", message: "bad" }, 400, "false"],
+  ])("%o ⇒ HTTP %i, x-should-retry %s", async (info, status, retry) => {
+    const client = {
+      continueRun: async () => {
+        throw new LLMStreamError(info)
+      },
+    } as unknown as Client
+    const app = createRelayProxy({ client, store: h.store })
+    const res = await app.request("/v1/chat/completions", {
+      method: "POST",
+      body: JSON.stringify({ messages: [{ role: "user", content: "q" }] }),
+    })
+    expect(res.status).toBe(status)
+    expect(res.headers.get("x-should-retry")).toBe(retry)
+    expect(((await res.json()) as any).error.message).toContain(info.message)
   })
 })

@@ -69,6 +69,8 @@ export interface Dialect {
   userMessage(prompt: Prompt): Message
   /** Messages carrying the results of one assistant turn, in call order. */
   toolResultMessages(results: TranscriptToolResult[]): Message[]
+  /** The text of an assistant message, or `undefined` when `message` is not an assistant turn. */
+  assistantText(message: Message): string | undefined
   /** The last assistant turn of `messages`, or `undefined` when there is none. */
   lastAssistantTurn(messages: readonly Message[]): AssistantTurn | undefined
   /** Tool results recorded in `messages` (the messages after an assistant turn), by call id. */

@@ -43,6 +43,11 @@ export const openaiDialect: Dialect = {
       calls: calls.map((c) => parseToolArguments(c.id, c.function.name, c.function.arguments)),
     }
   },
+  assistantText(message) {
+    const m = message as OpenAIMessage
+    if (m.role !== "assistant") return undefined
+    return typeof m.content === "string" ? m.content : ""
+  },
   recordedResults(messages) {
     const found = new Map<string, { id: string; output: string; isError: boolean }>()
     for (const m of messages) {

@@ -66,6 +66,15 @@ export const responsesDialect: Dialect = {
     }
     return { start, end, calls }
   },
+  assistantText(message) {
+    const item = message as Item
+    if (item.role !== "assistant") return undefined
+    if (typeof item.content === "string") return item.content
+    if (!Array.isArray(item.content)) return ""
+    return item.content
+      .map((part) => (isPlainObject(part) && part.type === "output_text" ? String(part.text ?? "") : ""))
+      .join("")
+  },
   recordedResults(messages) {
     const found = new Map<string, { id: string; output: string; isError: boolean }>()
     for (const m of messages) {

@@ -103,42 +103,49 @@ describe.each(STYLES)("openai SDK chat completions (%s upstream)", (style) => {
     expect(text).toBe("rain & sunny")
   })
 
-  it("runTools() executes the caller's tools through the proxy to the final answer", async () => {
-    h.server.enqueue(
-      { toolCalls: [{ name: "get_weather", arguments: { city: "Kyiv" } }] },
-      {
-        toolCalls: [
-          { name: "get_weather", arguments: { city: "Riga" } },
-          { name: "get_weather", arguments: { city: "Baku" } },
-        ],
-      },
-      (req) => ({ text: `done: ${req.toolResults.map((r) => r.content).join(", ")}` }),
-    )
-    const openai = await sdk(style)
-    const seen: string[] = []
-    const runner = openai.chat.completions.runTools({
-      model: "any",
-      messages: [{ role: "user", content: "Weather in three cities" }],
-      tools: [
+  it.each([false, true])(
+    "runTools({stream: %s}) executes the caller's tools to the final answer",
+    async (stream) => {
+      h.server.enqueue(
+        { toolCalls: [{ name: "get_weather", arguments: { city: "Kyiv" } }] },
         {
-          type: "function",
-          function: {
-            name: "get_weather",
-            description: "the weather",
-            parameters: { type: "object", properties: { city: { type: "string" } } },
-            parse: JSON.parse,
-            function: ({ city }: { city: string }) => {
-              seen.push(city)
-              return `${city} ok`
+          toolCalls: [
+            { name: "get_weather", arguments: { city: "Riga" } },
+            { name: "get_weather", arguments: { city: "Baku" } },
+          ],
+        },
+        (req) => ({ text: `done: ${req.toolResults.map((r) => r.content).join(", ")}` }),
+      )
+      const openai = await sdk(style)
+      const seen: string[] = []
+      const params = {
+        model: "any",
+        messages: [{ role: "user" as const, content: "Weather in three cities" }],
+        tools: [
+          {
+            type: "function" as const,
+            function: {
+              name: "get_weather",
+              description: "the weather",
+              parameters: { type: "object", properties: { city: { type: "string" } } },
+              parse: JSON.parse,
+              function: ({ city }: { city: string }) => {
+                seen.push(city)
+                return `${city} ok`
+              },
             },
           },
-        },
-      ],
-    })
-    expect(await runner.finalContent()).toBe("done: Riga ok, Baku ok")
-    expect(seen).toEqual(["Kyiv", "Riga", "Baku"])
-    expect(h.server.requests).toHaveLength(3)
-  })
+        ],
+      }
+      // The non-streaming and the streaming runner take different parameter types.
+      const runner = stream
+        ? openai.chat.completions.runTools({ ...params, stream: true })
+        : openai.chat.completions.runTools(params)
+      expect(await runner.finalContent()).toBe("done: Riga ok, Baku ok")
+      expect(seen).toEqual(["Kyiv", "Riga", "Baku"])
+      expect(h.server.requests).toHaveLength(3)
+    },
+  )
 })
 
 describe("openai SDK errors", () => {

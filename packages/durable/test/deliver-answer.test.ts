@@ -196,3 +196,38 @@ describe("deliverAnswer", () => {
     await store.close()
   })
 })
+
+describe("deliverAnswer to a saved runtime after expiry", () => {
+  it("refuses ok:true after expiresAt before claiming, and accepts a decline", async () => {
+    const { store, llm } = await setup()
+    const late = defineTool({
+      name: "pay",
+      description: "expires at once",
+      inputSchema: { type: "object" },
+      run: (_args, ctx) =>
+        ctx.answer
+          ? ctx.answer.ok
+            ? "paid"
+            : "not paid"
+          : pending({ kind: "approval", prompt: "Pay?", expiresAt: "2020-01-01T00:00:00Z" }),
+    })
+    const expiring: Record<string, AgentDef> = {
+      lead: registry.lead as AgentDef,
+      payer: { name: "payer", does: "pays", soul: "payer", tools: [late] },
+    }
+    scriptTree()
+    const rt = createRuntime({ registry: expiring, llm, store })
+    const lead = rt.spawn(rt.root, "lead")
+    rt.wake(lead, "go")
+    const req = (await rt.wait(lead)).pending as Request
+    await saveRuntime(store, "rt-late", rt)
+    const runtime = { registry: expiring, llm }
+    await expect(deliverAnswer(store, { id: req.id, ok: true }, { runtime })).rejects.toMatchObject({
+      name: "AnswerExpiredError",
+    })
+    expect(await store.findRequest(req.id)).toMatchObject({ state: "open", attempts: 0 })
+    const declined = await deliverAnswer(store, { id: req.id, ok: false, reason: "expired" }, { runtime })
+    expect(declined).toMatchObject({ kind: "runtime", result: { status: "done" } })
+    await store.close()
+  })
+})

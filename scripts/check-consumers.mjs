@@ -7,7 +7,7 @@
 //
 //   node scripts/check-consumers.mjs [@toolnexus/core ...]   (default: every package below)
 import { execFileSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 
@@ -20,13 +20,18 @@ const root = resolve(import.meta.dirname, "..")
  * backend installs them). Add a package here and the check covers it.
  */
 const PACKAGES = [
-  { name: "@toolnexus/core" },
+  // DESIGN §7: core with all its runtime dependencies stays within 3 MB installed.
+  { name: "@toolnexus/core", maxInstalledBytes: 3_000_000 },
   { name: "@toolnexus/agents" },
   // /redis is typed with ioredis' own types; /sqlite and /postgres need no driver at all.
   { name: "@toolnexus/durable", optionalPeers: ["ioredis"] },
 ]
 
-/** What every consumer project installs besides the packages: the compiler and Node's types. */
+/**
+ * The compiler and Node's types, installed once beside the consumers (not into them), so a
+ * consumer's node_modules holds exactly the package, its dependencies and peers, and its
+ * size is the installed size a user gets.
+ */
 const TOOLCHAIN = ["typescript@~5.9.3", "@types/node@^20.19.0"]
 
 const TSCONFIGS = {
@@ -45,11 +50,18 @@ const temp = mkdtempSync(join(tmpdir(), "tnx-consumers-"))
 const failures = []
 try {
   const tarballs = packAll(join(temp, "tarballs"))
+  const toolchain = join(temp, "toolchain")
+  mkdirSync(toolchain)
+  writeJson(join(toolchain, "package.json"), { name: "toolchain", private: true })
+  npmInstall(TOOLCHAIN, toolchain)
   for (const target of targets) {
     const started = Date.now()
     try {
-      checkConsumer(target, tarballs, join(temp, target.name.replace("/", "+")))
-      console.log(`ok  ${target.name} (${((Date.now() - started) / 1000).toFixed(1)} s)`)
+      const size = checkConsumer(target, tarballs, toolchain, join(temp, target.name.replace("/", "+")))
+      const seconds = ((Date.now() - started) / 1000).toFixed(1)
+      console.log(
+        `ok  ${target.name}: installed ${(size / 1e6).toFixed(2)} MB with its dependencies and peers (${seconds} s)`,
+      )
     } catch (error) {
       failures.push(target.name)
       console.error(`FAIL ${target.name}\n${error.stdout ?? ""}${error.stderr ?? ""}${error.message}`)
@@ -60,7 +72,8 @@ try {
 }
 if (failures.length) fail(`consumer check failed for ${failures.join(", ")}`)
 
-function checkConsumer(target, tarballs, dir) {
+/** Checks one package in the empty project `dir`; returns its installed size in bytes. */
+function checkConsumer(target, tarballs, toolchain, dir) {
   const pkg = workspace.get(target.name).manifest
   const entries = Object.keys(pkg.exports)
     .filter((key) => key !== "./package.json")
@@ -71,20 +84,11 @@ function checkConsumer(target, tarballs, dir) {
   const installs = [...new Set([target.name, ...workspacePeers(target.name)])].map((name) =>
     tarballs.get(name),
   )
-  run(
-    "npm",
-    [
-      "install",
-      "--no-audit",
-      "--no-fund",
-      "--ignore-scripts",
-      "--loglevel=error",
-      ...installs,
-      ...registryPeers(target),
-      ...TOOLCHAIN,
-    ],
-    dir,
-  )
+  npmInstall([...installs, ...registryPeers(target)], dir)
+  const size = installedBytes(join(dir, "node_modules"))
+  if (target.maxInstalledBytes && size > target.maxInstalledBytes) {
+    throw new Error(`installed size ${size} B exceeds the limit of ${target.maxInstalledBytes} B`)
+  }
 
   const imports = entries.map((entry, i) => `import * as entry${i} from "${entry}"`).join("\n")
   const uses = `export const loaded: object[] = [${entries.map((_, i) => `entry${i}`).join(", ")}]`
@@ -99,10 +103,15 @@ function checkConsumer(target, tarballs, dir) {
         skipLibCheck: false,
         noEmit: true,
         types: ["node"],
+        typeRoots: [join(toolchain, "node_modules/@types")],
       },
       include,
     })
-    run(join(dir, "node_modules/.bin/tsc"), ["-p", `tsconfig.${name}.json`], dir)
+    run(
+      process.execPath,
+      [join(toolchain, "node_modules/typescript/bin/tsc"), "-p", `tsconfig.${name}.json`],
+      dir,
+    )
   }
 
   const list = JSON.stringify(entries)
@@ -117,6 +126,21 @@ function checkConsumer(target, tarballs, dir) {
   )
   run(process.execPath, ["smoke.mjs"], dir)
   run(process.execPath, ["smoke.cjs"], dir)
+  return size
+}
+
+function npmInstall(specs, dir) {
+  // --ignore-scripts: no driver is compiled; the checks load no driver.
+  run("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error", ...specs], dir)
+}
+
+/** Bytes of every file under `dir` (what `du --apparent-size` counts). */
+function installedBytes(dir) {
+  let total = 0
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) total += statSync(join(entry.parentPath, entry.name)).size
+  }
+  return total
 }
 
 /** Packs every workspace package any target needs; returns name → tarball path. */

@@ -1,6 +1,6 @@
 import { LLMResponseError } from "../errors.js"
 import type { AnthropicContentBlock, AnthropicMessage, Tool } from "../types.js"
-import { isPlainObject } from "../tools/validate-args.js"
+import { isPlainObject } from "../internal/plain-object.js"
 import { type Dialect, type ModelToolCall, type ModelTurn, parseToolArguments } from "./model-turn.js"
 import { num } from "./openai.js"
 import type { BodyInput, StreamAccumulator, WireFormat } from "./wire-format.js"

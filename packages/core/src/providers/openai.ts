@@ -1,6 +1,6 @@
 import { LLMResponseError } from "../errors.js"
 import type { OpenAIMessage, OpenAIToolCall, Tool } from "../types.js"
-import { isPlainObject } from "../tools/validate-args.js"
+import { isPlainObject } from "../internal/plain-object.js"
 import { type Dialect, type ModelToolCall, type ModelTurn, parseToolArguments } from "./model-turn.js"
 import type { BodyInput, StreamAccumulator, WireFormat } from "./wire-format.js"
 

@@ -69,7 +69,11 @@ const bySystem = new Map(
         role: "assistant",
         content: null,
         tool_calls: [
-          { id: `call_bench_s${i}`, type: "function", function: { name: call.tool, arguments: call.arguments } },
+          {
+            id: `call_bench_s${i}`,
+            type: "function",
+            function: { name: call.tool, arguments: call.arguments },
+          },
         ],
       },
       "tool_calls",

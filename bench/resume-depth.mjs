@@ -29,7 +29,8 @@ const options = cliOptions(
   { variants: ["memory", "sqlite"], extra: { depths: { type: "string" } } },
 )
 const depths = (options.values.depths ?? "1,2,3").split(",").map(Number)
-if (depths.some((d) => !Number.isInteger(d) || d < 1)) throw new Error(`bad --depths ${options.values.depths}`)
+if (depths.some((d) => !Number.isInteger(d) || d < 1))
+  throw new Error(`bad --depths ${options.values.depths}`)
 const maxDepth = Math.max(...depths)
 
 const soulOf = (depth, level) => `You are level ${level} of a chain of ${depth}.`
@@ -39,7 +40,10 @@ for (const depth of depths) {
   for (let level = 1; level <= depth; level++) {
     script[soulOf(depth, level)] =
       level < depth
-        ? { tool: "task", arguments: JSON.stringify({ agent: `level${level + 1}`, prompt: "Pay invoice 7 (amount 42)." }) }
+        ? {
+            tool: "task",
+            arguments: JSON.stringify({ agent: `level${level + 1}`, prompt: "Pay invoice 7 (amount 42)." }),
+          }
         : { tool: "pay", arguments: '{"amount":42}' }
   }
 }
@@ -147,7 +151,9 @@ for (let round = 0; round < options.rounds; round++) {
     for (const depth of depths) {
       const sample = await measure(name, depth, options.runs)
       if (sample.requestsPerResume !== depth) {
-        throw new Error(`${name}, depth ${depth}: ${sample.requestsPerResume} LLM requests per resume, not ${depth}`)
+        throw new Error(
+          `${name}, depth ${depth}: ${sample.requestsPerResume} LLM requests per resume, not ${depth}`,
+        )
       }
       const key = `${name}/${depth}`
       samples.set(key, [...(samples.get(key) ?? []), sample])
@@ -157,7 +163,9 @@ for (let round = 0; round < options.rounds; round++) {
 }
 server.close()
 
-console.log(`resume a parked sub-agent tree (depth 1–${maxDepth}), ${options.runs} trees per batch, medians of ${options.rounds} rounds`)
+console.log(
+  `resume a parked sub-agent tree (depth 1–${maxDepth}), ${options.runs} trees per batch, medians of ${options.rounds} rounds`,
+)
 console.log(machineLine())
 const rows = []
 for (const name of names) {
@@ -177,6 +185,14 @@ for (const name of names) {
   }
 }
 printRows(
-  ["variant", "depth", "LLM requests/resume", "CPU µs/resume", "CPU µs/request", `vs depth ${depths[0]}`, "wall ms/resume"],
+  [
+    "variant",
+    "depth",
+    "LLM requests/resume",
+    "CPU µs/resume",
+    "CPU µs/request",
+    `vs depth ${depths[0]}`,
+    "wall ms/resume",
+  ],
   rows,
 )

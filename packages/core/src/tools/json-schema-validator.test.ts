@@ -61,7 +61,37 @@ describe("compileSchema issues name the path and the expectation", () => {
         ],
       },
       { kind: "card" },
-      'args: must match one of the alternatives (#1 last4: is required; #2 iban: is required, kind: must be "iban")',
+      "args.last4: is required",
+    ],
+    [
+      {
+        oneOf: [
+          { type: "object", properties: { kind: { const: "card" } } },
+          { type: "object", properties: { kind: { const: "iban" } } },
+        ],
+      },
+      { kind: "cash" },
+      'args.kind: must be one of "card", "iban"',
+    ],
+    [
+      {
+        anyOf: [
+          { type: "string", format: "email" },
+          { type: "object", required: ["email"] },
+        ],
+      },
+      {},
+      "args.email: is required",
+    ],
+    [
+      {
+        anyOf: [
+          { type: "object", required: ["a"] },
+          { type: "object", required: ["b"] },
+        ],
+      },
+      {},
+      "args: must match one of the alternatives (#1 a: is required; #2 b: is required)",
     ],
     [
       { oneOf: [{ type: "number" }, { type: "integer" }] },

@@ -200,6 +200,38 @@ class SchemaCompiler {
     }
   }
 
+  /**
+   * The tag of a union whose alternatives are objects told apart by one property with a
+   * `const` value (`{"do": {"const": "run"}}`), with each tag's alternative.
+   */
+  #discriminator(
+    alternatives: unknown[],
+  ): { key: string; branches: Map<unknown, number>; message: string } | undefined {
+    const resolved = alternatives.map((alternative) => {
+      const ref = isPlainObject(alternative) ? alternative.$ref : undefined
+      return typeof ref === "string" && ref.startsWith("#")
+        ? lookUp(this.#root, decodeURIComponent(ref), "#")
+        : alternative
+    })
+    const first = resolved[0]
+    if (!isPlainObject(first) || !isPlainObject(first.properties)) return undefined
+    for (const key of Object.keys(first.properties)) {
+      const tags = resolved.map((alternative) => {
+        const property =
+          isPlainObject(alternative) && isPlainObject(alternative.properties)
+            ? alternative.properties[key]
+            : undefined
+        return isPlainObject(property) && "const" in property ? property.const : undefined
+      })
+      const distinct = new Set(tags)
+      if (tags.every((tag) => typeof tag === "string") && distinct.size === tags.length) {
+        const message = `must be one of ${tags.map((tag) => JSON.stringify(tag)).join(", ")}`
+        return { key, branches: new Map(tags.map((tag, i) => [tag, i])), message }
+      }
+    }
+    return undefined
+  }
+
   #combinators(schema: Record<string, unknown>, at: string): Check[] {
     const checks: Check[] = []
     if (schema.allOf !== undefined) {
@@ -210,10 +242,18 @@ class SchemaCompiler {
     }
     for (const keyword of ["anyOf", "oneOf"] as const) {
       if (schema[keyword] === undefined) continue
-      const branches = schemaList(schema[keyword], `${at}/${keyword}`).map((s, i) =>
-        this.compile(s, `${at}/${keyword}/${i}`),
-      )
+      const alternatives = schemaList(schema[keyword], `${at}/${keyword}`)
+      const branches = alternatives.map((s, i) => this.compile(s, `${at}/${keyword}/${i}`))
+      const tagged = this.#discriminator(alternatives)
       checks.push((value, path, issues) => {
+        if (tagged && isPlainObject(value) && Object.hasOwn(value, tagged.key)) {
+          // A tagged union: only the alternative the tag names applies.
+          const branch = tagged.branches.get(value[tagged.key])
+          if (branch === undefined) {
+            issues.push({ path: path + keySuffix(tagged.key), message: tagged.message })
+          } else branches[branch]!(value, path, issues)
+          return
+        }
         const failures: SchemaIssue[][] = []
         const matched: number[] = []
         for (let i = 0; i < branches.length; i++) {
@@ -224,7 +264,7 @@ class SchemaCompiler {
             if (keyword === "anyOf") return
           } else failures.push(branchIssues)
         }
-        if (matched.length === 0) issues.push({ path, message: describeBranchFailures(path, failures) })
+        if (matched.length === 0) issues.push(...explainNoMatch(path, failures))
         else if (matched.length > 1)
           issues.push({
             path,
@@ -368,20 +408,25 @@ function describe(value: unknown): string {
   return typeof value
 }
 
-/** A readable explanation of why no alternative matched: each one's first few problems. */
-function describeBranchFailures(path: string, failures: SchemaIssue[][]): string {
-  const typeMismatch = /^must be (.+), got (.+)$/
+const TYPE_MISMATCH = /^must be (.+), got (.+)$/
+
+/** Why no alternative matched, as readable as the alternatives allow. */
+function explainNoMatch(path: string, failures: SchemaIssue[][]): SchemaIssue[] {
   const mismatches = failures.map((f) =>
-    f.length === 1 && f[0]!.path === path ? typeMismatch.exec(f[0]!.message) : null,
+    f.length === 1 && f[0]!.path === path ? TYPE_MISMATCH.exec(f[0]!.message) : null,
   )
   if (mismatches.every((m) => m !== null)) {
     // Every alternative wanted another type: one merged expectation reads best.
-    return `must be ${mismatches.map((m) => m![1]).join(" or ")}, got ${mismatches[0]![2]}`
+    const types = [...new Set(mismatches.map((m) => m![1]))]
+    return [{ path, message: `must be ${types.join(" or ")}, got ${mismatches[0]![2]}` }]
   }
+  // Alternatives of another type say nothing about this value; if one alternative is left, its issues are the answer.
+  const sameType = failures.filter((_, i) => mismatches[i] === null)
+  if (sameType.length === 1) return sameType[0]!
   const relative = (issue: SchemaIssue) =>
     `${issue.path === path ? "" : `${issue.path.slice(path.length).replace(/^\./, "")}: `}${issue.message}`
-  const reasons = failures.map((f, i) => `#${i + 1} ${f.slice(0, 3).map(relative).join(", ")}`)
-  return `must match one of the alternatives (${reasons.join("; ")})`
+  const reasons = sameType.map((f, i) => `#${i + 1} ${f.slice(0, 3).map(relative).join(", ")}`)
+  return [{ path, message: `must match one of the alternatives (${reasons.join("; ")})` }]
 }
 
 function lookUp(root: unknown, pointer: string, at: string): unknown {

@@ -12,8 +12,10 @@
 // - sqlite: each tree is its own runtime saved with `saveRuntime` in one SQLite file;
 //   `resumeRuntime(store, key, answer, opts)` restores it from the store, claims the answer,
 //   resumes and saves (what a worker process does when the answer arrives).
+// - floor: the same number of requests by hand: d parked conversations of the hand-written
+//   loop in pay-scenario.mjs, each resumed once (one request each), for the CPU ratio.
 //
-//   node --expose-gc resume-depth.mjs [--runs 300] [--rounds 3] [--warmup 50] [--only memory|sqlite] [--depths 1,2,3]
+//   node --expose-gc resume-depth.mjs [--runs 300] [--rounds 3] [--warmup 50] [--only memory|sqlite|floor] [--depths 1,2,3]
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -22,11 +24,11 @@ import { defineTool, pending } from "@toolnexus/core"
 import { resumeRuntime, saveRuntime } from "@toolnexus/durable"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
 import { API_KEY, MODEL, cliOptions, machineLine, median, printRows, startMockServer } from "./harness.mjs"
-import { FINAL, payTool } from "./pay-scenario.mjs"
+import { FINAL, MOCK_ARGS, createParkingFloor, payTool, promptOf } from "./pay-scenario.mjs"
 
 const options = cliOptions(
   { runs: 300, rounds: 3, warmup: 50 },
-  { variants: ["memory", "sqlite"], extra: { depths: { type: "string" } } },
+  { variants: ["memory", "sqlite", "floor"], extra: { depths: { type: "string" } } },
 )
 const depths = (options.values.depths ?? "1,2,3").split(",").map(Number)
 if (depths.some((d) => !Number.isInteger(d) || d < 1))
@@ -47,7 +49,7 @@ for (const depth of depths) {
         : { tool: "pay", arguments: '{"amount":42}' }
   }
 }
-const server = await startMockServer(["--text", FINAL, "--by-system", JSON.stringify(script)])
+const server = await startMockServer([...MOCK_ARGS, "--by-system", JSON.stringify(script)])
 const llm = { baseUrl: server.baseUrl, style: "openai", apiKey: API_KEY, model: MODEL }
 const pay = payTool({ defineTool, pending })
 
@@ -124,6 +126,28 @@ const variants = {
       },
     }
   },
+  async floor(depth, count) {
+    const floor = createParkingFloor({ baseUrl: server.baseUrl })
+    const trees = []
+    for (let i = 0; i < count; i++) {
+      const levels = []
+      for (let level = 0; level < depth; level++) {
+        const id = `tree-${i}-${level}`
+        const request = await floor.park(id, promptOf(i))
+        levels.push({ id, answer: { id: request.id, ok: true } })
+      }
+      trees.push(levels)
+    }
+    return {
+      async resume(i) {
+        for (const { id, answer } of trees[i]) {
+          const { text } = await floor.resume(id, answer)
+          if (text !== FINAL) throw new Error(`floor: unexpected reply ${text}`)
+        }
+      },
+      close() {},
+    }
+  },
 }
 
 /** Parks `count` trees (not measured), then resumes them one by one (measured). */
@@ -169,30 +193,22 @@ console.log(
 console.log(machineLine())
 const rows = []
 for (const name of names) {
-  const base = median(samples.get(`${name}/${depths[0]}`).map((s) => s.cpuUs))
   for (const depth of depths) {
     const list = samples.get(`${name}/${depth}`)
     const cpu = median(list.map((s) => s.cpuUs))
+    const floor = samples.get(`floor/${depth}`)
     rows.push([
       name,
       depth,
       list[0].requestsPerResume.toFixed(3),
       cpu.toFixed(0),
       (cpu / depth).toFixed(0),
-      `${(cpu / base).toFixed(2)}×`,
+      floor ? `${(cpu / median(floor.map((s) => s.cpuUs))).toFixed(2)}×` : "—",
       median(list.map((s) => s.wallMs)).toFixed(2),
     ])
   }
 }
 printRows(
-  [
-    "variant",
-    "depth",
-    "LLM requests/resume",
-    "CPU µs/resume",
-    "CPU µs/request",
-    `vs depth ${depths[0]}`,
-    "wall ms/resume",
-  ],
+  ["variant", "depth", "LLM requests/resume", "CPU µs/resume", "CPU µs/request", "vs floor", "wall ms/resume"],
   rows,
 )

@@ -209,6 +209,14 @@ for (const name of names) {
   }
 }
 printRows(
-  ["variant", "depth", "LLM requests/resume", "CPU µs/resume", "CPU µs/request", "vs floor", "wall ms/resume"],
+  [
+    "variant",
+    "depth",
+    "LLM requests/resume",
+    "CPU µs/resume",
+    "CPU µs/request",
+    "vs floor",
+    "wall ms/resume",
+  ],
   rows,
 )

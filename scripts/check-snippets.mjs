@@ -15,6 +15,7 @@
 import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join, relative, resolve } from "node:path"
+import { blocksOf } from "./markdown-blocks.mjs"
 
 const root = resolve(import.meta.dirname, "..")
 const docsPackage = join(root, "docs")
@@ -37,25 +38,6 @@ function markdownFiles() {
   }
   walk(docsPackage)
   return files.filter((file) => existsSync(file))
-}
-
-/** The TypeScript blocks of one file: their first code line (1-based), code and marks. */
-function blocksOf(markdown) {
-  const blocks = []
-  const lines = markdown.split("\n")
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^(\s*)(`{3,}|~{3,})\s*(ts|typescript|tsx)\b(.*)$/.exec(lines[i])
-    if (!open) continue
-    const [, indent, fence, , info] = open
-    const body = []
-    let j = i + 1
-    for (; j < lines.length && !lines[j].trimStart().startsWith(fence); j++)
-      body.push(lines[j].slice(indent.length))
-    const file = /\bfile=([\w./-]+\.tsx?)\b/.exec(info)?.[1]
-    blocks.push({ line: i + 2, code: body.join("\n"), fragment: /\bfragment\b/.test(info), file })
-    i = j
-  }
-  return blocks
 }
 
 /** Where a Markdown file's blocks compile: its own package when it has one, else docs/. */

@@ -203,7 +203,8 @@ for (const name of names) {
       list[0].requestsPerResume.toFixed(3),
       cpu.toFixed(0),
       (cpu / depth).toFixed(0),
-      floor ? `${(cpu / median(floor.map((s) => s.cpuUs))).toFixed(2)}×` : "—",
+      // Paired: each round's ratio compares batches measured close together; the median of those.
+      floor ? `${median(list.map((s, r) => s.cpuUs / floor[r].cpuUs)).toFixed(2)}×` : "—",
       median(list.map((s) => s.wallMs)).toFixed(2),
     ])
   }

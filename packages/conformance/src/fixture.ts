@@ -7,7 +7,15 @@
  */
 import { readFileSync } from "node:fs"
 import { compileSchema } from "@toolnexus/core"
-import type { AgentSpec, FixtureFile, LlmRule, Step, ToolSpec } from "./fixture-types.generated.js"
+import type { Budget } from "@toolnexus/agents"
+import type {
+  AgentSpec,
+  BudgetSpec,
+  FixtureFile,
+  LlmRule,
+  Step,
+  ToolSpec,
+} from "./fixture-types.generated.js"
 
 export type * from "./fixture-types.generated.js"
 
@@ -18,6 +26,11 @@ export interface Fixture extends FixtureFile {
   /** The path the fixture was read from (for error messages). */
   file: string
 }
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+// A fixture's budget is exactly the runtime's `Budget`: this stops compiling when they part.
+const budgetIsTheRuntimes: Same<BudgetSpec, Budget> = true
+void budgetIsTheRuntimes
 
 /** The two endpoint styles every fixture runs in. */
 export type Style = "openai" | "anthropic"

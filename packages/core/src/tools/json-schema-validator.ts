@@ -91,7 +91,12 @@ class SchemaCompiler {
     if (typeof ref !== "string" || !(ref === "#" || ref.startsWith("#/"))) {
       throw invalidSchema(at, `only local references ("#/$defs/…") are supported, got ${JSON.stringify(ref)}`)
     }
-    const pointer = decodeURIComponent(ref)
+    let pointer: string
+    try {
+      pointer = decodeURIComponent(ref)
+    } catch {
+      throw invalidSchema(at, `$ref ${JSON.stringify(ref)} is not a valid URI fragment`)
+    }
     const known = this.#refs.get(pointer)
     if (known) return known
     // Registered before compiling the target, so a schema that refers to itself finds it.

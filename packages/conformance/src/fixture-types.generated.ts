@@ -381,7 +381,7 @@ export interface Expect {
    */
   result?: null | boolean | number | string | Json[] | {[key: string]: Json}
   /**
-   * The step must throw: an error name, or name plus `code` and a `message` substring.
+   * The step must throw: an error name, or name plus `code`, `reason` and a `message` substring.
    */
   throws?: string | ThrowsExpect
   transcript?: TranscriptExpect
@@ -446,6 +446,10 @@ export interface Expect {
 export interface ThrowsExpect {
   name: string
   code?: string
+  /**
+   * The error's `reason` field.
+   */
+  reason?: string
   /**
    * A substring of the message.
    */

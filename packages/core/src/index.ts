@@ -1,13 +1,19 @@
 export type {
   AnthropicContentBlock,
   AnthropicMessage,
+  AnthropicSource,
   Answer,
+  ContentPart,
   EndpointStyle,
   JSONSchema,
   Message,
+  OpenAIContentPart,
   OpenAIMessage,
   OpenAIToolCall,
+  Prompt,
   Request,
+  ResponsesContentPart,
+  ResponsesItem,
   Tool,
   ToolContext,
   ToolResult,
@@ -24,6 +30,7 @@ export {
   ConversationPendingError,
   LLMHttpError,
   LLMResponseError,
+  LLMStreamError,
   NetworkError,
   SchemaVersionError,
   StoreError,
@@ -34,6 +41,8 @@ export type { AnswerDecision, ToolnexusErrorCode } from "./errors.js"
 
 export { defineTool } from "./tools/define-tool.js"
 export type { ToolDefinition, ToolReturn, ZodLikeSchema } from "./tools/define-tool.js"
+export { compileSchema, formatSchemaIssues } from "./tools/json-schema-validator.js"
+export type { SchemaIssue, SchemaValidator } from "./tools/json-schema-validator.js"
 export { httpTool } from "./tools/http-tool.js"
 export type { HttpToolMethod, HttpToolOptions } from "./tools/http-tool.js"
 export { relayTool } from "./tools/relay-tool.js"
@@ -51,12 +60,20 @@ export { createInProcessClient } from "./client/in-process-client.js"
 export type { GenerateReply, GenerateRequest, InProcessClientOptions } from "./client/in-process-client.js"
 export { assertAnswerFits, isExpired } from "./client/halted-turn.js"
 export { assertAnswer } from "./suspension/answer-shape.js"
-export type { AskOptions, Client, ClientBaseOptions, ContinueOptions, RunOptions } from "./client/client.js"
+export type {
+  AskOptions,
+  Client,
+  ClientBaseOptions,
+  ContinueOptions,
+  OutputOption,
+  RunOptions,
+} from "./client/client.js"
+export type { OutputOf, OutputSchema } from "./client/structured-output.js"
 export type { RunResult, StreamEvent, ToolCallRecord } from "./client/run-result.js"
 export type { Hooks } from "./client/hooks.js"
 export type { MetricEvent } from "./client/metrics.js"
 export type { LLMErrorInfo } from "./client/retry.js"
-export type { ModelTurn, ModelToolCall } from "./providers/model-turn.js"
+export type { FinishReason, ModelTurn, ModelToolCall } from "./providers/model-turn.js"
 export { lastAssistantText } from "./providers/transcript-text.js"
 
 export type { ConversationStore, SaveMeta } from "./store/conversation-store.js"

@@ -4,13 +4,14 @@ import type { Dialect, ModelTurn } from "../providers/model-turn.js"
 import { MemoryStore } from "../store/conversation-store.js"
 import type { ConversationStore } from "../store/conversation-store.js"
 import type { Toolkit } from "../tools/toolkit.js"
-import type { Answer, Message, Request } from "../types.js"
+import type { Answer, Message, Prompt, Request } from "../types.js"
 import { resumeHaltedTurn } from "./halted-turn.js"
 import type { Hooks } from "./hooks.js"
 import { type LoopConfig, type ModelCall, type RunInput, RunState, runTurns } from "./loop.js"
 import { type MetricEvent, MetricsRegistry } from "./metrics.js"
 import type { RunResult, StreamEvent } from "./run-result.js"
 import { runStoredConversation } from "./stored-conversation.js"
+import { type OutputOf, type OutputSchema, outputSpec } from "./structured-output.js"
 
 /** Options shared by every client. */
 export interface ClientBaseOptions {
@@ -31,11 +32,34 @@ export interface ClientBaseOptions {
   beforeTurn?: () => string | undefined
 }
 
+/** Structured output: the final answer must be JSON matching this schema (see `result.output`). */
+export interface OutputOption<S extends OutputSchema | undefined = OutputSchema | undefined> {
+  /**
+   * A Zod 4 schema (then `result.output` is typed) or a JSON Schema object. The answer is
+   * parsed and validated; an invalid one gets one corrective turn, then the run ends
+   * `incomplete` with `limit: "invalidOutput"`.
+   */
+  output?: S
+}
+
 /** Options of `run`. */
-export interface RunOptions {
+export interface RunOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
+  extends OutputOption<S> {
   toolkit?: Toolkit
   history?: Message[]
   signal?: AbortSignal
+}
+
+/** Options of `ask`. */
+export interface AskOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
+  extends OutputOption<S> {
+  toolkit?: Toolkit
+  /** A conversation of the client's store: loaded, continued with the prompt and saved back. */
+  id?: string
+  signal?: AbortSignal
+  onText?: (delta: string) => void
+  /** With `id`: checkpoint settled tool results before each next LLM request (see `ContinueOptions.checkpoint`). */
+  checkpoint?: boolean
 }
 
 /**
@@ -45,7 +69,8 @@ export interface RunOptions {
  * "load → repair the halted turn → run → save" path that durable resumes and the agents
  * runtime use.
  */
-export interface ContinueOptions {
+export interface ContinueOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
+  extends OutputOption<S> {
   toolkit?: Toolkit
   /** The transcript to continue; omit it to load conversation `id` from the store and save it back. */
   messages?: Message[]
@@ -77,27 +102,22 @@ export interface ContinueOptions {
   checkpoint?: boolean
 }
 
-/** Options of `ask`. */
-export interface AskOptions {
-  toolkit?: Toolkit
-  /** A conversation of the client's store: loaded, continued with the prompt and saved back. */
-  id?: string
-  signal?: AbortSignal
-  onText?: (delta: string) => void
-  /** With `id`: checkpoint settled tool results before each next LLM request (see `ContinueOptions.checkpoint`). */
-  checkpoint?: boolean
-}
-
 /** A client of one model endpoint. */
 export interface Client {
   /** Runs a prompt (after `history`) to a final answer, a halt or a limit. */
-  run(prompt: string, opts?: RunOptions): Promise<RunResult>
+  run<S extends OutputSchema | undefined = undefined>(
+    prompt: Prompt,
+    opts?: RunOptions<S>,
+  ): Promise<RunResult<OutputOf<S>>>
   /** Like `run`; with `id` the conversation is loaded from and saved back to the store. */
-  ask(prompt: string, opts?: AskOptions): Promise<RunResult>
-  /** Runs with streaming requests, yielding text, tool, pending, usage and done events. */
+  ask<S extends OutputSchema | undefined = undefined>(
+    prompt: Prompt,
+    opts?: AskOptions<S>,
+  ): Promise<RunResult<OutputOf<S>>>
+  /** Runs with streaming requests, yielding text, refusal, tool, pending, usage and done events. */
   stream(
-    prompt: string,
-    opts?: { toolkit?: Toolkit; id?: string; signal?: AbortSignal },
+    prompt: Prompt,
+    opts?: { toolkit?: Toolkit; id?: string; signal?: AbortSignal; output?: OutputSchema },
   ): AsyncIterable<StreamEvent>
   /**
    * Continues a transcript with no new user turn. With `pending` and `answer`, first
@@ -112,10 +132,12 @@ export interface Client {
    * // resume conversation "order-42" from the client's store and save it back
    * const result = await client.continueRun({ id: "order-42", answer: { id: req.id, ok: true }, toolkit })
    */
-  continueRun(opts: ContinueOptions): Promise<RunResult>
+  continueRun<S extends OutputSchema | undefined = undefined>(
+    opts: ContinueOptions<S>,
+  ): Promise<RunResult<OutputOf<S>>>
   /** An in-memory multi-turn conversation. */
   conversation(opts?: { toolkit?: Toolkit }): {
-    send(prompt: string): Promise<RunResult>
+    send(prompt: Prompt): Promise<RunResult>
     messages: Message[]
     reset(): void
   }
@@ -166,6 +188,8 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         turn: call.turn,
         signal: call.signal,
         onText: call.onText ?? onText,
+        onRefusal: call.onRefusal,
+        output: call.output,
         stream,
       }),
   })
@@ -201,7 +225,8 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   }
   const plain = configFor(false)
 
-  async function measured(body: () => Promise<RunResult>): Promise<RunResult> {
+  // `any`: the typed `output` of a run is decided by its caller's schema, not here.
+  async function measured(body: () => Promise<RunResult>): Promise<RunResult<any>> {
     const started = performance.now()
     try {
       const result = await body()
@@ -221,10 +246,10 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
 
   function start(
     config: LoopConfig,
-    prompt: string,
+    prompt: Prompt,
     history: Message[],
     input: RunInput,
-  ): Promise<RunResult> {
+  ): Promise<RunResult<any>> {
     const messages = history.slice()
     messages.push(dialect.userMessage(prompt))
     return measured(() => runTurns(config, input, new RunState(messages)))
@@ -232,12 +257,12 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
 
   function stored(
     config: LoopConfig,
-    prompt: string,
+    prompt: Prompt,
     id: string,
     input: RunInput,
     checkpoint: boolean | undefined,
-  ): Promise<RunResult> {
-    const opts = { mustExist: false, checkpoint: checkpoint ?? store.checkpoints === true }
+  ): Promise<RunResult<any>> {
+    const opts = { mustExist: false, readPending: true, checkpoint: checkpoint ?? store.checkpoints === true }
     return runStoredConversation(store, id, opts, ({ messages, pending }, saveSettled) => {
       // A new prompt must not silently drop the request the conversation waits on.
       if (pending) throw new ConversationPendingError(id, pending)
@@ -252,7 +277,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     pending: Request | undefined,
     answer: Answer | undefined,
     expiryChecked = false,
-  ): Promise<RunResult> {
+  ): Promise<RunResult<any>> {
     const state = new RunState(messages.slice())
     return measured(async () => {
       if (pending && answer) {
@@ -266,11 +291,12 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
 
   const client: Client = {
     run(prompt, runOpts = {}) {
-      return start(plain, prompt, runOpts.history ?? [], inputOf(runOpts.toolkit, runOpts.signal, "run"))
+      const input = inputOf(runOpts.toolkit, runOpts.signal, "run", runOpts.output)
+      return start(plain, prompt, runOpts.history ?? [], input)
     },
     ask(prompt, askOpts = {}) {
       const config = askOpts.onText ? configFor(true, askOpts.onText) : plain
-      const input = inputOf(askOpts.toolkit, askOpts.signal, askOpts.id ?? "run")
+      const input = inputOf(askOpts.toolkit, askOpts.signal, askOpts.id ?? "run", askOpts.output)
       return askOpts.id === undefined
         ? start(config, prompt, [], input)
         : stored(config, prompt, askOpts.id, input, askOpts.checkpoint)
@@ -278,7 +304,8 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     stream(prompt, streamOpts = {}) {
       return streamRun(streamOpts.signal, (emit, signal) => {
         const config = configFor(true)
-        const input = { ...inputOf(streamOpts.toolkit, signal, streamOpts.id ?? "run"), emit }
+        const input = inputOf(streamOpts.toolkit, signal, streamOpts.id ?? "run", streamOpts.output)
+        input.emit = emit
         return streamOpts.id === undefined
           ? start(config, prompt, [], input)
           : stored(config, prompt, streamOpts.id, input, undefined)
@@ -287,7 +314,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     async continueRun(cont) {
       const { messages, id, answer, claim } = cont
       if (answer !== undefined) assertAnswer(answer)
-      const input = inputOf(cont.toolkit, cont.signal, id ?? "run")
+      const input = inputOf(cont.toolkit, cont.signal, id ?? "run", cont.output)
       if (messages !== undefined) {
         if (claim !== undefined)
           throw new ConfigError("continueRun: `claim` needs a stored continue (omit `messages`)")
@@ -304,13 +331,10 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       if (cont.pending !== undefined && answer === undefined) {
         throw new ConfigError("continueRun: `pending` needs an `answer`")
       }
-      const storedOpts = {
-        claim,
-        mustExist: true,
-        requestId: answer?.id,
-        checkpoint: cont.checkpoint ?? store.checkpoints === true,
-      }
-      return runStoredConversation(store, id, storedOpts, (loaded, saveSettled) => {
+      const readPending = answer !== undefined && cont.pending === undefined
+      const checkpoint = cont.checkpoint ?? store.checkpoints === true
+      const stored = { claim, mustExist: true, requestId: answer?.id, readPending, checkpoint }
+      return runStoredConversation(store, id, stored, (loaded, saveSettled) => {
         const pending = answer ? (cont.pending ?? loaded.pending) : undefined
         if (answer && !pending) {
           throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} waits on no request`)
@@ -347,8 +371,19 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   return client
 }
 
-function inputOf(toolkit: Toolkit | undefined, signal: AbortSignal | undefined, scope: string): RunInput {
-  return { toolkit, signal, scope, emit: undefined }
+function inputOf(
+  toolkit: Toolkit | undefined,
+  signal: AbortSignal | undefined,
+  scope: string,
+  output: OutputSchema | undefined,
+): RunInput {
+  return {
+    toolkit,
+    signal,
+    scope,
+    emit: undefined,
+    output: output === undefined ? undefined : outputSpec(output),
+  }
 }
 
 /**

@@ -47,9 +47,9 @@ export async function resumeHaltedTurn(
     if (answer.id !== pending.id) throw new AnswerMismatchError(answer.id, pending.id)
   } else assertAnswerFits(pending, answer)
   const { dialect } = config
-  let index = state.messages.length - 1
-  while (index >= 0 && (state.messages[index] as { role: string }).role !== "assistant") index--
-  const calls = index >= 0 ? (dialect.toolCallsOf(state.messages[index]!) ?? []) : []
+  const last = dialect.lastAssistantTurn(state.messages)
+  const end = last?.end ?? -1
+  const calls = last?.calls ?? []
   // A relay request halts this turn's relay calls only when they are in it; a request relayed
   // up from a sub-agent halts the call that delegated to it (e.g. `task`), retried as usual.
   const relayIds = new Set(relayCallsOf(pending).map((c) => c.id))
@@ -62,7 +62,7 @@ export async function resumeHaltedTurn(
     )
   }
 
-  const recorded = dialect.recordedResults(state.messages.slice(index + 1))
+  const recorded = dialect.recordedResults(state.messages.slice(end + 1))
   // A checkpoint saved this turn's settled results before the crash that brought us here:
   // nothing runs again, the run goes on from them.
   if (settledBefore(calls, recorded, answeredIds, pending)) return undefined
@@ -96,7 +96,7 @@ export async function resumeHaltedTurn(
     }
   }
   // Placeholders and partial results are rebuilt below, never kept beside the new ones.
-  state.messages.length = index + 1
+  state.messages.length = end + 1
   return settleTurn(config, input, state, calls, state.turns, presets)
 }
 

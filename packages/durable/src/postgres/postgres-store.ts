@@ -21,6 +21,7 @@ import {
 } from "../internal/store-base.js"
 import { toStoreError } from "../internal/store-errors.js"
 import { POSTGRES_MIGRATIONS } from "./migrations.js"
+import type { PostgresPool } from "./postgres-pool.js"
 
 type Queryable = Pick<PoolClient, "query">
 
@@ -33,7 +34,7 @@ export interface PostgresStoreOptions extends DurableStoreOptions {
   /** A `postgres://` URL; the store opens (and on `close()` ends) its own pool. */
   connectionString?: string
   /** A pg `Pool` owned by the caller: `close()` leaves it open. */
-  pool?: Pool
+  pool?: PostgresPool
   /** The namespace holding the tables, created when missing; default `"public"`. */
   schema?: string
   /** @internal The migration list; tests pass a longer one to exercise an upgrade. */
@@ -137,7 +138,7 @@ export class PostgresStore extends DurableStoreBase {
       if (typeof pool !== "object" || pool === null || typeof pool.connect !== "function") {
         throw new ConfigError(`${STORE} option \`pool\` must be a pg Pool`)
       }
-      this.#pool = options.pool as Pool
+      this.#pool = options.pool as unknown as Pool
       this.#ownsPool = false
     }
     this.#schema = schema
@@ -176,12 +177,12 @@ export class PostgresStore extends DurableStoreBase {
   /**
    * The common case in one statement (one round trip): an unfenced save whose transcript
    * extends what this store last saved or loaded, with the row still at that revision.
-   * `undefined` when it is not, and nothing was written. A fenced save takes the locked path:
-   * consuming a claim must hold the request's lock.
+   * `undefined` when it is not, and nothing was written. A fenced save locks the claimed
+   * request's row first (the order claims take) and consumes the claim in the same statement.
    */
   async #saveFast(input: SaveInput): Promise<SaveOutcome | undefined> {
     const { id, reusable, pending, transcript } = input
-    if (reusable === undefined || input.claim !== undefined) return undefined
+    if (reusable === undefined) return undefined
     const bodies = input.encode(reusable.length)
     const { rows } = await this.#pool.query<{ revision: number }>(this.#sql.appendMessages, [
       id,
@@ -193,6 +194,9 @@ export class PostgresStore extends DurableStoreBase {
       pending.kind,
       bodies.map((_, i) => reusable.length + i),
       bodies,
+      input.claim ?? null,
+      // A checkpoint is fenced by the claim but leaves it held.
+      !input.checkpoint,
     ])
     const revision = rows[0]?.revision
     if (revision === undefined) return undefined
@@ -527,10 +531,13 @@ function statements(s: string) {
         ${ms("pending_since")} AS pending_since, consumed_id, claim_token, claim_request_id,
         ${ms("created_at")} AS created_at, ${ms("updated_at")} AS updated_at, ${ms("now()")} AS now_ms
       FROM ${conversations} WHERE id = $1 FOR UPDATE`,
+    // $11: whether a fenced save consumes its claim (a checkpoint does not).
     // The same rule as keptSince: the same request keeps its age, a new one starts now. SET
     // expressions read the old row, and the INSERT only happens when the guarded UPDATE matched.
     appendMessages: `
-      WITH updated AS (
+      WITH claimed AS (
+        SELECT request_id FROM ${requests} WHERE $10::text IS NOT NULL AND claim_token = $10::text FOR UPDATE
+      ), updated AS (
         UPDATE ${conversations} SET
           revision = revision + 1, message_count = $3, updated_at = date_trunc('milliseconds', now()),
           pending = CASE $4::text WHEN 'keep' THEN pending WHEN 'clear' THEN NULL ELSE $5::text END,
@@ -540,9 +547,17 @@ function statements(s: string) {
             WHEN $4::text = 'keep' THEN pending_since
             WHEN $4::text = 'clear' THEN NULL
             WHEN pending_id IS NOT DISTINCT FROM $6::text AND pending_since IS NOT NULL THEN pending_since
-            ELSE date_trunc('milliseconds', now()) END
-        WHERE id = $1 AND revision = $2
+            ELSE date_trunc('milliseconds', now()) END,
+          consumed_id = CASE WHEN $10::text IS NULL OR NOT $11::boolean THEN consumed_id ELSE claim_request_id END,
+          claim_token = CASE WHEN $10::text IS NULL OR NOT $11::boolean THEN claim_token END,
+          claim_request_id = CASE WHEN $10::text IS NULL OR NOT $11::boolean THEN claim_request_id END
+        WHERE id = $1 AND revision = $2 AND ($10::text IS NULL OR
+          (claim_token = $10::text AND claim_request_id = (SELECT request_id FROM claimed)))
         RETURNING revision
+      ), applied AS (
+        UPDATE ${requests} SET state = 'applied', claim_token = NULL, claim_expires_at = NULL,
+          updated_at = now()
+        WHERE request_id = (SELECT request_id FROM claimed) AND $11::boolean AND EXISTS (SELECT 1 FROM updated)
       ), inserted AS (
         INSERT INTO ${messages} (conversation_id, seq, body)
         SELECT $1, t.seq, t.body FROM unnest($8::integer[], $9::text[]) AS t(seq, body)

@@ -66,6 +66,8 @@ export type ResumeRuntimeOptions = RuntimeOptions & {
  *
  * @throws UnknownRequestError when no parked handle holds `answer.id`.
  * @throws AnswerConflictError when another delivery holds or already applied the answer.
+ * @throws AnswerExpiredError for `ok: true` after the request's `expiresAt` (nothing claimed),
+ *   unless an earlier delivery claimed it in time.
  * @throws AnswerInvalidError for an answer not of the wire shape; nothing is changed.
  * @throws ClaimLostError when the claim was taken over or could not be renewed mid-cascade.
  * @example
@@ -102,6 +104,8 @@ export async function resumeSavedRuntime(
       })
     throw new UnknownRequestError(answer.id, `no handle of runtime ${JSON.stringify(key)} holds it`)
   }
+  // The claim refuses a late first approval (ok:true after expiresAt) and honours one that
+  // an earlier delivery claimed in time, also when a sweep completes it.
   const conversationId = namespace + top
   const claim = await store.claimAnswer(conversationId, answer, { leaseMs, maxAttempts, runtimeKey: key })
   const heartbeat = startHeartbeat(store, conversationId, answer.id, claim.token, leaseMs, signal)

@@ -91,7 +91,7 @@ async function main(): Promise<unknown> {
       rt.wake(lead, `begin ${job.marker}`)
       const result = await rt.wait(lead)
       await saveRuntime(store, job.id, rt)
-      return { status: result.status, pending: result.pending }
+      return { status: result.status, pending: result.pending, text: result.text }
     }
     case "resume": {
       if (job.flow === "askWithAnswer") {

@@ -2,7 +2,19 @@ import { createInProcessClient } from "@toolnexus/core"
 import { createFakeLLMServer, type FakeLLMServer } from "@toolnexus/core/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createApprovalsApp } from "../src/app.js"
-import { agentReply, getJson, instance, json, postJson, sqliteFiles, startRun } from "./support.js"
+import {
+  ALICE_TOKEN,
+  API_TOKEN,
+  agentReply,
+  getJson,
+  instance,
+  json,
+  postJson,
+  postWebhook,
+  signIn,
+  sqliteFiles,
+  startRun,
+} from "./support.js"
 
 let fake: FakeLLMServer
 const files = sqliteFiles()
@@ -62,7 +74,7 @@ describe("answering", () => {
       expect(again.status).toBe(409)
       expect((await json(again)).error.code).toBe("answer_conflict")
     }
-    const webhook = await postJson(app, "/webhooks/answer", { id: run.pending.id, ok: true })
+    const webhook = await postWebhook(app, { id: run.pending.id, ok: true })
     expect(webhook.status).toBe(409)
     expect(effects).toHaveLength(1)
   })
@@ -74,7 +86,7 @@ describe("answering", () => {
     fake.addRule({ match: "C-2", reply: (req) => ({ ...agentReply(req), delayMs: 150 }), times: 1 })
     const [a, b] = await Promise.all([
       postJson(app, `/requests/${run.pending.id}/answer`, { ok: true }),
-      postJson(app, "/webhooks/answer", { id: run.pending.id, ok: true }),
+      postWebhook(app, { id: run.pending.id, ok: true }),
     ])
     expect([a.status, b.status].sort()).toEqual([200, 409])
     // Refused by the store's claim, not by the app's own "already answered" check.
@@ -89,9 +101,9 @@ describe("answering", () => {
     const res = await postJson(app, "/requests/pnd-nope/answer", { ok: true })
     expect(res.status).toBe(404)
     expect(await json(res)).toEqual({
-      error: { code: "unknown_request", message: 'no run waits on request "pnd-nope"' },
+      error: { code: "unknown_request", message: 'unknown request "pnd-nope": no run of this service ever waited on it' },
     })
-    expect((await postJson(app, "/webhooks/answer", { id: "pnd-nope", ok: false })).status).toBe(404)
+    expect((await postWebhook(app, { id: "pnd-nope", ok: false })).status).toBe(404)
   })
 
   it("an approval after expiresAt is a 422; closing it as expired still works", async () => {
@@ -117,7 +129,7 @@ describe("answering", () => {
     const { app, effects } = await instance(fake, files.store())
     const run = await startRun(app, "refund order F-1 $12")
     const answer = { id: run.pending.id, ok: true, data: { approver: "ops@example.com" } }
-    const res = await postJson(app, "/webhooks/answer", answer)
+    const res = await postWebhook(app, answer)
     expect(res.status).toBe(200)
     expect(await json(res)).toMatchObject({ id: run.id, status: "done" })
     expect(effects[0]?.answer).toEqual(answer)
@@ -171,18 +183,24 @@ describe("input checks", () => {
       [path, { ok: true, reason: "because" }, "invalid_body"],
       [path, { ok: true, id: "pnd-other" }, "invalid_body"],
       [path, { ok: true, data: [1] }, "invalid_body"],
-      ["/webhooks/answer", { ok: true }, "invalid_body"],
       ["/runs", { prompt: "  " }, "invalid_body"],
       ["/runs", [], "invalid_body"],
     ]
     for (const [target, body, code] of cases) {
       const raw = typeof body === "string" ? body : JSON.stringify(body)
-      const res = await app.request(target, { method: "POST", body: raw })
+      const res = await app.request(target, {
+        method: "POST",
+        body: raw,
+        headers: { "content-type": "application/json", authorization: `Bearer ${API_TOKEN}` },
+      })
       expect(res.status, `${target} ${raw}`).toBe(400)
       expect((await json(res)).error.code).toBe(code)
     }
-    expect((await app.request("/requests?limit=-1")).status).toBe(400)
-    expect((await app.request("/nowhere")).status).toBe(404)
+    const webhook = await postWebhook(app, { ok: true })
+    expect(webhook.status).toBe(400)
+    expect((await json(webhook)).error.code).toBe("invalid_body")
+    expect((await getJson(app, "/requests?limit=-1")).error.code).toBe("invalid_query")
+    expect((await getJson(app, "/nowhere")).error.code).toBe("not_found")
     // Nothing was answered by the refused bodies.
     expect((await getJson(app, "/requests")).requests).toHaveLength(1)
   })
@@ -190,7 +208,8 @@ describe("input checks", () => {
   it("refuses a client whose conversations live in another store", async () => {
     // Without a `store` option the client keeps conversations in its own MemoryStore.
     const client = createInProcessClient({ model: "m", generate: async () => ({ content: "hi" }) })
-    expect(() => createApprovalsApp({ store: files.store(), client })).toThrow(/conversations in `store`/)
+    const security = { users: { alice: ALICE_TOKEN } }
+    expect(() => createApprovalsApp({ store: files.store(), client, security })).toThrow(/conversations in `store`/)
   })
 })
 
@@ -199,7 +218,8 @@ describe("the page", () => {
     const { app } = await instance(fake, files.store())
     const evil = `email them <script>alert("pwned")</script> & <img src=x onerror=alert(1)>`
     const run = await startRun(app, evil)
-    const res = await app.request("/")
+    const { cookie } = await signIn(app)
+    const res = await app.request("/", { headers: { cookie } })
     expect(res.status).toBe(200)
     expect(res.headers.get("content-type")).toMatch(/^text\/html/)
     const csp = res.headers.get("content-security-policy") ?? ""
@@ -210,11 +230,11 @@ describe("the page", () => {
     expect(html).toContain("&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt; &amp; &lt;img src=x")
     expect(html).toContain(`data-request-id="${run.pending.id}"`)
     expect(html).toContain(`<code>${run.id}</code>`)
-    expect(html).toMatch(/<span class="kind">approval<\/span>/)
+    expect(html).toMatch(/<span class="kind kind-approval">approval<\/span>/)
     expect(html).toMatch(/waiting <time datetime="[^"]+"[^>]*>\d+ s<\/time>/)
     expect(html).toMatch(/expires in (23 h|24 h|1 d)/)
-    expect(html).toContain('data-answer="approve">Approve</button>')
-    expect(html).toContain('data-answer="decline">Decline</button>')
+    expect(html).toContain('data-action="approve">Approve <kbd>a</kbd></button>')
+    expect(html).toContain('data-action="decline-open">Decline <kbd>d</kbd></button>')
     // Only the page's own script, carrying the nonce, is there.
     expect(html.match(/<script/g)).toHaveLength(1)
     expect(html).toMatch(/<script nonce="[^"]+">/)
@@ -222,6 +242,7 @@ describe("the page", () => {
 
   it("says when nothing is waiting", async () => {
     const { app } = await instance(fake, files.store())
-    expect(await (await app.request("/")).text()).toContain("Nothing is waiting.")
+    const { cookie } = await signIn(app)
+    expect(await (await app.request("/", { headers: { cookie } })).text()).toContain("Nothing is waiting.")
   })
 })

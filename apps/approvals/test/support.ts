@@ -6,8 +6,20 @@ import type { FakeLLMServer, FakeReply, FakeRequestView } from "@toolnexus/core/
 import type { DurableStore } from "@toolnexus/durable"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
 import type { Hono } from "hono"
-import { createApprovalsApp } from "../src/app.js"
-import { type ApprovalToolsOptions, createApprovalToolkit, type ToolEffect } from "../src/tools.js"
+import { type ApprovalsAppOptions, createApprovalsApp } from "../src/app.js"
+import type { AppEnv } from "../src/security/access.js"
+import { SIGNATURE_HEADER, signBody } from "../src/security/webhook-signature.js"
+import { createTeam } from "../src/team.js"
+import { type ApprovalToolsOptions, createApprovalToolkit, createApprovalTools, type ToolEffect } from "../src/tools.js"
+
+/** The sign-in token of the test user "alice". */
+export const ALICE_TOKEN = "alice-token-0123456789abcdef"
+/** The sign-in token of the test user "bob". */
+export const BOB_TOKEN = "bob-token-0123456789abcdef"
+/** The API bearer token of the test client "ci". */
+export const API_TOKEN = "ci-api-token-0123456789abcdef"
+/** The webhook signing secret of test instances. */
+export const WEBHOOK_SECRET = "whsec-test-0123456789abcdef"
 
 /**
  * The fake model's behaviour: with tool results, report them; asked to email, call
@@ -23,6 +35,10 @@ export function agentReply(req: FakeRequestView): FakeReply {
   }
   const prompt = req.lastUserText
   const toolCalls: FakeReply["toolCalls"] = []
+  // A team's lead hands the work to the payments agent.
+  if (req.toolNames.includes("task")) {
+    return { text: "Delegating.", toolCalls: [{ name: "task", arguments: { agent: "payments", prompt } }] }
+  }
   if (/refund/i.test(prompt)) {
     const orderId = /order (\S+)/i.exec(prompt)?.[1] ?? "A-1"
     const amountUsd = Number(/\$(\d+)/.exec(prompt)?.[1] ?? 10)
@@ -42,7 +58,7 @@ export function fakeClient(fake: FakeLLMServer, style: EndpointStyle, store: Dur
 
 /** One approvals app over its own store, with the effects its tools performed. */
 export interface Instance {
-  app: Hono
+  app: Hono<AppEnv>
   store: DurableStore
   client: Client
   effects: ToolEffect[]
@@ -54,13 +70,39 @@ export interface Instance {
 export async function instance(
   fake: FakeLLMServer,
   store: DurableStore,
-  opts: { style?: EndpointStyle; effects?: ToolEffect[]; tools?: ApprovalToolsOptions } = {},
+  opts: {
+    style?: EndpointStyle
+    effects?: ToolEffect[]
+    tools?: ApprovalToolsOptions
+    app?: Partial<ApprovalsAppOptions>
+  } = {},
 ): Promise<Instance> {
   const effects = opts.effects ?? []
   const errors: unknown[] = []
-  const client = fakeClient(fake, opts.style ?? "openai", store)
-  const toolkit = await createApprovalToolkit({ ...opts.tools, onEffect: (e) => effects.push(e) })
-  const app = createApprovalsApp({ store, client, toolkit, onError: (e) => errors.push(e) })
+  const style = opts.style ?? "openai"
+  const client = fakeClient(fake, style, store)
+  const toolOptions = { ...opts.tools, onEffect: (e: ToolEffect) => effects.push(e) }
+  const toolkit = await createApprovalToolkit(toolOptions)
+  const baseUrl = style === "openai" ? `${fake.url}/v1` : fake.url
+  const team = createTeam({
+    tools: createApprovalTools(toolOptions),
+    model: { llm: { baseUrl, style, model: "fake-model", apiKey: "test-key" } },
+  })
+  const app = createApprovalsApp({
+    store,
+    client,
+    toolkit,
+    team,
+    security: {
+      users: { alice: ALICE_TOKEN, bob: BOB_TOKEN },
+      apiTokens: { ci: API_TOKEN },
+      webhookSecret: WEBHOOK_SECRET,
+    },
+    modelUrl: baseUrl,
+    pollMs: 100,
+    onError: (e) => errors.push(e),
+    ...opts.app,
+  })
   return { app, store, client, effects, errors }
 }
 
@@ -83,15 +125,33 @@ export function sqliteFiles() {
   }
 }
 
-/** `app.request` with a JSON body. */
-export function postJson(app: Hono, path: string, body: unknown): Promise<Response> {
-  const init = { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }
+/** `app.request` with a JSON body and the test API token. */
+export function postJson(app: Hono<AppEnv>, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  const init = {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${API_TOKEN}`, ...headers },
+    body: JSON.stringify(body),
+  }
   return Promise.resolve(app.request(path, init))
 }
 
+/** Posts an answer to `/webhooks/answer`, signed with the test secret (or as `sign` says). */
+export function postWebhook(
+  app: Hono<AppEnv>,
+  answer: unknown,
+  opts: { secret?: string; nowMs?: number; signature?: string | null } = {},
+): Promise<Response> {
+  const body = JSON.stringify(answer)
+  const signature =
+    opts.signature === undefined ? signBody(opts.secret ?? WEBHOOK_SECRET, body, opts.nowMs) : opts.signature
+  const headers: Record<string, string> = { "content-type": "application/json" }
+  if (signature !== null) headers[SIGNATURE_HEADER] = signature
+  return Promise.resolve(app.request("/webhooks/answer", { method: "POST", headers, body }))
+}
+
 /** Starts a run through the API and returns its JSON view. */
-export async function startRun(app: Hono, prompt: string): Promise<any> {
-  const res = await postJson(app, "/runs", { prompt })
+export async function startRun(app: Hono<AppEnv>, prompt: string, opts: { team?: boolean } = {}): Promise<any> {
+  const res = await postJson(app, "/runs", { prompt, ...opts })
   if (res.status !== 201) throw new Error(`POST /runs answered ${res.status}: ${await res.text()}`)
   return json(res)
 }
@@ -101,7 +161,34 @@ export function json(res: Response): Promise<any> {
   return res.json() as Promise<any>
 }
 
-/** `GET path` and its JSON body. */
-export async function getJson(app: Hono, path: string): Promise<any> {
-  return json(await app.request(path))
+/** `GET path` with the test API token, and its JSON body. */
+export async function getJson(app: Hono<AppEnv>, path: string): Promise<any> {
+  return json(await app.request(path, { headers: { authorization: `Bearer ${API_TOKEN}` } }))
+}
+
+/**
+ * Signs in through the real form (GET /signin for its CSRF value and cookie, then the form
+ * post from this origin) and returns the session cookie and the page's CSRF token.
+ */
+export async function signIn(app: Hono<AppEnv>, token = ALICE_TOKEN): Promise<{ cookie: string; csrf: string }> {
+  const form = await app.request("/signin")
+  const pre = cookieOf(form, "tnx_signin")
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? ""
+  const res = await app.request("/signin", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", origin: "http://localhost", cookie: pre },
+    body: new URLSearchParams({ csrf, token }).toString(),
+  })
+  if (res.status !== 303) throw new Error(`sign-in answered ${res.status}: ${await res.text()}`)
+  const cookie = cookieOf(res, "tnx_session")
+  const page = await app.request("/", { headers: { cookie } })
+  const pageCsrf = /<meta name="csrf-token" content="([^"]+)">/.exec(await page.text())?.[1] ?? ""
+  return { cookie, csrf: pageCsrf }
+}
+
+/** `name=value` of a cookie a response sets. */
+export function cookieOf(res: Response, name: string): string {
+  const line = res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`))
+  if (!line) throw new Error(`no ${name} cookie was set`)
+  return line.split(";", 1)[0] as string
 }

@@ -21,6 +21,7 @@ import {
   assertAnswerFits,
 } from "@toolnexus/core"
 import * as durable from "@toolnexus/durable"
+import { HttpError } from "./http-error.js"
 import { type DurableStore, askWithAnswer, resumeRuntime, saveRuntime } from "@toolnexus/durable"
 
 /** An open request, once per request id (the deepest holder of a sub-agent tree). */
@@ -82,14 +83,16 @@ export interface InboxStore {
    * @throws UnknownRequestError when no run ever waited on the id; AnswerConflictError when it was answered.
    */
   deliver(answer: Answer, opts?: { signal?: AbortSignal }): Promise<RunOutcome>
-  /** Requests whose resumes failed too often; `supported: false` when the store cannot tell. */
+  /** Requests whose resumes failed too often; `supported: false` when the store does not track them. */
   listFailed(opts?: { limit?: number }): Promise<{ supported: boolean; entries: FailedInboxEntry[] }>
-  /** Resumes a failed request with its stored decision. */
+  /**
+   * Resumes a failed request with its stored decision.
+   *
+   * @throws HttpError 501 while `@toolnexus/durable` has no `retryFailed`.
+   */
   retryFailed(requestId: string): Promise<RunOutcome>
   /** Completes the runs whose workers died mid-resume; returns how many were completed and failed. */
   sweep(): Promise<{ completed: string[]; failed: { id: string; error: unknown }[] }>
-  /** True when this store lists and retries failed requests itself. */
-  readonly supportsFailed: boolean
 }
 
 /** The app's own record of where a request lives, kept until the store indexes requests itself. */
@@ -116,7 +119,7 @@ export function createInboxStore(opts: InboxStoreOptions): InboxStore {
   const { store, client, team, leaseMs } = opts
   const identity = store as DurableStore & IdentityStore
   const retryFailedFn = (durable as { retryFailed?: RetryFailed }).retryFailed
-  const supportsFailed = typeof identity.listFailed === "function" && typeof retryFailedFn === "function"
+  const listsFailed = typeof identity.listFailed === "function"
 
   const teamOptions = (namespace?: string): RuntimeOptions => {
     if (!team) throw new UnknownRequestError("", "this service has no team configured")
@@ -146,17 +149,7 @@ export function createInboxStore(opts: InboxStoreOptions): InboxStore {
     if (!record) return undefined
     const request = await store.getPending(record.conversationId)
     if (request?.id !== requestId) return undefined
-    const entry: InboxEntry = {
-      request,
-      conversationId: record.conversationId,
-      since: record.since,
-      attempts: 0,
-      state: "open",
-    }
-    if (record.runtimeKey) entry.runtimeKey = record.runtimeKey
-    const path = pathOf(request)
-    if (path) entry.path = path
-    return entry
+    return entryOf(request, record.conversationId, record.since)
   }
 
   async function startTeamRun(prompt: string): Promise<RunOutcome> {
@@ -203,7 +196,6 @@ export function createInboxStore(opts: InboxStoreOptions): InboxStore {
   }
 
   return {
-    supportsFailed,
     async startRun(prompt, { team: asTeam }) {
       if (asTeam) return startTeamRun(prompt)
       const id = `run-${randomUUID()}`
@@ -220,10 +212,7 @@ export function createInboxStore(opts: InboxStoreOptions): InboxStore {
         const seen = byRequest.get(request.id)
         // Every parked level of a tree lists the escalated request; the deepest holder answers it.
         if (seen && seen.conversationId.length >= id.length) continue
-        const entry: InboxEntry = { request, conversationId: id, since: seen?.since ?? since, attempts: 0, state: "open" }
-        const path = pathOf(request)
-        if (path) entry.path = path
-        byRequest.set(request.id, entry)
+        byRequest.set(request.id, entryOf(request, id, seen?.since ?? since))
       }
       return [...byRequest.values()].slice(0, limit)
     },
@@ -232,16 +221,16 @@ export function createInboxStore(opts: InboxStoreOptions): InboxStore {
     deliver,
 
     async listFailed({ limit = 100 } = {}) {
-      if (!supportsFailed) return { supported: false, entries: [] }
+      if (!listsFailed) return { supported: false, entries: [] }
       return { supported: true, entries: await (identity.listFailed as NonNullable<IdentityStore["listFailed"]>)({ limit }) }
     },
 
     async retryFailed(requestId) {
-      if (!supportsFailed) {
-        throw new UnknownRequestError(requestId, "this store does not track failed requests (no listFailed/retryFailed)")
+      if (typeof retryFailedFn !== "function") {
+        throw new HttpError(501, "not_supported", "this version of @toolnexus/durable cannot retry failed requests (no retryFailed)")
       }
       const runtime = team ? teamOptions() : undefined
-      return (await (retryFailedFn as RetryFailed)(store, requestId, {
+      return (await retryFailedFn(store, requestId, {
         client,
         toolkit: await opts.toolkit(),
         runtime,
@@ -260,6 +249,23 @@ export function createInboxStore(opts: InboxStoreOptions): InboxStore {
 function holderOf(namespace: string, request: Request): string {
   const path = pathOf(request)
   return `${namespace}${(path ?? ["root"]).join("/")}`
+}
+
+/**
+ * An open entry. A team run's conversations are named `<runtime key>:<handle id>` (the
+ * namespace {@link createInboxStore} gives the runtime), which tells the runtime and the agent
+ * path even where the stored copy of the request carries no `path` (the deepest holder's).
+ */
+function entryOf(request: Request, conversationId: string, since: string): InboxEntry {
+  const entry: InboxEntry = { request, conversationId, since, attempts: 0, state: "open" }
+  const colon = conversationId.indexOf(":")
+  if (conversationId.startsWith("team-") && colon > 0) {
+    entry.runtimeKey = conversationId.slice(0, colon)
+    entry.path = conversationId.slice(colon + 1).split("/")
+  }
+  const path = pathOf(request)
+  if (path) entry.path = path
+  return entry
 }
 
 function pathOf(request: Request): string[] | undefined {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type Client, createClient, type EndpointStyle } from "@toolnexus/core"
+import { type Client, createClient, createToolkit, defineTool, type EndpointStyle, pending, type Tool } from "@toolnexus/core"
 import type { FakeLLMServer, FakeReply, FakeRequestView } from "@toolnexus/core/testing"
 import type { DurableStore } from "@toolnexus/durable"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
@@ -47,6 +47,8 @@ export function agentReply(req: FakeRequestView): FakeReply {
   if (/email/i.test(prompt)) {
     toolCalls.push({ name: "send_email", arguments: { to: "jane@example.com", subject: prompt, body: "Hi" } })
   }
+  if (/ask the customer/i.test(prompt)) toolCalls.push({ name: "ask_customer", arguments: { topic: prompt } })
+  if (/shipping form/i.test(prompt)) toolCalls.push({ name: "crm__update_address", arguments: { customer: "C-9" } })
   return toolCalls.length > 0 ? { text: "Asking first.", toolCalls } : { text: `You said: ${prompt}` }
 }
 
@@ -74,6 +76,8 @@ export async function instance(
     style?: EndpointStyle
     effects?: ToolEffect[]
     tools?: ApprovalToolsOptions
+    /** Tools beside the approval tools, e.g. {@link answerTools}. */
+    extraTools?: Tool[]
     app?: Partial<ApprovalsAppOptions>
   } = {},
 ): Promise<Instance> {
@@ -82,7 +86,9 @@ export async function instance(
   const style = opts.style ?? "openai"
   const client = fakeClient(fake, style, store)
   const toolOptions = { ...opts.tools, onEffect: (e: ToolEffect) => effects.push(e) }
-  const toolkit = await createApprovalToolkit(toolOptions)
+  const toolkit = opts.extraTools
+    ? await createToolkit({ extraTools: [...createApprovalTools(toolOptions), ...opts.extraTools] })
+    : await createApprovalToolkit(toolOptions)
   const baseUrl = style === "openai" ? `${fake.url}/v1` : fake.url
   const team = createTeam({
     tools: createApprovalTools(toolOptions),
@@ -191,4 +197,52 @@ export function cookieOf(res: Response, name: string): string {
   const line = res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`))
   if (!line) throw new Error(`no ${name} cookie was set`)
   return line.split(";", 1)[0] as string
+}
+
+/** The JSON Schema of the scripted MCP elicitation of {@link answerTools}. */
+export const ADDRESS_SCHEMA = {
+  type: "object",
+  properties: {
+    street: { type: "string", title: "Street" },
+    zip: { type: "string", title: "ZIP code", maxLength: 10 },
+    floor: { type: "integer", title: "Floor", minimum: 0 },
+    express: { type: "boolean", title: "Express delivery" },
+    carrier: { type: "string", enum: ["ups", "dhl"] },
+  },
+  required: ["street", "zip"],
+}
+
+/**
+ * Tools whose requests are answered with text or a form: `ask_customer` asks a `question`;
+ * `crm__update_address` suspends like an MCP elicitation (`kind: "input"`, `data: {server,
+ * tool, schema}`). Each reports what it was answered with in `answers`.
+ */
+export function answerTools(answers: unknown[]): Tool[] {
+  const ask = defineTool({
+    name: "ask_customer",
+    description: "Ask the customer something",
+    inputSchema: { type: "object", properties: { topic: { type: "string" } } },
+    run: (_args, ctx) => {
+      if (!ctx.answer) return pending({ kind: "question", prompt: "What colour would the customer like?" })
+      answers.push(ctx.answer.data)
+      return `The customer said: ${String(ctx.answer.data?.text)}`
+    },
+  })
+  const address = defineTool({
+    name: "crm__update_address",
+    description: "Update a shipping address",
+    inputSchema: { type: "object", properties: { customer: { type: "string" } } },
+    run: (_args, ctx) => {
+      if (!ctx.answer) {
+        return pending({
+          kind: "input",
+          prompt: "Which shipping address should we use?",
+          data: { server: "crm", tool: "update_address", schema: ADDRESS_SCHEMA },
+        })
+      }
+      answers.push(ctx.answer.data)
+      return `Address saved: ${JSON.stringify(ctx.answer.data)}`
+    },
+  })
+  return [ask, address]
 }

@@ -199,7 +199,8 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   app.use("*", async (c, next) => {
     await next()
     c.header("x-content-type-options", "nosniff")
-    c.header("referrer-policy", "no-referrer")
+    // Not "no-referrer": with it Chromium sends `Origin: null` on the page's own form posts.
+    c.header("referrer-policy", "same-origin")
     c.header("cache-control", "no-store")
   })
   app.use(

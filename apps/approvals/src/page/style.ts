@@ -3,6 +3,7 @@ export const STYLE = `
 :root { --ink: #1d1d1f; --muted: #5f6368; --line: #d9dce1; --bg: #f6f7f9; --card: #fff;
   --ok: #1e7b34; --ok-bg: #e6f4ea; --no: #b3261e; --no-bg: #fce8e6; --accent: #1a56db }
 * { box-sizing: border-box }
+[hidden] { display: none !important }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); background: var(--bg); margin: 0 }
 main { max-width: 60rem; margin: 0 auto; padding: 0 1rem 3rem }
 .top { display: flex; align-items: center; gap: 1.5rem; padding: .7rem 1.2rem; background: var(--card); border-bottom: 1px solid var(--line) }

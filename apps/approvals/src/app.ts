@@ -156,6 +156,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
         kind: open.request.kind,
         prompt: open.request.prompt,
         ...(described.tool ? { tool: described.tool } : {}),
+        ...(described.args ? { args: described.args } : {}),
         ...(open.path?.length ? { path: open.path } : {}),
         answeredBy: principal.name,
         via: principal.via,

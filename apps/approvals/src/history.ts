@@ -9,6 +9,8 @@ export interface HistoryEntry {
   kind: string
   prompt: string
   tool?: string
+  /** The call's arguments as the request showed them (before any edit by the approver). */
+  args?: Record<string, unknown>
   /** The agent path of a sub-agent tree's request. */
   path?: string[]
   /** The signed-in user, API token or webhook sender that answered. */

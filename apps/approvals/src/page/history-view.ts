@@ -7,12 +7,12 @@ export function renderHistoryBody(input: { entries: HistoryEntry[]; filter: Hist
   const option = (value: string, label: string, current: string | undefined) =>
     `<option value="${value}"${current === value ? " selected" : ""}>${label}</option>`
   const text = (name: string, label: string, value: string | undefined, extra = "") =>
-    `<label>${label} <input name="${name}" value="${escapeHtml(value ?? "")}"${extra} autocomplete="off"></label>`
+    `<label><span>${label}</span> <input name="${name}" value="${escapeHtml(value ?? "")}"${extra} autocomplete="off"></label>`
   return `<form id="filters" class="filters" method="get" action="/history" role="search">
-<label>Decision <select name="decision">${option("", "any", filter.decision ?? "")}${option("approved", "approved", filter.decision)}${option("declined", "declined", filter.decision)}</select></label>
+<label><span>Decision</span> <select name="decision">${option("", "any", filter.decision ?? "")}${option("approved", "approved", filter.decision)}${option("declined", "declined", filter.decision)}</select></label>
 ${text("user", "Who", filter.user)}
 ${text("tool", "Tool", filter.tool)}
-<label>Outcome <select name="outcome">${option("", "any", filter.outcome ?? "")}${["done", "pending", "incomplete", "error"].map((s) => option(s, s, filter.outcome)).join("")}</select></label>
+<label><span>Outcome</span> <select name="outcome">${option("", "any", filter.outcome ?? "")}${["done", "pending", "incomplete", "error"].map((s) => option(s, s, filter.outcome)).join("")}</select></label>
 ${text("q", "Search <kbd>/</kbd>", filter.text, ' type="search" id="search"')}
 <button type="submit">Filter</button> <a href="/history">Clear</a>
 </form>
@@ -32,7 +32,8 @@ ${rows}
 
 function renderRow(entry: HistoryEntry, now: number): string {
   const { decision, outcome } = entry
-  const verdict = decision.ok ? (decision.data ? "approved with changes" : "approved") : "declined"
+  const changes = changesOf(entry)
+  const verdict = decision.ok ? (changes ? "approved with changes" : "approved") : "declined"
   const answerData =
     decision.data === undefined
       ? ""
@@ -45,8 +46,21 @@ function renderRow(entry: HistoryEntry, now: number): string {
   return `<tr data-request-id="${escapeHtml(entry.requestId)}">
 <td>${timeTag(entry.answeredAt, `${ago(now - Date.parse(entry.answeredAt))} ago`)}</td>
 <td>${escapeHtml(entry.answeredBy)} <span class="note">via ${escapeHtml(entry.via)}</span></td>
-<td><span class="verdict verdict-${decision.ok ? "ok" : "no"}">${verdict}</span>${reason}${answerData}</td>
+<td><span class="verdict verdict-${decision.ok ? "ok" : "no"}">${verdict}</span>${reason}${changes}${answerData}</td>
 <td>${entry.tool ? `<strong class="tool">${escapeHtml(entry.tool)}</strong> ` : ""}<span class="kind">${escapeHtml(entry.kind)}</span>${breadcrumbs(entry.path)}<div class="prompt">${escapeHtml(entry.prompt)}</div><code class="note">${escapeHtml(entry.requestId)}</code></td>
 <td class="outcome">${result}</td>
 </tr>`
+}
+
+/** The arguments an approver changed, as `name: before → after` lines; empty when none changed. */
+function changesOf({ args, decision }: HistoryEntry): string {
+  const edited = decision.data?.args
+  if (!args || typeof edited !== "object" || edited === null) return ""
+  const lines = Object.entries(edited as Record<string, unknown>)
+    .filter(([name, value]) => args[name] !== value)
+    .map(
+      ([name, value]) =>
+        `<li><code>${escapeHtml(name)}</code> ${escapeHtml(JSON.stringify(args[name]))} → ${escapeHtml(JSON.stringify(value))}</li>`,
+    )
+  return lines.length === 0 ? "" : `<ul class="changes">${lines.join("")}</ul>`
 }

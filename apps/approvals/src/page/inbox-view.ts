@@ -97,8 +97,8 @@ function renderExpiredActions(): string {
 function renderActions(described: RequestDescription): string {
   const decline = `<button type="button" class="decline" data-action="decline-open">Decline <kbd>d</kbd></button>`
   const declineForm = `<form class="decline-form" data-form="decline" hidden>
-<label>Reason <input name="reason" maxlength="500" placeholder="declined" autocomplete="off"></label>
-<button type="submit" class="decline">Decline</button> <button type="button" data-action="cancel">Cancel</button>
+<label><span>Reason</span> <input name="reason" maxlength="500" placeholder="declined" autocomplete="off"></label>
+<div class="actions"><button type="submit" class="decline">Decline</button> <button type="button" data-action="cancel">Cancel</button></div>
 </form>`
   let primary = ""
   let extra = ""
@@ -116,8 +116,8 @@ function renderActions(described: RequestDescription): string {
   } else {
     primary = `<button type="button" class="approve" data-action="respond-open">Respond <kbd>r</kbd></button>`
     extra = `<form class="respond-form" data-form="respond" hidden>
-<label>Your answer <textarea name="text" rows="3" maxlength="20000" required></textarea></label>
-<button type="submit" class="approve">Send</button> <button type="button" data-action="cancel">Cancel</button>
+<label><span>Your answer</span> <textarea name="text" rows="3" maxlength="20000" required></textarea></label>
+<div class="actions"><button type="submit" class="approve">Send</button> <button type="button" data-action="cancel">Cancel</button></div>
 </form>`
   }
   return `<div class="actions">${primary} ${decline}</div>\n${declineForm}\n${extra}`
@@ -133,7 +133,7 @@ function renderEditForm(editable: string[], args: Record<string, unknown>): stri
     .join("\n")
   return `<form class="edit-form" data-form="edit" hidden>
 ${fields}
-<button type="submit" class="approve">Approve with these arguments</button> <button type="button" data-action="cancel">Cancel</button>
+<div class="actions"><button type="submit" class="approve">Approve with these arguments</button> <button type="button" data-action="cancel">Cancel</button></div>
 </form>`
 }
 
@@ -143,7 +143,7 @@ function renderSchemaForm(properties: Record<string, FormField>, required: strin
     .join("\n")
   return `<form class="respond-form" data-form="fill" hidden>
 ${fields}
-<button type="submit" class="approve">Submit</button> <button type="button" data-action="cancel">Cancel</button>
+<div class="actions"><button type="submit" class="approve">Submit</button> <button type="button" data-action="cancel">Cancel</button></div>
 </form>`
 }
 
@@ -159,11 +159,11 @@ function fieldHtml(name: string, field: FormField, value: unknown, required: boo
     const options = field.enum
       .map((option) => `<option${option === value ? " selected" : ""}>${escapeHtml(option)}</option>`)
       .join("")
-    return `<label>${label} <select ${common}>${required ? "" : "<option></option>"}${options}</select></label>${hint}`
+    return `<label><span>${label}</span> <select ${common}>${required ? "" : "<option></option>"}${options}</select></label>${hint}`
   }
   const shown = value === undefined || value === null ? "" : String(value)
   if (field.type === "string" && (shown.length > 60 || shown.includes("\n"))) {
-    return `<label>${label} <textarea ${common} rows="4">${escapeHtml(shown)}</textarea></label>${hint}`
+    return `<label><span>${label}</span> <textarea ${common} rows="4">${escapeHtml(shown)}</textarea></label>${hint}`
   }
   const bounds = [
     field.minimum !== undefined ? ` min="${field.minimum}"` : "",
@@ -173,7 +173,7 @@ function fieldHtml(name: string, field: FormField, value: unknown, required: boo
   const type =
     field.type === "number" || field.type === "integer" ? "number" : field.format === "email" ? "email" : "text"
   const step = field.type === "number" ? ' step="any"' : field.type === "integer" ? ' step="1"' : ""
-  return `<label>${label} <input type="${type}"${step}${bounds} ${common} value="${escapeHtml(shown)}" autocomplete="off"></label>${hint}`
+  return `<label><span>${label}</span> <input type="${type}"${step}${bounds} ${common} value="${escapeHtml(shown)}" autocomplete="off"></label>${hint}`
 }
 
 function renderFailedCard(entry: FailedInboxEntry, now: number): string {

@@ -21,13 +21,14 @@ button.approve { background: var(--ok-bg); border-color: #a8d5b5 } button.declin
 input, textarea, select { font: inherit; padding: .3rem .45rem; border: 1px solid var(--line); border-radius: 6px; background: #fff }
 textarea { width: 100% }
 label { display: grid; gap: .2rem; font-size: .9rem; color: var(--muted) }
+label > span { display: block }
 label.check { display: flex; gap: .4rem; align-items: center }
 .start { margin: 1rem 0; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .5rem .9rem }
 .start summary { cursor: pointer; font-weight: 600 }
 #start { display: grid; gap: .5rem; margin: .6rem 0 .3rem; justify-items: start }
 .cards { display: grid; gap: .7rem }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .75rem 1rem; outline: none }
-.card:focus, .card.selected { border-color: var(--accent); box-shadow: 0 0 0 3px #1a56db22 }
+.card:focus, .card:focus-within, .card.selected { border-color: var(--accent); box-shadow: 0 0 0 3px #1a56db22 }
 .card.expired { border-color: #e0a39e } .card.failed { border-left: 4px solid var(--no) }
 .card header { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem }
 .kind { font-size: .75rem; text-transform: uppercase; letter-spacing: .04em; padding: .05rem .45rem; border-radius: 99px; background: #e8eaed; color: #3c4043 }
@@ -51,6 +52,8 @@ small { color: var(--muted) }
 .empty, .note { color: var(--muted) }
 .signin { max-width: 24rem; margin: 3rem auto; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.3rem }
 .signin form { display: grid; gap: .5rem }
+.filters input { width: 10rem }
+.changes { margin: .2rem 0; padding-left: 1rem; font-size: .85rem }
 .filters { display: flex; flex-wrap: wrap; gap: .6rem; align-items: end; margin: 1rem 0; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .7rem .9rem }
 table { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); border-radius: 8px; font-size: .9rem }
 th, td { text-align: left; vertical-align: top; padding: .5rem .6rem; border-bottom: 1px solid #eceef1 }

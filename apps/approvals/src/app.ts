@@ -129,7 +129,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
       inbox.listFailed(),
       history.list({ limit: 1 }),
     ])
-    const ids = [...pending.map((e) => `${e.request.id}:${e.state}`), ...failed.entries.map((e) => `failed:${e.request.id}`)]
+    const ids = [...pending.map((e) => `${e.request.id}:${e.state}`), ...failed.map((e) => `failed:${e.request.id}`)]
     const head = latest[0]
     return { inbox: ids.join(","), history: head ? `${head.requestId}@${head.answeredAt}` : "" }
   }
@@ -232,7 +232,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
 
   async function inboxInput() {
     const [entries, failed] = await Promise.all([inbox.listPending({ limit: PAGE_LIMIT + 1 }), inbox.listFailed()])
-    return { entries: entries.slice(0, PAGE_LIMIT), failed: failed.entries, now: Date.now(), truncated: entries.length > PAGE_LIMIT }
+    return { entries: entries.slice(0, PAGE_LIMIT), failed, now: Date.now(), truncated: entries.length > PAGE_LIMIT }
   }
 
   app.get("/", async (c) => page(c, "Inbox", renderInboxBody({ ...(await inboxInput()), team: opts.team !== undefined }), "inbox"))
@@ -297,9 +297,9 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     return c.json({ requests: entries.map((entry) => toPendingView(entry, now)) })
   })
   app.get("/requests/failed", async (c) => {
-    const { supported, entries } = await inbox.listFailed({ limit: parseLimit(c.req.query("limit")) })
+    const entries = await inbox.listFailed({ limit: parseLimit(c.req.query("limit")) })
     const now = Date.now()
-    return c.json({ supported, requests: entries.map((entry) => ({ ...toPendingView(entry, now), lastError: entry.lastError })) })
+    return c.json({ requests: entries.map((entry) => ({ ...toPendingView(entry, now), lastError: entry.lastError })) })
   })
   app.get("/requests/:id", async (c) => {
     const entry = await inbox.findRequest(c.req.param("id"))

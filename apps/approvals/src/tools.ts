@@ -58,7 +58,8 @@ export function createApprovalTools(opts: ApprovalToolsOptions = {}): Tool[] {
           kind: "approval",
           prompt: `Refund ${money} on order ${orderId}${because}?`,
           expiresAt: expiresAt(),
-          data: describe("refund_order", args, REFUND_EDITABLE),
+          // The loop adds the tool name and the arguments (data.tool, data.args) itself.
+          data: { editable: REFUND_EDITABLE },
         })
       }
       effect({ tool: "refund_order", args, answer: ctx.answer, idempotencyKey: ctx.idempotencyKey })
@@ -88,7 +89,7 @@ export function createApprovalTools(opts: ApprovalToolsOptions = {}): Tool[] {
           prompt: `Send an email to ${to} with the subject "${subject}"?`,
           expiresAt: expiresAt(),
           // The approver reads the whole message before it goes out, and may reword it.
-          data: describe("send_email", args, EMAIL_EDITABLE),
+          data: { editable: EMAIL_EDITABLE },
         })
       }
       effect({ tool: "send_email", args, answer: ctx.answer, idempotencyKey: ctx.idempotencyKey })
@@ -106,14 +107,6 @@ export function createApprovalToolkit(opts: ApprovalToolsOptions = {}): Promise<
 
 const REFUND_EDITABLE = ["amountUsd", "reason"]
 const EMAIL_EDITABLE = ["subject", "body"]
-
-/**
- * The request data of a tool call: which arguments an approver may edit, and (until the loop
- * stamps them itself, DESIGN §8) the tool name and arguments.
- */
-function describe(tool: string, args: Record<string, unknown>, editable: string[]): Record<string, unknown> {
-  return { tool, args: { ...args }, editable }
-}
 
 /** The arguments to act on: the model's, with the approver's edits of editable ones (`answer.data.args`). */
 function approvedArgs(

@@ -101,7 +101,7 @@ describe("answering", () => {
     const res = await postJson(app, "/requests/pnd-nope/answer", { ok: true })
     expect(res.status).toBe(404)
     expect(await json(res)).toEqual({
-      error: { code: "unknown_request", message: 'unknown request "pnd-nope": no run of this service ever waited on it' },
+      error: { code: "unknown_request", message: 'unknown request "pnd-nope": no conversation or saved runtime waits on it' },
     })
     expect((await postWebhook(app, { id: "pnd-nope", ok: false })).status).toBe(404)
   })

@@ -36,7 +36,7 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
   beforeAll(async () => {
     fake = await createFakeLLMServer({ fallback: agentReply })
     const store = files.store() as DurableStore & { listFailed?: unknown }
-    // The store of this main branch tracks no failed requests yet; one that does lists them so.
+    // Attempts are not counted yet (DESIGN §9), so no request fails by itself: this store says one did.
     store.listFailed = async () => [
       {
         request: { id: "pnd-failed-web", kind: "approval", prompt: "Refund $9.00 on order FAIL-1?", data: { tool: "refund_order" } },

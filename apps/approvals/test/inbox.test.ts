@@ -208,7 +208,6 @@ describe("failed requests", () => {
     const { app } = await instance(fake, store)
     const listed = await getJson(app, "/requests/failed")
     expect(listed).toMatchObject({
-      supported: true,
       requests: [{ runId: "run-z", attempts: 3, tool: "refund_order", lastError: { code: "TNX_LLM_HTTP" } }],
     })
     const { cookie } = await signIn(app)
@@ -221,7 +220,7 @@ describe("failed requests", () => {
     expect(retry.status).toBe(501)
     expect((await json(retry)).error.code).toBe("not_supported")
     const plain = await instance(fake, files.store())
-    expect(await getJson(plain.app, "/requests/failed")).toEqual({ supported: false, requests: [] })
+    expect(await getJson(plain.app, "/requests/failed")).toEqual({ requests: [] })
   })
 })
 

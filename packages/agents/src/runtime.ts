@@ -47,8 +47,14 @@ export interface Runtime {
   wait(h: Handle, opts?: { timeoutMs?: number }): Promise<TaskResult>
   interrupt(h: Handle): void
   close(h: Handle, opts?: { force?: boolean }): Promise<void>
-  /** @throws UnknownRequestError when no suspended handle holds `answer.id`. */
-  resume(answer: Answer): Promise<void>
+  /**
+   * Resumes the deepest handle parked on `answer.id`, then every ancestor parked on it.
+   * `opts.claim` is a durable store's claim token: the topmost of those handles, the last to
+   * save, saves under it and so consumes it.
+   *
+   * @throws UnknownRequestError when no suspended handle holds `answer.id`.
+   */
+  resume(answer: Answer, opts?: { claim?: string }): Promise<void>
   handle(id: string): Handle | undefined
   stateOf(h: Handle): HandleState
   inspect(h: Handle): HandleView
@@ -264,7 +270,7 @@ class AgentRuntime implements Runtime {
     for (const w of r.waiters.splice(0)) w(result)
   }
 
-  async resume(answer: Answer): Promise<void> {
+  async resume(answer: Answer, resumeOpts?: { claim?: string }): Promise<void> {
     let target: HandleRecord | undefined
     for (const r of this.#parked.get(answer.id) ?? []) {
       if (!target || r.id.split("/").length > target.id.split("/").length) target = r
@@ -272,15 +278,21 @@ class AgentRuntime implements Runtime {
     if (!target) throw new UnknownRequestError(answer.id, "no suspended handle holds it")
     // The deepest handle first; then each ancestor parked on the same request continues,
     // its halted `task` call reattaching to the child it already has.
+    const cascade: HandleRecord[] = []
     for (let r: HandleRecord | undefined = target; r && r !== this.#rootRecord; r = r.parent) {
       if (r.state !== "suspended" || r.inline || r.pending?.id !== answer.id) break
-      const pending = r.pending
+      cascade.push(r)
+    }
+    for (const [i, r] of cascade.entries()) {
+      const pending = haltedOn(r.pending as Request, cascade[i - 1])
+      // Only the last save of the cascade consumes the claim.
+      const claim = i === cascade.length - 1 ? resumeOpts?.claim : undefined
       this.#unpark(r)
       this.#transition(r, "idle")
       this.#transition(r, "running")
       await this.#execute(r, async (client, toolkit, signal) => {
         const recorded = await this.#alreadyApplied(r, answer.id)
-        return recorded ?? this.#continueHalted(r, client, { toolkit, pending, answer, signal })
+        return recorded ?? this.#continueHalted(r, client, { toolkit, pending, answer, signal, claim })
       })
     }
   }
@@ -363,7 +375,10 @@ class AgentRuntime implements Runtime {
     void this.#execute(r, async (client, toolkit, signal) => {
       if (r.cancelled) {
         // A request cancelled while parked is declined first, so the transcript stays balanced.
-        const cancelled = r.cancelled
+        const cancelled = haltedOn(
+          r.cancelled,
+          r.children.find((c) => c.lastResult?.pending?.id === r.cancelled?.id),
+        )
         r.cancelled = undefined
         const answer = { id: cancelled.id, ok: false, reason: "cancelled" }
         const run = await this.#continueHalted(r, client, { toolkit, pending: cancelled, answer, signal })
@@ -377,13 +392,10 @@ class AgentRuntime implements Runtime {
   async #continueHalted(
     r: HandleRecord,
     client: Client,
-    opts: { toolkit: Toolkit; pending: Request; answer: Answer; signal: AbortSignal },
+    opts: { toolkit: Toolkit; pending: Request; answer: Answer; signal: AbortSignal; claim?: string },
   ): Promise<RunResult> {
-    const id = this.#conversationId(r)
-    const messages = (await this.store.get(id)) ?? []
-    const run = await client.continueRun({ ...opts, messages, id })
-    await this.store.save(id, run.messages, { pending: run.pending ?? null })
-    return run
+    // Core's stored continue: load → repair the halted turn → run → save, in one place.
+    return client.continueRun({ ...opts, id: this.#conversationId(r) })
   }
 
   /**
@@ -393,10 +405,9 @@ class AgentRuntime implements Runtime {
    * from running the turn twice. `undefined` when the store cannot tell or still waits.
    */
   async #alreadyApplied(r: HandleRecord, requestId: string): Promise<RunResult | undefined> {
-    const store = this.store as { getPending?(id: string): Promise<Request | undefined> }
-    if (typeof store.getPending !== "function") return undefined
+    if (this.store.getPending === undefined) return undefined
     const id = this.#conversationId(r)
-    const waiting = await store.getPending(id)
+    const waiting = await this.store.getPending(id)
     if (waiting?.id === requestId) return undefined
     const messages = (await this.store.get(id)) ?? []
     this.#trace.push(`${r.id}: resume → RECOVERED from the store (the answer was applied before)`)
@@ -648,6 +659,17 @@ function lastAssistantText(messages: Message[]): string {
     return ""
   }
   return ""
+}
+
+/**
+ * The request as handle `r`'s own transcript halted on it. An escalated request keeps the
+ * leaf's stamps (`data.callId` names the leaf's call), so for a parent the halted call is
+ * the `task` call that delegated to `child`: its task key.
+ */
+function haltedOn(request: Request, child: HandleRecord | undefined): Request {
+  const callId = child?.taskKey
+  if (callId === undefined || request.data?.callId === callId) return request
+  return { ...request, data: { ...request.data, callId } }
 }
 
 /** The deepest suspended handle's id segments ride the request up the tree. */

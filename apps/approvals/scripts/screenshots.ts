@@ -19,7 +19,7 @@ import { createTeam } from "../src/team.js"
 import { createApprovalToolkit, createApprovalTools } from "../src/tools.js"
 
 const SIGN_IN = "screenshot-sign-in-token-0123456789"
-const TOKENS = { "ops-bot": "screenshot-ops-bot-token-0123456789", "sam": "screenshot-sam-token-0123456789" }
+const TOKENS = { "ops-bot": "screenshot-ops-bot-token-0123456789", sam: "screenshot-sam-token-0123456789" }
 const WEBHOOK_SECRET = "screenshot-webhook-secret-0123456789"
 const out = (name: string) => fileURLToPath(new URL(`../docs/${name}`, import.meta.url))
 
@@ -49,9 +49,17 @@ const start = (prompt: string, team = false) => call("/runs", { prompt, team })
 try {
   // The history: three decisions, by two people and a signed webhook.
   const approved = await start("Refund order A-0950 $18, the parcel never arrived.")
-  await call(`/requests/${approved.pending.id}/answer`, { ok: true, data: { args: { amountUsd: 15 } } }, "sam")
+  await call(
+    `/requests/${approved.pending.id}/answer`,
+    { ok: true, data: { args: { amountUsd: 15 } } },
+    "sam",
+  )
   const declined = await start("Refund order A-0977 $240, customer changed their mind.")
-  await call(`/requests/${declined.pending.id}/answer`, { ok: false, reason: "outside the 30-day window" }, "sam")
+  await call(
+    `/requests/${declined.pending.id}/answer`,
+    { ok: false, reason: "outside the 30-day window" },
+    "sam",
+  )
   const hooked = await start("Refund order A-0981 $9 and email lee@example.com", true)
   const body = JSON.stringify({ id: hooked.pending.id, ok: true })
   await fetch(`${server.url}/webhooks/answer`, {

@@ -24,7 +24,8 @@ export function parseAnswer(body: unknown, pathId?: string): Answer {
   if (body.reason !== undefined) {
     if (typeof body.reason !== "string") throw invalid('"reason" must be a string')
     if (body.ok) throw invalid('"reason" is only allowed when "ok" is false')
-    if (body.reason.length > MAX_REASON_CHARS) throw invalid(`"reason" is limited to ${MAX_REASON_CHARS} characters`)
+    if (body.reason.length > MAX_REASON_CHARS)
+      throw invalid(`"reason" is limited to ${MAX_REASON_CHARS} characters`)
     answer.reason = body.reason.trim() || "declined"
   }
   if (body.data !== undefined) {

@@ -9,14 +9,26 @@ import { describeRequest, isPlainObject } from "./describe-request.js"
 import { type InboxEventType, createEventHub } from "./events.js"
 import { type HistoryEntry, type HistoryFilter, createHistory } from "./history.js"
 import { HttpError, classify, errorBody } from "./http-error.js"
-import { type FailedInboxEntry, type InboxEntry, type RunOutcome, type TeamOptions, createInboxStore } from "./inbox-store.js"
+import {
+  type FailedInboxEntry,
+  type InboxEntry,
+  type RunOutcome,
+  type TeamOptions,
+  createInboxStore,
+} from "./inbox-store.js"
 import { renderHistoryBody, renderHistorySection } from "./page/history-view.js"
 import { renderShell } from "./page/html.js"
 import { renderInboxBody, renderInboxSection } from "./page/inbox-view.js"
 import { SCRIPT } from "./page/script.js"
 import { renderSignInBody } from "./page/sign-in-view.js"
 import { STYLE } from "./page/style.js"
-import { type AppEnv, type Principal, type SecurityOptions, clientAddress, createAccess } from "./security/access.js"
+import {
+  type AppEnv,
+  type Principal,
+  type SecurityOptions,
+  clientAddress,
+  createAccess,
+} from "./security/access.js"
 import { type RateLimitOptions, createRateLimiter } from "./security/rate-limit.js"
 import { isJsonContentType } from "./security/request-checks.js"
 import { createWebhookGuard } from "./security/webhook-guard.js"
@@ -129,7 +141,10 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
       inbox.listFailed(),
       history.list({ limit: 1 }),
     ])
-    const ids = [...pending.map((e) => `${e.request.id}:${e.state}`), ...failed.map((e) => `failed:${e.request.id}`)]
+    const ids = [
+      ...pending.map((e) => `${e.request.id}:${e.state}`),
+      ...failed.map((e) => `failed:${e.request.id}`),
+    ]
     const head = latest[0]
     return { inbox: ids.join(","), history: head ? `${head.requestId}@${head.answeredAt}` : "" }
   }
@@ -171,7 +186,8 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     } catch (error) {
       const { status, message } = classify(error, opts.modelUrl)
       // The decision was taken and kept (the next delivery or a sweep completes the run): record it.
-      if (status >= 500) await save(entry({ status: "error", error: message }, open?.runtimeKey ?? open?.conversationId ?? ""))
+      if (status >= 500)
+        await save(entry({ status: "error", error: message }, open?.runtimeKey ?? open?.conversationId ?? ""))
       hub.notify("inbox")
       throw error
     }
@@ -193,7 +209,8 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   app.onError((error, c) => {
     const { status, code, message } = classify(error, opts.modelUrl)
     if (status >= 500) onError(error)
-    if (error instanceof HttpError) for (const [name, value] of Object.entries(error.headers)) c.header(name, value)
+    if (error instanceof HttpError)
+      for (const [name, value] of Object.entries(error.headers)) c.header(name, value)
     return c.json(errorBody(code, message), status)
   })
   app.notFound((c) => c.json(errorBody("not_found", `no route for ${c.req.method} ${c.req.path}`), 404))
@@ -214,7 +231,13 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   app.use("*", access.hostCheck)
   app.use("*", access.authenticate)
 
-  const page = (c: Context<AppEnv>, title: string, body: string, current?: "inbox" | "history", status: 200 | 401 | 429 = 200) => {
+  const page = (
+    c: Context<AppEnv>,
+    title: string,
+    body: string,
+    current?: "inbox" | "history",
+    status: 200 | 401 | 429 = 200,
+  ) => {
     const nonce = randomBytes(16).toString("base64")
     htmlHeaders(c, nonce)
     const principal = c.get("principal") as Principal | undefined
@@ -228,14 +251,26 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     })
     return c.html(shell, status)
   }
-  access.routes(app, (c, csrf, problem, status) => page(c, "Sign in", renderSignInBody({ csrf, problem }), undefined, status))
+  access.routes(app, (c, csrf, problem, status) =>
+    page(c, "Sign in", renderSignInBody({ csrf, problem }), undefined, status),
+  )
 
   async function inboxInput() {
-    const [entries, failed] = await Promise.all([inbox.listPending({ limit: PAGE_LIMIT + 1 }), inbox.listFailed()])
-    return { entries: entries.slice(0, PAGE_LIMIT), failed, now: Date.now(), truncated: entries.length > PAGE_LIMIT }
+    const [entries, failed] = await Promise.all([
+      inbox.listPending({ limit: PAGE_LIMIT + 1 }),
+      inbox.listFailed(),
+    ])
+    return {
+      entries: entries.slice(0, PAGE_LIMIT),
+      failed,
+      now: Date.now(),
+      truncated: entries.length > PAGE_LIMIT,
+    }
   }
 
-  app.get("/", async (c) => page(c, "Inbox", renderInboxBody({ ...(await inboxInput()), team: opts.team !== undefined }), "inbox"))
+  app.get("/", async (c) =>
+    page(c, "Inbox", renderInboxBody({ ...(await inboxInput()), team: opts.team !== undefined }), "inbox"),
+  )
   app.get("/partials/inbox", async (c) => {
     htmlHeaders(c)
     return c.html(renderInboxSection(await inboxInput()))
@@ -299,11 +334,18 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   app.get("/requests/failed", async (c) => {
     const entries = await inbox.listFailed({ limit: parseLimit(c.req.query("limit")) })
     const now = Date.now()
-    return c.json({ requests: entries.map((entry) => ({ ...toPendingView(entry, now), lastError: entry.lastError })) })
+    return c.json({
+      requests: entries.map((entry) => ({ ...toPendingView(entry, now), lastError: entry.lastError })),
+    })
   })
   app.get("/requests/:id", async (c) => {
     const entry = await inbox.findRequest(c.req.param("id"))
-    if (!entry) throw new HttpError(404, "unknown_request", `no run waits on request ${JSON.stringify(c.req.param("id"))}`)
+    if (!entry)
+      throw new HttpError(
+        404,
+        "unknown_request",
+        `no run waits on request ${JSON.stringify(c.req.param("id"))}`,
+      )
     return c.json(toPendingView(entry, Date.now()))
   })
   app.get("/answers", async (c) => c.json({ answers: await history.list(historyFilter(c)) }))
@@ -312,7 +354,11 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     const body = await readJson(c)
     const prompt = isPlainObject(body) ? body.prompt : undefined
     if (typeof prompt !== "string" || prompt.trim() === "") {
-      throw new HttpError(400, "invalid_body", 'expected {"prompt": "<a non-empty string>", "team"?: boolean}')
+      throw new HttpError(
+        400,
+        "invalid_body",
+        'expected {"prompt": "<a non-empty string>", "team"?: boolean}',
+      )
     }
     if (prompt.length > MAX_PROMPT_CHARS) {
       throw new HttpError(400, "invalid_body", `the prompt is limited to ${MAX_PROMPT_CHARS} characters`)
@@ -382,7 +428,11 @@ function toPendingView(entry: InboxEntry | FailedInboxEntry, now: number): Pendi
 }
 
 function unsupportedMediaType(): HttpError {
-  return new HttpError(415, "unsupported_media_type", "send the body as JSON with `content-type: application/json`")
+  return new HttpError(
+    415,
+    "unsupported_media_type",
+    "send the body as JSON with `content-type: application/json`",
+  )
 }
 
 /** The JSON body of a state-changing call; only `application/json` is read, so a cross-site `text/plain` form never is. */
@@ -448,4 +498,3 @@ function htmlHeaders(c: Context, nonce?: string): void {
     ].join("; "),
   )
 }
-

@@ -6,7 +6,8 @@ import { ConfigError, LLMHttpError, LLMResponseError, NetworkError, StoreError }
  */
 export function friendlyError(error: unknown, modelUrl?: string): string {
   const at = modelUrl ? ` at ${modelUrl}` : ""
-  if (NetworkError.isInstance(error)) return `cannot reach the model${at}: is the server running? (${firstLine(error)})`
+  if (NetworkError.isInstance(error))
+    return `cannot reach the model${at}: is the server running? (${firstLine(error)})`
   if (LLMHttpError.isInstance(error)) {
     const { status } = error as LLMHttpError
     if (status === 401 || status === 403) {
@@ -16,7 +17,8 @@ export function friendlyError(error: unknown, modelUrl?: string): string {
     if (status === 429) return `the model endpoint${at} is rate limiting (429): try again in a moment`
     return `the model endpoint${at} failed (HTTP ${status}); the decision is kept, answer again or wait for the sweep`
   }
-  if (LLMResponseError.isInstance(error)) return `the model${at} sent a reply that could not be used: ${firstLine(error)}`
+  if (LLMResponseError.isInstance(error))
+    return `the model${at} sent a reply that could not be used: ${firstLine(error)}`
   if (StoreError.isInstance(error)) return `the database failed: ${firstLine(error)}`
   if (ConfigError.isInstance(error)) return `configuration: ${firstLine(error)}`
   const code = (error as { code?: unknown })?.code

@@ -50,7 +50,11 @@ export function classify(
   if (AnswerConflictError.isInstance(error)) return { status: 409, code: "answer_conflict", message }
   if (AnswerExpiredError.isInstance(error)) return { status: 422, code: "answer_expired", message }
   if (AnswerMismatchError.isInstance(error)) return { status: 422, code: "answer_mismatch", message }
-  if (LLMHttpError.isInstance(error) || LLMResponseError.isInstance(error) || NetworkError.isInstance(error)) {
+  if (
+    LLMHttpError.isInstance(error) ||
+    LLMResponseError.isInstance(error) ||
+    NetworkError.isInstance(error)
+  ) {
     return { status: 502, code: "model_failed", message: friendlyError(error, modelUrl) }
   }
   if (StoreError.isInstance(error)) return { status: 503, code: "store_unavailable", message }

@@ -91,7 +91,8 @@ const sweeper = createInboxStore({ store, client, toolkit: async () => toolkit, 
 async function sweep(): Promise<void> {
   const { completed, failed } = await sweeper.sweep()
   for (const id of completed) say(`[sweep] completed run ${id}`)
-  for (const { id, error } of failed) say(`[sweep] run ${id} failed again: ${friendlyError(error, model.url)}`)
+  for (const { id, error } of failed)
+    say(`[sweep] run ${id} failed again: ${friendlyError(error, model.url)}`)
 }
 const sweeping = setInterval(() => void sweep().catch(() => {}), SWEEP_EVERY_MS)
 sweeping.unref()
@@ -126,11 +127,15 @@ function securityFromEnv(): { security: SecurityOptions; generatedToken?: string
   if (env.APPROVALS_WEBHOOK_SECRET) security.webhookSecret = env.APPROVALS_WEBHOOK_SECRET
   if (env.APPROVALS_SESSION_KEY) security.sessionKey = env.APPROVALS_SESSION_KEY
   if (env.APPROVALS_TRUST_PROXY === "1") security.trustProxy = true
-  const hosts = (env.APPROVALS_ALLOWED_HOSTS ?? "").split(",").map((h) => h.trim()).filter(Boolean)
+  const hosts = (env.APPROVALS_ALLOWED_HOSTS ?? "")
+    .split(",")
+    .map((h) => h.trim())
+    .filter(Boolean)
   if (hosts.length > 0) security.allowedHosts = hosts
   // Creating the app checks the tokens' length; say so here, in one line, before anything starts.
   for (const [name, token] of Object.entries({ ...users, ...security.apiTokens })) {
-    if (token.length < 16) fail(`the token of "${name}" is shorter than 16 characters; use a long random one`, 2)
+    if (token.length < 16)
+      fail(`the token of "${name}" is shorter than 16 characters; use a long random one`, 2)
   }
   return generatedToken ? { security, generatedToken } : { security }
 }
@@ -138,7 +143,10 @@ function securityFromEnv(): { security: SecurityOptions; generatedToken?: string
 /** `name:token,name:token` from an environment variable. */
 function namedTokens(variable: string): Record<string, string> {
   const tokens: Record<string, string> = {}
-  for (const pair of (env[variable] ?? "").split(",").map((p) => p.trim()).filter(Boolean)) {
+  for (const pair of (env[variable] ?? "")
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const colon = pair.indexOf(":")
     if (colon <= 0) fail(`${variable} must look like "name:token,name:token"`, 2)
     tokens[pair.slice(0, colon)] = pair.slice(colon + 1)

@@ -35,12 +35,25 @@ export interface Model {
  * The model: a real endpoint when `OPENAI_API_KEY` or `ANTHROPIC_API_KEY` is set (with
  * `*_BASE_URL` and `*_MODEL`), otherwise a scripted in-process one, so the service runs offline.
  */
-export function createModel(opts: Omit<ClientBaseOptions, "model">, env: NodeJS.ProcessEnv = process.env): Model {
+export function createModel(
+  opts: Omit<ClientBaseOptions, "model">,
+  env: NodeJS.ProcessEnv = process.env,
+): Model {
   const options = { systemPrompt: SYSTEM_PROMPT, ...opts }
   const endpoint = env.OPENAI_API_KEY
-    ? { style: "openai" as const, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_MODEL ?? "gpt-4.1-mini", baseUrl: env.OPENAI_BASE_URL ?? "https://api.openai.com/v1" }
+    ? {
+        style: "openai" as const,
+        apiKey: env.OPENAI_API_KEY,
+        model: env.OPENAI_MODEL ?? "gpt-4.1-mini",
+        baseUrl: env.OPENAI_BASE_URL ?? "https://api.openai.com/v1",
+      }
     : env.ANTHROPIC_API_KEY
-      ? { style: "anthropic" as const, apiKey: env.ANTHROPIC_API_KEY, model: env.ANTHROPIC_MODEL ?? "claude-sonnet-4-5", baseUrl: env.ANTHROPIC_BASE_URL ?? "https://api.anthropic.com" }
+      ? {
+          style: "anthropic" as const,
+          apiKey: env.ANTHROPIC_API_KEY,
+          model: env.ANTHROPIC_MODEL ?? "claude-sonnet-4-5",
+          baseUrl: env.ANTHROPIC_BASE_URL ?? "https://api.anthropic.com",
+        }
       : undefined
   if (endpoint) {
     return {
@@ -61,10 +74,22 @@ export function createModel(opts: Omit<ClientBaseOptions, "model">, env: NodeJS.
  * The scripted model behind an OpenAI-style `fetch`, for the agents of a team run (the
  * runtime reaches its model over HTTP). Only non-streaming chat completions are served.
  */
-export async function scriptedFetch(_url: string | URL | globalThis.Request, init?: RequestInit): Promise<Response> {
-  const body = JSON.parse(String(init?.body ?? "{}")) as { model?: string; messages?: unknown[]; tools?: unknown[] }
+export async function scriptedFetch(
+  _url: string | URL | globalThis.Request,
+  init?: RequestInit,
+): Promise<Response> {
+  const body = JSON.parse(String(init?.body ?? "{}")) as {
+    model?: string
+    messages?: unknown[]
+    tools?: unknown[]
+  }
   const messages = (body.messages ?? []).filter((m) => (m as { role: string }).role !== "system")
-  const reply = await scriptedTurn({ model: body.model ?? "", messages: messages as never, tools: body.tools ?? [], turn: 0 })
+  const reply = await scriptedTurn({
+    model: body.model ?? "",
+    messages: messages as never,
+    tools: body.tools ?? [],
+    turn: 0,
+  })
   const toolCalls = (reply.toolCalls ?? []).map((call) => ({
     id: `call_${randomUUID()}`,
     type: "function",
@@ -78,7 +103,11 @@ export async function scriptedFetch(_url: string | URL | globalThis.Request, ini
     choices: [
       {
         index: 0,
-        message: { role: "assistant", content: reply.content ?? null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+        message: {
+          role: "assistant",
+          content: reply.content ?? null,
+          ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+        },
         finish_reason: toolCalls.length ? "tool_calls" : "stop",
       },
     ],

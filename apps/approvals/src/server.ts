@@ -18,7 +18,8 @@ export interface RunningServer {
  */
 export function listen(
   app: { fetch: (request: Request) => Response | Promise<Response> },
-  opts: { port: number; hostname: string }): Promise<RunningServer> {
+  opts: { port: number; hostname: string },
+): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     // The default adapter creates a node:http server, whatever the union type says.
     const server = serve({ fetch: app.fetch, port: opts.port, hostname: opts.hostname }, (info) => {

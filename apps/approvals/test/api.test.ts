@@ -1,6 +1,5 @@
 import { createInProcessClient } from "@toolnexus/core"
-import { createFakeLLMServer, type FakeLLMServer } from "@toolnexus/core/testing"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { createApprovalsApp } from "../src/app.js"
 import {
   ALICE_TOKEN,
@@ -12,24 +11,15 @@ import {
   postJson,
   postWebhook,
   signIn,
-  sqliteFiles,
+  useFakeModel,
   startRun,
 } from "./support.js"
 
-let fake: FakeLLMServer
-const files = sqliteFiles()
-
-beforeAll(async () => {
-  fake = await createFakeLLMServer({ fallback: agentReply })
-})
-afterAll(async () => {
-  await fake.close()
-  await files.cleanup()
-})
+const { files, fake } = useFakeModel()
 
 describe.each(["openai", "anthropic"] as const)("a run that needs approval (%s style)", (style) => {
   it("parks, is listed, and finishes when approved; the tool sees the answer", async () => {
-    const { app, effects } = await instance(fake, files.store(), { style })
+    const { app, effects } = await instance(fake(), files.store(), { style })
     const run = await startRun(app, "Please refund order A-42 $40")
     expect(run).toMatchObject({ status: "pending", text: "Asking first." })
     expect(run.id).toMatch(/^run-/)
@@ -53,7 +43,7 @@ describe.each(["openai", "anthropic"] as const)("a run that needs approval (%s s
   })
 
   it("reports a decline to the model, which says so; the tool never acts", async () => {
-    const { app, effects } = await instance(fake, files.store(), { style })
+    const { app, effects } = await instance(fake(), files.store(), { style })
     const run = await startRun(app, "refund order B-7 $15")
     const res = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: false, reason: "declined" })
     expect(res.status).toBe(200)
@@ -66,7 +56,7 @@ describe.each(["openai", "anthropic"] as const)("a run that needs approval (%s s
 
 describe("answering", () => {
   it("a second answer to the same request is a 409", async () => {
-    const { app, effects } = await instance(fake, files.store())
+    const { app, effects } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order C-1 $5")
     expect((await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })).status).toBe(200)
     for (const body of [{ ok: true }, { ok: false, reason: "declined" }]) {
@@ -80,10 +70,10 @@ describe("answering", () => {
   })
 
   it("two answers at the same moment: exactly one resumes, the other is a 409", async () => {
-    const { app, effects } = await instance(fake, files.store())
+    const { app, effects } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order C-2 $5")
     // A slow final turn keeps the first claim open while the second answer arrives.
-    fake.addRule({ match: "C-2", reply: (req) => ({ ...agentReply(req), delayMs: 150 }), times: 1 })
+    fake().addRule({ match: "C-2", reply: (req) => ({ ...agentReply(req), delayMs: 150 }), times: 1 })
     const [a, b] = await Promise.all([
       postJson(app, `/requests/${run.pending.id}/answer`, { ok: true }),
       postWebhook(app, { id: run.pending.id, ok: true }),
@@ -96,18 +86,21 @@ describe("answering", () => {
   })
 
   it("an unknown request id is a 404", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     await startRun(app, "refund order D-1 $5")
     const res = await postJson(app, "/requests/pnd-nope/answer", { ok: true })
     expect(res.status).toBe(404)
     expect(await json(res)).toEqual({
-      error: { code: "unknown_request", message: 'unknown request "pnd-nope": no conversation or saved runtime waits on it' },
+      error: {
+        code: "unknown_request",
+        message: 'unknown request "pnd-nope": no conversation or saved runtime waits on it',
+      },
     })
     expect((await postWebhook(app, { id: "pnd-nope", ok: false })).status).toBe(404)
   })
 
   it("an approval after expiresAt is a 422; closing it as expired still works", async () => {
-    const { app, effects } = await instance(fake, files.store(), { tools: { expiresInMs: 1 } })
+    const { app, effects } = await instance(fake(), files.store(), { tools: { expiresInMs: 1 } })
     const run = await startRun(app, "refund order E-1 $9")
     await new Promise((resolve) => setTimeout(resolve, 20))
     const listed = await getJson(app, "/requests")
@@ -126,7 +119,7 @@ describe("answering", () => {
   })
 
   it("the webhook takes an Answer and finds the run by its request id", async () => {
-    const { app, effects } = await instance(fake, files.store())
+    const { app, effects } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order F-1 $12")
     const answer = { id: run.pending.id, ok: true, data: { approver: "ops@example.com" } }
     const res = await postWebhook(app, answer)
@@ -136,7 +129,7 @@ describe("answering", () => {
   })
 
   it("a run with two approvals parks again after the first; each request is answered once", async () => {
-    const { app, effects } = await instance(fake, files.store())
+    const { app, effects } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order G-1 $3 and email the customer")
     expect(run.pending.prompt).toBe("Refund $3.00 on order G-1?")
 
@@ -154,9 +147,9 @@ describe("answering", () => {
   })
 
   it("a model failure during the resume is a 502 that keeps the decision for the next delivery", async () => {
-    const { app, effects, errors } = await instance(fake, files.store())
+    const { app, effects, errors } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order H-1 $8")
-    fake.addRule({ match: "H-1", reply: { status: 400, text: "bad request, scripted" }, times: 1 })
+    fake().addRule({ match: "H-1", reply: { status: 400, text: "bad request, scripted" }, times: 1 })
     const failed = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })
     expect(failed.status).toBe(502)
     expect((await json(failed)).error.code).toBe("model_failed")
@@ -174,7 +167,7 @@ describe("answering", () => {
 
 describe("input checks", () => {
   it("refuses malformed bodies with 400 and a clear error", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order I-1 $1")
     const path = `/requests/${run.pending.id}/answer`
     const cases: [string, string | unknown, string][] = [
@@ -209,13 +202,15 @@ describe("input checks", () => {
     // Without a `store` option the client keeps conversations in its own MemoryStore.
     const client = createInProcessClient({ model: "m", generate: async () => ({ content: "hi" }) })
     const security = { users: { alice: ALICE_TOKEN } }
-    expect(() => createApprovalsApp({ store: files.store(), client, security })).toThrow(/conversations in `store`/)
+    expect(() => createApprovalsApp({ store: files.store(), client, security })).toThrow(
+      /conversations in `store`/,
+    )
   })
 })
 
 describe("the page", () => {
   it("lists pending requests with kind, age, expiry and buttons, escaping model-provided text", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     const evil = `email them <script>alert("pwned")</script> & <img src=x onerror=alert(1)>`
     const run = await startRun(app, evil)
     const { cookie } = await signIn(app)
@@ -241,7 +236,7 @@ describe("the page", () => {
   })
 
   it("says when nothing is waiting", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     const { cookie } = await signIn(app)
     expect(await (await app.request("/", { headers: { cookie } })).text()).toContain("Nothing is waiting.")
   })

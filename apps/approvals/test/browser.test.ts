@@ -39,7 +39,12 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
     // Attempts are not counted yet (DESIGN §9), so no request fails by itself: this store says one did.
     store.listFailed = async () => [
       {
-        request: { id: "pnd-failed-web", kind: "approval", prompt: "Refund $9.00 on order FAIL-1?", data: { tool: "refund_order" } },
+        request: {
+          id: "pnd-failed-web",
+          kind: "approval",
+          prompt: "Refund $9.00 on order FAIL-1?",
+          data: { tool: "refund_order" },
+        },
         conversationId: "run-failed",
         since: new Date(Date.now() - 3_600_000).toISOString(),
         attempts: 3,
@@ -134,11 +139,16 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
     const row = card(page, run.pending.id)
     await expect(row.locator(".prompt").textContent()).resolves.toBe("Refund $31.00 on order WEB-1?")
     await expect(row.locator(".tool").textContent()).resolves.toBe("refund_order")
-    expect(JSON.parse((await row.locator(".args pre").textContent()) ?? "")).toEqual({ orderId: "WEB-1", amountUsd: 31 })
+    expect(JSON.parse((await row.locator(".args pre").textContent()) ?? "")).toEqual({
+      orderId: "WEB-1",
+      amountUsd: 31,
+    })
     await row.getByRole("button", { name: /^Approve/ }).click()
     const result = page.locator("#log li").first()
     await result.waitFor()
-    expect(await result.textContent()).toMatch(/^Approved\. Run run-[\w-]+ finished: Done: Refunded \$31\.00 on order WEB-1/)
+    expect(await result.textContent()).toMatch(
+      /^Approved\. Run run-[\w-]+ finished: Done: Refunded \$31\.00 on order WEB-1/,
+    )
     await row.waitFor({ state: "detached" })
     expect(effectsFor("WEB-1")).toHaveLength(1)
     expect(problems).toEqual([])
@@ -157,7 +167,9 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
     await page.keyboard.press("Enter")
     const declined = page.locator("#log li", { hasText: "Declined." })
     await declined.waitFor()
-    expect(await declined.textContent()).toMatch(/Not done, it was declined: Refund \$5\.00 on order WEB-2\? \(no receipt attached\)$/)
+    expect(await declined.textContent()).toMatch(
+      /Not done, it was declined: Refund \$5\.00 on order WEB-2\? \(no receipt attached\)$/,
+    )
     expect(effectsFor("WEB-2")).toEqual([])
     expect(problems).toEqual([])
     await page.close()
@@ -170,7 +182,9 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
     await row.getByRole("button", { name: /^Edit, then approve/ }).click()
     const form = row.locator('form[data-form="edit"]')
     // orderId is not editable: only amount and reason are offered.
-    await expect(form.locator("[name]").evaluateAll((els) => els.map((el) => el.getAttribute("name")))).resolves.toEqual(["amountUsd"])
+    await expect(
+      form.locator("[name]").evaluateAll((els) => els.map((el) => el.getAttribute("name"))),
+    ).resolves.toEqual(["amountUsd"])
     await form.locator('input[name="amountUsd"]').fill("55.5")
     await form.getByRole("button", { name: "Approve with these arguments" }).click()
     await page.locator("#log li", { hasText: "Approved with changes." }).waitFor()
@@ -201,7 +215,10 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
     await elicited.locator("select[name=carrier]").selectOption("ups")
     await elicited.getByRole("button", { name: "Submit" }).click()
     await page.locator("#log li", { hasText: "Submitted." }).waitFor()
-    expect(answers).toEqual([{ text: "teal, please" }, { street: "Main St 1", zip: "1000", floor: 4, express: true, carrier: "ups" }])
+    expect(answers).toEqual([
+      { text: "teal, please" },
+      { street: "Main St 1", zip: "1000", floor: 4, express: true, carrier: "ups" },
+    ])
     expect(problems).toEqual([])
     await page.close()
   })
@@ -216,11 +233,17 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
     const rows = page.locator(".card", { hasText: "TREE-1" })
     await rows.first().waitFor()
     await expect(rows.count()).resolves.toBe(1)
-    await expect(rows.locator(".breadcrumbs li").allTextContents()).resolves.toEqual(["root", "support.1", "payments.1"])
+    await expect(rows.locator(".breadcrumbs li").allTextContents()).resolves.toEqual([
+      "root",
+      "support.1",
+      "payments.1",
+    ])
     await rows.getByRole("button", { name: /^Approve/ }).click()
     const done = page.locator("#log li", { hasText: "Approved." })
     await done.waitFor()
-    expect(await done.textContent()).toMatch(/Run team-[\w-]+ finished: Done: Done: Refunded \$15\.00 on order TREE-1/)
+    expect(await done.textContent()).toMatch(
+      /Run team-[\w-]+ finished: Done: Done: Refunded \$15\.00 on order TREE-1/,
+    )
     expect(effectsFor("TREE-1")).toHaveLength(1)
     expect(problems).toEqual([])
     await page.close()
@@ -235,7 +258,10 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
     const body = JSON.stringify({ id: run.pending.id, ok: true })
     const res = await fetch(`${server.url}/webhooks/answer`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-toolnexus-signature": signBody(WEBHOOK_SECRET, body) },
+      headers: {
+        "content-type": "application/json",
+        "x-toolnexus-signature": signBody(WEBHOOK_SECRET, body),
+      },
       body,
     })
     expect(res.status).toBe(200)
@@ -265,7 +291,9 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
   it("shows a failed request with its error and a retry button", async () => {
     const { page, problems } = await openInbox()
     const failed = page.locator('[data-failed-id="pnd-failed-web"]')
-    await expect(failed.locator(".error-text").textContent()).resolves.toBe("TNX_LLM_HTTP: LLM endpoint answered HTTP 500")
+    await expect(failed.locator(".error-text").textContent()).resolves.toBe(
+      "TNX_LLM_HTTP: LLM endpoint answered HTTP 500",
+    )
     await failed.getByRole("button", { name: "Retry with the stored decision" }).click()
     // @toolnexus/durable has no retryFailed yet; the page says so.
     await page.locator("#log li.error", { hasText: "cannot retry failed requests" }).waitFor()
@@ -277,13 +305,21 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
     it("a text/plain form posted from another origin answers nothing", async () => {
       const run = await startRun("refund order EVIL-1 $999")
       const page = await context.newPage()
-      const response = page.waitForResponse((res) => res.url().includes("/answer") && res.request().method() === "POST")
-      await page.goto(`${attackerUrl}/${encodeURIComponent(`${server.url}/requests/${run.pending.id}/answer`)}`)
+      const response = page.waitForResponse(
+        (res) => res.url().includes("/answer") && res.request().method() === "POST",
+      )
+      await page.goto(
+        `${attackerUrl}/${encodeURIComponent(`${server.url}/requests/${run.pending.id}/answer`)}`,
+      )
       expect((await response).status()).toBe(403)
       // The attacker's script also tried fetch() in both CORS modes.
       await page.waitForFunction("window.attempts?.length === 2")
       expect(effectsFor("EVIL-1")).toEqual([])
-      const listed: any = await (await fetch(`${server.url}/requests/${run.pending.id}`, { headers: { authorization: `Bearer ${API_TOKEN}` } })).json()
+      const listed: any = await (
+        await fetch(`${server.url}/requests/${run.pending.id}`, {
+          headers: { authorization: `Bearer ${API_TOKEN}` },
+        })
+      ).json()
       expect(listed.request.id).toBe(run.pending.id)
       await page.close()
     })
@@ -298,15 +334,24 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
 
     it("a forged Host header, an unsigned or replayed webhook and an oversized body are refused", async () => {
       const run = await startRun("refund order EVIL-2 $999")
-      expect(await rawStatus(server, { path: "/requests", host: "attacker.example", token: API_TOKEN })).toBe(403)
+      expect(await rawStatus(server, { path: "/requests", host: "attacker.example", token: API_TOKEN })).toBe(
+        403,
+      )
 
       const body = JSON.stringify({ id: run.pending.id, ok: true })
       const post = (headers: Record<string, string>, data = body) =>
-        fetch(`${server.url}/webhooks/answer`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: data })
+        fetch(`${server.url}/webhooks/answer`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: data,
+        })
       expect((await post({})).status).toBe(401)
       const stale = signBody(WEBHOOK_SECRET, body, Date.now() - 3_600_000)
       expect((await post({ "x-toolnexus-signature": stale })).status).toBe(401)
-      const signature = signBody(WEBHOOK_SECRET, JSON.stringify({ id: run.pending.id, ok: false, reason: "declined" }))
+      const signature = signBody(
+        WEBHOOK_SECRET,
+        JSON.stringify({ id: run.pending.id, ok: false, reason: "declined" }),
+      )
       const declined = JSON.stringify({ id: run.pending.id, ok: false, reason: "declined" })
       expect((await post({ "x-toolnexus-signature": signature }, declined)).status).toBe(200)
       const replay = await post({ "x-toolnexus-signature": signature }, declined)
@@ -317,14 +362,17 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
       const run3 = await startRun("refund order EVIL-3 $999")
       const { page } = await openInbox()
       const csrf = await page.locator('meta[name="csrf-token"]').getAttribute("content")
-      const status = await page.evaluate(async ([id, csrf]) => {
-        const res = await fetch(`/requests/${id}/answer`, {
-          method: "POST",
-          headers: { "content-type": "application/json", "x-csrf-token": csrf ?? "" },
-          body: JSON.stringify({ ok: true, data: { padding: "x".repeat(100_000) } }),
-        })
-        return res.status
-      }, [run3.pending.id as string, csrf ?? ""])
+      const status = await page.evaluate(
+        async ([id, csrf]) => {
+          const res = await fetch(`/requests/${id}/answer`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-csrf-token": csrf ?? "" },
+            body: JSON.stringify({ ok: true, data: { padding: "x".repeat(100_000) } }),
+          })
+          return res.status
+        },
+        [run3.pending.id as string, csrf ?? ""],
+      )
       expect(status).toBe(413)
       expect(effectsFor("EVIL-2")).toEqual([])
       expect(effectsFor("EVIL-3")).toEqual([])
@@ -354,10 +402,18 @@ fetch(${JSON.stringify(target)}, { method: "POST", credentials: "include", heade
 }
 
 /** A GET with a chosen Host header (fetch does not let a caller set one). */
-function rawStatus(server: RunningServer, opts: { path: string; host: string; token: string }): Promise<number> {
+function rawStatus(
+  server: RunningServer,
+  opts: { path: string; host: string; token: string },
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: "127.0.0.1", port: server.port, path: opts.path, headers: { host: opts.host, authorization: `Bearer ${opts.token}` } },
+      {
+        host: "127.0.0.1",
+        port: server.port,
+        path: opts.path,
+        headers: { host: opts.host, authorization: `Bearer ${opts.token}` },
+      },
       (res) => {
         res.resume()
         resolve(res.statusCode ?? 0)

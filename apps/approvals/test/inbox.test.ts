@@ -1,9 +1,7 @@
-import { createFakeLLMServer, type FakeLLMServer } from "@toolnexus/core/testing"
 import type { DurableStore } from "@toolnexus/durable"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import type { ToolEffect } from "../src/tools.js"
 import {
-  agentReply,
   answerTools,
   getJson,
   instance,
@@ -11,23 +9,15 @@ import {
   postJson,
   postWebhook,
   signIn,
-  sqliteFiles,
+  useFakeModel,
   startRun,
 } from "./support.js"
 
-let fake: FakeLLMServer
-const files = sqliteFiles()
-beforeAll(async () => {
-  fake = await createFakeLLMServer({ fallback: agentReply })
-})
-afterAll(async () => {
-  await fake.close()
-  await files.cleanup()
-})
+const { files, fake } = useFakeModel()
 
 describe("a sub-agent tree's request", () => {
   it("is listed once, with its agent path, and one answer resumes the whole tree", async () => {
-    const { app, effects } = await instance(fake, files.store())
+    const { app, effects } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order T-1 $12", { team: true })
     expect(run).toMatchObject({ kind: "runtime", status: "pending" })
     expect(run.id).toMatch(/^team-/)
@@ -64,10 +54,15 @@ describe("a sub-agent tree's request", () => {
 
 describe("ways of answering", () => {
   it("decline with a reason: the model reads the reason, the history keeps it", async () => {
-    const { app, effects } = await instance(fake, files.store())
+    const { app, effects } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order R-1 $50")
-    const res = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: false, reason: "over the limit without a receipt" })
-    expect((await json(res)).text).toBe("Not done, it was declined: Refund $50.00 on order R-1? (over the limit without a receipt)")
+    const res = await postJson(app, `/requests/${run.pending.id}/answer`, {
+      ok: false,
+      reason: "over the limit without a receipt",
+    })
+    expect((await json(res)).text).toBe(
+      "Not done, it was declined: Refund $50.00 on order R-1? (over the limit without a receipt)",
+    )
     expect(effects).toEqual([])
     const [entry] = (await getJson(app, "/answers")).answers
     expect(entry).toMatchObject({
@@ -82,12 +77,15 @@ describe("ways of answering", () => {
   })
 
   it("edit the arguments the tool allows before approving; others are refused", async () => {
-    const { app, effects } = await instance(fake, files.store())
+    const { app, effects } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order E-7 $80")
     const path = `/requests/${run.pending.id}/answer`
     const forbidden = await postJson(app, path, { ok: true, data: { args: { orderId: "E-8" } } })
     expect(forbidden.status).toBe(400)
-    expect((await json(forbidden)).error).toMatchObject({ code: "invalid_edit", message: 'the tool does not allow changing "orderId"' })
+    expect((await json(forbidden)).error).toMatchObject({
+      code: "invalid_edit",
+      message: 'the tool does not allow changing "orderId"',
+    })
     const wrongType = await postJson(app, path, { ok: true, data: { args: { amountUsd: "lots" } } })
     expect((await json(wrongType)).error.message).toBe('"amountUsd" must stay a number')
     expect(effects).toEqual([])
@@ -102,26 +100,35 @@ describe("ways of answering", () => {
 
   it("respond to a question with text", async () => {
     const answers: unknown[] = []
-    const { app } = await instance(fake, files.store(), { extraTools: answerTools(answers) })
+    const { app } = await instance(fake(), files.store(), { extraTools: answerTools(answers) })
     const run = await startRun(app, "please ask the customer")
     expect(run.pending).toMatchObject({ kind: "question" })
-    const res = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true, data: { text: "teal" } })
+    const res = await postJson(app, `/requests/${run.pending.id}/answer`, {
+      ok: true,
+      data: { text: "teal" },
+    })
     expect((await json(res)).text).toBe("Done: The customer said: teal")
     expect(answers).toEqual([{ text: "teal" }])
   })
 
   it("fill in an MCP elicitation's form: values are checked and typed by its schema", async () => {
     const answers: unknown[] = []
-    const { app } = await instance(fake, files.store(), { extraTools: answerTools(answers) })
+    const { app } = await instance(fake(), files.store(), { extraTools: answerTools(answers) })
     const run = await startRun(app, "open the shipping form")
     const listed = (await getJson(app, "/requests")).requests[0]
     expect(listed).toMatchObject({ tool: "crm › update_address", request: { kind: "input" } })
     const path = `/requests/${run.pending.id}/answer`
     const missing = await postJson(app, path, { ok: true, data: { street: "Main St 1" } })
     expect((await json(missing)).error).toEqual({ code: "invalid_form", message: '"zip" is required' })
-    const badEnum = await postJson(app, path, { ok: true, data: { street: "Main St 1", zip: "1000", carrier: "pigeon" } })
+    const badEnum = await postJson(app, path, {
+      ok: true,
+      data: { street: "Main St 1", zip: "1000", carrier: "pigeon" },
+    })
     expect((await json(badEnum)).error.message).toBe('"carrier" must be one of "ups", "dhl"')
-    const ok = await postJson(app, path, { ok: true, data: { street: "Main St 1", zip: "1000", floor: "3", carrier: "dhl" } })
+    const ok = await postJson(app, path, {
+      ok: true,
+      data: { street: "Main St 1", zip: "1000", floor: "3", carrier: "dhl" },
+    })
     expect(ok.status).toBe(200)
     expect(answers).toEqual([{ street: "Main St 1", zip: "1000", floor: 3, express: false, carrier: "dhl" }])
   })
@@ -130,7 +137,7 @@ describe("ways of answering", () => {
 describe("the history", () => {
   it("is filtered by decision, user, tool, outcome and text, and survives a restart", async () => {
     const store = files.store()
-    const first = await instance(fake, store)
+    const first = await instance(fake(), store)
     const a = await startRun(first.app, "refund order H-1 $5")
     const b = await startRun(first.app, "refund order H-2 $6")
     const c = await startRun(first.app, "refund order H-3 $7 and email them")
@@ -139,7 +146,7 @@ describe("the history", () => {
     await postWebhook(first.app, { id: c.pending.id, ok: true })
 
     // A new app over the same database, as after a restart.
-    const { app } = await instance(fake, store)
+    const { app } = await instance(fake(), store)
     const ids = async (query: string) =>
       ((await getJson(app, `/answers${query}`)).answers as { requestId: string }[]).map((e) => e.requestId)
     expect(await ids("")).toEqual([c.pending.id, b.pending.id, a.pending.id])
@@ -161,20 +168,22 @@ describe("the history", () => {
   it("two instances on one store keep each other's entries", async () => {
     const store = files.store()
     const effects: ToolEffect[] = []
-    const one = await instance(fake, store, { effects })
-    const two = await instance(fake, store, { effects })
+    const one = await instance(fake(), store, { effects })
+    const two = await instance(fake(), store, { effects })
     const runs = await Promise.all([1, 2, 3, 4].map((n) => startRun(one.app, `refund order M-${n} $${n}`)))
     await Promise.all(
-      runs.map((run, i) => postJson((i % 2 ? one : two).app, `/requests/${run.pending.id}/answer`, { ok: true })),
+      runs.map((run, i) =>
+        postJson((i % 2 ? one : two).app, `/requests/${run.pending.id}/answer`, { ok: true }),
+      ),
     )
     const listed = (await getJson(one.app, "/answers")).answers.map((e: { requestId: string }) => e.requestId)
     expect(listed.sort()).toEqual(runs.map((r) => r.pending.id).sort())
   })
 
   it("a failed resume is recorded with its error; the later success replaces it", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order F-9 $8")
-    fake.addRule({ match: "F-9", reply: { status: 401, text: "bad key, scripted" }, times: 1 })
+    fake().addRule({ match: "F-9", reply: { status: 401, text: "bad key, scripted" }, times: 1 })
     const failed = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })
     expect(failed.status).toBe(502)
     expect((await json(failed)).error.message).toBe(
@@ -194,7 +203,12 @@ describe("the history", () => {
 describe("failed requests", () => {
   it("are listed with their error when the store tracks them, with a retry button", async () => {
     const store = files.store() as DurableStore & { listFailed?: unknown }
-    const request = { id: "pnd-failed-1", kind: "approval", prompt: "Refund $3.00 on order Z-1?", data: { tool: "refund_order", args: { orderId: "Z-1" } } }
+    const request = {
+      id: "pnd-failed-1",
+      kind: "approval",
+      prompt: "Refund $3.00 on order Z-1?",
+      data: { tool: "refund_order", args: { orderId: "Z-1" } },
+    }
     store.listFailed = async () => [
       {
         request,
@@ -205,7 +219,7 @@ describe("failed requests", () => {
         lastError: { name: "LLMHttpError", code: "TNX_LLM_HTTP", message: "LLM endpoint answered HTTP 500" },
       },
     ]
-    const { app } = await instance(fake, store)
+    const { app } = await instance(fake(), store)
     const listed = await getJson(app, "/requests/failed")
     expect(listed).toMatchObject({
       requests: [{ runId: "run-z", attempts: 3, tool: "refund_order", lastError: { code: "TNX_LLM_HTTP" } }],
@@ -219,14 +233,14 @@ describe("failed requests", () => {
     const retry = await postJson(app, "/requests/pnd-failed-1/retry", {})
     expect(retry.status).toBe(501)
     expect((await json(retry)).error.code).toBe("not_supported")
-    const plain = await instance(fake, files.store())
+    const plain = await instance(fake(), files.store())
     expect(await getJson(plain.app, "/requests/failed")).toEqual({ requests: [] })
   })
 })
 
 describe("live updates", () => {
   it("GET /events streams an inbox event when a run parks and a history event when it is answered", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     const { cookie } = await signIn(app)
     const abort = new AbortController()
     const res = await app.request("/events", { headers: { cookie }, signal: abort.signal })

@@ -15,7 +15,9 @@ afterAll(() => {
 })
 
 /** Starts dist/main.js on a free port with the scripted model; resolves with its URL. */
-function start(extraEnv: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+function start(
+  extraEnv: Record<string, string> = {},
+): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   const env: Record<string, string | undefined> = {
     ...process.env,
     PORT: "0",
@@ -82,7 +84,9 @@ it("main runs a team run with the scripted model: one request for the tree, one 
   const { child, url } = await start({ APPROVALS_TOKEN: "configured-token-0123456789" })
   const run = await post(`${url}/runs`, { prompt: "Refund order TM-1 $7", team: true })
   expect(run.status).toBe(201)
-  const listed = await (await fetch(`${url}/requests`, { headers: { authorization: `Bearer ${API_TOKEN}` } })).json()
+  const listed = await (
+    await fetch(`${url}/requests`, { headers: { authorization: `Bearer ${API_TOKEN}` } })
+  ).json()
   expect((listed as any).requests).toHaveLength(1)
   expect((listed as any).requests[0].path).toEqual(["root", "support.1", "payments.1"])
   const done = await post(`${url}/requests/${run.body.pending.id}/answer`, { ok: true })
@@ -105,6 +109,8 @@ it("main explains a port in use in one line instead of a stack trace", async () 
   })
   const code = await new Promise<number | null>((resolve) => child.once("exit", resolve))
   expect(code).toBe(1)
-  expect(err.trim()).toBe(`approvals: port ${port} is already in use: set PORT (or --port) to a free one, or 0 for any`)
+  expect(err.trim()).toBe(
+    `approvals: port ${port} is already in use: set PORT (or --port) to a free one, or 0 for any`,
+  )
   first.child.kill("SIGTERM")
 })

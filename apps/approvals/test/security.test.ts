@@ -1,9 +1,7 @@
-import { createFakeLLMServer, type FakeLLMServer } from "@toolnexus/core/testing"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { signBody } from "../src/security/webhook-signature.js"
 import {
   API_TOKEN,
-  agentReply,
   cookieOf,
   getJson,
   instance,
@@ -11,23 +9,21 @@ import {
   postJson,
   postWebhook,
   signIn,
-  sqliteFiles,
+  useFakeModel,
   startRun,
   WEBHOOK_SECRET,
 } from "./support.js"
 
-let fake: FakeLLMServer
-const files = sqliteFiles()
-beforeAll(async () => {
-  fake = await createFakeLLMServer({ fallback: agentReply })
-})
-afterAll(async () => {
-  await fake.close()
-  await files.cleanup()
-})
+const { files, fake } = useFakeModel()
 
 /** A POST with a session, as a browser page would send it; `headers` override the defaults. */
-function sessionPost(app: any, path: string, session: { cookie: string; csrf: string }, headers: Record<string, string>, body = "{}") {
+function sessionPost(
+  app: any,
+  path: string,
+  session: { cookie: string; csrf: string },
+  headers: Record<string, string>,
+  body = "{}",
+) {
   return app.request(path, {
     method: "POST",
     headers: {
@@ -43,27 +39,33 @@ function sessionPost(app: any, path: string, session: { cookie: string; csrf: st
 
 describe("sign-in", () => {
   it("pages redirect to the sign-in form; the JSON API answers 401", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     const page = await app.request("/", { headers: { accept: "text/html" } })
     expect(page.status).toBe(303)
     expect(page.headers.get("location")).toBe("/signin")
     const api = await app.request("/requests")
     expect(api.status).toBe(401)
     expect((await json(api)).error.code).toBe("unauthenticated")
-    const bad = await app.request("/requests", { headers: { authorization: "Bearer not-a-valid-token-at-all" } })
+    const bad = await app.request("/requests", {
+      headers: { authorization: "Bearer not-a-valid-token-at-all" },
+    })
     expect(bad.status).toBe(401)
     expect((await json(bad)).error.code).toBe("invalid_token")
   })
 
   it("a valid token gives an HttpOnly, SameSite=Strict session cookie; a wrong one does not", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     const form = await app.request("/signin")
     const pre = cookieOf(form, "tnx_signin")
     const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? ""
     const post = (token: string) =>
       app.request("/signin", {
         method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded", origin: "http://localhost", cookie: pre },
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          origin: "http://localhost",
+          cookie: pre,
+        },
         body: new URLSearchParams({ csrf, token }).toString(),
       })
     const wrong = await post("wrong-token-wrong-token")
@@ -83,7 +85,7 @@ describe("sign-in", () => {
   })
 
   it("the cookie is Secure over https", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     const form = await app.request("https://localhost/signin")
     expect(form.headers.getSetCookie()[0]).toMatch(/Secure/)
     const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? ""
@@ -101,7 +103,7 @@ describe("sign-in", () => {
   })
 
   it("refuses a sign-in form posted from another origin (login CSRF) and a tampered cookie", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     const res = await app.request("/signin", {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded", origin: "http://evil.example" },
@@ -114,11 +116,19 @@ describe("sign-in", () => {
   })
 
   it("sign-out needs the CSRF field and clears the cookie", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     const session = await signIn(app)
-    const headers = { cookie: session.cookie, origin: "http://localhost", "content-type": "application/x-www-form-urlencoded" }
+    const headers = {
+      cookie: session.cookie,
+      origin: "http://localhost",
+      "content-type": "application/x-www-form-urlencoded",
+    }
     expect((await app.request("/signout", { method: "POST", headers, body: "csrf=nope" })).status).toBe(403)
-    const out = await app.request("/signout", { method: "POST", headers, body: `csrf=${encodeURIComponent(session.csrf)}` })
+    const out = await app.request("/signout", {
+      method: "POST",
+      headers,
+      body: `csrf=${encodeURIComponent(session.csrf)}`,
+    })
     expect(out.status).toBe(303)
     expect(out.headers.getSetCookie().join()).toMatch(/tnx_session=;.*Max-Age=0/)
   })
@@ -126,7 +136,7 @@ describe("sign-in", () => {
 
 describe("CSRF on state-changing routes", () => {
   it("a session POST needs this origin, the CSRF token and a JSON content type", async () => {
-    const { app, effects } = await instance(fake, files.store())
+    const { app, effects } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order X-1 $5")
     const session = await signIn(app)
     const path = `/requests/${run.pending.id}/answer`
@@ -163,7 +173,7 @@ describe("CSRF on state-changing routes", () => {
   })
 
   it("JSON with a bearer token needs no CSRF token, but still application/json", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     const res = await app.request("/runs", {
       method: "POST",
       headers: { authorization: `Bearer ${API_TOKEN}`, "content-type": "text/plain" },
@@ -175,7 +185,7 @@ describe("CSRF on state-changing routes", () => {
 
 describe("Host allowlist", () => {
   it("a forged Host (DNS rebinding) is refused on every route but /healthz", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     const headers = { host: "evil.example:3000", authorization: `Bearer ${API_TOKEN}` }
     for (const path of ["/", "/requests", "/signin", "/events"]) {
       const res = await app.request(path, { headers })
@@ -184,14 +194,23 @@ describe("Host allowlist", () => {
     }
     expect((await postJson(app, "/runs", { prompt: "x" }, { host: "evil.example" })).status).toBe(403)
     expect((await app.request("/healthz", { headers })).status).toBe(200)
-    expect((await app.request("/requests", { headers: { ...headers, host: "127.0.0.1:8080" } })).status).toBe(200)
+    expect((await app.request("/requests", { headers: { ...headers, host: "127.0.0.1:8080" } })).status).toBe(
+      200,
+    )
   })
 
   it("configured hosts replace the loopback default; a port pins the port", async () => {
-    const { app } = await instance(fake, files.store(), {
-      app: { security: { users: { a: "a-token-0123456789abcdef" }, apiTokens: { ci: API_TOKEN }, allowedHosts: ["approvals.example.com:443", "inbox.internal"] } },
+    const { app } = await instance(fake(), files.store(), {
+      app: {
+        security: {
+          users: { a: "a-token-0123456789abcdef" },
+          apiTokens: { ci: API_TOKEN },
+          allowedHosts: ["approvals.example.com:443", "inbox.internal"],
+        },
+      },
     })
-    const get = (host: string) => app.request("/requests", { headers: { host, authorization: `Bearer ${API_TOKEN}` } })
+    const get = (host: string) =>
+      app.request("/requests", { headers: { host, authorization: `Bearer ${API_TOKEN}` } })
     expect((await get("approvals.example.com:443")).status).toBe(200)
     expect((await get("approvals.example.com:8443")).status).toBe(403)
     expect((await get("inbox.internal:3000")).status).toBe(200)
@@ -201,7 +220,7 @@ describe("Host allowlist", () => {
 
 describe("the signed webhook", () => {
   it("refuses unsigned, wrongly signed, stale and replayed deliveries; nothing is answered", async () => {
-    const { app, effects } = await instance(fake, files.store())
+    const { app, effects } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order W-1 $9")
     const answer = { id: run.pending.id, ok: true }
     const refused: [Response, number, string][] = [
@@ -239,7 +258,7 @@ describe("the signed webhook", () => {
   })
 
   it("is refused when no secret is configured", async () => {
-    const { app } = await instance(fake, files.store(), {
+    const { app } = await instance(fake(), files.store(), {
       app: { security: { users: { a: "a-token-0123456789abcdef" } } },
     })
     const res = await postWebhook(app, { id: "pnd-1", ok: true })
@@ -250,7 +269,7 @@ describe("the signed webhook", () => {
 
 describe("limits", () => {
   it("an oversized body is a 413 and answers nothing", async () => {
-    const { app, effects } = await instance(fake, files.store())
+    const { app, effects } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order L-1 $5")
     const big = { ok: true, data: { note: "x".repeat(70 * 1024) } }
     const res = await postJson(app, `/requests/${run.pending.id}/answer`, big)
@@ -261,7 +280,9 @@ describe("limits", () => {
   })
 
   it("answers are rate limited per caller with 429 and Retry-After", async () => {
-    const { app } = await instance(fake, files.store(), { app: { answerRateLimit: { limit: 2, windowMs: 60_000 } } })
+    const { app } = await instance(fake(), files.store(), {
+      app: { answerRateLimit: { limit: 2, windowMs: 60_000 } },
+    })
     const statuses: number[] = []
     let last: Response | undefined
     for (let i = 0; i < 3; i++) {
@@ -281,7 +302,7 @@ describe("limits", () => {
       listed++
       return listPending(opts)
     }
-    const { app } = await instance(fake, store)
+    const { app } = await instance(fake(), store)
     const run = await startRun(app, "refund order L-2 $5")
     listed = 0
     expect((await postJson(app, "/requests/pnd-unknown/answer", { ok: true })).status).toBe(404)

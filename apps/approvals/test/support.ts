@@ -1,16 +1,35 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type Client, createClient, createToolkit, defineTool, type EndpointStyle, pending, type Tool } from "@toolnexus/core"
-import type { FakeLLMServer, FakeReply, FakeRequestView } from "@toolnexus/core/testing"
+import {
+  type Client,
+  createClient,
+  createToolkit,
+  defineTool,
+  type EndpointStyle,
+  pending,
+  type Tool,
+} from "@toolnexus/core"
+import {
+  createFakeLLMServer,
+  type FakeLLMServer,
+  type FakeReply,
+  type FakeRequestView,
+} from "@toolnexus/core/testing"
 import type { DurableStore } from "@toolnexus/durable"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
 import type { Hono } from "hono"
+import { afterAll, beforeAll } from "vitest"
 import { type ApprovalsAppOptions, createApprovalsApp } from "../src/app.js"
 import type { AppEnv } from "../src/security/access.js"
 import { SIGNATURE_HEADER, signBody } from "../src/security/webhook-signature.js"
 import { createTeam } from "../src/team.js"
-import { type ApprovalToolsOptions, createApprovalToolkit, createApprovalTools, type ToolEffect } from "../src/tools.js"
+import {
+  type ApprovalToolsOptions,
+  createApprovalToolkit,
+  createApprovalTools,
+  type ToolEffect,
+} from "../src/tools.js"
 
 /** The sign-in token of the test user "alice". */
 export const ALICE_TOKEN = "alice-token-0123456789abcdef"
@@ -48,7 +67,8 @@ export function agentReply(req: FakeRequestView): FakeReply {
     toolCalls.push({ name: "send_email", arguments: { to: "jane@example.com", subject: prompt, body: "Hi" } })
   }
   if (/ask the customer/i.test(prompt)) toolCalls.push({ name: "ask_customer", arguments: { topic: prompt } })
-  if (/shipping form/i.test(prompt)) toolCalls.push({ name: "crm__update_address", arguments: { customer: "C-9" } })
+  if (/shipping form/i.test(prompt))
+    toolCalls.push({ name: "crm__update_address", arguments: { customer: "C-9" } })
   return toolCalls.length > 0 ? { text: "Asking first.", toolCalls } : { text: `You said: ${prompt}` }
 }
 
@@ -112,6 +132,29 @@ export async function instance(
   return { app, store, client, effects, errors }
 }
 
+/**
+ * The usual setup of a test file: the fake LLM server answering with {@link agentReply}
+ * (started before the file's tests, closed after them) and a directory of SQLite files.
+ */
+export function useFakeModel(): { fake: () => FakeLLMServer; files: ReturnType<typeof sqliteFiles> } {
+  const files = sqliteFiles()
+  let fake: FakeLLMServer | undefined
+  beforeAll(async () => {
+    fake = await createFakeLLMServer({ fallback: agentReply })
+  })
+  afterAll(async () => {
+    await fake?.close()
+    await files.cleanup()
+  })
+  return {
+    files,
+    fake: () => {
+      if (!fake) throw new Error("useFakeModel: the fake LLM server starts in beforeAll")
+      return fake
+    },
+  }
+}
+
 /** A directory of SQLite files, one fresh database per call of `store()`. */
 export function sqliteFiles() {
   const dir = mkdtempSync(join(tmpdir(), "tnx-approvals-"))
@@ -132,7 +175,12 @@ export function sqliteFiles() {
 }
 
 /** `app.request` with a JSON body and the test API token. */
-export function postJson(app: Hono<AppEnv>, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+export function postJson(
+  app: Hono<AppEnv>,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   const init = {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${API_TOKEN}`, ...headers },
@@ -156,7 +204,11 @@ export function postWebhook(
 }
 
 /** Starts a run through the API and returns its JSON view. */
-export async function startRun(app: Hono<AppEnv>, prompt: string, opts: { team?: boolean } = {}): Promise<any> {
+export async function startRun(
+  app: Hono<AppEnv>,
+  prompt: string,
+  opts: { team?: boolean } = {},
+): Promise<any> {
   const res = await postJson(app, "/runs", { prompt, ...opts })
   if (res.status !== 201) throw new Error(`POST /runs answered ${res.status}: ${await res.text()}`)
   return json(res)
@@ -176,7 +228,10 @@ export async function getJson(app: Hono<AppEnv>, path: string): Promise<any> {
  * Signs in through the real form (GET /signin for its CSRF value and cookie, then the form
  * post from this origin) and returns the session cookie and the page's CSRF token.
  */
-export async function signIn(app: Hono<AppEnv>, token = ALICE_TOKEN): Promise<{ cookie: string; csrf: string }> {
+export async function signIn(
+  app: Hono<AppEnv>,
+  token = ALICE_TOKEN,
+): Promise<{ cookie: string; csrf: string }> {
   const form = await app.request("/signin")
   const pre = cookieOf(form, "tnx_signin")
   const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? ""

@@ -26,6 +26,12 @@ describe.skipIf(!connectionString)("two instances on one PostgreSQL database", (
   let fake: FakeLLMServer
   const stores: PostgresStore[] = []
   let reachable = false
+  /** A store with its own connection pool, in the test's schema: as another process would open it. */
+  const open = () => {
+    const store = new PostgresStore({ connectionString: connectionString!, schema })
+    stores.push(store)
+    return store
+  }
 
   beforeAll(async () => {
     const pg = createRequire(import.meta.url)("pg") as PgModule
@@ -47,11 +53,6 @@ describe.skipIf(!connectionString)("two instances on one PostgreSQL database", (
 
   it("answering one request on both at once: one 200, one 409, the tool runs once", async () => {
     const effects: ToolEffect[] = []
-    const open = () => {
-      const store = new PostgresStore({ connectionString: connectionString!, schema })
-      stores.push(store)
-      return store
-    }
     // Two app objects, two connection pools: as two processes would be, sharing the tool log.
     const a = await instance(fake, open(), { effects })
     const b = await instance(fake, open(), { effects })
@@ -92,11 +93,6 @@ describe.skipIf(!connectionString)("two instances on one PostgreSQL database", (
 
   it("a team run parked on one instance is listed once on the other and resumed there", async () => {
     const effects: ToolEffect[] = []
-    const open = () => {
-      const store = new PostgresStore({ connectionString: connectionString!, schema })
-      stores.push(store)
-      return store
-    }
     const a = await instance(fake, open(), { effects })
     const b = await instance(fake, open(), { effects })
     const run = await startRun(a.app, "refund order PG-2 $12", { team: true })

@@ -2,7 +2,11 @@ import type { HistoryEntry, HistoryFilter } from "../history.js"
 import { ago, breadcrumbs, escapeHtml, timeTag } from "./html.js"
 
 /** The filter form and the `#history` section, the body of `GET /history`. */
-export function renderHistoryBody(input: { entries: HistoryEntry[]; filter: HistoryFilter; now: number }): string {
+export function renderHistoryBody(input: {
+  entries: HistoryEntry[]
+  filter: HistoryFilter
+  now: number
+}): string {
   const { filter } = input
   const option = (value: string, label: string, current: string | undefined) =>
     `<option value="${value}"${current === value ? " selected" : ""}>${label}</option>`

@@ -171,7 +171,11 @@ function fieldHtml(name: string, field: FormField, value: unknown, required: boo
     field.maxLength !== undefined ? ` maxlength="${field.maxLength}"` : "",
   ].join("")
   const type =
-    field.type === "number" || field.type === "integer" ? "number" : field.format === "email" ? "email" : "text"
+    field.type === "number" || field.type === "integer"
+      ? "number"
+      : field.format === "email"
+        ? "email"
+        : "text"
   const step = field.type === "number" ? ' step="any"' : field.type === "integer" ? ' step="1"' : ""
   return `<label><span>${label}</span> <input type="${type}"${step}${bounds} ${common} value="${escapeHtml(shown)}" autocomplete="off"></label>${hint}`
 }

@@ -69,12 +69,21 @@ export function createAccess(opts: SecurityOptions) {
   // The node adapter builds the URL from the Host header; in-process requests have only the URL.
   const hostOf = (c: Context) => c.req.header("host") ?? new URL(c.req.url).host
   const sameOrigin = (c: Context) =>
-    isSameOrigin({ origin: c.req.header("origin"), host: hostOf(c), fetchSite: c.req.header("sec-fetch-site") })
-  const wantsHtml = (c: Context) => c.req.method === "GET" && (c.req.header("accept") ?? "").includes("text/html")
+    isSameOrigin({
+      origin: c.req.header("origin"),
+      host: hostOf(c),
+      fetchSite: c.req.header("sec-fetch-site"),
+    })
+  const wantsHtml = (c: Context) =>
+    c.req.method === "GET" && (c.req.header("accept") ?? "").includes("text/html")
 
   const hostCheck: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (c.req.path !== "/healthz" && !isAllowedHost(hostOf(c), allowedHosts)) {
-      throw new HttpError(403, "forbidden_host", `this service does not answer to host ${JSON.stringify(hostOf(c))}`)
+      throw new HttpError(
+        403,
+        "forbidden_host",
+        `this service does not answer to host ${JSON.stringify(hostOf(c))}`,
+      )
     }
     await next()
   }
@@ -92,10 +101,19 @@ export function createAccess(opts: SecurityOptions) {
     const session = sessions.read(getCookie(c, SESSION_COOKIE))
     if (!session) {
       if (wantsHtml(c)) return c.redirect("/signin", 303)
-      throw new HttpError(401, "unauthenticated", "sign in first, or send an API token as `Authorization: Bearer <token>`")
+      throw new HttpError(
+        401,
+        "unauthenticated",
+        "sign in first, or send an API token as `Authorization: Bearer <token>`",
+      )
     }
     if (c.req.method !== "GET" && c.req.method !== "HEAD") {
-      if (!sameOrigin(c)) throw new HttpError(403, "cross_origin", "state-changing requests must come from this service's own pages")
+      if (!sameOrigin(c))
+        throw new HttpError(
+          403,
+          "cross_origin",
+          "state-changing requests must come from this service's own pages",
+        )
       // The sign-out form posts its token as a field; its route checks it.
       if (path !== "/signout" && !sessions.checkCsrf(session, c.req.header("x-csrf-token"))) {
         throw new HttpError(403, "csrf_token", "the CSRF token is missing or does not match the session")
@@ -106,7 +124,10 @@ export function createAccess(opts: SecurityOptions) {
   }
 
   /** Adds `GET/POST /signin` and `POST /signout` to the app. */
-  function routes(app: Hono<AppEnv>, render: (c: Context, csrf: string, problem?: string, status?: 200 | 401 | 429) => Response): void {
+  function routes(
+    app: Hono<AppEnv>,
+    render: (c: Context, csrf: string, problem?: string, status?: 200 | 401 | 429) => Response,
+  ): void {
     app.get("/signin", (c) => {
       if (sessions.read(getCookie(c, SESSION_COOKIE))) return c.redirect("/", 303)
       return render(c, issueSignInToken(c))
@@ -152,7 +173,13 @@ export function createAccess(opts: SecurityOptions) {
 
   function issueSignInToken(c: Context): string {
     const token = randomBytes(18).toString("base64url")
-    setCookie(c, SIGNIN_COOKIE, token, { httpOnly: true, sameSite: "Strict", secure: secure(c), path: "/signin", maxAge: 3600 })
+    setCookie(c, SIGNIN_COOKIE, token, {
+      httpOnly: true,
+      sameSite: "Strict",
+      secure: secure(c),
+      path: "/signin",
+      maxAge: 3600,
+    })
     return token
   }
 

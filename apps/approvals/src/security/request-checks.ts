@@ -28,11 +28,7 @@ function hostName(host: string): string {
  * pages: its `Origin` is this host (a cross-site form or fetch carries the attacker's
  * origin), or, for browsers that omit `Origin`, `Sec-Fetch-Site` says same-origin.
  */
-export function isSameOrigin(headers: {
-  origin?: string
-  host?: string
-  fetchSite?: string
-}): boolean {
+export function isSameOrigin(headers: { origin?: string; host?: string; fetchSite?: string }): boolean {
   const { origin, host, fetchSite } = headers
   if (fetchSite !== undefined && fetchSite !== "same-origin") return false
   if (origin === undefined) return fetchSite === "same-origin"

@@ -33,8 +33,14 @@ export function createSessions(opts: { key: string; ttlMs: number; now?: () => n
   const csrfOf = (session: Session) => sign("csrf", session.id)
   return {
     issue(user) {
-      const session: Session = { user, id: randomBytes(18).toString("base64url"), expiresAt: now() + opts.ttlMs }
-      const payload = Buffer.from(JSON.stringify([session.user, session.id, session.expiresAt])).toString("base64url")
+      const session: Session = {
+        user,
+        id: randomBytes(18).toString("base64url"),
+        expiresAt: now() + opts.ttlMs,
+      }
+      const payload = Buffer.from(JSON.stringify([session.user, session.id, session.expiresAt])).toString(
+        "base64url",
+      )
       return { cookie: `${payload}.${sign("session", payload)}`, csrf: csrfOf(session), session }
     },
     read(cookie) {
@@ -44,8 +50,11 @@ export function createSessions(opts: { key: string; ttlMs: number; now?: () => n
       const payload = cookie.slice(0, dot)
       if (!sameText(cookie.slice(dot + 1), sign("session", payload))) return undefined
       try {
-        const [user, id, expiresAt] = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as unknown[]
-        if (typeof user !== "string" || typeof id !== "string" || typeof expiresAt !== "number") return undefined
+        const [user, id, expiresAt] = JSON.parse(
+          Buffer.from(payload, "base64url").toString("utf8"),
+        ) as unknown[]
+        if (typeof user !== "string" || typeof id !== "string" || typeof expiresAt !== "number")
+          return undefined
         if (expiresAt <= now()) return undefined
         return { user, id, expiresAt }
       } catch {
@@ -62,7 +71,10 @@ export function createSessions(opts: { key: string; ttlMs: number; now?: () => n
  *
  * @throws RangeError for a token shorter than 16 characters (it could be guessed).
  */
-export function createTokenTable(tokens: Record<string, string>, label: string): (token: string | undefined) => string | undefined {
+export function createTokenTable(
+  tokens: Record<string, string>,
+  label: string,
+): (token: string | undefined) => string | undefined {
   const entries = Object.entries(tokens).map(([name, token]) => {
     if (typeof token !== "string" || token.length < 16) {
       throw new RangeError(`${label} "${name}" must be at least 16 characters long`)

@@ -1,5 +1,12 @@
 import { randomBytes } from "node:crypto"
-import { type Answer, type Client, ConfigError, type Request, type Toolkit } from "@toolnexus/core"
+import {
+  type Answer,
+  assertAnswerFits,
+  type Client,
+  ConfigError,
+  type Request,
+  type Toolkit,
+} from "@toolnexus/core"
 import type { DurableStore } from "@toolnexus/durable"
 import { type Context, Hono } from "hono"
 import { bodyLimit } from "hono/body-limit"
@@ -9,6 +16,7 @@ import { describeRequest, isPlainObject } from "./describe-request.js"
 import { type InboxEventType, createEventHub } from "./events.js"
 import { type HistoryEntry, type HistoryFilter, createHistory } from "./history.js"
 import { HttpError, classify, errorBody } from "./http-error.js"
+import { type NotifyOptions, createNotifier } from "./notifier.js"
 import {
   type FailedInboxEntry,
   type InboxEntry,
@@ -55,6 +63,8 @@ export interface ApprovalsAppOptions {
   instanceId?: string
   /** How often open pages look for changes made by other instances; default 2000 ms. */
   pollMs?: number
+  /** Post signed notifications when a run parks on a request and when a request is answered. */
+  notify?: NotifyOptions
   /** Where the model is served, named in the one-line error of a failed model call. */
   modelUrl?: string
   /** Called with unexpected (5xx) errors; default `console.error`. */
@@ -133,6 +143,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   const access = createAccess(opts.security)
   const verifyWebhook = createWebhookGuard({ secret: opts.security.webhookSecret, store })
   const answerLimit = createRateLimiter(opts.answerRateLimit ?? { limit: 30, windowMs: 60_000 })
+  const notify = opts.notify ? createNotifier(opts.notify, onError) : undefined
   const hub = createEventHub({ fingerprint: () => fingerprint(), pollMs: opts.pollMs ?? 2000 })
 
   async function fingerprint(): Promise<Record<InboxEventType, string>> {
@@ -158,6 +169,8 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
       })
     }
     const open = await inbox.findRequest(reply.id)
+    // Checked here too, so an approval after expiresAt is refused the same way for every holder.
+    if (open) assertAnswerFits(open.request, reply)
     const fitted = open ? fitAnswerToRequest(reply, open.request) : reply
     const entry = (outcome: HistoryEntry["outcome"], runId: string): HistoryEntry | undefined => {
       if (!open) return undefined
@@ -195,8 +208,32 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     const outcomeOf: HistoryEntry["outcome"] = { status: view.status, text: view.text }
     if (view.pending) outcomeOf.nextRequestId = view.pending.id
     await save(entry(outcomeOf, view.id))
-    hub.notify("inbox")
+    notify?.({
+      type: "request.answered",
+      requestId: reply.id,
+      runId: view.id,
+      answeredBy: principal.name,
+      ok: fitted.ok,
+      ...(fitted.reason !== undefined ? { reason: fitted.reason } : {}),
+      outcome: view.status,
+    })
+    announce(view)
     return view
+  }
+
+  /** Tells the open pages, and the notification receiver, that a run parked (again) or finished. */
+  function announce(view: RunView): void {
+    hub.notify("inbox")
+    if (view.status !== "pending" || !view.pending) return
+    const described = describeRequest(view.pending)
+    notify?.({
+      type: "request.pending",
+      requestId: view.pending.id,
+      runId: view.id,
+      kind: view.pending.kind,
+      prompt: view.pending.prompt,
+      ...(described.tool ? { tool: described.tool } : {}),
+    })
   }
 
   async function save(entry: HistoryEntry | undefined): Promise<void> {
@@ -364,10 +401,9 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
       throw new HttpError(400, "invalid_body", `the prompt is limited to ${MAX_PROMPT_CHARS} characters`)
     }
     const team = isPlainObject(body) && body.team === true
-    if (team && !opts.team) throw new HttpError(400, "invalid_body", "this service has no team configured")
-    const outcome = await inbox.startRun(prompt, { team })
-    hub.notify("inbox")
-    return c.json(toRunView(outcome), 201)
+    const view = toRunView(await inbox.startRun(prompt, { team }))
+    announce(view)
+    return c.json(view, 201)
   })
 
   app.post("/requests/:id/answer", async (c) => {
@@ -378,9 +414,9 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
 
   app.post("/requests/:id/retry", async (c) => {
     await readJson(c)
-    const outcome = await inbox.retryFailed(c.req.param("id"))
-    hub.notify("inbox")
-    return c.json(toRunView(outcome))
+    const view = toRunView(await inbox.retryFailed(c.req.param("id")))
+    announce(view)
+    return c.json(view)
   })
 
   app.post("/webhooks/answer", async (c) => {

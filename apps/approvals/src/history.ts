@@ -15,7 +15,7 @@ export interface HistoryEntry {
   path?: string[]
   /** The signed-in user, API token or webhook sender that answered. */
   answeredBy: string
-  via: "page" | "api" | "webhook" | "retry"
+  via: "page" | "api" | "webhook"
   /** RFC 3339. */
   answeredAt: string
   decision: { ok: boolean; reason?: string; data?: Record<string, unknown> }

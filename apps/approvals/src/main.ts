@@ -8,6 +8,7 @@ import { createApprovalsApp } from "./app.js"
 import { friendlyError } from "./friendly-error.js"
 import { createInboxStore } from "./inbox-store.js"
 import { createModel } from "./model.js"
+import type { NotifyOptions } from "./notifier.js"
 import type { SecurityOptions } from "./security/access.js"
 import { listen } from "./server.js"
 import { createTeam } from "./team.js"
@@ -39,6 +40,7 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 }
 
 const { security, generatedToken } = securityFromEnv()
+const notify = notifyFromEnv()
 
 const sqliteFile = sqlitePathOf(databaseUrl)
 if (sqliteFile !== undefined) mkdirSync(dirname(sqliteFile), { recursive: true })
@@ -65,6 +67,7 @@ try {
     toolkit,
     team,
     security,
+    ...(notify ? { notify } : {}),
     modelUrl: model.url,
     instanceId: `${machineName()}:${port}`,
   })
@@ -82,7 +85,8 @@ const signIn = generatedToken
 // One write, so a reader of the log never sees the URL without the rest.
 say(
   `approvals service listening on ${shown}\n  store: ${redact(databaseUrl)}\n  model: ${model.label}${signIn}` +
-    `\n  webhook: ${security.webhookSecret ? "signed with APPROVALS_WEBHOOK_SECRET" : "off (set APPROVALS_WEBHOOK_SECRET)"}`,
+    `\n  webhook: ${security.webhookSecret ? "signed with APPROVALS_WEBHOOK_SECRET" : "off (set APPROVALS_WEBHOOK_SECRET)"}` +
+    (notify ? `\n  notifications: ${notify.url}` : ""),
 )
 
 // A worker that died mid-resume leaves its claim to expire; any instance completes that run
@@ -138,6 +142,17 @@ function securityFromEnv(): { security: SecurityOptions; generatedToken?: string
       fail(`the token of "${name}" is shorter than 16 characters; use a long random one`, 2)
   }
   return generatedToken ? { security, generatedToken } : { security }
+}
+
+/** Signed notifications to `APPROVALS_NOTIFY_URL`, with their own secret or the webhook's. */
+function notifyFromEnv(): NotifyOptions | undefined {
+  const url = env.APPROVALS_NOTIFY_URL
+  if (!url) return undefined
+  const secret = env.APPROVALS_NOTIFY_SECRET ?? env.APPROVALS_WEBHOOK_SECRET
+  if (!secret)
+    fail("APPROVALS_NOTIFY_URL needs APPROVALS_NOTIFY_SECRET (or APPROVALS_WEBHOOK_SECRET) to sign with", 2)
+  if (!/^https?:\/\//.test(url)) fail(`APPROVALS_NOTIFY_URL must be an http(s) URL, got ${url}`, 2)
+  return { url, secret: secret as string }
 }
 
 /** `name:token,name:token` from an environment variable. */

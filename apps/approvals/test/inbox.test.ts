@@ -264,4 +264,41 @@ describe("live updates", () => {
     abort.abort()
     await reader.cancel().catch(() => {})
   })
+
+  it("a run parked by another instance on the same store reaches this instance's stream", async () => {
+    const store = files.store()
+    const here = await instance(fake(), store)
+    const there = await instance(fake(), store)
+    const { cookie } = await signIn(here.app)
+    const abort = new AbortController()
+    const res = await here.app.request("/events", { headers: { cookie }, signal: abort.signal })
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+    let seen = ""
+    const next = async () => {
+      const { value } = await reader.read()
+      seen += new TextDecoder().decode(value)
+    }
+    while (!seen.includes("event: ready")) await next()
+    // Give the first poll time to take its fingerprint before the other instance changes things.
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    await startRun(there.app, "refund order S-2 $4")
+    while (!seen.includes("event: inbox")) await next()
+    abort.abort()
+    await reader.cancel().catch(() => {})
+  })
+})
+
+describe("expiry", () => {
+  it("an approval of a tree's request after expiresAt is refused; closing it as expired works", async () => {
+    const { app, effects } = await instance(fake(), files.store(), { tools: { expiresInMs: 1 } })
+    const run = await startRun(app, "refund order X-9 $9", { team: true })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const res = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })
+    expect(res.status).toBe(422)
+    expect((await json(res)).error.code).toBe("answer_expired")
+    const closed = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: false, reason: "expired" })
+    expect(closed.status).toBe(200)
+    expect((await json(closed)).status).toBe("done")
+    expect(effects).toEqual([])
+  })
 })

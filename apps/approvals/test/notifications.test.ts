@@ -1,7 +1,8 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { verifySignature } from "../src/security/webhook-signature.js"
+import { readFileSync } from "node:fs"
+import { verifyToolnexusSignature } from "../examples/verify-signature.js"
 import { instance, postJson, startRun, useFakeModel } from "./support.js"
 
 const { files, fake } = useFakeModel()
@@ -18,9 +19,13 @@ beforeAll(async () => {
       raw += chunk
     })
     req.on("end", () => {
-      const checked = verifySignature(SECRET, req.headers["x-toolnexus-signature"] as string | undefined, raw)
-      received.push({ verified: checked.ok, body: JSON.parse(raw) })
-      res.statusCode = checked.ok ? 204 : 401
+      const verified = verifyToolnexusSignature(
+        SECRET,
+        req.headers["x-toolnexus-signature"] as string | undefined,
+        raw,
+      )
+      received.push({ verified, body: JSON.parse(raw) })
+      res.statusCode = verified ? 204 : 401
       res.end()
     })
   })
@@ -76,4 +81,20 @@ it("a receiver that is down never fails the answer; the failure is reported", as
   expect(run.status).toBe("pending")
   for (let i = 0; i < 100 && errors.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
   expect(errors).toHaveLength(1)
+})
+
+it("the README shows the receiver code this test runs, verbatim", () => {
+  const example = readFileSync(new URL("../examples/verify-signature.ts", import.meta.url), "utf8")
+  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
+  expect(readme).toContain(example.trim())
+})
+
+it("the example refuses a wrong secret, an altered body and an old timestamp", async () => {
+  const { signBody } = await import("../src/security/webhook-signature.js")
+  const body = '{"type":"request.pending"}'
+  expect(verifyToolnexusSignature(SECRET, signBody(SECRET, body), body)).toBe(true)
+  expect(verifyToolnexusSignature("another-secret-0123456789", signBody(SECRET, body), body)).toBe(false)
+  expect(verifyToolnexusSignature(SECRET, signBody(SECRET, body), `${body} `)).toBe(false)
+  expect(verifyToolnexusSignature(SECRET, signBody(SECRET, body, Date.now() - 600_000), body)).toBe(false)
+  expect(verifyToolnexusSignature(SECRET, undefined, body)).toBe(false)
 })

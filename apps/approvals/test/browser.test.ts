@@ -16,6 +16,8 @@ import {
   instance,
   sqliteFiles,
   WEBHOOK_SECRET,
+  XSS,
+  xssTool,
 } from "./support.js"
 
 const CHROMIUM = "/usr/bin/chromium"
@@ -52,7 +54,7 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
         lastError: { name: "LLMHttpError", code: "TNX_LLM_HTTP", message: "LLM endpoint answered HTTP 500" },
       },
     ]
-    service = await instance(fake, store, { extraTools: answerTools(answers) })
+    service = await instance(fake, store, { extraTools: [...answerTools(answers), xssTool()] })
     server = await listen(service.app, { port: 0, hostname: "127.0.0.1" })
     // Another origin on the same machine (a different port is a different origin, the same
     // site: SameSite cookies are sent, so only the origin and CSRF checks stand in the way).
@@ -160,6 +162,14 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
     const { page, problems } = await openInbox()
     const row = card(page, run.pending.id)
     await row.focus()
+    // j / k move the selection and come back to the same card.
+    const at = await row.evaluate((el) => [...el.ownerDocument.querySelectorAll(".card")].indexOf(el))
+    await page.keyboard.press(at > 0 ? "k" : "j")
+    await expect(row.evaluate((el) => el.classList.contains("selected"))).resolves.toBe(false)
+    await page.keyboard.press(at > 0 ? "j" : "k")
+    await expect(
+      row.evaluate((el) => el.classList.contains("selected") && el === el.ownerDocument.activeElement),
+    ).resolves.toBe(true)
     await page.keyboard.press("d")
     const reason = row.locator('form[data-form="decline"] input[name="reason"]')
     await expect(reason.evaluate((el) => el === el.ownerDocument.activeElement)).resolves.toBe(true)
@@ -302,6 +312,43 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
   })
 
   describe("attacks", () => {
+    it("no markup from a model, a tool or an approver runs, on the inbox or in the history", async () => {
+      const probe = await startRun("xss probe")
+      const other = await startRun("refund order XSS-1 $1")
+      const { page, problems } = await openInbox()
+      const dialogs: string[] = []
+      page.on("dialog", (dialog) => {
+        dialogs.push(dialog.message())
+        void dialog.dismiss()
+      })
+      const row = card(page, probe.pending.id)
+      await row.getByRole("button", { name: /^Fill in/ }).click()
+      // The text is shown as text, exactly as the tool wrote it.
+      await expect(row.locator(".prompt").textContent()).resolves.toBe(
+        `Fill ${XSS.img(5)} in ${XSS.script(6)}`,
+      )
+      await expect(row.locator(".link").textContent()).resolves.toBe("javascript:window.pwned=7")
+      await expect(row.locator(".link a").count()).resolves.toBe(0)
+      // An approver's reason goes into the history, which is shown next.
+      await card(page, other.pending.id)
+        .getByRole("button", { name: /^Decline/ })
+        .click()
+      await card(page, other.pending.id).locator("input[name=reason]").fill(XSS.img(16))
+      await card(page, other.pending.id).getByRole("button", { name: "Decline", exact: true }).click()
+      await page.locator("#log li", { hasText: "Declined." }).waitFor()
+      await page.goto(`${server.url}/history`)
+      await expect(page.locator("#history .reason").first().textContent()).resolves.toBe(XSS.img(16))
+      expect(await page.evaluate(() => (globalThis as { pwned?: unknown }).pwned)).toBeUndefined()
+      expect(dialogs).toEqual([])
+      expect(problems).toEqual([])
+      await page.close()
+      await fetch(`${server.url}/requests/${probe.pending.id}/answer`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${API_TOKEN}` },
+        body: JSON.stringify({ ok: false }),
+      })
+    })
+
     it("a text/plain form posted from another origin answers nothing", async () => {
       const run = await startRun("refund order EVIL-1 $999")
       const page = await context.newPage()

@@ -69,6 +69,7 @@ export function agentReply(req: FakeRequestView): FakeReply {
   if (/ask the customer/i.test(prompt)) toolCalls.push({ name: "ask_customer", arguments: { topic: prompt } })
   if (/shipping form/i.test(prompt))
     toolCalls.push({ name: "crm__update_address", arguments: { customer: "C-9" } })
+  if (/xss probe/i.test(prompt)) toolCalls.push({ name: "xss_probe", arguments: XSS_ARGS })
   return toolCalls.length > 0 ? { text: "Asking first.", toolCalls } : { text: `You said: ${prompt}` }
 }
 
@@ -300,4 +301,45 @@ export function answerTools(answers: unknown[]): Tool[] {
     },
   })
   return [ask, address]
+}
+
+/** Markup in every field a request can carry; each payload sets `window.pwned` if it ever runs. */
+export const XSS = {
+  img: (n: number) => `<img src=x onerror="window.pwned=${n}">`,
+  script: (n: number) => `</pre></script><script>window.pwned=${n}</script>`,
+}
+const XSS_ARGS = { [XSS.img(1)]: XSS.script(2), nested: { [XSS.script(3)]: [XSS.img(4)] } }
+
+/** A tool whose request puts {@link XSS} payloads in its prompt, url, server, tool, path and schema. */
+export function xssTool(): Tool {
+  return defineTool({
+    name: "xss_probe",
+    description: "Probes the page's escaping",
+    inputSchema: { type: "object" },
+    run: (_args, ctx) =>
+      ctx.answer
+        ? "probed"
+        : pending({
+            kind: "input",
+            prompt: `Fill ${XSS.img(5)} in ${XSS.script(6)}`,
+            url: `javascript:window.pwned=7`,
+            data: {
+              server: XSS.img(8),
+              tool: XSS.script(9),
+              path: [XSS.img(10), "x"],
+              schema: {
+                type: "object",
+                properties: {
+                  [`"><img src=x onerror="window.pwned=11">`]: {
+                    type: "string",
+                    title: XSS.img(12),
+                    description: XSS.script(13),
+                    enum: [XSS.img(14), "ok"],
+                  },
+                  note: { type: "string", default: `"><script>window.pwned=15</script>` },
+                },
+              },
+            },
+          }),
+  })
 }

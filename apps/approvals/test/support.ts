@@ -330,7 +330,7 @@ export function xssTool(): Tool {
               schema: {
                 type: "object",
                 properties: {
-                  [`"><img src=x onerror="window.pwned=11">`]: {
+                  '"><img src=x onerror="window.pwned=11">': {
                     type: "string",
                     title: XSS.img(12),
                     description: XSS.script(13),

@@ -237,9 +237,13 @@ export class SqliteStore extends DurableStoreBase {
         const conv = s.conversation.get(id) as SqliteConversationRow | undefined
         const req = s.request.get(answerId) as SqliteRequestRow | undefined
         const now = Date.now()
+        const holder =
+          req?.claim_conversation_id == null || req.claim_conversation_id === id
+            ? conv
+            : (s.conversation.get(req.claim_conversation_id) as SqliteConversationRow | undefined)
         const decision = decideClaim(
           conv && { pendingId: conv.pending_id, consumedId: conv.consumed_id },
-          req && requestOf(req),
+          req && { ...requestOf(req), claimHolderWaits: holder?.pending_id === answerId },
           answerId,
           runtimeKey,
           now,

@@ -1,0 +1,108 @@
+import {
+  type Answer,
+  type ConversationStore,
+  type EndpointStyle,
+  type Request,
+  UnknownRequestError,
+} from "@toolnexus/core"
+import type { Execution } from "./execution.js"
+import { appliedBefore, continueHalted, haltedOn } from "./handle-conversation.js"
+import type { HandleRecord } from "./handle-record.js"
+import { applyTransition } from "./handle-state.js"
+
+/** @internal What parking and resuming handles needs from the runtime. */
+export interface ParkingContext {
+  readonly store: ConversationStore
+  readonly trace: string[]
+  readonly execution: Execution
+  readonly root: HandleRecord
+  /** The store id of a handle's conversation. */
+  conversationId(r: HandleRecord): string
+  /** The model and style a handle's transcript was written with. */
+  transcriptOf(r: HandleRecord): { model: string; style: EndpointStyle }
+}
+
+/**
+ * @internal Durably suspended handles, indexed by the id of the request they wait on, and
+ * the two ways out: `resume` with the answer, or `cancel` by interrupt/close.
+ */
+export class Parking {
+  readonly #ctx: ParkingContext
+  readonly #byRequest = new Map<string, HandleRecord[]>()
+
+  constructor(ctx: ParkingContext) {
+    this.#ctx = ctx
+  }
+
+  /** Indexes a suspended (not inline) handle under its pending request id. */
+  park(r: HandleRecord): void {
+    const id = r.pending?.id
+    if (id === undefined) return
+    const holders = this.#byRequest.get(id)
+    if (holders) holders.push(r)
+    else this.#byRequest.set(id, [r])
+  }
+
+  /**
+   * Continues the tree parked on `answer.id`: the deepest holder first, from its halted tool
+   * call; then each ancestor parked on the same request, its halted `task` call reattaching
+   * to the child it already has. Resolves when the cascade has settled. `claim` (a durable
+   * store's claim token) goes to the topmost holder's save, the last of the cascade.
+   *
+   * @throws UnknownRequestError when no parked handle holds `answer.id`.
+   */
+  async resume(answer: Answer, opts?: { claim?: string }): Promise<void> {
+    let target: HandleRecord | undefined
+    for (const r of this.#byRequest.get(answer.id) ?? []) {
+      if (!target || depth(r) > depth(target)) target = r
+    }
+    if (!target) throw new UnknownRequestError(answer.id, "no suspended handle holds it")
+    const { store, trace, execution, root } = this.#ctx
+    const cascade: HandleRecord[] = []
+    for (let r: HandleRecord | undefined = target; r && r !== root; r = r.parent) {
+      if (r.state !== "suspended" || r.inline || r.pending?.id !== answer.id) break
+      cascade.push(r)
+    }
+    for (const [i, handle] of cascade.entries()) {
+      const pending = haltedOn(handle.pending as Request, cascade[i - 1])
+      const claim = i === cascade.length - 1 ? opts?.claim : undefined
+      const id = this.#ctx.conversationId(handle)
+      this.#unpark(handle)
+      applyTransition(handle, "unpark", trace)
+      applyTransition(handle, "start", trace)
+      await execution.run(handle, async (client, toolkit, signal) => {
+        const recorded = await appliedBefore(store, id, answer.id, this.#ctx.transcriptOf(handle))
+        if (recorded)
+          trace.push(`${handle.id}: resume → RECOVERED from the store (the answer was applied before)`)
+        return recorded ?? continueHalted(id, client, { toolkit, pending, answer, signal, claim })
+      })
+    }
+  }
+
+  /**
+   * Cancels a parked handle's request (interrupt or close): its waiters get `status`, and its
+   * next run declines the request first. An interrupted handle becomes idle; a closing one
+   * is closed by the caller.
+   */
+  cancel(r: HandleRecord, status: "interrupted" | "closed"): void {
+    this.#unpark(r)
+    r.cancelled = r.pending
+    r.pending = undefined
+    r.lastResult = r.result(status, "", true)
+    if (status === "interrupted") applyTransition(r, "cancel", this.#ctx.trace)
+    r.notify(r.lastResult)
+  }
+
+  #unpark(r: HandleRecord): void {
+    const id = r.pending?.id
+    const holders = id === undefined ? undefined : this.#byRequest.get(id)
+    if (!holders || id === undefined) return
+    const rest = holders.filter((h) => h !== r)
+    if (rest.length > 0) this.#byRequest.set(id, rest)
+    else this.#byRequest.delete(id)
+  }
+}
+
+function depth(r: HandleRecord): number {
+  return r.id.split("/").length
+}

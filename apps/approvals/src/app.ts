@@ -147,17 +147,16 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   const hub = createEventHub({ fingerprint: () => fingerprint(), pollMs: opts.pollMs ?? 2000 })
 
   async function fingerprint(): Promise<Record<InboxEventType, string>> {
-    const [pending, failed, latest] = await Promise.all([
+    const [pending, failed, version] = await Promise.all([
       inbox.listPending({ limit: PAGE_LIMIT }),
       inbox.listFailed(),
-      history.list({ limit: 1 }),
+      history.version(),
     ])
     const ids = [
       ...pending.map((e) => `${e.request.id}:${e.state}`),
       ...failed.map((e) => `failed:${e.request.id}`),
     ]
-    const head = latest[0]
-    return { inbox: ids.join(","), history: head ? `${head.requestId}@${head.answeredAt}` : "" }
+    return { inbox: ids.join(","), history: version }
   }
 
   /** Answers a request for `principal`, records the decision in the history and tells the open pages. */

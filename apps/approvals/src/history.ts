@@ -44,6 +44,8 @@ export interface History {
   record(entry: HistoryEntry): Promise<void>
   /** Entries matching the filter, newest first. */
   list(filter?: HistoryFilter): Promise<HistoryEntry[]>
+  /** A short value that changes whenever any instance records an answer (cheap: no entry is read). */
+  version(): Promise<string>
 }
 
 /** Options of {@link createHistory}. */
@@ -61,6 +63,7 @@ export interface HistoryOptions {
 
 const WRITERS_KEY = "approvals:history:writers"
 const WRITER_PREFIX = "approvals:history:writer:"
+const HEAD_PREFIX = "approvals:history:head:"
 
 /**
  * A history kept in the store's snapshots, so it survives reloads and restarts and is seen
@@ -108,12 +111,19 @@ export function createHistory(opts: HistoryOptions): History {
         const kept = entries.slice(-keep)
         own = Promise.resolve(kept)
         await store.putSnapshot(WRITER_PREFIX + writerId, kept)
+        await store.putSnapshot(HEAD_PREFIX + writerId, `${entry.requestId}@${entry.answeredAt}`)
         if (!registered) await register()
       })
       queue = write.catch(() => {
         own = undefined
       })
       return write
+    },
+
+    async version() {
+      const names = [...new Set([...(await writers()), writerId])]
+      const heads = await Promise.all(names.map((name) => store.getSnapshot(HEAD_PREFIX + name)))
+      return heads.map((head) => String(head ?? "")).join(",")
     },
 
     async list(filter = {}) {

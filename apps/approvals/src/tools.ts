@@ -1,4 +1,12 @@
-import { type Answer, createToolkit, defineTool, pending, type Tool, type Toolkit } from "@toolnexus/core"
+import {
+  type Answer,
+  ConfigError,
+  createToolkit,
+  defineTool,
+  pending,
+  type Tool,
+  type Toolkit,
+} from "@toolnexus/core"
 
 /** A side effect a tool performed after its request was approved (simulated; nothing leaves the process). */
 export interface ToolEffect {
@@ -28,7 +36,7 @@ const DAY_MS = 24 * 60 * 60 * 1000
 export function createApprovalTools(opts: ApprovalToolsOptions = {}): Tool[] {
   const expiresInMs = opts.expiresInMs ?? DAY_MS
   if (!Number.isFinite(expiresInMs) || expiresInMs <= 0) {
-    throw new RangeError(`expiresInMs must be a positive number, got ${opts.expiresInMs}`)
+    throw new ConfigError(`expiresInMs must be a positive number, got ${opts.expiresInMs}`)
   }
   const expiresAt = () => new Date(Date.now() + expiresInMs).toISOString()
   const effect = opts.onEffect ?? (() => {})

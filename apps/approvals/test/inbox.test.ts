@@ -265,7 +265,7 @@ describe("live updates", () => {
     await reader.cancel().catch(() => {})
   })
 
-  it("a run parked by another instance on the same store reaches this instance's stream", async () => {
+  it("a run parked, and an answer given, by another instance on the same store reach this instance's stream", async () => {
     const store = files.store()
     const here = await instance(fake(), store)
     const there = await instance(fake(), store)
@@ -281,8 +281,11 @@ describe("live updates", () => {
     while (!seen.includes("event: ready")) await next()
     // Give the first poll time to take its fingerprint before the other instance changes things.
     await new Promise((resolve) => setTimeout(resolve, 250))
-    await startRun(there.app, "refund order S-2 $4")
+    const run = await startRun(there.app, "refund order S-2 $4")
     while (!seen.includes("event: inbox")) await next()
+    // An answer given over there is recorded in the shared history, and that is noticed here too.
+    await postJson(there.app, `/requests/${run.pending.id}/answer`, { ok: true })
+    while (!seen.includes("event: history")) await next()
     abort.abort()
     await reader.cancel().catch(() => {})
   })

@@ -571,14 +571,22 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         const { ids, leaf } = await parkTree(store)
         const key = uid("runtime")
         const path = ["root", "lead.1", "mid.1", "asker.1"]
-        await store.putSnapshot(key, { v: 1 }, { holds: [{ requestId: leaf.id, conversationId: ids[2] as string, path }] })
-        expect(await store.findRequest(leaf.id)).toMatchObject({ runtimeKey: key, conversationId: ids[2], path })
+        await store.putSnapshot(
+          key,
+          { v: 1 },
+          { holds: [{ requestId: leaf.id, conversationId: ids[2] as string, path }] },
+        )
+        expect(await store.findRequest(leaf.id)).toMatchObject({
+          runtimeKey: key,
+          conversationId: ids[2],
+          path,
+        })
         expect(await store.getSnapshot(key)).toEqual({ v: 1 })
         await store.putSnapshot(key, { v: 2 }, { holds: [] })
         expect((await store.findRequest(leaf.id))?.runtimeKey).toBeUndefined()
-        await expect(store.putSnapshot(key, {}, { holds: [{ requestId: "", conversationId: "c" }] })).rejects.toBeInstanceOf(
-          ConfigError,
-        )
+        await expect(
+          store.putSnapshot(key, {}, { holds: [{ requestId: "", conversationId: "c" }] }),
+        ).rejects.toBeInstanceOf(ConfigError)
       })
 
       it("claims per request id: one claim across the tree, and once applied refused everywhere with the decision", async () => {
@@ -613,17 +621,25 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         const store = await open()
         const { ids, leaf } = await parkTree(store)
         const key = uid("runtime")
-        await store.putSnapshot(key, {}, { holds: [{ requestId: leaf.id, conversationId: ids[2] as string }] })
+        await store.putSnapshot(
+          key,
+          {},
+          { holds: [{ requestId: leaf.id, conversationId: ids[2] as string }] },
+        )
         for (const id of ids) {
           const attempt = store.claimAnswer(id, { id: leaf.id, ok: true })
           await expect(attempt).rejects.toBeInstanceOf(RuntimeHeldError)
           await expect(attempt).rejects.toMatchObject({ runtimeKey: key, code: "TNX_RUNTIME_HELD" })
         }
         expect(await store.findRequest(leaf.id)).toMatchObject({ state: "open", attempts: 0 })
-        await expect(store.claimAnswer(ids[0] as string, { id: leaf.id, ok: true }, { runtimeKey: uid("other") })).rejects.toBeInstanceOf(
-          RuntimeHeldError,
+        await expect(
+          store.claimAnswer(ids[0] as string, { id: leaf.id, ok: true }, { runtimeKey: uid("other") }),
+        ).rejects.toBeInstanceOf(RuntimeHeldError)
+        const claim = await store.claimAnswer(
+          ids[0] as string,
+          { id: leaf.id, ok: true },
+          { runtimeKey: key },
         )
-        const claim = await store.claimAnswer(ids[0] as string, { id: leaf.id, ok: true }, { runtimeKey: key })
         expect(claim.takeover).toBe(false)
       })
 
@@ -635,7 +651,11 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         const first = await store.claimAnswer(id, { id: req.id, ok: true })
         await store.releaseClaim(id, first.token)
         await store.claimAnswer(id, { id: req.id, ok: true })
-        expect(await store.findRequest(req.id)).toMatchObject({ attempts: 2, state: "claimed", conversationId: id })
+        expect(await store.findRequest(req.id)).toMatchObject({
+          attempts: 2,
+          state: "claimed",
+          conversationId: id,
+        })
         expect(await store.listFailed()).toEqual([])
         expect(await store.listFailed({ limit: 0 })).toEqual([])
       })
@@ -670,7 +690,9 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         expect(await fresh.getPending(id)).toBeUndefined()
         expect(await fresh.findRequest(req.id)).toBeUndefined()
         expect((await fresh.listExpiredClaims()).some((c) => c.id === id)).toBe(false)
-        await expect(fresh.claimAnswer(id, { id: req.id, ok: true })).rejects.toBeInstanceOf(UnknownRequestError)
+        await expect(fresh.claimAnswer(id, { id: req.id, ok: true })).rejects.toBeInstanceOf(
+          UnknownRequestError,
+        )
         // The id can be used again from scratch, and deleting an unknown id is a no-op.
         await store.save(id, turns(1))
         expect(await (await open()).get(id)).toEqual(turns(1))

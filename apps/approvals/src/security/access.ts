@@ -1,3 +1,4 @@
+import { ConfigError } from "@toolnexus/core"
 import { randomBytes } from "node:crypto"
 import type { Context, Hono, MiddlewareHandler } from "hono"
 import { deleteCookie, getCookie, setCookie } from "hono/cookie"
@@ -53,7 +54,7 @@ const PUBLIC_PATHS = new Set(["/healthz", "/signin"])
  */
 export function createAccess(opts: SecurityOptions) {
   const users = createTokenTable(opts.users, "the sign-in token of user")
-  if (Object.keys(opts.users).length === 0) throw new RangeError("security.users needs at least one user")
+  if (Object.keys(opts.users).length === 0) throw new ConfigError("security.users needs at least one user")
   const apiTokens = createTokenTable(opts.apiTokens ?? {}, "the API token")
   const allowedHosts = opts.allowedHosts ?? LOOPBACK_HOSTS
   const sessions = createSessions({

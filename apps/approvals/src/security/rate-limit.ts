@@ -1,3 +1,4 @@
+import { ConfigError } from "@toolnexus/core"
 /** Options of {@link createRateLimiter}. */
 export interface RateLimitOptions {
   /** Requests allowed per window and key. */
@@ -22,8 +23,8 @@ export interface RateLimiter {
 export function createRateLimiter(opts: RateLimitOptions): RateLimiter {
   const { limit, windowMs } = opts
   if (!Number.isInteger(limit) || limit < 1)
-    throw new RangeError(`limit must be a positive integer, got ${limit}`)
-  if (!(windowMs > 0)) throw new RangeError(`windowMs must be positive, got ${windowMs}`)
+    throw new ConfigError(`limit must be a positive integer, got ${limit}`)
+  if (!(windowMs > 0)) throw new ConfigError(`windowMs must be positive, got ${windowMs}`)
   const now = opts.now ?? Date.now
   const windows = new Map<string, { start: number; count: number }>()
   return {

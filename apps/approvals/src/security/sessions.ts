@@ -1,3 +1,4 @@
+import { ConfigError } from "@toolnexus/core"
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 
 /** A signed-in browser session, as read back from its cookie. */
@@ -69,7 +70,7 @@ export function createSessions(opts: { key: string; ttlMs: number; now?: () => n
 /**
  * A map from secret tokens to the names they are configured under, compared in constant time.
  *
- * @throws RangeError for a token shorter than 16 characters (it could be guessed).
+ * @throws ConfigError for a token shorter than 16 characters (it could be guessed).
  */
 export function createTokenTable(
   tokens: Record<string, string>,
@@ -77,7 +78,7 @@ export function createTokenTable(
 ): (token: string | undefined) => string | undefined {
   const entries = Object.entries(tokens).map(([name, token]) => {
     if (typeof token !== "string" || token.length < 16) {
-      throw new RangeError(`${label} "${name}" must be at least 16 characters long`)
+      throw new ConfigError(`${label} "${name}" must be at least 16 characters long`)
     }
     return { name, digest: digest(token) }
   })

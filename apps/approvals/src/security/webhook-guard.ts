@@ -11,7 +11,7 @@ const SEEN_PREFIX = "approvals:webhook-seen:"
  */
 export function createWebhookGuard(opts: {
   secret: string | undefined
-  store: Pick<DurableStore, "getSnapshot" | "putSnapshot">
+  store: Pick<DurableStore, "getSnapshot" | "putSnapshot" | "deleteSnapshot">
   toleranceS?: number
 }) {
   const toleranceS = opts.toleranceS ?? DEFAULT_TOLERANCE_S
@@ -36,7 +36,14 @@ export function createWebhookGuard(opts: {
     if (seen.has(checked.signature) || (await opts.store.getSnapshot(key)) !== undefined) {
       throw new HttpError(409, "webhook_replayed", "this signed webhook was already received")
     }
-    seen.set(checked.signature, checked.timestamp * 1000 + toleranceS * 1000)
+    const expires = checked.timestamp * 1000 + toleranceS * 1000
+    seen.set(checked.signature, expires)
     await opts.store.putSnapshot(key, { t: checked.timestamp })
+    // Past the window the timestamp check refuses the signature anyway; the record can go.
+    // (An instance that stops before then leaves a few small records behind, harmlessly.)
+    setTimeout(
+      () => void opts.store.deleteSnapshot(key).catch(() => {}),
+      Math.max(0, expires - now) + 1000,
+    ).unref()
   }
 }

@@ -1,29 +1,16 @@
 import { randomBytes } from "node:crypto"
-import {
-  type Answer,
-  assertAnswerFits,
-  type Client,
-  ConfigError,
-  type Request,
-  type Toolkit,
-} from "@toolnexus/core"
+import { type Client, ConfigError, type Toolkit } from "@toolnexus/core"
 import type { DurableStore } from "@toolnexus/durable"
 import { type Context, Hono } from "hono"
 import { bodyLimit } from "hono/body-limit"
-import { streamSSE } from "hono/streaming"
-import { fitAnswerToRequest, parseAnswer } from "./answer-body.js"
+import { parseAnswer } from "./answer-body.js"
+import { createAnswering, toRunView } from "./answering.js"
 import { describeRequest, isPlainObject } from "./describe-request.js"
-import { type InboxEventType, createEventHub } from "./events.js"
-import { type HistoryEntry, type HistoryFilter, createHistory } from "./history.js"
+import { type InboxEventType, createEventHub, streamEvents } from "./events.js"
+import { type HistoryFilter, createHistory } from "./history.js"
 import { HttpError, classify, errorBody } from "./http-error.js"
 import { type NotifyOptions, createNotifier } from "./notifier.js"
-import {
-  type FailedInboxEntry,
-  type InboxEntry,
-  type RunOutcome,
-  type TeamOptions,
-  createInboxStore,
-} from "./inbox-store.js"
+import { type FailedInboxEntry, type InboxEntry, type TeamOptions, createInboxStore } from "./inbox-store.js"
 import { renderHistoryBody, renderHistorySection } from "./page/history-view.js"
 import { renderShell } from "./page/html.js"
 import { renderInboxBody, renderInboxSection } from "./page/inbox-view.js"
@@ -69,20 +56,6 @@ export interface ApprovalsAppOptions {
   modelUrl?: string
   /** Called with unexpected (5xx) errors; default `console.error`. */
   onError?: (error: unknown) => void
-}
-
-/** A run as the API reports it: finished, or waiting on a request. */
-export interface RunView {
-  /** The run: a conversation id, or a team run's runtime key. */
-  id: string
-  kind: RunOutcome["kind"]
-  status: string
-  /** The model's final text (or what it said before it halted). */
-  text: string
-  /** The request the run waits on when `status` is `"pending"`. */
-  pending?: Request
-  /** Which limit stopped the run when `status` is `"incomplete"`. */
-  limit?: string
 }
 
 /** A pending request as `GET /requests` lists it: once per request id. */
@@ -142,9 +115,16 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   const history = createHistory({ store, writerId: opts.instanceId })
   const access = createAccess(opts.security)
   const verifyWebhook = createWebhookGuard({ secret: opts.security.webhookSecret, store })
-  const answerLimit = createRateLimiter(opts.answerRateLimit ?? { limit: 30, windowMs: 60_000 })
-  const notify = opts.notify ? createNotifier(opts.notify, onError) : undefined
   const hub = createEventHub({ fingerprint: () => fingerprint(), pollMs: opts.pollMs ?? 2000 })
+  const answering = createAnswering({
+    inbox,
+    history,
+    hub,
+    limiter: createRateLimiter(opts.answerRateLimit ?? { limit: 30, windowMs: 60_000 }),
+    ...(opts.notify ? { notify: createNotifier(opts.notify, onError) } : {}),
+    ...(opts.modelUrl ? { modelUrl: opts.modelUrl } : {}),
+    onError,
+  })
 
   async function fingerprint(): Promise<Record<InboxEventType, string>> {
     const [pending, failed, version] = await Promise.all([
@@ -157,88 +137,6 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
       ...failed.map((e) => `failed:${e.request.id}`),
     ]
     return { inbox: ids.join(","), history: version }
-  }
-
-  /** Answers a request for `principal`, records the decision in the history and tells the open pages. */
-  async function answerRequest(reply: Answer, principal: Principal): Promise<RunView> {
-    const limited = answerLimit.take(`${principal.via}:${principal.name}`)
-    if (!limited.ok) {
-      throw new HttpError(429, "rate_limited", `too many answers; try again in ${limited.retryAfterS} s`, {
-        "retry-after": String(limited.retryAfterS),
-      })
-    }
-    const open = await inbox.findRequest(reply.id)
-    // Checked here too, so an approval after expiresAt is refused the same way for every holder.
-    if (open) assertAnswerFits(open.request, reply)
-    const fitted = open ? fitAnswerToRequest(reply, open.request) : reply
-    const entry = (outcome: HistoryEntry["outcome"], runId: string): HistoryEntry | undefined => {
-      if (!open) return undefined
-      const described = describeRequest(open.request)
-      const decision: HistoryEntry["decision"] = { ok: fitted.ok }
-      if (fitted.reason !== undefined) decision.reason = fitted.reason
-      if (fitted.data !== undefined) decision.data = fitted.data
-      return {
-        requestId: reply.id,
-        runId,
-        kind: open.request.kind,
-        prompt: open.request.prompt,
-        ...(described.tool ? { tool: described.tool } : {}),
-        ...(described.args ? { args: described.args } : {}),
-        ...(open.path?.length ? { path: open.path } : {}),
-        answeredBy: principal.name,
-        via: principal.via,
-        answeredAt: new Date().toISOString(),
-        decision,
-        outcome,
-      }
-    }
-    let outcome: RunOutcome
-    try {
-      outcome = await inbox.deliver(fitted)
-    } catch (error) {
-      const { status, message } = classify(error, opts.modelUrl)
-      // The decision was taken and kept (the next delivery or a sweep completes the run): record it.
-      if (status >= 500)
-        await save(entry({ status: "error", error: message }, open?.runtimeKey ?? open?.conversationId ?? ""))
-      hub.notify("inbox")
-      throw error
-    }
-    const view = toRunView(outcome)
-    const outcomeOf: HistoryEntry["outcome"] = { status: view.status, text: view.text }
-    if (view.pending) outcomeOf.nextRequestId = view.pending.id
-    await save(entry(outcomeOf, view.id))
-    notify?.({
-      type: "request.answered",
-      requestId: reply.id,
-      runId: view.id,
-      answeredBy: principal.name,
-      ok: fitted.ok,
-      ...(fitted.reason !== undefined ? { reason: fitted.reason } : {}),
-      outcome: view.status,
-    })
-    announce(view)
-    return view
-  }
-
-  /** Tells the open pages, and the notification receiver, that a run parked (again) or finished. */
-  function announce(view: RunView): void {
-    hub.notify("inbox")
-    if (view.status !== "pending" || !view.pending) return
-    const described = describeRequest(view.pending)
-    notify?.({
-      type: "request.pending",
-      requestId: view.pending.id,
-      runId: view.id,
-      kind: view.pending.kind,
-      prompt: view.pending.prompt,
-      ...(described.tool ? { tool: described.tool } : {}),
-    })
-  }
-
-  async function save(entry: HistoryEntry | undefined): Promise<void> {
-    if (!entry) return
-    await history.record(entry).catch(onError)
-    hub.notify("history")
   }
 
   const app = new Hono<AppEnv>()
@@ -321,42 +219,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     return c.html(renderHistorySection({ entries: await history.list(historyFilter(c)), now: Date.now() }))
   })
 
-  app.get("/events", (c) =>
-    streamSSE(c, async (stream) => {
-      const queue = new Set<InboxEventType>()
-      let wake: (() => void) | undefined
-      let open = true
-      const unsubscribe = hub.subscribe((type) => {
-        queue.add(type)
-        wake?.()
-      })
-      stream.onAbort(() => {
-        open = false
-        wake?.()
-      })
-      try {
-        await stream.writeSSE({ event: "ready", data: "{}" })
-        while (open) {
-          if (queue.size === 0) {
-            await new Promise<void>((resolve) => {
-              wake = resolve
-              // A comment now and then keeps proxies from closing an idle stream.
-              setTimeout(resolve, 25_000).unref?.()
-            })
-            wake = undefined
-          }
-          if (!open) break
-          if (queue.size === 0) await stream.write(": keep-alive\n\n")
-          for (const type of [...queue]) {
-            queue.delete(type)
-            await stream.writeSSE({ event: type, data: JSON.stringify({ type }) })
-          }
-        }
-      } finally {
-        unsubscribe()
-      }
-    }),
-  )
+  app.get("/events", (c) => streamEvents(c, hub))
 
   app.get("/healthz", (c) => c.json({ ok: true }))
 
@@ -401,20 +264,20 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     }
     const team = isPlainObject(body) && body.team === true
     const view = toRunView(await inbox.startRun(prompt, { team }))
-    announce(view)
+    answering.announce(view)
     return c.json(view, 201)
   })
 
   app.post("/requests/:id/answer", async (c) => {
     const id = c.req.param("id")
     const reply = parseAnswer(await readJson(c), id)
-    return c.json(await answerRequest(reply, c.get("principal")))
+    return c.json(await answering.answer(reply, c.get("principal")))
   })
 
   app.post("/requests/:id/retry", async (c) => {
     await readJson(c)
     const view = toRunView(await inbox.retryFailed(c.req.param("id")))
-    announce(view)
+    answering.announce(view)
     return c.json(view)
   })
 
@@ -423,23 +286,10 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     const raw = await c.req.text()
     await verifyWebhook(c.req.header(SIGNATURE_HEADER), raw)
     const reply = parseAnswer(parseJsonText(raw))
-    return c.json(await answerRequest(reply, { name: `webhook ${clientAddress(c)}`, via: "webhook" }))
+    return c.json(await answering.answer(reply, { name: `webhook ${clientAddress(c)}`, via: "webhook" }))
   })
 
   return app
-}
-
-function toRunView(outcome: RunOutcome): RunView {
-  const { result } = outcome
-  const view: RunView = {
-    id: outcome.kind === "runtime" ? outcome.key : outcome.id,
-    kind: outcome.kind,
-    status: result.status,
-    text: result.text,
-  }
-  if (result.pending) view.pending = result.pending
-  if (result.limit) view.limit = result.limit
-  return view
 }
 
 function toPendingView(entry: InboxEntry | FailedInboxEntry, now: number): PendingView {

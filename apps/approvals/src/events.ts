@@ -1,3 +1,6 @@
+import type { Context } from "hono"
+import { streamSSE } from "hono/streaming"
+
 /** What changed: the open or failed requests, or the history of answers. */
 export type InboxEventType = "inbox" | "history"
 
@@ -71,4 +74,44 @@ export function createEventHub(opts: {
       listeners.clear()
     },
   }
+}
+
+/**
+ * The `GET /events` response: a `ready` event, then one event per change (`inbox`,
+ * `history`), and a comment every 25 s so proxies keep the idle stream open.
+ */
+export function streamEvents(c: Context, hub: EventHub): Response {
+  return streamSSE(c, async (stream) => {
+    const queue = new Set<InboxEventType>()
+    let wake: (() => void) | undefined
+    let open = true
+    const unsubscribe = hub.subscribe((type) => {
+      queue.add(type)
+      wake?.()
+    })
+    stream.onAbort(() => {
+      open = false
+      wake?.()
+    })
+    try {
+      await stream.writeSSE({ event: "ready", data: "{}" })
+      while (open) {
+        if (queue.size === 0) {
+          await new Promise<void>((resolve) => {
+            wake = resolve
+            setTimeout(resolve, 25_000).unref?.()
+          })
+          wake = undefined
+        }
+        if (!open) break
+        if (queue.size === 0) await stream.write(": keep-alive\n\n")
+        for (const type of [...queue]) {
+          queue.delete(type)
+          await stream.writeSSE({ event: type, data: JSON.stringify({ type }) })
+        }
+      }
+    } finally {
+      unsubscribe()
+    }
+  })
 }

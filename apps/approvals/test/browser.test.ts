@@ -135,6 +135,20 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
     await page.close()
   })
 
+  it("signs out: the cookie is gone and the inbox asks to sign in again", async () => {
+    const other = await browser.newContext()
+    const page = await other.newPage()
+    await page.goto(server.url)
+    await page.locator("#token").fill(ALICE_TOKEN)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("button", { name: "Sign out" }).click()
+    await page.locator("#token").waitFor()
+    expect((await other.cookies()).filter((c) => c.name === "tnx_session")).toEqual([])
+    await page.goto(server.url)
+    expect(new URL(page.url()).pathname).toBe("/signin")
+    await other.close()
+  })
+
   it("approves with a click; the card goes and the run's result is shown", async () => {
     const run = await startRun("refund order WEB-1 $31")
     const { page, problems } = await openInbox()

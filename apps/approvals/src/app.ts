@@ -26,6 +26,7 @@ import {
 } from "./security/access.js"
 import { type RateLimitOptions, createRateLimiter } from "./security/rate-limit.js"
 import { isJsonContentType } from "./security/request-checks.js"
+import { createRevocations } from "./security/sessions.js"
 import { createWebhookGuard } from "./security/webhook-guard.js"
 import { SIGNATURE_HEADER } from "./security/webhook-signature.js"
 import { createApprovalToolkit } from "./tools.js"
@@ -113,7 +114,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   const maxBodyBytes = opts.maxBodyBytes ?? 64 * 1024
   const inbox = createInboxStore({ store, client, toolkit: tools, team: opts.team })
   const history = createHistory({ store, writerId: opts.instanceId })
-  const access = createAccess(opts.security)
+  const access = createAccess(opts.security, createRevocations(store))
   const verifyWebhook = createWebhookGuard({ secret: opts.security.webhookSecret, store })
   const hub = createEventHub({ fingerprint: () => fingerprint(), pollMs: opts.pollMs ?? 2000 })
   const answering = createAnswering({

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest"
 import { createRateLimiter } from "../src/security/rate-limit.js"
-import { isAllowedHost, isJsonContentType, isSameOrigin, LOOPBACK_HOSTS } from "../src/security/request-checks.js"
+import {
+  isAllowedHost,
+  isJsonContentType,
+  isSameOrigin,
+  LOOPBACK_HOSTS,
+} from "../src/security/request-checks.js"
 import { createSessions, createTokenTable } from "../src/security/sessions.js"
 import { signBody, verifySignature } from "../src/security/webhook-signature.js"
 
@@ -44,7 +49,13 @@ describe("isSameOrigin", () => {
 it("only application/json is JSON", () => {
   expect(isJsonContentType("application/json")).toBe(true)
   expect(isJsonContentType("Application/JSON; charset=utf-8")).toBe(true)
-  for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", "application/jsonx", undefined]) {
+  for (const type of [
+    "text/plain",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data",
+    "application/jsonx",
+    undefined,
+  ]) {
     expect(isJsonContentType(type)).toBe(false)
   }
 })
@@ -59,7 +70,9 @@ describe("sessions", () => {
     expect(sessions.checkCsrf(session, `${csrf}x`)).toBe(false)
     expect(createSessions({ key: "k2", ttlMs: 60_000, now: () => now }).read(cookie)).toBeUndefined()
     const [payload, mac] = cookie.split(".")
-    const forged = Buffer.from(JSON.stringify(["mallory", session.id, session.expiresAt])).toString("base64url")
+    const forged = Buffer.from(JSON.stringify(["mallory", session.id, session.expiresAt])).toString(
+      "base64url",
+    )
     expect(sessions.read(`${forged}.${mac}`)).toBeUndefined()
     expect(sessions.read(`${payload}.`)).toBeUndefined()
     expect(sessions.read("garbage")).toBeUndefined()
@@ -69,10 +82,17 @@ describe("sessions", () => {
 
   it("tokens shorter than 16 characters are refused when configured", () => {
     expect(() => createTokenTable({ bob: "short" }, "the sign-in token of user")).toThrow(
-      expect.objectContaining({ code: "TNX_CONFIG", message: 'the sign-in token of user "bob" must be at least 16 characters long' }),
+      expect.objectContaining({
+        code: "TNX_CONFIG",
+        message: 'the sign-in token of user "bob" must be at least 16 characters long',
+      }),
     )
     const lookup = createTokenTable({ a: "aaaaaaaaaaaaaaaa", b: "bbbbbbbbbbbbbbbb" }, "token")
-    expect([lookup("bbbbbbbbbbbbbbbb"), lookup("cccccccccccccccc"), lookup(undefined)]).toEqual(["b", undefined, undefined])
+    expect([lookup("bbbbbbbbbbbbbbbb"), lookup("cccccccccccccccc"), lookup(undefined)]).toEqual([
+      "b",
+      undefined,
+      undefined,
+    ])
   })
 })
 
@@ -85,7 +105,9 @@ it("the rate limiter refuses past the limit and allows again in the next window"
   expect(limiter.take("a")).toEqual({ ok: false, retryAfterS: 1 })
   now = 10_000
   expect(limiter.take("a").ok).toBe(true)
-  expect(() => createRateLimiter({ limit: 0, windowMs: 1 })).toThrow(expect.objectContaining({ code: "TNX_CONFIG" }))
+  expect(() => createRateLimiter({ limit: 0, windowMs: 1 })).toThrow(
+    expect.objectContaining({ code: "TNX_CONFIG" }),
+  )
 })
 
 it("a signature with a rotated secret's second v1 value is accepted", () => {
@@ -94,5 +116,8 @@ it("a signature with a rotated secret's second v1 value is accepted", () => {
   const old = signBody("old-secret-0123456789", body).split("v1=")[1]
   const header = `t=${t},v1=${"0".repeat(64)},v1=${old}`
   expect(verifySignature("old-secret-0123456789", header, body)).toMatchObject({ ok: true, timestamp: t })
-  expect(verifySignature("old-secret-0123456789", `v1=${old}`, body)).toEqual({ ok: false, problem: "malformed" })
+  expect(verifySignature("old-secret-0123456789", `v1=${old}`, body)).toEqual({
+    ok: false,
+    problem: "malformed",
+  })
 })

@@ -115,8 +115,9 @@ describe("sign-in", () => {
     expect((await app.request("/requests", { headers: { cookie: tampered } })).status).toBe(401)
   })
 
-  it("sign-out needs the CSRF field and clears the cookie", async () => {
-    const { app } = await instance(fake(), files.store())
+  it("sign-out needs the CSRF field, clears the cookie and ends the session everywhere", async () => {
+    const store = files.store()
+    const { app } = await instance(fake(), store)
     const session = await signIn(app)
     const headers = {
       cookie: session.cookie,
@@ -131,6 +132,10 @@ describe("sign-in", () => {
     })
     expect(out.status).toBe(303)
     expect(out.headers.getSetCookie().join()).toMatch(/tnx_session=;.*Max-Age=0/)
+    // A copy of the signed-out cookie is refused too, also by another instance on the store.
+    expect((await app.request("/requests", { headers: { cookie: session.cookie } })).status).toBe(401)
+    const other = await instance(fake(), store)
+    expect((await other.app.request("/requests", { headers: { cookie: session.cookie } })).status).toBe(401)
   })
 })
 

@@ -149,7 +149,8 @@ ${fields}
 
 /** One labelled input; `data-type` tells the page's script how to read the value back. */
 function fieldHtml(name: string, field: FormField, value: unknown, required: boolean): string {
-  const label = escapeHtml(field.title ?? name)
+  const label =
+    escapeHtml(field.title ?? name) + (required ? ' <abbr class="required" title="required">*</abbr>' : "")
   const hint = field.description ? `<small>${escapeHtml(field.description)}</small>` : ""
   const common = `name="${escapeHtml(name)}" data-type="${field.type}"${required ? " required" : ""}`
   if (field.type === "boolean") {

@@ -45,6 +45,7 @@ label.check { display: flex; gap: .4rem; align-items: center }
 .card form { display: grid; gap: .45rem; margin-top: .6rem; padding-top: .6rem; border-top: 1px dashed var(--line); justify-items: start }
 .card form label { width: 100% }
 small { color: var(--muted) }
+abbr.required { color: var(--no); text-decoration: none }
 #log { list-style: none; padding: 0; margin: .5rem 0 }
 #log li { white-space: pre-wrap; margin: .3rem 0; padding: .45rem .7rem; border-radius: 6px; background: var(--ok-bg) }
 #log li.error { background: var(--no-bg); color: var(--no) }

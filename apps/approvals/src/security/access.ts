@@ -5,7 +5,13 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie"
 import { HttpError } from "../http-error.js"
 import { createRateLimiter } from "./rate-limit.js"
 import { LOOPBACK_HOSTS, bearerToken, isAllowedHost, isSameOrigin } from "./request-checks.js"
-import { type Session, createSessions, createTokenTable, deriveKey } from "./sessions.js"
+import {
+  type Session,
+  type createRevocations,
+  createSessions,
+  createTokenTable,
+  deriveKey,
+} from "./sessions.js"
 
 /** Who is calling: a signed-in person, an API token, or a signed webhook. */
 export interface Principal {
@@ -52,7 +58,7 @@ const PUBLIC_PATHS = new Set(["/healthz", "/signin"])
  * - a state-changing request with a session must come from this origin and carry the
  *   session's CSRF token (header `x-csrf-token`, or the `csrf` field of the sign-out form).
  */
-export function createAccess(opts: SecurityOptions) {
+export function createAccess(opts: SecurityOptions, revocations: ReturnType<typeof createRevocations>) {
   const users = createTokenTable(opts.users, "the sign-in token of user")
   if (Object.keys(opts.users).length === 0) throw new ConfigError("security.users needs at least one user")
   const apiTokens = createTokenTable(opts.apiTokens ?? {}, "the API token")
@@ -99,7 +105,8 @@ export function createAccess(opts: SecurityOptions) {
       c.set("principal", { name, via: "api" })
       return next()
     }
-    const session = sessions.read(getCookie(c, SESSION_COOKIE))
+    const read = sessions.read(getCookie(c, SESSION_COOKIE))
+    const session = read && !(await revocations.isRevoked(read)) ? read : undefined
     if (!session) {
       if (wantsHtml(c)) return c.redirect("/signin", 303)
       throw new HttpError(
@@ -167,6 +174,7 @@ export function createAccess(opts: SecurityOptions) {
       if (!session || !sessions.checkCsrf(session, form.csrf)) {
         throw new HttpError(403, "csrf_token", "the CSRF token is missing or does not match the session")
       }
+      await revocations.revoke(session)
       deleteCookie(c, SESSION_COOKIE, { path: "/", secure: secure(c) })
       return c.redirect("/signin", 303)
     })

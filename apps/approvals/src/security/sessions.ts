@@ -106,3 +106,33 @@ function digest(value: string): Buffer {
 function sameText(a: string, b: string): boolean {
   return timingSafeEqual(digest(a), digest(b))
 }
+
+const REVOKED_PREFIX = "approvals:session-revoked:"
+
+/**
+ * Signed-out sessions, kept in the store so that a signed-out cookie is refused by every
+ * instance, not just deleted from one browser. A record lives as long as its session would
+ * have; checking costs one indexed read per request (refusals are remembered in memory).
+ */
+export function createRevocations(store: {
+  putSnapshot(key: string, value: unknown): Promise<void>
+  getSnapshot(key: string): Promise<unknown>
+  deleteSnapshot(key: string): Promise<void>
+}) {
+  const revoked = new Map<string, number>()
+  return {
+    async revoke(session: Session): Promise<void> {
+      revoked.set(session.id, session.expiresAt)
+      await store.putSnapshot(REVOKED_PREFIX + session.id, { expiresAt: session.expiresAt })
+      const left = Math.max(0, session.expiresAt - Date.now())
+      // After its expiry the cookie is refused anyway; the record can go.
+      setTimeout(() => void store.deleteSnapshot(REVOKED_PREFIX + session.id).catch(() => {}), left).unref()
+    },
+    async isRevoked(session: Session): Promise<boolean> {
+      if (revoked.has(session.id)) return true
+      if ((await store.getSnapshot(REVOKED_PREFIX + session.id)) === undefined) return false
+      revoked.set(session.id, session.expiresAt)
+      return true
+    },
+  }
+}

@@ -12,8 +12,11 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 /** A JSON object. */
 export type JsonObject = { [key: string]: Json }
 
-/** The two endpoint styles every fixture runs in. */
-export type Style = "openai" | "anthropic"
+/** The three endpoint styles every fixture runs in. */
+export type Style = "openai" | "anthropic" | "openai-responses"
+
+/** Every style, in the order the suite runs them. */
+export const STYLES: readonly Style[] = ["openai", "anthropic", "openai-responses"]
 
 /** A JSON Schema type name for a tool parameter. */
 export type ParamType = "string" | "number" | "integer" | "boolean" | "object" | "array"
@@ -115,6 +118,10 @@ export interface ReplySpec {
   hang?: true
   /** A non-2xx HTTP status; `text` becomes the error message. */
   status?: number
+  /** The model refuses with this text, in each style's own shape. */
+  refusal?: string
+  /** The reply is cut off by the output-token limit or a content filter. */
+  cutOff?: "maxOutputTokens" | "contentFilter"
 }
 
 /** One rule of the scripted model: the first rule with uses left whose `when` holds answers. */
@@ -198,6 +205,8 @@ export const VERBS = [
   "runWithAnswer",
   "askWithAnswer",
   "listPending",
+  "findRequest",
+  "deliverAnswer",
   "spawn",
   "post",
   "wake",
@@ -276,10 +285,12 @@ const BUDGET_FIELDS = [
 const VERB_ARGS: Record<Verb, Record<string, boolean>> = {
   run: { prompt: true, fresh: false },
   ask: { prompt: true, id: true, fresh: false },
-  continueRun: { messages: true, pending: false, answer: false, fresh: false },
+  continueRun: { messages: false, id: false, pending: false, answer: false, fresh: false },
   runWithAnswer: { history: true, pending: true, answer: true, fresh: false },
   askWithAnswer: { id: true, answer: true, pending: false, fresh: false },
-  listPending: { kind: false, limit: false },
+  listPending: { kind: false, limit: false, after: false },
+  findRequest: { requestId: true },
+  deliverAnswer: { answer: true, fresh: false },
   spawn: { parent: true, agent: true, budget: false },
   post: { handle: true, text: true, from: false, channel: false },
   wake: { handle: true, prompt: false },
@@ -572,8 +583,13 @@ class Validator {
       delayMs: false,
       hang: false,
       status: false,
+      refusal: false,
+      cutOff: false,
     })
     const reply = rule.reply
+    if (reply.refusal !== undefined) this.string(reply.refusal, `${r}.refusal`)
+    if (reply.cutOff !== undefined && reply.cutOff !== "maxOutputTokens" && reply.cutOff !== "contentFilter")
+      this.fail(`${r}.cutOff`, `expected "maxOutputTokens" or "contentFilter", got ${describe(reply.cutOff)}`)
     if (reply.text !== undefined) {
       this.string(reply.text, `${r}.text`)
       for (const name of placeholders(reply.text)) {
@@ -610,10 +626,11 @@ class Validator {
     if (
       reply.text === undefined &&
       reply.toolCalls === undefined &&
+      reply.refusal === undefined &&
       !reply.hang &&
       reply.status === undefined
     )
-      this.fail(r, "a reply needs text, toolCalls, hang or status")
+      this.fail(r, "a reply needs text, toolCalls, refusal, hang or status")
   }
 
   step(value: unknown, path: string, agents: Map<string, AgentSpec>): void {

@@ -2,9 +2,14 @@ import type { EndpointStyle, Message } from "../types.js"
 import { anthropicDialect } from "./anthropic.js"
 import type { Dialect } from "./model-turn.js"
 import { openaiDialect } from "./openai.js"
+import { responsesDialect } from "./responses.js"
 
 /** Every endpoint style's dialect: a new style fails to compile until it is listed here. */
-const DIALECTS: Record<EndpointStyle, Dialect> = { openai: openaiDialect, anthropic: anthropicDialect }
+const DIALECTS: Record<EndpointStyle, Dialect> = {
+  openai: openaiDialect,
+  anthropic: anthropicDialect,
+  "openai-responses": responsesDialect,
+}
 
 /**
  * The text of the last assistant message of a transcript in the given endpoint style, read

@@ -262,6 +262,29 @@ describe("the signed webhook", () => {
     expect(effects).toHaveLength(1)
   })
 
+  it("a replay to another instance on the same store is refused too", async () => {
+    const store = files.store()
+    const one = await instance(fake(), store)
+    const two = await instance(fake(), store)
+    const run = await startRun(one.app, "refund order W-2 $9")
+    const body = JSON.stringify({ id: run.pending.id, ok: false, reason: "declined" })
+    // One signature, sent twice.
+    const now = Date.now()
+    const send = (app: typeof one.app) =>
+      app.request("/webhooks/answer", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-toolnexus-signature": signBody(WEBHOOK_SECRET, body, now),
+        },
+        body,
+      })
+    expect((await send(one.app)).status).toBe(200)
+    const replay = await send(two.app)
+    expect(replay.status).toBe(409)
+    expect((await json(replay)).error.code).toBe("webhook_replayed")
+  })
+
   it("is refused when no secret is configured", async () => {
     const { app } = await instance(fake(), files.store(), {
       app: { security: { users: { a: "a-token-0123456789abcdef" } } },

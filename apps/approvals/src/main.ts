@@ -10,6 +10,7 @@ import { createInboxStore } from "./inbox-store.js"
 import { createModel } from "./model.js"
 import type { NotifyOptions } from "./notifier.js"
 import type { SecurityOptions } from "./security/access.js"
+import { LOOPBACK_HOSTS } from "./security/request-checks.js"
 import { listen } from "./server.js"
 import { createTeam } from "./team.js"
 import { createApprovalToolkit, createApprovalTools } from "./tools.js"
@@ -86,7 +87,9 @@ const signIn = generatedToken
 say(
   `approvals service listening on ${shown}\n  store: ${redact(databaseUrl)}\n  model: ${model.label}${signIn}` +
     `\n  webhook: ${security.webhookSecret ? "signed with APPROVALS_WEBHOOK_SECRET" : "off (set APPROVALS_WEBHOOK_SECRET)"}` +
-    (notify ? `\n  notifications: ${notify.url}` : ""),
+    (notify ? `\n  notifications: ${notify.url}` : "") +
+    // Reached under any other name (a public host name too), the service answers 403.
+    `\n  answers to hosts: ${(security.allowedHosts ?? LOOPBACK_HOSTS).join(", ")} (APPROVALS_ALLOWED_HOSTS)`,
 )
 
 // A worker that died mid-resume leaves its claim to expire; any instance completes that run

@@ -50,70 +50,105 @@ export interface History {
 
 /** Options of {@link createHistory}. */
 export interface HistoryOptions {
-  store: Pick<DurableStore, "putSnapshot" | "getSnapshot">
+  store: Pick<DurableStore, "putSnapshot" | "getSnapshot" | "deleteSnapshot">
   /**
    * This instance's name in the store. Each instance appends only to its own list, so two
    * instances never overwrite each other's entries; keep it stable across restarts
    * (e.g. host and port). Default: a random id.
    */
   writerId?: string
-  /** How many entries each writer keeps, oldest dropped first; default 1000. */
-  keepPerWriter?: number
+  /** Entries per stored page; an answer rewrites only the newest page. Default 100. */
+  pageSize?: number
+  /** Pages each writer keeps, the oldest dropped first; default 10 (so the last 900 to 1,000 answers). */
+  keepPages?: number
+}
+
+/** Where a writer's pages are: `first`..`last`, and its newest entry (what changes on every answer). */
+interface WriterHead {
+  first: number
+  last: number
+  latest: string
 }
 
 const WRITERS_KEY = "approvals:history:writers"
-const WRITER_PREFIX = "approvals:history:writer:"
 const HEAD_PREFIX = "approvals:history:head:"
+const PAGE_PREFIX = "approvals:history:page:"
 
 /**
  * A history kept in the store's snapshots, so it survives reloads and restarts and is seen
  * by every instance. Snapshots are replaced whole and have no compare-and-set, so each
- * instance writes its own list (its writes are serialised in-process) and a small registry
- * names the lists; registering re-reads until its name is there, which repairs the rare race
- * of two instances registering at the same moment.
+ * instance writes only its own pages (its writes are serialised in-process), and a small
+ * registry names the writers; registering re-reads until its name is there, which repairs
+ * the rare race of two instances registering at the same moment. An answer writes the
+ * newest page and the writer's head, never the whole history.
  */
 export function createHistory(opts: HistoryOptions): History {
   const { store } = opts
   const writerId = opts.writerId ?? randomUUID()
-  const keep = opts.keepPerWriter ?? 1000
-  let own: Promise<HistoryEntry[]> | undefined
+  const pageSize = opts.pageSize ?? 100
+  const keepPages = opts.keepPages ?? 10
+  // This writer's head and newest page, read once and then kept in step with every write.
+  let own: Promise<{ head: WriterHead; page: HistoryEntry[] }> | undefined
   let queue: Promise<unknown> = Promise.resolve()
   let registered = false
 
-  const readList = async (key: string): Promise<HistoryEntry[]> => {
+  const pageKey = (writer: string, n: number) => `${PAGE_PREFIX}${writer}:${n}`
+  const readPage = async (key: string): Promise<HistoryEntry[]> => {
     const value = await store.getSnapshot(key)
     return Array.isArray(value) ? (value as HistoryEntry[]) : []
   }
+  const readHead = async (writer: string): Promise<WriterHead | undefined> => {
+    const value = (await store.getSnapshot(HEAD_PREFIX + writer)) as Partial<WriterHead> | undefined
+    return typeof value?.first === "number" &&
+      typeof value.last === "number" &&
+      typeof value.latest === "string"
+      ? (value as WriterHead)
+      : undefined
+  }
   const writers = async (): Promise<string[]> => {
     const value = await store.getSnapshot(WRITERS_KEY)
-    return Array.isArray(value) ? value.filter((w): w is string => typeof w === "string") : []
+    const names = Array.isArray(value) ? value.filter((w): w is string => typeof w === "string") : []
+    return [...new Set([...names, writerId])]
   }
 
   async function register(): Promise<void> {
     for (let attempt = 0; !registered && attempt < 8; attempt++) {
-      const known = await writers()
-      if (known.includes(writerId)) {
+      const known = (await store.getSnapshot(WRITERS_KEY)) as string[] | undefined
+      if (Array.isArray(known) && known.includes(writerId)) {
         registered = true
         return
       }
-      await store.putSnapshot(WRITERS_KEY, [...known, writerId])
+      await store.putSnapshot(WRITERS_KEY, [...(Array.isArray(known) ? known : []), writerId])
       // Another instance may have written its own list of names at the same moment.
       await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20))
     }
   }
 
+  async function append(entry: HistoryEntry): Promise<void> {
+    own ??= (async () => {
+      const head = (await readHead(writerId)) ?? { first: 0, last: 0, latest: "" }
+      return { head, page: await readPage(pageKey(writerId, head.last)) }
+    })()
+    const { head, page } = await own
+    const next = { ...head, latest: `${entry.requestId}@${entry.answeredAt}` }
+    let entries = [...page.filter((e) => e.requestId !== entry.requestId), entry]
+    if (entries.length > pageSize) {
+      next.last++
+      entries = [entry]
+    }
+    await store.putSnapshot(pageKey(writerId, next.last), entries)
+    const dropped: number[] = []
+    while (next.last - next.first >= keepPages) dropped.push(next.first++)
+    await store.putSnapshot(HEAD_PREFIX + writerId, next)
+    own = Promise.resolve({ head: next, page: entries })
+    // Only after the head no longer names them.
+    for (const n of dropped) await store.deleteSnapshot(pageKey(writerId, n))
+    if (!registered) await register()
+  }
+
   return {
     record(entry) {
-      const write = queue.then(async () => {
-        own ??= readList(WRITER_PREFIX + writerId)
-        const entries = (await own).filter((e) => e.requestId !== entry.requestId)
-        entries.push(entry)
-        const kept = entries.slice(-keep)
-        own = Promise.resolve(kept)
-        await store.putSnapshot(WRITER_PREFIX + writerId, kept)
-        await store.putSnapshot(HEAD_PREFIX + writerId, `${entry.requestId}@${entry.answeredAt}`)
-        if (!registered) await register()
-      })
+      const write = queue.then(() => append(entry))
       queue = write.catch(() => {
         own = undefined
       })
@@ -121,17 +156,23 @@ export function createHistory(opts: HistoryOptions): History {
     },
 
     async version() {
-      const names = [...new Set([...(await writers()), writerId])]
-      const heads = await Promise.all(names.map((name) => store.getSnapshot(HEAD_PREFIX + name)))
-      return heads.map((head) => String(head ?? "")).join(",")
+      const heads = await Promise.all((await writers()).map(readHead))
+      return heads.map((head) => head?.latest ?? "").join(",")
     },
 
     async list(filter = {}) {
-      const names = new Set(await writers())
-      names.add(writerId)
-      const lists = await Promise.all([...names].map((name) => readList(WRITER_PREFIX + name)))
+      const pages = await Promise.all(
+        (await writers()).map(async (writer) => {
+          const head = await readHead(writer)
+          if (!head) return []
+          const keys = Array.from({ length: head.last - head.first + 1 }, (_, i) =>
+            pageKey(writer, head.first + i),
+          )
+          return (await Promise.all(keys.map(readPage))).flat()
+        }),
+      )
       const latest = new Map<string, HistoryEntry>()
-      for (const entry of lists.flat()) {
+      for (const entry of pages.flat()) {
         const seen = latest.get(entry.requestId)
         if (!seen || seen.answeredAt < entry.answeredAt) latest.set(entry.requestId, entry)
       }

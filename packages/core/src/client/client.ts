@@ -240,11 +240,16 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   }
 
   function stored(config: LoopConfig, prompt: Prompt, id: string, input: RunInput): Promise<RunResult<any>> {
-    return runStoredConversation(store, id, { mustExist: false }, ({ messages, pending }) => {
-      // A new prompt must not silently drop the request the conversation waits on.
-      if (pending) throw new ConversationPendingError(id, pending)
-      return start(config, prompt, messages, input)
-    })
+    return runStoredConversation(
+      store,
+      id,
+      { mustExist: false, readPending: true },
+      ({ messages, pending }) => {
+        // A new prompt must not silently drop the request the conversation waits on.
+        if (pending) throw new ConversationPendingError(id, pending)
+        return start(config, prompt, messages, input)
+      },
+    )
   }
 
   /** Repairs the halted turn (when answered) and runs on; the one resume sequence. */
@@ -303,7 +308,9 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       if (cont.pending !== undefined && answer === undefined) {
         throw new ConfigError("continueRun: `pending` needs an `answer`")
       }
-      return runStoredConversation(store, id, { claim, mustExist: true, requestId: answer?.id }, (loaded) => {
+      const readPending = answer !== undefined && cont.pending === undefined
+      const stored = { claim, mustExist: true, requestId: answer?.id, readPending }
+      return runStoredConversation(store, id, stored, (loaded) => {
         const pending = answer ? (cont.pending ?? loaded.pending) : undefined
         if (answer && !pending) {
           throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} waits on no request`)

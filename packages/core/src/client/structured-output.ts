@@ -1,7 +1,8 @@
 import { ConfigError } from "../errors.js"
 import type { OutputFormat } from "../providers/wire-format.js"
 import { type ZodLikeSchema, formatIssues, isZodLike } from "../tools/define-tool.js"
-import { checkArgs, isPlainObject } from "../tools/validate-args.js"
+import { isPlainObject } from "../internal/plain-object.js"
+import { compileSchema, formatSchemaIssues } from "../tools/json-schema-validator.js"
 import type { JSONSchema } from "../types.js"
 
 /** What `output` accepts: a Zod 4 schema (typed result) or a JSON Schema object. */
@@ -67,8 +68,8 @@ async function schemaProblem(
   schema: JSONSchema,
   value: unknown,
 ): Promise<{ ok: true; value: unknown } | { ok: false; problem: string }> {
-  const problem = checkArgs(schema, value, "output")
-  return problem === undefined ? { ok: true, value } : { ok: false, problem }
+  const issues = compileSchema(schema)(value, "output")
+  return issues.length === 0 ? { ok: true, value } : { ok: false, problem: formatSchemaIssues(issues) }
 }
 
 function zodProblem(schema: ZodLikeSchema) {

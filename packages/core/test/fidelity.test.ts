@@ -4,7 +4,7 @@ import type { StreamEvent } from "../src/client/run-result.js"
 import { ConfigError, LLMHttpError, LLMStreamError } from "../src/errors.js"
 import { defineTool } from "../src/tools/define-tool.js"
 import { createToolkit } from "../src/tools/toolkit.js"
-import { transcriptProblems } from "./balance.js"
+import { transcriptProblems } from "../src/testing/index.js"
 import { STYLES, clientFor, useFakeServer } from "./helpers.js"
 
 const ctx = useFakeServer()

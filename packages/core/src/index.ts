@@ -70,6 +70,7 @@ export type { Hooks } from "./client/hooks.js"
 export type { MetricEvent } from "./client/metrics.js"
 export type { LLMErrorInfo } from "./client/retry.js"
 export type { FinishReason, ModelTurn, ModelToolCall } from "./providers/model-turn.js"
+export { lastAssistantText } from "./providers/transcript-text.js"
 
 export type { ConversationStore, SaveMeta } from "./store/conversation-store.js"
 export { MemoryStore } from "./store/conversation-store.js"

@@ -49,6 +49,13 @@ export const anthropicDialect: Dialect = {
       : []
     return { start: index, end: index, calls }
   },
+  assistantText(message) {
+    if ((message as AnthropicMessage).role !== "assistant") return undefined
+    const content = (message as AnthropicMessage).content
+    if (typeof content === "string") return content
+    if (!Array.isArray(content)) return ""
+    return content.map((b) => (b.type === "text" ? (b as { text: string }).text : "")).join("")
+  },
   recordedResults(messages) {
     const found = new Map<string, { id: string; output: string; isError: boolean }>()
     for (const m of messages) {

@@ -71,6 +71,8 @@ export interface Dialect {
   toolResultMessages(results: TranscriptToolResult[]): Message[]
   /** The last assistant turn of `messages`, or `undefined` when there is none. */
   lastAssistantTurn(messages: readonly Message[]): AssistantTurn | undefined
+  /** The text of an assistant message or turn item, or `undefined` when `message` is none. */
+  assistantText(message: Message): string | undefined
   /** Tool results recorded in `messages` (the messages after an assistant turn), by call id. */
   recordedResults(messages: readonly Message[]): Map<string, TranscriptToolResult>
 }

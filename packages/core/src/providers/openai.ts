@@ -40,6 +40,11 @@ export const openaiDialect: Dialect = {
       calls: calls.map((c) => parseToolArguments(c.id, c.function.name, c.function.arguments)),
     }
   },
+  assistantText(message) {
+    const msg = message as OpenAIMessage
+    if (msg.role !== "assistant") return undefined
+    return typeof msg.content === "string" ? msg.content : ""
+  },
   recordedResults(messages) {
     const found = new Map<string, { id: string; output: string; isError: boolean }>()
     for (const m of messages) {

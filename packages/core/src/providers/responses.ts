@@ -63,6 +63,14 @@ export const responsesDialect: Dialect = {
     }
     return { start, end, calls }
   },
+  assistantText(message) {
+    const item = message as Item
+    if (!isTurnItem(item)) return undefined
+    if (item.type !== "message" || !Array.isArray(item.content)) return ""
+    return item.content
+      .map((part) => (isPlainObject(part) && part.type === "output_text" ? String(part.text ?? "") : ""))
+      .join("")
+  },
   recordedResults(messages) {
     const found = new Map<string, { id: string; output: string; isError: boolean }>()
     for (const m of messages) {

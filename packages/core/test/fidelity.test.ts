@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
+import { type GenerateReply, createInProcessClient } from "../src/client/in-process-client.js"
 import type { StreamEvent } from "../src/client/run-result.js"
 import { ConfigError, LLMHttpError, LLMStreamError } from "../src/errors.js"
 import { defineTool } from "../src/tools/define-tool.js"
@@ -326,5 +327,23 @@ describe("Anthropic pause_turn", () => {
     const result = await clientFor("anthropic", server, { maxTurns: 1 }).run("weather?")
     expect([result.status, result.limit, result.finishReason]).toEqual(["incomplete", "maxTurns", "pause"])
     expect(server.requests).toHaveLength(1)
+  })
+})
+
+describe("in-process models", () => {
+  it("report refusals and finish reasons like the wire styles", async () => {
+    const replies: GenerateReply[] = [
+      { refusal: "No." },
+      { content: "cut", toolCalls: [{ name: "echo", arguments: { text: "x" } }], finishReason: "length" },
+    ]
+    const client = createInProcessClient({ model: "scripted", generate: async () => replies.shift() ?? {} })
+    const { seen, tool } = countingEcho()
+    const toolkit = await createToolkit({ extraTools: [tool] })
+    const refused = await client.run("bad")
+    expect([refused.status, refused.finishReason, refused.refusal]).toEqual(["done", "refusal", "No."])
+    expect(refused.messages.at(-1)).toEqual({ role: "assistant", content: null, refusal: "No." })
+    const cut = await client.run("long", { toolkit })
+    expect([cut.status, cut.limit, cut.finishReason]).toEqual(["incomplete", "maxOutputTokens", "length"])
+    expect(seen).toEqual([])
   })
 })

@@ -54,7 +54,7 @@ export const anthropicDialect: Dialect = {
     const content = (message as AnthropicMessage).content
     if (typeof content === "string") return content
     if (!Array.isArray(content)) return ""
-    return content.map((b) => (b.type === "text" ? (b as { text: string }).text : "")).join("")
+    return content.map((b) => (b.type === "text" ? b.text : "")).join("")
   },
   recordedResults(messages) {
     const found = new Map<string, { id: string; output: string; isError: boolean }>()

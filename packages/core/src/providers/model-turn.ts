@@ -69,10 +69,10 @@ export interface Dialect {
   userMessage(prompt: Prompt): Message
   /** Messages carrying the results of one assistant turn, in call order. */
   toolResultMessages(results: TranscriptToolResult[]): Message[]
+  /** The text of an assistant message, or `undefined` when `message` is not an assistant turn. */
+  assistantText(message: Message): string | undefined
   /** The last assistant turn of `messages`, or `undefined` when there is none. */
   lastAssistantTurn(messages: readonly Message[]): AssistantTurn | undefined
-  /** The text of an assistant message or turn item, or `undefined` when `message` is none. */
-  assistantText(message: Message): string | undefined
   /** Tool results recorded in `messages` (the messages after an assistant turn), by call id. */
   recordedResults(messages: readonly Message[]): Map<string, TranscriptToolResult>
 }

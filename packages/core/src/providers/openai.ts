@@ -41,9 +41,9 @@ export const openaiDialect: Dialect = {
     }
   },
   assistantText(message) {
-    const msg = message as OpenAIMessage
-    if (msg.role !== "assistant") return undefined
-    return typeof msg.content === "string" ? msg.content : ""
+    const m = message as OpenAIMessage
+    if (m.role !== "assistant") return undefined
+    return typeof m.content === "string" ? m.content : ""
   },
   recordedResults(messages) {
     const found = new Map<string, { id: string; output: string; isError: boolean }>()

@@ -65,8 +65,9 @@ export const responsesDialect: Dialect = {
   },
   assistantText(message) {
     const item = message as Item
-    if (!isTurnItem(item)) return undefined
-    if (item.type !== "message" || !Array.isArray(item.content)) return ""
+    if (item.role !== "assistant") return undefined
+    if (typeof item.content === "string") return item.content
+    if (!Array.isArray(item.content)) return ""
     return item.content
       .map((part) => (isPlainObject(part) && part.type === "output_text" ? String(part.text ?? "") : ""))
       .join("")

@@ -39,21 +39,6 @@ describe("lastAssistantText", () => {
     expect(lastAssistantText([{ role: "assistant", content: "plain" }], "anthropic")).toBe("plain")
   })
 
-  it("reads a Responses transcript: the output_text of the last turn's message items", () => {
-    const messages: Message[] = [
-      { role: "user", content: "hi" },
-      { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "x" },
-      { type: "message", role: "assistant", content: [{ type: "output_text", text: "checking" }] },
-      { type: "function_call", call_id: "c1", name: "t", arguments: "{}" },
-      { type: "function_call_output", call_id: "c1", output: "ok" },
-      { type: "message", role: "assistant", content: [{ type: "output_text", text: "all " }] },
-      { type: "message", role: "assistant", content: [{ type: "output_text", text: "done" }] },
-    ]
-    expect(lastAssistantText(messages, "openai-responses")).toBe("all done")
-    expect(lastAssistantText(messages.slice(0, 5), "openai-responses")).toBe("checking")
-    expect(lastAssistantText(messages.slice(0, 1), "openai-responses")).toBe("")
-  })
-
   it("gives an empty string when there is no assistant message", () => {
     expect(lastAssistantText([], "openai")).toBe("")
     expect(lastAssistantText([{ role: "user", content: "hi" }], "anthropic")).toBe("")

@@ -12,9 +12,8 @@ const DIALECTS: Record<EndpointStyle, Dialect> = {
 }
 
 /**
- * The text of the last assistant turn of a transcript in the given endpoint style (for
- * Responses, the text of that turn's message items), read through that style's dialect; ""
- * when the transcript has no assistant turn.
+ * The text of the last assistant message of a transcript in the given endpoint style, read
+ * through that style's dialect; "" when the transcript has no assistant message.
  *
  * @example
  * const run = await client.ask("Hi", { id: "c1" })
@@ -22,9 +21,9 @@ const DIALECTS: Record<EndpointStyle, Dialect> = {
  */
 export function lastAssistantText(messages: readonly Message[], style: EndpointStyle = "openai"): string {
   const dialect = DIALECTS[style] ?? openaiDialect
-  const turn = dialect.lastAssistantTurn(messages)
-  let text = ""
-  if (turn)
-    for (let i = turn.start; i <= turn.end; i++) text += dialect.assistantText(messages[i] as Message) ?? ""
-  return text
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const text = dialect.assistantText(messages[i] as Message)
+    if (text !== undefined) return text
+  }
+  return ""
 }

@@ -1,7 +1,8 @@
 import { ConfigError } from "../errors.js"
 import type { OutputFormat } from "../providers/wire-format.js"
 import { type ZodLikeSchema, formatIssues, isZodLike } from "../tools/define-tool.js"
-import { checkArgs, isPlainObject } from "../tools/validate-args.js"
+import { isPlainObject } from "../internal/plain-object.js"
+import { checkArgs } from "../tools/validate-args.js"
 import type { JSONSchema } from "../types.js"
 
 /** What `output` accepts: a Zod 4 schema (typed result) or a JSON Schema object. */

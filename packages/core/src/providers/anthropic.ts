@@ -1,5 +1,5 @@
 import { LLMResponseError, LLMStreamError } from "../errors.js"
-import { isPlainObject } from "../tools/validate-args.js"
+import { isPlainObject } from "../internal/plain-object.js"
 import type { AnthropicContentBlock, AnthropicMessage, Tool } from "../types.js"
 import {
   type Dialect,

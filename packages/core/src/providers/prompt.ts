@@ -1,5 +1,5 @@
 import { ConfigError } from "../errors.js"
-import { isPlainObject } from "../tools/validate-args.js"
+import { isPlainObject } from "../internal/plain-object.js"
 import type { ContentPart, Prompt } from "../types.js"
 
 /**

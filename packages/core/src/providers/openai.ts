@@ -244,7 +244,8 @@ export function errorFields(error: Record<string, unknown>): {
 } {
   const fields: { type?: string; code?: string; message?: string } = {}
   if (typeof error.type === "string") fields.type = error.type
-  if (typeof error.code === "string") fields.code = error.code
+  // Gateways (OpenRouter, say) report an HTTP status as a numeric code.
+  if (typeof error.code === "string" || typeof error.code === "number") fields.code = String(error.code)
   if (typeof error.message === "string") fields.message = error.message
   return fields
 }

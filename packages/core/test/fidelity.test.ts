@@ -1,8 +1,11 @@
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
 import { type GenerateReply, createInProcessClient } from "../src/client/in-process-client.js"
 import type { StreamEvent } from "../src/client/run-result.js"
-import { ConfigError, LLMHttpError, LLMStreamError } from "../src/errors.js"
+import { createClient } from "../src/client/create-client.js"
+import { ConfigError, LLMHttpError, LLMStreamError, ToolnexusError } from "../src/errors.js"
 import { defineTool } from "../src/tools/define-tool.js"
 import { createToolkit } from "../src/tools/toolkit.js"
 import { transcriptProblems } from "../src/testing/index.js"
@@ -345,5 +348,53 @@ describe("in-process models", () => {
     const cut = await client.run("long", { toolkit })
     expect([cut.status, cut.limit, cut.finishReason]).toEqual(["incomplete", "maxOutputTokens", "length"])
     expect(seen).toEqual([])
+  })
+})
+
+describe("a connection lost in the middle of a stream", () => {
+  /** A server whose first answer sends `frames` and then drops the socket; later ones finish. */
+  async function droppingServer(frames: string) {
+    let count = 0
+    const server = createServer((_req, res) => {
+      count++
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      if (count === 1) {
+        res.write(frames, () => setTimeout(() => res.socket?.destroy(), 20))
+        return
+      }
+      const chunk = (delta: unknown, finish: string | null = null) =>
+        `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+      res.end(`${chunk({ content: "fine" })}${chunk({}, "stop")}data: [DONE]\n\n`)
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
+    return { url, requests: () => count, close: () => new Promise((r) => server.close(r)) }
+  }
+
+  it("before any output is retried; after output it fails without repeating the text", async () => {
+    const quiet = await droppingServer(": nothing yet\n\n")
+    try {
+      const client = createClient({ baseUrl: quiet.url, style: "openai", model: "m", retryBaseMs: 1 })
+      const events = await collect(client.stream("hi"))
+      expect(doneOf(events).text).toBe("fine")
+      expect(quiet.requests()).toBe(2)
+    } finally {
+      await quiet.close()
+    }
+    const talking = await droppingServer(
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "Hel" }, finish_reason: null }] })}\n\n`,
+    )
+    try {
+      const client = createClient({ baseUrl: talking.url, style: "openai", model: "m", retryBaseMs: 1 })
+      const events: StreamEvent[] = []
+      const error = await (async () => {
+        for await (const ev of client.stream("hi")) events.push(ev)
+      })().catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(ToolnexusError)
+      expect(events).toEqual([{ type: "text", delta: "Hel" }])
+      expect(talking.requests()).toBe(1)
+    } finally {
+      await talking.close()
+    }
   })
 })

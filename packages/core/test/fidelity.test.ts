@@ -214,8 +214,13 @@ describe.each(STYLES)("structured output (%s)", (style) => {
     expect(server.requests).toHaveLength(2)
   })
 
-  it("a schema that is neither Zod nor an object is a ConfigError", async () => {
-    expect(() => clientFor(style, ctx.server).run("x", { output: "nope" as never })).toThrow(ConfigError)
+  it("a schema that is neither Zod nor a valid JSON Schema is a ConfigError, before any request", async () => {
+    const client = clientFor(style, ctx.server)
+    expect(() => client.run("x", { output: "nope" as never })).toThrow(ConfigError)
+    expect(() => client.run("x", { output: { type: "object", properties: { n: { type: 5 } } } })).toThrow(
+      /output: invalid JSON Schema at #\/properties\/n\/type/,
+    )
+    expect(ctx.server.requests).toHaveLength(0)
   })
 })
 

@@ -83,14 +83,11 @@ it("a receiver that is down never fails the answer; the failure is reported", as
   expect(errors).toHaveLength(1)
 })
 
-it.each(["verify-signature.ts", "embed.ts"])(
-  "the README shows examples/%s verbatim (the compiler checks it)",
-  (name) => {
-    const example = readFileSync(new URL(`../examples/${name}`, import.meta.url), "utf8")
-    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
-    expect(readme).toContain(example.trim())
-  },
-)
+it("the README shows the receiver code this test runs, verbatim", () => {
+  const example = readFileSync(new URL("../examples/verify-signature.ts", import.meta.url), "utf8")
+  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
+  expect(readme).toContain(example.trim())
+})
 
 it("the example refuses a wrong secret, an altered body and an old timestamp", async () => {
   const { signBody } = await import("../src/security/webhook-signature.js")

@@ -39,5 +39,5 @@ it("exports exactly the public runtime surface", () => {
     "relayCallsOf",
     "relayTool",
   ])
-  expect(Object.keys(testing)).toEqual(["createFakeLLMServer"])
+  expect(Object.keys(testing).sort()).toEqual(["createFakeLLMServer", "transcriptProblems", "userTurns"])
 })

@@ -23,7 +23,12 @@ import {
   relayAnswer,
   relayCallsOf,
 } from "@toolnexus/core"
-import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
+import {
+  type FakeLLMServer,
+  createFakeLLMServer,
+  transcriptProblems,
+  userTurns,
+} from "@toolnexus/core/testing"
 import {
   type DurableStore,
   askWithAnswer,
@@ -38,7 +43,6 @@ import type { Expect, Fixture, Json, Step, Style, TranscriptExpect, WaitForPolic
 import { type LlmObservations, requestView, scriptRules } from "./llm-script.js"
 import { match, show } from "./match.js"
 import { type ToolRun, buildTools } from "./tools.js"
-import { transcriptProblems, userTurns } from "./transcript.js"
 import { DanglingReferenceError, resolveRefs, roundTrip } from "./values.js"
 
 /** How long one step may take before the fixture fails instead of hanging the suite. */

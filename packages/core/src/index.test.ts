@@ -42,5 +42,5 @@ it("exports exactly the public runtime surface", () => {
     "relayCallsOf",
     "relayTool",
   ])
-  expect(Object.keys(testing)).toEqual(["createFakeLLMServer"])
+  expect(Object.keys(testing).sort()).toEqual(["createFakeLLMServer", "transcriptProblems", "userTurns"])
 })

@@ -34,7 +34,7 @@ export function outputSpec(schema: OutputSchema): OutputSpec {
     json = rest
   } else if (isPlainObject(schema)) json = schema
   else throw new ConfigError("output must be a Zod schema or a JSON Schema object")
-  const validate = zod ? zodProblem(zod) : (value: unknown) => schemaProblem(json, value)
+  const validate = zod ? zodProblem(zod) : schemaProblem(json)
   return {
     format: {
       name: typeof json.title === "string" && /^[\w-]{1,64}$/.test(json.title) ? json.title : "output",
@@ -61,15 +61,20 @@ export function correctionPrompt(problem: string): string {
 }
 
 /**
- * The one place a JSON Schema check is made for structured output, so the validator behind
- * it can be replaced without touching the loop.
+ * The one place a JSON Schema check is made for structured output: the schema is compiled
+ * once per run, and a schema the validator cannot read is the caller's ConfigError.
  */
-async function schemaProblem(
-  schema: JSONSchema,
-  value: unknown,
-): Promise<{ ok: true; value: unknown } | { ok: false; problem: string }> {
-  const issues = compileSchema(schema)(value, "output")
-  return issues.length === 0 ? { ok: true, value } : { ok: false, problem: formatSchemaIssues(issues) }
+function schemaProblem(schema: JSONSchema) {
+  let check: ReturnType<typeof compileSchema>
+  try {
+    check = compileSchema(schema)
+  } catch (error) {
+    throw new ConfigError(`output: ${(error as Error).message}`, { cause: error })
+  }
+  return async (value: unknown): Promise<{ ok: true; value: unknown } | { ok: false; problem: string }> => {
+    const issues = check(value, "output")
+    return issues.length === 0 ? { ok: true, value } : { ok: false, problem: formatSchemaIssues(issues) }
+  }
 }
 
 function zodProblem(schema: ZodLikeSchema) {

@@ -159,13 +159,13 @@ export class PostgresStore extends DurableStoreBase {
 
   protected async readTranscript(id: string) {
     // One statement, so the row and the messages come from the same snapshot.
-    const { rows } = await this.#pool.query<{ revision: number; message_count: number } & StoredMessageRow>(
-      this.#sql.transcript,
-      [id],
-    )
+    const { rows } = await this.#pool.query<
+      { revision: number; message_count: number; pending_id: string | null } & StoredMessageRow
+    >(this.#sql.transcript, [id])
     const head = rows[0]
     if (head === undefined) return undefined
-    return { revision: head.revision, count: head.message_count, rows: head.seq === null ? [] : rows }
+    const messages = head.seq === null ? [] : rows
+    return { revision: head.revision, count: head.message_count, pendingId: head.pending_id, rows: messages }
   }
 
   protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
@@ -184,24 +184,29 @@ export class PostgresStore extends DurableStoreBase {
     const { id, reusable, pending, transcript } = input
     if (reusable === undefined) return undefined
     const bodies = input.encode(reusable.length)
-    const { rows } = await this.#pool.query<{ revision: number }>(this.#sql.appendMessages, [
-      id,
-      reusable.revision,
-      transcript.length,
-      pending.mode,
-      pending.json,
-      pending.id,
-      pending.kind,
-      bodies.map((_, i) => reusable.length + i),
-      bodies,
-      input.claim ?? null,
-      // A checkpoint is fenced by the claim but leaves it held.
-      !input.checkpoint,
-    ])
+    const { rows } = await this.#pool.query<{ revision: number; pending_id: string | null }>(
+      this.#sql.appendMessages,
+      [
+        id,
+        reusable.revision,
+        transcript.length,
+        pending.mode,
+        pending.json,
+        pending.id,
+        pending.kind,
+        bodies.map((_, i) => reusable.length + i),
+        bodies,
+        input.claim ?? null,
+        pending.since ?? null,
+        // A checkpoint is fenced by the claim but leaves it held.
+        !input.checkpoint,
+      ],
+    )
     const revision = rows[0]?.revision
     if (revision === undefined) return undefined
     return {
       revision,
+      pendingId: rows[0]?.pending_id ?? null,
       stats: {
         messageRowsWritten: bodies.length,
         messageBytesWritten: byteLength(bodies),
@@ -275,6 +280,7 @@ export class PostgresStore extends DurableStoreBase {
     if (claimed !== undefined && consumed !== undefined) await client.query(this.#sql.applyRequest, [claimed])
     return {
       revision: next.revision,
+      pendingId: next.pendingId,
       stats: {
         messageRowsWritten: bodies.length,
         messageBytesWritten: byteLength(bodies),
@@ -522,7 +528,7 @@ function statements(s: string) {
     r.runtime_key, r.conversation_id, r.path, r.attempts`
   return {
     transcript: `
-      SELECT c.revision, c.message_count, m.seq, m.body
+      SELECT c.revision, c.message_count, c.pending_id, m.seq, m.body
       FROM ${conversations} c LEFT JOIN ${messages} m ON m.conversation_id = c.id
       WHERE c.id = $1 ORDER BY m.seq`,
     now: `SELECT ${ms("now()")} AS now_ms`,
@@ -531,9 +537,9 @@ function statements(s: string) {
         ${ms("pending_since")} AS pending_since, consumed_id, claim_token, claim_request_id,
         ${ms("created_at")} AS created_at, ${ms("updated_at")} AS updated_at, ${ms("now()")} AS now_ms
       FROM ${conversations} WHERE id = $1 FOR UPDATE`,
-    // $11: whether a fenced save consumes its claim (a checkpoint does not).
-    // The same rule as keptSince: the same request keeps its age, a new one starts now. SET
-    // expressions read the old row, and the INSERT only happens when the guarded UPDATE matched.
+    // $11 is the sinceOnSet decision, made from the row at the guarded revision; $12 whether a
+    // fenced save consumes its claim (a checkpoint does not). SET expressions read the old
+    // row, and the INSERT only happens when the guarded UPDATE matched.
     appendMessages: `
       WITH claimed AS (
         SELECT request_id FROM ${requests} WHERE $10::text IS NOT NULL AND claim_token = $10::text FOR UPDATE
@@ -546,24 +552,24 @@ function statements(s: string) {
           pending_since = CASE
             WHEN $4::text = 'keep' THEN pending_since
             WHEN $4::text = 'clear' THEN NULL
-            WHEN pending_id IS NOT DISTINCT FROM $6::text AND pending_since IS NOT NULL THEN pending_since
+            WHEN $11::text = 'keep' THEN COALESCE(pending_since, date_trunc('milliseconds', now()))
             ELSE date_trunc('milliseconds', now()) END,
-          consumed_id = CASE WHEN $10::text IS NULL OR NOT $11::boolean THEN consumed_id ELSE claim_request_id END,
-          claim_token = CASE WHEN $10::text IS NULL OR NOT $11::boolean THEN claim_token END,
-          claim_request_id = CASE WHEN $10::text IS NULL OR NOT $11::boolean THEN claim_request_id END
+          consumed_id = CASE WHEN $10::text IS NULL OR NOT $12::boolean THEN consumed_id ELSE claim_request_id END,
+          claim_token = CASE WHEN $10::text IS NULL OR NOT $12::boolean THEN claim_token END,
+          claim_request_id = CASE WHEN $10::text IS NULL OR NOT $12::boolean THEN claim_request_id END
         WHERE id = $1 AND revision = $2 AND ($10::text IS NULL OR
           (claim_token = $10::text AND claim_request_id = (SELECT request_id FROM claimed)))
-        RETURNING revision
+        RETURNING revision, pending_id
       ), applied AS (
         UPDATE ${requests} SET state = 'applied', claim_token = NULL, claim_expires_at = NULL,
           updated_at = now()
-        WHERE request_id = (SELECT request_id FROM claimed) AND $11::boolean AND EXISTS (SELECT 1 FROM updated)
+        WHERE request_id = (SELECT request_id FROM claimed) AND $12::boolean AND EXISTS (SELECT 1 FROM updated)
       ), inserted AS (
         INSERT INTO ${messages} (conversation_id, seq, body)
         SELECT $1, t.seq, t.body FROM unnest($8::integer[], $9::text[]) AS t(seq, body)
         WHERE EXISTS (SELECT 1 FROM updated)
       )
-      SELECT revision FROM updated`,
+      SELECT revision, pending_id FROM updated`,
     insertPlaceholder: `
       INSERT INTO ${conversations} (id, revision, message_count, created_at, updated_at)
       VALUES ($1, 0, 0, now(), now()) ON CONFLICT (id) DO NOTHING`,

@@ -30,7 +30,18 @@ afterAll(async () => {
 
 describeStoreContract("RedisStore", {
   skip,
-  create: async () => new RedisStore({ url, keyPrefix, opTimeoutMs: 1000 }),
+  create: async (extra) => new RedisStore({ url, keyPrefix, opTimeoutMs: 1000, ...extra }),
+  corruptPending: async (_store, id) => {
+    await admin().hset(`${keyPrefix}conv:${id}`, "pending", "{not json")
+  },
+  viaProxy: {
+    target: { host: "127.0.0.1", port: Number(new URL(url ?? "redis://x:6379").port || 6379) },
+    create: (port, opTimeoutMs) => {
+      const proxied = new URL(url as string)
+      proxied.port = String(port)
+      return new RedisStore({ url: proxied.toString(), keyPrefix, opTimeoutMs })
+    },
+  },
   corrupt: async (_store, id, index) => {
     await admin().lset(`${keyPrefix}msgs:${id}`, index, "not json {")
   },

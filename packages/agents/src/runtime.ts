@@ -288,6 +288,12 @@ class AgentRuntime implements Runtime, TaskHost {
   }
 
   resume(answer: Answer, opts?: ResumeOptions): Promise<void> {
+    // A malformed answer is refused before anything is looked up or changed.
+    try {
+      assertAnswer(answer)
+    } catch (error) {
+      return Promise.reject(error)
+    }
     return this.#parking.resume(answer, opts)
   }
 

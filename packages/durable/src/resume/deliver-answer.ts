@@ -64,6 +64,13 @@ export async function deliverAnswer(
   if (entry === undefined) {
     const decision = await store.getDecision(answer.id)
     if (decision) throw new AnswerConflictError(answer.id, "it was already applied", { decision })
+    // A failed request was decided too: only retryFailed moves it on.
+    if ((await store.listFailed()).some((failed) => failed.request.id === answer.id)) {
+      throw new AnswerConflictError(
+        answer.id,
+        "its resumes failed too often; the decision is kept and only retryFailed moves it on",
+      )
+    }
     throw new UnknownRequestError(answer.id, "no conversation or saved runtime waits on it")
   }
   const { runtimeKey } = entry

@@ -188,7 +188,7 @@ describe("answers are validated at every entry point (AnswerInvalidError, nothin
     ["ok not a boolean", { ok: "yes" }],
   ])("%s", async (_label, shape) => {
     const { store, client, toolkit, request } = await parked()
-    const answer = (shape === null ? null : { id: request.id, ...shape }) as Answer
+    const answer = (shape === null ? null : { id: request.id, ...shape }) as unknown as Answer
     const rt = createRuntime({ registry: {}, store })
     const entries = {
       askWithAnswer: () => askWithAnswer(client, { id: "c", answer, toolkit }),

@@ -317,9 +317,13 @@ export class PostgresStore extends DurableStoreBase {
     const { id, answerId, runtimeKey } = input
     return this.#transaction(async (client): Promise<ClaimOutcome> => {
       // The request's row first, then the conversation's: the order every fenced save takes.
-      const created = (await client.query(this.#sql.ensureRequest, [answerId])).rowCount === 1
-      const req = (await client.query<PgRequestRow & { now_ms: string }>(this.#sql.lockRequest, [answerId]))
-        .rows[0]
+      // One statement creates the row when missing and locks it either way.
+      const req = (
+        await client.query<PgRequestRow & { now_ms: string; created: boolean }>(this.#sql.lockRequest, [
+          answerId,
+        ])
+      ).rows[0]
+      const created = req?.created === true
       const raw = await this.#lockConversation(client, id)
       const holderId = req?.claim_conversation_id
       const holderPending =
@@ -363,7 +367,6 @@ export class PostgresStore extends DurableStoreBase {
         answerJson,
         nowMs + input.leaseMs,
       ])
-      await client.query(this.#sql.pointClaim, [id, input.token, answerId])
       return { grant: decision, pendingJson: raw?.pending as string, answerJson }
     })
   }
@@ -599,24 +602,25 @@ function statements(s: string) {
       SELECT ${holderColumns}, r.last_error FROM ${requests} r
       JOIN ${conversations} c ON c.pending_id = r.request_id WHERE r.state = 'failed'`,
     decision: `SELECT claim_answer FROM ${requests} WHERE request_id = $1 AND state = 'applied'`,
-    ensureRequest: `
-      INSERT INTO ${requests} (request_id, state, updated_at) VALUES ($1, 'open', now())
-      ON CONFLICT (request_id) DO NOTHING`,
     dropRequest: `
       DELETE FROM ${requests} WHERE request_id = $1 AND state = 'open' AND claim_token IS NULL
         AND runtime_key IS NULL AND attempts = 0`,
+    // An upsert locks the row it returns, like FOR UPDATE; xmax = 0 tells a fresh insert.
     lockRequest: `
-      SELECT state, attempts, runtime_key, claim_token, claim_conversation_id, claim_answer,
-        ${ms("claim_expires_at")} AS claim_expires_at,
-        ${ms("now()")} AS now_ms
-      FROM ${requests} WHERE request_id = $1 FOR UPDATE`,
+      INSERT INTO ${requests} (request_id, state, updated_at) VALUES ($1, 'open', now())
+      ON CONFLICT (request_id) DO UPDATE SET request_id = excluded.request_id
+      RETURNING state, attempts, runtime_key, claim_token, claim_conversation_id, claim_answer,
+        ${ms("claim_expires_at")} AS claim_expires_at, ${ms("now()")} AS now_ms, (xmax = 0) AS created`,
     lockClaim: `SELECT request_id FROM ${requests} WHERE claim_token = $1 FOR UPDATE`,
+    // The claim on the request, and the conversation's pointer to it, in one round trip.
     claimRequest: `
-      UPDATE ${requests} SET state = 'claimed', attempts = attempts + 1, claim_token = $2,
-        claim_conversation_id = $3, claim_answer = $4, claim_expires_at = to_timestamp($5::float8 / 1000),
-        updated_at = now()
-      WHERE request_id = $1`,
-    pointClaim: `UPDATE ${conversations} SET claim_token = $2, claim_request_id = $3 WHERE id = $1`,
+      WITH claimed AS (
+        UPDATE ${requests} SET state = 'claimed', attempts = attempts + 1, claim_token = $2,
+          claim_conversation_id = $3, claim_answer = $4, claim_expires_at = to_timestamp($5::float8 / 1000),
+          updated_at = now()
+        WHERE request_id = $1
+      )
+      UPDATE ${conversations} SET claim_token = $2, claim_request_id = $1 WHERE id = $3`,
     // A consumed claim leaves its answer as the request's decision.
     applyRequest: `
       UPDATE ${requests} SET state = 'applied', claim_token = NULL, claim_expires_at = NULL, updated_at = now()

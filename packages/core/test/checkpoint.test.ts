@@ -6,7 +6,7 @@ import { MemoryStore, type SaveMeta } from "../src/store/conversation-store.js"
 import { defineTool } from "../src/tools/define-tool.js"
 import { createToolkit } from "../src/tools/toolkit.js"
 import type { Message, Request } from "../src/types.js"
-import { transcriptProblems } from "./balance.js"
+import { transcriptProblems } from "../src/testing/index.js"
 import { STYLES, clientFor, useFakeServer } from "./helpers.js"
 
 const ctx = useFakeServer()

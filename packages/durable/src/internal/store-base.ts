@@ -52,7 +52,7 @@ import {
   resolveMaxAttempts,
   resolveStoreOptions,
 } from "./option-checks.js"
-import { type CorruptSink, type HolderRow, decisionOf, foldHolders, pageOf } from "./request-index.js"
+import { type HolderRow, decisionOf, foldHolders, pageOf } from "./request-index.js"
 import { closedStoreError, toStoreError } from "./store-errors.js"
 import { WriteCounter, type WriteStats } from "./write-stats.js"
 

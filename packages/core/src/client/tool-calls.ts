@@ -3,7 +3,7 @@ import { newRequestId, pendingOf } from "../suspension/pending.js"
 import { RELAY_KIND, type RelayCall, relayResultFor } from "../suspension/relay.js"
 import { unknownTool } from "../tools/toolkit.js"
 import type { Toolkit } from "../tools/toolkit.js"
-import type { Answer, Request, ToolResult, ToolSource } from "../types.js"
+import type { Answer, Request, ToolContext, ToolResult, ToolSource } from "../types.js"
 import type { Hooks } from "./hooks.js"
 import type { MetricEvent } from "./metrics.js"
 
@@ -56,9 +56,10 @@ export async function executeCall(env: CallEnv, call: ModelToolCall, answer?: An
     if (before?.args) args = before.args
     result = before?.result ?? (await runTool(env, call, args, answer))
     const suspended = pendingOf(result)
-    // An agent tool retried with an answer may legitimately park again on a *new* request
-    // (a sub-agent that asks something else); that is a fresh suspension, not `unresolved`.
-    const fresh = suspended && (!answer || (source === "agent" && suspended.id !== answer.id))
+    // An agent or MCP tool retried with an answer may legitimately park again on a *new*
+    // request (a sub-agent that asks something else, a server that elicits after the approval);
+    // that is a fresh suspension, not `unresolved`.
+    const fresh = suspended && (!answer || (parksAgain(source) && suspended.id !== answer.id))
     if (suspended) {
       if (!fresh) result = { output: `unresolved: ${suspended.prompt}`, isError: true }
       else if (env.waitFor) {
@@ -93,10 +94,16 @@ async function runTool(
   answer: Answer | undefined,
 ): Promise<ToolResult> {
   const key = idempotencyKey(env.scope, call.id)
-  const ctx = answer
+  const ctx: ToolContext = answer
     ? { signal: env.signal, callId: call.id, idempotencyKey: key, answer }
     : { signal: env.signal, callId: call.id, idempotencyKey: key }
+  const { waitFor } = env
+  if (waitFor) ctx.resolve = async (req) => waitFor(stampCallId(req, call.id))
   return (env.toolkit as Toolkit).execute(call.name, args, ctx)
+}
+
+function parksAgain(source: ToolSource): boolean {
+  return source === "agent" || source === "mcp"
 }
 
 /** @internal The result of a declined answer. */

@@ -1,0 +1,163 @@
+import { type Answer, type Tool, type ToolContext, type ToolResult, pending } from "@toolnexus/core"
+import { type ApprovalPolicy, needsApproval } from "./approval-policy.js"
+import { toolSchemaOf } from "./input-schema.js"
+import { approvalRequestId, loginRequestId, markOf } from "./request-ids.js"
+import type { InflightCall, ServerConnection, ServerTool } from "./server-connection.js"
+import { toolResultOf } from "./tool-output.js"
+
+/** @internal What every MCP tool of a connection shares. */
+export interface McpToolEnv {
+  policy: ApprovalPolicy | undefined
+  maxOutputChars: number
+  /** Earlier elicitation answers of a call, by idempotency key: replayed when it is re-issued again. */
+  answered: AnswerMemory
+}
+
+/**
+ * @internal A toolkit tool standing for one server tool. Its definition is read from the
+ * server's current list on every use, so a `tools/list_changed` update reaches tools already
+ * handed out; a tool the server no longer offers answers with an `isError` result.
+ */
+export class McpTool implements Tool {
+  readonly name: string
+  readonly source = "mcp" as const
+  readonly #server: ServerConnection
+  readonly #tool: string
+  readonly #env: McpToolEnv
+  #definition: ServerTool
+  #schema: ReturnType<typeof toolSchemaOf>
+
+  constructor(name: string, server: ServerConnection, definition: ServerTool, env: McpToolEnv) {
+    this.name = name
+    this.#server = server
+    this.#tool = definition.name
+    this.#env = env
+    this.#definition = definition
+    this.#schema = toolSchemaOf(definition.inputSchema)
+  }
+
+  get description(): string {
+    return this.#definition.description || `${this.#tool} (MCP server ${this.#server.name})`
+  }
+
+  get inputSchema(): Record<string, unknown> {
+    return this.#schema.inputSchema
+  }
+
+  /** @internal Takes the server's new definition after `tools/list_changed`. */
+  update(definition: ServerTool): void {
+    if (definition === this.#definition) return
+    this.#definition = definition
+    this.#schema = toolSchemaOf(definition.inputSchema)
+  }
+
+  async execute(args: Record<string, unknown>, ctx: ToolContext = {}): Promise<ToolResult> {
+    const server = this.#server.name
+    const tool = this.#tool
+    if (!this.#server.tools.some((t) => t.name === tool) && this.#server.status === "ready") {
+      return { output: `MCP server ${JSON.stringify(server)} no longer offers the tool ${tool}`, isError: true }
+    }
+    const answer = ctx.answer?.ok ? ctx.answer : undefined
+    const mark = answer ? markOf(answer.id) : undefined
+    // Any answer to one of our requests means this call got past its approval already.
+    const approved = mark !== undefined
+    const annotations = this.#definition.annotations ?? {}
+    if (!approved && needsApproval(this.#env.policy, server, tool, args, this.#definition.annotations)) {
+      return pending({
+        id: approvalRequestId(),
+        kind: "approval",
+        prompt: `Allow MCP server ${JSON.stringify(server)} to run ${tool} with ${preview(args)}?`,
+        data: { server, tool, args, annotations },
+      })
+    }
+
+    const replay = this.#env.answered.recall(ctx.idempotencyKey)
+    if (answer && mark?.kind === "elicit") {
+      replay.set(mark.digest, answer)
+      this.#env.answered.remember(ctx.idempotencyKey, mark.digest, answer)
+    }
+    const call: InflightCall = { tool, ctx, replay, abort: new AbortController() }
+    const wrapped = this.#schema.wrappedKey
+    const end = await this.#server.call(call, wrapped === undefined ? args : args[wrapped])
+    switch (end.kind) {
+      case "suspended":
+        return pending(end.request)
+      case "login":
+        return pending({
+          id: loginRequestId(),
+          kind: "authorization",
+          prompt: `Sign in to MCP server ${JSON.stringify(server)} to run ${tool}`,
+          url: end.url,
+          data: { server, tool },
+        })
+      case "failed":
+        return { output: end.message, isError: true, metadata: { server } }
+      case "result": {
+        const result = toolResultOf(end.outcome, server, this.#env.maxOutputChars)
+        if (call.problem) return { output: call.problem, isError: true, metadata: result.metadata }
+        return result
+      }
+    }
+  }
+}
+
+/**
+ * @internal A stand-in for a remote server that wants a login before it lists its tools: the
+ * model calls it, the call suspends with `kind: "authorization"`, and once the host has finished
+ * the login (`McpConnection.finishLogin`) and answered, the retry connects and names the tools.
+ */
+export function signInTool(name: string, server: ServerConnection): Tool {
+  return {
+    name,
+    description: `Sign in to the MCP server ${server.name}; its tools become available afterwards.`,
+    inputSchema: { type: "object", properties: {} },
+    source: "mcp",
+    async execute(_args, ctx = {}) {
+      if (ctx.answer?.ok || server.status !== "ready") await server.connect()
+      if (server.status === "ready") {
+        const tools = server.tools.map((t) => t.name).join(", ") || "none"
+        return { output: `signed in to MCP server ${server.name}; its tools: ${tools}`, isError: false }
+      }
+      const url = server.authorizationUrl
+      if (server.status === "login" && url) {
+        return pending({
+          id: loginRequestId(),
+          kind: "authorization",
+          prompt: `Sign in to MCP server ${JSON.stringify(server.name)}`,
+          url,
+          data: { server: server.name },
+        })
+      }
+      return { output: server.error?.message ?? `MCP server ${server.name} is unavailable`, isError: true }
+    },
+  }
+}
+
+/** @internal Elicitation answers kept per call (idempotency key) in this process, bounded. */
+export class AnswerMemory {
+  readonly #byCall = new Map<string, Map<string, Answer>>()
+  readonly #limit: number
+
+  constructor(limit = 1_000) {
+    this.#limit = limit
+  }
+
+  /** A fresh copy of what is remembered for this call: each answer is replayed once per attempt. */
+  recall(key: string | undefined): Map<string, Answer> {
+    return new Map(key === undefined ? undefined : this.#byCall.get(key))
+  }
+
+  remember(key: string | undefined, digest: string, answer: Answer): void {
+    if (key === undefined) return
+    const entry = this.#byCall.get(key) ?? new Map<string, Answer>()
+    entry.set(digest, answer)
+    this.#byCall.delete(key)
+    this.#byCall.set(key, entry)
+    if (this.#byCall.size > this.#limit) this.#byCall.delete(this.#byCall.keys().next().value as string)
+  }
+}
+
+function preview(args: Record<string, unknown>): string {
+  const text = JSON.stringify(args) ?? "{}"
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text
+}

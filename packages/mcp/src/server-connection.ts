@@ -1,0 +1,399 @@
+import { UnauthorizedError, auth } from "@modelcontextprotocol/sdk/client/auth.js"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import {
+  CallToolResultSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  McpError,
+  ResultSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js"
+import type { Answer, Request, ToolContext } from "@toolnexus/core"
+import type { ToolAnnotations } from "./approval-policy.js"
+import { type McpServerConfig, isHttpConfig, isPlainObject } from "./config.js"
+import { type Elicitation, elicitResultOf, elicitationOf } from "./elicitation.js"
+import { McpConnectError, McpHandshakeTimeoutError } from "./errors.js"
+import { type McpOAuthOptions, TokenStoreAuthProvider } from "./oauth-provider.js"
+import { Redactor } from "./redactor.js"
+import type { TokenStore } from "./token-store.js"
+import type { CallToolOutcome } from "./tool-output.js"
+
+/** @internal One tool as the server lists it. */
+export interface ServerTool {
+  name: string
+  description: string
+  inputSchema: unknown
+  annotations?: ToolAnnotations
+}
+
+/** @internal Settings shared by every server of a connection. */
+export interface ServerOptions {
+  connectTimeoutMs: number
+  callTimeoutMs: number
+  tokenStore: TokenStore
+  oauth: McpOAuthOptions
+  /** Called after `tools/list_changed` has been applied. */
+  onToolsChanged(): void
+}
+
+/** @internal One tool call in flight, as elicitations see it. */
+export interface InflightCall {
+  tool: string
+  ctx: ToolContext
+  /** An answer given before the call was re-issued, matched to the elicitation by digest. */
+  replay: Map<string, Answer>
+  /** Set when an elicitation had nobody to answer it: the call was cancelled for it. */
+  suspended?: Request
+  /** Set when an answer did not fit the server's form. */
+  problem?: string
+  abort: AbortController
+}
+
+/** @internal How a call ended, before it becomes a ToolResult. */
+export type CallEnd =
+  | { kind: "result"; outcome: CallToolOutcome }
+  | { kind: "suspended"; request: Request }
+  | { kind: "login"; url: string }
+  | { kind: "failed"; message: string }
+
+const BACKOFF_BASE_MS = 500
+const BACKOFF_MAX_MS = 30_000
+const STDERR_TAIL = 2_000
+
+/**
+ * @internal One configured server: its MCP client session, its tools, and the rules for a
+ * session that dies (the next call reconnects, with backoff between failed attempts).
+ */
+export class ServerConnection {
+  readonly name: string
+  readonly #config: McpServerConfig
+  readonly #options: ServerOptions
+  readonly #redactor: Redactor
+  readonly #auth: TokenStoreAuthProvider | undefined
+  #client: Client | undefined
+  #transport: Transport | undefined
+  #connecting: Promise<void> | undefined
+  #status: "ready" | "failed" | "login" | "closed" = "failed"
+  #error: Error | undefined
+  #tools: ServerTool[] = []
+  #stderr = ""
+  #failures = 0
+  #retryAt = 0
+  readonly #inflight = new Set<InflightCall>()
+
+  constructor(name: string, config: McpServerConfig, options: ServerOptions) {
+    this.name = name
+    this.#config = config
+    this.#options = options
+    this.#redactor = new Redactor(config)
+    this.#auth = isHttpConfig(config) ? new TokenStoreAuthProvider(name, options.tokenStore, options.oauth) : undefined
+  }
+
+  /** "login": the server wants an OAuth login before it says anything. */
+  get status(): "ready" | "failed" | "login" | "closed" {
+    return this.#status
+  }
+
+  get error(): Error | undefined {
+    return this.#error
+  }
+
+  get tools(): readonly ServerTool[] {
+    return this.#tools
+  }
+
+  /** The pid of the child process of a stdio server, while it runs. */
+  get pid(): number | undefined {
+    const transport = this.#transport
+    return transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined
+  }
+
+  /** The login URL of a server in status "login". */
+  get authorizationUrl(): string | undefined {
+    return this.#auth?.authorizationUrl
+  }
+
+  /** Connects (once at a time); a failure is kept as the status, never thrown. */
+  connect(): Promise<void> {
+    this.#connecting ??= this.#connect().finally(() => {
+      this.#connecting = undefined
+    })
+    return this.#connecting
+  }
+
+  /** Calls a tool, reconnecting first when the session is gone and the backoff allows it. */
+  async call(call: InflightCall, args: unknown): Promise<CallEnd> {
+    if (this.#status === "closed") return { kind: "failed", message: `MCP server ${JSON.stringify(this.name)} is closed` }
+    if (this.#status !== "ready") {
+      const wait = this.#retryAt - Date.now()
+      if (wait > 0 && this.#status === "failed") return { kind: "failed", message: this.#unavailable(wait) }
+      await this.connect()
+      const status = this.status
+      if (status === "login" && this.authorizationUrl) return { kind: "login", url: this.authorizationUrl }
+      if (status !== "ready") return { kind: "failed", message: this.#unavailable(0) }
+    }
+    const client = this.#client as Client
+    const signals = call.ctx.signal ? [call.abort.signal, call.ctx.signal] : [call.abort.signal]
+    this.#inflight.add(call)
+    try {
+      const outcome = await client.request(
+        { method: "tools/call", params: { name: call.tool, arguments: args as Record<string, unknown> } },
+        CallToolResultSchema,
+        { signal: AbortSignal.any(signals), timeout: this.#options.callTimeoutMs, resetTimeoutOnProgress: true },
+      )
+      if (call.suspended) return { kind: "suspended", request: call.suspended }
+      return { kind: "result", outcome }
+    } catch (error) {
+      if (call.suspended) return { kind: "suspended", request: call.suspended }
+      return this.#callFailed(call, error)
+    } finally {
+      this.#inflight.delete(call)
+    }
+  }
+
+  /**
+   * Completes an OAuth login from the authorization server's redirect (the full callback URL,
+   * or its `code`), saves the tokens in the token store and reconnects.
+   */
+  async finishLogin(callback: string): Promise<void> {
+    const auth_ = this.#auth
+    if (!auth_ || !isHttpConfig(this.#config)) {
+      throw new McpConnectError(this.name, "is not a remote server; it has no login")
+    }
+    const { code, state } = parseCallback(this.name, callback)
+    const expected = await auth_.expectedState()
+    if (!expected) throw new McpConnectError(this.name, "no login is in progress (it finished or was never started)")
+    if (state !== undefined && state !== expected) {
+      throw new McpConnectError(this.name, "the login callback's state does not match the login in progress")
+    }
+    try {
+      await auth(auth_, { serverUrl: this.#config.url, authorizationCode: code })
+    } catch (error) {
+      throw new McpConnectError(this.name, `the login could not be completed: ${this.#clean(error)}`)
+    }
+    auth_.authorizationUrl = undefined
+    await this.#reset()
+    await this.connect()
+  }
+
+  async close(): Promise<void> {
+    this.#status = "closed"
+    for (const call of this.#inflight) call.abort.abort()
+    await this.#reset()
+  }
+
+  async #connect(): Promise<void> {
+    await this.#reset()
+    const client = new Client(
+      { name: "toolnexus", version: "0.1.0" },
+      { capabilities: { elicitation: { form: {}, url: {} } } },
+    )
+    client.setRequestHandler(ElicitRequestSchema, (request) => this.#onElicit(request.params))
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#refresh(client))
+    const timeoutMs = this.#options.connectTimeoutMs
+    let timer: NodeJS.Timeout | undefined
+    try {
+      const handshake = this.#handshake(client)
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new McpHandshakeTimeoutError(this.name, timeoutMs)), timeoutMs)
+      })
+      await Promise.race([handshake, timeout])
+      this.#tools = await listTools(client, timeoutMs)
+    } catch (error) {
+      await client.close().catch(() => {})
+      this.#client = undefined
+      this.#transport = undefined
+      this.#fail(error)
+      return
+    } finally {
+      clearTimeout(timer)
+    }
+    client.onclose = () => {
+      if (this.#client !== client || this.#status === "closed") return
+      this.#fail(new McpConnectError(this.name, `the connection closed${this.#stderrNote()}`))
+    }
+    this.#client = client
+    this.#status = "ready"
+    this.#error = undefined
+    this.#failures = 0
+  }
+
+  /** Opens the transport: stdio, or Streamable HTTP falling back to HTTP+SSE. */
+  async #handshake(client: Client): Promise<void> {
+    const config = this.#config
+    if (!isHttpConfig(config)) {
+      const transport = new StdioClientTransport({ ...config, stderr: "pipe" })
+      transport.stderr?.on("data", (chunk: Buffer) => {
+        this.#stderr = (this.#stderr + chunk.toString()).slice(-STDERR_TAIL)
+      })
+      this.#transport = transport
+      await client.connect(transport, { timeout: this.#options.connectTimeoutMs })
+      return
+    }
+    const url = new URL(config.url)
+    const requestInit = { headers: this.#redactor.headers() }
+    const streamable = new StreamableHTTPClientTransport(url, { requestInit, authProvider: this.#auth })
+    this.#transport = streamable
+    try {
+      await client.connect(streamable, { timeout: this.#options.connectTimeoutMs })
+    } catch (error) {
+      if (!isLegacyHttpRefusal(error)) throw error
+      // Servers of the 2024-11-05 protocol answer the POST with 4xx; they speak HTTP+SSE.
+      await streamable.close().catch(() => {})
+      const sse = new SSEClientTransport(url, { requestInit, authProvider: this.#auth })
+      this.#transport = sse
+      await client.connect(sse, { timeout: this.#options.connectTimeoutMs })
+    }
+  }
+
+  async #refresh(client: Client): Promise<void> {
+    try {
+      this.#tools = await listTools(client, this.#options.callTimeoutMs)
+    } catch (error) {
+      this.#error = new McpConnectError(this.name, `refreshing the tool list failed: ${this.#clean(error)}`)
+      return
+    }
+    this.#options.onToolsChanged()
+  }
+
+  /**
+   * A server asks the user something during a call. Answered from the answer the re-issued call
+   * carries, else inline through `ctx.resolve`, else the call is cancelled and suspends.
+   */
+  async #onElicit(params: Elicitation["params"]): Promise<{ action: "accept" | "decline" | "cancel" }> {
+    const calls = [...this.#inflight].filter((c) => !c.suspended)
+    const first = calls[0]
+    if (!first) return { action: "decline" }
+    const probe = elicitationOf(params, this.name, first.tool)
+    const call = calls.find((c) => c.replay.has(probe.digest)) ?? first
+    const elicitation = call === first ? probe : elicitationOf(params, this.name, call.tool)
+    let answer = call.replay.get(elicitation.digest)
+    if (answer) call.replay.delete(elicitation.digest)
+    else if (call.ctx.resolve) answer = await call.ctx.resolve(elicitation.request)
+    if (!answer) {
+      call.suspended = elicitation.request
+      // The cancel reaches the server first; then the call itself is withdrawn.
+      setImmediate(() => call.abort.abort())
+      return { action: "cancel" }
+    }
+    const { result, problem } = elicitResultOf(elicitation, answer)
+    if (problem) call.problem = `the answer to ${JSON.stringify(params.message)} does not fit the form: ${problem}`
+    return result
+  }
+
+  #callFailed(call: InflightCall, error: unknown): CallEnd {
+    if (error instanceof UnauthorizedError || this.authorizationUrl) {
+      const url = this.authorizationUrl
+      if (url) return { kind: "login", url }
+    }
+    if (error instanceof McpError && error.code === ErrorCode.UrlElicitationRequired) {
+      const first = (error.data as { elicitations?: { url?: unknown }[] } | undefined)?.elicitations?.[0]
+      if (typeof first?.url === "string") return { kind: "login", url: first.url }
+    }
+    if (call.ctx.signal?.aborted) return { kind: "failed", message: `the call to ${call.tool} was aborted` }
+    const closed = error instanceof McpError && error.code === ErrorCode.ConnectionClosed
+    if (closed || this.#status !== "ready") {
+      if (this.#status === "ready") this.#fail(error)
+      return {
+        kind: "failed",
+        message: `MCP server ${JSON.stringify(this.name)} went away during the call to ${call.tool}: ${this.#clean(error)}${this.#stderrNote()}; the next call reconnects`,
+      }
+    }
+    return { kind: "failed", message: `MCP server ${JSON.stringify(this.name)}: ${call.tool} failed: ${this.#clean(error)}` }
+  }
+
+  #fail(error: unknown): void {
+    if (this.#status === "closed") return
+    if (error instanceof UnauthorizedError && this.authorizationUrl) {
+      this.#status = "login"
+      this.#error = new McpConnectError(this.name, "needs an OAuth login before it can be used")
+      return
+    }
+    this.#status = "failed"
+    this.#error =
+      error instanceof McpHandshakeTimeoutError || error instanceof McpConnectError
+        ? error
+        : new McpConnectError(this.name, `${this.#clean(error)}${this.#stderrNote()}`, { cause: error })
+    this.#failures++
+    this.#retryAt = Date.now() + Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (this.#failures - 1))
+    // The session is gone: whatever was waiting on it ends now instead of at its timeout.
+    for (const call of this.#inflight) call.abort.abort()
+    const client = this.#client
+    this.#client = undefined
+    this.#transport = undefined
+    client?.close().catch(() => {})
+  }
+
+  async #reset(): Promise<void> {
+    const client = this.#client
+    const transport = this.#transport
+    this.#client = undefined
+    this.#transport = undefined
+    this.#tools = this.#status === "closed" ? [] : this.#tools
+    if (client) await client.close().catch(() => {})
+    else if (transport) await transport.close().catch(() => {})
+  }
+
+  #unavailable(waitMs: number): string {
+    const reason = this.#error ? this.#error.message : "it is not connected"
+    const retry = waitMs > 0 ? `; the next reconnect attempt is in ${Math.ceil(waitMs / 1000)} s` : ""
+    return `MCP server ${JSON.stringify(this.name)} is unavailable (${reason})${retry}`
+  }
+
+  #stderrNote(): string {
+    const tail = this.#stderr.trim()
+    return tail ? ` (stderr: ${this.#redactor.clean(tail.slice(-500))})` : ""
+  }
+
+  #clean(error: unknown): string {
+    return this.#redactor.clean(error instanceof Error ? error.message : String(error))
+  }
+}
+
+/**
+ * Lists every page of tools. The result is read leniently (not through the SDK's strict
+ * schema) so one tool with a non-object schema does not take the whole server down.
+ */
+async function listTools(client: Client, timeoutMs: number): Promise<ServerTool[]> {
+  const tools: ServerTool[] = []
+  let cursor: string | undefined
+  do {
+    const params = cursor === undefined ? {} : { cursor }
+    const page = await client.request({ method: "tools/list", params }, ResultSchema, { timeout: timeoutMs })
+    const listed = Array.isArray(page.tools) ? page.tools : []
+    for (const tool of listed) {
+      if (!isPlainObject(tool) || typeof tool.name !== "string" || tool.name === "") continue
+      const entry: ServerTool = {
+        name: tool.name,
+        description: typeof tool.description === "string" ? tool.description : "",
+        inputSchema: tool.inputSchema,
+      }
+      if (isPlainObject(tool.annotations)) entry.annotations = tool.annotations as ToolAnnotations
+      tools.push(entry)
+    }
+    cursor = typeof page.nextCursor === "string" && page.nextCursor !== "" ? page.nextCursor : undefined
+  } while (cursor !== undefined)
+  return tools
+}
+
+/** A 4xx other than 401 on the first POST: the server predates Streamable HTTP. */
+function isLegacyHttpRefusal(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code
+  return typeof code === "number" && code >= 400 && code < 500 && code !== 401
+}
+
+function parseCallback(server: string, callback: string): { code: string; state?: string } {
+  if (!/^https?:\/\//.test(callback)) return { code: callback }
+  const params = new URL(callback).searchParams
+  const code = params.get("code")
+  if (!code) {
+    const error = params.get("error")
+    throw new McpConnectError(server, error ? `the login was refused: ${error}` : "the callback URL has no code")
+  }
+  const state = params.get("state")
+  return state === null ? { code } : { code, state }
+}

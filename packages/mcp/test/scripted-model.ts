@@ -1,0 +1,25 @@
+import { type Client, type InProcessClientOptions, createInProcessClient } from "@toolnexus/core"
+
+/** One tool call the scripted model makes. */
+export interface ScriptedCall {
+  name: string
+  arguments: Record<string, unknown>
+}
+
+/**
+ * A deterministic model: it makes `calls` one per turn, in order, then answers with the
+ * last tool result it saw (`final: <content>`).
+ */
+export function scriptedClient(calls: ScriptedCall[], opts: Partial<InProcessClientOptions> = {}): Client {
+  return createInProcessClient({
+    model: "scripted",
+    async generate({ messages }) {
+      const done = messages.filter((m) => m.role === "tool").length
+      const next = calls[done]
+      if (next) return { toolCalls: [{ id: `call_${done + 1}`, name: next.name, arguments: next.arguments }] }
+      const last = messages.at(-1) as { content?: unknown }
+      return { content: `final: ${String(last?.content ?? "")}` }
+    },
+    ...opts,
+  })
+}

@@ -37,6 +37,8 @@ export interface McpServerStatus {
   code?: string
   /** Set when the server waits for an OAuth login: where the user signs in. */
   authorizationUrl?: string
+  /** The child process of a stdio server, while it runs. */
+  pid?: number
 }
 
 /** The connected servers and their tools. */
@@ -201,5 +203,7 @@ function statusOf(server: ServerConnection): McpServerStatus {
   }
   const url = server.authorizationUrl
   if (server.status === "login" && url) status.authorizationUrl = url
+  const pid = server.pid
+  if (pid !== undefined) status.pid = pid
   return status
 }

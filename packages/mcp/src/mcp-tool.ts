@@ -25,7 +25,7 @@ export class McpTool implements Tool {
   readonly #tool: string
   readonly #env: McpToolEnv
   #definition: ServerTool
-  #schema: ReturnType<typeof toolSchemaOf>
+  #schema: Record<string, unknown>
 
   constructor(name: string, server: ServerConnection, definition: ServerTool, env: McpToolEnv) {
     this.name = name
@@ -41,7 +41,7 @@ export class McpTool implements Tool {
   }
 
   get inputSchema(): Record<string, unknown> {
-    return this.#schema.inputSchema
+    return this.#schema
   }
 
   /** @internal Takes the server's new definition after `tools/list_changed`. */
@@ -77,8 +77,7 @@ export class McpTool implements Tool {
       this.#env.answered.remember(ctx.idempotencyKey, mark.digest, answer)
     }
     const call: InflightCall = { tool, ctx, replay, abort: new AbortController() }
-    const wrapped = this.#schema.wrappedKey
-    const end = await this.#server.call(call, wrapped === undefined ? args : args[wrapped])
+    const end = await this.#server.call(call, args)
     switch (end.kind) {
       case "suspended":
         return pending(end.request)

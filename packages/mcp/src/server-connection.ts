@@ -126,7 +126,7 @@ export class ServerConnection {
   }
 
   /** Calls a tool, reconnecting first when the session is gone and the backoff allows it. */
-  async call(call: InflightCall, args: unknown): Promise<CallEnd> {
+  async call(call: InflightCall, args: Record<string, unknown>): Promise<CallEnd> {
     if (this.#status === "closed") return { kind: "failed", message: `MCP server ${JSON.stringify(this.name)} is closed` }
     if (this.#status !== "ready") {
       const wait = this.#retryAt - Date.now()
@@ -141,7 +141,7 @@ export class ServerConnection {
     this.#inflight.add(call)
     try {
       const outcome = await client.request(
-        { method: "tools/call", params: { name: call.tool, arguments: args as Record<string, unknown> } },
+        { method: "tools/call", params: { name: call.tool, arguments: args } },
         CallToolResultSchema,
         { signal: AbortSignal.any(signals), timeout: this.#options.callTimeoutMs, resetTimeoutOnProgress: true },
       )

@@ -94,6 +94,7 @@ export class McpTool implements Tool {
       case "result": {
         const result = toolResultOf(end.outcome, server, this.#env.maxOutputChars)
         if (call.problem) return { output: call.problem, isError: true, metadata: result.metadata }
+        result.output = this.#server.redact(result.output)
         return result
       }
     }

@@ -35,6 +35,7 @@ export class Redactor {
   }
 
   clean(text: string): string {
+    if (this.#secrets.length === 0) return text
     let out = text
     for (const secret of this.#secrets) out = out.split(secret).join("***")
     return out

@@ -117,6 +117,11 @@ export class ServerConnection {
     return this.#auth?.authorizationUrl
   }
 
+  /** Replaces this server's secrets (header and env values) in text bound for the model. */
+  redact(text: string): string {
+    return this.#redactor.clean(text)
+  }
+
   /** Connects (once at a time); a failure is kept as the status, never thrown. */
   connect(): Promise<void> {
     this.#connecting ??= this.#connect().finally(() => {

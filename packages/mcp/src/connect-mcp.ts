@@ -157,10 +157,7 @@ class ToolRegistry {
   sync(connections: readonly ServerConnection[]): void {
     const current: Tool[] = []
     for (const server of connections) {
-      if (server.status === "login") {
-        current.push(this.#signInFor(server))
-        continue
-      }
+      if (server.usesLogin) current.push(this.#signInFor(server))
       for (const definition of server.tools) {
         const key = `${server.name}\0${definition.name}`
         let tool = this.#byKey.get(key)

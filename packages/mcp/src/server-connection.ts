@@ -83,6 +83,7 @@ export class ServerConnection {
   #stderr = ""
   #failures = 0
   #retryAt = 0
+  #usesLogin = false
   readonly #inflight = new Set<InflightCall>()
 
   constructor(name: string, config: McpServerConfig, options: ServerOptions) {
@@ -110,6 +111,15 @@ export class ServerConnection {
   get pid(): number | undefined {
     const transport = this.#transport
     return transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined
+  }
+
+  /**
+   * True for a remote server that uses an OAuth login: it asked for one, or the token store
+   * holds its record. Its sign-in tool stays listed, so a transcript halted on it (in this
+   * process or an earlier one) can be resumed.
+   */
+  get usesLogin(): boolean {
+    return this.#usesLogin
   }
 
   /** The login URL of a server in status "login". */
@@ -193,6 +203,7 @@ export class ServerConnection {
 
   async #connect(): Promise<void> {
     await this.#reset()
+    if (this.#auth && !this.#usesLogin) this.#usesLogin = (await this.#options.tokenStore.get(this.name)) !== undefined
     const client = new Client(
       { name: "toolnexus", version: "0.1.0" },
       { capabilities: { elicitation: { form: {}, url: {} } } },
@@ -315,6 +326,7 @@ export class ServerConnection {
     if (this.#status === "closed") return
     if (error instanceof UnauthorizedError && this.authorizationUrl) {
       this.#status = "login"
+      this.#usesLogin = true
       this.#error = new McpConnectError(this.name, "needs an OAuth login before it can be used")
       return
     }

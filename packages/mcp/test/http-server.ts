@@ -12,27 +12,24 @@ export interface ServedMcp {
   close(): Promise<void>
 }
 
-/**
- * Serves `build()` (a fresh SDK server per session) at `/mcp`. `before` may answer a request
- * itself (auth, failures) by returning true.
- */
-export async function serveMcp(
-  build: () => McpServer | Server,
-  before?: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>,
-): Promise<ServedMcp> {
+/** The handler behind {@link serveMcp}: `/mcp` sessions, one SDK server each. Express bodies are reused. */
+export function mcpHandler(build: () => McpServer | Server): {
+  handle(req: IncomingMessage & { body?: unknown }, res: ServerResponse): Promise<void>
+  transports: Map<string, StreamableHTTPServerTransport>
+} {
   const transports = new Map<string, StreamableHTTPServerTransport>()
-  const http: HttpServer = createServer(async (req, res) => {
+  async function handle(req: IncomingMessage & { body?: unknown }, res: ServerResponse): Promise<void> {
     try {
-      if (before && (await before(req, res))) return
       if (!req.url?.startsWith("/mcp")) {
         res.writeHead(404).end()
         return
       }
-      const body = req.method === "POST" ? JSON.parse((await readBody(req)) || "null") : undefined
+      const body =
+        req.method !== "POST" ? undefined : (req.body ?? JSON.parse((await readBody(req)) || "null"))
       const sessionId = req.headers["mcp-session-id"]
       let transport = typeof sessionId === "string" ? transports.get(sessionId) : undefined
       if (!transport) {
-        if (typeof sessionId === "string" || body?.method !== "initialize") {
+        if (typeof sessionId === "string" || (body as { method?: unknown })?.method !== "initialize") {
           res.writeHead(404, { "content-type": "application/json" })
           res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }))
           return
@@ -53,6 +50,22 @@ export async function serveMcp(
     } catch (error) {
       if (!res.headersSent) res.writeHead(500).end(String(error))
     }
+  }
+  return { handle, transports }
+}
+
+/**
+ * Serves `build()` (a fresh SDK server per session) at `/mcp`. `before` may answer a request
+ * itself (auth, failures) by returning true.
+ */
+export async function serveMcp(
+  build: () => McpServer | Server,
+  before?: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>,
+): Promise<ServedMcp> {
+  const { handle, transports } = mcpHandler(build)
+  const http: HttpServer = createServer(async (req, res) => {
+    if (before && (await before(req, res))) return
+    await handle(req, res)
   })
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve))
   const { port } = http.address() as AddressInfo

@@ -37,7 +37,7 @@ export function loadMcpConfig(pathOrJson: string | object): Record<string, McpSe
   let parsed: unknown = pathOrJson
   if (typeof pathOrJson === "string") {
     const text = pathOrJson.trimStart()
-    if (text.startsWith("{")) parsed = parseJson(text, where)
+    if (text.startsWith("{") || text.startsWith("[")) parsed = parseJson(text, where)
     else {
       where = `MCP configuration ${pathOrJson}`
       let content: string

@@ -18,7 +18,13 @@ function oneCall(name: string, waitFor?: (req: Request) => Answer | Promise<Answ
 }
 
 function tool(source: Tool["source"], execute: (ctx: ToolContext) => ToolResult | Promise<ToolResult>): Tool {
-  return { name: "t", description: "t", inputSchema: { type: "object" }, source, execute: (_args, ctx = {}) => execute(ctx) }
+  return {
+    name: "t",
+    description: "t",
+    inputSchema: { type: "object" },
+    source,
+    execute: (_args, ctx = {}) => execute(ctx),
+  }
 }
 
 describe("ToolContext.resolve", () => {
@@ -61,16 +67,30 @@ describe("a retried tool that suspends again", () => {
     tool(source, (ctx) =>
       ctx.answer?.id === "second"
         ? { output: "finished", isError: false }
-        : pending({ id: ctx.answer ? "second" : "first", kind: "input", prompt: ctx.answer ? "Then?" : "First?" }),
+        : pending({
+            id: ctx.answer ? "second" : "first",
+            kind: "input",
+            prompt: ctx.answer ? "Then?" : "First?",
+          }),
     )
 
   it("an MCP tool parks again on the new request", async () => {
     const client = oneCall("t")
     const toolkit = await createToolkit({ extraTools: [twice("mcp")] })
     const first = await client.run("go", { toolkit })
-    const second = await client.continueRun({ toolkit, messages: first.messages, pending: first.pending, answer: { id: "first", ok: true } })
+    const second = await client.continueRun({
+      toolkit,
+      messages: first.messages,
+      pending: first.pending,
+      answer: { id: "first", ok: true },
+    })
     expect(second.pending).toMatchObject({ id: "second", prompt: "Then?" })
-    const done = await client.continueRun({ toolkit, messages: second.messages, pending: second.pending, answer: { id: "second", ok: true } })
+    const done = await client.continueRun({
+      toolkit,
+      messages: second.messages,
+      pending: second.pending,
+      answer: { id: "second", ok: true },
+    })
     expect(done.text).toBe("saw: finished")
   })
 
@@ -78,7 +98,12 @@ describe("a retried tool that suspends again", () => {
     const client = oneCall("t")
     const toolkit = await createToolkit({ extraTools: [twice("native")] })
     const first = await client.run("go", { toolkit })
-    const second = await client.continueRun({ toolkit, messages: first.messages, pending: first.pending, answer: { id: "first", ok: true } })
+    const second = await client.continueRun({
+      toolkit,
+      messages: first.messages,
+      pending: first.pending,
+      answer: { id: "first", ok: true },
+    })
     expect(second.status).toBe("done")
     expect(second.toolCalls.at(-1)?.output).toBe("unresolved: Then?")
   })

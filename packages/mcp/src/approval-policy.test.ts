@@ -1,18 +1,25 @@
 import { expect, it } from "vitest"
-import { type ApprovalPolicy, needsApproval } from "./approval-policy.js"
+import { type ApprovalPolicy, type ToolAnnotations, needsApproval } from "./approval-policy.js"
 
 const readOnly = { readOnlyHint: true }
 const safeWrite = { destructiveHint: false }
 const destructive = { destructiveHint: true }
 
-it.each<[string, ApprovalPolicy | undefined, string, string, object | undefined, boolean]>([
+it.each<[string, ApprovalPolicy | undefined, string, string, ToolAnnotations | undefined, boolean]>([
   ["no policy", undefined, "fs", "write_file", undefined, false],
   ["false", false, "fs", "write_file", undefined, false],
   ["true", true, "fs", "read_file", readOnly, true],
   ["destructive: no annotations (MCP default)", "destructive", "fs", "write_file", undefined, true],
   ["destructive: read-only", "destructive", "fs", "read_file", readOnly, false],
   ["destructive: destructiveHint false", "destructive", "fs", "append", safeWrite, false],
-  ["destructive: read-only wins over destructiveHint", "destructive", "fs", "x", { readOnlyHint: true, destructiveHint: true }, false],
+  [
+    "destructive: read-only wins over destructiveHint",
+    "destructive",
+    "fs",
+    "x",
+    { readOnlyHint: true, destructiveHint: true },
+    false,
+  ],
   ["destructive: destructiveHint true", "destructive", "fs", "rm", destructive, true],
   ["per server: listed tool", { fs: ["write_file"] }, "fs", "write_file", readOnly, true],
   ["per server: unlisted tool", { fs: ["write_file"] }, "fs", "read_file", undefined, false],

@@ -63,7 +63,11 @@ export function loadMcpConfig(pathOrJson: string | object): Record<string, McpSe
  * @internal Checks one server entry and returns a clean copy. Desktop files carry extra keys
  * (`type`, `disabled`, …); the transport-relevant ones are checked, the rest are ignored.
  */
-export function checkServerConfig(name: string, entry: unknown, where = "connectMcp servers"): McpServerConfig {
+export function checkServerConfig(
+  name: string,
+  entry: unknown,
+  where = "connectMcp servers",
+): McpServerConfig {
   const at = `${where}: server ${JSON.stringify(name)}`
   if (name.length === 0) throw new ConfigError(`${where}: a server name is empty`)
   if (!isPlainObject(entry)) throw new ConfigError(`${at} must be an object with "command" or "url"`)
@@ -96,7 +100,8 @@ export function checkServerConfig(name: string, entry: unknown, where = "connect
   }
   if (entry.env !== undefined) config.env = stringRecord(entry.env, `${at}: "env"`)
   if (entry.cwd !== undefined) {
-    if (typeof entry.cwd !== "string" || entry.cwd === "") throw new ConfigError(`${at}: "cwd" must be a path`)
+    if (typeof entry.cwd !== "string" || entry.cwd === "")
+      throw new ConfigError(`${at}: "cwd" must be a path`)
     config.cwd = entry.cwd
   }
   return config

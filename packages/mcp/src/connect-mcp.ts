@@ -87,13 +87,18 @@ export async function connectMcp(options: ConnectMcpOptions): Promise<McpConnect
     callTimeoutMs = 60_000,
     maxOutputChars = 100_000,
   } = options ?? ({} as ConnectMcpOptions)
-  if (!isPlainObject(servers)) throw new ConfigError('connectMcp: "servers" must be an object of server configs')
-  const configs = Object.entries(servers).map(([name, config]) => [name, checkServerConfig(name, config)] as const)
+  if (!isPlainObject(servers))
+    throw new ConfigError('connectMcp: "servers" must be an object of server configs')
+  const configs = Object.entries(servers).map(
+    ([name, config]) => [name, checkServerConfig(name, config)] as const,
+  )
   checkApprovalPolicy(requireApproval, Object.keys(servers))
   for (const [key, value] of Object.entries({ connectTimeoutMs, callTimeoutMs, maxOutputChars })) {
-    if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`connectMcp: "${key}" must be a positive number`)
+    if (!Number.isFinite(value) || value <= 0)
+      throw new ConfigError(`connectMcp: "${key}" must be a positive number`)
   }
-  if (typeof oauth?.redirectUrl !== "string") throw new ConfigError('connectMcp: "oauth.redirectUrl" must be a URL')
+  if (typeof oauth?.redirectUrl !== "string")
+    throw new ConfigError('connectMcp: "oauth.redirectUrl" must be a URL')
 
   const env: McpToolEnv = { policy: requireApproval, maxOutputChars, answered: new AnswerMemory() }
   const registry = new ToolRegistry(env)

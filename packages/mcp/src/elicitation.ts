@@ -35,7 +35,12 @@ export function elicitationOf(params: ElicitRequest["params"], server: string, t
   return {
     digest,
     params,
-    request: { id: elicitRequestId(digest), kind: "input", prompt: params.message, data: { server, tool, schema } },
+    request: {
+      id: elicitRequestId(digest),
+      kind: "input",
+      prompt: params.message,
+      data: { server, tool, schema },
+    },
   }
 }
 
@@ -44,7 +49,10 @@ export function elicitationOf(params: ElicitRequest["params"], server: string, t
  * against the requested schema first), reason `"cancelled"` ⇒ cancel, any other `ok: false` ⇒
  * decline. `problem` is set when the data does not fit: the server is then told `cancel`.
  */
-export function elicitResultOf(elicitation: Elicitation, answer: Answer): { result: ElicitResult; problem?: string } {
+export function elicitResultOf(
+  elicitation: Elicitation,
+  answer: Answer,
+): { result: ElicitResult; problem?: string } {
   if (!answer.ok) return { result: { action: answer.reason === "cancelled" ? "cancel" : "decline" } }
   const { params } = elicitation
   if (params.mode === "url") return { result: { action: "accept" } }

@@ -3,7 +3,12 @@ import * as mcp from "./index.js"
 
 // Pins the public surface: adding or removing an export must be a deliberate change here.
 it("exports exactly the public MCP surface", () => {
-  expect(Object.keys(mcp).sort()).toEqual(["McpConnectError", "McpHandshakeTimeoutError", "connectMcp", "loadMcpConfig"])
+  expect(Object.keys(mcp).sort()).toEqual([
+    "McpConnectError",
+    "McpHandshakeTimeoutError",
+    "connectMcp",
+    "loadMcpConfig",
+  ])
 })
 
 it("its errors carry stable codes and are toolnexus errors", async () => {
@@ -17,7 +22,11 @@ it("its errors carry stable codes and are toolnexus errors", async () => {
     'MCP server "files": boom',
   ])
   const timeout = new mcp.McpHandshakeTimeoutError("files", 300)
-  expect([timeout.name, timeout.code, timeout.timeoutMs]).toEqual(["McpHandshakeTimeoutError", "TNX_MCP_TIMEOUT", 300])
+  expect([timeout.name, timeout.code, timeout.timeoutMs]).toEqual([
+    "McpHandshakeTimeoutError",
+    "TNX_MCP_TIMEOUT",
+    300,
+  ])
   expect(mcp.McpConnectError.isInstance(timeout)).toBe(false)
   expect(mcp.McpHandshakeTimeoutError.isInstance(timeout)).toBe(true)
 })

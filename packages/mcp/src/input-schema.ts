@@ -11,7 +11,11 @@ const WRAPPED_KEY = "input"
  * the model still learns the value's shape and the server receives `{input: value}`.
  */
 export function toolSchemaOf(schema: unknown): JSONSchema {
-  if (schema === undefined || schema === null || (isPlainObject(schema) && Object.keys(schema).length === 0)) {
+  if (
+    schema === undefined ||
+    schema === null ||
+    (isPlainObject(schema) && Object.keys(schema).length === 0)
+  ) {
     return { type: "object", properties: {} }
   }
   if (isPlainObject(schema) && isObjectSchema(schema)) {

@@ -55,7 +55,10 @@ export class McpTool implements Tool {
     const server = this.#server.name
     const tool = this.#tool
     if (!this.#server.tools.some((t) => t.name === tool) && this.#server.status === "ready") {
-      return { output: `MCP server ${JSON.stringify(server)} no longer offers the tool ${tool}`, isError: true }
+      return {
+        output: `MCP server ${JSON.stringify(server)} no longer offers the tool ${tool}`,
+        isError: true,
+      }
     }
     const answer = ctx.answer?.ok ? ctx.answer : undefined
     const mark = answer ? markOf(answer.id) : undefined

@@ -26,7 +26,9 @@ export class Redactor {
       secrets.push(...Object.values(config.env))
     }
     // Longest first, so a value containing another is replaced whole.
-    this.#secrets = [...new Set(secrets.filter((s) => s.length >= MIN_SECRET))].sort((a, b) => b.length - a.length)
+    this.#secrets = [...new Set(secrets.filter((s) => s.length >= MIN_SECRET))].sort(
+      (a, b) => b.length - a.length,
+    )
   }
 
   /** The headers to send, with `${NAME}` filled in. */

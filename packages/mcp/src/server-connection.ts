@@ -91,7 +91,9 @@ export class ServerConnection {
     this.#config = config
     this.#options = options
     this.#redactor = new Redactor(config)
-    this.#auth = isHttpConfig(config) ? new TokenStoreAuthProvider(name, options.tokenStore, options.oauth) : undefined
+    this.#auth = isHttpConfig(config)
+      ? new TokenStoreAuthProvider(name, options.tokenStore, options.oauth)
+      : undefined
   }
 
   /** "login": the server wants an OAuth login before it says anything. */
@@ -142,7 +144,8 @@ export class ServerConnection {
 
   /** Calls a tool, reconnecting first when the session is gone and the backoff allows it. */
   async call(call: InflightCall, args: Record<string, unknown>): Promise<CallEnd> {
-    if (this.#status === "closed") return { kind: "failed", message: `MCP server ${JSON.stringify(this.name)} is closed` }
+    if (this.#status === "closed")
+      return { kind: "failed", message: `MCP server ${JSON.stringify(this.name)} is closed` }
     if (this.#status !== "ready") {
       const wait = this.#retryAt - Date.now()
       if (wait > 0 && this.#status === "failed") return { kind: "failed", message: this.#unavailable(wait) }
@@ -158,7 +161,11 @@ export class ServerConnection {
       const outcome = await client.request(
         { method: "tools/call", params: { name: call.tool, arguments: args } },
         CallToolResultSchema,
-        { signal: AbortSignal.any(signals), timeout: this.#options.callTimeoutMs, resetTimeoutOnProgress: true },
+        {
+          signal: AbortSignal.any(signals),
+          timeout: this.#options.callTimeoutMs,
+          resetTimeoutOnProgress: true,
+        },
       )
       if (call.suspended) return { kind: "suspended", request: call.suspended }
       return { kind: "result", outcome }
@@ -181,7 +188,8 @@ export class ServerConnection {
     }
     const { code, state } = parseCallback(this.name, callback)
     const expected = await auth_.expectedState()
-    if (!expected) throw new McpConnectError(this.name, "no login is in progress (it finished or was never started)")
+    if (!expected)
+      throw new McpConnectError(this.name, "no login is in progress (it finished or was never started)")
     if (state !== undefined && state !== expected) {
       throw new McpConnectError(this.name, "the login callback's state does not match the login in progress")
     }
@@ -203,7 +211,8 @@ export class ServerConnection {
 
   async #connect(): Promise<void> {
     await this.#reset()
-    if (this.#auth && !this.#usesLogin) this.#usesLogin = (await this.#options.tokenStore.get(this.name)) !== undefined
+    if (this.#auth && !this.#usesLogin)
+      this.#usesLogin = (await this.#options.tokenStore.get(this.name)) !== undefined
     const client = new Client(
       { name: "toolnexus", version: "0.1.0" },
       { capabilities: { elicitation: { form: {}, url: {} } } },
@@ -297,7 +306,8 @@ export class ServerConnection {
       return { action: "cancel" }
     }
     const { result, problem } = elicitResultOf(elicitation, answer)
-    if (problem) call.problem = `the answer to ${JSON.stringify(params.message)} does not fit the form: ${problem}`
+    if (problem)
+      call.problem = `the answer to ${JSON.stringify(params.message)} does not fit the form: ${problem}`
     return result
   }
 
@@ -319,7 +329,10 @@ export class ServerConnection {
         message: `MCP server ${JSON.stringify(this.name)} went away during the call to ${call.tool}: ${this.#clean(error)}${this.#stderrNote()}; the next call reconnects`,
       }
     }
-    return { kind: "failed", message: `MCP server ${JSON.stringify(this.name)}: ${call.tool} failed: ${this.#clean(error)}` }
+    return {
+      kind: "failed",
+      message: `MCP server ${JSON.stringify(this.name)}: ${call.tool} failed: ${this.#clean(error)}`,
+    }
   }
 
   #fail(error: unknown): void {
@@ -409,7 +422,10 @@ function parseCallback(server: string, callback: string): { code: string; state?
   const code = params.get("code")
   if (!code) {
     const error = params.get("error")
-    throw new McpConnectError(server, error ? `the login was refused: ${error}` : "the callback URL has no code")
+    throw new McpConnectError(
+      server,
+      error ? `the login was refused: ${error}` : "the callback URL has no code",
+    )
   }
   const state = params.get("state")
   return state === null ? { code } : { code, state }

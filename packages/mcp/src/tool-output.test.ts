@@ -32,13 +32,21 @@ it("joins text blocks and summarises the rest without payloads", () => {
 })
 
 it("keeps the server's isError and describes non-text content when there is no text", () => {
-  const result = toolResultOf({ content: [{ type: "image", data: "AAAA", mimeType: "image/png" }], isError: true }, "s", 100)
+  const result = toolResultOf(
+    { content: [{ type: "image", data: "AAAA", mimeType: "image/png" }], isError: true },
+    "s",
+    100,
+  )
   expect(result).toMatchObject({ output: "[image: image/png, 3 bytes]", isError: true })
 })
 
 it("uses structuredContent when there is no text, and keeps it in metadata", () => {
   const result = toolResultOf({ content: [], structuredContent: { temp: 21 } }, "s", 100)
-  expect(result).toEqual({ output: '{"temp":21}', isError: false, metadata: { server: "s", structuredContent: { temp: 21 } } })
+  expect(result).toEqual({
+    output: '{"temp":21}',
+    isError: false,
+    metadata: { server: "s", structuredContent: { temp: 21 } },
+  })
 })
 
 it("gives an empty output for an empty result", () => {

@@ -56,7 +56,11 @@ function summarise(block: Record<string, unknown>): Record<string, unknown> {
 }
 
 function describe(summary: Record<string, unknown>): string {
-  const details = [summary.mimeType, summary.uri, summary.bytes === undefined ? undefined : `${summary.bytes} bytes`]
+  const details = [
+    summary.mimeType,
+    summary.uri,
+    summary.bytes === undefined ? undefined : `${summary.bytes} bytes`,
+  ]
     .filter((d) => d !== undefined)
     .join(", ")
   return `[${String(summary.type)}${details ? `: ${details}` : ""}]`

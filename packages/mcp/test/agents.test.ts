@@ -25,10 +25,22 @@ afterAll(async () => {
 const fresh = (soul: string) => (r: FakeRequestView) => r.system === soul && r.toolResults.length === 0
 beforeEach(() => {
   llm.reset()
-  llm.addRule({ match: fresh("lead"), reply: { toolCalls: [{ name: "task", arguments: { agent: "clerk", prompt: "book" } }] } })
-  llm.addRule({ match: fresh("clerk"), reply: { toolCalls: [{ name: "shop__book", arguments: { guests: 4 } }] } })
-  llm.addRule({ match: (r) => r.system === "clerk", reply: (r) => ({ text: `clerk: ${r.toolResults.at(-1)?.content}` }) })
-  llm.addRule({ match: (r) => r.system === "lead", reply: (r) => ({ text: `lead: ${r.toolResults.at(-1)?.content}` }) })
+  llm.addRule({
+    match: fresh("lead"),
+    reply: { toolCalls: [{ name: "task", arguments: { agent: "clerk", prompt: "book" } }] },
+  })
+  llm.addRule({
+    match: fresh("clerk"),
+    reply: { toolCalls: [{ name: "shop__book", arguments: { guests: 4 } }] },
+  })
+  llm.addRule({
+    match: (r) => r.system === "clerk",
+    reply: (r) => ({ text: `clerk: ${r.toolResults.at(-1)?.content}` }),
+  })
+  llm.addRule({
+    match: (r) => r.system === "lead",
+    reply: (r) => ({ text: `lead: ${r.toolResults.at(-1)?.content}` }),
+  })
 })
 
 function registry(waitFor?: AgentDef["waitFor"]): Record<string, AgentDef> {
@@ -43,7 +55,9 @@ it("an MCP tool in a sub-agent: approval and elicitation are answered by the nea
   const rt = createRuntime({
     registry: registry(async (req) => {
       asked.push(req)
-      return req.kind === "approval" ? { id: req.id, ok: true } : { id: req.id, ok: true, data: { date: "2027-03-04" } }
+      return req.kind === "approval"
+        ? { id: req.id, ok: true }
+        : { id: req.id, ok: true, data: { date: "2027-03-04" } }
     }),
     llm: { baseUrl: `${llm.url}/v1`, model: "m", apiKey: "k" },
   })
@@ -58,7 +72,10 @@ it("an MCP tool in a sub-agent: approval and elicitation are answered by the nea
 })
 
 it("with no waitFor the tree parks on each request and one answer at a time finishes it", async () => {
-  const rt = createRuntime({ registry: registry(), llm: { baseUrl: `${llm.url}/v1`, model: "m", apiKey: "k" } })
+  const rt = createRuntime({
+    registry: registry(),
+    llm: { baseUrl: `${llm.url}/v1`, model: "m", apiKey: "k" },
+  })
   const lead = rt.spawn(rt.root, "lead")
   rt.wake(lead, "book a table")
   const approval = await rt.wait(lead)

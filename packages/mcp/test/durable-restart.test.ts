@@ -32,16 +32,26 @@ interface Outcome {
 
 /** Runs one step in a fresh node process and returns what it printed. */
 async function step(job: Record<string, unknown>): Promise<Outcome> {
-  const { stdout } = await run(process.execPath, [WORKER, JSON.stringify({ llmUrl: `${llm.url}/v1`, ...job })], {
-    timeout: 30_000,
-  })
+  const { stdout } = await run(
+    process.execPath,
+    [WORKER, JSON.stringify({ llmUrl: `${llm.url}/v1`, ...job })],
+    {
+      timeout: 30_000,
+    },
+  )
   return JSON.parse(stdout.trim().split("\n").at(-1) as string)
 }
 
 const fresh = (soul: string) => (r: FakeRequestView) => r.system === soul && r.toolResults.length === 0
 function leadDelegates(): void {
-  llm.addRule({ match: fresh("lead"), reply: { toolCalls: [{ name: "task", arguments: { agent: "clerk", prompt: "go" } }] } })
-  llm.addRule({ match: (r) => r.system === "lead", reply: (r) => ({ text: `lead: ${r.toolResults.at(-1)?.content}` }) })
+  llm.addRule({
+    match: fresh("lead"),
+    reply: { toolCalls: [{ name: "task", arguments: { agent: "clerk", prompt: "go" } }] },
+  })
+  llm.addRule({
+    match: (r) => r.system === "lead",
+    reply: (r) => ({ text: `lead: ${r.toolResults.at(-1)?.content}` }),
+  })
 }
 
 it("an elicitation in a sub-agent halts durably; a new process answers it and the tree finishes", async () => {
@@ -49,8 +59,14 @@ it("an elicitation in a sub-agent halts durably; a new process answers it and th
   const served: ServedMcp = await serveMcp(elicitingServer(log))
   try {
     leadDelegates()
-    llm.addRule({ match: fresh("clerk"), reply: { toolCalls: [{ name: "shop__book", arguments: { guests: 3 } }] } })
-    llm.addRule({ match: (r) => r.system === "clerk", reply: (r) => ({ text: `clerk: ${r.toolResults.at(-1)?.content}` }) })
+    llm.addRule({
+      match: fresh("clerk"),
+      reply: { toolCalls: [{ name: "shop__book", arguments: { guests: 3 } }] },
+    })
+    llm.addRule({
+      match: (r) => r.system === "clerk",
+      reply: (r) => ({ text: `clerk: ${r.toolResults.at(-1)?.content}` }),
+    })
     const job = { db: join(dir, "elicit.db"), mcpUrl: served.url, tokenFile: join(dir, "none.json") }
 
     const first = await step({ ...job, step: "start" })
@@ -90,7 +106,10 @@ it("an OAuth login started in one process finishes in another; tokens stay in th
       match: (r) => r.system === "clerk" && String(r.toolResults[0]?.content).startsWith("signed in"),
       reply: { toolCalls: [{ name: "shop__whoami", arguments: {} }] },
     })
-    llm.addRule({ match: (r) => r.system === "clerk", reply: (r) => ({ text: `clerk: ${r.toolResults.at(-1)?.content}` }) })
+    llm.addRule({
+      match: (r) => r.system === "clerk",
+      reply: (r) => ({ text: `clerk: ${r.toolResults.at(-1)?.content}` }),
+    })
     const tokenFile = join(dir, "tokens.json")
     const job = { db: join(dir, "oauth.db"), mcpUrl: fixture.url, tokenFile }
 
@@ -102,7 +121,10 @@ it("an OAuth login started in one process finishes in another; tokens stay in th
     const callback = await fixture.login(request.url as string)
     const answer: Answer = { id: request.id, ok: true }
     const second = await step({ ...job, step: "answer", answer, callback })
-    expect(second.result).toMatchObject({ status: "done", text: expect.stringMatching(/^lead: clerk: client client-/) })
+    expect(second.result).toMatchObject({
+      status: "done",
+      text: expect.stringMatching(/^lead: clerk: client client-/),
+    })
 
     const stored = readFileSync(tokenFile, "utf8")
     expect(stored).toContain(fixture.issued[0])

@@ -21,7 +21,8 @@ export function elicitingServer(log: { elicitations: number; calls: number }): (
           { mode: "form", message: "Which date?", requestedSchema: DATE_FORM },
           { relatedRequestId: extra.requestId },
         )
-        if (reply.action !== "accept") return { content: [{ type: "text", text: `not booked: ${reply.action}` }] }
+        if (reply.action !== "accept")
+          return { content: [{ type: "text", text: `not booked: ${reply.action}` }] }
         return { content: [{ type: "text", text: `booked ${guests} for ${String(reply.content?.date)}` }] }
       },
     )

@@ -53,9 +53,13 @@ describe("form elicitation answered inline through the chain's waitFor", () => {
   it("declines or cancels on ok:false, by reason", async () => {
     const toolkit = await createToolkit({ extraTools: mcp.tools() })
     const declined = answering(() => ({ ok: false, reason: "declined" }))
-    expect((await scriptedClient(book, declined).run("x", { toolkit })).text).toBe("final: not booked: decline")
+    expect((await scriptedClient(book, declined).run("x", { toolkit })).text).toBe(
+      "final: not booked: decline",
+    )
     const cancelled = answering(() => ({ ok: false, reason: "cancelled" }))
-    expect((await scriptedClient(book, cancelled).run("x", { toolkit })).text).toBe("final: not booked: cancel")
+    expect((await scriptedClient(book, cancelled).run("x", { toolkit })).text).toBe(
+      "final: not booked: cancel",
+    )
   })
 
   it("refuses data that does not fit the requested schema, naming the problem", async () => {
@@ -69,7 +73,9 @@ describe("form elicitation answered inline through the chain's waitFor", () => {
   it("URL mode becomes an authorization request with the url; ok accepts", async () => {
     const { asked, waitFor } = answering(() => ({ ok: true }))
     const toolkit = await createToolkit({ extraTools: mcp.tools() })
-    const result = await scriptedClient([{ name: "shop__sign", arguments: {} }], { waitFor }).run("x", { toolkit })
+    const result = await scriptedClient([{ name: "shop__sign", arguments: {} }], { waitFor }).run("x", {
+      toolkit,
+    })
     expect(result.text).toBe("final: url flow: accept")
     expect(asked[0]).toMatchObject({
       kind: "authorization",
@@ -87,7 +93,11 @@ describe("form elicitation with nobody to answer", () => {
     const before = log.elicitations
     const halted = await client.run("book a table", { toolkit })
     expect(halted.status).toBe("pending")
-    expect(halted.pending).toMatchObject({ kind: "input", prompt: "Which date?", data: { schema: DATE_FORM } })
+    expect(halted.pending).toMatchObject({
+      kind: "input",
+      prompt: "Which date?",
+      data: { schema: DATE_FORM },
+    })
     const request = JSON.parse(JSON.stringify(halted.pending)) as Request
     const resumed = await client.continueRun({
       toolkit,

@@ -31,7 +31,13 @@ export function mcpHandler(build: () => McpServer | Server): {
       if (!transport) {
         if (typeof sessionId === "string" || (body as { method?: unknown })?.method !== "initialize") {
           res.writeHead(404, { "content-type": "application/json" })
-          res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }))
+          res.end(
+            JSON.stringify({
+              jsonrpc: "2.0",
+              error: { code: -32001, message: "Session not found" },
+              id: null,
+            }),
+          )
           return
         }
         const created = new StreamableHTTPServerTransport({

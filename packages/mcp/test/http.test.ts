@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js"
 import { createToolkit } from "@toolnexus/core"
 import { afterEach, describe, expect, it } from "vitest"
@@ -31,18 +31,19 @@ async function until(check: () => boolean, ms = 5_000): Promise<void> {
 
 describe("Streamable HTTP servers", () => {
   it("follows tools/list_changed: new tools appear, changed ones update in place, removed ones say so", async () => {
-    const servers: McpServer[] = []
+    const sessions: { server: McpServer; greet: RegisteredTool; old: RegisteredTool }[] = []
     let version = 1
     const served = await serveMcp(() => {
       const server = new McpServer({ name: "changing", version: "1.0.0" })
-      const tools = {
-        greet: server.registerTool("greet", { description: "Greets v1", inputSchema: { who: z.string() } }, async (a) => ({
-          content: [{ type: "text", text: `hello ${a.who} (v${version})` }],
-        })),
-        old: server.registerTool("old", { description: "Goes away" }, async () => ({ content: [{ type: "text", text: "old" }] })),
-      }
-      servers.push(server)
-      ;(server as unknown as { tools: typeof tools }).tools = tools
+      const greet = server.registerTool(
+        "greet",
+        { description: "Greets v1", inputSchema: { who: z.string() } },
+        async (a) => ({ content: [{ type: "text", text: `hello ${a.who} (v${version})` }] }),
+      )
+      const old = server.registerTool("old", { description: "Goes away" }, async () => ({
+        content: [{ type: "text", text: "old" }],
+      }))
+      sessions.push({ server, greet, old })
       return server
     })
     cleanups.push(() => served.close())
@@ -51,18 +52,23 @@ describe("Streamable HTTP servers", () => {
     const greet = before.find((t) => t.name === "live__greet")
     expect(before.map((t) => t.name)).toEqual(["live__greet", "live__old"])
 
-    const server = servers[0] as McpServer & { tools: Record<string, { update: Function; remove: Function }> }
+    const session = sessions[0] as (typeof sessions)[number]
     version = 2
-    server.tools.greet?.update({ description: "Greets v2" })
-    server.tools.old?.remove()
-    server.registerTool("added", { description: "New" }, async () => ({ content: [{ type: "text", text: "new!" }] }))
+    session.greet.update({ description: "Greets v2" })
+    session.old.remove()
+    session.server.registerTool("added", { description: "New" }, async () => ({
+      content: [{ type: "text", text: "new!" }],
+    }))
     await until(() => mcp.tools().some((t) => t.name === "live__added"))
 
     expect(mcp.tools().map((t) => t.name)).toEqual(["live__greet", "live__added"])
     expect(mcp.tools().find((t) => t.name === "live__greet")).toBe(greet) // the same object, updated
     expect(greet?.description).toBe("Greets v2")
     const old = before.find((t) => t.name === "live__old")
-    expect(await old?.execute({})).toMatchObject({ isError: true, output: 'MCP server "live" no longer offers the tool old' })
+    expect(await old?.execute({})).toMatchObject({
+      isError: true,
+      output: 'MCP server "live" no longer offers the tool old',
+    })
     const toolkit = await createToolkit({ extraTools: mcp.tools() })
     expect((await toolkit.execute("live__added", {})).output).toBe("new!")
   })
@@ -134,11 +140,15 @@ describe("Streamable HTTP servers", () => {
         }),
     )
     const { port } = http.address() as AddressInfo
-    const mcp = await connect({ servers: { hung: { url: `http://127.0.0.1:${port}/mcp` } }, connectTimeoutMs: 300 })
+    const mcp = await connect({
+      servers: { hung: { url: `http://127.0.0.1:${port}/mcp` } },
+      connectTimeoutMs: 300,
+    })
     expect(mcp.servers()[0]).toMatchObject({ status: "failed", code: "TNX_MCP_TIMEOUT", tools: 0 })
     expect(mcp.tools()).toEqual([])
   })
 
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: names the placeholder syntax
   it("sends configured headers with ${ENV} filled in and keeps their values out of errors", async () => {
     process.env.TNX_TEST_MCP_KEY = "secret-header-value-123"
     cleanups.push(() => {
@@ -160,6 +170,7 @@ describe("Streamable HTTP servers", () => {
     )
     cleanups.push(() => served.close())
     const mcp = await connect({
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${NAME} placeholder, read from the environment
       servers: { h: { url: served.url, headers: { "x-api-key": "${TNX_TEST_MCP_KEY}" } } },
     })
     expect(seen[0]).toBe("secret-header-value-123")
@@ -182,7 +193,9 @@ function freePort(): Promise<number> {
 
 function startHttpChild(port: number): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [TEST_SERVER, "http", String(port)], { stdio: ["ignore", "pipe", "inherit"] })
+    const child = spawn(process.execPath, [TEST_SERVER, "http", String(port)], {
+      stdio: ["ignore", "pipe", "inherit"],
+    })
     child.stdout?.once("data", () => resolve(child))
     child.once("error", reject)
   })

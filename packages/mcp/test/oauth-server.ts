@@ -3,8 +3,14 @@ import type { Server as HttpServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { OAuthRegisteredClientsStore } from "@modelcontextprotocol/sdk/server/auth/clients.js"
 import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js"
-import type { AuthorizationParams, OAuthServerProvider } from "@modelcontextprotocol/sdk/server/auth/provider.js"
-import { getOAuthProtectedResourceMetadataUrl, mcpAuthRouter } from "@modelcontextprotocol/sdk/server/auth/router.js"
+import type {
+  AuthorizationParams,
+  OAuthServerProvider,
+} from "@modelcontextprotocol/sdk/server/auth/provider.js"
+import {
+  getOAuthProtectedResourceMetadataUrl,
+  mcpAuthRouter,
+} from "@modelcontextprotocol/sdk/server/auth/router.js"
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js"
 import { createMcpExpressApp } from "@modelcontextprotocol/sdk/server/express.js"
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
@@ -33,7 +39,11 @@ class MemoryAuthProvider implements OAuthServerProvider {
     return {
       getClient: async (id) => this.clients.get(id),
       registerClient: async (client) => {
-        const full = { ...client, client_id: `client-${randomBytes(4).toString("hex")}`, client_id_issued_at: 0 }
+        const full = {
+          ...client,
+          client_id: `client-${randomBytes(4).toString("hex")}`,
+          client_id_issued_at: 0,
+        }
         this.clients.set(full.client_id, full as OAuthClientInformationFull)
         return full as OAuthClientInformationFull
       },
@@ -76,7 +86,12 @@ class MemoryAuthProvider implements OAuthServerProvider {
     const access = `at-${randomBytes(16).toString("hex")}`
     const refresh = `rt-${randomBytes(16).toString("hex")}`
     this.issued.push(access, refresh)
-    this.tokens.set(access, { token: access, clientId, scopes: [], expiresAt: Math.floor(Date.now() / 1000) + 3600 })
+    this.tokens.set(access, {
+      token: access,
+      clientId,
+      scopes: [],
+      expiresAt: Math.floor(Date.now() / 1000) + 3600,
+    })
     return { access_token: access, token_type: "Bearer", expires_in: 3600, refresh_token: refresh }
   }
 }
@@ -95,7 +110,10 @@ export async function serveOAuthMcp(build: () => McpServer): Promise<OAuthFixtur
   let authorized = 0
   app.all(
     "/mcp",
-    requireBearerAuth({ verifier: provider, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl) }),
+    requireBearerAuth({
+      verifier: provider,
+      resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl),
+    }),
     (req: any, res: any) => {
       authorized++
       void handle(req, res)

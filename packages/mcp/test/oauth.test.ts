@@ -47,7 +47,9 @@ it("a 401 with OAuth metadata becomes an authorization request; after the login 
     { name: "secure__sign_in", arguments: {} },
     { name: "secure__whoami", arguments: {} },
   ])
-  const halted = await client.run("who am I there?", { toolkit: await createToolkit({ extraTools: mcp.tools() }) })
+  const halted = await client.run("who am I there?", {
+    toolkit: await createToolkit({ extraTools: mcp.tools() }),
+  })
   expect(halted.status).toBe("pending")
   const request = halted.pending as Request
   expect(request).toMatchObject({ kind: "authorization", data: { server: "secure" } })
@@ -55,11 +57,11 @@ it("a 401 with OAuth metadata becomes an authorization request; after the login 
 
   // A second attempt before the login hands out the same URL (its verifier stays valid).
   const again = await mcp.tools()[0]?.execute({})
-  expect((again?.metadata?.pending as Request).url).toBe(request.url)
+  expect((again?.metadata?.pending as Request | undefined)?.url).toBe(request.url)
 
-  await expect(mcp.finishLogin("secure", "http://127.0.0.1:9/oauth/callback?code=x&state=forged")).rejects.toThrow(
-    McpConnectError,
-  )
+  await expect(
+    mcp.finishLogin("secure", "http://127.0.0.1:9/oauth/callback?code=x&state=forged"),
+  ).rejects.toThrow(McpConnectError)
   await expect(mcp.finishLogin("nope", "x")).rejects.toThrow(ConfigError)
 
   const callback = await fixture.login(request.url as string)

@@ -40,7 +40,10 @@ describe("real servers as stdio children", () => {
     expect(new Set(names).size).toBe(names.length)
     const echo = mcp.tools().find((t) => t.name === "everything__echo")
     expect(echo?.description).toMatch(/echo/i)
-    expect(echo?.inputSchema).toMatchObject({ properties: { message: { type: "string" } }, required: ["message"] })
+    expect(echo?.inputSchema).toMatchObject({
+      properties: { message: { type: "string" } },
+      required: ["message"],
+    })
   })
 
   it("runs tools: text becomes output, images are summarised without their bytes", async () => {
@@ -51,13 +54,18 @@ describe("real servers as stdio children", () => {
     })
     const image = await toolkit.execute("everything__get-tiny-image", {})
     expect(image.isError).toBe(false)
-    expect(image.metadata?.content).toEqual([{ type: "image", mimeType: "image/png", bytes: expect.any(Number) }])
+    expect(image.metadata?.content).toEqual([
+      { type: "image", mimeType: "image/png", bytes: expect.any(Number) },
+    ])
     expect(JSON.stringify(image)).not.toMatch(/iVBOR/) // no base64 PNG anywhere
   })
 
   it("writes and reads through the filesystem server; a refused path is an isError result", async () => {
     const toolkit = await createToolkit({ extraTools: mcp.tools() })
-    const written = await toolkit.execute("files__write_file", { path: join(folder, "a.txt"), content: "one" })
+    const written = await toolkit.execute("files__write_file", {
+      path: join(folder, "a.txt"),
+      content: "one",
+    })
     expect(written.isError).toBe(false)
     expect(readFileSync(join(folder, "a.txt"), "utf8")).toBe("one")
     const read = await toolkit.execute("files__read_text_file", { path: join(folder, "a.txt") })
@@ -158,7 +166,10 @@ describe("child processes", () => {
     const mcp = await connectMcp({ servers: { silent }, connectTimeoutMs: 300 })
     try {
       expect(Date.now() - started).toBeLessThan(5_000)
-      expect(mcp.servers()[0]).toMatchObject({ status: "failed", code: new McpHandshakeTimeoutError("s", 1).code })
+      expect(mcp.servers()[0]).toMatchObject({
+        status: "failed",
+        code: new McpHandshakeTimeoutError("s", 1).code,
+      })
       expect(mcp.servers()[0]?.error).toMatch(/did not answer the initialize handshake within 300 ms/)
       expect(pidsOf(mcp)).toEqual([])
       expect(execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })).not.toContain(marker)
@@ -192,12 +203,21 @@ describe("schemas and outputs that need care", () => {
   })
 
   it("a missing schema means no arguments; an object schema without properties gets them", () => {
-    expect(mcp.tools().find((t) => t.name === "t__no-schema")?.inputSchema).toEqual({ type: "object", properties: {} })
-    expect(mcp.tools().find((t) => t.name === "t__env")?.inputSchema).toEqual({ type: "object", properties: {} })
+    expect(mcp.tools().find((t) => t.name === "t__no-schema")?.inputSchema).toEqual({
+      type: "object",
+      properties: {},
+    })
+    expect(mcp.tools().find((t) => t.name === "t__env")?.inputSchema).toEqual({
+      type: "object",
+      properties: {},
+    })
   })
 
   it("a huge output is cut to maxOutputChars, saying so", async () => {
-    const huge = await mcp.tools().find((t) => t.name === "t__huge")?.execute({ chars: 2_000_000 })
+    const huge = await mcp
+      .tools()
+      .find((t) => t.name === "t__huge")
+      ?.execute({ chars: 2_000_000 })
     expect(huge?.isError).toBe(false)
     expect(huge?.output.length).toBeLessThan(1_200)
     expect(huge?.output).toMatch(/\[output truncated: 1999000 of 2000000 characters omitted\]$/)

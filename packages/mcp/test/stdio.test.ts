@@ -91,7 +91,7 @@ describe("real servers as stdio children", () => {
 })
 
 describe("child processes", () => {
-  it("passes env and cwd, and close() ends every child (no orphan)", async () => {
+  it("passes env (its values redacted from results) and cwd; close() ends every child (no orphan)", async () => {
     const cwd = realpathSync(tmpdir())
     const mcp = await connectMcp({
       servers: {
@@ -100,7 +100,7 @@ describe("child processes", () => {
       },
     })
     const toolkit = await createToolkit({ extraTools: mcp.tools() })
-    expect((await toolkit.execute("a__env", {})).output).toBe(`TEST_VALUE=v-42 cwd=${cwd}`)
+    expect((await toolkit.execute("a__env", {})).output).toBe(`TEST_VALUE=*** reversed=24-v cwd=${cwd}`)
     const pids = pidsOf(mcp)
     expect(pids).toHaveLength(2)
     for (const pid of pids) expect(alive(pid)).toBe(true)

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { createServer } from "node:http"
+import { type Server as HttpServer, createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js"
@@ -114,15 +114,7 @@ describe("Streamable HTTP servers", () => {
       }
       res.writeHead(405).end()
     })
-    await new Promise<void>((r) => http.listen(0, "127.0.0.1", r))
-    cleanups.push(
-      () =>
-        new Promise<void>((r) => {
-          http.closeAllConnections()
-          http.close(() => r())
-        }),
-    )
-    const { port } = http.address() as AddressInfo
+    const port = await listen(http)
     const mcp = await connect({ servers: { legacy: { url: `http://127.0.0.1:${port}/sse` } } })
     expect(mcp.servers()[0]?.status).toBe("ready")
     const toolkit = await createToolkit({ extraTools: mcp.tools() })
@@ -131,15 +123,7 @@ describe("Streamable HTTP servers", () => {
 
   it("a server that never answers the handshake times out with TNX_MCP_TIMEOUT", async () => {
     const http = createServer(() => {}) // accepts, never answers
-    await new Promise<void>((r) => http.listen(0, "127.0.0.1", r))
-    cleanups.push(
-      () =>
-        new Promise<void>((r) => {
-          http.closeAllConnections()
-          http.close(() => r())
-        }),
-    )
-    const { port } = http.address() as AddressInfo
+    const port = await listen(http)
     const mcp = await connect({
       servers: { hung: { url: `http://127.0.0.1:${port}/mcp` } },
       connectTimeoutMs: 300,
@@ -180,6 +164,19 @@ describe("Streamable HTTP servers", () => {
     expect(result?.output).toContain("***")
   })
 })
+
+/** Listens on a free port of 127.0.0.1 until the test ends. */
+async function listen(http: HttpServer): Promise<number> {
+  await new Promise<void>((r) => http.listen(0, "127.0.0.1", r))
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        http.closeAllConnections()
+        http.close(() => r())
+      }),
+  )
+  return (http.address() as AddressInfo).port
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {

@@ -62,12 +62,18 @@ export function elicitResultOf(
   return { result: { action: "accept", content: content as ElicitResult["content"] } }
 }
 
-let validator: AjvJsonSchemaValidator | undefined
-
 function formProblem(schema: unknown, content: unknown): string | undefined {
   if (!isPlainObject(content)) return "the answer's data must be an object"
-  validator ??= new AjvJsonSchemaValidator()
-  const check = validator.getValidator(schema as Parameters<AjvJsonSchemaValidator["getValidator"]>[0])
+  let check: (input: unknown) => { valid: boolean; errorMessage?: string }
+  try {
+    // A fresh validator each time: elicitations are rare, and a shared one would keep every
+    // schema it ever compiled.
+    check = new AjvJsonSchemaValidator().getValidator(
+      schema as Parameters<AjvJsonSchemaValidator["getValidator"]>[0],
+    )
+  } catch {
+    return undefined // a schema that does not compile cannot be checked here; the server checks
+  }
   const outcome = check(content)
   return outcome.valid ? undefined : outcome.errorMessage
 }

@@ -9,7 +9,7 @@ import { toolResultOf } from "./tool-output.js"
 export interface McpToolEnv {
   policy: ApprovalPolicy | undefined
   maxOutputChars: number
-  /** Earlier elicitation answers of a call, by idempotency key: replayed when it is re-issued again. */
+  /** Earlier elicitation answers of calls that suspended again: replayed when they are re-issued. */
   answered: AnswerMemory
 }
 
@@ -74,15 +74,18 @@ export class McpTool implements Tool {
       })
     }
 
-    const replay = this.#env.answered.recall(ctx.idempotencyKey)
+    // The answers this call already has: the one it carries, and (same process) those its
+    // earlier attempts were given, remembered under the request that attempt suspended on.
+    const known = new Map<string, Answer>()
     if (answer && mark?.kind === "elicit") {
-      replay.set(mark.digest, answer)
-      this.#env.answered.remember(ctx.idempotencyKey, mark.digest, answer)
+      for (const [digest, earlier] of this.#env.answered.recall(answer.id)) known.set(digest, earlier)
+      known.set(mark.digest, answer)
     }
-    const call: InflightCall = { tool, ctx, replay, abort: new AbortController() }
+    const call: InflightCall = { tool, ctx, replay: new Map(known), abort: new AbortController() }
     const end = await this.#server.call(call, args)
     switch (end.kind) {
       case "suspended":
+        if (known.size > 0) this.#env.answered.remember(end.request.id, known)
         return pending(end.request)
       case "login":
         return pending({
@@ -136,27 +139,27 @@ export function signInTool(name: string, server: ServerConnection): Tool {
   }
 }
 
-/** @internal Elicitation answers kept per call (idempotency key) in this process, bounded. */
+/**
+ * @internal Elicitation answers a call was given before it suspended again, kept (in this
+ * process, bounded) under the id of the request it suspended on: when that request is
+ * answered, the re-issued call replays them all, not only the last.
+ */
 export class AnswerMemory {
-  readonly #byCall = new Map<string, Map<string, Answer>>()
+  readonly #byRequest = new Map<string, ReadonlyMap<string, Answer>>()
   readonly #limit: number
 
   constructor(limit = 1_000) {
     this.#limit = limit
   }
 
-  /** A fresh copy of what is remembered for this call: each answer is replayed once per attempt. */
-  recall(key: string | undefined): Map<string, Answer> {
-    return new Map(key === undefined ? undefined : this.#byCall.get(key))
+  recall(requestId: string): ReadonlyMap<string, Answer> {
+    return this.#byRequest.get(requestId) ?? new Map()
   }
 
-  remember(key: string | undefined, digest: string, answer: Answer): void {
-    if (key === undefined) return
-    const entry = this.#byCall.get(key) ?? new Map<string, Answer>()
-    entry.set(digest, answer)
-    this.#byCall.delete(key)
-    this.#byCall.set(key, entry)
-    if (this.#byCall.size > this.#limit) this.#byCall.delete(this.#byCall.keys().next().value as string)
+  remember(requestId: string, answers: ReadonlyMap<string, Answer>): void {
+    this.#byRequest.set(requestId, new Map(answers))
+    if (this.#byRequest.size > this.#limit)
+      this.#byRequest.delete(this.#byRequest.keys().next().value as string)
   }
 }
 

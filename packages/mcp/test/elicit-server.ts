@@ -26,6 +26,24 @@ export function elicitingServer(log: { elicitations: number; calls: number }): (
         return { content: [{ type: "text", text: `booked ${guests} for ${String(reply.content?.date)}` }] }
       },
     )
+    server.registerTool("plan", { description: "Asks for a date, then for a time" }, async (extra) => {
+      log.calls++
+      const ask = async (message: string, key: string) => {
+        log.elicitations++
+        const reply = await server.server.elicitInput(
+          {
+            mode: "form",
+            message,
+            requestedSchema: { type: "object", properties: { [key]: { type: "string" } }, required: [key] },
+          },
+          { relatedRequestId: extra.requestId },
+        )
+        return reply.action === "accept" ? String(reply.content?.[key]) : undefined
+      }
+      const date = await ask("Which date?", "date")
+      const time = date === undefined ? undefined : await ask("What time?", "time")
+      return { content: [{ type: "text", text: `planned ${date} at ${time}` }] }
+    })
     server.registerTool(
       "sign",
       { description: "Asks the user to finish a flow in the browser" },

@@ -111,6 +111,27 @@ describe("form elicitation with nobody to answer", () => {
     expect(log.elicitations - before).toBe(2)
   })
 
+  it("a call that elicits twice halts twice; the last re-issue replays both answers", async () => {
+    const toolkit = await createToolkit({ extraTools: mcp.tools() })
+    const client = scriptedClient([{ name: "shop__plan", arguments: {} }])
+    const first = await client.run("plan", { toolkit })
+    expect(first.pending?.prompt).toBe("Which date?")
+    const second = await client.continueRun({
+      toolkit,
+      messages: first.messages,
+      pending: first.pending,
+      answer: { id: (first.pending as Request).id, ok: true, data: { date: "2027-04-01" } },
+    })
+    expect(second.pending?.prompt).toBe("What time?")
+    const third = await client.continueRun({
+      toolkit,
+      messages: second.messages,
+      pending: second.pending,
+      answer: { id: (second.pending as Request).id, ok: true, data: { time: "19:30" } },
+    })
+    expect(third.text).toBe("final: planned 2027-04-01 at 19:30")
+  })
+
   it("after an approval, the elicitation is a fresh suspension and the approval is not asked again", async () => {
     const toolkit = await createToolkit({ extraTools: approving.tools() })
     const client = scriptedClient(book)

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, realpathSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { createToolkit } from "@toolnexus/core"
+import { type Request, createToolkit } from "@toolnexus/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type McpConnection, McpHandshakeTimeoutError, connectMcp } from "../src/index.js"
 import { EVERYTHING, FILESYSTEM, TEST_SERVER, alive } from "./paths.js"
@@ -87,6 +87,37 @@ describe("real servers as stdio children", () => {
     const result = await client.run("try the form", { toolkit })
     expect(asked).toEqual(["input"])
     expect(result.toolCalls[0]?.output).toMatch(/declin/i)
+  })
+
+  it("a real server's elicitation with nobody to answer halts; the re-issued call takes the stored answer", async () => {
+    const toolkit = await createToolkit({ extraTools: mcp.tools() })
+    const client = scriptedClient([{ name: "everything__trigger-elicitation-request", arguments: {} }])
+    const halted = await client.run("try the form", { toolkit })
+    expect(halted.status).toBe("pending")
+    const request = halted.pending as Request
+    expect(request).toMatchObject({
+      kind: "input",
+      data: { server: "everything", tool: "trigger-elicitation-request" },
+    })
+    expect((request.data?.schema as { required?: string[] }).required).toEqual(["name"])
+    const resumed = await client.continueRun({
+      toolkit,
+      messages: halted.messages,
+      pending: request,
+      answer: { id: request.id, ok: true, data: { name: "Ada Lovelace", email: "ada@example.com" } },
+    })
+    expect(resumed.status).toBe("done")
+    expect(resumed.text).toMatch(/Name: Ada Lovelace/)
+  })
+
+  it("an answer that breaks a real server's form (a bad email) is refused, naming the field", async () => {
+    const toolkit = await createToolkit({ extraTools: mcp.tools() })
+    const client = scriptedClient([{ name: "everything__trigger-elicitation-request", arguments: {} }], {
+      waitFor: async (req) => ({ id: req.id, ok: true, data: { name: "Ada", email: "not-an-email" } }),
+    })
+    const result = await client.run("try the form", { toolkit })
+    expect(result.toolCalls[0]?.isError).toBe(true)
+    expect(result.toolCalls[0]?.output).toMatch(/does not fit the form: .*email/)
   })
 })
 

@@ -99,7 +99,7 @@ describe("real servers as stdio children", () => {
       kind: "input",
       data: { server: "everything", tool: "trigger-elicitation-request" },
     })
-    expect((request.data?.schema as { required?: string[] }).required).toEqual(["name"])
+    expect((request.data?.schema as { required?: string[] } | undefined)?.required).toEqual(["name"])
     const resumed = await client.continueRun({
       toolkit,
       messages: halted.messages,

@@ -51,6 +51,8 @@ export interface InflightCall {
   /** Set when an answer did not fit the server's form. */
   problem?: string
   abort: AbortController
+  /** @internal Set while the call runs. */
+  deadline?: CallDeadline
 }
 
 /** @internal How a call ended, before it becomes a ToolResult. */
@@ -61,6 +63,8 @@ export type CallEnd =
   | { kind: "failed"; message: string }
 
 const BACKOFF_BASE_MS = 500
+/** The longest timer Node allows: the SDK's own request timeout is left out of the way. */
+const NO_SDK_TIMEOUT = 2_147_483_647
 const BACKOFF_MAX_MS = 30_000
 const STDERR_TAIL = 2_000
 
@@ -156,16 +160,15 @@ export class ServerConnection {
     }
     const client = this.#client as Client
     const signals = call.ctx.signal ? [call.abort.signal, call.ctx.signal] : [call.abort.signal]
+    // Our own limit, not the SDK's: it must pause while a person answers an elicitation.
+    const deadline = new CallDeadline(this.#options.callTimeoutMs, () => call.abort.abort())
+    call.deadline = deadline
     this.#inflight.add(call)
     try {
       const outcome = await client.request(
         { method: "tools/call", params: { name: call.tool, arguments: args } },
         CallToolResultSchema,
-        {
-          signal: AbortSignal.any(signals),
-          timeout: this.#options.callTimeoutMs,
-          resetTimeoutOnProgress: true,
-        },
+        { signal: AbortSignal.any(signals), timeout: NO_SDK_TIMEOUT, onprogress: () => deadline.restart() },
       )
       if (call.suspended) return { kind: "suspended", request: call.suspended }
       return { kind: "result", outcome }
@@ -173,6 +176,7 @@ export class ServerConnection {
       if (call.suspended) return { kind: "suspended", request: call.suspended }
       return this.#callFailed(call, error)
     } finally {
+      deadline.stop()
       this.#inflight.delete(call)
     }
   }
@@ -298,7 +302,14 @@ export class ServerConnection {
     const elicitation = call === first ? probe : elicitationOf(params, this.name, call.tool)
     let answer = call.replay.get(elicitation.digest)
     if (answer) call.replay.delete(elicitation.digest)
-    else if (call.ctx.resolve) answer = await call.ctx.resolve(elicitation.request)
+    else if (call.ctx.resolve) {
+      call.deadline?.stop()
+      try {
+        answer = await call.ctx.resolve(elicitation.request)
+      } finally {
+        call.deadline?.restart()
+      }
+    }
     if (!answer) {
       call.suspended = elicitation.request
       // The cancel reaches the server first; then the call itself is withdrawn.
@@ -321,6 +332,12 @@ export class ServerConnection {
       if (typeof first?.url === "string") return { kind: "login", url: first.url }
     }
     if (call.ctx.signal?.aborted) return { kind: "failed", message: `the call to ${call.tool} was aborted` }
+    if (call.deadline?.expired) {
+      return {
+        kind: "failed",
+        message: `MCP server ${JSON.stringify(this.name)}: ${call.tool} did not answer within ${this.#options.callTimeoutMs} ms`,
+      }
+    }
     const closed = error instanceof McpError && error.code === ErrorCode.ConnectionClosed
     if (closed || this.#status !== "ready") {
       if (this.#status === "ready") this.#fail(error)
@@ -381,6 +398,32 @@ export class ServerConnection {
 
   #clean(error: unknown): string {
     return this.#redactor.clean(error instanceof Error ? error.message : String(error))
+  }
+}
+
+/** @internal A call's time limit: restarted by progress, stopped while a person answers. */
+export class CallDeadline {
+  readonly #ms: number
+  readonly #onExpire: () => void
+  #timer: NodeJS.Timeout | undefined
+  expired = false
+
+  constructor(ms: number, onExpire: () => void) {
+    this.#ms = ms
+    this.#onExpire = onExpire
+    this.restart()
+  }
+
+  restart(): void {
+    this.stop()
+    this.#timer = setTimeout(() => {
+      this.expired = true
+      this.#onExpire()
+    }, this.#ms)
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer)
   }
 }
 

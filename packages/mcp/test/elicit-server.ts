@@ -44,6 +44,7 @@ export function elicitingServer(log: { elicitations: number; calls: number }): (
       const time = date === undefined ? undefined : await ask("What time?", "time")
       return { content: [{ type: "text", text: `planned ${date} at ${time}` }] }
     })
+    server.registerTool("stall", { description: "Never answers" }, () => new Promise(() => {}))
     server.registerTool(
       "sign",
       { description: "Asks the user to finish a flow in the browser" },

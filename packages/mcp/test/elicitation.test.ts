@@ -86,6 +86,30 @@ describe("form elicitation answered inline through the chain's waitFor", () => {
   })
 })
 
+describe("the call's time limit", () => {
+  it("stops while a person answers, and ends a call that never answers", async () => {
+    const quick = await connectMcp({ servers: { shop: { url: served.url } }, callTimeoutMs: 300 })
+    try {
+      const toolkit = await createToolkit({ extraTools: quick.tools() })
+      const slow = answering(() => ({ ok: true, data: { date: "2027-06-07" } }))
+      const waitFor = async (req: Request) => {
+        await new Promise((r) => setTimeout(r, 700))
+        return slow.waitFor(req)
+      }
+      expect((await scriptedClient(book, { waitFor }).run("x", { toolkit })).text).toBe(
+        "final: booked 2 for 2027-06-07",
+      )
+      const stalled = await toolkit.execute("shop__stall", {})
+      expect(stalled).toMatchObject({
+        isError: true,
+        output: 'MCP server "shop": stall did not answer within 300 ms',
+      })
+    } finally {
+      await quick.close()
+    }
+  })
+})
+
 describe("form elicitation with nobody to answer", () => {
   it("cancels the call, halts, and the re-issued call is answered from the stored answer", async () => {
     const toolkit = await createToolkit({ extraTools: mcp.tools() })

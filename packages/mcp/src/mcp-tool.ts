@@ -1,8 +1,15 @@
-import { type Answer, type Tool, type ToolContext, type ToolResult, pending } from "@toolnexus/core"
+import {
+  type Answer,
+  type PendingInput,
+  type Tool,
+  type ToolContext,
+  type ToolResult,
+  pending,
+} from "@toolnexus/core"
 import { type ApprovalPolicy, needsApproval } from "./approval-policy.js"
 import { toolSchemaOf } from "./input-schema.js"
 import { approvalRequestId, loginRequestId, markOf } from "./request-ids.js"
-import type { InflightCall, ServerConnection, ServerTool } from "./server-connection.js"
+import type { CallEnd, InflightCall, ServerConnection, ServerTool } from "./server-connection.js"
 import { toolResultOf } from "./tool-output.js"
 
 /** @internal What every MCP tool of a connection shares. */
@@ -82,7 +89,13 @@ export class McpTool implements Tool {
       known.set(mark.digest, answer)
     }
     const call: InflightCall = { tool, ctx, replay: new Map(known), abort: new AbortController() }
-    const end = await this.#server.call(call, args)
+    let end = await this.#server.call(call, args)
+    if (end.kind === "url" && ctx.resolve) {
+      // Inline: the user finishes the flow now, and the call is made once more.
+      const reply = await ctx.resolve(urlRequest(server, tool, end))
+      if (!reply.ok) return { output: `declined: ${end.message}`, isError: true, metadata: { server } }
+      end = await this.#server.call({ ...call, replay: new Map(), abort: new AbortController() }, args)
+    }
     switch (end.kind) {
       case "suspended":
         if (known.size > 0) this.#env.answered.remember(end.request.id, known)
@@ -95,6 +108,8 @@ export class McpTool implements Tool {
           url: end.url,
           data: { server, tool },
         })
+      case "url":
+        return pending(urlRequest(server, tool, end))
       case "failed":
         return { output: end.message, isError: true, metadata: { server } }
       case "result": {
@@ -161,6 +176,17 @@ export class AnswerMemory {
     if (this.#byRequest.size > this.#limit)
       this.#byRequest.delete(this.#byRequest.keys().next().value as string)
   }
+}
+
+/** The request for a flow the server requires before it runs the call (URL elicitation, -32042). */
+function urlRequest(
+  server: string,
+  tool: string,
+  end: Extract<CallEnd, { kind: "url" }>,
+): PendingInput & { id: string } {
+  const data: Record<string, unknown> = { server, tool }
+  if (end.elicitationId !== undefined) data.elicitationId = end.elicitationId
+  return { id: loginRequestId(), kind: "authorization", prompt: end.message, url: end.url, data }
 }
 
 function preview(args: Record<string, unknown>): string {

@@ -60,6 +60,8 @@ export type CallEnd =
   | { kind: "result"; outcome: CallToolOutcome }
   | { kind: "suspended"; request: Request }
   | { kind: "login"; url: string }
+  /** The server refused the call until the user completes a flow at `url` (error -32042). */
+  | { kind: "url"; url: string; message: string; elicitationId?: string }
   | { kind: "failed"; message: string }
 
 const BACKOFF_BASE_MS = 500
@@ -328,8 +330,17 @@ export class ServerConnection {
       if (url) return { kind: "login", url }
     }
     if (error instanceof McpError && error.code === ErrorCode.UrlElicitationRequired) {
-      const first = (error.data as { elicitations?: { url?: unknown }[] } | undefined)?.elicitations?.[0]
-      if (typeof first?.url === "string") return { kind: "login", url: first.url }
+      const first = (error.data as { elicitations?: Record<string, unknown>[] } | undefined)
+        ?.elicitations?.[0]
+      if (typeof first?.url === "string") {
+        const end: CallEnd = {
+          kind: "url",
+          url: first.url,
+          message: typeof first.message === "string" ? first.message : error.message,
+        }
+        if (typeof first.elicitationId === "string") end.elicitationId = first.elicitationId
+        return end
+      }
     }
     if (call.ctx.signal?.aborted) return { kind: "failed", message: `the call to ${call.tool} was aborted` }
     if (call.deadline?.expired) {

@@ -110,6 +110,41 @@ describe("real servers as stdio children", () => {
     expect(resumed.text).toMatch(/Name: Ada Lovelace/)
   })
 
+  it("a real server's URL elicitation, by request or by error -32042, becomes an authorization request", async () => {
+    const toolkit = await createToolkit({ extraTools: mcp.tools() })
+    const asked: Request[] = []
+    const inline = scriptedClient(
+      [{ name: "everything__trigger-url-elicitation", arguments: { url: "https://example.test/flow" } }],
+      {
+        waitFor: async (req) => {
+          asked.push(req)
+          return { id: req.id, ok: true }
+        },
+      },
+    )
+    expect((await inline.run("go", { toolkit })).text).toMatch(/User completed the URL elicitation flow/)
+    expect(asked[0]).toMatchObject({ kind: "authorization", url: "https://example.test/flow" })
+
+    const args = { url: "https://example.test/flow", errorPath: true }
+    const durable = scriptedClient([{ name: "everything__trigger-url-elicitation", arguments: args }])
+    const halted = await durable.run("go", { toolkit })
+    expect(halted.pending).toMatchObject({
+      kind: "authorization",
+      url: "https://modelcontextprotocol.io",
+      prompt: "Open this link to satisfy the prerequisite, then retry the request.",
+      data: { server: "everything", tool: "trigger-url-elicitation" },
+    })
+    const request = halted.pending as Request
+    const resumed = await durable.continueRun({
+      toolkit,
+      messages: halted.messages,
+      pending: request,
+      answer: { id: request.id, ok: true },
+    })
+    // The retried call proceeds to the request path, whose elicitation now has nobody to answer it.
+    expect(resumed.pending).toMatchObject({ kind: "authorization", url: "https://example.test/flow" })
+  })
+
   it("an answer that breaks a real server's form (a bad email) is refused, naming the field", async () => {
     const toolkit = await createToolkit({ extraTools: mcp.tools() })
     const client = scriptedClient([{ name: "everything__trigger-elicitation-request", arguments: {} }], {

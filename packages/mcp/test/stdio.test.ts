@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, realpathSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, realpathSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Request, createToolkit } from "@toolnexus/core"
@@ -73,6 +73,35 @@ describe("real servers as stdio children", () => {
     const outside = await toolkit.execute("files__read_text_file", { path: "/etc/hostname" })
     expect(outside.isError).toBe(true)
     expect(outside.output).toMatch(/denied|outside/i)
+  })
+
+  it('"destructive" follows the server\'s annotations: writes ask first, reads do not', async () => {
+    const guarded = await connectMcp({
+      servers: { files: { command: node, args: [FILESYSTEM, folder] } },
+      requireApproval: "destructive",
+    })
+    try {
+      const toolkit = await createToolkit({ extraTools: guarded.tools() })
+      const target = join(folder, "guarded.txt")
+      const write = await toolkit.execute("files__write_file", { path: target, content: "x" })
+      expect(write.metadata?.pending).toMatchObject({
+        kind: "approval",
+        data: {
+          server: "files",
+          tool: "write_file",
+          args: { path: target, content: "x" },
+          annotations: { readOnlyHint: false, destructiveHint: true },
+        },
+      })
+      expect(existsSync(target)).toBe(false)
+      expect((await toolkit.execute("files__list_allowed_directories", {})).isError).toBe(false)
+      // create_directory says destructiveHint: false, so it runs without asking.
+      expect((await toolkit.execute("files__create_directory", { path: join(folder, "sub") })).isError).toBe(
+        false,
+      )
+    } finally {
+      await guarded.close()
+    }
   })
 
   it("answers a real server's elicitation inline through the client's waitFor", async () => {

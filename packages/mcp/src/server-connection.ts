@@ -65,9 +65,9 @@ export type CallEnd =
   | { kind: "failed"; message: string }
 
 const BACKOFF_BASE_MS = 500
+const BACKOFF_MAX_MS = 30_000
 /** The longest timer Node allows: the SDK's own request timeout is left out of the way. */
 const NO_SDK_TIMEOUT = 2_147_483_647
-const BACKOFF_MAX_MS = 30_000
 const STDERR_TAIL = 2_000
 
 /**
@@ -213,10 +213,13 @@ export class ServerConnection {
     this.#status = "closed"
     for (const call of this.#inflight) call.abort.abort()
     await this.#reset()
+    // A reconnect under way ends its own session when it sees the status; wait for that.
+    await this.#connecting
   }
 
   async #connect(): Promise<void> {
     await this.#reset()
+    this.#stderr = ""
     if (this.#auth && !this.#usesLogin)
       this.#usesLogin = (await this.#options.tokenStore.get(this.name)) !== undefined
     const client = new Client(
@@ -242,6 +245,11 @@ export class ServerConnection {
       return
     } finally {
       clearTimeout(timer)
+    }
+    if (this.#status === "closed") {
+      // close() came during the handshake: this session (and its child) must not outlive it.
+      await client.close().catch(() => {})
+      return
     }
     client.onclose = () => {
       if (this.#client !== client || this.#status === "closed") return

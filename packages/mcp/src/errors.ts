@@ -6,9 +6,12 @@ export class McpConnectError extends ToolnexusError {
   static override readonly family = "TNX_MCP_CONNECT"
   /** The server's name in the configuration. */
   readonly serverName: string
-  constructor(serverName: string, message: string, options?: { cause?: unknown }) {
-    super("TNX_MCP_CONNECT", `MCP server ${JSON.stringify(serverName)}: ${message}`, options)
+  /** What went wrong, without the server's name (secrets redacted). */
+  readonly reason: string
+  constructor(serverName: string, reason: string, options?: { cause?: unknown }) {
+    super("TNX_MCP_CONNECT", `MCP server ${JSON.stringify(serverName)}: ${reason}`, options)
     this.serverName = serverName
+    this.reason = reason
   }
 }
 

@@ -15,10 +15,11 @@ it("its errors carry stable codes and are toolnexus errors", async () => {
   const { ToolnexusError } = await import("@toolnexus/core")
   const connect = new mcp.McpConnectError("files", "boom")
   expect(connect).toBeInstanceOf(ToolnexusError)
-  expect([connect.name, connect.code, connect.serverName, connect.message]).toEqual([
+  expect([connect.name, connect.code, connect.serverName, connect.reason, connect.message]).toEqual([
     "McpConnectError",
     "TNX_MCP_CONNECT",
     "files",
+    "boom",
     'MCP server "files": boom',
   ])
   const timeout = new mcp.McpHandshakeTimeoutError("files", 300)

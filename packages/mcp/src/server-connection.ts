@@ -69,6 +69,7 @@ const BACKOFF_MAX_MS = 30_000
 /** The longest timer Node allows: the SDK's own request timeout is left out of the way. */
 const NO_SDK_TIMEOUT = 2_147_483_647
 const STDERR_TAIL = 2_000
+const PROBE_TIMEOUT_MS = 2_000
 
 /**
  * @internal One configured server: its MCP client session, its tools, and the rules for a
@@ -90,6 +91,7 @@ export class ServerConnection {
   #failures = 0
   #retryAt = 0
   #usesLogin = false
+  #probing = false
   readonly #inflight = new Set<InflightCall>()
 
   constructor(name: string, config: McpServerConfig, options: ServerOptions) {
@@ -255,6 +257,11 @@ export class ServerConnection {
       if (this.#client !== client || this.#status === "closed") return
       this.#fail(new McpConnectError(this.name, `the connection closed${this.#stderrNote()}`))
     }
+    // Over HTTP a dead server shows only as a transport error (a broken response stream),
+    // while the call waits for an answer that will never come: ask whether it still answers.
+    client.onerror = () => {
+      if (this.#inflight.size > 0) this.#probe(client)
+    }
     this.#client = client
     this.#status = "ready"
     this.#error = undefined
@@ -357,18 +364,41 @@ export class ServerConnection {
         message: `MCP server ${JSON.stringify(this.name)}: ${call.tool} did not answer within ${this.#options.callTimeoutMs} ms`,
       }
     }
-    const closed = error instanceof McpError && error.code === ErrorCode.ConnectionClosed
-    if (closed || this.#status !== "ready") {
+    // A JSON-RPC error is the server's answer; anything else (a refused connection, a 404 for
+    // a session a restarted server does not know, a closed pipe) means the session is gone.
+    const lost = !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed
+    if (lost || this.#status !== "ready") {
       if (this.#status === "ready") this.#fail(error)
+      // When the session failed first (and ended this call), its reason says more than the abort.
+      const failure = this.#error
+      const reason = McpConnectError.isInstance(failure) ? failure.reason : this.#clean(error)
       return {
         kind: "failed",
-        message: `MCP server ${JSON.stringify(this.name)} went away during the call to ${call.tool}: ${this.#clean(error)}${this.#stderrNote()}; the next call reconnects`,
+        message: `MCP server ${JSON.stringify(this.name)} went away during the call to ${call.tool} (${reason}); the next call reconnects`,
       }
     }
     return {
       kind: "failed",
       message: `MCP server ${JSON.stringify(this.name)}: ${call.tool} failed: ${this.#clean(error)}`,
     }
+  }
+
+  /** Pings the server once (at a time); no answer ⇒ the session is gone and its calls end now. */
+  #probe(client: Client): void {
+    if (this.#probing) return
+    this.#probing = true
+    client
+      .ping({ timeout: PROBE_TIMEOUT_MS })
+      .catch((error: unknown) => {
+        if (this.#client === client && this.#status === "ready") {
+          this.#fail(
+            new McpConnectError(this.name, `stopped answering: ${this.#clean(error)}`, { cause: error }),
+          )
+        }
+      })
+      .finally(() => {
+        this.#probing = false
+      })
   }
 
   #fail(error: unknown): void {

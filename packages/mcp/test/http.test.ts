@@ -81,12 +81,19 @@ describe("Streamable HTTP servers", () => {
     const toolkit = await createToolkit({ extraTools: mcp.tools() })
     expect((await toolkit.execute("remote__ping", {})).output).toBe("pong")
 
+    const started = Date.now()
     const died = await toolkit.execute("remote__die", {})
     expect(died.isError).toBe(true)
-    expect(died.output).toMatch(/MCP server "remote"/)
+    expect(died.output).toMatch(
+      /^MCP server "remote" went away during the call to die \(stopped answering: .*\); the next call reconnects$/,
+    )
+    expect(Date.now() - started).toBeLessThan(5_000) // not the call's 60 s limit
+    expect(mcp.servers()[0]).toMatchObject({ status: "failed", code: "TNX_MCP_CONNECT" })
     const down = await toolkit.execute("remote__ping", {})
-    expect(down.isError).toBe(true)
-    expect(down.output).toMatch(/MCP server "remote"/)
+    expect(down).toMatchObject({
+      isError: true,
+      output: expect.stringMatching(/^MCP server "remote" is unavailable/),
+    })
 
     child = await startHttpChild(port)
     await new Promise((r) => setTimeout(r, 1_100))

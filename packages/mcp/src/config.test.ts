@@ -87,6 +87,11 @@ describe("loadMcpConfig", () => {
     expect((error as Error).message).toMatch(message)
   })
 
+  it("leaves out servers marked disabled", () => {
+    const config = { mcpServers: { on: { command: "a" }, off: { command: "b", disabled: true } } }
+    expect(loadMcpConfig(config)).toEqual({ on: { command: "a" } })
+  })
+
   it("names the file in file errors", () => {
     const path = join(dir, "broken.json")
     writeFileSync(path, '{"mcpServers": {"x": {}}}')

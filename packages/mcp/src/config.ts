@@ -25,7 +25,7 @@ export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig
  * a JSON string or an already parsed object, and checks every entry.
  *
  * @param pathOrJson - a file path, a JSON text (starting with `{`), or the parsed object.
- * @returns the servers by name.
+ * @returns the servers by name (entries marked `"disabled": true` are left out).
  * @throws ConfigError naming the file and the problem: unreadable, not JSON, no `mcpServers`
  *   object, or an entry without a `command` or `url` (or with fields of the wrong type).
  * @example
@@ -55,7 +55,11 @@ export function loadMcpConfig(pathOrJson: string | object): Record<string, McpSe
     throw new ConfigError(`${where} has no "mcpServers" object (expected {"mcpServers": {"name": {...}}})`)
   }
   const result: Record<string, McpServerConfig> = {}
-  for (const [name, entry] of Object.entries(servers)) result[name] = checkServerConfig(name, entry, where)
+  for (const [name, entry] of Object.entries(servers)) {
+    // Some clients keep switched-off servers in the file with `"disabled": true`.
+    if (isPlainObject(entry) && entry.disabled === true) continue
+    result[name] = checkServerConfig(name, entry, where)
+  }
   return result
 }
 

@@ -88,13 +88,14 @@ export class McpTool implements Tool {
       for (const [digest, earlier] of this.#env.answered.recall(answer.id)) known.set(digest, earlier)
       known.set(mark.digest, answer)
     }
-    const call: InflightCall = { tool, ctx, replay: new Map(known), abort: new AbortController() }
+    let call: InflightCall = { tool, ctx, replay: new Map(known), abort: new AbortController() }
     let end = await this.#server.call(call, args)
     if (end.kind === "url" && ctx.resolve) {
       // Inline: the user finishes the flow now, and the call is made once more.
       const reply = await ctx.resolve(urlRequest(server, tool, end))
       if (!reply.ok) return { output: `declined: ${end.message}`, isError: true, metadata: { server } }
-      end = await this.#server.call({ ...call, replay: new Map(), abort: new AbortController() }, args)
+      call = { tool, ctx, replay: new Map(known), abort: new AbortController() }
+      end = await this.#server.call(call, args)
     }
     switch (end.kind) {
       case "suspended":

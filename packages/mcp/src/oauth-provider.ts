@@ -15,6 +15,13 @@ export interface McpOAuthOptions {
   /** Shown on the authorization server's consent page. Default `"toolnexus"`. */
   clientName?: string
   scope?: string
+  /**
+   * A client registered beforehand with the authorization server, for servers without dynamic
+   * client registration. Without it the client registers itself (and the registration is kept
+   * in the token store).
+   */
+  clientId?: string
+  clientSecret?: string
 }
 
 /** An authorization in progress: kept so that a restart (or a second attempt) reuses its URL. */
@@ -78,7 +85,13 @@ export class TokenStoreAuthProvider implements OAuthClientProvider {
   }
 
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
-    return (await this.#record()).client
+    const registered = (await this.#record()).client
+    if (registered) return registered
+    const { clientId, clientSecret } = this.#options
+    if (clientId === undefined) return undefined
+    return clientSecret === undefined
+      ? { client_id: clientId }
+      : { client_id: clientId, client_secret: clientSecret }
   }
 
   async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {

@@ -24,6 +24,8 @@ export interface OAuthFixture {
   issued: string[]
   /** Plays the user: opens the login URL, approves, returns the redirect back to the host. */
   login(authorizationUrl: string): Promise<string>
+  /** Registers a client beforehand (as for servers without dynamic registration). */
+  registerClient(clientId: string, redirectUri: string): void
   /** Calls that got through with a valid token. */
   authorizedCalls: () => number
   close(): Promise<void>
@@ -123,6 +125,13 @@ export async function serveOAuthMcp(build: () => McpServer): Promise<OAuthFixtur
     url: mcpUrl.href,
     issued: provider.issued,
     authorizedCalls: () => authorized,
+    registerClient(clientId, redirectUri) {
+      provider.clients.set(clientId, {
+        client_id: clientId,
+        redirect_uris: [redirectUri],
+        token_endpoint_auth_method: "none",
+      } as OAuthClientInformationFull)
+    },
     async login(authorizationUrl) {
       const response = await fetch(authorizationUrl, { redirect: "manual" })
       const location = response.headers.get("location")

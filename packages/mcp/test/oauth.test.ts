@@ -111,3 +111,27 @@ it("a connection reusing the token store starts ready, with no login", async () 
     await second.close()
   }
 })
+
+it("a client registered beforehand is used instead of dynamic registration", async () => {
+  fixture.registerClient("preregistered-app", "http://127.0.0.1:9/oauth/callback")
+  const own = new Map<string, unknown>()
+  const store: TokenStore = {
+    get: async (server) => own.get(server),
+    set: async (server, value) => {
+      own.set(server, structuredClone(value))
+    },
+  }
+  const third = await connectMcp({
+    servers: { secure: { url: fixture.url } },
+    tokenStore: store,
+    oauth: { redirectUrl: "http://127.0.0.1:9/oauth/callback", clientId: "preregistered-app" },
+  })
+  try {
+    const url = new URL(third.servers()[0]?.authorizationUrl as string)
+    expect(url.searchParams.get("client_id")).toBe("preregistered-app")
+    await third.finishLogin("secure", await fixture.login(url.href))
+    expect((await third.tools()[1]?.execute({}))?.output).toBe("client preregistered-app")
+  } finally {
+    await third.close()
+  }
+})

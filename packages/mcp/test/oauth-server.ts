@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto"
 import type { Server as HttpServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { OAuthRegisteredClientsStore } from "@modelcontextprotocol/sdk/server/auth/clients.js"
+import { InvalidGrantError, InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js"
 import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js"
 import type {
   AuthorizationParams,
@@ -24,6 +25,8 @@ export interface OAuthFixture {
   issued: string[]
   /** Plays the user: opens the login URL, approves, returns the redirect back to the host. */
   login(authorizationUrl: string): Promise<string>
+  /** Revokes every token issued so far; refresh tokens stop working too. */
+  revokeAll(): void
   /** Registers a client beforehand (as for servers without dynamic registration). */
   registerClient(clientId: string, redirectUri: string): void
   /** Calls that got through with a valid token. */
@@ -36,6 +39,7 @@ class MemoryAuthProvider implements OAuthServerProvider {
   readonly codes = new Map<string, { client: string; params: AuthorizationParams }>()
   readonly tokens = new Map<string, AuthInfo>()
   readonly issued: string[] = []
+  readonly refreshTokens = new Set<string>()
 
   get clientsStore(): OAuthRegisteredClientsStore {
     return {
@@ -74,13 +78,14 @@ class MemoryAuthProvider implements OAuthServerProvider {
     return this.#issue(client.client_id)
   }
 
-  async exchangeRefreshToken(client: OAuthClientInformationFull): Promise<OAuthTokens> {
+  async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string): Promise<OAuthTokens> {
+    if (!this.refreshTokens.has(refreshToken)) throw new InvalidGrantError("refresh token revoked")
     return this.#issue(client.client_id)
   }
 
   async verifyAccessToken(token: string): Promise<AuthInfo> {
     const info = this.tokens.get(token)
-    if (!info) throw new Error("invalid token")
+    if (!info) throw new InvalidTokenError("unknown or revoked token")
     return info
   }
 
@@ -88,6 +93,7 @@ class MemoryAuthProvider implements OAuthServerProvider {
     const access = `at-${randomBytes(16).toString("hex")}`
     const refresh = `rt-${randomBytes(16).toString("hex")}`
     this.issued.push(access, refresh)
+    this.refreshTokens.add(refresh)
     this.tokens.set(access, {
       token: access,
       clientId,
@@ -125,6 +131,10 @@ export async function serveOAuthMcp(build: () => McpServer): Promise<OAuthFixtur
     url: mcpUrl.href,
     issued: provider.issued,
     authorizedCalls: () => authorized,
+    revokeAll() {
+      provider.tokens.clear()
+      provider.refreshTokens.clear()
+    },
     registerClient(clientId, redirectUri) {
       provider.clients.set(clientId, {
         client_id: clientId,

@@ -112,6 +112,25 @@ it("a connection reusing the token store starts ready, with no login", async () 
   }
 })
 
+it("revoked tokens: the next call suspends for a new login, and after it the call runs", async () => {
+  const toolkit = await createToolkit({ extraTools: mcp.tools() })
+  expect((await toolkit.execute("secure__whoami", {})).isError).toBe(false)
+  fixture.revokeAll()
+  const suspended = await toolkit.execute("secure__whoami", {})
+  const request = suspended.metadata?.pending as Request | undefined
+  expect(request).toMatchObject({ kind: "authorization", data: { server: "secure", tool: "whoami" } })
+  expect(request?.url).toMatch(/\/authorize\?/)
+  await mcp.finishLogin("secure", await fixture.login(request?.url as string))
+  const retried = await toolkit.execute(
+    "secure__whoami",
+    {},
+    { answer: { id: request?.id as string, ok: true } },
+  )
+  expect(retried).toMatchObject({ isError: false, output: expect.stringMatching(/^client client-/) })
+  const everything = JSON.stringify({ suspended, retried, servers: mcp.servers(), printed })
+  for (const token of fixture.issued) expect(everything).not.toContain(token)
+})
+
 it("a client registered beforehand is used instead of dynamic registration", async () => {
   fixture.registerClient("preregistered-app", "http://127.0.0.1:9/oauth/callback")
   const own = new Map<string, unknown>()

@@ -225,6 +225,32 @@ describe("child processes", () => {
     }
   })
 
+  it("the run's signal cancels a call; the server stays usable", async () => {
+    const mcp = await connectMcp({ servers: { t: { command: node, args: [TEST_SERVER, "stdio"] } } })
+    try {
+      const toolkit = await createToolkit({ extraTools: mcp.tools() })
+      const started = Date.now()
+      const aborted = await toolkit.execute("t__sleep", { ms: 10_000 }, { signal: AbortSignal.timeout(100) })
+      expect(aborted).toMatchObject({ isError: true, output: "the call to sleep was aborted" })
+      expect(Date.now() - started).toBeLessThan(5_000)
+      expect((await toolkit.execute("t__ping", {})).output).toBe("pong")
+    } finally {
+      await mcp.close()
+    }
+  })
+
+  it("close() during a call ends the call and the child", async () => {
+    const mcp = await connectMcp({ servers: { t: { command: node, args: [TEST_SERVER, "stdio"] } } })
+    const toolkit = await createToolkit({ extraTools: mcp.tools() })
+    const [pid] = pidsOf(mcp)
+    const call = toolkit.execute("t__sleep", { ms: 30_000 })
+    await new Promise((r) => setTimeout(r, 100))
+    await mcp.close()
+    expect((await call).isError).toBe(true)
+    expect(alive(pid as number)).toBe(false)
+    expect((await toolkit.execute("t__ping", {})).output).toBe('MCP server "t" is closed')
+  })
+
   it("calls during the backoff fail fast, saying when the next attempt is", async () => {
     const mcp = await connectMcp({ servers: { flaky: { command: node, args: [TEST_SERVER, "stdio"] } } })
     try {

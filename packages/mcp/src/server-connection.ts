@@ -292,7 +292,16 @@ export class ServerConnection {
       await streamable.close().catch(() => {})
       const sse = new SSEClientTransport(url, { requestInit, authProvider: this.#auth })
       this.#transport = sse
-      await client.connect(sse, { timeout: this.#options.connectTimeoutMs })
+      try {
+        await client.connect(sse, { timeout: this.#options.connectTimeoutMs })
+      } catch (fallback) {
+        if (fallback instanceof UnauthorizedError) throw fallback
+        throw new McpConnectError(
+          this.name,
+          `Streamable HTTP: ${this.#clean(error)}; HTTP+SSE: ${this.#clean(fallback)}`,
+          { cause: fallback },
+        )
+      }
     }
   }
 
@@ -446,7 +455,12 @@ export class ServerConnection {
   }
 
   #clean(error: unknown): string {
-    return this.#redactor.clean(error instanceof Error ? error.message : String(error))
+    let text = error instanceof Error ? error.message : String(error)
+    // The SDK's HTTP errors keep the status in `code`, and their message may not say it.
+    const status = (error as { code?: unknown } | undefined)?.code
+    if (typeof status === "number" && status >= 100 && status < 600 && !text.includes(String(status)))
+      text = `HTTP ${status}: ${text}`
+    return this.#redactor.clean(text)
   }
 }
 

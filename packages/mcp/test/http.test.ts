@@ -128,6 +128,14 @@ describe("Streamable HTTP servers", () => {
     expect((await toolkit.execute("legacy__hello", {})).output).toBe("hello over SSE")
   })
 
+  it("a URL that speaks neither transport fails that server, naming both attempts", async () => {
+    const served = await serveMcp(() => new McpServer({ name: "x", version: "1.0.0" }))
+    cleanups.push(() => served.close())
+    const mcp = await connect({ servers: { wrong: { url: served.url.replace("/mcp", "/nope") } } })
+    expect(mcp.servers()[0]).toMatchObject({ status: "failed", code: "TNX_MCP_CONNECT" })
+    expect(mcp.servers()[0]?.error).toMatch(/^MCP server "wrong": Streamable HTTP: .*404.*; HTTP\+SSE: .*404/)
+  })
+
   it("a server that never answers the handshake times out with TNX_MCP_TIMEOUT", async () => {
     const http = createServer(() => {}) // accepts, never answers
     const port = await listen(http)

@@ -12,8 +12,11 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 /** A JSON object. */
 export type JsonObject = { [key: string]: Json }
 
-/** The two endpoint styles every fixture runs in. */
-export type Style = "openai" | "anthropic"
+/** The three endpoint styles every fixture runs in. */
+export type Style = "openai" | "anthropic" | "openai-responses"
+
+/** Every style, in the order the suite runs them. */
+export const STYLES: readonly Style[] = ["openai", "anthropic", "openai-responses"]
 
 /** A JSON Schema type name for a tool parameter. */
 export type ParamType = "string" | "number" | "integer" | "boolean" | "object" | "array"
@@ -115,6 +118,10 @@ export interface ReplySpec {
   hang?: true
   /** A non-2xx HTTP status; `text` becomes the error message. */
   status?: number
+  /** The model refuses with this text, in each style's own shape. */
+  refusal?: string
+  /** The reply is cut off by the output-token limit or a content filter. */
+  cutOff?: "maxOutputTokens" | "contentFilter"
 }
 
 /** One rule of the scripted model: the first rule with uses left whose `when` holds answers. */
@@ -164,8 +171,8 @@ export interface RequestExpect {
 export interface Expect {
   /** Partial match against the step's value (see README for matchers). */
   result?: Json
-  /** The step must throw: an error name, or name plus `code` and a `message` substring. */
-  throws?: string | { name: string; code?: string; message?: string }
+  /** The step must throw: an error name, or name plus `code`, `reason` and a `message` substring. */
+  throws?: string | { name: string; code?: string; reason?: string; message?: string }
   /** On the step value's `messages`. */
   transcript?: TranscriptExpect
   /** `relayCallsOf(value.pending)`, partial match. */
@@ -572,8 +579,13 @@ class Validator {
       delayMs: false,
       hang: false,
       status: false,
+      refusal: false,
+      cutOff: false,
     })
     const reply = rule.reply
+    if (reply.refusal !== undefined) this.string(reply.refusal, `${r}.refusal`)
+    if (reply.cutOff !== undefined && reply.cutOff !== "maxOutputTokens" && reply.cutOff !== "contentFilter")
+      this.fail(`${r}.cutOff`, `expected "maxOutputTokens" or "contentFilter", got ${describe(reply.cutOff)}`)
     if (reply.text !== undefined) {
       this.string(reply.text, `${r}.text`)
       for (const name of placeholders(reply.text)) {
@@ -610,10 +622,11 @@ class Validator {
     if (
       reply.text === undefined &&
       reply.toolCalls === undefined &&
+      reply.refusal === undefined &&
       !reply.hang &&
       reply.status === undefined
     )
-      this.fail(r, "a reply needs text, toolCalls, hang or status")
+      this.fail(r, "a reply needs text, toolCalls, refusal, hang or status")
   }
 
   step(value: unknown, path: string, agents: Map<string, AgentSpec>): void {
@@ -724,7 +737,7 @@ class Validator {
     })
     const e = value as Expect
     if (e.throws !== undefined && typeof e.throws !== "string") {
-      this.object(e.throws, `${path}.throws`, { name: true, code: false, message: false })
+      this.object(e.throws, `${path}.throws`, { name: true, code: false, reason: false, message: false })
     }
     if (e.transcript !== undefined)
       this.object(e.transcript, `${path}.transcript`, { messages: false, balanced: false, userTurns: false })

@@ -1,13 +1,19 @@
 export type {
   AnthropicContentBlock,
   AnthropicMessage,
+  AnthropicSource,
   Answer,
+  ContentPart,
   EndpointStyle,
   JSONSchema,
   Message,
+  OpenAIContentPart,
   OpenAIMessage,
   OpenAIToolCall,
+  Prompt,
   Request,
+  ResponsesContentPart,
+  ResponsesItem,
   Tool,
   ToolContext,
   ToolResult,
@@ -23,6 +29,7 @@ export {
   ConversationPendingError,
   LLMHttpError,
   LLMResponseError,
+  LLMStreamError,
   NetworkError,
   SchemaVersionError,
   StoreError,
@@ -49,12 +56,21 @@ export type { ClientOptions } from "./client/create-client.js"
 export { createInProcessClient } from "./client/in-process-client.js"
 export type { GenerateReply, GenerateRequest, InProcessClientOptions } from "./client/in-process-client.js"
 export { assertAnswerFits } from "./client/halted-turn.js"
-export type { Client, ClientBaseOptions, ContinueOptions, RunOptions } from "./client/client.js"
+export type {
+  AskOptions,
+  Client,
+  ClientBaseOptions,
+  ContinueOptions,
+  OutputOption,
+  RunOptions,
+} from "./client/client.js"
+export type { OutputOf, OutputSchema } from "./client/structured-output.js"
 export type { RunResult, StreamEvent, ToolCallRecord } from "./client/run-result.js"
 export type { Hooks } from "./client/hooks.js"
 export type { MetricEvent } from "./client/metrics.js"
 export type { LLMErrorInfo } from "./client/retry.js"
-export type { ModelTurn, ModelToolCall } from "./providers/model-turn.js"
+export type { FinishReason, ModelTurn, ModelToolCall } from "./providers/model-turn.js"
+export { lastAssistantText } from "./providers/transcript-text.js"
 
 export type { ConversationStore, SaveMeta } from "./store/conversation-store.js"
 export { MemoryStore } from "./store/conversation-store.js"

@@ -3,12 +3,13 @@ import type { Dialect, ModelTurn } from "../providers/model-turn.js"
 import { MemoryStore } from "../store/conversation-store.js"
 import type { ConversationStore } from "../store/conversation-store.js"
 import type { Toolkit } from "../tools/toolkit.js"
-import type { Answer, Message, Request } from "../types.js"
+import type { Answer, Message, Prompt, Request } from "../types.js"
 import { resumeHaltedTurn } from "./halted-turn.js"
 import type { Hooks } from "./hooks.js"
 import { type LoopConfig, type ModelCall, type RunInput, RunState, runTurns } from "./loop.js"
 import { type MetricEvent, MetricsRegistry } from "./metrics.js"
 import type { RunResult, StreamEvent } from "./run-result.js"
+import { type OutputOf, type OutputSchema, outputSpec } from "./structured-output.js"
 
 /** Options shared by every client. */
 export interface ClientBaseOptions {
@@ -29,15 +30,36 @@ export interface ClientBaseOptions {
   beforeTurn?: () => string | undefined
 }
 
+/** Structured output: the final answer must be JSON matching this schema (see `result.output`). */
+export interface OutputOption<S extends OutputSchema | undefined = OutputSchema | undefined> {
+  /**
+   * A Zod 4 schema (then `result.output` is typed) or a JSON Schema object. The answer is
+   * parsed and validated; an invalid one gets one corrective turn, then the run ends
+   * `incomplete` with `limit: "invalidOutput"`.
+   */
+  output?: S
+}
+
 /** Options of `run`. */
-export interface RunOptions {
+export interface RunOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
+  extends OutputOption<S> {
   toolkit?: Toolkit
   history?: Message[]
   signal?: AbortSignal
 }
 
+/** Options of `ask`. */
+export interface AskOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
+  extends OutputOption<S> {
+  toolkit?: Toolkit
+  id?: string
+  signal?: AbortSignal
+  onText?: (delta: string) => void
+}
+
 /** Options of `continueRun`. */
-export interface ContinueOptions {
+export interface ContinueOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
+  extends OutputOption<S> {
   toolkit?: Toolkit
   messages: Message[]
   /** With `answer`: the request the transcript halted on; its halted turn is repaired first. */
@@ -51,16 +73,19 @@ export interface ContinueOptions {
 /** A client of one model endpoint. */
 export interface Client {
   /** Runs a prompt (after `history`) to a final answer, a halt or a limit. */
-  run(prompt: string, opts?: RunOptions): Promise<RunResult>
+  run<S extends OutputSchema | undefined = undefined>(
+    prompt: Prompt,
+    opts?: RunOptions<S>,
+  ): Promise<RunResult<OutputOf<S>>>
   /** Like `run`; with `id` the conversation is loaded from and saved back to the store. */
-  ask(
-    prompt: string,
-    opts?: { toolkit?: Toolkit; id?: string; signal?: AbortSignal; onText?: (delta: string) => void },
-  ): Promise<RunResult>
-  /** Runs with streaming requests, yielding text, tool, pending, usage and done events. */
+  ask<S extends OutputSchema | undefined = undefined>(
+    prompt: Prompt,
+    opts?: AskOptions<S>,
+  ): Promise<RunResult<OutputOf<S>>>
+  /** Runs with streaming requests, yielding text, refusal, tool, pending, usage and done events. */
   stream(
-    prompt: string,
-    opts?: { toolkit?: Toolkit; id?: string; signal?: AbortSignal },
+    prompt: Prompt,
+    opts?: { toolkit?: Toolkit; id?: string; signal?: AbortSignal; output?: OutputSchema },
   ): AsyncIterable<StreamEvent>
   /**
    * Continues a transcript with no new user turn. With `pending` and `answer`, first
@@ -69,10 +94,12 @@ export interface Client {
    *
    * @throws AnswerMismatchError when `answer.id` does not echo `pending.id` (nothing changed).
    */
-  continueRun(opts: ContinueOptions): Promise<RunResult>
+  continueRun<S extends OutputSchema | undefined = undefined>(
+    opts: ContinueOptions<S>,
+  ): Promise<RunResult<OutputOf<S>>>
   /** An in-memory multi-turn conversation. */
   conversation(opts?: { toolkit?: Toolkit }): {
-    send(prompt: string): Promise<RunResult>
+    send(prompt: Prompt): Promise<RunResult>
     messages: Message[]
     reset(): void
   }
@@ -123,6 +150,8 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         turn: call.turn,
         signal: call.signal,
         onText: call.onText ?? onText,
+        onRefusal: call.onRefusal,
+        output: call.output,
         stream,
       }),
   })
@@ -158,7 +187,8 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   }
   const plain = configFor(false)
 
-  async function measured(body: () => Promise<RunResult>): Promise<RunResult> {
+  // `any`: the typed `output` of a run is decided by its caller's schema, not here.
+  async function measured(body: () => Promise<RunResult>): Promise<RunResult<any>> {
     const started = performance.now()
     try {
       const result = await body()
@@ -178,16 +208,21 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
 
   function start(
     config: LoopConfig,
-    prompt: string,
+    prompt: Prompt,
     history: Message[],
     input: RunInput,
-  ): Promise<RunResult> {
+  ): Promise<RunResult<any>> {
     const messages = history.slice()
     messages.push(dialect.userMessage(prompt))
     return measured(() => runTurns(config, input, new RunState(messages)))
   }
 
-  async function stored(config: LoopConfig, prompt: string, id: string, input: RunInput): Promise<RunResult> {
+  async function stored(
+    config: LoopConfig,
+    prompt: Prompt,
+    id: string,
+    input: RunInput,
+  ): Promise<RunResult<any>> {
     // A new prompt must not silently drop the request the conversation waits on.
     const waiting = await (store as { getPending?(id: string): Promise<Request | undefined> }).getPending?.(
       id,
@@ -201,11 +236,12 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
 
   const client: Client = {
     run(prompt, runOpts = {}) {
-      return start(plain, prompt, runOpts.history ?? [], inputOf(runOpts.toolkit, runOpts.signal, "run"))
+      const input = inputOf(runOpts.toolkit, runOpts.signal, "run", runOpts.output)
+      return start(plain, prompt, runOpts.history ?? [], input)
     },
     ask(prompt, askOpts = {}) {
       const config = askOpts.onText ? configFor(true, askOpts.onText) : plain
-      const input = inputOf(askOpts.toolkit, askOpts.signal, askOpts.id ?? "run")
+      const input = inputOf(askOpts.toolkit, askOpts.signal, askOpts.id ?? "run", askOpts.output)
       return askOpts.id === undefined
         ? start(config, prompt, [], input)
         : stored(config, prompt, askOpts.id, input)
@@ -213,7 +249,8 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     stream(prompt, streamOpts = {}) {
       return streamRun(streamOpts.signal, (emit, signal) => {
         const config = configFor(true)
-        const input = { ...inputOf(streamOpts.toolkit, signal, streamOpts.id ?? "run"), emit }
+        const input = inputOf(streamOpts.toolkit, signal, streamOpts.id ?? "run", streamOpts.output)
+        input.emit = emit
         return streamOpts.id === undefined
           ? start(config, prompt, [], input)
           : stored(config, prompt, streamOpts.id, input)
@@ -223,7 +260,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       if ((cont.pending === undefined) !== (cont.answer === undefined)) {
         throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
       }
-      const input = inputOf(cont.toolkit, cont.signal, cont.id ?? "run")
+      const input = inputOf(cont.toolkit, cont.signal, cont.id ?? "run", cont.output)
       const state = new RunState(cont.messages.slice())
       return measured(async () => {
         if (cont.pending && cont.answer) {
@@ -255,8 +292,19 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   return client
 }
 
-function inputOf(toolkit: Toolkit | undefined, signal: AbortSignal | undefined, scope: string): RunInput {
-  return { toolkit, signal, scope, emit: undefined }
+function inputOf(
+  toolkit: Toolkit | undefined,
+  signal: AbortSignal | undefined,
+  scope: string,
+  output: OutputSchema | undefined,
+): RunInput {
+  return {
+    toolkit,
+    signal,
+    scope,
+    emit: undefined,
+    output: output === undefined ? undefined : outputSpec(output),
+  }
 }
 
 /**

@@ -14,7 +14,8 @@ export function scriptedClient(calls: ScriptedCall[], opts: Partial<InProcessCli
   return createInProcessClient({
     model: "scripted",
     async generate({ messages }) {
-      const done = messages.filter((m) => m.role === "tool").length
+      // The in-process client speaks the OpenAI chat shape.
+      const done = messages.filter((m) => (m as { role?: string }).role === "tool").length
       const next = calls[done]
       if (next) return { toolCalls: [{ id: `call_${done + 1}`, name: next.name, arguments: next.arguments }] }
       const last = messages.at(-1) as { content?: unknown }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type McpConnection, connectMcp } from "../src/index.js"
 import { DATE_FORM, elicitingServer } from "./elicit-server.js"
 import { type ServedMcp, serveMcp } from "./http-server.js"
-import { scriptedClient } from "./scripted-model.js"
+import { answerHalted, scriptedClient } from "./scripted-model.js"
 
 const log = { elicitations: 0, calls: 0 }
 let served: ServedMcp
@@ -140,19 +140,9 @@ describe("form elicitation with nobody to answer", () => {
     const client = scriptedClient([{ name: "shop__plan", arguments: {} }])
     const first = await client.run("plan", { toolkit })
     expect(first.pending?.prompt).toBe("Which date?")
-    const second = await client.continueRun({
-      toolkit,
-      messages: first.messages,
-      pending: first.pending,
-      answer: { id: (first.pending as Request).id, ok: true, data: { date: "2027-04-01" } },
-    })
+    const second = await answerHalted(client, toolkit, first, { date: "2027-04-01" })
     expect(second.pending?.prompt).toBe("What time?")
-    const third = await client.continueRun({
-      toolkit,
-      messages: second.messages,
-      pending: second.pending,
-      answer: { id: (second.pending as Request).id, ok: true, data: { time: "19:30" } },
-    })
+    const third = await answerHalted(client, toolkit, second, { time: "19:30" })
     expect(third.text).toBe("final: planned 2027-04-01 at 19:30")
   })
 
@@ -165,20 +155,10 @@ describe("form elicitation with nobody to answer", () => {
       data: { server: "shop", tool: "book", args: { guests: 2 }, annotations: {} },
     })
     const calls = log.calls
-    const second = await client.continueRun({
-      toolkit,
-      messages: first.messages,
-      pending: first.pending,
-      answer: { id: (first.pending as Request).id, ok: true },
-    })
+    const second = await answerHalted(client, toolkit, first)
     expect(second.status).toBe("pending")
     expect(second.pending?.kind).toBe("input")
-    const third = await client.continueRun({
-      toolkit,
-      messages: second.messages,
-      pending: second.pending,
-      answer: { id: (second.pending as Request).id, ok: true, data: { date: "2027-02-03" } },
-    })
+    const third = await answerHalted(client, toolkit, second, { date: "2027-02-03" })
     expect(third.status).toBe("done")
     expect(third.text).toBe("final: booked 2 for 2027-02-03")
     expect(log.calls - calls).toBe(2)

@@ -1,4 +1,10 @@
-import { type Client, type InProcessClientOptions, createInProcessClient } from "@toolnexus/core"
+import {
+  type Client,
+  type InProcessClientOptions,
+  type RunResult,
+  type Toolkit,
+  createInProcessClient,
+} from "@toolnexus/core"
 
 /** One tool call the scripted model makes. */
 export interface ScriptedCall {
@@ -23,4 +29,17 @@ export function scriptedClient(calls: ScriptedCall[], opts: Partial<InProcessCli
     },
     ...opts,
   })
+}
+
+/** Answers the request a run halted on with `ok: true` (and `data`), continuing its transcript. */
+export function answerHalted(
+  client: Client,
+  toolkit: Toolkit,
+  halted: RunResult,
+  data?: Record<string, unknown>,
+): Promise<RunResult> {
+  const pending = halted.pending
+  if (!pending) throw new Error(`the run did not halt (status ${halted.status})`)
+  const answer = data === undefined ? { id: pending.id, ok: true } : { id: pending.id, ok: true, data }
+  return client.continueRun({ toolkit, messages: halted.messages, pending, answer })
 }

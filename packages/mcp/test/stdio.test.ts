@@ -6,7 +6,7 @@ import { type Request, createToolkit } from "@toolnexus/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type McpConnection, McpHandshakeTimeoutError, connectMcp } from "../src/index.js"
 import { EVERYTHING, FILESYSTEM, TEST_SERVER, alive } from "./paths.js"
-import { scriptedClient } from "./scripted-model.js"
+import { answerHalted, scriptedClient } from "./scripted-model.js"
 
 const node = process.execPath
 
@@ -129,11 +129,9 @@ describe("real servers as stdio children", () => {
       data: { server: "everything", tool: "trigger-elicitation-request" },
     })
     expect((request.data?.schema as { required?: string[] } | undefined)?.required).toEqual(["name"])
-    const resumed = await client.continueRun({
-      toolkit,
-      messages: halted.messages,
-      pending: request,
-      answer: { id: request.id, ok: true, data: { name: "Ada Lovelace", email: "ada@example.com" } },
+    const resumed = await answerHalted(client, toolkit, halted, {
+      name: "Ada Lovelace",
+      email: "ada@example.com",
     })
     expect(resumed.status).toBe("done")
     expect(resumed.text).toMatch(/Name: Ada Lovelace/)
@@ -163,13 +161,7 @@ describe("real servers as stdio children", () => {
       prompt: "Open this link to satisfy the prerequisite, then retry the request.",
       data: { server: "everything", tool: "trigger-url-elicitation" },
     })
-    const request = halted.pending as Request
-    const resumed = await durable.continueRun({
-      toolkit,
-      messages: halted.messages,
-      pending: request,
-      answer: { id: request.id, ok: true },
-    })
+    const resumed = await answerHalted(durable, toolkit, halted)
     // The retried call proceeds to the request path, whose elicitation now has nobody to answer it.
     expect(resumed.pending).toMatchObject({ kind: "authorization", url: "https://example.test/flow" })
   })

@@ -23,7 +23,12 @@ import {
   relayAnswer,
   relayCallsOf,
 } from "@toolnexus/core"
-import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
+import {
+  type FakeLLMServer,
+  createFakeLLMServer,
+  transcriptProblems,
+  userTurns,
+} from "@toolnexus/core/testing"
 import {
   type DurableStore,
   askWithAnswer,
@@ -37,7 +42,6 @@ import type { Expect, Fixture, Json, Step, Style, TranscriptExpect, WaitForPolic
 import { type LlmObservations, requestView, scriptRules } from "./llm-script.js"
 import { match, show } from "./match.js"
 import { type ToolRun, buildTools } from "./tools.js"
-import { transcriptProblems, userTurns } from "./transcript.js"
 import { DanglingReferenceError, resolveRefs, roundTrip } from "./values.js"
 
 /** How long one step may take before the fixture fails instead of hanging the suite. */
@@ -45,6 +49,9 @@ const STEP_TIMEOUT_MS = 5_000
 /** The key under which `restart` with `via: "store"` saves the runtime. */
 const RUNTIME_KEY = "conformance-runtime"
 const MODEL = "test-model"
+
+/** A step of any verb, read generically: its arguments are all fields but do, as, expect, note and steps. */
+type AnyStep = Step & { steps?: Step[] }
 
 /** A fixture that ran but did not behave as expected; the message names fixture, style and step. */
 export class ConformanceFailure extends Error {
@@ -122,7 +129,7 @@ class FixtureRun {
 
   // ---- steps ---------------------------------------------------------------------------------
 
-  async step(step: Step, path: string): Promise<void> {
+  async step(step: AnyStep, path: string): Promise<void> {
     const where = `${this.fx.name} [${this.style}] ${path} (${step.do})`
     const { do: verb, as, expect, note: _note, steps: _steps, ...rawArgs } = step
     const args = this.resolve(rawArgs, path, where) as Record<string, any>
@@ -164,7 +171,7 @@ class FixtureRun {
     if (problems.length > 0) throw new ConformanceFailure(`${where}:\n  ${problems.join("\n  ")}`)
   }
 
-  async perform(verb: Step["do"], args: Record<string, any>, step: Step, path: string): Promise<unknown> {
+  async perform(verb: Step["do"], args: Record<string, any>, step: AnyStep, path: string): Promise<unknown> {
     switch (verb) {
       case "run": {
         const { client, toolkit } = await this.clientFor(args.fresh)
@@ -245,7 +252,7 @@ class FixtureRun {
   }
 
   /** Sub-steps run concurrently; their outcomes (values or errors) form the step's value. */
-  async all(steps: Step[], path: string): Promise<unknown> {
+  async all(steps: AnyStep[], path: string): Promise<unknown> {
     type Outcome = { value: unknown; error?: undefined } | { value?: undefined; error: ErrorInfo }
     const resolved = steps.map((sub, i) => {
       const { do: _verb, as: _as, expect: _expect, note: _note, steps: _nested, ...rawArgs } = sub
@@ -257,10 +264,10 @@ class FixtureRun {
     })
     const outcomes = await Promise.all(
       steps.map(async (sub, i): Promise<Outcome> => {
-        const { do: verb, steps: nested } = sub
+        const { do: verb } = sub
         const args = resolved[i] as Record<string, any>
         try {
-          return { value: roundTrip(await this.perform(verb, args, { ...sub, steps: nested }, path)) ?? null }
+          return { value: roundTrip(await this.perform(verb, args, sub, path)) ?? null }
         } catch (error) {
           return { error: errorInfo(error) }
         }

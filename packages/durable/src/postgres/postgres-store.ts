@@ -39,6 +39,7 @@ import { checkSchemaVersion } from "../internal/schema-version.js"
 import { closedStoreError, toStoreError } from "../internal/store-errors.js"
 import { WriteCounter, type WriteStats } from "../internal/write-stats.js"
 import { POSTGRES_MIGRATIONS } from "./migrations.js"
+import type { PostgresPool } from "./postgres-pool.js"
 
 type Queryable = Pick<PoolClient, "query">
 
@@ -47,7 +48,7 @@ export interface PostgresStoreOptions {
   /** A `postgres://` URL; the store opens (and on `close()` ends) its own pool. */
   connectionString?: string
   /** A pg `Pool` owned by the caller: `close()` leaves it open. */
-  pool?: Pool
+  pool?: PostgresPool
   /** The namespace holding the tables, created when missing; default `"public"`. */
   schema?: string
   /** @internal The migration list; tests pass a longer one to exercise an upgrade. */
@@ -126,7 +127,7 @@ export class PostgresStore implements DurableStore {
       if (typeof pool !== "object" || pool === null || typeof pool.connect !== "function") {
         throw new ConfigError(`${STORE} option \`pool\` must be a pg Pool`)
       }
-      this.#pool = options.pool as Pool
+      this.#pool = options.pool as unknown as Pool
       this.#ownsPool = false
     }
     this.#schema = schema

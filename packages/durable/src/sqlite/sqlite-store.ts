@@ -38,6 +38,7 @@ import { closedStoreError, toStoreError } from "../internal/store-errors.js"
 import { WriteCounter, type WriteStats } from "../internal/write-stats.js"
 import { migrateSqlite } from "./migrate-sqlite.js"
 import { SQLITE_MIGRATIONS } from "./migrations.js"
+import type { SqliteDatabase } from "./sqlite-database.js"
 
 type Database = BetterSqlite3.Database
 type Statement = BetterSqlite3.Statement
@@ -47,7 +48,7 @@ export interface SqliteStoreOptions {
   /** A database file (created when missing, opened in WAL mode) or `":memory:"`. */
   path?: string
   /** An open better-sqlite3 database owned by the caller: `close()` leaves it open. */
-  db?: Database
+  db?: SqliteDatabase
   /** @internal The migration list; tests pass a longer one to exercise an upgrade. */
   migrations?: readonly string[]
 }
@@ -128,7 +129,7 @@ export class SqliteStore implements DurableStore {
         return db
       }
     } else {
-      const db = options.db
+      const db: unknown = options.db
       if (!isDatabase(db)) {
         throw new ConfigError(`${STORE} option \`db\` must be a better-sqlite3 Database`)
       }

@@ -48,18 +48,20 @@ async function answer(decision: "approve" | "decline"): Promise<void> {
   const { client } = createModel({ store })
   say(`[answer] pid ${process.pid}: loading parked runs from ${storeUrl}`)
   const parked = await store.listPending({ kind: "approval" })
-  const entry = parked.find((p) => p.id === CONVERSATION)
+  const entry = parked.find((p) => p.conversationId === CONVERSATION)
   if (!entry) {
     say(`[answer] nothing is waiting; run the ask step first.`)
     await store.close()
     process.exitCode = 1
     return
   }
-  say(`[answer] ${entry.id} has waited since ${entry.since}: "${entry.request.prompt}" → ${decision}`)
+  say(
+    `[answer] ${entry.conversationId} has waited since ${entry.since}: "${entry.request.prompt}" → ${decision}`,
+  )
   const toolkit = await createToolkit({ extraTools: [transferFunds] })
   const ok = decision === "approve"
   const result = await askWithAnswer(client, {
-    id: entry.id,
+    id: entry.conversationId,
     toolkit,
     answer: ok ? { id: entry.request.id, ok } : { id: entry.request.id, ok, reason: "declined" },
   })

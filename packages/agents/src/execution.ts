@@ -11,7 +11,7 @@ import {
 import { turnLimit } from "./budget.js"
 import { escalationFor, withPath } from "./escalation.js"
 import type { Semaphore } from "./gates.js"
-import { continueHalted } from "./handle-conversation.js"
+import { continueHalted, haltedOn } from "./handle-conversation.js"
 import type { ActiveTurn, HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
 import { renderInbox } from "./inbox.js"
@@ -88,17 +88,19 @@ export class Execution {
     const block = renderInbox(drained, (from) => trusted(r, from))
     const input = [block, prompt ?? ""].filter((part) => part !== "").join("\n\n")
     applyTransition(r, "start", this.#ctx.trace)
-    const { store } = this.#ctx
     const id = this.#ctx.conversationId(r)
     void this.run(
       r,
       async (client, toolkit, signal) => {
         if (r.cancelled) {
           // A request cancelled while parked is declined first, so the transcript stays balanced.
-          const cancelled = r.cancelled
+          const cancelled = haltedOn(
+            r.cancelled,
+            r.children.find((c) => c.lastResult?.pending?.id === r.cancelled?.id),
+          )
           r.cancelled = undefined
           const answer = { id: cancelled.id, ok: false, reason: "cancelled" }
-          const run = await continueHalted(store, id, client, { toolkit, pending: cancelled, answer, signal })
+          const run = await continueHalted(id, client, { toolkit, pending: cancelled, answer, signal })
           if (run.status !== "done" || input === "") return run
         }
         return client.ask(input, { toolkit, id, signal })

@@ -8,21 +8,30 @@ import {
   type Toolkit,
   lastAssistantText,
 } from "@toolnexus/core"
+import type { HandleRecord } from "./handle-record.js"
 
 /**
- * @internal Continues a handle's halted turn with an answer: reads its conversation from the
- * store, runs the repaired turn on, saves it back.
+ * @internal Continues a handle's halted turn with an answer through core's one stored path
+ * (`continueRun` without messages: load → repair the halted turn → run → save). `claim` is a
+ * durable store's claim token, passed only to the last save of a resume cascade.
  */
-export async function continueHalted(
-  store: ConversationStore,
+export function continueHalted(
   id: string,
   client: Client,
-  opts: { toolkit: Toolkit; pending: Request; answer: Answer; signal: AbortSignal },
+  opts: { toolkit: Toolkit; pending: Request; answer: Answer; signal: AbortSignal; claim?: string },
 ): Promise<RunResult> {
-  const messages = (await store.get(id)) ?? []
-  const run = await client.continueRun({ ...opts, messages, id })
-  await store.save(id, run.messages, { pending: run.pending ?? null })
-  return run
+  return client.continueRun({ ...opts, id })
+}
+
+/**
+ * @internal The request as handle `r`'s own transcript halted on it. An escalated request
+ * keeps the leaf's stamps (`data.callId` names the leaf's call), so for a parent the halted
+ * call is the `task` call that delegated to `child`: the child's task key.
+ */
+export function haltedOn(request: Request, child: HandleRecord | undefined): Request {
+  const callId = child?.taskKey
+  if (callId === undefined || request.data?.callId === callId) return request
+  return { ...request, data: { ...request.data, callId } }
 }
 
 /**
@@ -37,9 +46,8 @@ export async function appliedBefore(
   requestId: string,
   transcript: { model: string; style: EndpointStyle },
 ): Promise<RunResult | undefined> {
-  const reader = store as { getPending?(id: string): Promise<Request | undefined> }
-  if (typeof reader.getPending !== "function") return undefined
-  const waiting = await reader.getPending(id)
+  if (store.getPending === undefined) return undefined
+  const waiting = await store.getPending(id)
   if (waiting?.id === requestId) return undefined
   const messages = (await store.get(id)) ?? []
   // A run rebuilt from the saved transcript: no turn was run now.

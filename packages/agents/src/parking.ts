@@ -1,6 +1,12 @@
-import { type Answer, type ConversationStore, type EndpointStyle, UnknownRequestError } from "@toolnexus/core"
+import {
+  type Answer,
+  type ConversationStore,
+  type EndpointStyle,
+  type Request,
+  UnknownRequestError,
+} from "@toolnexus/core"
 import type { Execution } from "./execution.js"
-import { appliedBefore, continueHalted } from "./handle-conversation.js"
+import { appliedBefore, continueHalted, haltedOn } from "./handle-conversation.js"
 import type { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
 
@@ -40,30 +46,35 @@ export class Parking {
   /**
    * Continues the tree parked on `answer.id`: the deepest holder first, from its halted tool
    * call; then each ancestor parked on the same request, its halted `task` call reattaching
-   * to the child it already has. Resolves when the cascade has settled.
+   * to the child it already has. Resolves when the cascade has settled. `claim` (a durable
+   * store's claim token) goes to the topmost holder's save, the last of the cascade.
    *
    * @throws UnknownRequestError when no parked handle holds `answer.id`.
    */
-  async resume(answer: Answer): Promise<void> {
+  async resume(answer: Answer, opts?: { claim?: string }): Promise<void> {
     let target: HandleRecord | undefined
     for (const r of this.#byRequest.get(answer.id) ?? []) {
       if (!target || depth(r) > depth(target)) target = r
     }
     if (!target) throw new UnknownRequestError(answer.id, "no suspended handle holds it")
     const { store, trace, execution, root } = this.#ctx
+    const cascade: HandleRecord[] = []
     for (let r: HandleRecord | undefined = target; r && r !== root; r = r.parent) {
       if (r.state !== "suspended" || r.inline || r.pending?.id !== answer.id) break
-      const pending = r.pending
-      const id = this.#ctx.conversationId(r)
-      this.#unpark(r)
-      applyTransition(r, "unpark", trace)
-      applyTransition(r, "start", trace)
-      const handle = r
+      cascade.push(r)
+    }
+    for (const [i, handle] of cascade.entries()) {
+      const pending = haltedOn(handle.pending as Request, cascade[i - 1])
+      const claim = i === cascade.length - 1 ? opts?.claim : undefined
+      const id = this.#ctx.conversationId(handle)
+      this.#unpark(handle)
+      applyTransition(handle, "unpark", trace)
+      applyTransition(handle, "start", trace)
       await execution.run(handle, async (client, toolkit, signal) => {
         const recorded = await appliedBefore(store, id, answer.id, this.#ctx.transcriptOf(handle))
         if (recorded)
           trace.push(`${handle.id}: resume → RECOVERED from the store (the answer was applied before)`)
-        return recorded ?? continueHalted(store, id, client, { toolkit, pending, answer, signal })
+        return recorded ?? continueHalted(id, client, { toolkit, pending, answer, signal, claim })
       })
     }
   }

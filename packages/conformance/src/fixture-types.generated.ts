@@ -21,6 +21,8 @@ export type Step =
   | RunWithAnswerStep
   | AskWithAnswerStep
   | ListPendingStep
+  | FindRequestStep
+  | DeliverAnswerStep
   | SpawnStep
   | PostStep
   | WakeStep
@@ -571,7 +573,7 @@ export interface AskStep {
   fresh?: boolean
 }
 /**
- * `client.continueRun(...)`; the value is the `RunResult`.
+ * `client.continueRun(...)`; the value is the `RunResult`. Without `messages`, conversation `id` is loaded from the store and saved back.
  *
  * This interface was referenced by `FixtureFile`'s JSON-Schema
  * via the `definition` "ContinueRunStep".
@@ -587,10 +589,11 @@ export interface ContinueRunStep {
    * A comment.
    */
   note?: string
-  messages: Json
+  messages?: Json
   pending?: Json
   answer?: StepAnswer
   fresh?: boolean
+  id?: Json
 }
 /**
  * An answer: `ok` (with `reason`, `data`), or `relay` results.
@@ -665,7 +668,7 @@ export interface AskWithAnswerStep {
   fresh?: boolean
 }
 /**
- * `store.listPending(...)` (needs `"store": "sqlite"`).
+ * `store.listPending(...)`: one entry per open request id (needs `"store": "sqlite"`).
  *
  * This interface was referenced by `FixtureFile`'s JSON-Schema
  * via the `definition` "ListPendingStep".
@@ -683,6 +686,46 @@ export interface ListPendingStep {
   note?: string
   kind?: Json
   limit?: Json
+  after?: Json
+}
+/**
+ * `store.findRequest(requestId)`: the request's entry, or `null` (needs `"store": "sqlite"`).
+ *
+ * This interface was referenced by `FixtureFile`'s JSON-Schema
+ * via the `definition` "FindRequestStep".
+ */
+export interface FindRequestStep {
+  do: "findRequest"
+  /**
+   * Saves the step's value (JSON round-tripped) under this name.
+   */
+  as?: string
+  expect?: Expect
+  /**
+   * A comment.
+   */
+  note?: string
+  requestId: Json
+}
+/**
+ * `deliverAnswer(store, answer, {client, toolkit, runtime})` of `@toolnexus/durable`: `{kind, id | key, result}`; a runtime delivery reloads the saved runtime (needs `"store": "sqlite"`).
+ *
+ * This interface was referenced by `FixtureFile`'s JSON-Schema
+ * via the `definition` "DeliverAnswerStep".
+ */
+export interface DeliverAnswerStep {
+  do: "deliverAnswer"
+  /**
+   * Saves the step's value (JSON round-tripped) under this name.
+   */
+  as?: string
+  expect?: Expect
+  /**
+   * A comment.
+   */
+  note?: string
+  answer: StepAnswer
+  fresh?: boolean
 }
 /**
  * `runtime.spawn`; the value is the new handle's id.

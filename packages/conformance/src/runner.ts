@@ -32,6 +32,7 @@ import {
 import {
   type DurableStore,
   askWithAnswer,
+  deliverAnswer,
   loadRuntime,
   openStore,
   runWithAnswer,
@@ -185,7 +186,8 @@ class FixtureRun {
         const { client, toolkit } = await this.clientFor(args.fresh)
         return client.continueRun({
           toolkit,
-          messages: args.messages as Message[],
+          ...(args.messages === undefined ? {} : { messages: args.messages as Message[] }),
+          ...(args.id === undefined ? {} : { id: args.id }),
           ...(args.pending === undefined ? {} : { pending: args.pending as Request }),
           ...(args.answer === undefined ? {} : { answer: toAnswer(args.answer) }),
         })
@@ -212,7 +214,24 @@ class FixtureRun {
         return this.durable("listPending").listPending({
           ...(args.kind === undefined ? {} : { kind: args.kind }),
           ...(args.limit === undefined ? {} : { limit: args.limit }),
+          ...(args.after === undefined ? {} : { after: args.after }),
         })
+      case "findRequest":
+        return (await this.durable("findRequest").findRequest(args.requestId)) ?? null
+      case "deliverAnswer": {
+        const store = this.durable("deliverAnswer")
+        const { client, toolkit } = await this.clientFor(args.fresh)
+        const runtime = this.fx.registry === undefined ? undefined : this.runtimeOptions()
+        const delivered = await deliverAnswer(store, toAnswer(args.answer), {
+          client,
+          toolkit,
+          ...(runtime ? { runtime } : {}),
+        })
+        // The saved runtime moved on: later steps see it as a new process would.
+        if (delivered.kind === "runtime" && runtime)
+          this.runtime = await loadRuntime(store, delivered.key, runtime)
+        return delivered
+      }
       case "spawn":
         return this.rt().spawn(this.handle(args.parent), args.agent, args.budget).id
       case "post":
@@ -411,8 +430,7 @@ class FixtureRun {
   }
 
   durable(what: string): DurableStore {
-    if (typeof (this.store as Partial<DurableStore>).getPending !== "function" || this.fx.store !== "sqlite")
-      throw new Error(`${what} needs "store": "sqlite"`)
+    if (this.fx.store !== "sqlite") throw new Error(`${what} needs "store": "sqlite"`)
     return this.store as DurableStore
   }
 
@@ -502,9 +520,8 @@ class FixtureRun {
       if (exists !== undefined && (messages !== undefined) !== exists)
         out.push(`${field}.exists: expected ${exists}, got ${messages !== undefined}`)
       if (pending !== undefined) {
-        const getPending = (this.store as Partial<DurableStore>).getPending
-        if (!getPending) out.push(`${field}.pending: this store cannot report pending requests`)
-        else m(pending, roundTrip(await getPending.call(this.store, id)), `store.${id}.pending`)
+        if (!this.store.getPending) out.push(`${field}.pending: this store cannot report pending requests`)
+        else m(pending, roundTrip(await this.store.getPending(id)), `store.${id}.pending`)
       }
       out.push(...this.checkTranscript(transcript, messages, field))
     }

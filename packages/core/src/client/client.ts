@@ -1,4 +1,4 @@
-import { ConfigError, ConversationPendingError } from "../errors.js"
+import { ConfigError, ConversationPendingError, UnknownRequestError } from "../errors.js"
 import type { Dialect, ModelTurn } from "../providers/model-turn.js"
 import { MemoryStore } from "../store/conversation-store.js"
 import type { ConversationStore } from "../store/conversation-store.js"
@@ -9,6 +9,7 @@ import type { Hooks } from "./hooks.js"
 import { type LoopConfig, type ModelCall, type RunInput, RunState, runTurns } from "./loop.js"
 import { type MetricEvent, MetricsRegistry } from "./metrics.js"
 import type { RunResult, StreamEvent } from "./run-result.js"
+import { runStoredConversation } from "./stored-conversation.js"
 import { type OutputOf, type OutputSchema, outputSpec } from "./structured-output.js"
 
 /** Options shared by every client. */
@@ -57,17 +58,32 @@ export interface AskOptions<S extends OutputSchema | undefined = OutputSchema | 
   onText?: (delta: string) => void
 }
 
-/** Options of `continueRun`. */
+/**
+ * Options of `continueRun`. With `messages` the given transcript is continued and nothing is
+ * stored; without them `id` names a conversation of the client's store: it is loaded (with
+ * its pending request when `pending` is omitted), continued and saved back — the one
+ * "load → repair the halted turn → run → save" path that durable resumes and the agents
+ * runtime use.
+ */
 export interface ContinueOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
   extends OutputOption<S> {
   toolkit?: Toolkit
-  messages: Message[]
-  /** With `answer`: the request the transcript halted on; its halted turn is repaired first. */
+  /** The transcript to continue; omit it to load conversation `id` from the store and save it back. */
+  messages?: Message[]
+  /**
+   * The request the transcript halted on; its halted turn is repaired with `answer` first.
+   * Read from the store when omitted on a stored continue.
+   */
   pending?: Request
   answer?: Answer
   signal?: AbortSignal
-  /** The conversation (or handle) id, so idempotency keys match those of the halted run. */
+  /** The conversation (or handle) id: the store key, and the stable half of idempotency keys. */
   id?: string
+  /**
+   * A durable store's claim token for the stored continue: the save is fenced by it and
+   * consumes it (see `SaveMeta.claim`). Only without `messages`.
+   */
+  claim?: string
 }
 
 /** A client of one model endpoint. */
@@ -90,9 +106,15 @@ export interface Client {
   /**
    * Continues a transcript with no new user turn. With `pending` and `answer`, first
    * resumes the halted turn: the halted call is retried with `ctx.answer` (or declined),
-   * relay calls take the host's results, recorded results are kept.
+   * relay calls take the host's results, recorded results are kept. Without `messages`,
+   * conversation `id` is loaded from the store (its pending request too, when `pending` is
+   * omitted), continued, and saved back under `claim` when one is given.
    *
    * @throws AnswerMismatchError when `answer.id` does not echo `pending.id` (nothing changed).
+   * @throws UnknownRequestError on a stored continue whose conversation is unknown or waits on nothing.
+   * @example
+   * // resume conversation "order-42" from the client's store and save it back
+   * const result = await client.continueRun({ id: "order-42", answer: { id: req.id, ok: true }, toolkit })
    */
   continueRun<S extends OutputSchema | undefined = undefined>(
     opts: ContinueOptions<S>,
@@ -217,21 +239,34 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     return measured(() => runTurns(config, input, new RunState(messages)))
   }
 
-  async function stored(
-    config: LoopConfig,
-    prompt: Prompt,
-    id: string,
-    input: RunInput,
-  ): Promise<RunResult<any>> {
-    // A new prompt must not silently drop the request the conversation waits on.
-    const waiting = await (store as { getPending?(id: string): Promise<Request | undefined> }).getPending?.(
+  function stored(config: LoopConfig, prompt: Prompt, id: string, input: RunInput): Promise<RunResult<any>> {
+    return runStoredConversation(
+      store,
       id,
+      { mustExist: false, readPending: true },
+      ({ messages, pending }) => {
+        // A new prompt must not silently drop the request the conversation waits on.
+        if (pending) throw new ConversationPendingError(id, pending)
+        return start(config, prompt, messages, input)
+      },
     )
-    if (waiting) throw new ConversationPendingError(id, waiting)
-    const history = (await store.get(id)) ?? []
-    const result = await start(config, prompt, history, input)
-    await store.save(id, result.messages, { pending: result.pending ?? null })
-    return result
+  }
+
+  /** Repairs the halted turn (when answered) and runs on; the one resume sequence. */
+  function continueTranscript(
+    input: RunInput,
+    messages: Message[],
+    pending: Request | undefined,
+    answer: Answer | undefined,
+  ): Promise<RunResult<any>> {
+    const state = new RunState(messages.slice())
+    return measured(async () => {
+      if (pending && answer) {
+        const halted = await resumeHaltedTurn(plain, input, state, pending, answer)
+        if (halted) return state.result(model, "pending", { pending: halted })
+      }
+      return runTurns(plain, input, state)
+    })
   }
 
   const client: Client = {
@@ -256,18 +291,31 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
           : stored(config, prompt, streamOpts.id, input)
       })
     },
-    continueRun(cont) {
-      if ((cont.pending === undefined) !== (cont.answer === undefined)) {
-        throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
-      }
-      const input = inputOf(cont.toolkit, cont.signal, cont.id ?? "run", cont.output)
-      const state = new RunState(cont.messages.slice())
-      return measured(async () => {
-        if (cont.pending && cont.answer) {
-          const halted = await resumeHaltedTurn(plain, input, state, cont.pending, cont.answer)
-          if (halted) return state.result(model, "pending", { pending: halted })
+    async continueRun(cont) {
+      const { messages, id, answer, claim } = cont
+      const input = inputOf(cont.toolkit, cont.signal, id ?? "run", cont.output)
+      if (messages !== undefined) {
+        if (claim !== undefined)
+          throw new ConfigError("continueRun: `claim` needs a stored continue (omit `messages`)")
+        if ((cont.pending === undefined) !== (answer === undefined)) {
+          throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
         }
-        return runTurns(plain, input, state)
+        return continueTranscript(input, messages, cont.pending, answer)
+      }
+      if (typeof id !== "string" || id === "") {
+        throw new ConfigError("continueRun needs `messages`, or the `id` of a stored conversation")
+      }
+      if (cont.pending !== undefined && answer === undefined) {
+        throw new ConfigError("continueRun: `pending` needs an `answer`")
+      }
+      const readPending = answer !== undefined && cont.pending === undefined
+      const stored = { claim, mustExist: true, requestId: answer?.id, readPending }
+      return runStoredConversation(store, id, stored, (loaded) => {
+        const pending = answer ? (cont.pending ?? loaded.pending) : undefined
+        if (answer && !pending) {
+          throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} waits on no request`)
+        }
+        return continueTranscript(input, loaded.messages, pending, answer)
       })
     },
     conversation(convOpts = {}) {

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process"
 import { mkdirSync } from "node:fs"
 import { join, relative, resolve } from "node:path"
 import { createToolkit } from "@toolnexus/core"
-import { askWithAnswer, openStore } from "@toolnexus/durable"
+import { deliverAnswer, openStore } from "@toolnexus/durable"
 import { connectFiles } from "./files-server.js"
 import { createModel } from "./model.js"
 
@@ -57,20 +57,26 @@ async function answer(decision: "approve" | "decline"): Promise<void> {
   try {
     const { client } = createModel({ store }, folder)
     say(`[answer] pid ${process.pid}: loading parked runs from ${storeUrl}`)
-    const entry = (await store.listPending({ kind: "approval" })).find((p) => p.id === CONVERSATION)
+    const entry = (await store.listPending({ kind: "approval" })).find(
+      (p) => p.conversationId === CONVERSATION,
+    )
     if (!entry) {
       say("[answer] nothing is waiting; run the ask step first.")
       process.exitCode = 1
       return
     }
-    say(`[answer] ${entry.id} has waited since ${entry.since}: "${entry.request.prompt}" → ${decision}`)
+    say(
+      `[answer] ${entry.conversationId} has waited since ${entry.since}: "${entry.request.prompt}" → ${decision}`,
+    )
     const toolkit = await createToolkit({ extraTools: mcp.tools() })
     const ok = decision === "approve"
-    const result = await askWithAnswer(client, {
-      id: entry.id,
-      toolkit,
-      answer: ok ? { id: entry.request.id, ok } : { id: entry.request.id, ok, reason: "declined" },
-    })
+    // The request id is all a second process needs: deliverAnswer finds the run that holds it.
+    const delivered = await deliverAnswer(
+      store,
+      ok ? { id: entry.request.id, ok } : { id: entry.request.id, ok, reason: "declined" },
+      { client, toolkit },
+    )
+    const result = delivered.result
     say(`[answer] the run resumed from the halted call and finished (${result.status}):`)
     say(`[answer] agent: ${result.text}`)
   } finally {

@@ -28,7 +28,7 @@ function tool(source: Tool["source"], execute: (ctx: ToolContext) => ToolResult 
 }
 
 describe("ToolContext.resolve", () => {
-  it("asks the client's waitFor in the middle of the tool's work, with the call id stamped", async () => {
+  it("asks the client's waitFor in the middle of the tool's work, stamped like a suspension", async () => {
     const asked: Request[] = []
     const client = oneCall("t", (req) => {
       asked.push(req)
@@ -44,7 +44,9 @@ describe("ToolContext.resolve", () => {
     })
     const result = await client.run("go", { toolkit })
     expect(result.text).toBe("saw: color blue")
-    expect(asked).toEqual([{ id: "q-1", kind: "input", prompt: "Color?", data: { callId: "call_1" } }])
+    expect(asked).toEqual([
+      { id: "q-1", kind: "input", prompt: "Color?", data: { callId: "call_1", tool: "t", args: {} } },
+    ])
   })
 
   it("is absent when no waitFor can answer", async () => {

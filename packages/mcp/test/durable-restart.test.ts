@@ -82,7 +82,11 @@ it("an elicitation in a sub-agent halts durably; a new process answers it and th
     const answer: Answer = { id: request.id, ok: true, data: { date: "2027-07-08" } }
     const second = await step({ ...job, step: "answer", answer })
     expect(second.pid).not.toBe(first.pid)
-    expect(second.result).toMatchObject({ status: "done", text: "lead: clerk: booked 3 for 2027-07-08" })
+    expect(second.result).toMatchObject({
+      status: "done",
+      text: "lead: clerk: booked 3 for 2027-07-08",
+      delivered: "runtime",
+    })
     // The re-issued call's elicitation was answered from the stored answer: nobody was asked again.
     expect(log.elicitations).toBe(2)
     expect(log.calls).toBe(2)

@@ -98,7 +98,7 @@ async function runTool(
     ? { signal: env.signal, callId: call.id, idempotencyKey: key, answer }
     : { signal: env.signal, callId: call.id, idempotencyKey: key }
   const { waitFor } = env
-  if (waitFor) ctx.resolve = async (req) => waitFor(stampCallId(req, call.id))
+  if (waitFor) ctx.resolve = async (req) => waitFor(stampRequest(req, call.id, call.name, args))
   return (env.toolkit as Toolkit).execute(call.name, args, ctx)
 }
 

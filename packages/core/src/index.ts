@@ -49,10 +49,21 @@ export type { ClientOptions } from "./client/create-client.js"
 export { createInProcessClient } from "./client/in-process-client.js"
 export type { GenerateReply, GenerateRequest, InProcessClientOptions } from "./client/in-process-client.js"
 export { assertAnswerFits } from "./client/halted-turn.js"
-export type { Client, ClientBaseOptions, ContinueOptions, RunOptions } from "./client/client.js"
+export type {
+  AskOptions,
+  Client,
+  ClientBaseOptions,
+  ContinueOptions,
+  EventListener,
+  RunOptions,
+} from "./client/client.js"
 export type { RunResult, StreamEvent, ToolCallRecord } from "./client/run-result.js"
 export type { Hooks } from "./client/hooks.js"
-export type { MetricEvent } from "./client/metrics.js"
+export { registerMetrics } from "./client/metrics.js"
+export type { MetricEvent, PromRegistryLike } from "./client/metrics.js"
+export type { TelemetryOptions, TracerLike } from "./telemetry/otel-api.js"
+export { TRACE_DATA_KEY } from "./telemetry/trace-carrier.js"
+export type { TraceCarrier } from "./telemetry/trace-carrier.js"
 export type { LLMErrorInfo } from "./client/retry.js"
 export type { ModelTurn, ModelToolCall } from "./providers/model-turn.js"
 

@@ -40,6 +40,11 @@ export interface ToolContext {
   callId?: string
   /** Stable across the retry-with-answer, a resume and a restart: use it to deduplicate side effects. */
   idempotencyKey?: string
+  /**
+   * While tracing is on: the OpenTelemetry `Context` of this call's `execute_tool` span, to
+   * parent the spans (or runs, via `telemetry.parentContext`) the tool starts.
+   */
+  traceContext?: unknown
 }
 
 /** Where a tool comes from. */

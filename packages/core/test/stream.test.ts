@@ -78,7 +78,8 @@ describe.each(STYLES)("client.stream (%s)", (style) => {
     const deltas = events.filter((e) => e.type === "text")
     expect(deltas.length).toBeGreaterThan(1)
     expect(textOf(events)).toBe(text)
-    expect(events.map((e) => e.type)).toEqual([...deltas.map(() => "text"), "usage", "done"])
+    expect(events.map((e) => e.type)).toEqual([...deltas.map(() => "text"), "usage", "turn", "done"])
+    expect(events.find((e) => e.type === "turn")).toEqual({ type: "turn", turn: 1, finishReason: "stop" })
     expect(events.find((e) => e.type === "usage")).toEqual({
       type: "usage",
       usage: { promptTokens: 7, completionTokens: 9, totalTokens: 16 },
@@ -110,12 +111,17 @@ describe.each(STYLES)("client.stream (%s)", (style) => {
     const firstText = types.indexOf("text")
     expect(types.slice(0, firstText)).toEqual([
       "usage",
+      "turn",
       "tool_call",
       "tool_call",
       "tool_result",
       "tool_result",
     ])
-    expect(types.slice(firstText).filter((t) => t !== "text")).toEqual(["usage", "done"])
+    expect(types.slice(firstText).filter((t) => t !== "text")).toEqual(["usage", "turn", "done"])
+    expect(events.filter((e) => e.type === "turn")).toEqual([
+      { type: "turn", turn: 1, finishReason: "tool_calls" },
+      { type: "turn", turn: 2, finishReason: "stop" },
+    ])
     expect(events.filter((e) => e.type === "tool_call")).toEqual([
       { type: "tool_call", id: "c-echo", name: "echo", args: { text: "first call, with a longer argument" } },
       { type: "tool_call", id: "c-add", name: "add", args: { a: 20, b: 22 } },
@@ -196,12 +202,14 @@ describe.each(STYLES)("client.stream (%s)", (style) => {
     if (style === "anthropic") expect(assistant.content[0].input).toEqual({})
   })
 
-  it("a suspending tool without waitFor yields pending, then done with status pending", async () => {
+  // Regression (issue 12): a halting run streamed an isError tool_result before `pending`.
+  it("a suspending tool without waitFor yields pending (never an error tool_result), then done", async () => {
     const { server } = ctx
     server.enqueue({ toolCalls: [{ id: "ap1", name: "approve", arguments: { what: "the deploy" } }] })
     const toolkit = await createToolkit({ extraTools: [approve] })
     const events = await collect(clientFor(style, server).stream("deploy", { toolkit }))
-    expect(events.map((e) => e.type)).toEqual(["usage", "tool_call", "tool_result", "pending", "done"])
+    expect(events.map((e) => e.type)).toEqual(["usage", "turn", "tool_call", "pending", "done"])
+    expect(events.some((e) => e.type === "tool_result")).toBe(false)
     const pendingEvent = events[3] as Extract<StreamEvent, { type: "pending" }>
     expect(pendingEvent.request).toMatchObject({
       kind: "approval",
@@ -264,7 +272,7 @@ describe.each(STYLES)("stream errors (%s)", (style) => {
     })
     const { events, error } = await collectFailure(stream)
     expect(error).toBeInstanceOf(AbortError)
-    expect(events.map((e) => e.type)).toEqual(["usage", "tool_call", "tool_result"])
+    expect(events.map((e) => e.type)).toEqual(["usage", "turn", "tool_call", "tool_result"])
     expect(server.requests).toHaveLength(2)
   }, 3_000)
 

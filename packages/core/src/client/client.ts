@@ -7,7 +7,9 @@ import type { Answer, Message, Request } from "../types.js"
 import { resumeHaltedTurn } from "./halted-turn.js"
 import type { Hooks } from "./hooks.js"
 import { type LoopConfig, type ModelCall, type RunInput, RunState, runTurns } from "./loop.js"
-import { type MetricEvent, MetricsRegistry } from "./metrics.js"
+import type { TelemetryOptions } from "../telemetry/otel-api.js"
+import { RunTracing, type TracedEndpoint } from "../telemetry/run-tracing.js"
+import { type MetricEvent, MetricsRegistry, attachMetrics } from "./metrics.js"
 import type { RunResult, StreamEvent } from "./run-result.js"
 
 /** Options shared by every client. */
@@ -27,13 +29,38 @@ export interface ClientBaseOptions {
    * with `status: "incomplete"` and that `limit`. The agents runtime enforces budgets with it.
    */
   beforeTurn?: () => string | undefined
+  /**
+   * OpenTelemetry tracing (GenAI semantic-convention spans). On by itself when a global
+   * tracer provider is registered and `@opentelemetry/api` is installed; nothing is imported
+   * otherwise.
+   */
+  telemetry?: TelemetryOptions
 }
+
+/**
+ * Receives a run's events as they happen (see {@link StreamEvent}); with it the model is
+ * asked with streaming requests, so text arrives delta by delta. Called synchronously: keep
+ * it quick; a throw is ignored.
+ */
+export type EventListener = (ev: StreamEvent) => void
 
 /** Options of `run`. */
 export interface RunOptions {
   toolkit?: Toolkit
   history?: Message[]
   signal?: AbortSignal
+  onEvent?: EventListener
+}
+
+/** Options of `ask`. */
+export interface AskOptions {
+  toolkit?: Toolkit
+  /** The conversation id: loaded from and saved back to the store. */
+  id?: string
+  signal?: AbortSignal
+  /** Text deltas only; `onEvent` receives them too, with every other event. */
+  onText?: (delta: string) => void
+  onEvent?: EventListener
 }
 
 /** Options of `continueRun`. */
@@ -46,6 +73,8 @@ export interface ContinueOptions {
   signal?: AbortSignal
   /** The conversation (or handle) id, so idempotency keys match those of the halted run. */
   id?: string
+  /** Events of the resumed run, the repaired turn's tool results included. */
+  onEvent?: EventListener
 }
 
 /** A client of one model endpoint. */
@@ -53,10 +82,7 @@ export interface Client {
   /** Runs a prompt (after `history`) to a final answer, a halt or a limit. */
   run(prompt: string, opts?: RunOptions): Promise<RunResult>
   /** Like `run`; with `id` the conversation is loaded from and saved back to the store. */
-  ask(
-    prompt: string,
-    opts?: { toolkit?: Toolkit; id?: string; signal?: AbortSignal; onText?: (delta: string) => void },
-  ): Promise<RunResult>
+  ask(prompt: string, opts?: AskOptions): Promise<RunResult>
   /** Runs with streaming requests, yielding text, tool, pending, usage and done events. */
   stream(
     prompt: string,
@@ -88,6 +114,8 @@ export type ModelRequest = ModelCall & { stream: boolean }
 export interface ModelBinding {
   model: string
   dialect: Dialect
+  /** What the run spans say about the endpoint. */
+  endpoint: TracedEndpoint
   callModel(call: ModelRequest): Promise<ModelTurn>
 }
 
@@ -157,11 +185,24 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     }
   }
   const plain = configFor(false)
+  const streaming = configFor(true)
+  const { telemetry } = opts
+  const { endpoint } = binding
 
-  async function measured(body: () => Promise<RunResult>): Promise<RunResult> {
+  /**
+   * Runs one run's body with its run metric, its `invoke_agent` span while tracing is on,
+   * and its `done` event when someone listens.
+   */
+  async function measured(
+    input: RunInput,
+    run: { conversationId?: string; resumes?: Request },
+    body: (input: RunInput) => Promise<RunResult>,
+  ): Promise<RunResult> {
     const started = performance.now()
+    const tracing = RunTracing.start(telemetry, endpoint, run)
+    if (tracing !== undefined) input.tracing = await tracing
     try {
-      const result = await body()
+      const result = await body(input)
       record({
         event: "run",
         model,
@@ -169,22 +210,31 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         turns: result.turns,
         durationMs: performance.now() - started,
       })
+      input.tracing?.end(result)
+      input.emit?.({ type: "done", result })
       return result
     } catch (error) {
       record({ event: "run", model, status: "error", turns: 0, durationMs: performance.now() - started })
+      input.tracing?.end({ error })
       throw error
     }
   }
 
+  /** Runs a new prompt after `history`; with `id` the outcome is saved under it before `done`. */
   function start(
     config: LoopConfig,
     prompt: string,
     history: Message[],
     input: RunInput,
+    id?: string,
   ): Promise<RunResult> {
     const messages = history.slice()
     messages.push(dialect.userMessage(prompt))
-    return measured(() => runTurns(config, input, new RunState(messages)))
+    return measured(input, { conversationId: id }, async (traced) => {
+      const result = await runTurns(config, traced, new RunState(messages))
+      if (id !== undefined) await store.save(id, result.messages, { pending: result.pending ?? null })
+      return result
+    })
   }
 
   async function stored(config: LoopConfig, prompt: string, id: string, input: RunInput): Promise<RunResult> {
@@ -193,44 +243,42 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       id,
     )
     if (waiting) throw new ConversationPendingError(id, waiting)
-    const history = (await store.get(id)) ?? []
-    const result = await start(config, prompt, history, input)
-    await store.save(id, result.messages, { pending: result.pending ?? null })
-    return result
+    return start(config, prompt, (await store.get(id)) ?? [], input, id)
   }
 
   const client: Client = {
     run(prompt, runOpts = {}) {
-      return start(plain, prompt, runOpts.history ?? [], inputOf(runOpts.toolkit, runOpts.signal, "run"))
+      const input = inputOf(runOpts.toolkit, runOpts.signal, "run", runOpts.onEvent)
+      return start(input.emit ? streaming : plain, prompt, runOpts.history ?? [], input)
     },
     ask(prompt, askOpts = {}) {
-      const config = askOpts.onText ? configFor(true, askOpts.onText) : plain
-      const input = inputOf(askOpts.toolkit, askOpts.signal, askOpts.id ?? "run")
+      const input = inputOf(askOpts.toolkit, askOpts.signal, askOpts.id ?? "run", askOpts.onEvent)
+      const config = askOpts.onText ? configFor(true, askOpts.onText) : input.emit ? streaming : plain
       return askOpts.id === undefined
         ? start(config, prompt, [], input)
         : stored(config, prompt, askOpts.id, input)
     },
     stream(prompt, streamOpts = {}) {
       return streamRun(streamOpts.signal, (emit, signal) => {
-        const config = configFor(true)
-        const input = { ...inputOf(streamOpts.toolkit, signal, streamOpts.id ?? "run"), emit }
+        const input = inputOf(streamOpts.toolkit, signal, streamOpts.id ?? "run", emit)
         return streamOpts.id === undefined
-          ? start(config, prompt, [], input)
-          : stored(config, prompt, streamOpts.id, input)
+          ? start(streaming, prompt, [], input)
+          : stored(streaming, prompt, streamOpts.id, input)
       })
     },
     continueRun(cont) {
       if ((cont.pending === undefined) !== (cont.answer === undefined)) {
         throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
       }
-      const input = inputOf(cont.toolkit, cont.signal, cont.id ?? "run")
+      const input = inputOf(cont.toolkit, cont.signal, cont.id ?? "run", cont.onEvent)
+      const config = input.emit ? streaming : plain
       const state = new RunState(cont.messages.slice())
-      return measured(async () => {
+      return measured(input, { conversationId: cont.id, resumes: cont.pending }, async (traced) => {
         if (cont.pending && cont.answer) {
-          const halted = await resumeHaltedTurn(plain, input, state, cont.pending, cont.answer)
+          const halted = await resumeHaltedTurn(config, traced, state, cont.pending, cont.answer)
           if (halted) return state.result(model, "pending", { pending: halted })
         }
-        return runTurns(plain, input, state)
+        return runTurns(config, traced, state)
       })
     },
     conversation(convOpts = {}) {
@@ -252,11 +300,28 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     conversationStore: () => store,
     metrics: () => registry.render(),
   }
+  attachMetrics(client, registry)
   return client
 }
 
-function inputOf(toolkit: Toolkit | undefined, signal: AbortSignal | undefined, scope: string): RunInput {
-  return { toolkit, signal, scope, emit: undefined }
+function inputOf(
+  toolkit: Toolkit | undefined,
+  signal: AbortSignal | undefined,
+  scope: string,
+  onEvent: EventListener | undefined,
+): RunInput {
+  return { toolkit, signal, scope, emit: onEvent ? guarded(onEvent) : undefined, tracing: undefined }
+}
+
+/** A listener's throw must not break the run it observes. */
+function guarded(listener: EventListener): EventListener {
+  return (ev) => {
+    try {
+      listener(ev)
+    } catch {
+      // Ignored by contract: observers cannot change a run.
+    }
+  }
 }
 
 /**
@@ -279,9 +344,9 @@ function streamRun(
         queue.push(ev)
         wake?.()
       }
+      // The run itself emits `done` as its last event.
       run(push, signal).then(
-        (result) => {
-          push({ type: "done", result })
+        () => {
           finished = true
           wake?.()
         },

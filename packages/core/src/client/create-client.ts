@@ -89,6 +89,7 @@ export function createClient(opts: ClientOptions): Client {
     {
       model,
       dialect: wire.dialect,
+      endpoint: { provider: wire.style, model, url },
       callModel: (call) => (llmGate ? llmGate(() => callOnce(call)) : callOnce(call)),
     },
     opts,

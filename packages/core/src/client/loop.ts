@@ -3,6 +3,7 @@ import type { Toolkit } from "../tools/toolkit.js"
 import type { Answer, Message, Request, Tool, ToolResult, Usage } from "../types.js"
 import type { Hooks } from "./hooks.js"
 import type { MetricEvent } from "./metrics.js"
+import { type RunTracing, finishReasonOf } from "../telemetry/run-tracing.js"
 import type { RunResult, StreamEvent, ToolCallRecord } from "./run-result.js"
 import { type CallEnv, type CallOutcome, executeCall, relayOutcomes, relayRequest } from "./tool-calls.js"
 import { abortErrorOf } from "./transport.js"
@@ -35,6 +36,8 @@ export interface RunInput {
   signal: AbortSignal | undefined
   scope: string
   emit: ((ev: StreamEvent) => void) | undefined
+  /** The run's spans, while tracing is on. */
+  tracing: RunTracing | undefined
 }
 
 /** @internal The mutable state of one run; becomes the RunResult. */
@@ -87,13 +90,16 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
       if (changed?.tools) tools = changed.tools
     }
     const emit = input.emit
-    const reply = await config.callModel({
+    const call: ModelCall = {
       messages,
       tools,
       turn,
       signal: input.signal,
       onText: emit ? (delta) => emit({ type: "text", delta }) : undefined,
-    })
+    }
+    const reply = input.tracing
+      ? await input.tracing.chat(messages, () => config.callModel(call))
+      : await config.callModel(call)
     await hooks?.afterLLM?.({ response: reply, model, turn })
     state.turns = turn
     state.usage.promptTokens += reply.usage.promptTokens
@@ -101,7 +107,11 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
     state.usage.totalTokens += reply.usage.promptTokens + reply.usage.completionTokens
     state.text = reply.text
     state.messages.push(reply.message)
-    emit?.({ type: "usage", usage: { ...state.usage } })
+    if (emit) {
+      if (reply.refusal) emit({ type: "refusal", delta: reply.refusal })
+      emit({ type: "usage", usage: { ...state.usage } })
+      emit({ type: "turn", turn, finishReason: finishReasonOf(reply) })
+    }
     if (reply.toolCalls.length === 0) return state.result(model, "done")
     if (emit)
       for (const c of reply.toolCalls) emit({ type: "tool_call", id: c.id, name: c.name, args: c.args ?? {} })
@@ -124,6 +134,7 @@ export function callEnv(config: LoopConfig, input: RunInput, turn: number): Call
     signal: input.signal,
     scope: input.scope,
     turn,
+    tracing: input.tracing,
   }
 }
 
@@ -179,11 +190,14 @@ export async function settleTurn(
   for (const [i, call] of calls.entries()) {
     const outcome = outcomes[i] ?? relay?.outcomes?.get(call.id)
     let result: ToolResult
+    let suspended = false
     if (outcome && !outcome.request) result = outcome.result
     else if (halted)
       continue // only the first suspension in call order gets a result
     else {
       halted = (outcome?.request ?? relay?.request) as Request
+      if (input.tracing) halted = input.tracing.suspend(halted)
+      suspended = true
       result = {
         output: outcome?.result.output ?? halted.prompt,
         isError: true,
@@ -201,13 +215,15 @@ export async function settleTurn(
     }
     if (result.metadata !== undefined) record.metadata = result.metadata
     state.toolCalls.push(record)
-    input.emit?.({
-      type: "tool_result",
-      id: call.id,
-      name: call.name,
-      output: result.output,
-      isError: result.isError,
-    })
+    // A suspension streams as `pending` alone: it is not a failed tool call.
+    if (!suspended)
+      input.emit?.({
+        type: "tool_result",
+        id: call.id,
+        name: call.name,
+        output: result.output,
+        isError: result.isError,
+      })
   }
   if (halted) input.emit?.({ type: "pending", request: halted })
   for (const m of config.dialect.toolResultMessages(results)) state.messages.push(m)

@@ -18,6 +18,10 @@ export interface ModelTurn {
   text: string
   toolCalls: ModelToolCall[]
   usage: { promptTokens: number; completionTokens: number }
+  /** The provider's normalised finish reason, when the wire format reports one. */
+  finishReason?: string
+  /** The model's refusal text, when it refused. */
+  refusal?: string
 }
 
 /** @internal A tool result to be written into the transcript. */

@@ -1,0 +1,135 @@
+import { describe, expect, it } from "vitest"
+import type { StreamEvent } from "../src/client/run-result.js"
+import { MemoryStore } from "../src/store/conversation-store.js"
+import { pending } from "../src/suspension/pending.js"
+import { defineTool } from "../src/tools/define-tool.js"
+import { relayTool } from "../src/tools/relay-tool.js"
+import { createToolkit } from "../src/tools/toolkit.js"
+import { STYLES, clientFor, useFakeServer } from "./helpers.js"
+
+const ctx = useFakeServer()
+
+const approve = defineTool({
+  name: "approve",
+  description: "Needs a human",
+  inputSchema: { type: "object", properties: { what: { type: "string" } } },
+  run: ({ what }, toolCtx) =>
+    toolCtx.answer?.ok ? `approved ${what}` : pending({ kind: "approval", prompt: `Approve ${what}?` }),
+})
+
+const lookup = defineTool({
+  name: "lookup",
+  description: "Looks a thing up",
+  inputSchema: { type: "object", properties: { q: { type: "string" } } },
+  run: ({ q }) => `found ${q}`,
+})
+
+const types = (events: StreamEvent[]) => events.map((e) => e.type)
+const texts = (events: StreamEvent[]) =>
+  events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("")
+
+describe.each(STYLES)("onEvent (%s)", (style) => {
+  it("run streams its events with streaming requests and ends with done carrying the result", async () => {
+    const { server } = ctx
+    server.enqueue(
+      { toolCalls: [{ id: "l1", name: "lookup", arguments: { q: "x" } }] },
+      { text: "the answer is: found x, in several pieces" },
+    )
+    const toolkit = await createToolkit({ extraTools: [lookup] })
+    const events: StreamEvent[] = []
+    const result = await clientFor(style, server).run("go", { toolkit, onEvent: (ev) => events.push(ev) })
+    expect(server.requests.map((r) => r.stream)).toEqual([true, true])
+    const firstText = types(events).indexOf("text")
+    expect(types(events).slice(0, firstText)).toEqual(["usage", "turn", "tool_call", "tool_result"])
+    expect(types(events).slice(firstText).filter((t) => t !== "text")).toEqual(["usage", "turn", "done"])
+    expect(texts(events)).toBe(result.text)
+    expect(events.at(-1)).toEqual({ type: "done", result })
+  })
+
+  it("without onEvent the requests do not stream", async () => {
+    const { server } = ctx
+    server.enqueue({ text: "plain" })
+    await clientFor(style, server).run("hi")
+    expect(server.requests[0]?.stream).toBe(false)
+  })
+
+  it("a listener that throws does not change the run", async () => {
+    const { server } = ctx
+    server.enqueue({ text: "fine" })
+    const result = await clientFor(style, server).run("hi", {
+      onEvent: () => {
+        throw new Error("observer bug")
+      },
+    })
+    expect(result).toMatchObject({ status: "done", text: "fine" })
+  })
+
+  it("two suspensions and a plain call in one turn: one pending event, results only for what ran", async () => {
+    const { server } = ctx
+    server.enqueue({
+      toolCalls: [
+        { id: "a1", name: "approve", arguments: { what: "one" } },
+        { id: "l1", name: "lookup", arguments: { q: "y" } },
+        { id: "a2", name: "approve", arguments: { what: "two" } },
+      ],
+    })
+    const toolkit = await createToolkit({ extraTools: [approve, lookup] })
+    const events: StreamEvent[] = []
+    const result = await clientFor(style, server).ask("go", { toolkit, onEvent: (ev) => events.push(ev) })
+    expect(result.status).toBe("pending")
+    expect(types(events)).toEqual(["usage", "turn", "tool_call", "tool_call", "tool_call", "tool_result", "pending", "done"])
+    expect(events.find((e) => e.type === "tool_result")).toMatchObject({ id: "l1", isError: false })
+    expect(events.find((e) => e.type === "pending")).toEqual({ type: "pending", request: result.pending })
+  })
+
+  it("a relay halt streams as pending only", async () => {
+    const { server } = ctx
+    server.enqueue({ toolCalls: [{ id: "r1", name: "browser_open", arguments: { url: "https://x" } }] })
+    const toolkit = await createToolkit({ extraTools: [relayTool("browser_open", "Opens a page")] })
+    const events: StreamEvent[] = []
+    await clientFor(style, server).run("open", { toolkit, onEvent: (ev) => events.push(ev) })
+    expect(types(events)).toEqual(["usage", "turn", "tool_call", "pending", "done"])
+    expect(events.find((e) => e.type === "pending")).toMatchObject({ request: { kind: "tool_call" } })
+  })
+
+  it("continueRun streams the resumed turn: the retried call's result, then text deltas as they arrive", async () => {
+    const { server } = ctx
+    server.enqueue({ toolCalls: [{ id: "a1", name: "approve", arguments: { what: "the deploy" } }] })
+    const toolkit = await createToolkit({ extraTools: [approve] })
+    const client = clientFor(style, server)
+    const halted = await client.run("deploy", { toolkit })
+    const request = halted.pending!
+    const long = "Deployed. Everything went fine and the service is up again."
+    server.enqueue({ text: long })
+    const events: StreamEvent[] = []
+    const result = await client.continueRun({
+      toolkit,
+      messages: halted.messages,
+      pending: request,
+      answer: { id: request.id, ok: true },
+      onEvent: (ev) => events.push(ev),
+    })
+    expect(server.requests.at(-1)?.stream).toBe(true)
+    const deltas = events.filter((e) => e.type === "text")
+    expect(deltas.length).toBeGreaterThan(1)
+    expect(texts(events)).toBe(long)
+    expect(types(events).filter((t) => t !== "text")).toEqual(["tool_result", "usage", "turn", "done"])
+    expect(events[0]).toMatchObject({ type: "tool_result", id: "a1", output: "approved the deploy", isError: false })
+    expect(result.status).toBe("done")
+  })
+
+  it("ask with id emits done after the conversation is saved", async () => {
+    const { server } = ctx
+    const store = new MemoryStore()
+    const client = clientFor(style, server, { store })
+    server.enqueue({ text: "saved" })
+    let savedAtDone: unknown
+    await client.ask("hi", {
+      id: "c-1",
+      onEvent: (ev) => {
+        if (ev.type === "done") savedAtDone = store.get("c-1")
+      },
+    })
+    expect(await savedAtDone).toHaveLength(2)
+  })
+})

@@ -3,6 +3,7 @@ import {
   AnswerMismatchError,
   type Client,
   type ConversationStore,
+  type EventListener,
   type Request,
   type RunResult,
   type Toolkit,
@@ -22,6 +23,8 @@ export interface AskWithAnswerOptions {
   signal?: AbortSignal
   /** How long the claim holds before another delivery may take it over; default 30 s. */
   leaseMs?: number
+  /** Events of the resumed run as they happen (streamed text included), as `client.run` gives them. */
+  onEvent?: EventListener
 }
 
 /**
@@ -49,7 +52,7 @@ async function claimAndResume(
   store: DurableStore,
   opts: AskWithAnswerOptions,
 ): Promise<RunResult> {
-  const { id, answer, toolkit, signal } = opts
+  const { id, answer, toolkit, signal, onEvent } = opts
   const stored = await store.getPending(id)
   // Expiry is checked before claiming; a different id is left to the claim, which tells an
   // answer already applied (the run moved on) from one that never matched.
@@ -71,6 +74,7 @@ async function claimAndResume(
       answer: claim.answer,
       signal,
       id,
+      onEvent,
     })
     await store.save(id, run.messages, { pending: run.pending ?? null, claim: claim.token })
     return run
@@ -86,7 +90,7 @@ async function resumeUnclaimed(
   store: ConversationStore,
   opts: AskWithAnswerOptions,
 ): Promise<RunResult> {
-  const { id, answer, toolkit, signal } = opts
+  const { id, answer, toolkit, signal, onEvent } = opts
   const pending =
     opts.pending ??
     (await (store as { getPending?: (id: string) => Promise<Request | undefined> }).getPending?.(id))
@@ -94,7 +98,7 @@ async function resumeUnclaimed(
     throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} waits on no request`)
   const messages = await store.get(id)
   if (!messages) throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} does not exist`)
-  const run = await client.continueRun({ toolkit, messages, pending, answer, signal, id })
+  const run = await client.continueRun({ toolkit, messages, pending, answer, signal, id, onEvent })
   await store.save(id, run.messages, { pending: run.pending ?? null })
   return run
 }

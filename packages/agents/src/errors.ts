@@ -1,7 +1,13 @@
 import { ToolnexusError } from "@toolnexus/core"
 
 /** Codes of {@link RuntimeError}. */
-export type RuntimeErrorCode = "unknown_agent" | "max_children" | "max_depth" | "budget_exhausted" | "closed"
+export type RuntimeErrorCode =
+  | "unknown_agent"
+  | "max_children"
+  | "max_depth"
+  | "budget_exhausted"
+  | "closed"
+  | "invalid_transition"
 
 /** The runtime refused an operation: unknown agent, spawn limits, or a closed handle. */
 export class RuntimeError extends ToolnexusError {

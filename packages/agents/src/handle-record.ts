@@ -8,6 +8,15 @@ export interface QueuedWake {
   prompt: string | undefined
 }
 
+/** @internal The turn a running handle is in; gone once it has settled. */
+export interface ActiveTurn {
+  readonly controller: AbortController
+  /** Items taken from the inbox for this turn; put back if it is interrupted. */
+  readonly drained: InboxItem[]
+  /** Resolves when the turn has settled (never rejects). */
+  settled: Promise<void>
+}
+
 /** @internal Everything the runtime keeps about one handle. */
 export class HandleRecord {
   readonly handle: Handle
@@ -16,13 +25,13 @@ export class HandleRecord {
   readonly children: HandleRecord[] = []
   /** Per-def counters for deterministic child ids. */
   readonly childCounters = new Map<string, number>()
+  /** Changed only by `applyTransition` (handle-state.ts), and set once by a restore. */
   state: HandleState = "idle"
   budget: Budget
   spend: Spend = { turns: 0, tokens: 0, toolCalls: 0 }
   spawnedAt: number
   inbox: InboxItem[] = []
-  /** Items taken by the running turn; put back if it is interrupted. */
-  drained: InboxItem[] = []
+  turn: ActiveTurn | undefined
   lastResult: TaskResult | undefined
   pending: Request | undefined
   /** A request cancelled by interrupt/close while parked; the next run declines it first. */
@@ -31,7 +40,6 @@ export class HandleRecord {
   taskKey: string | undefined
   readonly transitions: string[] = []
   waiters: ((result: TaskResult) => void)[] = []
-  controller: AbortController | undefined
   /** Suspended inline, waiting for a `waitFor` up the chain (still holds its slot). */
   inline = false
   queued = false
@@ -39,8 +47,6 @@ export class HandleRecord {
   rewake = false
   /** Wakes of children waiting for a slot, FIFO. */
   readonly queue: QueuedWake[] = []
-  /** Resolves when the current run settles. */
-  settled: Promise<void> | undefined
 
   constructor(id: string, def: AgentDef, parent: HandleRecord | undefined, budget: Budget, now: number) {
     this.handle = Object.freeze({ id })
@@ -64,5 +70,24 @@ export class HandleRecord {
     let n = 0
     for (const c of this.children) if (c.state === "running" || (c.state === "suspended" && c.inline)) n++
     return n
+  }
+
+  /** A result of this handle with its current usage. */
+  result(status: TaskResult["status"], text: string, isError: boolean): TaskResult {
+    // An explicit literal: results are kept per handle, and spread-then-add objects cost more.
+    return { status, text, isError, turns: this.spend.turns, totalTokens: this.spend.tokens }
+  }
+
+  /** What `wait` gives at once: the result of a settled handle, or undefined while it works. */
+  settledResult(): TaskResult | undefined {
+    if (this.state === "closed") return this.lastResult ?? this.result("closed", "", false)
+    if (this.state === "suspended" && !this.inline) return this.lastResult
+    if (this.state === "idle" && !this.queued && this.lastResult) return this.lastResult
+    return undefined
+  }
+
+  /** Hands `result` to every current waiter. */
+  notify(result: TaskResult): void {
+    for (const w of this.waiters.splice(0)) w(result)
   }
 }

@@ -1,27 +1,14 @@
-import {
-  AbortError,
-  type Answer,
-  type Client,
-  ConfigError,
-  type ConversationStore,
-  type Message,
-  type MetricEvent,
-  MemoryStore,
-  type Request,
-  type RunResult,
-  type Toolkit,
-  UnknownRequestError,
-  createClient,
-  createToolkit,
-} from "@toolnexus/core"
+import { AbortError, type Answer, ConfigError, type ConversationStore, MemoryStore } from "@toolnexus/core"
 import { carveBudget, reachedLimit } from "./budget.js"
 import { systemClock } from "./clock.js"
 import { ClosedError, InboxFullError, RuntimeError } from "./errors.js"
+import { Execution } from "./execution.js"
 import { Semaphore } from "./gates.js"
 import { HandleRecord } from "./handle-record.js"
-import { renderInbox } from "./inbox.js"
+import { applyTransition } from "./handle-state.js"
+import { Parking } from "./parking.js"
 import { type RuntimeSnapshot, restoreRecords, snapshotOf } from "./snapshot.js"
-import { createTaskTool } from "./task-tool.js"
+import type { TaskHost } from "./task-tool.js"
 import type {
   AgentDef,
   Budget,
@@ -59,7 +46,6 @@ export interface Runtime {
   snapshot(): RuntimeSnapshot
 }
 
-const PLACEHOLDER_URL = "http://llm.invalid/v1"
 const ROOT_DEF: AgentDef = { name: "root", does: "the host" }
 
 /**
@@ -86,20 +72,24 @@ export function restoreRuntime(snapshot: RuntimeSnapshot, opts: RuntimeOptions):
   return new AgentRuntime(opts, snapshot)
 }
 
-class AgentRuntime implements Runtime {
+/**
+ * The host verbs over a tree of handles. Running a turn lives in `Execution`, parking and
+ * resuming in `Parking`, inline escalation in escalation.ts, and every state change goes
+ * through the transition table of handle-state.ts.
+ */
+class AgentRuntime implements Runtime, TaskHost {
   readonly root: Handle
   readonly store: ConversationStore
-  readonly #opts: RuntimeOptions
+  readonly #registry: Record<string, AgentDef>
   readonly #clock: Clock
   readonly #records = new Map<string, HandleRecord>()
   readonly #rootRecord: HandleRecord
   readonly #trace: string[] = []
-  /** Parked (durably suspended) handles by the id of the request they wait on. */
-  readonly #parked = new Map<string, HandleRecord[]>()
-  readonly #turnGate: Semaphore | undefined
   readonly #inboxCap: number
-  readonly #namespace: string
   readonly #shutdownMs: number
+  readonly #namespace: string
+  readonly #execution: Execution
+  readonly #parking: Parking
 
   constructor(opts: RuntimeOptions, snapshot?: RuntimeSnapshot) {
     if (typeof opts?.registry !== "object" || opts.registry === null) {
@@ -113,21 +103,23 @@ class AgentRuntime implements Runtime {
           throw new ConfigError(`agent ${key}: team member ${JSON.stringify(member)} is not in the registry`)
       }
     }
-    this.#opts = opts
+    this.#registry = opts.registry
     this.#clock = opts.clock ?? systemClock
     this.store = opts.store ?? new MemoryStore()
     this.#inboxCap = positive("inboxCap", opts.inboxCap, 100)
-    this.#namespace = snapshot?.namespace ?? opts.namespace ?? ""
     this.#shutdownMs = positive("shutdownMs", opts.shutdownMs, 30_000)
-    if (opts.maxConcurrentTurns !== undefined) {
-      this.#turnGate = new Semaphore(positive("maxConcurrentTurns", opts.maxConcurrentTurns, 1))
-    }
+    const turnGate =
+      opts.maxConcurrentTurns === undefined
+        ? undefined
+        : new Semaphore(positive("maxConcurrentTurns", opts.maxConcurrentTurns, 1))
+    const namespace = snapshot?.namespace ?? opts.namespace ?? ""
+    this.#namespace = namespace
+    const conversationId = (r: HandleRecord) => namespace + r.id
+    const style = opts.llm?.style ?? "openai"
+
     if (snapshot) {
       const restored = restoreRecords(snapshot, opts.registry, ROOT_DEF, this.#clock.now())
-      for (const r of restored.records) {
-        this.#records.set(r.id, r)
-        if (r.state === "suspended") this.#park(r)
-      }
+      for (const r of restored.records) this.#records.set(r.id, r)
       this.#trace.push(...restored.trace)
       this.#rootRecord = restored.root
     } else {
@@ -135,18 +127,39 @@ class AgentRuntime implements Runtime {
       this.#records.set("root", this.#rootRecord)
     }
     this.root = this.#rootRecord.handle
+
+    this.#execution = new Execution({
+      options: opts,
+      store: this.store,
+      clock: this.#clock,
+      trace: this.#trace,
+      turnGate,
+      taskHost: this,
+      conversationId,
+      parked: (r) => this.#parking.park(r),
+      wakeAgain: (r) => this.wake(r.handle),
+    })
+    this.#parking = new Parking({
+      store: this.store,
+      trace: this.#trace,
+      execution: this.#execution,
+      root: this.#rootRecord,
+      conversationId,
+      transcriptOf: (r) => ({ model: r.def.model ?? opts.llm?.model ?? "", style }),
+    })
+    for (const r of this.#records.values()) if (r.state === "suspended") this.#parking.park(r)
   }
 
-  // ---- the six verbs -------------------------------------------------------------------
+  // ---- the host verbs ------------------------------------------------------------------
 
   spawn(parent: Handle, defName: string, budget?: Budget, taskKey?: string): Handle {
     const p = this.#record(parent)
     if (p.state === "closed") throw new ClosedError(p.id, `spawn under ${p.id}`)
-    const def = this.#opts.registry[defName]
+    const def = this.#registry[defName]
     if (!def)
       throw new RuntimeError(
         "unknown_agent",
-        `unknown agent ${JSON.stringify(defName)}; registered: ${Object.keys(this.#opts.registry).sort().join(", ")}`,
+        `unknown agent ${JSON.stringify(defName)}; registered: ${Object.keys(this.#registry).sort().join(", ")}`,
       )
     if (p.budget.maxChildren !== undefined && p.children.length >= p.budget.maxChildren) {
       throw new RuntimeError("max_children", `${p.id} may spawn at most ${p.budget.maxChildren} children`)
@@ -197,20 +210,12 @@ class AgentRuntime implements Runtime {
       return
     }
     if (!prompt && r.inbox.length === 0 && !r.cancelled) return
-    const parent = r.parent as HandleRecord
-    const cap = parent.budget.maxConcurrent
-    if (cap !== undefined && parent.activeChildren() >= cap) {
-      r.queued = true
-      parent.queue.push({ record: r, prompt })
-      this.#trace.push(`${r.id}: queued (maxConcurrent ${cap} of ${parent.id})`)
-      return
-    }
-    this.#start(r, prompt)
+    this.#execution.admit(r, prompt)
   }
 
   wait(h: Handle, opts: { timeoutMs?: number } = {}): Promise<TaskResult> {
     const r = this.#record(h)
-    const settledNow = this.#settledResult(r)
+    const settledNow = r.settledResult()
     if (settledNow) return Promise.resolve(settledNow)
     return new Promise((resolve) => {
       let timer: unknown
@@ -222,13 +227,7 @@ class AgentRuntime implements Runtime {
       if (opts.timeoutMs !== undefined) {
         timer = this.#clock.setTimeout(() => {
           r.waiters = r.waiters.filter((w) => w !== waiter)
-          resolve(
-            this.#result(r, {
-              status: "timeout",
-              text: `no result within ${opts.timeoutMs} ms`,
-              isError: true,
-            }),
-          )
+          resolve(r.result("timeout", `no result within ${opts.timeoutMs} ms`, true))
         }, opts.timeoutMs)
       }
     })
@@ -236,9 +235,9 @@ class AgentRuntime implements Runtime {
 
   interrupt(h: Handle): void {
     const r = this.#record(h)
-    if (r.queued) this.#dequeue(r)
-    if (r.state === "running") r.controller?.abort(new AbortError(`${r.id} was interrupted`))
-    else if (r.state === "suspended" && !r.inline) this.#cancelParked(r, "interrupted")
+    if (r.queued) this.#execution.dequeue(r)
+    if (r.state === "running") r.turn?.controller.abort(new AbortError(`${r.id} was interrupted`))
+    else if (r.state === "suspended" && !r.inline) this.#parking.cancel(r, "interrupted")
   }
 
   async close(h: Handle, opts: { force?: boolean } = {}): Promise<void> {
@@ -247,42 +246,25 @@ class AgentRuntime implements Runtime {
     // Leaf-first: a parent outlives none of its children.
     for (const child of [...r.children].reverse()) await this.close(child.handle, opts)
     let reason: "closed" | "interrupted" = "closed"
-    if (r.queued) this.#dequeue(r)
+    if (r.queued) this.#execution.dequeue(r)
     if (r.state === "running" || r.inline) {
       if (!opts.force) await this.#settledWithin(r, this.#shutdownMs)
-      if (r.state === "running" || r.inline) {
+      const turn = r.turn
+      if (turn && (r.state === "running" || r.inline)) {
         reason = "interrupted"
-        r.controller?.abort(new AbortError(`${r.id} was closed`))
-        await r.settled
+        turn.controller.abort(new AbortError(`${r.id} was closed`))
+        await turn.settled
       }
     }
-    if (r.state === "suspended") this.#cancelParked(r, "closed")
+    if (r.state === "suspended") this.#parking.cancel(r, "closed")
     if (r.def.onClose) await Promise.resolve(r.def.onClose(r.handle, reason)).catch(() => {})
-    this.#transition(r, "closed")
+    applyTransition(r, "close", this.#trace)
     // Waiters get what a later `wait` gets: the last result, or `closed` if it never ran.
-    const result = this.#settledResult(r) as TaskResult
-    for (const w of r.waiters.splice(0)) w(result)
+    r.notify(r.settledResult() as TaskResult)
   }
 
-  async resume(answer: Answer): Promise<void> {
-    let target: HandleRecord | undefined
-    for (const r of this.#parked.get(answer.id) ?? []) {
-      if (!target || r.id.split("/").length > target.id.split("/").length) target = r
-    }
-    if (!target) throw new UnknownRequestError(answer.id, "no suspended handle holds it")
-    // The deepest handle first; then each ancestor parked on the same request continues,
-    // its halted `task` call reattaching to the child it already has.
-    for (let r: HandleRecord | undefined = target; r && r !== this.#rootRecord; r = r.parent) {
-      if (r.state !== "suspended" || r.inline || r.pending?.id !== answer.id) break
-      const pending = r.pending
-      this.#unpark(r)
-      this.#transition(r, "idle")
-      this.#transition(r, "running")
-      await this.#execute(r, async (client, toolkit, signal) => {
-        const recorded = await this.#alreadyApplied(r, answer.id)
-        return recorded ?? this.#continueHalted(r, client, { toolkit, pending, answer, signal })
-      })
-    }
+  resume(answer: Answer): Promise<void> {
+    return this.#parking.resume(answer)
   }
 
   // ---- inspection ----------------------------------------------------------------------
@@ -337,177 +319,20 @@ class AgentRuntime implements Runtime {
     return snapshotOf(this.#rootRecord, this.#trace, this.#namespace)
   }
 
-  // ---- running handles -----------------------------------------------------------------
+  // ---- the task tool's host ------------------------------------------------------------
 
-  /** @internal Used by the task tool. */
   spawnForTask(parent: HandleRecord, defName: string, taskKey: string | undefined): HandleRecord {
     return this.#record(this.spawn(parent.handle, defName, undefined, taskKey))
   }
 
-  /** @internal */
-  recordOf(h: Handle): HandleRecord {
-    return this.#record(h)
-  }
-
-  /** @internal */
   note(line: string): void {
     this.#trace.push(line)
-  }
-
-  #start(r: HandleRecord, prompt: string | undefined): void {
-    r.queued = false
-    r.drained = r.inbox.splice(0)
-    const block = renderInbox(r.drained, (from) => this.#trusted(r, from))
-    const input = [block, prompt ?? ""].filter((part) => part !== "").join("\n\n")
-    this.#transition(r, "running")
-    void this.#execute(r, async (client, toolkit, signal) => {
-      if (r.cancelled) {
-        // A request cancelled while parked is declined first, so the transcript stays balanced.
-        const cancelled = r.cancelled
-        r.cancelled = undefined
-        const answer = { id: cancelled.id, ok: false, reason: "cancelled" }
-        const run = await this.#continueHalted(r, client, { toolkit, pending: cancelled, answer, signal })
-        if (run.status !== "done" || input === "") return run
-      }
-      return client.ask(input, { toolkit, id: this.#conversationId(r), signal })
-    })
-  }
-
-  /** Continues a handle's halted turn with an answer, reading and saving its conversation. */
-  async #continueHalted(
-    r: HandleRecord,
-    client: Client,
-    opts: { toolkit: Toolkit; pending: Request; answer: Answer; signal: AbortSignal },
-  ): Promise<RunResult> {
-    const id = this.#conversationId(r)
-    const messages = (await this.store.get(id)) ?? []
-    const run = await client.continueRun({ ...opts, messages, id })
-    await this.store.save(id, run.messages, { pending: run.pending ?? null })
-    return run
-  }
-
-  /**
-   * The outcome an earlier attempt already saved for this handle, when its conversation no
-   * longer waits on `requestId`: a process that died mid-cascade applied the answer here
-   * before it could save the runtime. Taking it from the store keeps a redelivered answer
-   * from running the turn twice. `undefined` when the store cannot tell or still waits.
-   */
-  async #alreadyApplied(r: HandleRecord, requestId: string): Promise<RunResult | undefined> {
-    const store = this.store as { getPending?(id: string): Promise<Request | undefined> }
-    if (typeof store.getPending !== "function") return undefined
-    const id = this.#conversationId(r)
-    const waiting = await store.getPending(id)
-    if (waiting?.id === requestId) return undefined
-    const messages = (await this.store.get(id)) ?? []
-    this.#trace.push(`${r.id}: resume → RECOVERED from the store (the answer was applied before)`)
-    return recordedRun(messages, waiting, r.def.model ?? this.#opts.llm?.model ?? "")
-  }
-
-  #conversationId(r: HandleRecord): string {
-    return this.#namespace + r.id
-  }
-
-  /** Runs one unit of work on a running handle and settles it; never throws. */
-  #execute(
-    r: HandleRecord,
-    work: (client: Client, toolkit: Toolkit, signal: AbortSignal) => Promise<RunResult>,
-  ): Promise<void> {
-    const controller = new AbortController()
-    r.controller = controller
-    const settled = (async () => {
-      let result: TaskResult
-      try {
-        // Built per run, not cached: a parked handle then holds no client or tools in memory.
-        const toolkit = await this.#toolkitFor(r)
-        const run = await work(this.#clientFor(r), toolkit, controller.signal)
-        result = this.#result(r, { status: run.status, text: run.text, isError: false })
-        if (run.limit !== undefined) result.limit = run.limit
-        if (run.status === "pending" && run.pending) {
-          r.pending = withPath(run.pending, r.id)
-          result.pending = r.pending
-        } else r.pending = undefined
-      } catch (error) {
-        if (controller.signal.aborted) {
-          r.inbox.unshift(...r.drained)
-          result = this.#result(r, { status: "interrupted", text: "", isError: true })
-        } else {
-          const message = error instanceof Error ? error.message : String(error)
-          result = this.#result(r, { status: "error", text: message, isError: true })
-        }
-        r.pending = undefined
-      }
-      r.drained = []
-      r.controller = undefined
-      r.lastResult = result
-      if (r.state !== "closed") this.#transition(r, result.status === "pending" ? "suspended" : "idle")
-      if (r.state === "suspended") this.#park(r)
-      for (const w of r.waiters.splice(0)) w(result)
-      this.#handOver(r.parent)
-      if (r.rewake && r.state === "idle") {
-        r.rewake = false
-        this.wake(r.handle)
-      }
-    })()
-    r.settled = settled
-    return settled
-  }
-
-  /** A finished child frees its parent's slot for the next queued wake. */
-  #handOver(parent: HandleRecord | undefined): void {
-    if (!parent) return
-    const cap = parent.budget.maxConcurrent
-    while (parent.queue.length > 0 && (cap === undefined || parent.activeChildren() < cap)) {
-      const next = parent.queue.shift() as { record: HandleRecord; prompt: string | undefined }
-      if (next.record.state === "idle") this.#start(next.record, next.prompt)
-      else next.record.queued = false
-    }
-  }
-
-  #dequeue(r: HandleRecord): void {
-    r.queued = false
-    const queue = r.parent?.queue
-    const index = queue?.findIndex((q) => q.record === r) ?? -1
-    if (queue && index !== -1) queue.splice(index, 1)
-  }
-
-  #park(r: HandleRecord): void {
-    const id = r.pending?.id
-    if (id === undefined) return
-    const holders = this.#parked.get(id)
-    if (holders) holders.push(r)
-    else this.#parked.set(id, [r])
-  }
-
-  #unpark(r: HandleRecord): void {
-    const id = r.pending?.id
-    const holders = id === undefined ? undefined : this.#parked.get(id)
-    if (!holders || id === undefined) return
-    const rest = holders.filter((h) => h !== r)
-    if (rest.length > 0) this.#parked.set(id, rest)
-    else this.#parked.delete(id)
-  }
-
-  #cancelParked(r: HandleRecord, status: "interrupted" | "closed"): void {
-    this.#unpark(r)
-    r.cancelled = r.pending
-    r.pending = undefined
-    r.lastResult = this.#result(r, { status, text: "", isError: true })
-    if (status === "interrupted") this.#transition(r, "idle")
-    for (const w of r.waiters.splice(0)) w(r.lastResult)
-  }
-
-  #settledResult(r: HandleRecord): TaskResult | undefined {
-    if (r.state === "closed")
-      return r.lastResult ?? this.#result(r, { status: "closed", text: "", isError: false })
-    if (r.state === "suspended" && !r.inline) return r.lastResult
-    if (r.state === "idle" && !r.queued && r.lastResult) return r.lastResult
-    return undefined
   }
 
   async #settledWithin(r: HandleRecord, ms: number): Promise<void> {
     let timer: unknown
     await Promise.race([
-      r.settled,
+      r.turn?.settled,
       new Promise<void>((resolve) => {
         timer = this.#clock.setTimeout(resolve, ms)
       }),
@@ -515,145 +340,11 @@ class AgentRuntime implements Runtime {
     this.#clock.clearTimeout(timer)
   }
 
-  #clientFor(r: HandleRecord): Client {
-    const { llm, fetch } = this.#opts
-    const model = r.def.model ?? llm?.model
-    if (!model) throw new ConfigError(`agent ${r.def.name} has no model: set def.model or llm.model`)
-    const userMetric = r.def.onMetric ?? this.#opts.onMetric
-    const gate = this.#turnGate
-    return createClient({
-      baseUrl: llm?.baseUrl ?? PLACEHOLDER_URL,
-      style: llm?.style ?? "openai",
-      apiKey: llm?.apiKey,
-      fetch,
-      model,
-      systemPrompt: r.def.soul,
-      // Budgets bound turns; the client's own ceiling only guards against runaway loops.
-      maxTurns: 1_000,
-      store: this.store,
-      hooks: r.def.hooks ?? this.#opts.hooks,
-      onMetric: (ev) => {
-        this.#account(r, ev)
-        userMetric?.(ev)
-      },
-      waitFor: this.#escalation(r),
-      beforeTurn: () => reachedLimit(r.chain(), this.#clock.now()),
-      llmGate: gate ? (call) => gate.run(call) : undefined,
-    })
-  }
-
-  #toolkitFor(r: HandleRecord): Promise<Toolkit> {
-    const tools = [...(r.def.tools ?? [])]
-    if (r.def.team?.length) tools.push(createTaskTool(this, r, this.#opts.registry))
-    return createToolkit({ extraTools: tools })
-  }
-
-  /** The nearest `waitFor` on the chain self → root answers inline; none ⇒ the run halts. */
-  #escalation(r: HandleRecord): ((req: Request) => Promise<Answer>) | undefined {
-    let owner: HandleRecord | undefined
-    for (const x of r.chain()) {
-      if (x.def.waitFor) {
-        owner = x
-        break
-      }
-    }
-    const waitFor = owner?.def.waitFor
-    if (!waitFor) return undefined
-    return async (req) => {
-      r.inline = true
-      r.pending = withPath(req, r.id)
-      this.#transition(r, "suspended")
-      try {
-        return await waitFor(r.pending)
-      } finally {
-        r.inline = false
-        r.pending = undefined
-        if (r.state === "suspended") this.#transition(r, "running")
-      }
-    }
-  }
-
-  /** Usage rolls up to every ancestor, so their budgets see the whole subtree's spend. */
-  #account(r: HandleRecord, ev: MetricEvent): void {
-    if (ev.event === "llm" && ev.status === "ok") {
-      const tokens = ev.promptTokens + ev.completionTokens
-      for (const x of r.chain()) {
-        x.spend.turns++
-        x.spend.tokens += tokens
-      }
-    } else if (ev.event === "tool" && ev.outcome !== "pending") {
-      for (const x of r.chain()) x.spend.toolCalls++
-    }
-  }
-
-  #trusted(r: HandleRecord, from: string | undefined): boolean {
-    if (from === undefined || from === "host") return true
-    for (const x of r.chain()) if (x.id === from) return true
-    return false
-  }
-
-  #transition(r: HandleRecord, to: HandleState): void {
-    const step = `${r.state}→${to}`
-    r.state = to
-    r.transitions.push(step)
-    this.#trace.push(`${r.id}: ${step}`)
-  }
-
-  #result(r: HandleRecord, base: Pick<TaskResult, "status" | "text" | "isError">): TaskResult {
-    // An explicit literal: results are kept per handle, and spread-then-add objects cost more.
-    const { status, text, isError } = base
-    return { status, text, isError, turns: r.spend.turns, totalTokens: r.spend.tokens }
-  }
-
   #record(h: Handle): HandleRecord {
     const r = this.#records.get(h?.id)
     if (!r) throw new RuntimeError("unknown_agent", `no handle ${JSON.stringify(h?.id)} in this runtime`)
     return r
   }
-}
-
-/** @internal The runtime surface the task tool uses. */
-export type TaskHost = Pick<
-  AgentRuntime,
-  "spawnForTask" | "recordOf" | "note" | "wake" | "wait" | "close" | "interrupt"
->
-
-/** A run result rebuilt from a saved transcript (no turn was run now). */
-function recordedRun(messages: Message[], pending: Request | undefined, model: string): RunResult {
-  const result: RunResult = {
-    status: pending ? "pending" : "done",
-    text: lastAssistantText(messages),
-    messages,
-    toolCalls: [],
-    toolCallCount: 0,
-    turns: 0,
-    model,
-    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-  }
-  if (pending) result.pending = pending
-  return result
-}
-
-/** The text of the last assistant message, in either endpoint style. */
-function lastAssistantText(messages: Message[]): string {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i] as { role: string; content: unknown }
-    if (m.role !== "assistant") continue
-    if (typeof m.content === "string") return m.content
-    if (Array.isArray(m.content)) {
-      return m.content
-        .map((b: { type?: string; text?: string }) => (b.type === "text" ? (b.text ?? "") : ""))
-        .join("")
-    }
-    return ""
-  }
-  return ""
-}
-
-/** The deepest suspended handle's id segments ride the request up the tree. */
-function withPath(req: Request, id: string): Request {
-  if (Array.isArray(req.data?.path)) return req
-  return { ...req, data: { ...req.data, path: id.split("/") } }
 }
 
 function byId(a: HandleRecord, b: HandleRecord): number {

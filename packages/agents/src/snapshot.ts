@@ -1,6 +1,7 @@
 import { ConfigError, type Request, SchemaVersionError } from "@toolnexus/core"
 import type { Spend } from "./budget.js"
 import { HandleRecord } from "./handle-record.js"
+import { applyTransition } from "./handle-state.js"
 import type { AgentDef, Budget, HandleState, InboxItem, TaskResult } from "./types.js"
 
 /** The snapshot format version this code writes. */
@@ -46,7 +47,7 @@ export function snapshotOf(root: HandleRecord, trace: readonly string[], namespa
       spend: { ...r.spend },
       spawnedAt: r.spawnedAt,
       // A turn in flight cannot be carried over; its drained items go back to the inbox.
-      inbox: [...r.drained, ...r.inbox],
+      inbox: [...(r.turn?.drained ?? []), ...r.inbox],
       counters: Object.fromEntries(r.childCounters),
       transitions: [...r.transitions],
     }
@@ -76,6 +77,7 @@ export function restoreRecords(
     throw new SchemaVersionError("the runtime snapshot", snapshot.schemaVersion, READABLE_VERSIONS)
   }
   const byId = new Map<string, HandleRecord>()
+  const trace = [...snapshot.trace]
   for (const h of snapshot.handles) {
     const parentId = h.id.includes("/") ? h.id.slice(0, h.id.lastIndexOf("/")) : undefined
     const parent = parentId === undefined ? undefined : byId.get(parentId)
@@ -96,9 +98,9 @@ export function restoreRecords(
     r.lastResult = h.lastResult
     r.transitions.push(...h.transitions)
     for (const [k, v] of Object.entries(h.counters)) r.childCounters.set(k, v)
+    r.state = h.state
     if (h.state === "running") {
-      r.state = "idle"
-      r.transitions.push("running→idle")
+      applyTransition(r, "restoreInterrupted", trace)
       r.lastResult = {
         status: "interrupted",
         text: "",
@@ -106,11 +108,11 @@ export function restoreRecords(
         turns: h.spend.turns,
         totalTokens: h.spend.tokens,
       }
-    } else r.state = h.state
+    }
     parent?.children.push(r)
     byId.set(h.id, r)
   }
   const root = byId.get("root")
   if (!root) throw new ConfigError("the snapshot has no root handle")
-  return { root, records: [...byId.values()], trace: [...snapshot.trace] }
+  return { root, records: [...byId.values()], trace }
 }

@@ -1,7 +1,18 @@
 import { ToolnexusError, type Tool, type ToolResult, pending } from "@toolnexus/core"
 import type { HandleRecord } from "./handle-record.js"
-import type { TaskHost } from "./runtime.js"
-import type { AgentDef, TaskResult } from "./types.js"
+import type { AgentDef, Handle, TaskResult } from "./types.js"
+
+/** @internal The runtime surface the task tool drives a child through. */
+export interface TaskHost {
+  /** Spawns a child of `parent` for the `task` call `taskKey` (its tool-call id). */
+  spawnForTask(parent: HandleRecord, defName: string, taskKey: string | undefined): HandleRecord
+  /** Adds a line to the runtime trace. */
+  note(line: string): void
+  wake(h: Handle, prompt?: string): void
+  wait(h: Handle): Promise<TaskResult>
+  close(h: Handle): Promise<void>
+  interrupt(h: Handle): void
+}
 
 /**
  * @internal The `task {agent, prompt}` tool of a def with a team: spawn → wake → wait →

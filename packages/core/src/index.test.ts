@@ -30,6 +30,7 @@ it("exports exactly the public runtime surface", () => {
     "httpTool",
     "isRelayRequest",
     "isRequest",
+    "lastAssistantText",
     "pending",
     "pendingOf",
     "registerMetrics",

@@ -66,6 +66,7 @@ export { TRACE_DATA_KEY } from "./telemetry/trace-carrier.js"
 export type { TraceCarrier } from "./telemetry/trace-carrier.js"
 export type { LLMErrorInfo } from "./client/retry.js"
 export type { ModelTurn, ModelToolCall } from "./providers/model-turn.js"
+export { lastAssistantText } from "./providers/transcript-text.js"
 
 export type { ConversationStore, SaveMeta } from "./store/conversation-store.js"
 export { MemoryStore } from "./store/conversation-store.js"

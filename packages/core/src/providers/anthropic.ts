@@ -25,6 +25,13 @@ export const anthropicDialect: Dialect = {
     if (!Array.isArray(content)) return []
     return content.filter((b) => b.type === "tool_use").map(toolUseCall)
   },
+  assistantText(message) {
+    if (message.role !== "assistant") return undefined
+    const content = (message as AnthropicMessage).content
+    if (typeof content === "string") return content
+    if (!Array.isArray(content)) return ""
+    return content.map((b) => (b.type === "text" ? b.text : "")).join("")
+  },
   recordedResults(messages) {
     const found = new Map<string, { id: string; output: string; isError: boolean }>()
     for (const m of messages) {

@@ -41,6 +41,8 @@ export interface Dialect {
   toolResultMessages(results: TranscriptToolResult[]): Message[]
   /** The tool calls of an assistant message, or `undefined` when `message` is not an assistant turn. */
   toolCallsOf(message: Message): ModelToolCall[] | undefined
+  /** The text of an assistant message, or `undefined` when `message` is not an assistant turn. */
+  assistantText(message: Message): string | undefined
   /** Tool results recorded in `messages` (the messages after an assistant turn), by call id. */
   recordedResults(messages: readonly Message[]): Map<string, TranscriptToolResult>
 }

@@ -14,6 +14,10 @@ export const openaiDialect: Dialect = {
     const calls = (message as { tool_calls?: OpenAIToolCall[] }).tool_calls ?? []
     return calls.map((c) => parseToolArguments(c.id, c.function.name, c.function.arguments))
   },
+  assistantText(message) {
+    if (message.role !== "assistant") return undefined
+    return typeof message.content === "string" ? message.content : ""
+  },
   recordedResults(messages) {
     const found = new Map<string, { id: string; output: string; isError: boolean }>()
     for (const m of messages) {

@@ -1,0 +1,40 @@
+import type { Answer, Request } from "@toolnexus/core"
+import type { HandleRecord } from "./handle-record.js"
+import { applyTransition } from "./handle-state.js"
+
+/**
+ * @internal How a handle's suspensions are answered inline: by the nearest `waitFor` on the
+ * chain self → root. While it decides, the handle is `suspended` (inline: it keeps its slot)
+ * and its request carries `data.path`. `undefined` when no def on the chain has a `waitFor`:
+ * the run then halts and the handle parks.
+ */
+export function escalationFor(
+  r: HandleRecord,
+  trace: string[],
+): ((req: Request) => Promise<Answer>) | undefined {
+  let waitFor: ((req: Request) => Answer | Promise<Answer>) | undefined
+  for (const x of r.chain()) {
+    waitFor = x.def.waitFor
+    if (waitFor) break
+  }
+  if (!waitFor) return undefined
+  const answer = waitFor
+  return async (req) => {
+    r.inline = true
+    r.pending = withPath(req, r.id)
+    applyTransition(r, "escalate", trace)
+    try {
+      return await answer(r.pending)
+    } finally {
+      r.inline = false
+      r.pending = undefined
+      if (r.state === "suspended") applyTransition(r, "answerInline", trace)
+    }
+  }
+}
+
+/** @internal The deepest suspended handle's id segments ride the request up the tree. */
+export function withPath(req: Request, id: string): Request {
+  if (Array.isArray(req.data?.path)) return req
+  return { ...req, data: { ...req.data, path: id.split("/") } }
+}

@@ -1,0 +1,209 @@
+import {
+  type Client,
+  ConfigError,
+  type ConversationStore,
+  type MetricEvent,
+  type RunResult,
+  type Toolkit,
+  createClient,
+  createToolkit,
+} from "@toolnexus/core"
+import { reachedLimit } from "./budget.js"
+import { escalationFor, withPath } from "./escalation.js"
+import type { Semaphore } from "./gates.js"
+import { continueHalted } from "./handle-conversation.js"
+import type { ActiveTurn, HandleRecord } from "./handle-record.js"
+import { applyTransition } from "./handle-state.js"
+import { renderInbox } from "./inbox.js"
+import { type TaskHost, createTaskTool } from "./task-tool.js"
+import type { Clock, InboxItem, RuntimeOptions, TaskResult } from "./types.js"
+
+const PLACEHOLDER_URL = "http://llm.invalid/v1"
+
+/** @internal What running handles' turns needs from the runtime. */
+export interface ExecutionContext {
+  readonly options: RuntimeOptions
+  readonly store: ConversationStore
+  readonly clock: Clock
+  readonly trace: string[]
+  readonly turnGate: Semaphore | undefined
+  readonly taskHost: TaskHost
+  /** The store id of a handle's conversation. */
+  conversationId(r: HandleRecord): string
+  /** A turn ended suspended: the handle is now parked on `r.pending`. */
+  parked(r: HandleRecord): void
+  /** A wake that arrived while the handle was busy; it is idle now. */
+  wakeAgain(r: HandleRecord): void
+}
+
+/** @internal The work of one turn, given the handle's client, tools and abort signal. */
+export type TurnWork = (client: Client, toolkit: Toolkit, signal: AbortSignal) => Promise<RunResult>
+
+/**
+ * @internal Runs handles' turns: admission under the parent's `maxConcurrent`, the turn
+ * itself (client, tools, budgets, usage), and settling it into a result and a state.
+ */
+export class Execution {
+  readonly #ctx: ExecutionContext
+
+  constructor(ctx: ExecutionContext) {
+    this.#ctx = ctx
+  }
+
+  /** Starts a turn on an idle handle, or queues the wake FIFO while the parent's slots are taken. */
+  admit(r: HandleRecord, prompt: string | undefined): void {
+    const parent = r.parent as HandleRecord
+    const cap = parent.budget.maxConcurrent
+    if (cap !== undefined && parent.activeChildren() >= cap) {
+      r.queued = true
+      parent.queue.push({ record: r, prompt })
+      this.#ctx.trace.push(`${r.id}: queued (maxConcurrent ${cap} of ${parent.id})`)
+      return
+    }
+    this.#start(r, prompt)
+  }
+
+  /** Takes a handle's wake out of its parent's queue. */
+  dequeue(r: HandleRecord): void {
+    r.queued = false
+    const queue = r.parent?.queue
+    const index = queue?.findIndex((q) => q.record === r) ?? -1
+    if (queue && index !== -1) queue.splice(index, 1)
+  }
+
+  /**
+   * Runs one unit of work as the handle's turn and settles it: a result for the waiters, the
+   * next state, the parent's freed slot. Never rejects. The handle must be `running`.
+   */
+  run(r: HandleRecord, work: TurnWork, drained: InboxItem[] = []): Promise<void> {
+    const turn: ActiveTurn = { controller: new AbortController(), drained, settled: Promise.resolve() }
+    r.turn = turn
+    turn.settled = this.#settle(r, turn, work)
+    return turn.settled
+  }
+
+  #start(r: HandleRecord, prompt: string | undefined): void {
+    r.queued = false
+    const drained = r.inbox.splice(0)
+    const block = renderInbox(drained, (from) => trusted(r, from))
+    const input = [block, prompt ?? ""].filter((part) => part !== "").join("\n\n")
+    applyTransition(r, "start", this.#ctx.trace)
+    const { store } = this.#ctx
+    const id = this.#ctx.conversationId(r)
+    void this.run(
+      r,
+      async (client, toolkit, signal) => {
+        if (r.cancelled) {
+          // A request cancelled while parked is declined first, so the transcript stays balanced.
+          const cancelled = r.cancelled
+          r.cancelled = undefined
+          const answer = { id: cancelled.id, ok: false, reason: "cancelled" }
+          const run = await continueHalted(store, id, client, { toolkit, pending: cancelled, answer, signal })
+          if (run.status !== "done" || input === "") return run
+        }
+        return client.ask(input, { toolkit, id, signal })
+      },
+      drained,
+    )
+  }
+
+  async #settle(r: HandleRecord, turn: ActiveTurn, work: TurnWork): Promise<void> {
+    const { signal } = turn.controller
+    let result: TaskResult
+    try {
+      // Built per run, not cached: a parked handle then holds no client or tools in memory.
+      const toolkit = await this.#toolkitFor(r)
+      const run = await work(this.#clientFor(r), toolkit, signal)
+      result = r.result(run.status, run.text, false)
+      if (run.limit !== undefined) result.limit = run.limit
+      if (run.status === "pending" && run.pending) {
+        r.pending = withPath(run.pending, r.id)
+        result.pending = r.pending
+      } else r.pending = undefined
+    } catch (error) {
+      if (signal.aborted) {
+        r.inbox.unshift(...turn.drained)
+        result = r.result("interrupted", "", true)
+      } else {
+        const message = error instanceof Error ? error.message : String(error)
+        result = r.result("error", message, true)
+      }
+      r.pending = undefined
+    }
+    r.turn = undefined
+    r.lastResult = result
+    if (r.state !== "closed")
+      applyTransition(r, result.status === "pending" ? "park" : "settle", this.#ctx.trace)
+    if (r.state === "suspended") this.#ctx.parked(r)
+    r.notify(result)
+    this.#handOver(r.parent)
+    if (r.rewake && r.state === "idle") {
+      r.rewake = false
+      this.#ctx.wakeAgain(r)
+    }
+  }
+
+  /** A finished child frees its parent's slot for the next queued wake. */
+  #handOver(parent: HandleRecord | undefined): void {
+    if (!parent) return
+    const cap = parent.budget.maxConcurrent
+    while (parent.queue.length > 0 && (cap === undefined || parent.activeChildren() < cap)) {
+      const next = parent.queue.shift() as { record: HandleRecord; prompt: string | undefined }
+      if (next.record.state === "idle") this.#start(next.record, next.prompt)
+      else next.record.queued = false
+    }
+  }
+
+  #clientFor(r: HandleRecord): Client {
+    const { options, store, clock, turnGate, trace } = this.#ctx
+    const { llm, fetch } = options
+    const model = r.def.model ?? llm?.model
+    if (!model) throw new ConfigError(`agent ${r.def.name} has no model: set def.model or llm.model`)
+    const userMetric = r.def.onMetric ?? options.onMetric
+    return createClient({
+      baseUrl: llm?.baseUrl ?? PLACEHOLDER_URL,
+      style: llm?.style ?? "openai",
+      apiKey: llm?.apiKey,
+      fetch,
+      model,
+      systemPrompt: r.def.soul,
+      // Budgets bound turns; the client's own ceiling only guards against runaway loops.
+      maxTurns: 1_000,
+      store,
+      hooks: r.def.hooks ?? options.hooks,
+      onMetric: (ev) => {
+        account(r, ev)
+        userMetric?.(ev)
+      },
+      waitFor: escalationFor(r, trace),
+      beforeTurn: () => reachedLimit(r.chain(), clock.now()),
+      llmGate: turnGate ? (call) => turnGate.run(call) : undefined,
+    })
+  }
+
+  #toolkitFor(r: HandleRecord): Promise<Toolkit> {
+    const tools = [...(r.def.tools ?? [])]
+    if (r.def.team?.length) tools.push(createTaskTool(this.#ctx.taskHost, r, this.#ctx.options.registry))
+    return createToolkit({ extraTools: tools })
+  }
+}
+
+/** Usage rolls up to every ancestor, so their budgets see the whole subtree's spend. */
+function account(r: HandleRecord, ev: MetricEvent): void {
+  if (ev.event === "llm" && ev.status === "ok") {
+    const tokens = ev.promptTokens + ev.completionTokens
+    for (const x of r.chain()) {
+      x.spend.turns++
+      x.spend.tokens += tokens
+    }
+  } else if (ev.event === "tool" && ev.outcome !== "pending") {
+    for (const x of r.chain()) x.spend.toolCalls++
+  }
+}
+
+/** The host and the handle's own ancestors are trusted senders; anyone else is not. */
+function trusted(r: HandleRecord, from: string | undefined): boolean {
+  if (from === undefined || from === "host") return true
+  for (const x of r.chain()) if (x.id === from) return true
+  return false
+}

@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest"
+import { RuntimeError } from "./errors.js"
+import { HandleRecord } from "./handle-record.js"
+import { HANDLE_TRANSITIONS, applyTransition } from "./handle-state.js"
+import type { HandleState } from "./types.js"
+
+const def = { name: "worker", does: "works" }
+const recordIn = (state: HandleState) => {
+  const r = new HandleRecord("root/worker.1", def, undefined, {}, 0)
+  r.state = state
+  return r
+}
+
+describe("the handle transition table", () => {
+  it("names every allowed move, and only the moves of the design's state machine", () => {
+    const moves = Object.entries(HANDLE_TRANSITIONS).flatMap(([name, t]) =>
+      t.from.map((from) => `${name}: ${from}→${t.to}`),
+    )
+    expect(moves).toEqual([
+      "start: idle→running",
+      "settle: running→idle",
+      "park: running→suspended",
+      "escalate: running→suspended",
+      "answerInline: suspended→running",
+      "unpark: suspended→idle",
+      "cancel: suspended→idle",
+      "close: idle→closed",
+      "close: suspended→closed",
+      "restoreInterrupted: running→idle",
+    ])
+    // Closed is final: no transition starts from it.
+    expect(moves.some((m) => m.includes("closed→"))).toBe(false)
+  })
+
+  it("applies a transition, recording it on the handle and in the runtime trace", () => {
+    const r = recordIn("idle")
+    const trace: string[] = []
+    applyTransition(r, "start", trace)
+    applyTransition(r, "park", trace)
+    expect(r.state).toBe("suspended")
+    expect(r.transitions).toEqual(["idle→running", "running→suspended"])
+    expect(trace).toEqual(["root/worker.1: idle→running", "root/worker.1: running→suspended"])
+  })
+
+  it.each([
+    ["start", "running"],
+    ["settle", "idle"],
+    ["unpark", "running"],
+    ["close", "closed"],
+    ["close", "running"],
+  ] as const)("refuses %s from %s, changing nothing", (name, state) => {
+    const r = recordIn(state)
+    const trace: string[] = []
+    let thrown: unknown
+    try {
+      applyTransition(r, name, trace)
+    } catch (error) {
+      thrown = error
+    }
+    expect(RuntimeError.isInstance(thrown)).toBe(true)
+    expect((thrown as Error).message).toContain(`transition ${name} starts from`)
+    expect(r.state).toBe(state)
+    expect(r.transitions).toEqual([])
+    expect(trace).toEqual([])
+  })
+})

@@ -1,0 +1,97 @@
+import { type Answer, type ConversationStore, type EndpointStyle, UnknownRequestError } from "@toolnexus/core"
+import type { Execution } from "./execution.js"
+import { appliedBefore, continueHalted } from "./handle-conversation.js"
+import type { HandleRecord } from "./handle-record.js"
+import { applyTransition } from "./handle-state.js"
+
+/** @internal What parking and resuming handles needs from the runtime. */
+export interface ParkingContext {
+  readonly store: ConversationStore
+  readonly trace: string[]
+  readonly execution: Execution
+  readonly root: HandleRecord
+  /** The store id of a handle's conversation. */
+  conversationId(r: HandleRecord): string
+  /** The model and style a handle's transcript was written with. */
+  transcriptOf(r: HandleRecord): { model: string; style: EndpointStyle }
+}
+
+/**
+ * @internal Durably suspended handles, indexed by the id of the request they wait on, and
+ * the two ways out: `resume` with the answer, or `cancel` by interrupt/close.
+ */
+export class Parking {
+  readonly #ctx: ParkingContext
+  readonly #byRequest = new Map<string, HandleRecord[]>()
+
+  constructor(ctx: ParkingContext) {
+    this.#ctx = ctx
+  }
+
+  /** Indexes a suspended (not inline) handle under its pending request id. */
+  park(r: HandleRecord): void {
+    const id = r.pending?.id
+    if (id === undefined) return
+    const holders = this.#byRequest.get(id)
+    if (holders) holders.push(r)
+    else this.#byRequest.set(id, [r])
+  }
+
+  /**
+   * Continues the tree parked on `answer.id`: the deepest holder first, from its halted tool
+   * call; then each ancestor parked on the same request, its halted `task` call reattaching
+   * to the child it already has. Resolves when the cascade has settled.
+   *
+   * @throws UnknownRequestError when no parked handle holds `answer.id`.
+   */
+  async resume(answer: Answer): Promise<void> {
+    let target: HandleRecord | undefined
+    for (const r of this.#byRequest.get(answer.id) ?? []) {
+      if (!target || depth(r) > depth(target)) target = r
+    }
+    if (!target) throw new UnknownRequestError(answer.id, "no suspended handle holds it")
+    const { store, trace, execution, root } = this.#ctx
+    for (let r: HandleRecord | undefined = target; r && r !== root; r = r.parent) {
+      if (r.state !== "suspended" || r.inline || r.pending?.id !== answer.id) break
+      const pending = r.pending
+      const id = this.#ctx.conversationId(r)
+      this.#unpark(r)
+      applyTransition(r, "unpark", trace)
+      applyTransition(r, "start", trace)
+      const handle = r
+      await execution.run(handle, async (client, toolkit, signal) => {
+        const recorded = await appliedBefore(store, id, answer.id, this.#ctx.transcriptOf(handle))
+        if (recorded)
+          trace.push(`${handle.id}: resume → RECOVERED from the store (the answer was applied before)`)
+        return recorded ?? continueHalted(store, id, client, { toolkit, pending, answer, signal })
+      })
+    }
+  }
+
+  /**
+   * Cancels a parked handle's request (interrupt or close): its waiters get `status`, and its
+   * next run declines the request first. An interrupted handle becomes idle; a closing one
+   * is closed by the caller.
+   */
+  cancel(r: HandleRecord, status: "interrupted" | "closed"): void {
+    this.#unpark(r)
+    r.cancelled = r.pending
+    r.pending = undefined
+    r.lastResult = r.result(status, "", true)
+    if (status === "interrupted") applyTransition(r, "cancel", this.#ctx.trace)
+    r.notify(r.lastResult)
+  }
+
+  #unpark(r: HandleRecord): void {
+    const id = r.pending?.id
+    const holders = id === undefined ? undefined : this.#byRequest.get(id)
+    if (!holders || id === undefined) return
+    const rest = holders.filter((h) => h !== r)
+    if (rest.length > 0) this.#byRequest.set(id, rest)
+    else this.#byRequest.delete(id)
+  }
+}
+
+function depth(r: HandleRecord): number {
+  return r.id.split("/").length
+}

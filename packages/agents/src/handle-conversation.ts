@@ -3,6 +3,7 @@ import {
   type Client,
   type ConversationStore,
   type EndpointStyle,
+  type EventListener,
   type Request,
   type RunResult,
   type Toolkit,
@@ -17,7 +18,13 @@ export async function continueHalted(
   store: ConversationStore,
   id: string,
   client: Client,
-  opts: { toolkit: Toolkit; pending: Request; answer: Answer; signal: AbortSignal },
+  opts: {
+    toolkit: Toolkit
+    pending: Request
+    answer: Answer
+    signal: AbortSignal
+    onEvent: EventListener | undefined
+  },
 ): Promise<RunResult> {
   const messages = (await store.get(id)) ?? []
   const run = await client.continueRun({ ...opts, messages, id })

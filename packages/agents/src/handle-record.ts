@@ -38,6 +38,8 @@ export class HandleRecord {
   cancelled: Request | undefined
   /** The tool-call id of the parent's `task` call that created this handle. */
   taskKey: string | undefined
+  /** The trace context of the `task` call that created this handle, while tracing is on (not persisted). */
+  traceParent: unknown
   readonly transitions: string[] = []
   waiters: ((result: TaskResult) => void)[] = []
   /** Suspended inline, waiting for a `waitFor` up the chain (still holds its slot). */

@@ -3,11 +3,13 @@ import type { Execution } from "./execution.js"
 import { appliedBefore, continueHalted } from "./handle-conversation.js"
 import type { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
+import type { EventHub } from "./runtime-events.js"
 
 /** @internal What parking and resuming handles needs from the runtime. */
 export interface ParkingContext {
   readonly store: ConversationStore
   readonly trace: string[]
+  readonly events: EventHub
   readonly execution: Execution
   readonly root: HandleRecord
   /** The store id of a handle's conversation. */
@@ -50,20 +52,20 @@ export class Parking {
       if (!target || depth(r) > depth(target)) target = r
     }
     if (!target) throw new UnknownRequestError(answer.id, "no suspended handle holds it")
-    const { store, trace, execution, root } = this.#ctx
+    const { store, trace, events, execution, root } = this.#ctx
     for (let r: HandleRecord | undefined = target; r && r !== root; r = r.parent) {
       if (r.state !== "suspended" || r.inline || r.pending?.id !== answer.id) break
       const pending = r.pending
       const id = this.#ctx.conversationId(r)
       this.#unpark(r)
-      applyTransition(r, "unpark", trace)
-      applyTransition(r, "start", trace)
+      applyTransition(r, "unpark", trace, events)
+      applyTransition(r, "start", trace, events)
       const handle = r
-      await execution.run(handle, async (client, toolkit, signal) => {
+      await execution.run(handle, async (client, toolkit, signal, onEvent) => {
         const recorded = await appliedBefore(store, id, answer.id, this.#ctx.transcriptOf(handle))
         if (recorded)
           trace.push(`${handle.id}: resume → RECOVERED from the store (the answer was applied before)`)
-        return recorded ?? continueHalted(store, id, client, { toolkit, pending, answer, signal })
+        return recorded ?? continueHalted(store, id, client, { toolkit, pending, answer, signal, onEvent })
       })
     }
   }
@@ -78,7 +80,7 @@ export class Parking {
     r.cancelled = r.pending
     r.pending = undefined
     r.lastResult = r.result(status, "", true)
-    if (status === "interrupted") applyTransition(r, "cancel", this.#ctx.trace)
+    if (status === "interrupted") applyTransition(r, "cancel", this.#ctx.trace, this.#ctx.events)
     r.notify(r.lastResult)
   }
 

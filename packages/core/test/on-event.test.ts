@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest"
+import { buildClient } from "../src/client/client.js"
 import type { StreamEvent } from "../src/client/run-result.js"
+import { openaiDialect } from "../src/providers/openai.js"
 import { MemoryStore } from "../src/store/conversation-store.js"
 import { pending } from "../src/suspension/pending.js"
 import { defineTool } from "../src/tools/define-tool.js"
@@ -131,5 +133,33 @@ describe.each(STYLES)("onEvent (%s)", (style) => {
       },
     })
     expect(await savedAtDone).toHaveLength(2)
+  })
+})
+
+describe("turn and refusal events from the model turn", () => {
+  it("carry the wire format's finish reason and refusal text", async () => {
+    const client = buildClient(
+      {
+        model: "m",
+        dialect: openaiDialect,
+        endpoint: { provider: "test", model: "m" },
+        callModel: async () => ({
+          message: { role: "assistant", content: "" },
+          text: "",
+          toolCalls: [],
+          usage: { promptTokens: 1, completionTokens: 1 },
+          finishReason: "refusal",
+          refusal: "I can't help with that.",
+        }),
+      },
+      { model: "m" },
+    )
+    const events: StreamEvent[] = []
+    await client.run("something bad", { onEvent: (ev) => events.push(ev) })
+    expect(events.slice(0, 3)).toEqual([
+      { type: "refusal", delta: "I can't help with that." },
+      { type: "usage", usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } },
+      { type: "turn", turn: 1, finishReason: "refusal" },
+    ])
   })
 })

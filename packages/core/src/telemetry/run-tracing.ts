@@ -70,7 +70,7 @@ export class RunTracing {
     telemetry: TelemetryOptions | undefined,
     endpoint: TracedEndpoint,
     run: { conversationId?: string; resumes?: Request },
-  ): RunTracing {
+  ): RunTracing | undefined {
     const tracer = (telemetry?.tracer as Tracer | undefined) ?? api.trace.getTracer(SCOPE)
     const parent = (telemetry?.parentContext as Context | undefined) ?? api.context.active()
     const name = telemetry?.agentName
@@ -93,9 +93,13 @@ export class RunTracing {
       { kind: INTERNAL, attributes, links },
       parent,
     )
-    if (run.resumes) {
-      span.setAttribute("toolnexus.resumed.request.id", run.resumes.id)
+    // A run span that is not recorded (a no-op tracer, a sampled-out trace) would only have
+    // unrecorded children: the run then goes on untraced, at no further cost.
+    if (!span.isRecording()) {
+      span.end()
+      return undefined
     }
+    if (run.resumes) span.setAttribute("toolnexus.resumed.request.id", run.resumes.id)
     const context = api.trace.setSpan(parent, span)
     return new RunTracing(api, tracer, span, context, endpoint, telemetry?.captureContent === true)
   }
@@ -175,14 +179,13 @@ export class RunTracing {
 
   /**
    * Records the run's halt as a span event and returns the request carrying this run's trace
-   * context under `data.trace` (while the span records), so the resuming run links to it.
+   * context under `data.trace`, so the resuming run links to it.
    */
   suspend(request: Request): Request {
     this.#span.addEvent("toolnexus.suspension", {
       "toolnexus.request.id": request.id,
       "toolnexus.request.kind": request.kind,
     })
-    if (!this.#span.isRecording()) return request
     return withTrace(request, carrierOf(this.#span.spanContext()))
   }
 

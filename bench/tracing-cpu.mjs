@@ -9,7 +9,15 @@
 import { trace } from "@opentelemetry/api"
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { createClient, createToolkit, defineTool } from "@toolnexus/core"
-import { API_KEY, MODEL, cliOptions, createFloor, printRows, runBenchmark, startMockServer } from "./harness.mjs"
+import {
+  API_KEY,
+  MODEL,
+  cliOptions,
+  createFloor,
+  printRows,
+  runBenchmark,
+  startMockServer,
+} from "./harness.mjs"
 
 const VARIANTS = ["sdk", "noop", "memory", "floor"]
 const options = cliOptions({ runs: 600, rounds: 7, warmup: 800 }, { variants: VARIANTS })
@@ -40,7 +48,12 @@ const clients = {
 }
 const floor = createFloor({
   baseUrl: server.baseUrl,
-  tools: [{ type: "function", function: { name: ECHO.name, description: ECHO.description, parameters: ECHO.inputSchema } }],
+  tools: [
+    {
+      type: "function",
+      function: { name: ECHO.name, description: ECHO.description, parameters: ECHO.inputSchema },
+    },
+  ],
   execute: (name, args) => {
     if (name !== "echo") throw new Error(`floor: unknown tool ${name}`)
     return echo(args)
@@ -50,14 +63,16 @@ const floor = createFloor({
 let finished = 0
 const sdkRun = (name) => async () => {
   const result = await clients[name].run(PROMPT, { toolkit })
-  if (result.status !== "done" || result.text !== FINAL) throw new Error(`${name}: unexpected ${JSON.stringify(result)}`)
+  if (result.status !== "done" || result.text !== FINAL)
+    throw new Error(`${name}: unexpected ${JSON.stringify(result)}`)
   // Keep the exporter's memory flat: 4 spans per run (invoke_agent, 2 × chat, execute_tool).
   if (name === "memory" && ++finished % 256 === 0) exporter.reset()
 }
 
 try {
   const rows = await runBenchmark({
-    title: "tracing-cpu: client CPU per LLM turn with OpenTelemetry off, no-op and recording (2 requests per run)",
+    title:
+      "tracing-cpu: client CPU per LLM turn with OpenTelemetry off, no-op and recording (2 requests per run)",
     unit: { label: "CPU µs/turn", perRun: false },
     turnsPerRun: 2,
     server,

@@ -13,7 +13,8 @@ afterAll(() => rmSync(data, { recursive: true, force: true }))
 
 function cleanEnv(extra: Record<string, string> = {}) {
   const env: Record<string, string | undefined> = { ...process.env, QUICKSTART_DATA: data }
-  for (const key of ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "QUICKSTART_DEBUG"]) delete env[key]
+  for (const key of ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "QUICKSTART_DEBUG"])
+    delete env[key]
   return { ...env, ...extra }
 }
 
@@ -56,7 +57,9 @@ it("the demo parks the run in one process and finishes it in another", () => {
   expect(pids[0]).not.toBe(pids[1])
   expect(out).toMatch(/it waits for a human: approval — "Transfer \$120 to ACME GmbH for INV-7\?"/)
   // Progress streams: the agent's words, its tool call, then the resumed call's result.
-  expect(out).toMatch(/\[ask\] agent: I'll pay that invoice; it needs your approval first\.\n\[ask\] → transfer_funds /)
+  expect(out).toMatch(
+    /\[ask\] agent: I'll pay that invoice; it needs your approval first\.\n\[ask\] → transfer_funds /,
+  )
   expect(out).toMatch(/\[answer\] ← transfer_funds: Transferred \$120/)
   expect(out).toMatch(/agent: Done\. Transferred \$120 to ACME GmbH \(payment ref invoice-INV-7:call_/)
 })

@@ -71,7 +71,8 @@ const PAYER = "root/lead.1/payer.1"
 const ofHandle = (events: RuntimeEvent[], handle: string) => events.filter((e) => e.handle === handle)
 const statesOf = (events: RuntimeEvent[]) =>
   events.flatMap((e) => (e.type === "state" ? [`${e.from}→${e.to}`] : []))
-const textOf = (events: RuntimeEvent[]) => events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("")
+const textOf = (events: RuntimeEvent[]) =>
+  events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("")
 
 /** Reads an events() iterator in the background, like a host forwarding them over SSE. */
 function consume(iterator: AsyncIterable<RuntimeEvent>) {
@@ -96,7 +97,15 @@ describe.each(STYLES)("runtime events (%s)", (style) => {
 
     // Parked: the payer streamed pending (never an error tool_result), the lead too.
     const payerHalt = ofHandle(listened, PAYER)
-    expect(payerHalt.map((e) => e.type)).toEqual(["state", "usage", "turn", "tool_call", "pending", "done", "state"])
+    expect(payerHalt.map((e) => e.type)).toEqual([
+      "state",
+      "usage",
+      "turn",
+      "tool_call",
+      "pending",
+      "done",
+      "state",
+    ])
     expect(ofHandle(listened, LEAD).some((e) => e.type === "tool_result")).toBe(false)
 
     await rt.resume({ id: request.id, ok: true } satisfies Answer)
@@ -112,7 +121,11 @@ describe.each(STYLES)("runtime events (%s)", (style) => {
     const payer = ofHandle(live.seen, PAYER)
     const resumedAt = payer.findIndex((e) => e.type === "state" && e.from === "suspended")
     const resumed = payer.slice(resumedAt)
-    expect(resumed.find((e) => e.type === "tool_result")).toMatchObject({ id: "tr-1", output: "moved 10", isError: false })
+    expect(resumed.find((e) => e.type === "tool_result")).toMatchObject({
+      id: "tr-1",
+      output: "moved 10",
+      isError: false,
+    })
     expect(textOf(resumed)).toBe("payer says the transfer is moved 10")
     expect(resumed.filter((e) => e.type === "text").length).toBeGreaterThan(1)
     // The lead's task call belongs to the lead; its result arrives after the payer's done.
@@ -211,7 +224,9 @@ describe("runtime tracing", () => {
     expect(payerRun.attributes).toMatchObject({ "gen_ai.agent.name": "payer", "gen_ai.agent.id": PAYER })
     // The leaf's context rides the escalated request; every level records the suspension.
     const payerCtx = payerRun.spanContext()
-    expect(parked.pending?.data?.trace).toEqual({ traceparent: `00-${payerCtx.traceId}-${payerCtx.spanId}-01` })
+    expect(parked.pending?.data?.trace).toEqual({
+      traceparent: `00-${payerCtx.traceId}-${payerCtx.spanId}-01`,
+    })
     expect(leadRun.events.map((e) => e.name)).toEqual(["toolnexus.suspension"])
 
     exporter.reset()
@@ -221,10 +236,11 @@ describe("runtime tracing", () => {
     for (const run of resumed.filter((s) => s.name.startsWith("invoke_agent"))) {
       expect(run.links.map((l) => l.context.spanId)).toEqual([payerCtx.spanId])
     }
-    expect(names(resumed).filter((n) => n.startsWith("invoke_agent")).sort()).toEqual([
-      "invoke_agent lead",
-      "invoke_agent payer",
-    ])
+    expect(
+      names(resumed)
+        .filter((n) => n.startsWith("invoke_agent"))
+        .sort(),
+    ).toEqual(["invoke_agent lead", "invoke_agent payer"])
     trace.disable()
   })
 })

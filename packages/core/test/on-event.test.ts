@@ -27,8 +27,7 @@ const lookup = defineTool({
 })
 
 const types = (events: StreamEvent[]) => events.map((e) => e.type)
-const texts = (events: StreamEvent[]) =>
-  events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("")
+const texts = (events: StreamEvent[]) => events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("")
 
 describe.each(STYLES)("onEvent (%s)", (style) => {
   it("run streams its events with streaming requests and ends with done carrying the result", async () => {
@@ -43,7 +42,11 @@ describe.each(STYLES)("onEvent (%s)", (style) => {
     expect(server.requests.map((r) => r.stream)).toEqual([true, true])
     const firstText = types(events).indexOf("text")
     expect(types(events).slice(0, firstText)).toEqual(["usage", "turn", "tool_call", "tool_result"])
-    expect(types(events).slice(firstText).filter((t) => t !== "text")).toEqual(["usage", "turn", "done"])
+    expect(
+      types(events)
+        .slice(firstText)
+        .filter((t) => t !== "text"),
+    ).toEqual(["usage", "turn", "done"])
     expect(texts(events)).toBe(result.text)
     expect(events.at(-1)).toEqual({ type: "done", result })
   })
@@ -79,7 +82,16 @@ describe.each(STYLES)("onEvent (%s)", (style) => {
     const events: StreamEvent[] = []
     const result = await clientFor(style, server).ask("go", { toolkit, onEvent: (ev) => events.push(ev) })
     expect(result.status).toBe("pending")
-    expect(types(events)).toEqual(["usage", "turn", "tool_call", "tool_call", "tool_call", "tool_result", "pending", "done"])
+    expect(types(events)).toEqual([
+      "usage",
+      "turn",
+      "tool_call",
+      "tool_call",
+      "tool_call",
+      "tool_result",
+      "pending",
+      "done",
+    ])
     expect(events.find((e) => e.type === "tool_result")).toMatchObject({ id: "l1", isError: false })
     expect(events.find((e) => e.type === "pending")).toEqual({ type: "pending", request: result.pending })
   })
@@ -116,7 +128,12 @@ describe.each(STYLES)("onEvent (%s)", (style) => {
     expect(deltas.length).toBeGreaterThan(1)
     expect(texts(events)).toBe(long)
     expect(types(events).filter((t) => t !== "text")).toEqual(["tool_result", "usage", "turn", "done"])
-    expect(events[0]).toMatchObject({ type: "tool_result", id: "a1", output: "approved the deploy", isError: false })
+    expect(events[0]).toMatchObject({
+      type: "tool_result",
+      id: "a1",
+      output: "approved the deploy",
+      isError: false,
+    })
     expect(result.status).toBe("done")
   })
 
@@ -161,5 +178,20 @@ describe("turn and refusal events from the model turn", () => {
       { type: "usage", usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } },
       { type: "turn", turn: 1, finishReason: "refusal" },
     ])
+  })
+})
+
+describe.each(STYLES)("ask with onText and onEvent (%s)", (style) => {
+  it("feeds the text deltas to both", async () => {
+    const { server } = ctx
+    server.enqueue({ text: "both listeners hear this text" })
+    const fromText: string[] = []
+    const events: StreamEvent[] = []
+    await clientFor(style, server).ask("hi", {
+      onText: (d) => fromText.push(d),
+      onEvent: (ev) => events.push(ev),
+    })
+    expect(fromText.join("")).toBe("both listeners hear this text")
+    expect(texts(events)).toBe("both listeners hear this text")
   })
 })

@@ -20,7 +20,10 @@ function scripted() {
     model: "scripted",
     generate: async () =>
       ++turn === 1
-        ? { toolCalls: [{ id: "a1", name: "approve", arguments: {} }], usage: { promptTokens: 3, completionTokens: 2 } }
+        ? {
+            toolCalls: [{ id: "a1", name: "approve", arguments: {} }],
+            usage: { promptTokens: 3, completionTokens: 2 },
+          }
         : { content: "done", usage: { promptTokens: 4, completionTokens: 1 } },
   })
 }
@@ -46,7 +49,10 @@ describe("registerMetrics (prom-client)", () => {
     expect(samples(text).filter((l) => l.startsWith("toolnexus_"))).toEqual(samples(client.metrics()))
     expect(text).toContain('toolnexus_tool_suspensions_total{tool="approve",source="native"} 1')
     expect(text).toContain('toolnexus_llm_tokens_total{type="prompt"} 3')
-    for (const line of client.metrics().split("\n").filter((l) => l.startsWith("# TYPE"))) {
+    for (const line of client
+      .metrics()
+      .split("\n")
+      .filter((l) => l.startsWith("# TYPE"))) {
       expect(text).toContain(line)
     }
     // Values are read at scrape time.

@@ -48,7 +48,10 @@ describe.each(STYLES)("tracing (%s)", (style) => {
     const { server } = ctx
     const { exporter, tracer } = recorder()
     server.enqueue(
-      { toolCalls: [{ id: "l1", name: "lookup", arguments: { q: "x" } }], usage: { promptTokens: 11, completionTokens: 3 } },
+      {
+        toolCalls: [{ id: "l1", name: "lookup", arguments: { q: "x" } }],
+        usage: { promptTokens: 11, completionTokens: 3 },
+      },
       { text: "found it", usage: { promptTokens: 20, completionTokens: 4 } },
     )
     const toolkit = await createToolkit({ extraTools: [lookup] })
@@ -84,7 +87,10 @@ describe.each(STYLES)("tracing (%s)", (style) => {
         "server.address": "127.0.0.1",
       })
     }
-    expect(chats.map((c) => c.attributes["gen_ai.response.finish_reasons"])).toEqual([["tool_calls"], ["stop"]])
+    expect(chats.map((c) => c.attributes["gen_ai.response.finish_reasons"])).toEqual([
+      ["tool_calls"],
+      ["stop"],
+    ])
     expect(chats.map((c) => c.attributes["gen_ai.usage.input_tokens"])).toEqual([11, 20])
     const [tool] = byName(spans, "execute_tool lookup")
     expect(parentOf(tool!)).toBe(run?.spanContext().spanId)
@@ -121,7 +127,9 @@ describe.each(STYLES)("tracing (%s)", (style) => {
     const first = recorder()
     server.enqueue({ toolCalls: [{ id: "a1", name: "approve", arguments: { what: "it" } }] })
     const toolkit = await createToolkit({ extraTools: [approve] })
-    const halted = await clientFor(style, server, { telemetry: { tracer: first.tracer } }).run("go", { toolkit })
+    const halted = await clientFor(style, server, { telemetry: { tracer: first.tracer } }).run("go", {
+      toolkit,
+    })
     const request = halted.pending!
     const [run] = first.exporter.getFinishedSpans().filter((s) => s.name === "invoke_agent")
     const ctxOf = run!.spanContext()
@@ -175,7 +183,12 @@ describe("tracing switches", () => {
     trace.setGlobalTracerProvider(provider)
     server.enqueue({ text: "one" }, { text: "two" })
     await clientFor("openai", server).run("hi")
-    expect(exporter.getFinishedSpans().map((s) => s.name).sort()).toEqual(["chat test-model", "invoke_agent"])
+    expect(
+      exporter
+        .getFinishedSpans()
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(["chat test-model", "invoke_agent"])
     exporter.reset()
     await clientFor("openai", server, { telemetry: { enabled: false } }).run("hi")
     expect(exporter.getFinishedSpans()).toEqual([])

@@ -15,7 +15,8 @@ const pay = defineTool({
   name: "pay",
   description: "pay",
   inputSchema: { type: "object", properties: { amount: { type: "number" } } },
-  run: ({ amount }, ctx) => (ctx.answer?.ok ? `paid ${amount}` : pending({ kind: "approval", prompt: `Pay ${amount}?` })),
+  run: ({ amount }, ctx) =>
+    ctx.answer?.ok ? `paid ${amount}` : pending({ kind: "approval", prompt: `Pay ${amount}?` }),
 })
 
 const halt = { toolCalls: [{ id: "p1", name: "pay", arguments: { amount: 5 } }] }
@@ -23,7 +24,13 @@ const finish = { text: "The payment of five went through without trouble." }
 
 describe.each(["openai", "anthropic"] as const)("resumes stream their events (%s)", (style) => {
   const clientOf = (store?: SqliteStore) =>
-    createClient({ baseUrl: style === "openai" ? `${server.url}/v1` : server.url, style, model: "m", apiKey: "k", store })
+    createClient({
+      baseUrl: style === "openai" ? `${server.url}/v1` : server.url,
+      style,
+      model: "m",
+      apiKey: "k",
+      store,
+    })
 
   it("askWithAnswer streams the repaired call's result and the resumed turn's text; never an error result", async () => {
     server.reset()
@@ -42,7 +49,13 @@ describe.each(["openai", "anthropic"] as const)("resumes stream their events (%s
       onEvent: (ev) => events.push(ev),
     })
     expect(result.status).toBe("done")
-    expect(events[0]).toEqual({ type: "tool_result", id: "p1", name: "pay", output: "paid 5", isError: false })
+    expect(events[0]).toEqual({
+      type: "tool_result",
+      id: "p1",
+      name: "pay",
+      output: "paid 5",
+      isError: false,
+    })
     const deltas = events.filter((e) => e.type === "text")
     expect(deltas.length).toBeGreaterThan(1)
     expect(deltas.map((e) => (e as { delta: string }).delta).join("")).toBe(finish.text)

@@ -74,7 +74,11 @@ describe("one decision traced across processes (SQLite)", () => {
     expect(resumeRun?.traceId).not.toBe(askRun?.traceId)
     expect(resumeRun?.attributes["gen_ai.conversation.id"]).toBe(id)
     expect(resumeRun?.links).toEqual([
-      { traceId: askRun?.traceId, spanId: askRun?.spanId, attributes: { "toolnexus.request.id": asked.pending?.id } },
+      {
+        traceId: askRun?.traceId,
+        spanId: askRun?.spanId,
+        attributes: { "toolnexus.request.id": asked.pending?.id },
+      },
     ])
     const [tool] = named(resumed.spans, "execute_tool pay")
     expect(tool?.parent).toBe(resumeRun?.spanId)
@@ -87,12 +91,18 @@ describe("one decision traced across processes (SQLite)", () => {
       match: (r) => r.system === "parent" && r.toolResults.length === 0,
       reply: { toolCalls: [{ name: "task", arguments: { agent: "asker", prompt: "ask" } }] },
     })
-    server.addRule({ match: (r) => r.system === "parent", reply: (r) => ({ text: `parent: ${r.toolResults[0]?.content}` }) })
+    server.addRule({
+      match: (r) => r.system === "parent",
+      reply: (r) => ({ text: `parent: ${r.toolResults[0]?.content}` }),
+    })
     server.addRule({
       match: (r) => r.system === "asker" && r.toolResults.length === 0,
       reply: { toolCalls: [{ name: "pay", arguments: { amount: 7 } }] },
     })
-    server.addRule({ match: (r) => r.system === "asker", reply: (r) => ({ text: `asker: ${r.toolResults[0]?.content}` }) })
+    server.addRule({
+      match: (r) => r.system === "asker",
+      reply: (r) => ({ text: `asker: ${r.toolResults[0]?.content}` }),
+    })
     const asked = await worker("runtime-halt", key)
     expect(asked.status).toBe("pending")
     const parent = named(asked.spans, "invoke_agent approverParent")[0] as Span

@@ -150,7 +150,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         tools: call.tools,
         turn: call.turn,
         signal: call.signal,
-        onText: call.onText ?? onText,
+        onText: call.onText && onText ? both(call.onText, onText) : (call.onText ?? onText),
         stream,
       }),
   })
@@ -311,6 +311,14 @@ function inputOf(
   onEvent: EventListener | undefined,
 ): RunInput {
   return { toolkit, signal, scope, emit: onEvent ? guarded(onEvent) : undefined, tracing: undefined }
+}
+
+/** `ask` with both `onText` and `onEvent` feeds each delta to both. */
+function both(a: (delta: string) => void, b: (delta: string) => void): (delta: string) => void {
+  return (delta) => {
+    a(delta)
+    b(delta)
+  }
 }
 
 /** A listener's throw must not break the run it observes. */

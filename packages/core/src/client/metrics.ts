@@ -150,7 +150,12 @@ export class MetricsRegistry {
     const out: MetricFamily[] = []
     const models = sortedKeys(this.#llm)
 
-    const requests = family(out, "toolnexus_llm_requests_total", "counter", "LLM requests by model and outcome.")
+    const requests = family(
+      out,
+      "toolnexus_llm_requests_total",
+      "counter",
+      "LLM requests by model and outcome.",
+    )
     for (const model of models) {
       const s = this.#llm.get(model)!
       if (s.ok > 0) requests.push({ labels: { model, status: "ok" }, value: s.ok })
@@ -204,7 +209,12 @@ export class MetricsRegistry {
       histogram(toolBuckets, toolDuration, { tool }, this.#toolDuration.get(tool)!)
     }
 
-    const errors = family(out, "toolnexus_run_errors_total", "counter", "Runs that ended in an error, by model.")
+    const errors = family(
+      out,
+      "toolnexus_run_errors_total",
+      "counter",
+      "Runs that ended in an error, by model.",
+    )
     for (const model of sortedKeys(this.#runErrors)) {
       errors.push({ labels: { model }, value: this.#runErrors.get(model)! })
     }
@@ -216,7 +226,8 @@ export class MetricsRegistry {
     const lines: string[] = []
     for (const f of this.families()) {
       lines.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`)
-      for (const v of f.values) lines.push(`${v.metricName ?? f.name}${labelText(v.labels)} ${formatValue(v.value)}`)
+      for (const v of f.values)
+        lines.push(`${v.metricName ?? f.name}${labelText(v.labels)} ${formatValue(v.value)}`)
     }
     return `${lines.join("\n")}\n`
   }
@@ -268,7 +279,8 @@ export function attachMetrics(owner: object, registry: MetricsRegistry): void {
  */
 export function registerMetrics(registry: PromRegistryLike, client: object): void {
   const metrics = registries.get(client)
-  if (!metrics) throw new ConfigError("registerMetrics needs a client made by createClient or createInProcessClient")
+  if (!metrics)
+    throw new ConfigError("registerMetrics needs a client made by createClient or createInProcessClient")
   for (const f of metrics.families()) {
     const { name, help, type } = f
     const collector = {

@@ -2,7 +2,13 @@ import type { Context, Link, Span, Tracer } from "@opentelemetry/api"
 import type { CallOutcome } from "../client/tool-calls.js"
 import type { ModelToolCall, ModelTurn } from "../providers/model-turn.js"
 import type { Message, Request, Usage } from "../types.js"
-import { type OtelModule, type TelemetryOptions, globalTracerRegistered, loadOtel, otelLoaded } from "./otel-api.js"
+import {
+  type OtelModule,
+  type TelemetryOptions,
+  globalTracerRegistered,
+  loadOtel,
+  otelLoaded,
+} from "./otel-api.js"
 import { carrierOf, linkedContext, withTrace } from "./trace-carrier.js"
 
 // OpenTelemetry GenAI semantic conventions (gen_ai.*) and the span kinds / status codes of the API.
@@ -120,7 +126,8 @@ export class RunTracing {
       this.#context,
     )
     if (url !== undefined) setServer(span, url)
-    if (this.#content && span.isRecording()) span.setAttribute("gen_ai.input.messages", JSON.stringify(messages))
+    if (this.#content && span.isRecording())
+      span.setAttribute("gen_ai.input.messages", JSON.stringify(messages))
     try {
       const reply = await this.#api.context.with(this.#api.trace.setSpan(this.#context, span), call)
       span.setAttributes({
@@ -140,7 +147,10 @@ export class RunTracing {
   }
 
   /** Runs one tool call inside an `execute_tool <name>` span; `run` gets the span's context. */
-  async tool(call: ModelToolCall, run: (traceContext: unknown) => Promise<CallOutcome>): Promise<CallOutcome> {
+  async tool(
+    call: ModelToolCall,
+    run: (traceContext: unknown) => Promise<CallOutcome>,
+  ): Promise<CallOutcome> {
     const span = this.#tracer.startSpan(
       `execute_tool ${call.name}`,
       {
@@ -164,7 +174,8 @@ export class RunTracing {
         span.setAttribute("toolnexus.request.id", outcome.request.id)
       } else {
         span.setAttribute("toolnexus.tool.outcome", outcome.result.isError ? "error" : "ok")
-        if (outcome.result.isError) span.setStatus({ code: ERROR, message: "the tool returned an error result" })
+        if (outcome.result.isError)
+          span.setStatus({ code: ERROR, message: "the tool returned an error result" })
         if (this.#content && span.isRecording())
           span.setAttribute("gen_ai.tool.call.result", outcome.result.output)
       }

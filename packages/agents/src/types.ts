@@ -93,7 +93,7 @@ export interface Clock {
 /** Where and how handles call their model. */
 export interface LLMSettings {
   baseUrl?: string
-  style?: "openai" | "anthropic"
+  style?: "openai" | "anthropic" | "openai-responses"
   apiKey?: string
   model?: string
 }

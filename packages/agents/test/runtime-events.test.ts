@@ -19,7 +19,7 @@ beforeAll(async () => {
 beforeEach(() => server.reset())
 afterAll(() => server.close())
 
-const STYLES = ["openai", "anthropic"] as const
+const STYLES = ["openai", "anthropic", "openai-responses"] as const
 
 function options(
   style: (typeof STYLES)[number],

@@ -12,8 +12,11 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 /** A JSON object. */
 export type JsonObject = { [key: string]: Json }
 
-/** The two endpoint styles every fixture runs in. */
-export type Style = "openai" | "anthropic"
+/** The three endpoint styles every fixture runs in. */
+export type Style = "openai" | "anthropic" | "openai-responses"
+
+/** Every style, in the order the suite runs them. */
+export const STYLES: readonly Style[] = ["openai", "anthropic", "openai-responses"]
 
 /** A JSON Schema type name for a tool parameter. */
 export type ParamType = "string" | "number" | "integer" | "boolean" | "object" | "array"

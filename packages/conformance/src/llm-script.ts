@@ -96,7 +96,11 @@ function replyVariables(req: FakeRequestView): Record<string, unknown> {
 
 /** A style-neutral view of a recorded request, for `expect.requests`. */
 export function requestView(req: FakeRequestView): Record<string, unknown> {
-  const body = req.body as { messages?: { role?: string }[]; tools?: Record<string, any>[] }
+  const body = req.body as {
+    messages?: { role?: string }[]
+    input?: { role?: string }[]
+    tools?: Record<string, any>[]
+  }
   const toolDescriptions: Record<string, string> = {}
   for (const tool of body.tools ?? []) {
     const fn = req.style === "openai" ? tool.function : tool
@@ -110,7 +114,7 @@ export function requestView(req: FakeRequestView): Record<string, unknown> {
     toolNames: req.toolNames,
     toolDescriptions,
     // System messages are left out so that both styles count the same conversation alike.
-    messageCount: (body.messages ?? []).filter((m) => m.role !== "system").length,
+    messageCount: (body.messages ?? body.input ?? []).filter((m) => m.role !== "system").length,
     model: req.model,
   }
 }

@@ -7,7 +7,7 @@ import type { Json, Style } from "./fixture.js"
  * - an array must have the same length and match element by element;
  * - an object must have every listed key matching (other keys are ignored);
  * - an object whose keys all start with `$` is a matcher: `$contains` (substring, or element
- *   of an array), `$regex`, `$length`, `$absent`, `$any`, `$style` (`{openai, anthropic}`).
+ *   of an array), `$regex`, `$length`, `$absent`, `$any`, `$style` (`{openai, anthropic, "openai-responses"}`).
  *
  * Returns the mismatches as `path: problem` lines (empty when it matches).
  */

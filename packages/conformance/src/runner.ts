@@ -391,7 +391,7 @@ class FixtureRun {
   }
 
   baseUrl(): string {
-    return this.style === "openai" ? `${this.server.url}/v1` : this.server.url
+    return this.style === "anthropic" ? this.server.url : `${this.server.url}/v1`
   }
 
   handle(id: unknown): Handle {

@@ -7,6 +7,7 @@ import {
   ConfigError,
   LLMHttpError,
   LLMResponseError,
+  LLMStreamError,
   NetworkError,
   SchemaVersionError,
   StoreError,
@@ -45,6 +46,13 @@ const cases: Case[] = [
     name: "LLMResponseError",
     code: "TNX_LLM_RESPONSE",
     message: /^no choices$/,
+  },
+  {
+    cls: LLMStreamError,
+    make: () => new LLMStreamError({ type: "overloaded_error", message: "Overloaded" }),
+    name: "LLMStreamError",
+    code: "TNX_LLM_STREAM",
+    message: /^the LLM stream reported overloaded_error: Overloaded$/,
   },
   {
     cls: NetworkError,
@@ -173,8 +181,8 @@ describe("error classes", () => {
   })
 
   it("LLMHttpError keeps the status, an excerpt of the body and whether it is retryable", () => {
-    const retryable = [429, 500, 502, 503, 504]
-    for (const status of [400, 401, 403, 404, 408, 422, 429, 500, 501, 502, 503, 504, 529]) {
+    const retryable = [408, 409, 429, 500, 501, 502, 503, 504, 529]
+    for (const status of [400, 401, 403, 404, 408, 409, 422, 429, 500, 501, 502, 503, 504, 529]) {
       expect(new LLMHttpError(status, "").isRetryable, String(status)).toBe(retryable.includes(status))
     }
     const long = new LLMHttpError(400, "y".repeat(2_000))
@@ -182,6 +190,28 @@ describe("error classes", () => {
     expect(long.bodyExcerpt.startsWith("y".repeat(500))).toBe(true)
     expect(long.bodyExcerpt.length).toBeLessThanOrEqual(501)
     expect(long.message.length).toBeLessThan(600)
+    // The provider's x-should-retry overrides the status either way.
+    expect(new LLMHttpError(400, "", { shouldRetry: true }).isRetryable).toBe(true)
+    expect(new LLMHttpError(503, "", { shouldRetry: false }).isRetryable).toBe(false)
+    expect(new LLMHttpError(429, "", { retryAfterMs: 1500 }).retryAfterMs).toBe(1500)
+  })
+
+  it("LLMStreamError retries transient types only, and never after output", () => {
+    for (const type of [
+      "overloaded_error",
+      "api_error",
+      "rate_limit_error",
+      "server_error",
+      "rate_limit_exceeded",
+    ])
+      expect(new LLMStreamError({ type, message: "m" }).isRetryable, type).toBe(true)
+    for (const type of ["insufficient_quota", "invalid_request_error", "authentication_error"])
+      expect(new LLMStreamError({ type, message: "m" }).isRetryable, type).toBe(false)
+    const late = new LLMStreamError({ type: "overloaded_error", message: "Overloaded" }, true)
+    expect(late.isRetryable).toBe(false)
+    expect(late.message).toContain("after output")
+    expect(late.errorType).toBe("overloaded_error")
+    expect(new LLMStreamError({ code: "rate_limit_exceeded" }).errorCode).toBe("rate_limit_exceeded")
   })
 
   it("carries the ids of the answer errors", () => {

@@ -7,6 +7,7 @@ export type ToolnexusErrorCode =
   | "TNX_CONFIG"
   | "TNX_LLM_HTTP"
   | "TNX_LLM_RESPONSE"
+  | "TNX_LLM_STREAM"
   | "TNX_NETWORK"
   | "TNX_ABORTED"
   | "TNX_ANSWER_MISMATCH"
@@ -87,18 +88,61 @@ export class LLMHttpError extends ToolnexusError {
   readonly status: number
   /** The first 500 characters of the response body. */
   readonly bodyExcerpt: string
+  /** Whether the client retries it: the provider's `x-should-retry`, else the status. */
   readonly isRetryable: boolean
-  constructor(status: number, body: string) {
+  /** The delay the provider asked for (`retry-after-ms` / `Retry-After`), when it did. */
+  readonly retryAfterMs: number | undefined
+  constructor(status: number, body: string, opts: { shouldRetry?: boolean; retryAfterMs?: number } = {}) {
     const bodyExcerpt = body.length > 500 ? `${body.slice(0, 500)}…` : body
     super("TNX_LLM_HTTP", `LLM endpoint answered HTTP ${status}: ${bodyExcerpt}`)
     this.status = status
     this.bodyExcerpt = bodyExcerpt
-    this.isRetryable = RETRYABLE_STATUS.has(status)
+    this.isRetryable = opts.shouldRetry ?? isRetryableStatus(status)
+    this.retryAfterMs = opts.retryAfterMs
   }
 }
 
-/** @internal Statuses retried with backoff. */
-export const RETRYABLE_STATUS: ReadonlySet<number> = new Set([429, 500, 502, 503, 504])
+/** @internal Statuses retried with backoff: 408, 409, 429 and every 5xx (Anthropic's 529 too). */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || (status >= 500 && status <= 599)
+}
+
+/** Error types a provider reports for a passing condition (overload, rate limit, server fault). */
+const TRANSIENT_STREAM_ERRORS: ReadonlySet<string> = new Set([
+  "overloaded_error",
+  "api_error",
+  "rate_limit_error",
+  "server_error",
+  "rate_limit_exceeded",
+])
+
+/**
+ * A streamed reply reported an error event (Anthropic `error`, an OpenAI `{error}` chunk, a
+ * Responses `error` / `response.failed`). Retried only when its type is transient and nothing
+ * of the reply was delivered yet.
+ */
+export class LLMStreamError extends ToolnexusError {
+  override readonly name = "LLMStreamError"
+  static override readonly family = "TNX_LLM_STREAM"
+  /** The provider's error type (`overloaded_error`, `insufficient_quota`, …), or "". */
+  readonly errorType: string
+  /** The provider's error code, when it gave one. */
+  readonly errorCode: string | undefined
+  /** True for a transient type before any output; false once output was delivered. */
+  readonly isRetryable: boolean
+  constructor(info: { type?: string; code?: string; message?: string }, afterOutput = false) {
+    const errorType = info.type ?? ""
+    const label = [errorType, info.code].filter(Boolean).join("/") || "error"
+    super(
+      "TNX_LLM_STREAM",
+      `the LLM stream reported ${label}${afterOutput ? " after output had been delivered" : ""}: ${info.message ?? ""}`,
+    )
+    this.errorType = errorType
+    this.errorCode = info.code
+    this.isRetryable =
+      !afterOutput && (TRANSIENT_STREAM_ERRORS.has(errorType) || TRANSIENT_STREAM_ERRORS.has(info.code ?? ""))
+  }
+}
 
 /** The LLM endpoint answered 2xx with something that is not a valid reply. */
 export class LLMResponseError extends ToolnexusError {

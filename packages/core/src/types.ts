@@ -66,6 +66,18 @@ export interface Usage {
   totalTokens: number
 }
 
+// ---- Prompts --------------------------------------------------------------------------
+
+/** One part of a multimodal prompt; each style writes it in its own shape. */
+export type ContentPart =
+  | { type: "text"; text: string }
+  | { type: "image"; url: string }
+  | { type: "image"; data: string /* base64 */; mediaType: string }
+  | { type: "file"; data: string /* base64 */; mediaType: string; filename?: string }
+
+/** A user prompt: plain text or a list of parts. */
+export type Prompt = string | ContentPart[]
+
 // ---- OpenAI chat messages -------------------------------------------------------------
 
 /** A tool call on an OpenAI assistant message. */
@@ -75,20 +87,40 @@ export interface OpenAIToolCall {
   function: { name: string; arguments: string }
 }
 
+/** A content part of an OpenAI chat user message. */
+export type OpenAIContentPart =
+  | { type: "text"; text: string }
+  | { type: "image_url"; image_url: { url: string } }
+  | { type: "file"; file: { file_data: string; filename?: string } }
+
 /** An OpenAI chat-completions message. */
 export type OpenAIMessage =
   | { role: "system"; content: string }
-  | { role: "user"; content: string }
-  | { role: "assistant"; content: string | null; tool_calls?: OpenAIToolCall[] }
+  | { role: "user"; content: string | OpenAIContentPart[] }
+  | { role: "assistant"; content: string | null; tool_calls?: OpenAIToolCall[]; refusal?: string | null }
   | { role: "tool"; tool_call_id: string; content: string }
 
 // ---- Anthropic messages ---------------------------------------------------------------
 
-/** A content block of an Anthropic message. */
+/** A media source of an Anthropic image or document block. */
+export type AnthropicSource =
+  | { type: "base64"; media_type: string; data: string }
+  | { type: "url"; url: string }
+
+/**
+ * A content block of an Anthropic message. Server-tool blocks (`server_tool_use`, and their
+ * `…_tool_result` blocks) and thinking blocks are kept exactly as the provider sent them.
+ */
 export type AnthropicContentBlock =
-  | { type: "text"; text: string }
+  | { type: "text"; text: string; citations?: unknown[] }
   | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
   | { type: "tool_result"; tool_use_id: string; content: string; is_error?: boolean }
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "redacted_thinking"; data: string }
+  | { type: "server_tool_use"; id: string; name: string; input: Record<string, unknown> }
+  | { type: `${string}_tool_result`; tool_use_id: string; content: unknown; [key: string]: unknown }
+  | { type: "image"; source: AnthropicSource }
+  | { type: "document"; source: AnthropicSource; title?: string }
 
 /** An Anthropic messages-API message. */
 export interface AnthropicMessage {
@@ -96,8 +128,36 @@ export interface AnthropicMessage {
   content: string | AnthropicContentBlock[]
 }
 
+// ---- OpenAI Responses items -----------------------------------------------------------
+
+/** A content part of a Responses message item. */
+export type ResponsesContentPart =
+  | { type: "input_text"; text: string }
+  | { type: "input_image"; image_url: string; detail?: string }
+  | { type: "input_file"; file_data: string; filename?: string }
+  | { type: "output_text"; text: string; annotations?: unknown[] }
+  | { type: "refusal"; refusal: string }
+
+/**
+ * An item of the OpenAI Responses `input`/`output` list. The transcript of the
+ * `openai-responses` style is a list of these; a model turn may add several (reasoning,
+ * a message, function calls). Items are kept as the provider sent them.
+ */
+export type ResponsesItem =
+  | { role: "user" | "system" | "developer"; content: string | ResponsesContentPart[]; type?: "message" }
+  | { type: "message"; role: "assistant"; content: ResponsesContentPart[]; id?: string; status?: string }
+  | { type: "function_call"; call_id: string; name: string; arguments: string; id?: string; status?: string }
+  | { type: "function_call_output"; call_id: string; output: string }
+  | {
+      type: "reasoning"
+      id?: string
+      summary: unknown[]
+      encrypted_content?: string | null
+      [key: string]: unknown
+    }
+
 /** A transcript message in the endpoint style's own shape. */
-export type Message = OpenAIMessage | AnthropicMessage
+export type Message = OpenAIMessage | AnthropicMessage | ResponsesItem
 
 /** The endpoint wire style. */
-export type EndpointStyle = "openai" | "anthropic"
+export type EndpointStyle = "openai" | "anthropic" | "openai-responses"

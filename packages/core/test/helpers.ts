@@ -3,7 +3,7 @@ import { createClient } from "../src/client/create-client.js"
 import type { ClientOptions } from "../src/client/create-client.js"
 import { type FakeLLMServer, createFakeLLMServer } from "../src/testing/index.js"
 
-export const STYLES = ["openai", "anthropic"] as const
+export const STYLES = ["openai", "anthropic", "openai-responses"] as const
 export type Style = (typeof STYLES)[number]
 
 /** One fake server per test file, reset before each test. */
@@ -20,7 +20,7 @@ export function useFakeServer(): { readonly server: FakeLLMServer } {
 /** A client of the fake server in the given style. */
 export function clientFor(style: Style, server: FakeLLMServer, opts: Partial<ClientOptions> = {}) {
   return createClient({
-    baseUrl: style === "openai" ? `${server.url}/v1` : server.url,
+    baseUrl: style === "anthropic" ? server.url : `${server.url}/v1`,
     style,
     model: "test-model",
     apiKey: "sk-test-secret",

@@ -149,6 +149,11 @@ describe.each(STYLES)("the loop (%s)", (style) => {
           { type: "tool_result", tool_use_id: "c2", content: "Pay 1?", is_error: true },
         ],
       })
+    } else if (style === "openai-responses") {
+      expect(result.messages.slice(-2)).toEqual([
+        { type: "function_call_output", call_id: "c1", output: "echo: a" },
+        { type: "function_call_output", call_id: "c2", output: "Pay 1?" },
+      ])
     } else {
       expect(result.messages.slice(-2)).toEqual([
         { role: "tool", tool_call_id: "c1", content: "echo: a" },

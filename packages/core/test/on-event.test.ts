@@ -160,21 +160,26 @@ describe("turn and refusal events from the model turn", () => {
         model: "m",
         dialect: openaiDialect,
         endpoint: { provider: "test", model: "m" },
-        callModel: async () => ({
-          message: { role: "assistant", content: "" },
-          text: "",
-          toolCalls: [],
-          usage: { promptTokens: 1, completionTokens: 1 },
-          finishReason: "refusal",
-          refusal: "I can't help with that.",
-        }),
+        callModel: async (call) => {
+          call.onRefusal?.("I can't ")
+          call.onRefusal?.("help with that.")
+          return {
+            messages: [{ role: "assistant", content: "" }],
+            text: "",
+            toolCalls: [],
+            usage: { promptTokens: 1, completionTokens: 1 },
+            finishReason: "refusal",
+            refusal: "I can't help with that.",
+          }
+        },
       },
       { model: "m" },
     )
     const events: StreamEvent[] = []
     await client.run("something bad", { onEvent: (ev) => events.push(ev) })
-    expect(events.slice(0, 3)).toEqual([
-      { type: "refusal", delta: "I can't help with that." },
+    expect(events.slice(0, 4)).toEqual([
+      { type: "refusal", delta: "I can't " },
+      { type: "refusal", delta: "help with that." },
       { type: "usage", usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } },
       { type: "turn", turn: 1, finishReason: "refusal" },
     ])

@@ -44,6 +44,7 @@ afterEach(() => {
 })
 
 describe.each(STYLES)("tracing (%s)", (style) => {
+  const provider = style === "anthropic" ? "anthropic" : "openai"
   it("a run is one invoke_agent span with chat and execute_tool children and GenAI attributes", async () => {
     const { server } = ctx
     const { exporter, tracer } = recorder()
@@ -70,7 +71,7 @@ describe.each(STYLES)("tracing (%s)", (style) => {
     expect(run?.attributes).toMatchObject({
       "gen_ai.operation.name": "invoke_agent",
       "gen_ai.agent.name": "helper",
-      "gen_ai.provider.name": style,
+      "gen_ai.provider.name": provider,
       "gen_ai.request.model": "test-model",
       "gen_ai.usage.input_tokens": 31,
       "gen_ai.usage.output_tokens": 7,
@@ -82,7 +83,7 @@ describe.each(STYLES)("tracing (%s)", (style) => {
       expect(chat.kind).toBe(2) // CLIENT
       expect(chat.attributes).toMatchObject({
         "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": style,
+        "gen_ai.provider.name": provider,
         "gen_ai.request.model": "test-model",
         "server.address": "127.0.0.1",
       })

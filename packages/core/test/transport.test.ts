@@ -57,7 +57,13 @@ describe.each(STYLES)("endpoint, headers and keys (%s)", (style) => {
     server.enqueue({ text: "a" }, { text: "b" }, { text: "c" })
     const client = clientFor(style, server)
     await client.run("hi")
-    if (style === "openai") {
+    if (style === "openai-responses") {
+      expect(server.requests[0]?.path).toBe("/v1/responses")
+      await clientFor(style, server, { baseUrl: server.url }).run("hi")
+      expect(server.requests[1]?.path).toBe("/responses")
+      await clientFor(style, server, { baseUrl: `${server.url}/v1/` }).run("hi")
+      expect(server.requests[2]?.path).toBe("/v1/responses")
+    } else if (style === "openai") {
       expect(server.requests[0]?.path).toBe("/v1/chat/completions")
       // Without /v1 in the base URL, nothing is added for OpenAI.
       await clientFor(style, server, { baseUrl: server.url }).run("hi")
@@ -80,7 +86,7 @@ describe.each(STYLES)("endpoint, headers and keys (%s)", (style) => {
     server.enqueue({ text: "ok" })
     await clientFor(style, server).run("hi")
     const headers = server.requests[0]?.headers ?? {}
-    if (style === "openai") {
+    if (style !== "anthropic") {
       expect(headers.authorization).toBe(`Bearer ${KEY}`)
       expect(headers["x-api-key"]).toBeUndefined()
       expect(headers["anthropic-version"]).toBeUndefined()
@@ -99,7 +105,7 @@ describe.each(STYLES)("endpoint, headers and keys (%s)", (style) => {
     process.env.ANTHROPIC_API_KEY = "sk-env-anthropic"
     server.enqueue({ text: "1" }, { text: "2" })
     await clientFor(style, server, { apiKey: undefined }).run("hi")
-    if (style === "openai") {
+    if (style !== "anthropic") {
       expect(server.requests[0]?.headers.authorization).toBe("Bearer sk-env-openai")
       // OPENROUTER_API_KEY is the fallback when OPENAI_API_KEY is absent.
       delete process.env.OPENAI_API_KEY
@@ -123,10 +129,10 @@ describe.each(STYLES)("endpoint, headers and keys (%s)", (style) => {
     server.enqueue({ text: "1" }, { text: "2" })
     await clientFor(style, server, { apiKey: "sk-explicit" }).run("hi")
     const auth = (i: number) =>
-      style === "openai"
+      style !== "anthropic"
         ? server.requests[i]?.headers.authorization
         : server.requests[i]?.headers["x-api-key"]
-    expect(auth(0)).toBe(style === "openai" ? "Bearer sk-explicit" : "sk-explicit")
+    expect(auth(0)).toBe(style !== "anthropic" ? "Bearer sk-explicit" : "sk-explicit")
     clearKeys()
     await clientFor(style, server, { apiKey: undefined }).run("hi")
     expect(auth(1)).toBeUndefined()
@@ -141,14 +147,14 @@ describe.each(STYLES)("endpoint, headers and keys (%s)", (style) => {
     const headers = server.requests[0]?.headers ?? {}
     expect(headers["x-team"]).toBe("blue")
     expect(headers["http-referer"]).toBe("https://app.example")
-    expect(headers[style === "openai" ? "authorization" : "x-api-key"]).toContain(KEY)
+    expect(headers[style !== "anthropic" ? "authorization" : "x-api-key"]).toContain(KEY)
   })
 
   it("a custom header overrides the default of the same name, whatever its case", async () => {
     const { server } = ctx
     server.enqueue({ text: "ok" })
-    const name = style === "openai" ? "Authorization" : "X-Api-Key"
-    const value = style === "openai" ? "Bearer sk-override" : "sk-override"
+    const name = style !== "anthropic" ? "Authorization" : "X-Api-Key"
+    const value = style !== "anthropic" ? "Bearer sk-override" : "sk-override"
     await clientFor(style, server, { headers: { [name]: value } }).run("hi")
     const headers = server.requests[0]?.headers ?? {}
     expect(headers[name.toLowerCase()]).toBe(value)
@@ -185,14 +191,16 @@ describe.each(STYLES)("retries (%s)", (style) => {
     expect(server.requests).toHaveLength(2)
   }, 5_000)
 
-  it("ignores an HTTP-date Retry-After and falls back to the backoff", async () => {
+  it("honours an HTTP-date Retry-After, capped by maxRetryDelayMs", async () => {
     const { server } = ctx
-    // Honouring this date would wait an hour; the 1 ms backoff answers at once.
+    // An hour away: only the cap keeps the test short.
     const inAnHour = new Date(Date.now() + 3_600_000).toUTCString()
     server.enqueue({ status: 503, headers: { "retry-after": inAnHour } }, { text: "ok" })
-    const result = await clientFor(style, server).run("hi")
+    const started = performance.now()
+    const result = await clientFor(style, server, { maxRetryDelayMs: 300 }).run("hi")
     expect(result.text).toBe("ok")
     expect(server.requests).toHaveLength(2)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(250)
   }, 5_000)
 
   it("does not retry a 400: LLMHttpError with status, code and body excerpt", async () => {
@@ -414,10 +422,11 @@ describe.each(STYLES)("malformed replies (%s)", (style) => {
 
   it("a JSON reply without the style's payload is an LLMResponseError, not retried", async () => {
     const { server } = ctx
-    const bodies =
-      style === "openai"
-        ? [{ id: "x", object: "chat.completion" }, { choices: [] }, { choices: [{ index: 0 }] }, []]
-        : [{ id: "x", type: "message", role: "assistant" }, { content: "text" }, null, "str"]
+    const bodies = {
+      openai: [{ id: "x", object: "chat.completion" }, { choices: [] }, { choices: [{ index: 0 }] }, []],
+      anthropic: [{ id: "x", type: "message", role: "assistant" }, { content: "text" }, null, "str"],
+      "openai-responses": [{ id: "x", object: "response" }, { output: "text" }, null, [1]],
+    }[style]
     for (const body of bodies) {
       server.reset()
       server.enqueue({ rawBody: JSON.stringify(body) }, { text: "never" })
@@ -500,10 +509,19 @@ describe.each(STYLES)("the fetch option (%s)", (style) => {
     const inits: RequestInit[] = []
     const fetchFn: typeof fetch = async (_input, init) => {
       inits.push(init ?? {})
-      const body =
-        style === "openai"
-          ? { choices: [{ index: 0, message: { role: "assistant", content: "mocked" } }] }
-          : { content: [{ type: "text", text: "mocked" }], usage: { input_tokens: 1, output_tokens: 2 } }
+      const body = {
+        openai: { choices: [{ index: 0, message: { role: "assistant", content: "mocked" } }] },
+        anthropic: {
+          content: [{ type: "text", text: "mocked" }],
+          usage: { input_tokens: 1, output_tokens: 2 },
+        },
+        "openai-responses": {
+          status: "completed",
+          output: [
+            { type: "message", role: "assistant", content: [{ type: "output_text", text: "mocked" }] },
+          ],
+        },
+      }[style]
       return new Response(JSON.stringify(body), {
         status: 200,
         headers: { "content-type": "application/json" },
@@ -521,10 +539,12 @@ describe.each(STYLES)("the fetch option (%s)", (style) => {
     expect(inits).toHaveLength(1)
     expect(inits[0]?.method).toBe("POST")
     const headers = new Headers(inits[0]?.headers)
-    expect(headers.get(style === "openai" ? "authorization" : "x-api-key")).toContain(KEY)
+    expect(headers.get(style !== "anthropic" ? "authorization" : "x-api-key")).toContain(KEY)
     const body = JSON.parse(String(inits[0]?.body))
     expect(body.model).toBe("m-x")
-    expect(body.messages).toEqual([{ role: "user", content: "hello" }])
+    expect(style === "openai-responses" ? body.input : body.messages).toEqual([
+      { role: "user", content: "hello" },
+    ])
   })
 
   it("maps a throwing fetch to NetworkError (retried) and an aborted one to AbortError", async () => {
@@ -599,7 +619,35 @@ describe("createClient validation", () => {
   it("accepts valid options without contacting the endpoint", () => {
     expect(() => createClient({ ...base, retries: 0, retryBaseMs: 0, timeoutMs: 1000 })).not.toThrow()
     expect(() =>
-      createClient({ ...base, style: "anthropic", baseUrl: "https://api.anthropic.com" }),
+      createClient({ ...base, style: "anthropic", baseUrl: "https://api.anthropic.com", apiKey: "sk-ant-x" }),
     ).not.toThrow()
+    expect(() =>
+      createClient({ ...base, style: "openai-responses", baseUrl: "http://localhost:8080/v1" }),
+    ).not.toThrow()
+  })
+
+  it("refuses a remote baseUrl without any key, naming the environment variable", () => {
+    const saved = { ...process.env }
+    for (const name of ["OPENAI_API_KEY", "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY"]) delete process.env[name]
+    try {
+      for (const [style, env] of [
+        ["openai", "OPENAI_API_KEY"],
+        ["openai-responses", "OPENAI_API_KEY"],
+        ["anthropic", "ANTHROPIC_API_KEY"],
+      ] as const) {
+        const remote = { baseUrl: "https://api.example.com/v1", style, model: "m" }
+        expect(() => createClient(remote)).toThrow(ConfigError)
+        expect(() => createClient(remote)).toThrow(env)
+        // A credential header, an environment key or a loopback host are all fine.
+        expect(() => createClient({ ...remote, headers: { Authorization: "Bearer x" } })).not.toThrow()
+        process.env[env] = "sk-from-env"
+        expect(() => createClient(remote)).not.toThrow()
+        delete process.env[env]
+        for (const host of ["127.0.0.1:9", "localhost:9", "[::1]:9"])
+          expect(() => createClient({ ...remote, baseUrl: `http://${host}/v1` })).not.toThrow()
+      }
+    } finally {
+      process.env = saved
+    }
   })
 })

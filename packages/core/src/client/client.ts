@@ -3,7 +3,7 @@ import type { Dialect, ModelTurn } from "../providers/model-turn.js"
 import { MemoryStore } from "../store/conversation-store.js"
 import type { ConversationStore } from "../store/conversation-store.js"
 import type { Toolkit } from "../tools/toolkit.js"
-import type { Answer, Message, Request } from "../types.js"
+import type { Answer, Message, Prompt, Request } from "../types.js"
 import { resumeHaltedTurn } from "./halted-turn.js"
 import type { Hooks } from "./hooks.js"
 import { type LoopConfig, type ModelCall, type RunInput, RunState, runTurns } from "./loop.js"
@@ -11,6 +11,7 @@ import type { TelemetryOptions } from "../telemetry/otel-api.js"
 import { RunTracing, type TracedEndpoint } from "../telemetry/run-tracing.js"
 import { type MetricEvent, MetricsRegistry, attachMetrics } from "./metrics.js"
 import type { RunResult, StreamEvent } from "./run-result.js"
+import { type OutputOf, type OutputSchema, outputSpec } from "./structured-output.js"
 
 /** Options shared by every client. */
 export interface ClientBaseOptions {
@@ -44,8 +45,19 @@ export interface ClientBaseOptions {
  */
 export type EventListener = (ev: StreamEvent) => void
 
+/** Structured output: the final answer must be JSON matching this schema (see `result.output`). */
+export interface OutputOption<S extends OutputSchema | undefined = OutputSchema | undefined> {
+  /**
+   * A Zod 4 schema (then `result.output` is typed) or a JSON Schema object. The answer is
+   * parsed and validated; an invalid one gets one corrective turn, then the run ends
+   * `incomplete` with `limit: "invalidOutput"`.
+   */
+  output?: S
+}
+
 /** Options of `run`. */
-export interface RunOptions {
+export interface RunOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
+  extends OutputOption<S> {
   toolkit?: Toolkit
   history?: Message[]
   signal?: AbortSignal
@@ -53,7 +65,8 @@ export interface RunOptions {
 }
 
 /** Options of `ask`. */
-export interface AskOptions {
+export interface AskOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
+  extends OutputOption<S> {
   toolkit?: Toolkit
   /** The conversation id: loaded from and saved back to the store. */
   id?: string
@@ -64,7 +77,8 @@ export interface AskOptions {
 }
 
 /** Options of `continueRun`. */
-export interface ContinueOptions {
+export interface ContinueOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
+  extends OutputOption<S> {
   toolkit?: Toolkit
   messages: Message[]
   /** With `answer`: the request the transcript halted on; its halted turn is repaired first. */
@@ -80,13 +94,19 @@ export interface ContinueOptions {
 /** A client of one model endpoint. */
 export interface Client {
   /** Runs a prompt (after `history`) to a final answer, a halt or a limit. */
-  run(prompt: string, opts?: RunOptions): Promise<RunResult>
+  run<S extends OutputSchema | undefined = undefined>(
+    prompt: Prompt,
+    opts?: RunOptions<S>,
+  ): Promise<RunResult<OutputOf<S>>>
   /** Like `run`; with `id` the conversation is loaded from and saved back to the store. */
-  ask(prompt: string, opts?: AskOptions): Promise<RunResult>
-  /** Runs with streaming requests, yielding text, tool, pending, usage and done events. */
+  ask<S extends OutputSchema | undefined = undefined>(
+    prompt: Prompt,
+    opts?: AskOptions<S>,
+  ): Promise<RunResult<OutputOf<S>>>
+  /** Runs with streaming requests, yielding text, refusal, tool, pending, usage and done events. */
   stream(
-    prompt: string,
-    opts?: { toolkit?: Toolkit; id?: string; signal?: AbortSignal },
+    prompt: Prompt,
+    opts?: { toolkit?: Toolkit; id?: string; signal?: AbortSignal; output?: OutputSchema },
   ): AsyncIterable<StreamEvent>
   /**
    * Continues a transcript with no new user turn. With `pending` and `answer`, first
@@ -95,7 +115,9 @@ export interface Client {
    *
    * @throws AnswerMismatchError when `answer.id` does not echo `pending.id` (nothing changed).
    */
-  continueRun(opts: ContinueOptions): Promise<RunResult>
+  continueRun<S extends OutputSchema | undefined = undefined>(
+    opts: ContinueOptions<S>,
+  ): Promise<RunResult<OutputOf<S>>>
   /** An in-memory multi-turn conversation. */
   conversation(opts?: { toolkit?: Toolkit }): {
     send(prompt: string): Promise<RunResult>
@@ -151,6 +173,8 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         turn: call.turn,
         signal: call.signal,
         onText: call.onText && onText ? both(call.onText, onText) : (call.onText ?? onText),
+        onRefusal: call.onRefusal,
+        output: call.output,
         stream,
       }),
   })
@@ -189,6 +213,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   const { telemetry } = opts
   const { endpoint } = binding
 
+  // `any`: the typed `output` of a run is decided by its caller's schema, not here.
   /**
    * Runs one run's body with its run metric, its `invoke_agent` span while tracing is on,
    * and its `done` event when someone listens.
@@ -197,7 +222,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     input: RunInput,
     run: { conversationId?: string; resumes?: Request },
     body: (input: RunInput) => Promise<RunResult>,
-  ): Promise<RunResult> {
+  ): Promise<RunResult<any>> {
     const started = performance.now()
     const tracing = RunTracing.start(telemetry, endpoint, run)
     if (tracing !== undefined) input.tracing = await tracing
@@ -223,11 +248,11 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   /** Runs a new prompt after `history`; with `id` the outcome is saved under it before `done`. */
   function start(
     config: LoopConfig,
-    prompt: string,
+    prompt: Prompt,
     history: Message[],
     input: RunInput,
     id?: string,
-  ): Promise<RunResult> {
+  ): Promise<RunResult<any>> {
     const messages = history.slice()
     messages.push(dialect.userMessage(prompt))
     return measured(input, { conversationId: id }, async (traced) => {
@@ -237,7 +262,12 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     })
   }
 
-  async function stored(config: LoopConfig, prompt: string, id: string, input: RunInput): Promise<RunResult> {
+  async function stored(
+    config: LoopConfig,
+    prompt: Prompt,
+    id: string,
+    input: RunInput,
+  ): Promise<RunResult<any>> {
     // A new prompt must not silently drop the request the conversation waits on.
     const waiting = await (store as { getPending?(id: string): Promise<Request | undefined> }).getPending?.(
       id,
@@ -248,11 +278,12 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
 
   const client: Client = {
     run(prompt, runOpts = {}) {
-      const input = inputOf(runOpts.toolkit, runOpts.signal, "run", runOpts.onEvent)
+      const input = inputOf(runOpts.toolkit, runOpts.signal, "run", runOpts.onEvent, runOpts.output)
       return start(input.emit ? streaming : plain, prompt, runOpts.history ?? [], input)
     },
     ask(prompt, askOpts = {}) {
-      const input = inputOf(askOpts.toolkit, askOpts.signal, askOpts.id ?? "run", askOpts.onEvent)
+      const id = askOpts.id ?? "run"
+      const input = inputOf(askOpts.toolkit, askOpts.signal, id, askOpts.onEvent, askOpts.output)
       const config = askOpts.onText ? configFor(true, askOpts.onText) : input.emit ? streaming : plain
       return askOpts.id === undefined
         ? start(config, prompt, [], input)
@@ -260,7 +291,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     },
     stream(prompt, streamOpts = {}) {
       return streamRun(streamOpts.signal, (emit, signal) => {
-        const input = inputOf(streamOpts.toolkit, signal, streamOpts.id ?? "run", emit)
+        const input = inputOf(streamOpts.toolkit, signal, streamOpts.id ?? "run", emit, streamOpts.output)
         return streamOpts.id === undefined
           ? start(streaming, prompt, [], input)
           : stored(streaming, prompt, streamOpts.id, input)
@@ -270,7 +301,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       if ((cont.pending === undefined) !== (cont.answer === undefined)) {
         throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
       }
-      const input = inputOf(cont.toolkit, cont.signal, cont.id ?? "run", cont.onEvent)
+      const input = inputOf(cont.toolkit, cont.signal, cont.id ?? "run", cont.onEvent, cont.output)
       const config = input.emit ? streaming : plain
       const state = new RunState(cont.messages.slice())
       return measured(input, { conversationId: cont.id, resumes: cont.pending }, async (traced) => {
@@ -309,8 +340,16 @@ function inputOf(
   signal: AbortSignal | undefined,
   scope: string,
   onEvent: EventListener | undefined,
+  output: OutputSchema | undefined,
 ): RunInput {
-  return { toolkit, signal, scope, emit: onEvent ? guarded(onEvent) : undefined, tracing: undefined }
+  return {
+    toolkit,
+    signal,
+    scope,
+    emit: onEvent ? guarded(onEvent) : undefined,
+    tracing: undefined,
+    output: output === undefined ? undefined : outputSpec(output),
+  }
 }
 
 /** `ask` with both `onText` and `onEvent` feeds each delta to both. */

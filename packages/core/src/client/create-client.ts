@@ -1,24 +1,37 @@
-import { ConfigError, LLMResponseError } from "../errors.js"
+import { ConfigError, LLMResponseError, ToolnexusError } from "../errors.js"
 import type { ModelTurn } from "../providers/model-turn.js"
 import { anthropicWire } from "../providers/anthropic.js"
 import { openaiWire } from "../providers/openai.js"
+import { responsesWire } from "../providers/responses.js"
 import { readSSE } from "../providers/sse.js"
 import type { WireFormat } from "../providers/wire-format.js"
 import { type Client, type ClientBaseOptions, type ModelRequest, buildClient } from "./client.js"
-import { type LLMErrorInfo, sendWithRetries } from "./retry.js"
-import { fetchTransport, transportError, undiciTransport } from "./transport.js"
+import { headerRedactor } from "./redact.js"
+import { type Attempt, type LLMErrorInfo, httpErrorOf, withRetries } from "./retry.js"
+import { fetchTransport, undiciTransport } from "./transport.js"
 
 /** Options of {@link createClient}. */
 export interface ClientOptions extends ClientBaseOptions {
   baseUrl: string
-  style: "openai" | "anthropic"
-  /** Else OPENAI_API_KEY / OPENROUTER_API_KEY (openai) or ANTHROPIC_API_KEY (anthropic). */
+  /**
+   * The wire format: OpenAI chat completions, Anthropic messages, or the OpenAI Responses API
+   * (`POST {baseUrl}/responses`, stateless).
+   */
+  style: "openai" | "anthropic" | "openai-responses"
+  /**
+   * Else OPENAI_API_KEY / OPENROUTER_API_KEY (openai, openai-responses) or ANTHROPIC_API_KEY
+   * (anthropic). A remote (non-loopback) `baseUrl` needs a key, unless `headers` carry the
+   * credential or a custom `fetch` sends the requests.
+   */
   apiKey?: string
+  /** Extra request headers; their values never appear in errors. */
   headers?: Record<string, string>
-  /** Retries of 429/500/502/503/504 and network errors; default 2. */
+  /** Retries of 408/409/429/5xx, network errors and transient stream errors; default 2. */
   retries?: number
   /** Base of the exponential backoff; default 500 ms. */
   retryBaseMs?: number
+  /** The longest delay a provider's `retry-after-ms` / `Retry-After` may impose; default 60 s. */
+  maxRetryDelayMs?: number
   /** Per-request timeout; default none. A timeout aborts the request and is never retried. */
   timeoutMs?: number
   onError?: (info: LLMErrorInfo) => "retry" | "fail"
@@ -46,14 +59,17 @@ export interface ClientOptions extends ClientBaseOptions {
 export function createClient(opts: ClientOptions): Client {
   const wire = wireOf(opts)
   const url = wire.endpoint(opts.baseUrl)
-  const apiKey = opts.apiKey ?? envKey(wire.style)
+  const apiKey = opts.apiKey ?? envKey(wire)
+  assertCredential(opts, wire, apiKey)
   // Header names are case-insensitive: a user's `Authorization` replaces our `authorization`.
   const headers = { ...wire.headers(apiKey) }
   for (const [name, value] of Object.entries(opts.headers ?? {})) headers[name.toLowerCase()] = value
+  const redact = headerRedactor(headers, Object.keys(opts.headers ?? {}))
   const transport = opts.fetch ? fetchTransport(opts.fetch) : undiciTransport
   const policy = {
     retries: nonNegative("retries", opts.retries, 2),
     retryBaseMs: nonNegative("retryBaseMs", opts.retryBaseMs, 500),
+    maxRetryDelayMs: nonNegative("maxRetryDelayMs", opts.maxRetryDelayMs, 60_000),
     timeoutMs: opts.timeoutMs === undefined ? undefined : nonNegative("timeoutMs", opts.timeoutMs, 0),
     onError: opts.onError,
   }
@@ -67,33 +83,66 @@ export function createClient(opts: ClientOptions): Client {
       tools: call.tools,
       stream: call.stream,
       params: requestParams,
+      output: call.output,
     })
     if (bodyTransform) body = bodyTransform(body)
-    const sent = await sendWithRetries(transport, url, headers, JSON.stringify(body), policy, call.signal)
-    try {
-      if (!call.stream) return wire.parse(parseJSON(await sent.reply.text()))
-      const stream = wire.streamAccumulator()
-      for await (const event of readSSE(sent.reply.chunks())) {
-        const delta = stream.accept(event)
-        if (delta !== undefined) call.onText?.(delta)
+    const payload = JSON.stringify(body)
+    return withRetries(policy, call.signal, async (attempt) => {
+      try {
+        return await attemptOnce(call, payload, attempt)
+      } catch (error) {
+        // Scrubbed before `onError` or the caller sees it.
+        throw ToolnexusError.isInstance(error) ? redact(error as ToolnexusError) : error
       }
-      return stream.finish()
+    })
+  }
+
+  async function attemptOnce(call: ModelRequest, payload: string, attempt: Attempt): Promise<ModelTurn> {
+    const reply = await transport(url, { headers, body: payload, signal: attempt.signal })
+    if (reply.status < 200 || reply.status >= 300)
+      throw httpErrorOf(reply, await reply.text().catch(() => ""))
+    if (!call.stream) return wire.parse(parseJSON(await reply.text()))
+    // Output already handed to the caller must not be repeated by a retry.
+    const { onText, onRefusal } = call
+    const stream = wire.streamAccumulator({
+      onText: onText
+        ? (delta) => {
+            attempt.delivered = true
+            onText(delta)
+          }
+        : undefined,
+      onRefusal: onRefusal
+        ? (delta) => {
+            attempt.delivered = true
+            onRefusal(delta)
+          }
+        : undefined,
+    })
+    try {
+      for await (const event of readSSE(reply.chunks())) stream.accept(event)
     } catch (error) {
-      throw LLMResponseError.isInstance(error) ? error : transportError(error, sent.signal)
-    } finally {
-      sent.release()
+      await reply.discard().catch(() => {})
+      throw error
     }
+    return stream.finish()
   }
 
   return buildClient(
     {
       model,
       dialect: wire.dialect,
-      endpoint: { provider: wire.style, model, url },
+      // gen_ai.provider.name: both OpenAI APIs are "openai".
+      endpoint: { provider: wire.style === "anthropic" ? "anthropic" : "openai", model, url },
       callModel: (call) => (llmGate ? llmGate(() => callOnce(call)) : callOnce(call)),
     },
     opts,
   )
+}
+
+const WIRES: Record<string, WireFormat> = {
+  openai: openaiWire,
+  anthropic: anthropicWire,
+  "openai-responses": responsesWire,
 }
 
 function wireOf(opts: ClientOptions): WireFormat {
@@ -103,14 +152,51 @@ function wireOf(opts: ClientOptions): WireFormat {
   }
   if (typeof opts.model !== "string" || opts.model === "")
     throw new ConfigError("model must be a non-empty string")
-  if (opts.style === "openai") return openaiWire
-  if (opts.style === "anthropic") return anthropicWire
-  throw new ConfigError(`style must be "openai" or "anthropic", got ${JSON.stringify(opts.style)}`)
+  const wire = Object.hasOwn(WIRES, opts.style) ? WIRES[opts.style] : undefined
+  if (wire) return wire
+  throw new ConfigError(
+    `style must be "openai", "anthropic" or "openai-responses", got ${JSON.stringify(opts.style)}`,
+  )
 }
 
-function envKey(style: "openai" | "anthropic"): string | undefined {
-  const env = process.env
-  return style === "anthropic" ? env.ANTHROPIC_API_KEY : (env.OPENAI_API_KEY ?? env.OPENROUTER_API_KEY)
+function envKey(wire: WireFormat): string | undefined {
+  for (const name of wire.keyEnv) {
+    const value = process.env[name]
+    if (value) return value
+  }
+  return undefined
+}
+
+/** Headers that carry a credential when the user sets them. */
+const CREDENTIAL_HEADERS = new Set(["authorization", "x-api-key", "api-key", "proxy-authorization"])
+
+/**
+ * A remote endpoint without a key would fail every request with 401; say so at once. Loopback
+ * servers (local models, proxies, fakes) usually need none; a custom `fetch` may add it itself.
+ */
+function assertCredential(opts: ClientOptions, wire: WireFormat, apiKey: string | undefined): void {
+  if (apiKey || opts.fetch || isLoopback(opts.baseUrl)) return
+  if (Object.keys(opts.headers ?? {}).some((name) => CREDENTIAL_HEADERS.has(name.toLowerCase()))) return
+  throw new ConfigError(
+    `no API key for ${opts.baseUrl}: pass apiKey or set ${wire.keyEnv.join(" or ")} ` +
+      "(loopback endpoints need none)",
+  )
+}
+
+function isLoopback(baseUrl: string): boolean {
+  let host: string
+  try {
+    host = new URL(baseUrl).hostname.toLowerCase()
+  } catch {
+    return false
+  }
+  return (
+    host === "localhost" ||
+    host.endsWith(".localhost") ||
+    host === "[::1]" ||
+    host === "::1" ||
+    /^127(\.\d{1,3}){3}$/.test(host)
+  )
 }
 
 function nonNegative(name: string, value: number | undefined, fallback: number): number {

@@ -34,9 +34,9 @@ export async function resumeHaltedTurn(
 ): Promise<Request | undefined> {
   assertAnswerFits(pending, answer)
   const { dialect } = config
-  let index = state.messages.length - 1
-  while (index >= 0 && (state.messages[index] as { role: string }).role !== "assistant") index--
-  const calls = index >= 0 ? (dialect.toolCallsOf(state.messages[index]!) ?? []) : []
+  const last = dialect.lastAssistantTurn(state.messages)
+  const end = last?.end ?? -1
+  const calls = last?.calls ?? []
   // A relay request halts this turn's relay calls only when they are in it; a request relayed
   // up from a sub-agent halts the call that delegated to it (e.g. `task`), retried as usual.
   const relayIds = new Set(relayCallsOf(pending).map((c) => c.id))
@@ -49,7 +49,7 @@ export async function resumeHaltedTurn(
     )
   }
 
-  const recorded = dialect.recordedResults(state.messages.slice(index + 1))
+  const recorded = dialect.recordedResults(state.messages.slice(end + 1))
   const presets = new Map<string, Preset>()
   if (relay) {
     const relayCalls = calls.filter((c) => answeredIds.has(c.id))
@@ -76,7 +76,7 @@ export async function resumeHaltedTurn(
     }
   }
   // Placeholders and partial results are rebuilt below, never kept beside the new ones.
-  state.messages.length = index + 1
+  state.messages.length = end + 1
   return settleTurn(config, input, state, calls, state.turns, presets)
 }
 

@@ -73,9 +73,10 @@ export function createInProcessClient(opts: InProcessClientOptions): Client {
         )
         if (text) call.onText?.(text)
         return {
-          message: openaiAssistantMessage(text, toolCalls),
+          messages: [openaiAssistantMessage(text, toolCalls)],
           text,
           toolCalls,
+          finishReason: toolCalls.length > 0 ? "tool_calls" : "stop",
           usage: {
             promptTokens: reply.usage?.promptTokens ?? 0,
             completionTokens: reply.usage?.completionTokens ?? 0,

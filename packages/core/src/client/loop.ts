@@ -1,10 +1,18 @@
-import type { Dialect, ModelToolCall, ModelTurn, TranscriptToolResult } from "../providers/model-turn.js"
+import type {
+  Dialect,
+  FinishReason,
+  ModelToolCall,
+  ModelTurn,
+  TranscriptToolResult,
+} from "../providers/model-turn.js"
+import type { OutputFormat } from "../providers/wire-format.js"
 import type { Toolkit } from "../tools/toolkit.js"
 import type { Answer, Message, Request, Tool, ToolResult, Usage } from "../types.js"
 import type { Hooks } from "./hooks.js"
 import type { MetricEvent } from "./metrics.js"
-import { type RunTracing, finishReasonOf } from "../telemetry/run-tracing.js"
+import type { RunTracing } from "../telemetry/run-tracing.js"
 import type { RunResult, StreamEvent, ToolCallRecord } from "./run-result.js"
+import { type OutputSpec, correctionPrompt } from "./structured-output.js"
 import { type CallEnv, type CallOutcome, executeCall, relayOutcomes, relayRequest } from "./tool-calls.js"
 import { abortErrorOf } from "./transport.js"
 
@@ -15,6 +23,9 @@ export interface ModelCall {
   turn: number
   signal: AbortSignal | undefined
   onText: ((delta: string) => void) | undefined
+  onRefusal: ((delta: string) => void) | undefined
+  /** Structured output: the schema the final answer must match. */
+  output: OutputFormat | undefined
 }
 
 /** @internal The client-level settings of the loop. */
@@ -38,6 +49,14 @@ export interface RunInput {
   emit: ((ev: StreamEvent) => void) | undefined
   /** The run's spans, while tracing is on. */
   tracing: RunTracing | undefined
+  /** Structured output requested for this run. */
+  output?: OutputSpec | undefined
+}
+
+/** Finish reasons that cut a turn short, and the limit an incomplete result names. */
+const CUT_OFF: Readonly<Record<string, string>> = {
+  length: "maxOutputTokens",
+  content_filter: "contentFilter",
 }
 
 /** @internal The mutable state of one run; becomes the RunResult. */
@@ -47,6 +66,11 @@ export class RunState {
   readonly usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 }
   turns = 0
   text = ""
+  finishReason: FinishReason | undefined
+  refusal: string | undefined
+  output: unknown
+  /** Whether the one corrective turn for an invalid structured answer was used. */
+  corrected = false
 
   constructor(messages: Message[]) {
     this.messages = messages
@@ -69,6 +93,9 @@ export class RunState {
     }
     if (extra?.limit !== undefined) result.limit = extra.limit
     if (extra?.pending !== undefined) result.pending = extra.pending
+    if (this.finishReason !== undefined) result.finishReason = this.finishReason
+    if (this.refusal !== undefined) result.refusal = this.refusal
+    if (this.output !== undefined) result.output = this.output
     return result
   }
 }
@@ -96,29 +123,67 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
       turn,
       signal: input.signal,
       onText: emit ? (delta) => emit({ type: "text", delta }) : undefined,
+      onRefusal: emit ? (delta) => emit({ type: "refusal", delta }) : undefined,
+      output: input.output?.format,
     }
     const reply = input.tracing
       ? await input.tracing.chat(messages, () => config.callModel(call))
       : await config.callModel(call)
     await hooks?.afterLLM?.({ response: reply, model, turn })
-    state.turns = turn
-    state.usage.promptTokens += reply.usage.promptTokens
-    state.usage.completionTokens += reply.usage.completionTokens
-    state.usage.totalTokens += reply.usage.promptTokens + reply.usage.completionTokens
-    state.text = reply.text
-    state.messages.push(reply.message)
+    recordTurn(state, reply, turn)
     if (emit) {
-      if (reply.refusal) emit({ type: "refusal", delta: reply.refusal })
       emit({ type: "usage", usage: { ...state.usage } })
-      emit({ type: "turn", turn, finishReason: finishReasonOf(reply) })
+      emit({ type: "turn", turn, finishReason: reply.finishReason })
     }
-    if (reply.toolCalls.length === 0) return state.result(model, "done")
+    // Anthropic `pause_turn`: the turn is sent back as it is, and the model continues it.
+    if (reply.finishReason === "pause") continue
+    const cutOff = CUT_OFF[reply.finishReason]
+    if (cutOff !== undefined) {
+      skipCalls(config, state, reply.toolCalls)
+      return state.result(model, "incomplete", { limit: cutOff })
+    }
+    if (reply.toolCalls.length === 0) {
+      if (!input.output || reply.refusal !== undefined) return state.result(model, "done")
+      const checked = await input.output.check(reply.text)
+      if (checked.ok) {
+        state.output = checked.value
+        return state.result(model, "done")
+      }
+      if (state.corrected) return state.result(model, "incomplete", { limit: "invalidOutput" })
+      state.corrected = true
+      state.messages.push(config.dialect.userMessage(correctionPrompt(checked.problem)))
+      continue
+    }
     if (emit)
       for (const c of reply.toolCalls) emit({ type: "tool_call", id: c.id, name: c.name, args: c.args ?? {} })
 
     const halted = await settleTurn(config, input, state, reply.toolCalls, turn, new Map())
     if (halted) return state.result(model, "pending", { pending: halted })
   }
+}
+
+/** Adds a model turn to the run: usage, transcript, text (joined across a paused turn), reason. */
+function recordTurn(state: RunState, reply: ModelTurn, turn: number): void {
+  const continued = state.finishReason === "pause"
+  state.turns = turn
+  state.usage.promptTokens += reply.usage.promptTokens
+  state.usage.completionTokens += reply.usage.completionTokens
+  state.usage.totalTokens += reply.usage.promptTokens + reply.usage.completionTokens
+  state.text = continued ? state.text + reply.text : reply.text
+  state.finishReason = reply.finishReason
+  state.refusal = reply.refusal
+  for (const m of reply.messages) state.messages.push(m)
+}
+
+/**
+ * The calls of a turn cut off by a limit are never run; each gets an error result so the
+ * transcript stays valid for the next request and the model learns why.
+ */
+function skipCalls(config: LoopConfig, state: RunState, calls: ModelToolCall[]): void {
+  if (calls.length === 0) return
+  const output = `not executed: the reply was cut off (${state.finishReason}) before the call was complete`
+  const results = calls.map((c) => ({ id: c.id, output, isError: true }))
+  for (const m of config.dialect.toolResultMessages(results)) state.messages.push(m)
 }
 
 /** @internal An outcome decided before the turn is settled: a kept result, or the answer's retry. */

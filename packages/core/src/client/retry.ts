@@ -1,5 +1,5 @@
-import { AbortError, LLMHttpError, NetworkError } from "../errors.js"
-import { type HttpReply, type Transport, abortErrorOf, transportError } from "./transport.js"
+import { AbortError, LLMHttpError, LLMStreamError, NetworkError, ToolnexusError } from "../errors.js"
+import { type HttpReply, abortErrorOf, transportError } from "./transport.js"
 
 /** What `onError` is told about a failed LLM request. */
 export interface LLMErrorInfo {
@@ -13,71 +13,89 @@ export interface LLMErrorInfo {
 export interface RetryPolicy {
   retries: number
   retryBaseMs: number
+  /** The longest delay a provider's `retry-after` may impose; default 60 s. */
+  maxRetryDelayMs: number
   timeoutMs?: number
   onError?: (info: LLMErrorInfo) => "retry" | "fail"
 }
 
+/** @internal What one attempt is given: its signal (the run's, plus the timeout). */
+export interface Attempt {
+  signal: AbortSignal | undefined
+  /** Set once the attempt delivered output to the caller; a later failure is not retried. */
+  delivered: boolean
+}
+
 /**
- * @internal Sends a request, retrying 429/5xx and network errors with exponential backoff and
- * jitter (a delay-seconds `Retry-After` wins). Aborts are never retried. Resolves with a 2xx
- * reply whose body the caller reads; `release` clears the per-attempt timeout.
+ * @internal Runs `attempt` until it succeeds or a failure is final. Retried: HTTP 408, 409,
+ * 429 and 5xx (the provider's `x-should-retry` decides when present), network errors, and
+ * transient stream error events before any output. Exponential backoff with jitter, unless the
+ * provider asked for a delay (`retry-after-ms`, `Retry-After`), capped by `maxRetryDelayMs`.
+ * Aborts are never retried. The per-attempt timeout covers reading the whole reply.
  */
-export async function sendWithRetries(
-  transport: Transport,
-  url: string,
-  headers: Record<string, string>,
-  body: string,
+export async function withRetries<T>(
   policy: RetryPolicy,
   signal: AbortSignal | undefined,
-): Promise<{ reply: HttpReply; signal: AbortSignal | undefined; release(): void }> {
-  for (let attempt = 1; ; attempt++) {
+  attempt: (current: Attempt) => Promise<T>,
+): Promise<T> {
+  for (let count = 1; ; count++) {
     if (signal?.aborted) throw abortErrorOf(signal)
     const { signal: attemptSignal, release } = attemptSignalOf(signal, policy.timeoutMs)
-    let failure: { error?: unknown; status?: number; retryable: boolean; retryAfterMs?: number }
+    const current: Attempt = { signal: attemptSignal, delivered: false }
+    let error: Error
     try {
-      const reply = await transport(url, { headers, body, signal: attemptSignal })
-      if (reply.status >= 200 && reply.status < 300) return { reply, signal: attemptSignal, release }
-      const text = await reply.text().catch(() => "")
-      release()
-      const error = new LLMHttpError(reply.status, redactSecrets(text, headers))
-      failure = { error, status: reply.status, retryable: error.isRetryable, retryAfterMs: retryAfter(reply) }
-    } catch (error) {
-      release()
+      return await attempt(current)
+    } catch (caught) {
+      error = AbortError.isInstance(caught) ? (caught as Error) : classify(caught, attemptSignal)
       if (AbortError.isInstance(error)) throw error
-      const mapped = transportError(error, attemptSignal)
-      if (AbortError.isInstance(mapped)) throw mapped
-      failure = { error: mapped, retryable: NetworkError.isInstance(mapped) }
+    } finally {
+      release()
     }
-    const info = { error: failure.error, status: failure.status, attempt, retryable: failure.retryable }
-    const decision = policy.onError?.(info) ?? (failure.retryable ? "retry" : "fail")
-    if (decision !== "retry" || attempt > policy.retries) throw failure.error
-    await sleep(failure.retryAfterMs ?? backoff(policy.retryBaseMs, attempt), signal)
+    const retryable = !current.delivered && isRetryable(error)
+    const status = LLMHttpError.isInstance(error) ? error.status : undefined
+    const info: LLMErrorInfo = { error, status, attempt: count, retryable }
+    const decision = policy.onError?.(info) ?? (retryable ? "retry" : "fail")
+    if (decision !== "retry" || count > policy.retries) throw error
+    const asked = LLMHttpError.isInstance(error) ? error.retryAfterMs : undefined
+    const delay = asked === undefined ? backoff(policy.retryBaseMs, count) : asked
+    await sleep(Math.min(delay, policy.maxRetryDelayMs), signal)
   }
 }
 
-/** Names of headers whose values are credentials. */
-const SECRET_HEADER = /authorization|key|token|secret/i
+/** Our own errors stay as they are; anything else failed while sending or reading. */
+function classify(error: unknown, signal: AbortSignal | undefined): Error {
+  if (ToolnexusError.isInstance(error)) return error as Error
+  return transportError(error, signal)
+}
+
+function isRetryable(error: Error): boolean {
+  if (NetworkError.isInstance(error)) return true
+  if (LLMHttpError.isInstance(error) || LLMStreamError.isInstance(error)) return error.isRetryable
+  return false
+}
 
 /**
- * Some endpoints and gateways echo the credential they refused ("Incorrect API key provided:
- * sk-…"); the error body must not carry it into messages and logs.
+ * @internal The error of a non-2xx reply, with what the provider said about retrying it:
+ * `x-should-retry` and the delay of `retry-after-ms` or `Retry-After` (seconds or HTTP-date).
  */
-function redactSecrets(text: string, headers: Record<string, string>): string {
-  let out = text
-  for (const [name, value] of Object.entries(headers)) {
-    if (!SECRET_HEADER.test(name)) continue
-    // The whole value first, then the bare token of a "Bearer …" / "Basic …" value.
-    for (const secret of [value, value.replace(/^(bearer|basic)\s+/i, "")]) {
-      // Very short values would redact ordinary words; real credentials are longer.
-      if (secret.length >= 8) out = out.split(secret).join("[redacted]")
-    }
-  }
-  return out
+export function httpErrorOf(reply: HttpReply, body: string): LLMHttpError {
+  const should = reply.header("x-should-retry")?.trim().toLowerCase()
+  const opts: { shouldRetry?: boolean; retryAfterMs?: number } = {}
+  if (should === "true") opts.shouldRetry = true
+  else if (should === "false") opts.shouldRetry = false
+  const delay = retryAfterMs(reply)
+  if (delay !== undefined) opts.retryAfterMs = delay
+  return new LLMHttpError(reply.status, body, opts)
 }
 
-function retryAfter(reply: HttpReply): number | undefined {
+function retryAfterMs(reply: HttpReply): number | undefined {
+  const ms = reply.header("retry-after-ms")?.trim()
+  if (ms && /^\d+(\.\d+)?$/.test(ms)) return Number(ms)
   const value = reply.header("retry-after")?.trim()
-  return value && /^\d+$/.test(value) ? Number(value) * 1000 : undefined
+  if (!value) return undefined
+  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000
+  const date = Date.parse(value)
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined
 }
 
 function backoff(baseMs: number, attempt: number): number {

@@ -1,3 +1,4 @@
+import type { FinishReason } from "../providers/model-turn.js"
 import type { Message, Request, Usage } from "../types.js"
 
 /** One tool call of a run and what the model saw for it. */
@@ -10,12 +11,25 @@ export interface ToolCallRecord {
   metadata?: Record<string, unknown>
 }
 
-/** The outcome of a run. Plain JSON: it survives `JSON.stringify`/`JSON.parse`. */
-export interface RunResult {
+/**
+ * The outcome of a run. Plain JSON: it survives `JSON.stringify`/`JSON.parse`. `Output` is
+ * the type of `output` when the run asked for structured output with a Zod schema.
+ */
+export interface RunResult<Output = unknown> {
   /** `pending`: halted on `pending`; `incomplete`: stopped by `limit`. */
   status: "done" | "pending" | "incomplete"
-  /** Set only when incomplete: "maxTurns", "budget", … */
+  /**
+   * Set only when incomplete: "maxTurns", "maxOutputTokens" (the reply was cut by the token
+   * limit), "contentFilter", "invalidOutput" (structured output still invalid after one
+   * corrective turn), "budget", …
+   */
   limit?: string
+  /** Why the last model turn ended, normalised; absent when no model turn ran. */
+  finishReason?: FinishReason
+  /** Set when the model refused: its refusal text ("" when the provider gives none). */
+  refusal?: string
+  /** With `output` requested: the parsed, validated final answer. */
+  output?: Output
   text: string
   messages: Message[]
   pending?: Request

@@ -1,15 +1,39 @@
-import { LLMResponseError } from "../errors.js"
-import type { AnthropicContentBlock, AnthropicMessage, Tool } from "../types.js"
+import { LLMResponseError, LLMStreamError } from "../errors.js"
 import { isPlainObject } from "../tools/validate-args.js"
-import { type Dialect, type ModelToolCall, type ModelTurn, parseToolArguments } from "./model-turn.js"
-import { num } from "./openai.js"
+import type { AnthropicContentBlock, AnthropicMessage, Tool } from "../types.js"
+import {
+  type Dialect,
+  type FinishReason,
+  type ModelToolCall,
+  type ModelTurn,
+  type TurnListener,
+  lastAssistantIndex,
+  parseToolArguments,
+} from "./model-turn.js"
+import { errorFields, num } from "./openai.js"
+import { promptParts } from "./prompt.js"
 import type { BodyInput, StreamAccumulator, WireFormat } from "./wire-format.js"
 
 const DEFAULT_MAX_TOKENS = 4096
 
 /** @internal The Anthropic messages transcript shape. */
 export const anthropicDialect: Dialect = {
-  userMessage: (text) => ({ role: "user", content: text }),
+  userMessage(prompt) {
+    const parts = promptParts(prompt)
+    if (!parts) return { role: "user", content: prompt as string }
+    const content = parts.map((part): AnthropicContentBlock => {
+      if (part.type === "text") return { type: "text", text: part.text }
+      if (part.type === "image") {
+        if ("url" in part) return { type: "image", source: { type: "url", url: part.url } }
+        return { type: "image", source: { type: "base64", media_type: part.mediaType, data: part.data } }
+      }
+      const source = { type: "base64" as const, media_type: part.mediaType, data: part.data }
+      return part.filename === undefined
+        ? { type: "document", source }
+        : { type: "document", source, title: part.filename }
+    })
+    return { role: "user", content }
+  },
   toolResultMessages(results) {
     if (results.length === 0) return []
     const content: AnthropicContentBlock[] = results.map((r) =>
@@ -19,14 +43,17 @@ export const anthropicDialect: Dialect = {
     )
     return [{ role: "user", content }]
   },
-  toolCallsOf(message) {
-    if (message.role !== "assistant") return undefined
-    const content = (message as AnthropicMessage).content
-    if (!Array.isArray(content)) return []
-    return content.filter((b) => b.type === "tool_use").map(toolUseCall)
+  lastAssistantTurn(messages) {
+    const index = lastAssistantIndex(messages)
+    if (index < 0) return undefined
+    const content = (messages[index] as AnthropicMessage).content
+    const calls = Array.isArray(content)
+      ? content.filter((b): b is ToolUseBlock => b.type === "tool_use").map(toolUseCall)
+      : []
+    return { start: index, end: index, calls }
   },
   assistantText(message) {
-    if (message.role !== "assistant") return undefined
+    if ((message as AnthropicMessage).role !== "assistant") return undefined
     const content = (message as AnthropicMessage).content
     if (typeof content === "string") return content
     if (!Array.isArray(content)) return ""
@@ -35,13 +62,15 @@ export const anthropicDialect: Dialect = {
   recordedResults(messages) {
     const found = new Map<string, { id: string; output: string; isError: boolean }>()
     for (const m of messages) {
-      if (m.role !== "user" || !Array.isArray(m.content)) continue
-      for (const block of m.content as AnthropicContentBlock[]) {
+      const msg = m as AnthropicMessage
+      if (msg.role !== "user" || !Array.isArray(msg.content)) continue
+      for (const block of msg.content) {
         if (block.type !== "tool_result") continue
-        found.set(block.tool_use_id, {
-          id: block.tool_use_id,
-          output: blockText(block.content),
-          isError: block.is_error === true,
+        const result = block as { tool_use_id: string; content: unknown; is_error?: boolean }
+        found.set(result.tool_use_id, {
+          id: result.tool_use_id,
+          output: blockText(result.content),
+          isError: result.is_error === true,
         })
       }
     }
@@ -49,7 +78,9 @@ export const anthropicDialect: Dialect = {
   },
 }
 
-function toolUseCall(block: { id: string; name: string; input: Record<string, unknown> }): ModelToolCall {
+type ToolUseBlock = { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
+
+function toolUseCall(block: ToolUseBlock): ModelToolCall {
   return {
     id: block.id,
     name: block.name,
@@ -71,10 +102,22 @@ function renderTools(tools: BodyInput["tools"]): unknown[] {
   return tools.map((t: Tool) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }))
 }
 
+const STOP_REASONS: Record<string, FinishReason> = {
+  end_turn: "stop",
+  stop_sequence: "stop",
+  tool_use: "tool_calls",
+  max_tokens: "length",
+  // The context window filled up while writing: the output is cut off all the same.
+  model_context_window_exceeded: "length",
+  refusal: "refusal",
+  pause_turn: "pause",
+}
+
 /** @internal Anthropic messages: `POST {baseUrl}/v1/messages`. */
 export const anthropicWire: WireFormat = {
   style: "anthropic",
   dialect: anthropicDialect,
+  keyEnv: ["ANTHROPIC_API_KEY"],
   endpoint(baseUrl) {
     const base = baseUrl.replace(/\/+$/, "")
     return /\/v1$/.test(base) ? `${base}/messages` : `${base}/v1/messages`
@@ -87,13 +130,17 @@ export const anthropicWire: WireFormat = {
     if (apiKey) headers["x-api-key"] = apiKey
     return headers
   },
-  body({ model, system, messages, tools, stream, params }) {
+  body({ model, system, messages, tools, stream, params, output }) {
     const body: Record<string, unknown> = { max_tokens: DEFAULT_MAX_TOKENS, ...params, model }
     if (system) body.system = system
     body.messages = messages
     const rendered = renderTools(tools)
     if (rendered.length > 0) body.tools = rendered
     else delete body.tool_choice
+    if (output) {
+      const config = isPlainObject(body.output_config) ? body.output_config : {}
+      body.output_config = { ...config, format: { type: "json_schema", schema: output.schema } }
+    }
     if (stream) body.stream = true
     return body
   },
@@ -101,14 +148,23 @@ export const anthropicWire: WireFormat = {
     if (!isPlainObject(json) || !Array.isArray(json.content)) {
       throw new LLMResponseError("the Anthropic-style reply has no content array")
     }
-    const content = json.content as AnthropicContentBlock[]
     const usage = isPlainObject(json.usage) ? json.usage : {}
-    return turnOf(content, num(usage.input_tokens), num(usage.output_tokens))
+    return turnOf(
+      json.content as AnthropicContentBlock[],
+      json.stop_reason,
+      num(usage.input_tokens),
+      num(usage.output_tokens),
+    )
   },
-  streamAccumulator: () => new AnthropicStream(),
+  streamAccumulator: (listener) => new AnthropicStream(listener),
 }
 
-function turnOf(content: AnthropicContentBlock[], promptTokens: number, completionTokens: number): ModelTurn {
+function turnOf(
+  content: AnthropicContentBlock[],
+  stopReason: unknown,
+  promptTokens: number,
+  completionTokens: number,
+): ModelTurn {
   let text = ""
   const toolCalls: ModelToolCall[] = []
   for (const [i, block] of content.entries()) {
@@ -119,28 +175,42 @@ function turnOf(content: AnthropicContentBlock[], promptTokens: number, completi
       if (typeof block.id !== "string" || typeof block.name !== "string") {
         throw new LLMResponseError(`the Anthropic-style reply has a malformed tool_use block ${i}`)
       }
-      toolCalls.push(toolUseCall(block))
+      toolCalls.push(toolUseCall(block as ToolUseBlock))
     }
   }
-  return {
-    message: { role: "assistant", content },
+  const raw = typeof stopReason === "string" ? stopReason : ""
+  const finishReason = STOP_REASONS[raw] ?? (raw || (toolCalls.length > 0 ? "tool_calls" : "stop"))
+  const turn: ModelTurn = {
+    // An assistant message without content cannot be sent back (the API refuses it).
+    messages: content.length > 0 ? [{ role: "assistant", content }] : [],
     text,
-    toolCalls,
+    toolCalls: finishReason === "refusal" ? [] : toolCalls,
     usage: { promptTokens, completionTokens },
+    finishReason,
   }
+  // Anthropic gives no refusal text; the reason alone says the model declined.
+  if (finishReason === "refusal") turn.refusal = ""
+  return turn
 }
 
 /** A block being streamed; tool input arrives as JSON fragments. */
 type OpenBlock = Record<string, unknown> & { partialJson?: string }
 
 class AnthropicStream implements StreamAccumulator {
+  readonly #listener: TurnListener
   #blocks: OpenBlock[] = []
   #promptTokens = 0
   #completionTokens = 0
+  #stopReason: unknown
   #started = false
+  #delivered = false
   #argumentErrors = new Map<string, string>()
 
-  accept(event: { event: string; data: string }): string | undefined {
+  constructor(listener: TurnListener) {
+    this.#listener = listener
+  }
+
+  accept(event: { event: string; data: string }): void {
     let payload: unknown
     try {
       payload = JSON.parse(event.data)
@@ -149,7 +219,7 @@ class AnthropicStream implements StreamAccumulator {
         `the Anthropic-style stream sent an event that is not JSON: ${event.data.slice(0, 200)}`,
       )
     }
-    if (!isPlainObject(payload)) return undefined
+    if (!isPlainObject(payload)) return
     switch (payload.type) {
       case "message_start": {
         this.#started = true
@@ -157,70 +227,87 @@ class AnthropicStream implements StreamAccumulator {
           isPlainObject(payload.message) && isPlainObject(payload.message.usage) ? payload.message.usage : {}
         this.#promptTokens = num(usage.input_tokens)
         this.#completionTokens = num(usage.output_tokens)
-        return undefined
+        return
       }
       case "content_block_start": {
-        const block = isPlainObject(payload.content_block) ? { ...payload.content_block } : {}
-        if (block.type === "tool_use") block.partialJson = ""
+        const block: OpenBlock = isPlainObject(payload.content_block) ? { ...payload.content_block } : {}
+        // tool_use, server_tool_use and mcp_tool_use all stream their input as JSON fragments.
+        if (typeof block.type === "string" && block.type.endsWith("tool_use")) block.partialJson = ""
         this.#blocks[num(payload.index)] = block
-        return undefined
+        return
       }
-      case "content_block_delta": {
-        const block = this.#blocks[num(payload.index)]
-        const delta = isPlainObject(payload.delta) ? payload.delta : {}
-        if (!block) return undefined
-        if (delta.type === "text_delta" && typeof delta.text === "string") {
-          block.text = String(block.text ?? "") + delta.text
-          return delta.text
-        }
-        if (delta.type === "input_json_delta" && typeof delta.partial_json === "string") {
-          block.partialJson += delta.partial_json
-        } else if (delta.type === "thinking_delta" && typeof delta.thinking === "string") {
-          block.thinking = String(block.thinking ?? "") + delta.thinking
-        } else if (delta.type === "signature_delta" && typeof delta.signature === "string") {
-          block.signature = delta.signature
-        }
-        return undefined
-      }
+      case "content_block_delta":
+        this.#delta(this.#blocks[num(payload.index)], isPlainObject(payload.delta) ? payload.delta : {})
+        return
       case "content_block_stop": {
         const block = this.#blocks[num(payload.index)]
-        if (block?.type === "tool_use") this.#closeToolUse(block)
-        return undefined
+        if (block?.partialJson !== undefined) this.#closeToolInput(block)
+        return
       }
       case "message_delta": {
         const usage = isPlainObject(payload.usage) ? payload.usage : {}
         if (typeof usage.output_tokens === "number") this.#completionTokens = usage.output_tokens
         if (typeof usage.input_tokens === "number") this.#promptTokens = usage.input_tokens
-        return undefined
+        if (isPlainObject(payload.delta) && typeof payload.delta.stop_reason === "string")
+          this.#stopReason = payload.delta.stop_reason
+        return
       }
-      case "error": {
-        const error = isPlainObject(payload.error) ? payload.error : {}
-        throw new LLMResponseError(
-          `the Anthropic-style stream reported an error: ${String(error.message ?? "")}`,
+      case "error":
+        throw new LLMStreamError(
+          isPlainObject(payload.error) ? errorFields(payload.error) : {},
+          this.#delivered,
         )
-      }
       default:
-        return undefined
+        return
     }
   }
 
-  #closeToolUse(block: OpenBlock): void {
+  #delta(block: OpenBlock | undefined, delta: Record<string, unknown>): void {
+    if (!block) return
+    switch (delta.type) {
+      case "text_delta":
+        if (typeof delta.text !== "string") return
+        block.text = String(block.text ?? "") + delta.text
+        if (delta.text !== "") {
+          this.#delivered = true
+          this.#listener.onText?.(delta.text)
+        }
+        return
+      case "input_json_delta":
+        if (typeof delta.partial_json === "string")
+          block.partialJson = (block.partialJson ?? "") + delta.partial_json
+        return
+      case "thinking_delta":
+        if (typeof delta.thinking === "string") block.thinking = String(block.thinking ?? "") + delta.thinking
+        return
+      case "signature_delta":
+        if (typeof delta.signature === "string") block.signature = delta.signature
+        return
+      case "citations_delta":
+        if (delta.citation !== undefined)
+          block.citations = [...(Array.isArray(block.citations) ? block.citations : []), delta.citation]
+        return
+    }
+  }
+
+  #closeToolInput(block: OpenBlock): void {
     const raw = block.partialJson ?? ""
     delete block.partialJson
+    if (raw.trim() === "") return // the input came whole with content_block_start
     const parsed = parseToolArguments(String(block.id), String(block.name), raw)
     if (parsed.argumentsError) {
-      // The transcript must stay valid for the next request, so it keeps an empty input;
-      // the call itself becomes an error result the model sees.
-      this.#argumentErrors.set(String(block.id), parsed.argumentsError)
-      block.input = {}
+      // The transcript must stay valid for the next request, so it keeps the input it had;
+      // a client call becomes an error result the model sees.
+      if (block.type === "tool_use") this.#argumentErrors.set(String(block.id), parsed.argumentsError)
+      if (!isPlainObject(block.input)) block.input = {}
     } else block.input = parsed.args
   }
 
   finish(): ModelTurn {
     if (!this.#started) throw new LLMResponseError("the Anthropic-style stream ended without message_start")
-    for (const block of this.#blocks) if (block?.partialJson !== undefined) this.#closeToolUse(block)
+    for (const block of this.#blocks) if (block?.partialJson !== undefined) this.#closeToolInput(block)
     const content = this.#blocks.filter((b) => b !== undefined) as unknown as AnthropicContentBlock[]
-    const turn = turnOf(content, this.#promptTokens, this.#completionTokens)
+    const turn = turnOf(content, this.#stopReason, this.#promptTokens, this.#completionTokens)
     for (const call of turn.toolCalls) {
       const error = this.#argumentErrors.get(call.id)
       if (error) {

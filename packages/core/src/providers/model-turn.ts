@@ -1,4 +1,4 @@
-import type { Message } from "../types.js"
+import type { Message, Prompt } from "../types.js"
 
 /** One tool call the model made, with its arguments parsed when they are valid JSON. */
 export interface ModelToolCall {
@@ -11,17 +11,46 @@ export interface ModelToolCall {
   argumentsError?: string
 }
 
+/**
+ * Why a model turn ended, normalised across styles: `stop` (a final answer), `tool_calls`,
+ * `length` (cut by the output-token limit), `content_filter`, `refusal`, `pause` (Anthropic
+ * `pause_turn`: the turn is sent back to be continued), or the provider's own word.
+ */
+export type FinishReason =
+  | "stop"
+  | "tool_calls"
+  | "length"
+  | "content_filter"
+  | "refusal"
+  | "pause"
+  | (string & {})
+
 /** The normalised reply of one LLM turn, whatever the wire style. */
 export interface ModelTurn {
-  /** The assistant message, in the endpoint style's own shape, appended to the transcript. */
-  message: Message
+  /**
+   * What the turn appends to the transcript, in the endpoint style's own shape: one
+   * assistant message (OpenAI chat, Anthropic) or the output items (Responses).
+   */
+  messages: Message[]
   text: string
   toolCalls: ModelToolCall[]
   usage: { promptTokens: number; completionTokens: number }
-  /** The provider's normalised finish reason, when the wire format reports one. */
-  finishReason?: string
-  /** The model's refusal text, when it refused. */
+  finishReason: FinishReason
+  /** The refusal text when the model refused ("" when the provider gives none). */
   refusal?: string
+}
+
+/** @internal Receives the deltas of a streamed turn as they arrive. */
+export interface TurnListener {
+  onText: ((delta: string) => void) | undefined
+  onRefusal: ((delta: string) => void) | undefined
+}
+
+/** @internal The last assistant turn of a transcript: `messages[start..end]` and its calls. */
+export interface AssistantTurn {
+  start: number
+  end: number
+  calls: ModelToolCall[]
 }
 
 /** @internal A tool result to be written into the transcript. */
@@ -36,13 +65,14 @@ export interface TranscriptToolResult {
  * reading tool calls and results back from recorded messages (used to resume halted turns).
  */
 export interface Dialect {
-  userMessage(text: string): Message
+  /** The user turn of a prompt; multimodal parts in the style's own shape. */
+  userMessage(prompt: Prompt): Message
   /** Messages carrying the results of one assistant turn, in call order. */
   toolResultMessages(results: TranscriptToolResult[]): Message[]
-  /** The tool calls of an assistant message, or `undefined` when `message` is not an assistant turn. */
-  toolCallsOf(message: Message): ModelToolCall[] | undefined
   /** The text of an assistant message, or `undefined` when `message` is not an assistant turn. */
   assistantText(message: Message): string | undefined
+  /** The last assistant turn of `messages`, or `undefined` when there is none. */
+  lastAssistantTurn(messages: readonly Message[]): AssistantTurn | undefined
   /** Tool results recorded in `messages` (the messages after an assistant turn), by call id. */
   recordedResults(messages: readonly Message[]): Map<string, TranscriptToolResult>
 }
@@ -64,4 +94,11 @@ export function parseToolArguments(id: string, name: string, raw: string): Model
       argumentsError: `the arguments are not valid JSON (${(error as Error).message})`,
     }
   }
+}
+
+/** @internal The index of the last message with role "assistant", or -1. */
+export function lastAssistantIndex(messages: readonly Message[]): number {
+  let index = messages.length - 1
+  while (index >= 0 && (messages[index] as { role?: string }).role !== "assistant") index--
+  return index
 }

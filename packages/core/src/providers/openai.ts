@@ -1,35 +1,71 @@
-import { LLMResponseError } from "../errors.js"
-import type { OpenAIMessage, OpenAIToolCall, Tool } from "../types.js"
+import { LLMResponseError, LLMStreamError } from "../errors.js"
 import { isPlainObject } from "../tools/validate-args.js"
-import { type Dialect, type ModelToolCall, type ModelTurn, parseToolArguments } from "./model-turn.js"
+import type { OpenAIContentPart, OpenAIMessage, OpenAIToolCall, Tool } from "../types.js"
+import {
+  type Dialect,
+  type FinishReason,
+  type ModelToolCall,
+  type ModelTurn,
+  type TurnListener,
+  lastAssistantIndex,
+  parseToolArguments,
+} from "./model-turn.js"
+import { dataUrl, promptParts } from "./prompt.js"
 import type { BodyInput, StreamAccumulator, WireFormat } from "./wire-format.js"
 
 /** @internal The OpenAI chat transcript shape. */
 export const openaiDialect: Dialect = {
-  userMessage: (text) => ({ role: "user", content: text }),
+  userMessage(prompt) {
+    const parts = promptParts(prompt)
+    if (!parts) return { role: "user", content: prompt as string }
+    const content = parts.map((part): OpenAIContentPart => {
+      if (part.type === "text") return { type: "text", text: part.text }
+      if (part.type === "image")
+        return {
+          type: "image_url",
+          image_url: { url: "url" in part ? part.url : dataUrl(part.mediaType, part.data) },
+        }
+      const file: { file_data: string; filename?: string } = { file_data: dataUrl(part.mediaType, part.data) }
+      if (part.filename !== undefined) file.filename = part.filename
+      return { type: "file", file }
+    })
+    return { role: "user", content }
+  },
   toolResultMessages: (results) =>
     results.map((r) => ({ role: "tool", tool_call_id: r.id, content: r.output }) satisfies OpenAIMessage),
-  toolCallsOf(message) {
-    if (message.role !== "assistant") return undefined
-    const calls = (message as { tool_calls?: OpenAIToolCall[] }).tool_calls ?? []
-    return calls.map((c) => parseToolArguments(c.id, c.function.name, c.function.arguments))
+  lastAssistantTurn(messages) {
+    const index = lastAssistantIndex(messages)
+    if (index < 0) return undefined
+    const calls = (messages[index] as { tool_calls?: OpenAIToolCall[] }).tool_calls ?? []
+    return {
+      start: index,
+      end: index,
+      calls: calls.map((c) => parseToolArguments(c.id, c.function.name, c.function.arguments)),
+    }
   },
   assistantText(message) {
-    if (message.role !== "assistant") return undefined
-    return typeof message.content === "string" ? message.content : ""
+    const m = message as OpenAIMessage
+    if (m.role !== "assistant") return undefined
+    return typeof m.content === "string" ? m.content : ""
   },
   recordedResults(messages) {
     const found = new Map<string, { id: string; output: string; isError: boolean }>()
     for (const m of messages) {
-      if (m.role === "tool")
-        found.set(m.tool_call_id, { id: m.tool_call_id, output: m.content, isError: false })
+      const msg = m as OpenAIMessage
+      if (msg.role === "tool")
+        found.set(msg.tool_call_id, { id: msg.tool_call_id, output: msg.content, isError: false })
     }
     return found
   },
 }
 
 /** @internal Builds the assistant message the transcript keeps for a turn. */
-export function openaiAssistantMessage(text: string, calls: ModelToolCall[]): OpenAIMessage {
+export function openaiAssistantMessage(
+  text: string,
+  calls: ModelToolCall[],
+  refusal?: string,
+): OpenAIMessage {
+  if (refusal !== undefined) return { role: "assistant", content: text === "" ? null : text, refusal }
   if (calls.length === 0) return { role: "assistant", content: text }
   return {
     role: "assistant",
@@ -40,6 +76,14 @@ export function openaiAssistantMessage(text: string, calls: ModelToolCall[]): Op
       function: { name: c.name, arguments: c.arguments },
     })),
   }
+}
+
+/** @internal OpenAI's `finish_reason` in the normalised vocabulary. */
+export function openaiFinishReason(raw: unknown, refusal: string | undefined, calls: number): FinishReason {
+  if (refusal !== undefined) return "refusal"
+  if (raw === "function_call") return "tool_calls"
+  if (typeof raw === "string" && raw !== "") return raw
+  return calls > 0 ? "tool_calls" : "stop"
 }
 
 function renderTools(tools: BodyInput["tools"]): unknown[] {
@@ -55,20 +99,22 @@ function renderTools(tools: BodyInput["tools"]): unknown[] {
 export const openaiWire: WireFormat = {
   style: "openai",
   dialect: openaiDialect,
+  keyEnv: ["OPENAI_API_KEY", "OPENROUTER_API_KEY"],
   endpoint: (baseUrl) => `${baseUrl.replace(/\/+$/, "")}/chat/completions`,
-  headers(apiKey) {
-    const headers: Record<string, string> = { "content-type": "application/json" }
-    if (apiKey) headers.authorization = `Bearer ${apiKey}`
-    return headers
-  },
-  body({ model, system, messages, tools, stream, params }) {
+  headers: bearerHeaders,
+  body({ model, system, messages, tools, stream, params, output }) {
     const body: Record<string, unknown> = { ...params, model }
-    const first = messages[0]
+    const first = messages[0] as { role?: string } | undefined
     body.messages =
       system && first?.role !== "system" ? [{ role: "system", content: system }, ...messages] : messages
     const rendered = renderTools(tools)
     if (rendered.length > 0) body.tools = rendered
     else delete body.tool_choice
+    if (output)
+      body.response_format = {
+        type: "json_schema",
+        json_schema: { name: output.name, schema: output.schema, strict: true },
+      }
     if (stream) {
       body.stream = true
       body.stream_options = { include_usage: true }
@@ -81,6 +127,8 @@ export const openaiWire: WireFormat = {
     if (!isPlainObject(message))
       throw new LLMResponseError("the OpenAI-style reply has no choices[0].message")
     const text = typeof message.content === "string" ? message.content : ""
+    const refusal =
+      typeof message.refusal === "string" && message.refusal !== "" ? message.refusal : undefined
     const rawCalls = Array.isArray(message.tool_calls) ? message.tool_calls : []
     const toolCalls = rawCalls.map((c, i) => {
       if (!isPlainObject(c) || !isPlainObject(c.function) || typeof c.function.name !== "string") {
@@ -90,24 +138,56 @@ export const openaiWire: WireFormat = {
       return parseToolArguments(typeof c.id === "string" ? c.id : `call_${i}`, c.function.name, raw)
     })
     const usage = isPlainObject(json) && isPlainObject(json.usage) ? json.usage : {}
-    return {
-      message: openaiAssistantMessage(text, toolCalls),
-      text,
-      toolCalls,
-      usage: { promptTokens: num(usage.prompt_tokens), completionTokens: num(usage.completion_tokens) },
-    }
+    return openaiTurn(text, toolCalls, refusal, (choice as Record<string, unknown>).finish_reason, {
+      promptTokens: num(usage.prompt_tokens),
+      completionTokens: num(usage.completion_tokens),
+    })
   },
-  streamAccumulator: () => new OpenAIStream(),
+  streamAccumulator: (listener) => new OpenAIStream(listener),
+}
+
+function openaiTurn(
+  text: string,
+  toolCalls: ModelToolCall[],
+  refusal: string | undefined,
+  finish: unknown,
+  usage: ModelTurn["usage"],
+): ModelTurn {
+  const turn: ModelTurn = {
+    messages: [openaiAssistantMessage(text, toolCalls, refusal)],
+    text,
+    // A refusal is the whole answer: nothing it carries is executed.
+    toolCalls: refusal === undefined ? toolCalls : [],
+    usage,
+    finishReason: openaiFinishReason(finish, refusal, toolCalls.length),
+  }
+  if (refusal !== undefined) turn.refusal = refusal
+  return turn
+}
+
+/** @internal The headers of a bearer-key endpoint (OpenAI chat and Responses). */
+export function bearerHeaders(apiKey: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = { "content-type": "application/json" }
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`
+  return headers
 }
 
 class OpenAIStream implements StreamAccumulator {
+  readonly #listener: TurnListener
   #text = ""
+  #refusal: string | undefined
+  #finish: unknown
   #calls: { id: string; name: string; arguments: string }[] = []
   #usage = { promptTokens: 0, completionTokens: 0 }
   #sawChoice = false
+  #delivered = false
 
-  accept(event: { data: string }): string | undefined {
-    if (event.data === "[DONE]") return undefined
+  constructor(listener: TurnListener) {
+    this.#listener = listener
+  }
+
+  accept(event: { data: string }): void {
+    if (event.data === "[DONE]") return
     let chunk: unknown
     try {
       chunk = JSON.parse(event.data)
@@ -116,12 +196,8 @@ class OpenAIStream implements StreamAccumulator {
         `the OpenAI-style stream sent a chunk that is not JSON: ${event.data.slice(0, 200)}`,
       )
     }
-    if (!isPlainObject(chunk)) return undefined
-    if (isPlainObject(chunk.error)) {
-      throw new LLMResponseError(
-        `the OpenAI-style stream reported an error: ${String(chunk.error.message ?? "")}`,
-      )
-    }
+    if (!isPlainObject(chunk)) return
+    if (isPlainObject(chunk.error)) throw new LLMStreamError(errorFields(chunk.error), this.#delivered)
     if (isPlainObject(chunk.usage)) {
       this.#usage = {
         promptTokens: num(chunk.usage.prompt_tokens),
@@ -129,8 +205,9 @@ class OpenAIStream implements StreamAccumulator {
       }
     }
     const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined
-    if (!isPlainObject(choice)) return undefined
+    if (!isPlainObject(choice)) return
     this.#sawChoice = true
+    if (typeof choice.finish_reason === "string") this.#finish = choice.finish_reason
     const delta = isPlainObject(choice.delta) ? choice.delta : {}
     if (Array.isArray(delta.tool_calls)) {
       for (const part of delta.tool_calls) {
@@ -141,17 +218,23 @@ class OpenAIStream implements StreamAccumulator {
           call = { id: "", name: "", arguments: "" }
           this.#calls[index] = call
         }
-        if (typeof part.id === "string") call.id = part.id
+        // Some servers repeat `"id": ""` on continuation chunks; the first id stays.
+        if (typeof part.id === "string" && part.id !== "") call.id = part.id
         const fn = isPlainObject(part.function) ? part.function : {}
         if (typeof fn.name === "string") call.name += fn.name
         if (typeof fn.arguments === "string") call.arguments += fn.arguments
       }
     }
+    if (typeof delta.refusal === "string" && delta.refusal !== "") {
+      this.#refusal = (this.#refusal ?? "") + delta.refusal
+      this.#delivered = true
+      this.#listener.onRefusal?.(delta.refusal)
+    }
     if (typeof delta.content === "string" && delta.content !== "") {
       this.#text += delta.content
-      return delta.content
+      this.#delivered = true
+      this.#listener.onText?.(delta.content)
     }
-    return undefined
   }
 
   finish(): ModelTurn {
@@ -159,13 +242,21 @@ class OpenAIStream implements StreamAccumulator {
     const toolCalls = this.#calls
       .filter((c) => c !== undefined)
       .map((c, i) => parseToolArguments(c.id || `call_${i}`, c.name, c.arguments))
-    return {
-      message: openaiAssistantMessage(this.#text, toolCalls),
-      text: this.#text,
-      toolCalls,
-      usage: this.#usage,
-    }
+    return openaiTurn(this.#text, toolCalls, this.#refusal, this.#finish, this.#usage)
   }
+}
+
+/** @internal The fields of a provider error object, whichever of them it has. */
+export function errorFields(error: Record<string, unknown>): {
+  type?: string
+  code?: string
+  message?: string
+} {
+  const fields: { type?: string; code?: string; message?: string } = {}
+  if (typeof error.type === "string") fields.type = error.type
+  if (typeof error.code === "string") fields.code = error.code
+  if (typeof error.message === "string") fields.message = error.message
+  return fields
 }
 
 /** @internal A token count, or 0 when absent. */

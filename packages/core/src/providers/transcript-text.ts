@@ -1,6 +1,7 @@
 import type { EndpointStyle, Message } from "../types.js"
 import { anthropicDialect } from "./anthropic.js"
 import { openaiDialect } from "./openai.js"
+import { responsesDialect } from "./responses.js"
 
 /**
  * The text of the last assistant message of a transcript in the given endpoint style, read
@@ -11,7 +12,8 @@ import { openaiDialect } from "./openai.js"
  * lastAssistantText((await store.get("c1")) ?? [], "openai") === run.text // true
  */
 export function lastAssistantText(messages: readonly Message[], style: EndpointStyle = "openai"): string {
-  const dialect = style === "anthropic" ? anthropicDialect : openaiDialect
+  const dialect =
+    style === "anthropic" ? anthropicDialect : style === "openai-responses" ? responsesDialect : openaiDialect
   for (let i = messages.length - 1; i >= 0; i--) {
     const text = dialect.assistantText(messages[i] as Message)
     if (text !== undefined) return text

@@ -131,12 +131,12 @@ export class RunTracing {
     try {
       const reply = await this.#api.context.with(this.#api.trace.setSpan(this.#context, span), call)
       span.setAttributes({
-        "gen_ai.response.finish_reasons": [finishReasonOf(reply)],
+        "gen_ai.response.finish_reasons": [reply.finishReason],
         "gen_ai.usage.input_tokens": reply.usage.promptTokens,
         "gen_ai.usage.output_tokens": reply.usage.completionTokens,
       })
       if (this.#content && span.isRecording())
-        span.setAttribute("gen_ai.output.messages", JSON.stringify([reply.message]))
+        span.setAttribute("gen_ai.output.messages", JSON.stringify(reply.messages))
       return reply
     } catch (error) {
       failed(span, error)
@@ -214,11 +214,6 @@ export class RunTracing {
     }
     span.end()
   }
-}
-
-/** @internal The finish reason of a model turn, derived when the wire format gives none. */
-export function finishReasonOf(reply: ModelTurn): string {
-  return reply.finishReason ?? (reply.toolCalls.length > 0 ? "tool_calls" : "stop")
 }
 
 function failed(span: Span, error: unknown): void {

@@ -9,6 +9,8 @@ import {
   formatSse,
   openaiCompletion,
   openaiStreamFrames,
+  responsesObject,
+  responsesStreamFrames,
   type SseFrame,
   type WireReply,
   type WireToolCall,
@@ -33,6 +35,19 @@ export interface FakeReply {
   /** Assistant text. With a non-2xx `status` it is the error message instead. */
   text?: string
   toolCalls?: FakeToolCall[]
+  /** The model refuses with this text (OpenAI `refusal`, Anthropic `stop_reason: "refusal"`, a Responses refusal part). */
+  refusal?: string
+  /**
+   * The reply is cut off: `maxOutputTokens` (OpenAI `length`, Anthropic `max_tokens`, Responses
+   * `incomplete` / `max_output_tokens`) or `contentFilter` (OpenAI `content_filter`, Responses
+   * `incomplete` / `content_filter`; Anthropic, which has no such stop, `refusal`).
+   */
+  cutOff?: "maxOutputTokens" | "contentFilter"
+  /**
+   * A streaming request gets a stream that opens with this error event, in the style's own shape
+   * (e.g. `{ type: "overloaded_error" }`); a non-streaming one is answered normally.
+   */
+  streamError?: { type: string; message?: string }
   /** Reported token usage; defaults to 10 prompt and 5 completion tokens. */
   usage?: { promptTokens?: number; completionTokens?: number }
   /** HTTP status (default 200); non-2xx sends an error body in the style's own shape (or `rawBody`). */
@@ -76,16 +91,16 @@ export interface FakeLLMServerOptions {
 }
 
 /**
- * A scripted fake LLM HTTP server speaking the OpenAI chat-completions and Anthropic messages wire
- * formats, streaming and not, on 127.0.0.1.
+ * A scripted fake LLM HTTP server speaking the OpenAI chat-completions, OpenAI Responses and
+ * Anthropic messages wire formats, streaming and not, on 127.0.0.1.
  *
- * Routes: `POST /v1/chat/completions` and `POST /chat/completions` (OpenAI), `POST /v1/messages`
- * (Anthropic); anything else is a 404 and a body that is not a JSON object a 400. A reply is the first
+ * Routes: `POST /v1/chat/completions` and `POST /chat/completions` (OpenAI), `POST /v1/responses`
+ * and `POST /responses` (Responses), `POST /v1/messages` (Anthropic); anything else is a 404 and a body that is not a JSON object a 400. A reply is the first
  * matching rule with uses left, else the next queued reply, else the fallback, else an HTTP 500 whose
  * message names the unscripted request.
  */
 export interface FakeLLMServer {
-  /** `http://127.0.0.1:PORT`; OpenAI clients use `${url}/v1` as base URL, Anthropic clients `url`. */
+  /** `http://127.0.0.1:PORT`; OpenAI and Responses clients use `${url}/v1` as base URL, Anthropic clients `url`. */
   readonly url: string
   /** Every routed request with a JSON-object body, in order of arrival. */
   readonly requests: readonly FakeRequestView[]
@@ -112,6 +127,8 @@ const ROUTES = new Map<string, EndpointStyle>([
   ["/v1/chat/completions", "openai"],
   ["/chat/completions", "openai"],
   ["/v1/messages", "anthropic"],
+  ["/v1/responses", "openai-responses"],
+  ["/responses", "openai-responses"],
 ])
 
 interface RuleState {
@@ -272,16 +289,16 @@ class ScriptedServer implements FakeLLMServer {
       return
     }
     const wire = this.#toWire(view, reply)
+    const format = FORMATS[view.style]
     if (!view.stream) {
-      sendJson(res, status, view.style === "openai" ? openaiCompletion(wire) : anthropicMessage(wire), extra)
+      sendJson(res, status, format.reply(wire), extra)
       return
     }
-    const frames = view.style === "openai" ? openaiStreamFrames(wire) : anthropicStreamFrames(wire)
-    await stream(res, status, frames, extra)
+    await stream(res, status, format.frames(wire), extra)
   }
 
   #toWire(view: FakeRequestView, reply: FakeReply): WireReply {
-    const openai = view.style === "openai"
+    const openai = view.style !== "anthropic"
     const toolCalls = (reply.toolCalls ?? []).map((call): WireToolCall => {
       const raw = typeof call.arguments === "string"
       const argumentsJson = raw ? (call.arguments as string) : JSON.stringify(call.arguments)
@@ -292,15 +309,30 @@ class ScriptedServer implements FakeLLMServer {
         input: raw ? (parseJson(argumentsJson) ?? {}) : call.arguments,
       }
     })
-    return {
-      id: `${openai ? "chatcmpl-" : "msg_"}fake${++this.#ids}`,
+    const prefix = { openai: "chatcmpl-", anthropic: "msg_", "openai-responses": "resp_" }[view.style]
+    const wire: WireReply = {
+      id: `${prefix}fake${++this.#ids}`,
       model: view.model,
       text: reply.text,
       toolCalls,
       promptTokens: reply.usage?.promptTokens ?? 10,
       completionTokens: reply.usage?.completionTokens ?? 5,
     }
+    if (reply.refusal !== undefined) wire.refusal = reply.refusal
+    if (reply.cutOff !== undefined) wire.cutOff = reply.cutOff
+    if (reply.streamError !== undefined) wire.streamError = reply.streamError
+    return wire
   }
+}
+
+/** Each style's reply body and stream frames. */
+const FORMATS: Record<
+  EndpointStyle,
+  { reply(wire: WireReply): unknown; frames(wire: WireReply): SseFrame[] }
+> = {
+  openai: { reply: openaiCompletion, frames: openaiStreamFrames },
+  anthropic: { reply: anthropicMessage, frames: anthropicStreamFrames },
+  "openai-responses": { reply: responsesObject, frames: responsesStreamFrames },
 }
 
 function matches(rule: FakeRule, view: FakeRequestView): boolean {

@@ -3,7 +3,7 @@ import type { EndpointStyle } from "../types.js"
 
 /** A tool result the client sent back to the fake model, in a style-neutral shape. */
 export interface FakeToolResult {
-  /** OpenAI `tool_call_id` or Anthropic `tool_use_id`. */
+  /** OpenAI `tool_call_id`, Anthropic `tool_use_id` or Responses `call_id`. */
   id: string
   /** The result text; text parts/blocks are joined with newlines. */
   content: string
@@ -26,13 +26,16 @@ export interface FakeRequestView {
   stream: boolean
   /** `body.model`, or "" when absent. */
   model: string
-  /** OpenAI: the system (and developer) messages' text; Anthropic: `body.system`; "" if none. */
+  /**
+   * OpenAI: the system (and developer) messages' text; Anthropic: `body.system`; Responses:
+   * `body.instructions` and system/developer items; "" if none.
+   */
   system: string
   /** Text of the last user message that has text (string content or text parts/blocks); "" if none. */
   lastUserText: string
   /**
    * Tool results sent after the last assistant message: OpenAI `role: "tool"` messages, Anthropic
-   * `tool_result` blocks.
+   * `tool_result` blocks, Responses `function_call_output` items.
    */
   toolResults: FakeToolResult[]
   /** Names of the tools offered in the request ([] if none). */
@@ -49,16 +52,23 @@ export function buildRequestView(
   headers: IncomingHttpHeaders,
   body: Json,
 ): FakeRequestView {
-  const messages: Json[] = Array.isArray(body.messages) ? body.messages.filter(isObject) : []
-  const lastAssistant = messages.findLastIndex((message) => message.role === "assistant")
+  const responses = style === "openai-responses"
+  const list = responses ? body.input : body.messages
+  const messages: Json[] = Array.isArray(list) ? list.filter(isObject) : []
+  const lastAssistant = messages.findLastIndex(
+    (message) => message.role === "assistant" || (responses && isResponsesTurnItem(message)),
+  )
   const sinceAssistant = messages.slice(lastAssistant + 1)
-  const system =
-    style === "openai"
-      ? messages
-          .filter((message) => message.role === "system" || message.role === "developer")
-          .map((message) => textOf(message.content) ?? "")
-          .join("\n")
-      : (textOf(body.system) ?? "")
+  const systemTexts = messages
+    .filter((message) => message.role === "system" || message.role === "developer")
+    .map((message) => textOf(message.content) ?? "")
+  if (responses && typeof body.instructions === "string") systemTexts.unshift(body.instructions)
+  const system = style === "anthropic" ? (textOf(body.system) ?? "") : systemTexts.join("\n")
+  const toolResults = {
+    openai: openaiToolResults,
+    anthropic: anthropicToolResults,
+    "openai-responses": responsesToolResults,
+  }[style](sinceAssistant)
   return {
     index,
     style,
@@ -69,10 +79,14 @@ export function buildRequestView(
     model: typeof body.model === "string" ? body.model : "",
     system,
     lastUserText: lastUserText(messages),
-    toolResults:
-      style === "openai" ? openaiToolResults(sinceAssistant) : anthropicToolResults(sinceAssistant),
+    toolResults,
     toolNames: toolNames(style, body.tools),
   }
+}
+
+/** Items of a Responses model turn (reasoning, calls, assistant messages). */
+function isResponsesTurnItem(item: Json): boolean {
+  return item.role === undefined && typeof item.type === "string" && !item.type.endsWith("_output")
 }
 
 function isObject(value: unknown): value is Json {
@@ -84,7 +98,12 @@ function textOf(content: unknown): string | undefined {
   if (typeof content === "string") return content
   if (!Array.isArray(content)) return undefined
   const texts = content
-    .filter((part) => isObject(part) && part.type === "text" && typeof part.text === "string")
+    .filter(
+      (part) =>
+        isObject(part) &&
+        (part.type === "text" || part.type === "input_text" || part.type === "output_text") &&
+        typeof part.text === "string",
+    )
     .map((part) => part.text as string)
   return texts.length > 0 ? texts.join("\n") : undefined
 }
@@ -123,6 +142,16 @@ function anthropicToolResults(messages: Json[]): FakeToolResult[] {
     }
   }
   return results
+}
+
+function responsesToolResults(items: Json[]): FakeToolResult[] {
+  return items
+    .filter((item) => item.type === "function_call_output")
+    .map((item) => ({
+      id: String(item.call_id ?? ""),
+      content: typeof item.output === "string" ? item.output : (textOf(item.output) ?? ""),
+      isError: false,
+    }))
 }
 
 function toolNames(style: EndpointStyle, tools: unknown): string[] {

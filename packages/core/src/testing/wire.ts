@@ -19,6 +19,12 @@ export interface WireReply {
   toolCalls: WireToolCall[]
   promptTokens: number
   completionTokens: number
+  /** A refusal instead of an answer, in the style's own shape. */
+  refusal?: string
+  /** The reply is cut off: by the output-token limit or by a content filter. */
+  cutOff?: "maxOutputTokens" | "contentFilter"
+  /** The stream opens with this error event instead of a reply (streaming requests only). */
+  streamError?: { type: string; message?: string }
 }
 
 /** One server-sent event; `event` is omitted for OpenAI's data-only frames. */
@@ -50,6 +56,7 @@ export function splitPieces(value: string, max = 3): string[] {
 
 /** An error body in the style's own shape: OpenAI `{error:{…}}`, Anthropic `{type:"error",error:{…}}`. */
 export function errorBody(style: EndpointStyle, status: number, message: string, code?: string): unknown {
+  // The Responses API reports errors like chat completions.
   if (style === "anthropic") return { type: "error", error: { type: anthropicErrorType(status), message } }
   return { error: { message, type: openaiErrorType(status), param: null, code: code ?? null } }
 }
@@ -77,7 +84,11 @@ const now = (): number => Math.floor(Date.now() / 1000)
 
 /** A non-streaming OpenAI `chat.completion` object. */
 export function openaiCompletion(reply: WireReply): unknown {
-  const message: Record<string, unknown> = { role: "assistant", content: reply.text ?? null, refusal: null }
+  const message: Record<string, unknown> = {
+    role: "assistant",
+    content: reply.refusal === undefined ? (reply.text ?? null) : null,
+    refusal: reply.refusal ?? null,
+  }
   if (reply.toolCalls.length > 0) {
     message.tool_calls = reply.toolCalls.map((call) => ({
       id: call.id,
@@ -110,8 +121,11 @@ export function openaiStreamFrames(reply: WireReply): SseFrame[] {
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
     }),
   })
+  if (reply.streamError) return [{ data: JSON.stringify({ error: { ...reply.streamError, param: null } }) }]
   const frames = [chunk({ role: "assistant", content: "" })]
-  for (const piece of splitPieces(reply.text ?? "")) frames.push(chunk({ content: piece }))
+  if (reply.refusal !== undefined)
+    for (const piece of splitPieces(reply.refusal)) frames.push(chunk({ refusal: piece }))
+  else for (const piece of splitPieces(reply.text ?? "")) frames.push(chunk({ content: piece }))
   reply.toolCalls.forEach((call, index) => {
     const fn = { name: call.name, arguments: "" }
     frames.push(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: fn }] }))
@@ -144,7 +158,7 @@ export function anthropicMessage(reply: WireReply): unknown {
     type: "message",
     role: "assistant",
     model: reply.model,
-    content,
+    content: reply.refusal === undefined ? content : [],
     stop_reason: stopReason(reply),
     stop_sequence: null,
     usage: { input_tokens: reply.promptTokens, output_tokens: reply.completionTokens },
@@ -159,6 +173,10 @@ export function anthropicStreamFrames(reply: WireReply): SseFrame[] {
   const frames: SseFrame[] = []
   const emit = (type: string, payload: Record<string, unknown> = {}): void => {
     frames.push({ event: type, data: JSON.stringify({ type, ...payload }) })
+  }
+  if (reply.streamError) {
+    emit("error", { error: reply.streamError })
+    return frames
   }
   emit("message_start", {
     message: {
@@ -175,7 +193,7 @@ export function anthropicStreamFrames(reply: WireReply): SseFrame[] {
   })
   emit("ping")
   let index = 0
-  if (reply.text !== undefined) {
+  if (reply.text !== undefined && reply.refusal === undefined) {
     emit("content_block_start", { index, content_block: { type: "text", text: "" } })
     for (const text of splitPieces(reply.text)) {
       emit("content_block_delta", { index, delta: { type: "text_delta", text } })
@@ -202,11 +220,116 @@ export function anthropicStreamFrames(reply: WireReply): SseFrame[] {
 }
 
 function finishReason(reply: WireReply): string {
+  if (reply.cutOff) return reply.cutOff === "maxOutputTokens" ? "length" : "content_filter"
+  // OpenAI chat refusals end with "stop"; the refusal field says what happened.
   return reply.toolCalls.length > 0 ? "tool_calls" : "stop"
 }
 
+/** Anthropic has no content-filter stop; its policy stop is `refusal`. */
 function stopReason(reply: WireReply): string {
+  if (reply.cutOff) return reply.cutOff === "maxOutputTokens" ? "max_tokens" : "refusal"
+  if (reply.refusal !== undefined) return "refusal"
   return reply.toolCalls.length > 0 ? "tool_use" : "end_turn"
+}
+
+/** The output items of a Responses reply: a message (text or refusal), then function calls. */
+function responsesOutput(reply: WireReply): Record<string, unknown>[] {
+  const output: Record<string, unknown>[] = []
+  const part =
+    reply.refusal !== undefined
+      ? { type: "refusal", refusal: reply.refusal }
+      : reply.text !== undefined
+        ? { type: "output_text", text: reply.text, annotations: [] }
+        : undefined
+  if (part)
+    output.push({
+      id: `msg_${reply.id}`,
+      type: "message",
+      status: "completed",
+      role: "assistant",
+      content: [part],
+    })
+  reply.toolCalls.forEach((call, i) => {
+    output.push({
+      id: `fc_${reply.id}_${i}`,
+      type: "function_call",
+      status: "completed",
+      call_id: call.id,
+      name: call.name,
+      arguments: call.argumentsJson,
+    })
+  })
+  return output
+}
+
+/** A Responses `response` object (`status` completed, or incomplete when cut off). */
+export function responsesObject(reply: WireReply): Record<string, unknown> {
+  const incomplete = reply.cutOff !== undefined
+  return {
+    id: reply.id,
+    object: "response",
+    created_at: now(),
+    status: incomplete ? "incomplete" : "completed",
+    error: null,
+    incomplete_details: incomplete
+      ? { reason: reply.cutOff === "maxOutputTokens" ? "max_output_tokens" : "content_filter" }
+      : null,
+    model: reply.model,
+    output: responsesOutput(reply),
+    store: false,
+    usage: {
+      input_tokens: reply.promptTokens,
+      output_tokens: reply.completionTokens,
+      total_tokens: reply.promptTokens + reply.completionTokens,
+    },
+  }
+}
+
+/**
+ * The frames of a streamed Responses reply: `response.created`, per output item `added`, its
+ * deltas and `done`, then `response.completed` (or `response.incomplete`) with the whole
+ * response; `event:` + `data:` frames, no `[DONE]`.
+ */
+export function responsesStreamFrames(reply: WireReply): SseFrame[] {
+  const frames: SseFrame[] = []
+  let sequence = 0
+  const emit = (type: string, payload: Record<string, unknown>): void => {
+    frames.push({ event: type, data: JSON.stringify({ type, sequence_number: sequence++, ...payload }) })
+  }
+  if (reply.streamError) {
+    emit("error", { error: { ...reply.streamError, code: reply.streamError.type, param: null } })
+    return frames
+  }
+  const final = responsesObject(reply)
+  emit("response.created", { response: { ...final, status: "in_progress", output: [], usage: null } })
+  ;(final.output as Record<string, any>[]).forEach((item, output_index) => {
+    const item_id = item.id
+    if (item.type === "message") {
+      emit("response.output_item.added", {
+        output_index,
+        item: { ...item, status: "in_progress", content: [] },
+      })
+      const part = item.content[0]
+      const refusal = part.type === "refusal"
+      const text: string = refusal ? part.refusal : part.text
+      for (const delta of splitPieces(text)) {
+        const type = refusal ? "response.refusal.delta" : "response.output_text.delta"
+        emit(type, { item_id, output_index, content_index: 0, delta })
+      }
+    } else {
+      emit("response.output_item.added", {
+        output_index,
+        item: { ...item, status: "in_progress", arguments: "" },
+      })
+      for (const delta of splitPieces(item.arguments)) {
+        emit("response.function_call_arguments.delta", { item_id, output_index, delta })
+      }
+      emit("response.function_call_arguments.done", { item_id, output_index, arguments: item.arguments })
+    }
+    emit("response.output_item.done", { output_index, item })
+  })
+  emit(final.status === "incomplete" ? "response.incomplete" : "response.completed", { response: final })
+  return frames
 }
 
 function openaiUsage(reply: WireReply): Record<string, number> {

@@ -89,7 +89,8 @@ export function toToolResult(value: ToolReturn): ToolResult {
   return { output: value === undefined ? "" : JSON.stringify(value), isError: false }
 }
 
-function isZodLike(schema: unknown): schema is ZodLikeSchema {
+/** @internal */
+export function isZodLike(schema: unknown): schema is ZodLikeSchema {
   return isPlainObject(schema) && typeof (schema["~standard"] as any)?.validate === "function"
 }
 
@@ -101,7 +102,10 @@ function zodToJSONSchema(name: string, schema: ZodLikeSchema): JSONSchema {
   return json
 }
 
-function formatIssues(issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<unknown> }>): string {
+/** @internal Zod / Standard Schema issues as one line. */
+export function formatIssues(
+  issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<unknown> }>,
+): string {
   return issues
     .map((issue) => {
       const path = (issue.path ?? []).map((p) => (isPlainObject(p) ? String(p.key) : String(p))).join(".")

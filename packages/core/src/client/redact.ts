@@ -1,0 +1,53 @@
+import type { ToolnexusError } from "../errors.js"
+
+/** Names of headers whose values are credentials even when the client set them. */
+const SECRET_HEADER = /authorization|key|token|secret|cookie/i
+
+/** Shorter fragments would redact ordinary words of a message; real values are longer. */
+const MIN_SECRET = 4
+
+/**
+ * @internal Builds the scrubber applied to every error a client throws: endpoints and gateways
+ * echo what they received ("Incorrect API key provided: sk-…", a cookie in a debug body), and
+ * none of it may reach messages and logs. Redacted: every header value the user passed, and
+ * the credential headers (the API key) — whole, without a `Bearer`/`Basic` prefix, and each
+ * `name=value` pair of a cookie-style list.
+ */
+export function headerRedactor(
+  headers: Record<string, string>,
+  userHeaderNames: readonly string[],
+): (error: ToolnexusError) => ToolnexusError {
+  const user = new Set(userHeaderNames.map((name) => name.toLowerCase()))
+  const secrets = new Set<string>()
+  for (const [name, value] of Object.entries(headers)) {
+    if (!user.has(name) && !SECRET_HEADER.test(name)) continue
+    for (const candidate of fragments(value)) if (candidate.length >= MIN_SECRET) secrets.add(candidate)
+  }
+  // Longest first, so a value is never half-replaced by a shorter fragment of it.
+  const ordered = [...secrets].sort((a, b) => b.length - a.length)
+  const scrub = (text: string) => {
+    let out = text
+    for (const secret of ordered) if (out.includes(secret)) out = out.split(secret).join("[redacted]")
+    return out
+  }
+  return (error) => {
+    if (ordered.length === 0) return error
+    error.message = scrub(error.message)
+    const withBody = error as { bodyExcerpt?: unknown }
+    if (typeof withBody.bodyExcerpt === "string")
+      Object.defineProperty(error, "bodyExcerpt", { value: scrub(withBody.bodyExcerpt) })
+    if (typeof error.stack === "string") error.stack = scrub(error.stack)
+    return error
+  }
+}
+
+function fragments(value: string): string[] {
+  const out = [value.trim(), value.replace(/^\s*(bearer|basic)\s+/i, "").trim()]
+  for (const pair of value.split(/[;,]/)) {
+    const trimmed = pair.trim()
+    out.push(trimmed)
+    const eq = trimmed.indexOf("=")
+    if (eq > 0) out.push(trimmed.slice(eq + 1).trim())
+  }
+  return out
+}

@@ -231,3 +231,22 @@ describe("tracing switches", () => {
     expect(result.pending?.data).toEqual({ callId: "a1" })
   })
 })
+
+describe("without @opentelemetry/api installed", () => {
+  it("the built package runs, streams and resumes untraced when the import fails for real", async () => {
+    const { execFile } = await import("node:child_process")
+    const { fileURLToPath } = await import("node:url")
+    const script = fileURLToPath(new URL("./fixtures/without-otel.mjs", import.meta.url))
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, [script], (error, out, err) =>
+        error ? reject(new Error(err)) : resolve(out),
+      ),
+    )
+    expect(JSON.parse(stdout)).toEqual({
+      halted: "pending",
+      data: { callId: "a1" },
+      resumed: "done",
+      events: ["usage", "turn", "tool_call", "pending", "done"],
+    })
+  })
+})

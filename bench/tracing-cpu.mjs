@@ -9,33 +9,13 @@
 import { trace } from "@opentelemetry/api"
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { createClient, createToolkit, defineTool } from "@toolnexus/core"
-import {
-  API_KEY,
-  MODEL,
-  cliOptions,
-  createFloor,
-  printRows,
-  runBenchmark,
-  startMockServer,
-} from "./harness.mjs"
+import { ECHO, FINAL, PROMPT, createEchoFloor, echo, startEchoServer } from "./echo-loop.mjs"
+import { API_KEY, MODEL, cliOptions, printRows, runBenchmark } from "./harness.mjs"
 
 const VARIANTS = ["sdk", "noop", "memory", "floor"]
 const options = cliOptions({ runs: 600, rounds: 7, warmup: 800 }, { variants: VARIANTS })
 
-const PROMPT = "Please echo the word hello, then tell me you are done."
-const FINAL = "Echoed hello. Done."
-const ECHO = {
-  name: "echo",
-  description: "Returns the text it is given, unchanged.",
-  inputSchema: {
-    type: "object",
-    properties: { text: { type: "string", description: "The text to echo back." } },
-    required: ["text"],
-  },
-}
-const echo = ({ text }) => String(text)
-
-const server = await startMockServer(["--tool", "echo", "--arguments", '{"text":"hello"}', "--text", FINAL])
+const server = await startEchoServer()
 const toolkit = await createToolkit({ extraTools: [defineTool({ ...ECHO, run: echo })] })
 const base = { baseUrl: server.baseUrl, style: "openai", model: MODEL, apiKey: API_KEY }
 
@@ -46,19 +26,7 @@ const clients = {
   noop: createClient({ ...base, telemetry: { tracer: trace.getTracer("bench") } }),
   memory: createClient({ ...base, telemetry: { tracer: provider.getTracer("bench") } }),
 }
-const floor = createFloor({
-  baseUrl: server.baseUrl,
-  tools: [
-    {
-      type: "function",
-      function: { name: ECHO.name, description: ECHO.description, parameters: ECHO.inputSchema },
-    },
-  ],
-  execute: (name, args) => {
-    if (name !== "echo") throw new Error(`floor: unknown tool ${name}`)
-    return echo(args)
-  },
-})
+const floor = createEchoFloor(server.baseUrl)
 
 let finished = 0
 const sdkRun = (name) => async () => {

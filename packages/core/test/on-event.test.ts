@@ -3,28 +3,11 @@ import { buildClient } from "../src/client/client.js"
 import type { StreamEvent } from "../src/client/run-result.js"
 import { openaiDialect } from "../src/providers/openai.js"
 import { MemoryStore } from "../src/store/conversation-store.js"
-import { pending } from "../src/suspension/pending.js"
-import { defineTool } from "../src/tools/define-tool.js"
 import { relayTool } from "../src/tools/relay-tool.js"
 import { createToolkit } from "../src/tools/toolkit.js"
-import { STYLES, clientFor, useFakeServer } from "./helpers.js"
+import { STYLES, approve, clientFor, lookup, useFakeServer } from "./helpers.js"
 
 const ctx = useFakeServer()
-
-const approve = defineTool({
-  name: "approve",
-  description: "Needs a human",
-  inputSchema: { type: "object", properties: { what: { type: "string" } } },
-  run: ({ what }, toolCtx) =>
-    toolCtx.answer?.ok ? `approved ${what}` : pending({ kind: "approval", prompt: `Approve ${what}?` }),
-})
-
-const lookup = defineTool({
-  name: "lookup",
-  description: "Looks a thing up",
-  inputSchema: { type: "object", properties: { q: { type: "string" } } },
-  run: ({ q }) => `found ${q}`,
-})
 
 const types = (events: StreamEvent[]) => events.map((e) => e.type)
 const texts = (events: StreamEvent[]) => events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("")

@@ -4,11 +4,10 @@ import { describe, expect, it } from "vitest"
 import type { RunResult, StreamEvent } from "../src/client/run-result.js"
 import { AbortError, ConversationPendingError, LLMResponseError, LLMStreamError } from "../src/errors.js"
 import { MemoryStore, type SaveMeta } from "../src/store/conversation-store.js"
-import { pending } from "../src/suspension/pending.js"
 import { defineTool } from "../src/tools/define-tool.js"
 import { createToolkit } from "../src/tools/toolkit.js"
 import type { Message } from "../src/types.js"
-import { STYLES, type Style, clientFor, useFakeServer } from "./helpers.js"
+import { STYLES, type Style, approve, clientFor, useFakeServer } from "./helpers.js"
 
 // These tests pin the chat and Anthropic transcript shapes; responses.test.ts pins the Responses ones.
 const CHAT_STYLES = STYLES.filter((s) => s !== "openai-responses")
@@ -31,14 +30,6 @@ const add = defineTool({
     required: ["a", "b"],
   },
   run: ({ a, b }) => String(Number(a) + Number(b)),
-})
-
-const approve = defineTool({
-  name: "approve",
-  description: "Needs a human",
-  inputSchema: { type: "object", properties: { what: { type: "string" } } },
-  run: ({ what }, toolCtx) =>
-    toolCtx.answer?.ok ? `approved ${what}` : pending({ kind: "approval", prompt: `Approve ${what}?` }),
 })
 
 /** Collects every event of a stream; rethrows its error with the events seen so far. */

@@ -7,27 +7,10 @@ import {
 } from "@opentelemetry/sdk-trace-base"
 import { afterEach, describe, expect, it } from "vitest"
 import { setOtelImporter } from "../src/telemetry/otel-api.js"
-import { pending } from "../src/suspension/pending.js"
-import { defineTool } from "../src/tools/define-tool.js"
 import { createToolkit } from "../src/tools/toolkit.js"
-import { STYLES, clientFor, useFakeServer } from "./helpers.js"
+import { STYLES, approve, clientFor, lookup, useFakeServer } from "./helpers.js"
 
 const ctx = useFakeServer()
-
-const approve = defineTool({
-  name: "approve",
-  description: "Needs a human",
-  inputSchema: { type: "object", properties: { what: { type: "string" } } },
-  run: ({ what }, toolCtx) =>
-    toolCtx.answer?.ok ? `approved ${what}` : pending({ kind: "approval", prompt: `Approve ${what}?` }),
-})
-
-const lookup = defineTool({
-  name: "lookup",
-  description: "Looks a thing up",
-  inputSchema: { type: "object", properties: { q: { type: "string" } } },
-  run: ({ q }) => `found secret ${q}`,
-})
 
 function recorder() {
   const exporter = new InMemorySpanExporter()

@@ -111,7 +111,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono {
     // Requests parked by other programs on the same store, or answered in the instant
     // between a run's save and its index entry.
     const entries = await store.listPending()
-    return entries.find((entry) => entry.request.id === requestId)?.id
+    return entries.find((entry) => entry.request.id === requestId)?.conversationId
   }
 
   async function answer(requestId: string, reply: Answer): Promise<RunView> {
@@ -173,8 +173,8 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono {
     const limit = parseLimit(c.req.query("limit"))
     const now = Date.now()
     const entries = await store.listPending({ limit, ...(kind ? { kind } : {}) })
-    const requests: PendingView[] = entries.map(({ id, since, request }) => ({
-      runId: id,
+    const requests: PendingView[] = entries.map(({ conversationId, since, request }) => ({
+      runId: conversationId,
       since,
       expired: request.expiresAt !== undefined && Date.parse(request.expiresAt) < now,
       request,

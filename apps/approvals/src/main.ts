@@ -54,9 +54,13 @@ say(`approvals service listening on ${shown}\n  store: ${redact(databaseUrl)}\n 
 // A worker that died mid-resume leaves its claim to expire; any instance completes that run
 // with the stored answer, so a decision is never lost.
 async function sweep(): Promise<void> {
-  const { completed, failed } = await sweepExpiredClaims(client, { toolkit })
-  for (const { id, result } of completed) say(`[sweep] completed run ${id}: ${result.status}`)
-  for (const { id, error } of failed) say(`[sweep] run ${id} failed again: ${(error as Error).message}`)
+  const { completed, failed } = await sweepExpiredClaims(store, { client, toolkit })
+  for (const done of completed) {
+    say(`[sweep] completed ${done.kind === "runtime" ? done.key : done.id}: ${done.result.status}`)
+  }
+  for (const { conversationId, error } of failed) {
+    say(`[sweep] run ${conversationId} failed again: ${(error as Error).message}`)
+  }
 }
 const sweeping = setInterval(() => void sweep().catch(() => {}), SWEEP_EVERY_MS)
 sweeping.unref()

@@ -67,7 +67,7 @@ ${rows}
 </section>`
 }
 
-function renderEntry({ id, request, since }: PendingEntry, now: number): string {
+function renderEntry({ conversationId: id, request, since }: PendingEntry, now: number): string {
   const expires = request.expiresAt === undefined ? Number.NaN : Date.parse(request.expiresAt)
   const expired = Number.isFinite(expires) && expires < now
   const expiry = !Number.isFinite(expires)

@@ -57,18 +57,20 @@ async function answer(decision: "approve" | "decline"): Promise<void> {
   say(`[answer] pid ${process.pid}: loading parked runs from ${storeUrl}`)
   try {
     const parked = await store.listPending({ kind: "approval" })
-    const entry = parked.find((p) => p.id === CONVERSATION)
+    const entry = parked.find((p) => p.conversationId === CONVERSATION)
     if (!entry) {
       say(`[answer] nothing is waiting; run the ask step first.`)
       process.exitCode = 1
       return
     }
-    say(`[answer] ${entry.id} has waited since ${entry.since}: "${entry.request.prompt}" → ${decision}`)
+    say(
+      `[answer] ${entry.conversationId} has waited since ${entry.since}: "${entry.request.prompt}" → ${decision}`,
+    )
     const toolkit = await createToolkit({ extraTools: [transferFunds] })
     const ok = decision === "approve"
     const printer = streamPrinter("answer", write)
     const result = await askWithAnswer(client, {
-      id: entry.id,
+      id: entry.conversationId,
       toolkit,
       answer: ok ? { id: entry.request.id, ok } : { id: entry.request.id, ok, reason: "declined" },
       onEvent: printer.onEvent,

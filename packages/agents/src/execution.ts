@@ -10,7 +10,7 @@ import {
   createToolkit,
 } from "@toolnexus/core"
 import { reachedLimit } from "./budget.js"
-import { escalationFor, withPath } from "./escalation.js"
+import { escalationFor, haltedOn, withPath } from "./escalation.js"
 import type { Semaphore } from "./gates.js"
 import { continueHalted } from "./handle-conversation.js"
 import type { ActiveTurn, HandleRecord } from "./handle-record.js"
@@ -100,18 +100,18 @@ export class Execution {
     const block = renderInbox(drained, (from) => trusted(r, from))
     const input = [block, prompt ?? ""].filter((part) => part !== "").join("\n\n")
     applyTransition(r, "start", this.#ctx.trace, this.#ctx.events)
-    const { store } = this.#ctx
     const id = this.#ctx.conversationId(r)
     void this.run(
       r,
       async (client, toolkit, signal, onEvent) => {
         if (r.cancelled) {
           // A request cancelled while parked is declined first, so the transcript stays balanced.
-          const cancelled = r.cancelled
+          const child = r.children.find((c) => c.lastResult?.pending?.id === r.cancelled?.id)
+          const cancelled = haltedOn(r.cancelled, child)
           r.cancelled = undefined
           const answer = { id: cancelled.id, ok: false, reason: "cancelled" }
           const halted = { toolkit, pending: cancelled, answer, signal, onEvent }
-          const run = await continueHalted(store, id, client, halted)
+          const run = await continueHalted(id, client, halted)
           if (run.status !== "done" || input === "") return run
         }
         return client.ask(input, { toolkit, id, signal, onEvent })

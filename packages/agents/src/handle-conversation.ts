@@ -11,11 +11,11 @@ import {
 } from "@toolnexus/core"
 
 /**
- * @internal Continues a handle's halted turn with an answer: reads its conversation from the
- * store, runs the repaired turn on, saves it back.
+ * @internal Continues a handle's halted turn with an answer through core's stored continue
+ * (load → repair the halted turn → run → save, in one place). `claim`, on the last save of
+ * a durable resume's cascade, fences that save and consumes the claim.
  */
-export async function continueHalted(
-  store: ConversationStore,
+export function continueHalted(
   id: string,
   client: Client,
   opts: {
@@ -24,12 +24,10 @@ export async function continueHalted(
     answer: Answer
     signal: AbortSignal
     onEvent: EventListener | undefined
+    claim?: string
   },
 ): Promise<RunResult> {
-  const messages = (await store.get(id)) ?? []
-  const run = await client.continueRun({ ...opts, messages, id })
-  await store.save(id, run.messages, { pending: run.pending ?? null })
-  return run
+  return client.continueRun({ ...opts, id })
 }
 
 /**

@@ -1,4 +1,11 @@
-import { type Answer, type ConversationStore, type EndpointStyle, UnknownRequestError } from "@toolnexus/core"
+import {
+  type Answer,
+  type ConversationStore,
+  type EndpointStyle,
+  type Request,
+  UnknownRequestError,
+} from "@toolnexus/core"
+import { haltedOn } from "./escalation.js"
 import type { Execution } from "./execution.js"
 import { appliedBefore, continueHalted } from "./handle-conversation.js"
 import type { HandleRecord } from "./handle-record.js"
@@ -46,26 +53,33 @@ export class Parking {
    *
    * @throws UnknownRequestError when no parked handle holds `answer.id`.
    */
-  async resume(answer: Answer): Promise<void> {
+  async resume(answer: Answer, claim?: string): Promise<void> {
     let target: HandleRecord | undefined
     for (const r of this.#byRequest.get(answer.id) ?? []) {
       if (!target || depth(r) > depth(target)) target = r
     }
     if (!target) throw new UnknownRequestError(answer.id, "no suspended handle holds it")
     const { store, trace, events, execution, root } = this.#ctx
+    const cascade: HandleRecord[] = []
     for (let r: HandleRecord | undefined = target; r && r !== root; r = r.parent) {
       if (r.state !== "suspended" || r.inline || r.pending?.id !== answer.id) break
-      const pending = r.pending
+      cascade.push(r)
+    }
+    for (const [i, r] of cascade.entries()) {
+      const pending = haltedOn(r.pending as Request, cascade[i - 1])
+      // Only the last save of the cascade consumes the claim.
+      const claimed = i === cascade.length - 1 ? claim : undefined
       const id = this.#ctx.conversationId(r)
       this.#unpark(r)
       applyTransition(r, "unpark", trace, events)
       applyTransition(r, "start", trace, events)
-      const handle = r
-      await execution.run(handle, async (client, toolkit, signal, onEvent) => {
-        const recorded = await appliedBefore(store, id, answer.id, this.#ctx.transcriptOf(handle))
-        if (recorded)
-          trace.push(`${handle.id}: resume → RECOVERED from the store (the answer was applied before)`)
-        return recorded ?? continueHalted(store, id, client, { toolkit, pending, answer, signal, onEvent })
+      await execution.run(r, async (client, toolkit, signal, onEvent) => {
+        const recorded = await appliedBefore(store, id, answer.id, this.#ctx.transcriptOf(r))
+        if (recorded) trace.push(`${r.id}: resume → RECOVERED from the store (the answer was applied before)`)
+        return (
+          recorded ??
+          continueHalted(id, client, { toolkit, pending, answer, signal, onEvent, claim: claimed })
+        )
       })
     }
   }

@@ -35,8 +35,14 @@ export interface Runtime {
   wait(h: Handle, opts?: { timeoutMs?: number }): Promise<TaskResult>
   interrupt(h: Handle): void
   close(h: Handle, opts?: { force?: boolean }): Promise<void>
-  /** @throws UnknownRequestError when no suspended handle holds `answer.id`. */
-  resume(answer: Answer): Promise<void>
+  /**
+   * Resumes the deepest handle parked on `answer.id`, then every ancestor parked on it.
+   * `opts.claim` is a durable store's claim token: the topmost of those handles, the last to
+   * save, saves under it and so consumes it.
+   *
+   * @throws UnknownRequestError when no suspended handle holds `answer.id`.
+   */
+  resume(answer: Answer, opts?: { claim?: string }): Promise<void>
   handle(id: string): Handle | undefined
   stateOf(h: Handle): HandleState
   inspect(h: Handle): HandleView
@@ -283,8 +289,8 @@ class AgentRuntime implements Runtime, TaskHost {
     return this.#events.subscribe(opts)
   }
 
-  resume(answer: Answer): Promise<void> {
-    return this.#parking.resume(answer)
+  resume(answer: Answer, resumeOpts?: { claim?: string }): Promise<void> {
+    return this.#parking.resume(answer, resumeOpts?.claim)
   }
 
   // ---- inspection ----------------------------------------------------------------------

@@ -203,14 +203,30 @@ export class AnswerExpiredError extends ToolnexusError {
   }
 }
 
-/** The answer was already claimed or applied by another delivery. */
+/** The decision an applied answer made: what `AnswerConflictError.decision` reports. */
+export interface AnswerDecision {
+  ok: boolean
+  reason?: string
+}
+
+/**
+ * The answer was already claimed or applied by another delivery. When it was applied,
+ * `decision` is the first decision (`ok`, and `reason` when declined), whatever the refused
+ * answer said.
+ */
 export class AnswerConflictError extends ToolnexusError {
   override readonly name = "AnswerConflictError"
   static override readonly family = "TNX_ANSWER_CONFLICT"
   readonly requestId: string
-  constructor(requestId: string, detail = "it is already being applied or was applied") {
+  readonly decision?: AnswerDecision
+  constructor(
+    requestId: string,
+    detail = "it is already being applied or was applied",
+    options?: { decision?: AnswerDecision },
+  ) {
     super("TNX_ANSWER_CONFLICT", `the answer to request ${requestId} was not applied: ${detail}`)
     this.requestId = requestId
+    if (options?.decision !== undefined) this.decision = options.decision
   }
 }
 

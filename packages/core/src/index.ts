@@ -29,7 +29,7 @@ export {
   ToolnexusError,
   UnknownRequestError,
 } from "./errors.js"
-export type { ToolnexusErrorCode } from "./errors.js"
+export type { AnswerDecision, ToolnexusErrorCode } from "./errors.js"
 
 export { defineTool } from "./tools/define-tool.js"
 export type { ToolDefinition, ToolReturn, ZodLikeSchema } from "./tools/define-tool.js"

@@ -293,9 +293,9 @@ describe.each(STYLES)("continueRun resumes a halted turn (%s)", (style) => {
     const more = await client.continueRun({ messages: first.messages })
     expect(more.text).toBe("again after hello")
     expect(userTurns(more.messages)).toBe(1)
-    expect(() => client.continueRun({ messages: first.messages, answer: { id: "x", ok: true } })).toThrow(
-      ConfigError,
-    )
+    await expect(
+      client.continueRun({ messages: first.messages, answer: { id: "x", ok: true } }),
+    ).rejects.toThrow(ConfigError)
   })
 
   it("a pending request whose call is not in the last assistant turn is an UnknownRequestError", async () => {

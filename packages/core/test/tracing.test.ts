@@ -189,7 +189,8 @@ describe("tracing switches", () => {
     const toolkit = await createToolkit({ extraTools: [approve] })
     const result = await clientFor("openai", server).run("go", { toolkit })
     expect(imports).toBe(0)
-    expect(result.pending?.data).toEqual({ callId: "a1" })
+    expect(result.pending?.data).toMatchObject({ callId: "a1" })
+    expect(result.pending?.data?.trace).toBeUndefined()
   })
 
   it("when @opentelemetry/api cannot be imported, a run with a tracer works untraced", async () => {
@@ -200,7 +201,8 @@ describe("tracing switches", () => {
     const toolkit = await createToolkit({ extraTools: [approve] })
     const result = await clientFor("openai", server, { telemetry: { tracer } }).run("go", { toolkit })
     expect(result.status).toBe("pending")
-    expect(result.pending?.data).toEqual({ callId: "a1" })
+    expect(result.pending?.data).toMatchObject({ callId: "a1" })
+    expect(result.pending?.data?.trace).toBeUndefined()
     expect(exporter.getFinishedSpans()).toEqual([])
   })
 
@@ -211,7 +213,8 @@ describe("tracing switches", () => {
     // Without a registered provider the API hands out a non-recording tracer.
     const noop = trace.getTracer("noop")
     const result = await clientFor("openai", server, { telemetry: { tracer: noop } }).run("go", { toolkit })
-    expect(result.pending?.data).toEqual({ callId: "a1" })
+    expect(result.pending?.data).toMatchObject({ callId: "a1" })
+    expect(result.pending?.data?.trace).toBeUndefined()
   })
 })
 
@@ -225,11 +228,13 @@ describe("without @opentelemetry/api installed", () => {
         error ? reject(new Error(err)) : resolve(out),
       ),
     )
-    expect(JSON.parse(stdout)).toEqual({
+    const outcome = JSON.parse(stdout)
+    expect(outcome).toMatchObject({
       halted: "pending",
       data: { callId: "a1" },
       resumed: "done",
       events: ["usage", "turn", "tool_call", "pending", "done"],
     })
+    expect(outcome.data.trace).toBeUndefined()
   })
 })

@@ -1,4 +1,4 @@
-import type { Answer, ConversationStore, Message, Request, SaveMeta } from "@toolnexus/core"
+import type { Answer, AnswerDecision, ConversationStore, Message, Request, SaveMeta } from "@toolnexus/core"
 
 /** Options of {@link DurableStore.listPending}. */
 export interface ListPendingOptions {
@@ -6,22 +6,71 @@ export interface ListPendingOptions {
   limit?: number
   /** Only requests of this `kind`. */
   kind?: string
+  /** A request id: continue the listing after it (the last id of the previous page). */
+  after?: string
 }
 
-/** A conversation halted on a request, as listed by {@link DurableStore.listPending}. */
+/**
+ * An open request, as listed by {@link DurableStore.listPending}: one entry per request id,
+ * however many conversations of a parked tree hold it.
+ */
 export interface PendingEntry {
-  /** The conversation id. */
-  id: string
-  /** The request the conversation waits on. */
+  /** The request, as its deepest holder stored it. */
   request: Request
+  /** The deepest conversation holding it: the one whose tool asked. */
+  conversationId: string
+  /** The key of the saved runtime whose tree holds it (see `saveRuntime`), if any. */
+  runtimeKey?: string
+  /** The holding handle's id segments, for a request parked in a runtime tree. */
+  path?: string[]
   /** RFC 3339 time at which the request was first saved as pending. */
   since: string
+  /** How many times an answer to it was claimed. */
+  attempts: number
+  /** `claimed` while an answer is being applied (or its worker died and a sweep is due). */
+  state: "open" | "claimed"
+}
+
+/** A request whose resumes kept failing, as listed by {@link DurableStore.listFailed}. */
+export interface FailedEntry extends Omit<PendingEntry, "state"> {
+  state: "failed"
+  lastError: { name: string; code?: string; message: string }
+}
+
+/** Options of {@link DurableStore.listFailed}. */
+export interface ListFailedOptions {
+  /** At most this many entries (a non-negative integer); all of them when absent. */
+  limit?: number
+}
+
+/**
+ * A request of a saved runtime's tree, recorded with its snapshot so that any delivery of
+ * the answer is routed to the runtime (see {@link DurableStore.putSnapshot}).
+ */
+export interface RuntimeHold {
+  requestId: string
+  /** The deepest handle's conversation id. */
+  conversationId: string
+  /** The deepest handle's id segments. */
+  path?: string[]
+}
+
+/** Options of {@link DurableStore.putSnapshot}. */
+export interface PutSnapshotOptions {
+  /** The requests the runtime saved under this key holds, replacing those it held before. */
+  holds?: RuntimeHold[]
 }
 
 /** Options of {@link DurableStore.claimAnswer}. */
 export interface ClaimOptions {
   /** How long the claim holds before another delivery may take it over; default 30 000 ms. */
   leaseMs?: number
+  /**
+   * The saved runtime the claim is taken for. A request a saved runtime holds is refused
+   * with `RuntimeHeldError` unless this names that runtime: its handles are never replayed
+   * as plain conversations.
+   */
+  runtimeKey?: string
 }
 
 /** Options of {@link DurableStore.listExpiredClaims}. */
@@ -70,20 +119,41 @@ export interface DurableStore extends ConversationStore {
   save(id: string, messages: Message[], meta?: SaveMeta): Promise<void>
   /** The request the conversation halted on, if any. */
   getPending(id: string): Promise<Request | undefined>
-  /** Conversations halted on a request, oldest first. */
+  /**
+   * The open request with this id, wherever it is held: its deepest holder, saved runtime
+   * and path. `undefined` when no conversation waits on it (unknown, or already applied).
+   */
+  findRequest(requestId: string): Promise<PendingEntry | undefined>
+  /** Open requests, one entry per request id, ordered by `since` then request id. */
   listPending(opts?: ListPendingOptions): Promise<PendingEntry[]>
+  /** Requests whose resumes failed too often to be retried by sweeps. */
+  listFailed(opts?: ListFailedOptions): Promise<FailedEntry[]>
+  /**
+   * The first decision applied to a request, once an answer to it was consumed; `undefined`
+   * while it is open or unknown.
+   */
+  getDecision(requestId: string): Promise<AnswerDecision | undefined>
   /**
    * Atomically claims the right to apply `answer` to the conversation's pending request.
-   * Throws `UnknownRequestError` when no such request is pending and `AnswerConflictError`
-   * when it is held by another delivery or was already applied.
+   * Claims are per request id: one claim at a time across every conversation holding it,
+   * and once an answer was applied every further claim is refused.
+   *
+   * @throws UnknownRequestError when no such request is pending on the conversation.
+   * @throws AnswerConflictError when another delivery holds it, or it was applied (`decision` set).
+   * @throws RuntimeHeldError when a saved runtime holds the request and `opts.runtimeKey` does not name it.
    */
   claimAnswer(id: string, answer: Answer, opts?: ClaimOptions): Promise<AnswerClaim>
   /** Gives a claim up: it expires at once but keeps its answer for the next delivery or a sweep. */
   releaseClaim(id: string, token: string): Promise<void>
   /** Claims whose lease ran out without their run being saved, soonest expired first. */
   listExpiredClaims(opts?: ListExpiredClaimsOptions): Promise<ExpiredClaim[]>
-  /** Stores a JSON-serialisable value under `key`, replacing any previous one whole. */
-  putSnapshot(key: string, snapshot: unknown): Promise<void>
+  /** Removes the conversation with its messages, its pending request and their claims. */
+  deleteConversation(id: string): Promise<void>
+  /**
+   * Stores a JSON-serialisable value under `key`, replacing any previous one whole. With
+   * `opts.holds`, atomically records the requests the runtime saved under `key` holds.
+   */
+  putSnapshot(key: string, snapshot: unknown, opts?: PutSnapshotOptions): Promise<void>
   /** The value stored under `key`, freshly parsed; `undefined` when there is none. */
   getSnapshot(key: string): Promise<unknown | undefined>
   /** Removes the value stored under `key`, if any. */

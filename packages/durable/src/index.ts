@@ -4,12 +4,20 @@ export type {
   ClaimOptions,
   DurableStore,
   ExpiredClaim,
+  FailedEntry,
   ListExpiredClaimsOptions,
+  ListFailedOptions,
   ListPendingOptions,
   PendingEntry,
+  PutSnapshotOptions,
+  RuntimeHold,
 } from "./durable-store.js"
+export { RuntimeHeldError } from "./errors.js"
 export { runWithAnswer } from "./resume/run-with-answer.js"
 export type { RunWithAnswerOptions } from "./resume/run-with-answer.js"
-export { askWithAnswer, sweepExpiredClaims } from "./resume/ask-with-answer.js"
-export type { AskWithAnswerOptions, SweepOptions } from "./resume/ask-with-answer.js"
+export { askWithAnswer } from "./resume/ask-with-answer.js"
+export type { AskWithAnswerOptions } from "./resume/ask-with-answer.js"
+export { deliverAnswer, sweepExpiredClaims } from "./resume/deliver-answer.js"
+export type { DeliverOptions, DeliverResult, SweepResult } from "./resume/deliver-answer.js"
 export { loadRuntime, resumeRuntime, saveRuntime } from "./resume/runtime-persistence.js"
+export type { ResumeRuntimeOptions } from "./resume/runtime-persistence.js"

@@ -51,7 +51,9 @@ describe.skipIf(skip !== undefined)("RedisStore on a live server", () => {
       const req = request(kind)
       await store.save(id, turns(2), { pending: req })
       expect(await store.get(id)).toEqual(turns(2))
-      expect(await store.listPending({ kind })).toEqual([{ id, request: req, since: expect.any(String) }])
+      expect(await store.listPending({ kind })).toEqual([
+        { conversationId: id, request: req, since: expect.any(String), attempts: 0, state: "open" },
+      ])
       const claim = await store.claimAnswer(id, { id: req.id, ok: true }, { leaseMs: 1 })
       await new Promise((resolve) => setTimeout(resolve, 20))
       expect((await store.listExpiredClaims()).map((entry) => entry.id)).toContain(id)

@@ -14,7 +14,8 @@ import {
 import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import type { DurableStore } from "../src/durable-store.js"
-import { askWithAnswer, sweepExpiredClaims } from "../src/resume/ask-with-answer.js"
+import { askWithAnswer } from "../src/resume/ask-with-answer.js"
+import { sweepExpiredClaims } from "../src/resume/deliver-answer.js"
 import { runWithAnswer } from "../src/resume/run-with-answer.js"
 
 /** How a backend opens a store; two opens reach the same data, like two processes. */
@@ -85,7 +86,9 @@ export function describeResumeSuite(name: string, backend: ResumeBackend): void 
         const other = await open()
         const req = (await other.getPending(id)) as Request
         expect(req).toEqual(halted.pending)
-        expect((await other.listPending()).some((p) => p.id === id && p.request.id === req.id)).toBe(true)
+        expect(
+          (await other.listPending()).some((p) => p.conversationId === id && p.request.id === req.id),
+        ).toBe(true)
         const result = await askWithAnswer(clientOn(other), {
           id,
           answer: { id: req.id, ok: true },
@@ -181,10 +184,13 @@ export function describeResumeSuite(name: string, backend: ResumeBackend): void 
         ).rejects.toThrow(AnswerConflictError)
         await new Promise((r) => setTimeout(r, 1100))
         server.enqueue(finalReply)
-        const sweeper = clientOn(await open())
-        const swept = await sweepExpiredClaims(sweeper, { toolkit: await paymentKit(seen) })
-        const mine = swept.completed.find((c) => c.id === id)
-        expect(mine?.result.text).toBe("final: paid 5")
+        const sweeping = await open()
+        const swept = await sweepExpiredClaims(sweeping, {
+          client: clientOn(sweeping),
+          toolkit: await paymentKit(seen),
+        })
+        const mine = swept.completed.find((c) => c.kind === "conversation" && c.id === id)
+        expect(mine?.kind === "conversation" && mine.result.text).toBe("final: paid 5")
         expect(seen.map((c) => c.answer?.ok)).toEqual([undefined, true])
         expect(await (await open()).getPending(id)).toBeUndefined()
       })

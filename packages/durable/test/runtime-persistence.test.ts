@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type AgentDef, createRuntime } from "@toolnexus/agents"
-import { type Answer, AnswerConflictError, UnknownRequestError, defineTool, pending } from "@toolnexus/core"
+import { type Answer, AnswerConflictError, defineTool, pending } from "@toolnexus/core"
 import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { loadRuntime, resumeRuntime, saveRuntime } from "../src/resume/runtime-persistence.js"
@@ -73,9 +73,11 @@ it("a failed cascade keeps the saved runtime and frees the answer; the next deli
   )
   expect(answers.filter((a) => a?.ok)).toHaveLength(1)
   expect((await loadRuntime(store, "order-1", { registry, llm })).stateOf(lead)).toBe("idle")
-  await expect(resumeRuntime(store, "order-1", answer, { registry, llm })).rejects.toThrow(
-    UnknownRequestError,
-  )
+  // A repeated delivery after success is refused with the first decision.
+  await expect(resumeRuntime(store, "order-1", answer, { registry, llm })).rejects.toMatchObject({
+    name: "AnswerConflictError",
+    decision: { ok: true },
+  })
 
   // A worker that died after the last save but before saving the runtime left it stale:
   // a redelivery is refused as already applied, and repairs the saved runtime on the way.

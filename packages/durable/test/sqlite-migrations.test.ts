@@ -33,7 +33,13 @@ describe("SQLite schema migrations", () => {
     await store.close()
     const db = new Database(file)
     expect(version(db)).toBe(String(SQLITE_MIGRATIONS.length))
-    expect(tables(db)).toEqual(["tnx_conversations", "tnx_messages", "tnx_meta", "tnx_snapshots"])
+    expect(tables(db)).toEqual([
+      "tnx_conversations",
+      "tnx_messages",
+      "tnx_meta",
+      "tnx_requests",
+      "tnx_snapshots",
+    ])
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal")
     db.close()
   })

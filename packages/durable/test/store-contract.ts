@@ -255,12 +255,14 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
           await store.save(id, transcript, {})
           expect(await store.getPending(id)).toEqual(req)
           const since = (await store.listPending({ kind: "approval" })).find(
-            (entry) => entry.id === id,
+            (entry) => entry.conversationId === id,
           )?.since
           await sleep(5)
           transcript = grow[path](transcript, 4)
           await store.save(id, transcript, { pending: req })
-          const listed = (await store.listPending({ kind: "approval" })).find((entry) => entry.id === id)
+          const listed = (await store.listPending({ kind: "approval" })).find(
+            (entry) => entry.conversationId === id,
+          )
           expect(listed?.since).toBe(since)
           const next = request("input")
           transcript = grow[path](transcript, 5)
@@ -285,7 +287,7 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         await store.save(uid("other-kind"), turns(1), { pending: request(uid("kind")) })
 
         const listed = await store.listPending({ kind })
-        expect(listed.map((entry) => entry.id)).toEqual(ids)
+        expect(listed.map((entry) => entry.conversationId)).toEqual(ids)
         expect(listed.map((entry) => entry.request)).toEqual(requests)
         for (const entry of listed) {
           expect(entry.since).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/)
@@ -293,18 +295,18 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         }
         const sinces = listed.map((entry) => Date.parse(entry.since))
         expect([...sinces].sort((a, b) => a - b)).toEqual(sinces)
-        expect((await store.listPending({ kind, limit: 2 })).map((entry) => entry.id)).toEqual(
+        expect((await store.listPending({ kind, limit: 2 })).map((entry) => entry.conversationId)).toEqual(
           ids.slice(0, 2),
         )
         expect(await store.listPending({ kind, limit: 0 })).toEqual([])
         const all = await store.listPending()
-        expect(all.map((entry) => entry.id)).toEqual(expect.arrayContaining(ids))
+        expect(all.map((entry) => entry.conversationId)).toEqual(expect.arrayContaining(ids))
 
         // Saving the same halt again keeps its age; clearing removes it from the list.
         await store.save(ids[0] as string, turns(2), { pending: requests[0] })
         await store.save(ids[1] as string, turns(2), { pending: null })
         const after = await store.listPending({ kind })
-        expect(after.map((entry) => entry.id)).toEqual([ids[0], ids[2]])
+        expect(after.map((entry) => entry.conversationId)).toEqual([ids[0], ids[2]])
         expect(after[0]?.since).toBe(listed[0]?.since)
       })
     })
@@ -379,7 +381,14 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         await expect(store.claimAnswer(id, { id: uid("req"), ok: true })).rejects.toBeInstanceOf(
           UnknownRequestError,
         )
-        await expect(store.claimAnswer(uid("nobody"), answer)).rejects.toBeInstanceOf(UnknownRequestError)
+        // A decision is per request id: applied once, refused through any conversation.
+        await expect(store.claimAnswer(uid("nobody"), answer)).rejects.toMatchObject({
+          name: "AnswerConflictError",
+          decision: { ok: true },
+        })
+        await expect(store.claimAnswer(uid("nobody"), { id: uid("req"), ok: true })).rejects.toBeInstanceOf(
+          UnknownRequestError,
+        )
         // The new request is claimable as usual.
         await expect(
           store.claimAnswer(id, { id: next.id, ok: false, reason: "declined" }),

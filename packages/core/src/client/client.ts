@@ -1,4 +1,4 @@
-import { ConfigError, ConversationPendingError } from "../errors.js"
+import { ConfigError, ConversationPendingError, UnknownRequestError } from "../errors.js"
 import type { Dialect, ModelTurn } from "../providers/model-turn.js"
 import { MemoryStore } from "../store/conversation-store.js"
 import type { ConversationStore } from "../store/conversation-store.js"
@@ -12,6 +12,7 @@ import { RunTracing, type TracedEndpoint } from "../telemetry/run-tracing.js"
 import { type MetricEvent, MetricsRegistry, attachMetrics } from "./metrics.js"
 import type { RunResult, StreamEvent } from "./run-result.js"
 import { type OutputOf, type OutputSchema, outputSpec } from "./structured-output.js"
+import { runStoredConversation } from "./stored-conversation.js"
 
 /** Options shared by every client. */
 export interface ClientBaseOptions {
@@ -76,19 +77,34 @@ export interface AskOptions<S extends OutputSchema | undefined = OutputSchema | 
   onEvent?: EventListener
 }
 
-/** Options of `continueRun`. */
+/**
+ * Options of `continueRun`. With `messages` the given transcript is continued and nothing is
+ * stored; without them `id` names a conversation of the client's store: it is loaded (with
+ * its pending request when `pending` is omitted), continued and saved back — the one
+ * "load → repair the halted turn → run → save" path that durable resumes and the agents
+ * runtime use.
+ */
 export interface ContinueOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
   extends OutputOption<S> {
   toolkit?: Toolkit
-  messages: Message[]
-  /** With `answer`: the request the transcript halted on; its halted turn is repaired first. */
+  /** The transcript to continue; omit it to load conversation `id` from the store and save it back. */
+  messages?: Message[]
+  /**
+   * The request the transcript halted on; its halted turn is repaired with `answer` first.
+   * Read from the store when omitted on a stored continue.
+   */
   pending?: Request
   answer?: Answer
   signal?: AbortSignal
-  /** The conversation (or handle) id, so idempotency keys match those of the halted run. */
+  /** The conversation (or handle) id: the store key, and the stable half of idempotency keys. */
   id?: string
   /** Events of the resumed run, the repaired turn's tool results included. */
   onEvent?: EventListener
+  /**
+   * A durable store's claim token for the stored continue: the save is fenced by it and
+   * consumes it (see `SaveMeta.claim`). Only without `messages`.
+   */
+  claim?: string
 }
 
 /** A client of one model endpoint. */
@@ -111,9 +127,15 @@ export interface Client {
   /**
    * Continues a transcript with no new user turn. With `pending` and `answer`, first
    * resumes the halted turn: the halted call is retried with `ctx.answer` (or declined),
-   * relay calls take the host's results, recorded results are kept.
+   * relay calls take the host's results, recorded results are kept. Without `messages`,
+   * conversation `id` is loaded from the store (its pending request too, when `pending` is
+   * omitted), continued, and saved back under `claim` when one is given.
    *
    * @throws AnswerMismatchError when `answer.id` does not echo `pending.id` (nothing changed).
+   * @throws UnknownRequestError on a stored continue whose conversation is unknown or waits on nothing.
+   * @example
+   * // resume conversation "order-42" from the client's store and save it back
+   * const result = await client.continueRun({ id: "order-42", answer: { id: req.id, ok: true }, toolkit })
    */
   continueRun<S extends OutputSchema | undefined = undefined>(
     opts: ContinueOptions<S>,
@@ -213,10 +235,9 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   const { telemetry } = opts
   const { endpoint } = binding
 
-  // `any`: the typed `output` of a run is decided by its caller's schema, not here.
   /**
-   * Runs one run's body with its run metric, its `invoke_agent` span while tracing is on,
-   * and its `done` event when someone listens.
+   * Runs one run's body with its run metric and, while tracing is on, its `invoke_agent` span.
+   * (`any`: the typed `output` of a run is decided by its caller's schema, not here.)
    */
   async function measured(
     input: RunInput,
@@ -236,7 +257,6 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         durationMs: performance.now() - started,
       })
       input.tracing?.end(result)
-      input.emit?.({ type: "done", result })
       return result
     } catch (error) {
       record({ event: "run", model, status: "error", turns: 0, durationMs: performance.now() - started })
@@ -245,7 +265,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     }
   }
 
-  /** Runs a new prompt after `history`; with `id` the outcome is saved under it before `done`. */
+  /** Runs a new prompt after `history`; `id` names the conversation on the run span. */
   function start(
     config: LoopConfig,
     prompt: Prompt,
@@ -255,62 +275,95 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   ): Promise<RunResult<any>> {
     const messages = history.slice()
     messages.push(dialect.userMessage(prompt))
-    return measured(input, { conversationId: id }, async (traced) => {
-      const result = await runTurns(config, traced, new RunState(messages))
-      if (id !== undefined) await store.save(id, result.messages, { pending: result.pending ?? null })
-      return result
+    return measured(input, { conversationId: id }, (traced) =>
+      runTurns(config, traced, new RunState(messages)),
+    )
+  }
+
+  function stored(config: LoopConfig, prompt: Prompt, id: string, input: RunInput): Promise<RunResult<any>> {
+    return runStoredConversation(store, id, { mustExist: false }, ({ messages, pending }) => {
+      // A new prompt must not silently drop the request the conversation waits on.
+      if (pending) throw new ConversationPendingError(id, pending)
+      return start(config, prompt, messages, input, id)
     })
   }
 
-  async function stored(
-    config: LoopConfig,
-    prompt: Prompt,
-    id: string,
+  /** Repairs the halted turn (when answered) and runs on; the one resume sequence. */
+  function continueTranscript(
     input: RunInput,
+    messages: Message[],
+    pending: Request | undefined,
+    answer: Answer | undefined,
+    id: string | undefined,
   ): Promise<RunResult<any>> {
-    // A new prompt must not silently drop the request the conversation waits on.
-    const waiting = await (store as { getPending?(id: string): Promise<Request | undefined> }).getPending?.(
-      id,
-    )
-    if (waiting) throw new ConversationPendingError(id, waiting)
-    return start(config, prompt, (await store.get(id)) ?? [], input, id)
+    const config = input.emit ? streaming : plain
+    const state = new RunState(messages.slice())
+    return measured(input, { conversationId: id, resumes: pending }, async (traced) => {
+      if (pending && answer) {
+        const halted = await resumeHaltedTurn(config, traced, state, pending, answer)
+        if (halted) return state.result(model, "pending", { pending: halted })
+      }
+      return runTurns(config, traced, state)
+    })
   }
 
   const client: Client = {
     run(prompt, runOpts = {}) {
       const input = inputOf(runOpts.toolkit, runOpts.signal, "run", runOpts.onEvent, runOpts.output)
-      return start(input.emit ? streaming : plain, prompt, runOpts.history ?? [], input)
+      return finished(input, start(input.emit ? streaming : plain, prompt, runOpts.history ?? [], input))
     },
     ask(prompt, askOpts = {}) {
       const id = askOpts.id ?? "run"
       const input = inputOf(askOpts.toolkit, askOpts.signal, id, askOpts.onEvent, askOpts.output)
       const config = askOpts.onText ? configFor(true, askOpts.onText) : input.emit ? streaming : plain
-      return askOpts.id === undefined
-        ? start(config, prompt, [], input)
-        : stored(config, prompt, askOpts.id, input)
+      return finished(
+        input,
+        askOpts.id === undefined
+          ? start(config, prompt, [], input)
+          : stored(config, prompt, askOpts.id, input),
+      )
     },
     stream(prompt, streamOpts = {}) {
       return streamRun(streamOpts.signal, (emit, signal) => {
         const input = inputOf(streamOpts.toolkit, signal, streamOpts.id ?? "run", emit, streamOpts.output)
-        return streamOpts.id === undefined
-          ? start(streaming, prompt, [], input)
-          : stored(streaming, prompt, streamOpts.id, input)
+        return finished(
+          input,
+          streamOpts.id === undefined
+            ? start(streaming, prompt, [], input)
+            : stored(streaming, prompt, streamOpts.id, input),
+        )
       })
     },
-    continueRun(cont) {
-      if ((cont.pending === undefined) !== (cont.answer === undefined)) {
-        throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
-      }
-      const input = inputOf(cont.toolkit, cont.signal, cont.id ?? "run", cont.onEvent, cont.output)
-      const config = input.emit ? streaming : plain
-      const state = new RunState(cont.messages.slice())
-      return measured(input, { conversationId: cont.id, resumes: cont.pending }, async (traced) => {
-        if (cont.pending && cont.answer) {
-          const halted = await resumeHaltedTurn(config, traced, state, cont.pending, cont.answer)
-          if (halted) return state.result(model, "pending", { pending: halted })
+    async continueRun(cont) {
+      const { messages, id, answer, claim } = cont
+      const input = inputOf(cont.toolkit, cont.signal, id ?? "run", cont.onEvent, cont.output)
+      if (messages !== undefined) {
+        if (claim !== undefined)
+          throw new ConfigError("continueRun: `claim` needs a stored continue (omit `messages`)")
+        if ((cont.pending === undefined) !== (answer === undefined)) {
+          throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
         }
-        return runTurns(config, traced, state)
-      })
+        return finished(input, continueTranscript(input, messages, cont.pending, answer, id))
+      }
+      if (typeof id !== "string" || id === "") {
+        throw new ConfigError("continueRun needs `messages`, or the `id` of a stored conversation")
+      }
+      if (cont.pending !== undefined && answer === undefined) {
+        throw new ConfigError("continueRun: `pending` needs an `answer`")
+      }
+      const run = runStoredConversation(
+        store,
+        id,
+        { claim, mustExist: true, requestId: answer?.id },
+        (loaded) => {
+          const pending = answer ? (cont.pending ?? loaded.pending) : undefined
+          if (answer && !pending) {
+            throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} waits on no request`)
+          }
+          return continueTranscript(input, loaded.messages, pending, answer, id)
+        },
+      )
+      return finished(input, run)
     },
     conversation(convOpts = {}) {
       let messages: Message[] = []
@@ -350,6 +403,14 @@ function inputOf(
     tracing: undefined,
     output: output === undefined ? undefined : outputSpec(output),
   }
+}
+
+/** A run's `done` event comes last: after the run, and after its save for a stored run. */
+async function finished<R extends RunResult>(input: RunInput, run: Promise<R>): Promise<R> {
+  if (!input.emit) return run
+  const result = await run
+  input.emit({ type: "done", result })
+  return result
 }
 
 /** `ask` with both `onText` and `onEvent` feeds each delta to both. */

@@ -75,13 +75,13 @@ async function runCall(
     if (suspended) {
       if (!fresh) result = { output: `unresolved: ${suspended.prompt}`, isError: true }
       else if (env.waitFor) {
-        const reply = await env.waitFor(stampCallId(suspended, call.id))
+        const reply = await env.waitFor(stampRequest(suspended, call.id, call.name, args))
         if (reply.ok) {
           const retried = { id: call.id, name: call.name, arguments: call.arguments, args }
           return runCall(env, retried, reply, traceContext)
         }
         result = declined(suspended, reply)
-      } else request = stampCallId(suspended, call.id)
+      } else request = stampRequest(suspended, call.id, call.name, args)
     }
   }
   if (!request && tool && env.hooks?.afterTool) {
@@ -120,11 +120,21 @@ export function declined(request: Request, answer: Answer): ToolResult {
   return { output: `declined: ${request.prompt}${reason}`, isError: true }
 }
 
-/** @internal A copy of the request with `data.callId` set. */
-export function stampCallId(request: Request, callId: string): Request {
+/**
+ * @internal A copy of a tool's request that describes itself: `data.callId` (the provider's
+ * call id), `data.tool` and `data.args` (the arguments the tool ran with), each kept when
+ * the tool set it itself. Called only for a suspension, so ordinary calls pay nothing.
+ */
+export function stampRequest(
+  request: Request,
+  callId: string,
+  tool: string,
+  args: Record<string, unknown>,
+): Request {
   // Built as literals: spread-then-add is slow on Node 20's V8, and a parked run keeps this
-  // object, so the common case (a request without data) stays a small one-key literal.
-  const data: Record<string, unknown> = request.data ? { ...request.data, callId } : { callId }
+  // object. The tool's own keys are written last, so they win.
+  const own = request.data
+  const data: Record<string, unknown> = own ? { callId, tool, args, ...own } : { callId, tool, args }
   const stamped: Request = { id: request.id, kind: request.kind, prompt: request.prompt, data }
   if (request.url !== undefined) stamped.url = request.url
   if (request.expiresAt !== undefined) stamped.expiresAt = request.expiresAt

@@ -5,8 +5,9 @@ export interface SaveMeta {
   /** The request the conversation halted on, or `null` once it no longer waits. */
   pending?: Request | null
   /**
-   * A claim token from a durable store's `claimAnswer`: the save succeeds only while that
-   * claim is held, and consumes it. Stores without claims ignore it.
+   * A claim token from a durable store's `claimAnswer`, passed explicitly by whoever holds
+   * the claim: the save succeeds only while that claim is held, and consumes it. Stores
+   * without claims ignore it.
    */
   claim?: string
 }
@@ -17,8 +18,15 @@ export interface SaveMeta {
  * may compare by identity to write only what was appended.
  */
 export interface ConversationStore {
+  /** The conversation's messages; `undefined` for an unknown id. */
   get(id: string): Promise<Message[] | undefined>
+  /** Stores the conversation; `meta` sets or clears its pending request and names a claim. */
   save(id: string, messages: Message[], meta?: SaveMeta): Promise<void>
+  /**
+   * The request the conversation halted on, if any. Optional: without it `ask` cannot refuse
+   * a new prompt to a waiting conversation and `continueRun` needs `pending` passed in.
+   */
+  getPending?(id: string): Promise<Request | undefined>
 }
 
 /** The default in-process store: a map of conversation id to a copy of its messages. */

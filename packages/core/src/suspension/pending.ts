@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto"
+import { ConfigError } from "../errors.js"
 import type { Request, ToolResult } from "../types.js"
 
 /** What a tool passes to {@link pending}: a request without an id, or with its own. */
@@ -27,10 +28,22 @@ export function newRequestId(): string {
  *
  * @param req - the kind of request, the prompt shown to whoever answers, and optional url/data/expiry.
  * @returns a tool result carrying the request in `metadata.pending`.
+ * @throws ConfigError when `id` is outside `^[A-Za-z0-9._:-]{1,200}$` or `expiresAt` is not an
+ *   RFC 3339 date-time with an offset.
  * @example
  * run: (args, ctx) => ctx?.answer?.ok ? pay(args) : pending({ kind: "approval", prompt: `Pay ${args.amount}?` })
  */
 export function pending(req: PendingInput): ToolResult {
+  if (req.id !== undefined && !isRequestId(req.id)) {
+    throw new ConfigError(
+      `pending: id must match ${REQUEST_ID.source} (letters, digits, . _ : -; at most 200), got ${JSON.stringify(req.id)}`,
+    )
+  }
+  if (req.expiresAt !== undefined && !isTimestampWithOffset(req.expiresAt)) {
+    throw new ConfigError(
+      `pending: expiresAt must be an RFC 3339 date-time with an offset (e.g. "2026-12-01T09:30:00Z"), got ${JSON.stringify(req.expiresAt)}`,
+    )
+  }
   const request: Request = { id: req.id ?? newRequestId(), kind: req.kind, prompt: req.prompt }
   if (req.url !== undefined) request.url = req.url
   if (req.data !== undefined) request.data = req.data
@@ -48,6 +61,34 @@ export function pending(req: PendingInput): ToolResult {
  */
 export function authRequired(url: string, prompt = "Authorization required"): ToolResult {
   return pending({ kind: "authorization", prompt, url })
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,200}$/
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/
+
+/** @internal True when `id` may name a request: it travels in URLs, keys and logs unescaped. */
+export function isRequestId(id: unknown): id is string {
+  return typeof id === "string" && REQUEST_ID.test(id)
+}
+
+/** @internal True for an RFC 3339 date-time with an explicit offset (`Z` or `±hh:mm`). */
+export function isTimestampWithOffset(value: unknown): value is string {
+  if (typeof value !== "string") return false
+  const m = RFC3339.exec(value)
+  if (!m) return false
+  const [month, day, hour, minute, second] = [m[2], m[3], m[4], m[5], m[6]].map(Number) as number[]
+  const daysInMonth = new Date(Date.UTC(Number(m[1]), month as number, 0)).getUTCDate()
+  const offsetOk = m[9] === undefined || (Number(m[9]) <= 23 && Number(m[10]) <= 59)
+  return (
+    (month as number) >= 1 &&
+    (month as number) <= 12 &&
+    (day as number) >= 1 &&
+    (day as number) <= daysInMonth &&
+    (hour as number) <= 23 &&
+    (minute as number) <= 59 &&
+    (second as number) <= 60 &&
+    offsetOk
+  )
 }
 
 /** True when `value` has the shape of a {@link Request}. */

@@ -1,50 +1,58 @@
 import { randomUUID } from "node:crypto"
-import { AnswerConflictError, UnknownRequestError } from "@toolnexus/core"
+import { AnswerConflictError, type AnswerDecision, UnknownRequestError } from "@toolnexus/core"
+import { RuntimeHeldError } from "../errors.js"
+import type { RequestRow } from "./request-index.js"
 
 /** @internal What a backend stores about a conversation's pending request and its claim. */
 export interface ClaimState {
   pendingId: string | null
   /** The request whose answer was last applied by a claimed save. */
   consumedId: string | null
-  claimToken: string | null
-  /** The request the claim was taken for; a claim for any other request is void. */
-  claimRequestId: string | null
-  /** Epoch milliseconds. */
-  claimExpiresAt: number | null
 }
 
-/** @internal Why a claim is refused; each maps to one error. */
-export type ClaimRefusal = "no-conversation" | "unknown-request" | "already-applied" | "busy"
+/** Why a claim is refused; each maps to one error. */
+export type ClaimRefusal =
+  | "no-conversation"
+  | "unknown-request"
+  | "already-applied"
+  | "busy"
+  | "runtime-held"
+  | "failed"
 
-/** @internal What `claimAnswer` does when it is not refused. */
+/** What `claimAnswer` does when it is not refused. */
 export type ClaimGrant = "claim" | "takeover"
 
 /**
- * @internal The claim rules shared by every backend. `state` is `undefined` for an unknown
- * conversation; `now` is epoch milliseconds on the clock the backend stores expiries with.
+ * @internal The claim rules shared by every backend (the Redis claim script mirrors them).
+ * Claims are per request id: `request` is the request's index row, whichever conversation
+ * the claim comes through; `conversation` is `undefined` for an unknown conversation. `now`
+ * is epoch milliseconds on the clock the backend stores expiries with.
  */
 export function decideClaim(
-  state: ClaimState | undefined,
+  conversation: ClaimState | undefined,
+  request: Pick<RequestRow, "state" | "runtimeKey" | "claimToken" | "claimExpiresAt"> | undefined,
   answerId: string,
+  runtimeKey: string | undefined,
   now: number,
 ): ClaimGrant | ClaimRefusal {
-  if (state === undefined) return "no-conversation"
-  if (state.pendingId !== answerId) {
-    return state.consumedId === answerId ? "already-applied" : "unknown-request"
+  if (request?.state === "applied") return "already-applied"
+  if (request?.state === "failed") return "failed"
+  if (conversation === undefined) return "no-conversation"
+  if (conversation.pendingId !== answerId) {
+    return conversation.consumedId === answerId ? "already-applied" : "unknown-request"
   }
-  if (!holdsLiveClaim(state)) return "claim"
-  return (state.claimExpiresAt ?? 0) > now ? "busy" : "takeover"
-}
-
-/** @internal True when the stored claim belongs to the request still pending. */
-export function holdsLiveClaim(state: ClaimState): boolean {
-  // A save without a claim may replace the pending request and leaves claim columns alone,
-  // so a claim left over from an earlier request must not block the new one.
-  return state.claimToken !== null && state.claimRequestId === state.pendingId
+  if (request?.runtimeKey && request.runtimeKey !== runtimeKey) return "runtime-held"
+  if (request?.claimToken == null) return "claim"
+  return (request.claimExpiresAt ?? 0) > now ? "busy" : "takeover"
 }
 
 /** @internal The error `claimAnswer` throws for a refusal. */
-export function claimRefusalError(refusal: ClaimRefusal, conversationId: string, answerId: string): Error {
+export function claimRefusalError(
+  refusal: ClaimRefusal,
+  conversationId: string,
+  answerId: string,
+  held: { runtimeKey?: string | null; decision?: AnswerDecision },
+): Error {
   const where = JSON.stringify(conversationId)
   switch (refusal) {
     case "no-conversation":
@@ -52,12 +60,13 @@ export function claimRefusalError(refusal: ClaimRefusal, conversationId: string,
     case "unknown-request":
       return new UnknownRequestError(answerId, `conversation ${where} is not waiting on it`)
     case "already-applied":
-      return new AnswerConflictError(answerId, `it was already applied to conversation ${where}`)
+      return new AnswerConflictError(answerId, "it was already applied", held)
+    case "failed":
+      return new AnswerConflictError(answerId, "its resumes failed and it waits for retryFailed", held)
     case "busy":
-      return new AnswerConflictError(
-        answerId,
-        `it is being applied by another delivery to conversation ${where}`,
-      )
+      return new AnswerConflictError(answerId, `it is being applied by another delivery (through ${where})`)
+    case "runtime-held":
+      return new RuntimeHeldError(answerId, held.runtimeKey ?? "", conversationId)
   }
 }
 

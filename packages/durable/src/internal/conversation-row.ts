@@ -1,10 +1,9 @@
-import type { Request, SaveMeta } from "@toolnexus/core"
-import type { ClaimState } from "./claim-rules.js"
-import { encodeJson } from "./message-codec.js"
+import type { PendingChange } from "./store-base.js"
 
 /**
  * @internal A conversation's bookkeeping row in the SQL backends, with times as epoch
- * milliseconds. Messages live in their own table, one row per message.
+ * milliseconds. Messages live in their own table, one row per message; claims live in the
+ * request index, and `claimToken`/`claimRequestId` point at the one taken through here.
  */
 export interface ConversationRow {
   revision: number
@@ -17,23 +16,20 @@ export interface ConversationRow {
   consumedId: string | null
   claimToken: string | null
   claimRequestId: string | null
-  /** The claimed answer as JSON. */
-  claimAnswer: string | null
-  claimExpiresAt: number | null
   createdAt: number
   updatedAt: number
 }
 
 /**
  * @internal The row after a successful save of `messageCount` messages at time `now`: one more
- * revision, the pending request applied as `meta` says, and a claim named by `meta.claim`
- * consumed. The caller has already checked that the claim is held.
+ * revision, the pending request changed as `pending` says, and the claim `claim` consumed.
+ * The caller has already checked that the claim is held.
  */
 export function nextConversationRow(
-  id: string,
   previous: ConversationRow | undefined,
   messageCount: number,
-  meta: SaveMeta | undefined,
+  pending: PendingChange,
+  claim: string | undefined,
   now: number,
 ): ConversationRow {
   const row: ConversationRow = previous
@@ -48,47 +44,41 @@ export function nextConversationRow(
         consumedId: null,
         claimToken: null,
         claimRequestId: null,
-        claimAnswer: null,
-        claimExpiresAt: null,
         createdAt: now,
         updatedAt: now,
       }
   row.revision += 1
   row.messageCount = messageCount
   row.updatedAt = now
-  if (meta?.claim !== undefined) {
+  if (claim !== undefined) {
     row.consumedId = row.claimRequestId
     row.claimToken = null
     row.claimRequestId = null
-    row.claimAnswer = null
-    row.claimExpiresAt = null
   }
-  if (meta?.pending === null) {
+  if (pending.mode === "clear") {
     row.pending = null
     row.pendingId = null
     row.pendingKind = null
     row.pendingSince = null
-  } else if (meta?.pending !== undefined) {
-    applyPending(id, row, meta.pending, now)
+  } else if (pending.mode === "set") {
+    row.pendingSince = keptSince(row.pendingId, row.pendingSince, pending.id, now)
+    row.pending = pending.json
+    row.pendingId = pending.id
+    row.pendingKind = pending.kind
   }
   return row
 }
 
-function applyPending(id: string, row: ConversationRow, request: Request, now: number): void {
-  // Saving the same halt again must not make it look younger to whoever sweeps old requests.
-  if (row.pendingId !== request.id || row.pendingSince === null) row.pendingSince = now
-  row.pending = encodeJson(request, () => `the pending request of conversation ${JSON.stringify(id)}`)
-  row.pendingId = request.id
-  row.pendingKind = request.kind
-}
-
-/** @internal The claim-relevant part of a row. */
-export function claimStateOf(row: ConversationRow): ClaimState {
-  return {
-    pendingId: row.pendingId,
-    consumedId: row.consumedId,
-    claimToken: row.claimToken,
-    claimRequestId: row.claimRequestId,
-    claimExpiresAt: row.claimExpiresAt,
-  }
+/**
+ * @internal The one rule for `pending_since`: saving the same halt again keeps its age (an
+ * inbox or a sweep must not see it as younger); a new request starts now. The PostgreSQL
+ * fast-path statement and the Redis save script state the same rule in their languages.
+ */
+export function keptSince(
+  previousId: string | null,
+  previousSince: number | null,
+  nextId: string | null,
+  now: number,
+): number {
+  return previousId === nextId && previousSince !== null ? previousSince : now
 }

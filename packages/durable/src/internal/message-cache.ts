@@ -43,6 +43,11 @@ export class MessageCache {
     this.#touch(id, { revision, messages: messages.slice() })
   }
 
+  /** Drops what is remembered about a conversation (it was deleted). */
+  forget(id: string): void {
+    this.#entries.delete(id)
+  }
+
   #touch(id: string, entry: CachedTranscript): void {
     // Re-inserting moves the key to the end of the Map's insertion order: the newest end.
     this.#entries.delete(id)

@@ -70,7 +70,7 @@ export function decodeJson<T>(text: unknown, what: () => string): T {
   }
 }
 
-/** @internal A stored message row of the SQL backends. */
+/** A stored message row of the SQL backends. */
 export interface StoredMessageRow {
   seq: number | string
   body: unknown
@@ -114,4 +114,17 @@ export function contiguousBodies(rows: readonly StoredMessageRow[]): string[] {
     bodies.push(row.body)
   }
   return bodies
+}
+
+/**
+ * @internal The slow path of a save, shared by the SQL backends: how many stored messages
+ * the given transcript keeps (the common prefix of the stored bodies up to any gap), and the
+ * bodies to write after them.
+ */
+export function rewritePlan(
+  stored: readonly StoredMessageRow[],
+  given: readonly string[],
+): { keep: number; bodies: string[]; deletes: boolean } {
+  const keep = commonPrefixLength(contiguousBodies(stored), given)
+  return { keep, bodies: given.slice(keep), deletes: stored.length > keep }
 }

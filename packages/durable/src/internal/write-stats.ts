@@ -1,5 +1,5 @@
 /**
- * @internal What a store wrote and read for transcripts since it was created, counted after
+ * What a store wrote and read for transcripts since it was created, counted after
  * each committed save. Lets tests check that a save costs O(new messages), not O(history).
  */
 export interface WriteStats {

@@ -1,43 +1,23 @@
-import { type Answer, ConfigError, type Message, type Request, type SaveMeta } from "@toolnexus/core"
+import { ConfigError } from "@toolnexus/core"
 import type { Pool, PoolClient } from "pg"
-import type {
-  AnswerClaim,
-  ClaimOptions,
-  DurableStore,
-  ExpiredClaim,
-  ListExpiredClaimsOptions,
-  ListPendingOptions,
-  PendingEntry,
-} from "../durable-store.js"
-import { claimRefusalError, decideClaim, lostClaimError, newClaimToken } from "../internal/claim-rules.js"
-import { type ConversationRow, claimStateOf, nextConversationRow } from "../internal/conversation-row.js"
+import type { RuntimeHold } from "../durable-store.js"
+import { decideClaim } from "../internal/claim-rules.js"
+import { type ConversationRow, nextConversationRow } from "../internal/conversation-row.js"
 import { LazyInit } from "../internal/lazy-init.js"
 import { loadDriver } from "../internal/load-driver.js"
-import { MessageCache } from "../internal/message-cache.js"
-import {
-  byteLength,
-  commonPrefixLength,
-  contiguousBodies,
-  decodeJson,
-  decodeTranscript,
-  encodeJson,
-  encodeMessages,
-  type StoredMessageRow,
-} from "../internal/message-codec.js"
-import {
-  checkAnswer,
-  checkExactlyOne,
-  checkKey,
-  checkOptions,
-  checkSave,
-  describe,
-  resolveKind,
-  resolveLeaseMs,
-  resolveLimit,
-} from "../internal/option-checks.js"
+import { byteLength, rewritePlan, type StoredMessageRow } from "../internal/message-codec.js"
+import { checkExactlyOne, checkKey, checkOptions, describe } from "../internal/option-checks.js"
+import type { HolderRow, RequestRow } from "../internal/request-index.js"
 import { checkSchemaVersion } from "../internal/schema-version.js"
-import { closedStoreError, toStoreError } from "../internal/store-errors.js"
-import { WriteCounter, type WriteStats } from "../internal/write-stats.js"
+import {
+  type ClaimInput,
+  type ClaimOutcome,
+  DurableStoreBase,
+  type FailedRow,
+  type SaveInput,
+  type SaveOutcome,
+} from "../internal/store-base.js"
+import { toStoreError } from "../internal/store-errors.js"
 import { POSTGRES_MIGRATIONS } from "./migrations.js"
 
 type Queryable = Pick<PoolClient, "query">
@@ -65,16 +45,32 @@ interface PgConversationRow {
   consumed_id: string | null
   claim_token: string | null
   claim_request_id: string | null
-  claim_answer: string | null
-  claim_expires_at: string | null
   created_at: string
   updated_at: string
   now_ms: string
 }
 
-interface SaveOutcome {
-  revision: number
-  stats: Omit<WriteStats, "saves">
+/** A request index row as the claim query selects it; times are epoch ms. */
+interface PgRequestRow {
+  state: RequestRow["state"]
+  runtime_key: string | null
+  claim_token: string | null
+  claim_answer: string | null
+  claim_expires_at: string | null
+}
+
+/** A holder row as the listing queries return it. */
+interface PgHolderRow {
+  id: string
+  pending: string
+  pending_id: string
+  since_ms: string
+  state: RequestRow["state"] | null
+  runtime_key: string | null
+  conversation_id: string | null
+  path: string | null
+  attempts: number | null
+  last_error?: string | null
 }
 
 const STORE = "PostgresStore"
@@ -85,20 +81,20 @@ const ms = (column: string) => `floor(extract(epoch FROM ${column}) * 1000)::big
 
 /**
  * A {@link DurableStore} in PostgreSQL through pg: one row per message, so a save appends
- * only the new messages; claims and fenced saves serialise on the conversation's row lock.
- * Times (lease expiry, `since`) come from the server's clock, so hosts may disagree on theirs.
+ * only the new messages; claims and fenced saves serialise on the request's row lock, then
+ * the conversation's. Times (lease expiry, `since`) come from the server's clock, so hosts
+ * may disagree on theirs.
  */
-export class PostgresStore implements DurableStore {
+export class PostgresStore extends DurableStoreBase {
+  protected readonly storeName = STORE
   readonly #pool: Pool
   readonly #ownsPool: boolean
   readonly #schema: string
   readonly #sql: ReturnType<typeof statements>
   readonly #init: LazyInit<void>
-  readonly #cache = new MessageCache()
-  readonly #writes = new WriteCounter()
-  #closed = false
 
   constructor(options: PostgresStoreOptions) {
+    super()
     checkOptions(options, STORE)
     const source = checkExactlyOne(options, ["connectionString", "pool"], STORE)
     const schema = options.schema ?? "public"
@@ -141,62 +137,45 @@ export class PostgresStore implements DurableStore {
     })
   }
 
-  /** @internal What this store wrote so far; tests use it to check saves are incremental. */
-  get stats(): WriteStats {
-    return this.#writes.snapshot()
+  protected ready(): Promise<void> {
+    return this.#init.get()
   }
 
-  async get(id: string): Promise<Message[] | undefined> {
-    checkKey(id, "the conversation id")
+  protected async readTranscript(id: string) {
     // One statement, so the row and the messages come from the same snapshot.
-    const { rows } = await this.#use(`read conversation ${JSON.stringify(id)}`, (pool) =>
-      pool.query<{ revision: number; message_count: number } & StoredMessageRow>(this.#sql.transcript, [id]),
+    const { rows } = await this.#pool.query<{ revision: number; message_count: number } & StoredMessageRow>(
+      this.#sql.transcript,
+      [id],
     )
     const head = rows[0]
     if (head === undefined) return undefined
-    const messageRows = head.seq === null ? [] : rows
-    const messages = decodeTranscript(id, head.message_count, messageRows)
-    this.#cache.remember(id, head.revision, messages)
-    return messages
+    return { revision: head.revision, count: head.message_count, rows: head.seq === null ? [] : rows }
   }
 
-  async save(id: string, messages: Message[], meta?: SaveMeta): Promise<void> {
-    checkSave(id, messages, meta)
-    // The caller may keep appending to its array while we wait on the server.
-    const transcript = messages.slice()
-    const outcome = await this.#use(
-      `save conversation ${JSON.stringify(id)}`,
-      async () =>
-        (await this.#saveFast(id, transcript, meta)) ??
-        (await this.#transaction((client) => this.#saveLocked(client, id, transcript, meta))),
+  protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
+    return (
+      (await this.#saveFast(input)) ?? (await this.#transaction((client) => this.#saveLocked(client, input)))
     )
-    this.#writes.record(outcome.stats)
-    this.#cache.remember(id, outcome.revision, transcript)
   }
 
   /**
-   * The common case in one statement (one round trip): the transcript extends what this store
-   * last saved or loaded, and the row is still at that revision. `undefined` when it is not,
-   * and nothing was written.
+   * The common case in one statement (one round trip): an unfenced save whose transcript
+   * extends what this store last saved or loaded, with the row still at that revision.
+   * `undefined` when it is not, and nothing was written. A fenced save takes the locked path:
+   * consuming a claim must hold the request's lock.
    */
-  async #saveFast(
-    id: string,
-    messages: Message[],
-    meta: SaveMeta | undefined,
-  ): Promise<SaveOutcome | undefined> {
-    const reusable = this.#cache.reusablePrefix(id, messages)
-    if (reusable === undefined) return undefined
-    const bodies = encodeMessages(id, messages, reusable.length)
-    const pending = meta?.pending
+  async #saveFast(input: SaveInput): Promise<SaveOutcome | undefined> {
+    const { id, reusable, pending, transcript } = input
+    if (reusable === undefined || input.claim !== undefined) return undefined
+    const bodies = input.encode(reusable.length)
     const { rows } = await this.#pool.query<{ revision: number }>(this.#sql.appendMessages, [
       id,
       reusable.revision,
-      messages.length,
-      pending === undefined ? "keep" : pending === null ? "clear" : "set",
-      pending ? encodeJson(pending, () => `the pending request of conversation ${JSON.stringify(id)}`) : null,
-      pending?.id ?? null,
-      pending?.kind ?? null,
-      meta?.claim ?? null,
+      transcript.length,
+      pending.mode,
+      pending.json,
+      pending.id,
+      pending.kind,
       bodies.map((_, i) => reusable.length + i),
       bodies,
     ])
@@ -213,13 +192,13 @@ export class PostgresStore implements DurableStore {
     }
   }
 
-  /** The body of `save`, inside a transaction holding the conversation's row lock. */
-  async #saveLocked(
-    client: PoolClient,
-    id: string,
-    messages: Message[],
-    meta: SaveMeta | undefined,
-  ): Promise<SaveOutcome> {
+  /** The body of a save, in a transaction holding the claim's request lock and the conversation's. */
+  async #saveLocked(client: PoolClient, input: SaveInput): Promise<SaveOutcome> {
+    const { id, claim, reusable } = input
+    const claimed =
+      claim === undefined
+        ? undefined
+        : (await client.query<{ request_id: string }>(this.#sql.lockClaim, [claim])).rows[0]?.request_id
     let raw = await this.#lockConversation(client, id)
     if (raw === undefined) {
       // A placeholder row gives concurrent first saves of one id a row to queue on; it is
@@ -229,32 +208,36 @@ export class PostgresStore implements DurableStore {
       if (raw === undefined) throw new Error(`conversation ${JSON.stringify(id)} vanished while being saved`)
     }
     const previous = fromPg(raw)
-    if (meta?.claim !== undefined && previous.claimToken !== meta.claim) {
-      throw lostClaimError(id, previous.claimRequestId ?? previous.pendingId)
+    if (claim !== undefined && (previous.claimToken !== claim || claimed !== previous.claimRequestId)) {
+      return { lostClaim: previous.claimRequestId ?? previous.pendingId }
     }
-    const reusable = this.#cache.reusablePrefix(id, messages)
     let keep: number
     let bodies: string[]
     let read = 0
     let deleted = 0
     if (reusable !== undefined && reusable.revision === previous.revision) {
       keep = reusable.length
-      bodies = encodeMessages(id, messages, keep)
+      bodies = input.encode(keep)
     } else {
-      const given = encodeMessages(id, messages)
       const rows =
         previous.revision === 0 ? [] : (await client.query<StoredMessageRow>(this.#sql.messages, [id])).rows
       read = rows.length
-      keep = commonPrefixLength(contiguousBodies(rows), given)
-      if (rows.length > keep)
-        deleted = (await client.query(this.#sql.deleteMessagesFrom, [id, keep])).rowCount ?? 0
-      bodies = given.slice(keep)
+      const plan = rewritePlan(rows, input.encode())
+      keep = plan.keep
+      bodies = plan.bodies
+      if (plan.deletes) deleted = (await client.query(this.#sql.deleteMessagesFrom, [id, keep])).rowCount ?? 0
     }
     if (bodies.length > 0) {
       const seqs = bodies.map((_, i) => keep + i)
       await client.query(this.#sql.insertMessages, [id, seqs, bodies])
     }
-    const next = nextConversationRow(id, previous, messages.length, meta, Number(raw.now_ms))
+    const next = nextConversationRow(
+      previous,
+      input.transcript.length,
+      input.pending,
+      claim,
+      Number(raw.now_ms),
+    )
     await client.query(this.#sql.updateConversation, [
       id,
       next.revision,
@@ -266,10 +249,9 @@ export class PostgresStore implements DurableStore {
       next.consumedId,
       next.claimToken,
       next.claimRequestId,
-      next.claimAnswer,
-      next.claimExpiresAt,
       next.updatedAt,
     ])
+    if (claimed !== undefined) await client.query(this.#sql.applyRequest, [claimed])
     return {
       revision: next.revision,
       stats: {
@@ -281,122 +263,125 @@ export class PostgresStore implements DurableStore {
     }
   }
 
-  async getPending(id: string): Promise<Request | undefined> {
-    checkKey(id, "the conversation id")
-    const { rows } = await this.#use(`read the pending request of ${JSON.stringify(id)}`, (pool) =>
-      pool.query<{ pending: string | null }>(this.#sql.pending, [id]),
-    )
-    const pending = rows[0]?.pending
-    if (pending == null) return undefined
-    return decodeJson<Request>(pending, () => `the pending request of conversation ${JSON.stringify(id)}`)
+  protected async readPendingJson(id: string): Promise<string | null | undefined> {
+    const { rows } = await this.#pool.query<{ pending: string | null }>(this.#sql.pending, [id])
+    return rows[0]?.pending
   }
 
-  async listPending(opts?: ListPendingOptions): Promise<PendingEntry[]> {
-    const limit = resolveLimit(opts?.limit)
-    const kind = resolveKind(opts?.kind)
-    const { rows } = await this.#use("list pending requests", (pool) =>
-      pool.query<{ id: string; pending: string; since_ms: string }>(this.#sql.listPending, [
-        kind ?? null,
-        limit ?? null,
-      ]),
-    )
-    return rows.map((row) => ({
-      id: row.id,
-      request: decodeJson<Request>(row.pending, () => `the pending request of conversation ${row.id}`),
-      since: new Date(Number(row.since_ms)).toISOString(),
-    }))
+  protected async readHolders(filter: { kind?: string; requestId?: string }): Promise<HolderRow[]> {
+    const { rows } =
+      filter.requestId !== undefined
+        ? await this.#pool.query<PgHolderRow>(this.#sql.holdersOf, [filter.requestId])
+        : await this.#pool.query<PgHolderRow>(this.#sql.holders, [filter.kind ?? null])
+    return rows.map(holderOf)
   }
 
-  async claimAnswer(id: string, answer: Answer, opts?: ClaimOptions): Promise<AnswerClaim> {
-    checkKey(id, "the conversation id")
-    checkAnswer(answer)
-    const leaseMs = resolveLeaseMs(opts?.leaseMs)
-    const answerJson = encodeJson(answer, () => `the answer to request ${JSON.stringify(answer.id)}`)
-    const token = newClaimToken()
-    return this.#use(`claim an answer for conversation ${JSON.stringify(id)}`, () =>
-      this.#transaction(async (client): Promise<AnswerClaim> => {
-        const raw = await this.#lockConversation(client, id)
-        const row = raw === undefined ? undefined : fromPg(raw)
-        const now = Number(raw?.now_ms)
-        const decision = decideClaim(row === undefined ? undefined : claimStateOf(row), answer.id, now)
-        if (decision !== "claim" && decision !== "takeover") throw claimRefusalError(decision, id, answer.id)
-        if (row === undefined) throw claimRefusalError("no-conversation", id, answer.id)
-        const request = decodeJson<Request>(row.pending, () => `the pending request of ${JSON.stringify(id)}`)
-        const storedJson = decision === "takeover" ? (row.claimAnswer as string) : answerJson
-        const claimed = decodeJson<Answer>(storedJson, () => `the claimed answer of ${JSON.stringify(id)}`)
-        await client.query(this.#sql.setClaim, [id, token, row.pendingId, storedJson, now + leaseMs])
-        return { token, answer: claimed, request, takeover: decision === "takeover" }
-      }),
-    )
+  protected async readDecisionJson(requestId: string): Promise<string | null | undefined> {
+    const { rows } = await this.#pool.query<{ claim_answer: string | null }>(this.#sql.decision, [requestId])
+    return rows[0]?.claim_answer
   }
 
-  async releaseClaim(id: string, token: string): Promise<void> {
-    checkKey(id, "the conversation id")
-    checkKey(token, "the claim token")
-    await this.#use(`release a claim on conversation ${JSON.stringify(id)}`, (pool) =>
-      pool.query(this.#sql.releaseClaim, [id, token]),
-    )
+  protected async readFailed(): Promise<FailedRow[]> {
+    const { rows } = await this.#pool.query<PgHolderRow>(this.#sql.failed)
+    return rows.map((row) => ({ ...holderOf(row), lastError: row.last_error ?? null }))
   }
 
-  async listExpiredClaims(opts?: ListExpiredClaimsOptions): Promise<ExpiredClaim[]> {
-    const limit = resolveLimit(opts?.limit)
-    const { rows } = await this.#use("list expired claims", (pool) =>
-      pool.query<{ id: string; pending: string; claim_answer: string }>(this.#sql.listExpiredClaims, [
-        limit ?? null,
-      ]),
-    )
-    return rows.map((row) => ({
-      id: row.id,
-      request: decodeJson<Request>(row.pending, () => `the pending request of conversation ${row.id}`),
-      answer: decodeJson<Answer>(row.claim_answer, () => `the claimed answer of conversation ${row.id}`),
-    }))
+  protected writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
+    const { id, answerId, runtimeKey } = input
+    return this.#transaction(async (client): Promise<ClaimOutcome> => {
+      // The request's row first, then the conversation's: the order every fenced save takes.
+      const created = (await client.query(this.#sql.ensureRequest, [answerId])).rowCount === 1
+      const req = (await client.query<PgRequestRow & { now_ms: string }>(this.#sql.lockRequest, [answerId]))
+        .rows[0]
+      const raw = await this.#lockConversation(client, id)
+      const nowMs = Number(req?.now_ms)
+      const decision = decideClaim(
+        raw && { pendingId: raw.pending_id, consumedId: raw.consumed_id },
+        req && {
+          state: req.state,
+          runtimeKey: req.runtime_key,
+          claimToken: req.claim_token,
+          claimExpiresAt: req.claim_expires_at === null ? null : Number(req.claim_expires_at),
+        },
+        answerId,
+        runtimeKey,
+        nowMs,
+      )
+      if (decision !== "claim" && decision !== "takeover") {
+        // A request row made only to lock on must not outlive a refused claim.
+        if (created) await client.query(this.#sql.dropRequest, [answerId])
+        return {
+          refusal: decision,
+          runtimeKey: req?.runtime_key,
+          decisionJson: req?.state === "applied" ? req.claim_answer : null,
+        }
+      }
+      const answerJson = decision === "takeover" ? (req?.claim_answer as string) : input.answerJson
+      await client.query(this.#sql.claimRequest, [
+        answerId,
+        input.token,
+        id,
+        answerJson,
+        nowMs + input.leaseMs,
+      ])
+      await client.query(this.#sql.pointClaim, [id, input.token, answerId])
+      return { grant: decision, pendingJson: raw?.pending as string, answerJson }
+    })
   }
 
-  async putSnapshot(key: string, snapshot: unknown): Promise<void> {
-    checkKey(key, "the snapshot key")
-    const body = encodeJson(snapshot, () => `snapshot ${JSON.stringify(key)}`)
-    await this.#use(`store snapshot ${JSON.stringify(key)}`, (pool) =>
-      pool.query(this.#sql.putSnapshot, [key, body]),
-    )
+  protected async expireClaim(id: string, token: string): Promise<void> {
+    await this.#pool.query(this.#sql.releaseClaim, [id, token])
   }
 
-  async getSnapshot(key: string): Promise<unknown | undefined> {
-    checkKey(key, "the snapshot key")
-    const { rows } = await this.#use(`read snapshot ${JSON.stringify(key)}`, (pool) =>
-      pool.query<{ body: string }>(this.#sql.getSnapshot, [key]),
+  protected async readExpiredClaims(limit: number | undefined) {
+    const { rows } = await this.#pool.query<{ id: string; pending: string; answer: string }>(
+      this.#sql.expiredClaims,
+      [limit ?? null],
     )
-    const row = rows[0]
-    if (row === undefined) return undefined
-    return decodeJson(row.body, () => `snapshot ${JSON.stringify(key)}`)
+    return rows
   }
 
-  async deleteSnapshot(key: string): Promise<void> {
-    checkKey(key, "the snapshot key")
-    await this.#use(`delete snapshot ${JSON.stringify(key)}`, (pool) =>
-      pool.query(this.#sql.deleteSnapshot, [key]),
-    )
+  protected async removeConversation(id: string): Promise<void> {
+    await this.#transaction(async (client) => {
+      await client.query(this.#sql.forgetRequestsOf, [id])
+      await client.query(this.#sql.deleteMessagesFrom, [id, 0])
+      await client.query(this.#sql.deleteConversation, [id])
+    })
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return
-    this.#closed = true
+  protected async writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): Promise<void> {
+    if (holds === undefined) {
+      await this.#pool.query(this.#sql.putSnapshot, [key, body])
+      return
+    }
+    await this.#transaction(async (client) => {
+      await client.query(this.#sql.putSnapshot, [key, body])
+      await client.query(this.#sql.dropHolds, [key])
+      if (holds.length === 0) return
+      await client.query(this.#sql.holds, [
+        key,
+        holds.map((h) => h.requestId),
+        holds.map((h) => h.conversationId),
+        holds.map((h) => (h.path ? JSON.stringify(h.path) : null)),
+      ])
+    })
+  }
+
+  protected async readSnapshot(key: string): Promise<string | undefined> {
+    const { rows } = await this.#pool.query<{ body: string }>(this.#sql.getSnapshot, [key])
+    return rows[0]?.body
+  }
+
+  protected async removeSnapshot(key: string): Promise<void> {
+    await this.#pool.query(this.#sql.deleteSnapshot, [key])
+  }
+
+  protected async release(): Promise<void> {
     if (!this.#ownsPool) return
     try {
       await this.#pool.end()
     } catch (error) {
       throw toStoreError(error, `${STORE} could not close its pool`)
-    }
-  }
-
-  /** Runs `fn` once the schema is ready, turning driver failures into `StoreError`. */
-  async #use<T>(what: string, fn: (pool: Pool) => Promise<T>): Promise<T> {
-    if (this.#closed) throw closedStoreError(STORE)
-    await this.#init.get()
-    if (this.#closed) throw closedStoreError(STORE)
-    try {
-      return await fn(this.#pool)
-    } catch (error) {
-      throw toStoreError(error, `${STORE} failed to ${what}`)
     }
   }
 
@@ -487,20 +472,22 @@ function statements(s: string) {
   const conversations = `${s}.tnx_conversations`
   const messages = `${s}.tnx_messages`
   const snapshots = `${s}.tnx_snapshots`
+  const requests = `${s}.tnx_requests`
+  const holderColumns = `c.id, c.pending, c.pending_id, ${ms("c.pending_since")} AS since_ms, r.state,
+    r.runtime_key, r.conversation_id, r.path, r.attempts`
   return {
     transcript: `
       SELECT c.revision, c.message_count, m.seq, m.body
       FROM ${conversations} c LEFT JOIN ${messages} m ON m.conversation_id = c.id
       WHERE c.id = $1 ORDER BY m.seq`,
+    now: `SELECT ${ms("now()")} AS now_ms`,
     lockConversation: `
       SELECT revision, message_count, pending, pending_id, pending_kind,
-        ${ms("pending_since")} AS pending_since,
-        consumed_id, claim_token, claim_request_id, claim_answer,
-        ${ms("claim_expires_at")} AS claim_expires_at, ${ms("created_at")} AS created_at,
-        ${ms("updated_at")} AS updated_at, ${ms("now()")} AS now_ms
+        ${ms("pending_since")} AS pending_since, consumed_id, claim_token, claim_request_id,
+        ${ms("created_at")} AS created_at, ${ms("updated_at")} AS updated_at, ${ms("now()")} AS now_ms
       FROM ${conversations} WHERE id = $1 FOR UPDATE`,
-    // Mirrors nextConversationRow for the fast path. SET expressions read the old row, and
-    // the INSERT only happens when the guarded UPDATE matched.
+    // The same rule as keptSince: the same request keeps its age, a new one starts now. SET
+    // expressions read the old row, and the INSERT only happens when the guarded UPDATE matched.
     appendMessages: `
       WITH updated AS (
         UPDATE ${conversations} SET
@@ -512,17 +499,12 @@ function statements(s: string) {
             WHEN $4::text = 'keep' THEN pending_since
             WHEN $4::text = 'clear' THEN NULL
             WHEN pending_id IS NOT DISTINCT FROM $6::text AND pending_since IS NOT NULL THEN pending_since
-            ELSE date_trunc('milliseconds', now()) END,
-          consumed_id = CASE WHEN $8::text IS NULL THEN consumed_id ELSE claim_request_id END,
-          claim_token = CASE WHEN $8::text IS NULL THEN claim_token END,
-          claim_request_id = CASE WHEN $8::text IS NULL THEN claim_request_id END,
-          claim_answer = CASE WHEN $8::text IS NULL THEN claim_answer END,
-          claim_expires_at = CASE WHEN $8::text IS NULL THEN claim_expires_at END
-        WHERE id = $1 AND revision = $2 AND ($8::text IS NULL OR claim_token = $8::text)
+            ELSE date_trunc('milliseconds', now()) END
+        WHERE id = $1 AND revision = $2
         RETURNING revision
       ), inserted AS (
         INSERT INTO ${messages} (conversation_id, seq, body)
-        SELECT $1, t.seq, t.body FROM unnest($9::integer[], $10::text[]) AS t(seq, body)
+        SELECT $1, t.seq, t.body FROM unnest($8::integer[], $9::text[]) AS t(seq, body)
         WHERE EXISTS (SELECT 1 FROM updated)
       )
       SELECT revision FROM updated`,
@@ -531,37 +513,102 @@ function statements(s: string) {
       VALUES ($1, 0, 0, now(), now()) ON CONFLICT (id) DO NOTHING`,
     messages: `SELECT seq, body FROM ${messages} WHERE conversation_id = $1 ORDER BY seq`,
     deleteMessagesFrom: `DELETE FROM ${messages} WHERE conversation_id = $1 AND seq >= $2`,
+    deleteConversation: `DELETE FROM ${conversations} WHERE id = $1`,
     insertMessages: `
       INSERT INTO ${messages} (conversation_id, seq, body)
       SELECT $1, t.seq, t.body FROM unnest($2::integer[], $3::text[]) AS t(seq, body)`,
     updateConversation: `
       UPDATE ${conversations} SET revision = $2, message_count = $3, pending = $4, pending_id = $5,
         pending_kind = $6, pending_since = to_timestamp($7::float8 / 1000), consumed_id = $8,
-        claim_token = $9, claim_request_id = $10, claim_answer = $11,
-        claim_expires_at = to_timestamp($12::float8 / 1000), updated_at = to_timestamp($13::float8 / 1000)
+        claim_token = $9, claim_request_id = $10, claim_answer = NULL, claim_expires_at = NULL,
+        updated_at = to_timestamp($11::float8 / 1000)
       WHERE id = $1`,
     pending: `SELECT pending FROM ${conversations} WHERE id = $1`,
-    listPending: `
-      SELECT id, pending, ${ms("pending_since")} AS since_ms FROM ${conversations}
-      WHERE pending_id IS NOT NULL AND ($1::text IS NULL OR pending_kind = $1)
-      ORDER BY pending_since, id LIMIT $2`,
-    setClaim: `
-      UPDATE ${conversations} SET claim_token = $2, claim_request_id = $3, claim_answer = $4,
-        claim_expires_at = to_timestamp($5::float8 / 1000)
-      WHERE id = $1`,
+    holders: `
+      SELECT ${holderColumns} FROM ${conversations} c
+      LEFT JOIN ${requests} r ON r.request_id = c.pending_id
+      WHERE c.pending_id IS NOT NULL AND ($1::text IS NULL OR c.pending_kind = $1)`,
+    holdersOf: `
+      SELECT ${holderColumns} FROM ${conversations} c
+      LEFT JOIN ${requests} r ON r.request_id = c.pending_id
+      WHERE c.pending_id = $1`,
+    failed: `
+      SELECT ${holderColumns}, r.last_error FROM ${requests} r
+      JOIN ${conversations} c ON c.pending_id = r.request_id WHERE r.state = 'failed'`,
+    decision: `SELECT claim_answer FROM ${requests} WHERE request_id = $1 AND state = 'applied'`,
+    ensureRequest: `
+      INSERT INTO ${requests} (request_id, state, updated_at) VALUES ($1, 'open', now())
+      ON CONFLICT (request_id) DO NOTHING`,
+    dropRequest: `
+      DELETE FROM ${requests} WHERE request_id = $1 AND state = 'open' AND claim_token IS NULL
+        AND runtime_key IS NULL AND attempts = 0`,
+    lockRequest: `
+      SELECT state, runtime_key, claim_token, claim_answer, ${ms("claim_expires_at")} AS claim_expires_at,
+        ${ms("now()")} AS now_ms
+      FROM ${requests} WHERE request_id = $1 FOR UPDATE`,
+    lockClaim: `SELECT request_id FROM ${requests} WHERE claim_token = $1 FOR UPDATE`,
+    claimRequest: `
+      UPDATE ${requests} SET state = 'claimed', attempts = attempts + 1, claim_token = $2,
+        claim_conversation_id = $3, claim_answer = $4, claim_expires_at = to_timestamp($5::float8 / 1000),
+        updated_at = now()
+      WHERE request_id = $1`,
+    pointClaim: `UPDATE ${conversations} SET claim_token = $2, claim_request_id = $3 WHERE id = $1`,
+    // A consumed claim leaves its answer as the request's decision.
+    applyRequest: `
+      UPDATE ${requests} SET state = 'applied', claim_token = NULL, claim_expires_at = NULL, updated_at = now()
+      WHERE request_id = $1`,
     // LEAST: releasing an already expired claim must not make it look freshly expired.
     releaseClaim: `
-      UPDATE ${conversations} SET claim_expires_at = LEAST(claim_expires_at, now())
-      WHERE id = $1 AND claim_token = $2`,
-    listExpiredClaims: `
-      SELECT id, pending, claim_answer FROM ${conversations}
-      WHERE claim_token IS NOT NULL AND claim_request_id = pending_id AND claim_expires_at <= now()
-      ORDER BY claim_expires_at, id LIMIT $1`,
+      UPDATE ${requests} SET claim_expires_at = LEAST(claim_expires_at, now())
+      WHERE claim_conversation_id = $1 AND claim_token = $2`,
+    expiredClaims: `
+      SELECT r.claim_conversation_id AS id, c.pending, r.claim_answer AS answer FROM ${requests} r
+      JOIN ${conversations} c ON c.id = r.claim_conversation_id AND c.pending_id = r.request_id
+      WHERE r.state = 'claimed' AND r.claim_token IS NOT NULL AND r.claim_expires_at <= now()
+      ORDER BY r.claim_expires_at, r.request_id LIMIT $1`,
+    // The conversation's open request goes with it unless another conversation still holds it;
+    // an applied request keeps its decision.
+    forgetRequestsOf: `
+      DELETE FROM ${requests} r WHERE r.state != 'applied' AND r.request_id IN (
+        SELECT pending_id FROM ${conversations} WHERE id = $1 AND pending_id IS NOT NULL
+        UNION SELECT request_id FROM ${requests} WHERE claim_conversation_id = $1
+      ) AND NOT EXISTS (
+        SELECT 1 FROM ${conversations} o WHERE o.pending_id = r.request_id AND o.id != $1
+      )`,
+    dropHolds: `
+      UPDATE ${requests} SET runtime_key = NULL, conversation_id = NULL, path = NULL, updated_at = now()
+      WHERE runtime_key = $1 AND state IN ('open', 'claimed')`,
+    holds: `
+      INSERT INTO ${requests} (request_id, state, runtime_key, conversation_id, path, updated_at)
+      SELECT t.request_id, 'open', $1, t.conversation_id, t.path, now()
+      FROM unnest($2::text[], $3::text[], $4::text[]) AS t(request_id, conversation_id, path)
+      ON CONFLICT (request_id) DO UPDATE SET runtime_key = excluded.runtime_key,
+        conversation_id = excluded.conversation_id, path = excluded.path, updated_at = excluded.updated_at
+      WHERE ${requests}.state IN ('open', 'claimed')`,
     putSnapshot: `
       INSERT INTO ${snapshots} (key, body, updated_at) VALUES ($1, $2, now())
       ON CONFLICT (key) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at`,
     getSnapshot: `SELECT body FROM ${snapshots} WHERE key = $1`,
     deleteSnapshot: `DELETE FROM ${snapshots} WHERE key = $1`,
+  }
+}
+
+function holderOf(row: PgHolderRow): HolderRow {
+  return {
+    conversationId: row.id,
+    requestId: row.pending_id,
+    pending: row.pending,
+    sinceMs: Number(row.since_ms),
+    request:
+      row.state === null
+        ? null
+        : {
+            state: row.state,
+            runtimeKey: row.runtime_key,
+            conversationId: row.conversation_id,
+            path: row.path,
+            attempts: row.attempts ?? 0,
+          },
   }
 }
 
@@ -577,8 +624,6 @@ function fromPg(row: PgConversationRow): ConversationRow {
     consumedId: row.consumed_id,
     claimToken: row.claim_token,
     claimRequestId: row.claim_request_id,
-    claimAnswer: row.claim_answer,
-    claimExpiresAt: time(row.claim_expires_at),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   }

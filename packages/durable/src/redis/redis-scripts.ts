@@ -11,18 +11,23 @@ local function fmt(n) return string.format("%.0f", n) end
  * @internal Saves a transcript. KEYS: conv hash, msgs list, pending zset, claims zset.
  * ARGV: id, expected revision ("" = compare with the stored bodies), base (leading messages
  * not sent), total, claim token ("" = none), pending mode (keep|set|clear), pending JSON,
- * pending id, pending kind, then the bodies of messages base..total-1.
+ * pending id, pending kind, full key prefix, then the bodies of messages base..total-1.
  * Returns {"OK", revision, kept, read, deleted}, {"STALE"} or {"LOST_CLAIM", request id}.
+ * Keeps the request index: a fenced save marks the claimed request applied, and the holder
+ * sets follow the pending request.
  */
 export const SAVE_SCRIPT = `${PRELUDE}
-local conv, msgs = KEYS[1], KEYS[2]
+local conv, msgs, prefix = KEYS[1], KEYS[2], ARGV[10]
 local rev = tonumber(redis.call("HGET", conv, "rev") or "0")
 local token = ARGV[5]
-if token ~= "" and redis.call("HGET", conv, "claimToken") ~= token then
-  local held = redis.call("HGET", conv, "claimRequest") or redis.call("HGET", conv, "pendingId") or ""
-  return {"LOST_CLAIM", held}
+local claimed = redis.call("HGET", conv, "claimRequest")
+if token ~= "" then
+  local held = claimed and redis.call("HGET", prefix .. "req:" .. claimed, "claimToken")
+  if redis.call("HGET", conv, "claimToken") ~= token or held ~= token then
+    return {"LOST_CLAIM", claimed or redis.call("HGET", conv, "pendingId") or ""}
+  end
 end
-local base, total, first = tonumber(ARGV[3]), tonumber(ARGV[4]), 10
+local base, total, first = tonumber(ARGV[3]), tonumber(ARGV[4]), 11
 local keep, read, deleted = 0, 0, 0
 if ARGV[2] ~= "" then
   if rev ~= tonumber(ARGV[2]) or redis.call("LLEN", msgs) ~= base then return {"STALE"} end
@@ -46,19 +51,26 @@ local now = now_ms()
 redis.call("HSET", conv, "rev", fmt(rev + 1), "count", fmt(total), "updatedAt", fmt(now))
 redis.call("HSETNX", conv, "createdAt", fmt(now))
 if token ~= "" then
-  local claimed = redis.call("HGET", conv, "claimRequest")
-  if claimed then redis.call("HSET", conv, "consumed", claimed) else redis.call("HDEL", conv, "consumed") end
-  redis.call("HDEL", conv, "claimToken", "claimRequest", "claimAnswer", "claimExpires")
-  redis.call("ZREM", KEYS[4], ARGV[1])
+  redis.call("HSET", conv, "consumed", claimed)
+  redis.call("HDEL", conv, "claimToken", "claimRequest")
+  local req = prefix .. "req:" .. claimed
+  redis.call("HSET", req, "state", "applied")
+  redis.call("HDEL", req, "claimToken", "claimExpires")
+  redis.call("ZREM", KEYS[4], claimed)
 end
+local previous = redis.call("HGET", conv, "pendingId")
 if ARGV[6] == "clear" then
   redis.call("HDEL", conv, "pending", "pendingId", "pendingKind", "since")
   redis.call("ZREM", KEYS[3], ARGV[1])
+  if previous then redis.call("SREM", prefix .. "holders:" .. previous, ARGV[1]) end
 elseif ARGV[6] == "set" then
+  -- The same rule as keptSince: the same request keeps its age, a new one starts now.
   local since = redis.call("HGET", conv, "since")
-  if redis.call("HGET", conv, "pendingId") ~= ARGV[8] or not since then since = fmt(now) end
+  if previous ~= ARGV[8] or not since then since = fmt(now) end
   redis.call("HSET", conv, "pending", ARGV[7], "pendingId", ARGV[8], "pendingKind", ARGV[9], "since", since)
   redis.call("ZADD", KEYS[3], since, ARGV[1])
+  if previous and previous ~= ARGV[8] then redis.call("SREM", prefix .. "holders:" .. previous, ARGV[1]) end
+  redis.call("SADD", prefix .. "holders:" .. ARGV[8], ARGV[1])
 end
 return {"OK", rev + 1, keep, read, deleted}
 `
@@ -74,91 +86,173 @@ return {head[1], head[2], redis.call("LRANGE", KEYS[2], 0, -1)}
 `
 
 /**
- * @internal Claims an answer. KEYS: conv hash, claims zset. ARGV: id, answer id, answer JSON,
- * new token, lease ms. Returns {refusal} or {"claim"|"takeover", pending JSON, answer JSON}.
+ * @internal Claims an answer, by the rules of `decideClaim` (claim-rules.ts), which this
+ * mirrors in Lua so the claim stays one atomic script. KEYS: conv hash, claims zset.
+ * ARGV: id, answer id, answer JSON, new token, lease ms, runtime key ("" = none), full key
+ * prefix. Returns {refusal, runtime key, decision JSON} or {"claim"|"takeover", pending JSON,
+ * answer JSON}.
  */
 export const CLAIM_SCRIPT = `${PRELUDE}
+local aid = ARGV[2]
+local req = ARGV[7] .. "req:" .. aid
+local r = redis.call("HMGET", req, "state", "runtimeKey", "claimToken", "claimExpires", "claimAnswer")
+if r[1] == "applied" then return {"already-applied", r[2] or "", r[5] or ""} end
+if r[1] == "failed" then return {"failed", r[2] or "", ""} end
 if redis.call("EXISTS", KEYS[1]) == 0 then return {"no-conversation"} end
-local f = redis.call("HMGET", KEYS[1], "pendingId", "pending", "consumed", "claimToken", "claimRequest",
-  "claimAnswer", "claimExpires")
-local pendingId, pending, consumed, claimToken, claimRequest = f[1], f[2], f[3], f[4], f[5]
-if pendingId ~= ARGV[2] then
-  if consumed == ARGV[2] then return {"already-applied"} end
+local f = redis.call("HMGET", KEYS[1], "pendingId", "pending", "consumed")
+if f[1] ~= aid then
+  if f[3] == aid then return {"already-applied", "", ""} end
   return {"unknown-request"}
 end
+if r[2] and r[2] ~= "" and r[2] ~= ARGV[6] then return {"runtime-held", r[2]} end
 local now = now_ms()
-local expires = now + tonumber(ARGV[5])
-if claimToken and claimRequest == pendingId then
-  if tonumber(f[7] or "0") > now then return {"busy"} end
-  redis.call("HSET", KEYS[1], "claimToken", ARGV[4], "claimExpires", fmt(expires))
-  redis.call("ZADD", KEYS[2], fmt(expires), ARGV[1])
-  return {"takeover", pending, f[6]}
+local grant, stored = "claim", ARGV[3]
+if r[3] then
+  if tonumber(r[4] or "0") > now then return {"busy"} end
+  grant, stored = "takeover", r[5]
 end
-redis.call("HSET", KEYS[1], "claimToken", ARGV[4], "claimRequest", pendingId, "claimAnswer", ARGV[3],
-  "claimExpires", fmt(expires))
-redis.call("ZADD", KEYS[2], fmt(expires), ARGV[1])
-return {"claim", pending, ARGV[3]}
+local expires = fmt(now + tonumber(ARGV[5]))
+redis.call("HSET", req, "state", "claimed", "claimToken", ARGV[4], "claimConv", ARGV[1], "claimAnswer", stored,
+  "claimExpires", expires)
+redis.call("HINCRBY", req, "attempts", 1)
+redis.call("ZADD", KEYS[2], expires, aid)
+redis.call("HSET", KEYS[1], "claimToken", ARGV[4], "claimRequest", aid)
+return {grant, f[2], stored}
 `
 
-/** @internal Expires a claim now if `token` holds it. KEYS: conv hash, claims zset. ARGV: id, token. */
+/**
+ * @internal Expires a claim now if `token` holds it. KEYS: conv hash, claims zset.
+ * ARGV: id, token, full key prefix.
+ */
 export const RELEASE_SCRIPT = `${PRELUDE}
-if redis.call("HGET", KEYS[1], "claimToken") ~= ARGV[2] then return 0 end
+local rid = redis.call("HGET", KEYS[1], "claimRequest")
+if not rid then return 0 end
+local req = ARGV[3] .. "req:" .. rid
+local r = redis.call("HMGET", req, "claimToken", "claimConv", "claimExpires")
+if r[1] ~= ARGV[2] or r[2] ~= ARGV[1] then return 0 end
 local now = now_ms()
-if tonumber(redis.call("HGET", KEYS[1], "claimExpires") or "0") > now then
-  redis.call("HSET", KEYS[1], "claimExpires", fmt(now))
-  redis.call("ZADD", KEYS[2], fmt(now), ARGV[1])
+if tonumber(r[3] or "0") > now then
+  redis.call("HSET", req, "claimExpires", fmt(now))
+  redis.call("ZADD", KEYS[2], fmt(now), rid)
 end
 return 1
 `
 
+/** The fields a holder row carries, in order. */
+const HOLDER_ROW = `
+local function holder(out, prefix, id, rid)
+  local c = redis.call("HMGET", prefix .. "conv:" .. id, "pending", "pendingId", "since")
+  if not c[1] or c[2] ~= rid then return end
+  local r = redis.call("HMGET", prefix .. "req:" .. rid, "state", "runtimeKey", "holder", "path", "attempts")
+  out[#out + 1] = id
+  out[#out + 1] = c[1]
+  out[#out + 1] = rid
+  out[#out + 1] = c[3]
+  for k = 1, 5 do out[#out + 1] = r[k] or "" end
+end
+`
+
 /**
- * @internal Lists pending requests oldest first. KEYS: pending zset. ARGV: conv key prefix,
- * limit (-1 = all), kind, "1" to filter by kind. Returns a flat list of id, JSON, since.
+ * @internal Lists the conversations waiting on requests, with their index rows. KEYS: pending
+ * zset. ARGV: full key prefix, request id ("" = all), kind ("" with ARGV[4] "0" = any).
+ * Returns a flat list of 9 fields per holder: id, pending JSON, request id, since, state,
+ * runtime key, recorded holder, path JSON, attempts.
  */
-export const LIST_PENDING_SCRIPT = `
-local limit, filter = tonumber(ARGV[2]), ARGV[4] == "1"
+export const HOLDERS_SCRIPT = `${HOLDER_ROW}
+local prefix, rid, filter = ARGV[1], ARGV[2], ARGV[4] == "1"
+local out = {}
+if rid ~= "" then
+  for _, id in ipairs(redis.call("SMEMBERS", prefix .. "holders:" .. rid)) do holder(out, prefix, id, rid) end
+  return out
+end
+for _, id in ipairs(redis.call("ZRANGE", KEYS[1], 0, -1)) do
+  local f = redis.call("HMGET", prefix .. "conv:" .. id, "pendingId", "pendingKind")
+  if f[1] and (not filter or f[2] == ARGV[3]) then holder(out, prefix, id, f[1]) end
+end
+return out
+`
+
+/**
+ * @internal Lists claims whose lease ran out, soonest expired first, while the conversation
+ * they were taken through still waits on their request. KEYS: claims zset. ARGV: full key
+ * prefix, limit (-1 = all). Returns a flat list of id, pending JSON, answer JSON.
+ */
+export const LIST_EXPIRED_SCRIPT = `${PRELUDE}
+local prefix, limit = ARGV[1], tonumber(ARGV[2])
 local out = {}
 if limit == 0 then return out end
-local ids
-if not filter and limit > 0 then
-  ids = redis.call("ZRANGE", KEYS[1], 0, limit - 1)
-else
-  ids = redis.call("ZRANGE", KEYS[1], 0, -1)
-end
-for _, id in ipairs(ids) do
-  local f = redis.call("HMGET", ARGV[1] .. id, "pending", "pendingKind", "since")
-  if f[1] and (not filter or f[2] == ARGV[3]) then
-    out[#out + 1] = id
-    out[#out + 1] = f[1]
-    out[#out + 1] = f[3]
-    if limit > 0 and #out >= limit * 3 then break end
+local now = now_ms()
+for _, rid in ipairs(redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", fmt(now))) do
+  local r = redis.call("HMGET", prefix .. "req:" .. rid, "claimToken", "claimConv", "claimAnswer", "claimExpires",
+    "state")
+  if not r[1] or r[5] ~= "claimed" then
+    redis.call("ZREM", KEYS[1], rid)
+  elseif tonumber(r[4] or "0") <= now then
+    local c = redis.call("HMGET", prefix .. "conv:" .. r[2], "pendingId", "pending")
+    if c[1] == rid then
+      out[#out + 1] = r[2]
+      out[#out + 1] = c[2]
+      out[#out + 1] = r[3]
+      if limit > 0 and #out >= limit * 3 then break end
+    end
   end
 end
 return out
 `
 
 /**
- * @internal Lists claims whose lease ran out, soonest expired first. KEYS: claims zset.
- * ARGV: conv key prefix, limit (-1 = all). Returns a flat list of id, pending JSON, answer JSON.
+ * @internal Deletes a conversation with its messages; its open request goes too unless
+ * another conversation still holds it (an applied request keeps its decision). KEYS: conv
+ * hash, msgs list, pending zset, claims zset. ARGV: id, full key prefix.
  */
-export const LIST_EXPIRED_SCRIPT = `${PRELUDE}
-local limit = tonumber(ARGV[2])
-local out = {}
-if limit == 0 then return out end
-local now = now_ms()
-for _, id in ipairs(redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", fmt(now))) do
-  local f = redis.call("HMGET", ARGV[1] .. id, "claimToken", "claimRequest", "pendingId", "pending",
-    "claimAnswer", "claimExpires")
-  if not f[1] then
-    redis.call("ZREM", KEYS[1], id)
-  elseif f[2] == f[3] and tonumber(f[6] or "0") <= now then
-    out[#out + 1] = id
-    out[#out + 1] = f[4]
-    out[#out + 1] = f[5]
-    if limit > 0 and #out >= limit * 3 then break end
+export const DELETE_SCRIPT = `
+local prefix, id = ARGV[2], ARGV[1]
+local f = redis.call("HMGET", KEYS[1], "pendingId", "claimRequest")
+for k = 1, 2 do
+  local rid = f[k]
+  if rid then
+    local holders = prefix .. "holders:" .. rid
+    redis.call("SREM", holders, id)
+    local req = prefix .. "req:" .. rid
+    if redis.call("SCARD", holders) == 0 and redis.call("HGET", req, "state") ~= "applied" then
+      redis.call("DEL", req)
+      redis.call("ZREM", KEYS[4], rid)
+    end
   end
 end
-return out
+redis.call("DEL", KEYS[1], KEYS[2])
+redis.call("ZREM", KEYS[3], id)
+return 1
+`
+
+/**
+ * @internal Stores a runtime snapshot and the requests its tree holds, replacing the holds it
+ * had. KEYS: snapshot key, the runtime's hold set. ARGV: full key prefix, runtime key, body,
+ * "1" when holds follow, then (request id, conversation id, path JSON or "") triples.
+ */
+export const SNAPSHOT_SCRIPT = `
+redis.call("SET", KEYS[1], ARGV[3])
+if ARGV[4] ~= "1" then return 1 end
+local prefix = ARGV[1]
+for _, rid in ipairs(redis.call("SMEMBERS", KEYS[2])) do
+  local req = prefix .. "req:" .. rid
+  local state = redis.call("HGET", req, "state")
+  if (state == "open" or state == "claimed") and redis.call("HGET", req, "runtimeKey") == ARGV[2] then
+    redis.call("HDEL", req, "runtimeKey", "holder", "path")
+  end
+end
+redis.call("DEL", KEYS[2])
+for i = 5, #ARGV, 3 do
+  local req = prefix .. "req:" .. ARGV[i]
+  local state = redis.call("HGET", req, "state")
+  if not state or state == "open" or state == "claimed" then
+    if not state then redis.call("HSET", req, "state", "open", "attempts", "0") end
+    redis.call("HSET", req, "runtimeKey", ARGV[2], "holder", ARGV[i + 1])
+    if ARGV[i + 2] ~= "" then redis.call("HSET", req, "path", ARGV[i + 2]) else redis.call("HDEL", req, "path") end
+    redis.call("SADD", KEYS[2], ARGV[i])
+  end
+end
+return 1
 `
 
 /**

@@ -1,60 +1,34 @@
-import {
-  type Answer,
-  ConfigError,
-  type Message,
-  type Request,
-  type SaveMeta,
-  StoreError,
-} from "@toolnexus/core"
+import { ConfigError, StoreError } from "@toolnexus/core"
 import type { Redis, RedisOptions } from "ioredis"
-import type {
-  AnswerClaim,
-  ClaimOptions,
-  DurableStore,
-  ExpiredClaim,
-  ListExpiredClaimsOptions,
-  ListPendingOptions,
-  PendingEntry,
-} from "../durable-store.js"
-import {
-  type ClaimRefusal,
-  claimRefusalError,
-  lostClaimError,
-  newClaimToken,
-} from "../internal/claim-rules.js"
+import type { RuntimeHold } from "../durable-store.js"
+import type { ClaimRefusal } from "../internal/claim-rules.js"
 import { LazyInit } from "../internal/lazy-init.js"
 import { loadDriver } from "../internal/load-driver.js"
-import { MessageCache } from "../internal/message-cache.js"
-import {
-  byteLength,
-  decodeJson,
-  decodeTranscript,
-  encodeJson,
-  encodeMessages,
-} from "../internal/message-codec.js"
-import {
-  checkAnswer,
-  checkExactlyOne,
-  checkKey,
-  checkOptions,
-  checkSave,
-  resolveKind,
-  resolveLeaseMs,
-  resolveLimit,
-} from "../internal/option-checks.js"
+import { byteLength } from "../internal/message-codec.js"
+import { checkExactlyOne, checkKey, checkOptions } from "../internal/option-checks.js"
+import type { HolderRow, RequestRow } from "../internal/request-index.js"
 import { checkSchemaVersion } from "../internal/schema-version.js"
-import { closedStoreError, toStoreError } from "../internal/store-errors.js"
-import { WriteCounter, type WriteStats } from "../internal/write-stats.js"
+import {
+  type ClaimInput,
+  type ClaimOutcome,
+  DurableStoreBase,
+  type FailedRow,
+  type SaveInput,
+  type SaveOutcome,
+} from "../internal/store-base.js"
+import { toStoreError } from "../internal/store-errors.js"
 import { LuaScript } from "./lua-script.js"
 import { REDIS_MIGRATIONS } from "./migrations.js"
 import {
   CLAIM_SCRIPT,
+  DELETE_SCRIPT,
   GET_SCRIPT,
+  HOLDERS_SCRIPT,
   LIST_EXPIRED_SCRIPT,
-  LIST_PENDING_SCRIPT,
   migrationScript,
   RELEASE_SCRIPT,
   SAVE_SCRIPT,
+  SNAPSHOT_SCRIPT,
 } from "./redis-scripts.js"
 
 /** Options of {@link RedisStore}: exactly one of `url` and `client`. */
@@ -76,8 +50,10 @@ const scripts = {
   get: new LuaScript(GET_SCRIPT),
   claim: new LuaScript(CLAIM_SCRIPT),
   release: new LuaScript(RELEASE_SCRIPT),
-  listPending: new LuaScript(LIST_PENDING_SCRIPT),
+  holders: new LuaScript(HOLDERS_SCRIPT),
   listExpired: new LuaScript(LIST_EXPIRED_SCRIPT),
+  remove: new LuaScript(DELETE_SCRIPT),
+  snapshot: new LuaScript(SNAPSHOT_SCRIPT),
 }
 
 /**
@@ -94,27 +70,30 @@ const OWN_CLIENT_OPTIONS: RedisOptions = {
 
 type SaveReply = ["OK", number, number, number, number] | ["STALE"] | ["LOST_CLAIM", string]
 
+/** The fields of one holder row in the holders script's flat reply. */
+const HOLDER_FIELDS = 9
+
 /**
  * A {@link DurableStore} in Redis through ioredis: a list per transcript, so a save appends
  * only the new messages; every write is one Lua script, hence atomic. Lease times come from
  * the server's clock. Keys: `<prefix>conv:<id>` (hash), `<prefix>msgs:<id>` (list),
- * `<prefix>pending` and `<prefix>claims` (sorted sets), `<prefix>snap:<key>`, `<prefix>schema`.
- * The scripts touch several conversations' keys, so the store needs a single Redis node
- * (or a proxy), not Redis Cluster.
+ * `<prefix>req:<request id>` (hash), `<prefix>holders:<request id>` and `<prefix>runtime:<key>`
+ * (sets), `<prefix>pending` and `<prefix>claims` (sorted sets), `<prefix>snap:<key>`,
+ * `<prefix>schema`. The scripts touch several keys they compute, so the store needs a single
+ * Redis node (or a proxy), not Redis Cluster.
  */
-export class RedisStore implements DurableStore {
+export class RedisStore extends DurableStoreBase {
+  protected readonly storeName = STORE
   readonly #client: Redis
   readonly #ownsClient: boolean
   readonly #prefix: string
   /** The prefix as the server sees it, for keys scripts compute themselves. */
   readonly #serverPrefix: string
   readonly #init: LazyInit<void>
-  readonly #cache = new MessageCache()
-  readonly #writes = new WriteCounter()
   #lastConnectionError: Error | undefined
-  #closed = false
 
   constructor(options: RedisStoreOptions) {
+    super()
     checkOptions(options, STORE)
     const source = checkExactlyOne(options, ["url", "client"], STORE)
     const prefix = options.keyPrefix ?? "tnx:"
@@ -149,198 +128,194 @@ export class RedisStore implements DurableStore {
       try {
         await this.#migrate(migrationScripts)
       } catch (error) {
-        throw this.#storeError(error, `could not prepare the keys under "${prefix}"`)
+        throw this.storeError(error, `prepare the keys under "${prefix}"`)
       }
     })
   }
 
-  /** @internal What this store wrote so far; tests use it to check saves are incremental. */
-  get stats(): WriteStats {
-    return this.#writes.snapshot()
+  protected ready(): Promise<void> {
+    return this.#init.get()
   }
 
-  async get(id: string): Promise<Message[] | undefined> {
-    checkKey(id, "the conversation id")
-    const reply = (await this.#use(`read conversation ${JSON.stringify(id)}`, (client) =>
-      scripts.get.run(client, [this.#key("conv:", id), this.#key("msgs:", id)], []),
+  protected async readTranscript(id: string) {
+    const reply = (await scripts.get.run(
+      this.#client,
+      [this.#key("conv:", id), this.#key("msgs:", id)],
+      [],
     )) as [string, string | null, string[]] | null
     if (reply === null) return undefined
     const [revision, count, bodies] = reply
-    const rows = bodies.map((body, seq) => ({ seq, body }))
-    const messages = decodeTranscript(id, Number(count ?? 0), rows)
-    this.#cache.remember(id, Number(revision), messages)
-    return messages
+    return {
+      revision: Number(revision),
+      count: Number(count ?? 0),
+      rows: bodies.map((body, seq) => ({ seq, body })),
+    }
   }
 
-  async save(id: string, messages: Message[], meta?: SaveMeta): Promise<void> {
-    checkSave(id, messages, meta)
-    // The caller may keep appending to its array while we wait on the server.
-    const transcript = messages.slice()
-    const pending = meta?.pending
-    const pendingArgs =
-      pending === undefined
-        ? ["keep", "", "", ""]
-        : pending === null
-          ? ["clear", "", "", ""]
-          : [
-              "set",
-              encodeJson(pending, () => `the pending request of conversation ${JSON.stringify(id)}`),
-              pending.id,
-              pending.kind,
-            ]
+  protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
+    const { id, transcript, pending, reusable } = input
     const keys = [this.#key("conv:", id), this.#key("msgs:", id), this.#key("pending"), this.#key("claims")]
     const run = (expected: string, base: number, bodies: string[]) =>
-      this.#use(
-        `save conversation ${JSON.stringify(id)}`,
-        (client) =>
-          scripts.save.run(client, keys, [
-            id,
-            expected,
-            base,
-            transcript.length,
-            meta?.claim ?? "",
-            ...pendingArgs,
-            ...bodies,
-          ]) as Promise<SaveReply>,
-      )
-    const reusable = this.#cache.reusablePrefix(id, transcript)
+      scripts.save.run(this.#client, keys, [
+        id,
+        expected,
+        base,
+        transcript.length,
+        input.claim ?? "",
+        pending.mode,
+        pending.json ?? "",
+        pending.id ?? "",
+        pending.kind ?? "",
+        this.#serverPrefix,
+        ...bodies,
+      ]) as Promise<SaveReply>
     let base = 0
     let bodies: string[] | undefined
     let reply: SaveReply | undefined
     if (reusable !== undefined) {
       base = reusable.length
-      bodies = encodeMessages(id, transcript, base)
+      bodies = input.encode(base)
       reply = await run(String(reusable.revision), base, bodies)
     }
     if (reply === undefined || reply[0] === "STALE") {
       // Someone else wrote since we last looked (or we never did): let the script compare.
       base = 0
-      bodies = encodeMessages(id, transcript)
+      bodies = input.encode()
       reply = await run("", 0, bodies)
     }
-    if (reply[0] === "LOST_CLAIM") throw lostClaimError(id, reply[1] || null)
-    if (reply[0] !== "OK")
-      throw this.#storeError(new Error(`unexpected reply ${JSON.stringify(reply)}`), "save")
+    if (reply[0] === "LOST_CLAIM") return { lostClaim: reply[1] || null }
+    if (reply[0] !== "OK") throw new Error(`unexpected reply ${JSON.stringify(reply)}`)
     const [, revision, kept, read, deleted] = reply
     const written = (bodies ?? []).slice(kept - base)
-    this.#writes.record({
-      messageRowsWritten: written.length,
-      messageBytesWritten: byteLength(written),
-      messageRowsDeleted: deleted,
-      messageRowsRead: read,
-    })
-    this.#cache.remember(id, revision, transcript)
-  }
-
-  async getPending(id: string): Promise<Request | undefined> {
-    checkKey(id, "the conversation id")
-    const pending = await this.#use(`read the pending request of ${JSON.stringify(id)}`, (client) =>
-      client.hget(this.#key("conv:", id), "pending"),
-    )
-    if (pending === null) return undefined
-    return decodeJson<Request>(pending, () => `the pending request of conversation ${JSON.stringify(id)}`)
-  }
-
-  async listPending(opts?: ListPendingOptions): Promise<PendingEntry[]> {
-    const limit = resolveLimit(opts?.limit)
-    const kind = resolveKind(opts?.kind)
-    const flat = (await this.#use("list pending requests", (client) =>
-      scripts.listPending.run(
-        client,
-        [this.#key("pending")],
-        [`${this.#serverPrefix}conv:`, limit ?? -1, kind ?? "", kind === undefined ? "0" : "1"],
-      ),
-    )) as string[]
-    const entries: PendingEntry[] = []
-    for (let i = 0; i < flat.length; i += 3) {
-      const id = flat[i] as string
-      entries.push({
-        id,
-        request: decodeJson<Request>(flat[i + 1], () => `the pending request of conversation ${id}`),
-        since: new Date(Number(flat[i + 2])).toISOString(),
-      })
-    }
-    return entries
-  }
-
-  async claimAnswer(id: string, answer: Answer, opts?: ClaimOptions): Promise<AnswerClaim> {
-    checkKey(id, "the conversation id")
-    checkAnswer(answer)
-    const leaseMs = resolveLeaseMs(opts?.leaseMs)
-    const answerJson = encodeJson(answer, () => `the answer to request ${JSON.stringify(answer.id)}`)
-    const token = newClaimToken()
-    const reply = (await this.#use(`claim an answer for conversation ${JSON.stringify(id)}`, (client) =>
-      scripts.claim.run(
-        client,
-        [this.#key("conv:", id), this.#key("claims")],
-        [id, answer.id, answerJson, token, leaseMs],
-      ),
-    )) as [string, string?, string?]
-    const [outcome, pending, stored] = reply
-    if (outcome !== "claim" && outcome !== "takeover") {
-      throw claimRefusalError(outcome as ClaimRefusal, id, answer.id)
-    }
     return {
-      token,
-      answer: decodeJson<Answer>(stored, () => `the claimed answer of conversation ${JSON.stringify(id)}`),
-      request: decodeJson<Request>(
-        pending,
-        () => `the pending request of conversation ${JSON.stringify(id)}`,
-      ),
-      takeover: outcome === "takeover",
+      revision,
+      stats: {
+        messageRowsWritten: written.length,
+        messageBytesWritten: byteLength(written),
+        messageRowsDeleted: deleted,
+        messageRowsRead: read,
+      },
     }
   }
 
-  async releaseClaim(id: string, token: string): Promise<void> {
-    checkKey(id, "the conversation id")
-    checkKey(token, "the claim token")
-    await this.#use(`release a claim on conversation ${JSON.stringify(id)}`, (client) =>
-      scripts.release.run(client, [this.#key("conv:", id), this.#key("claims")], [id, token]),
+  protected readPendingJson(id: string): Promise<string | null> {
+    return this.#client.hget(this.#key("conv:", id), "pending")
+  }
+
+  protected async readHolders(filter: { kind?: string; requestId?: string }): Promise<HolderRow[]> {
+    const flat = (await scripts.holders.run(
+      this.#client,
+      [this.#key("pending")],
+      [this.#serverPrefix, filter.requestId ?? "", filter.kind ?? "", filter.kind === undefined ? "0" : "1"],
+    )) as string[]
+    const rows: HolderRow[] = []
+    for (let i = 0; i < flat.length; i += HOLDER_FIELDS) {
+      const [conversationId, pending, requestId, since, state, runtimeKey, holder, path, attempts] =
+        flat.slice(i, i + HOLDER_FIELDS) as string[]
+      rows.push({
+        conversationId: conversationId as string,
+        pending: pending as string,
+        requestId: requestId as string,
+        sinceMs: Number(since),
+        request:
+          state === ""
+            ? null
+            : {
+                state: state as RequestRow["state"],
+                runtimeKey: runtimeKey || null,
+                conversationId: holder || null,
+                path: path || null,
+                attempts: Number(attempts || 0),
+              },
+      })
+    }
+    return rows
+  }
+
+  protected async readDecisionJson(requestId: string): Promise<string | null> {
+    const [state, answer] = await this.#client.hmget(this.#key("req:", requestId), "state", "claimAnswer")
+    return state === "applied" ? (answer ?? null) : null
+  }
+
+  protected async readFailed(): Promise<FailedRow[]> {
+    // Nothing marks a request failed yet: attempt limits come with the fault-handling work,
+    // which will record failed requests here.
+    return []
+  }
+
+  protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
+    const { id } = input
+    const reply = (await scripts.claim.run(
+      this.#client,
+      [this.#key("conv:", id), this.#key("claims")],
+      [
+        id,
+        input.answerId,
+        input.answerJson,
+        input.token,
+        input.leaseMs,
+        input.runtimeKey ?? "",
+        this.#serverPrefix,
+      ],
+    )) as [string, string?, string?]
+    const [outcome, first, second] = reply
+    if (outcome === "claim" || outcome === "takeover") {
+      return { grant: outcome, pendingJson: first as string, answerJson: second as string }
+    }
+    return { refusal: outcome as ClaimRefusal, runtimeKey: first || null, decisionJson: second || null }
+  }
+
+  protected async expireClaim(id: string, token: string): Promise<void> {
+    await scripts.release.run(
+      this.#client,
+      [this.#key("conv:", id), this.#key("claims")],
+      [id, token, this.#serverPrefix],
     )
   }
 
-  async listExpiredClaims(opts?: ListExpiredClaimsOptions): Promise<ExpiredClaim[]> {
-    const limit = resolveLimit(opts?.limit)
-    const flat = (await this.#use("list expired claims", (client) =>
-      scripts.listExpired.run(client, [this.#key("claims")], [`${this.#serverPrefix}conv:`, limit ?? -1]),
+  protected async readExpiredClaims(limit: number | undefined) {
+    const flat = (await scripts.listExpired.run(
+      this.#client,
+      [this.#key("claims")],
+      [this.#serverPrefix, limit ?? -1],
     )) as string[]
-    const claims: ExpiredClaim[] = []
+    const claims: { id: string; pending: string; answer: string }[] = []
     for (let i = 0; i < flat.length; i += 3) {
-      const id = flat[i] as string
-      claims.push({
-        id,
-        request: decodeJson<Request>(flat[i + 1], () => `the pending request of conversation ${id}`),
-        answer: decodeJson<Answer>(flat[i + 2], () => `the claimed answer of conversation ${id}`),
-      })
+      claims.push({ id: flat[i] as string, pending: flat[i + 1] as string, answer: flat[i + 2] as string })
     }
     return claims
   }
 
-  async putSnapshot(key: string, snapshot: unknown): Promise<void> {
-    checkKey(key, "the snapshot key")
-    const body = encodeJson(snapshot, () => `snapshot ${JSON.stringify(key)}`)
-    await this.#use(`store snapshot ${JSON.stringify(key)}`, (client) =>
-      client.set(this.#key("snap:", key), body),
+  protected async removeConversation(id: string): Promise<void> {
+    await scripts.remove.run(
+      this.#client,
+      [this.#key("conv:", id), this.#key("msgs:", id), this.#key("pending"), this.#key("claims")],
+      [id, this.#serverPrefix],
     )
   }
 
-  async getSnapshot(key: string): Promise<unknown | undefined> {
-    checkKey(key, "the snapshot key")
-    const body = await this.#use(`read snapshot ${JSON.stringify(key)}`, (client) =>
-      client.get(this.#key("snap:", key)),
+  protected async writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): Promise<void> {
+    const triples = (holds ?? []).flatMap((h) => [
+      h.requestId,
+      h.conversationId,
+      h.path ? JSON.stringify(h.path) : "",
+    ])
+    await scripts.snapshot.run(
+      this.#client,
+      [this.#key("snap:", key), this.#key("runtime:", key)],
+      [this.#serverPrefix, key, body, holds === undefined ? "0" : "1", ...triples],
     )
-    if (body === null) return undefined
-    return decodeJson(body, () => `snapshot ${JSON.stringify(key)}`)
   }
 
-  async deleteSnapshot(key: string): Promise<void> {
-    checkKey(key, "the snapshot key")
-    await this.#use(`delete snapshot ${JSON.stringify(key)}`, (client) => client.del(this.#key("snap:", key)))
+  protected readSnapshot(key: string): Promise<string | null> {
+    return this.#client.get(this.#key("snap:", key))
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return
-    this.#closed = true
+  protected async removeSnapshot(key: string): Promise<void> {
+    await this.#client.del(this.#key("snap:", key))
+  }
+
+  protected async release(): Promise<void> {
     if (!this.#ownsClient) return
     if (this.#client.status === "ready") {
       try {
@@ -357,28 +332,16 @@ export class RedisStore implements DurableStore {
     return `${this.#prefix}${kind}${name}`
   }
 
-  /** Runs `fn` once the key layout is current, turning driver failures into `StoreError`. */
-  async #use<T>(what: string, fn: (client: Redis) => Promise<T>): Promise<T> {
-    if (this.#closed) throw closedStoreError(STORE)
-    await this.#init.get()
-    if (this.#closed) throw closedStoreError(STORE)
-    try {
-      return await fn(this.#client)
-    } catch (error) {
-      throw this.#storeError(error, `failed to ${what}`)
-    }
-  }
-
-  #storeError(error: unknown, what: string): Error {
+  protected override storeError(error: unknown, what: string): Error {
     const connection = this.#lastConnectionError
     // ioredis reports a call given up for want of a connection as "max retries reached";
     // the connection's own error says what actually went wrong.
     if (connection !== undefined && (error as Error | null)?.name === "MaxRetriesPerRequestError") {
-      return new StoreError(`${STORE} ${what}: Redis is unreachable: ${connection.message}`, {
+      return new StoreError(`${STORE} failed to ${what}: Redis is unreachable: ${connection.message}`, {
         cause: connection,
       })
     }
-    return toStoreError(error, `${STORE} ${what}`)
+    return toStoreError(error, `${STORE} failed to ${what}`)
   }
 
   /** Upgrades the key layout one version at a time; a newer layout is refused before any write. */

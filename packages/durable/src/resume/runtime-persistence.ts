@@ -1,17 +1,18 @@
-import type { Runtime, RuntimeOptions, RuntimeSnapshot } from "@toolnexus/agents"
+import type { Runtime, RuntimeOptions, RuntimeSnapshot, TaskResult } from "@toolnexus/agents"
 import {
   type Answer,
   AnswerConflictError,
   ConfigError,
-  type ConversationStore,
   StoreError,
   UnknownRequestError,
 } from "@toolnexus/core"
-import type { DurableStore } from "../durable-store.js"
+import type { DurableStore, RuntimeHold } from "../durable-store.js"
 
 /**
- * Saves the runtime's handle tree under `key`. Conversations are already in the runtime's
- * store; pass that same durable store here so one database holds everything.
+ * Saves the runtime's handle tree under `key`, with the requests its parked handles hold, so
+ * that any delivery of their answers is routed to this runtime (see `deliverAnswer`).
+ * Conversations are already in the runtime's store; pass that same durable store here so
+ * one database holds everything.
  *
  * @example
  * const rt = createRuntime({ registry, store })
@@ -19,45 +20,35 @@ import type { DurableStore } from "../durable-store.js"
  * await saveRuntime(store, "order-42", rt)
  */
 export async function saveRuntime(store: DurableStore, key: string, rt: Runtime): Promise<void> {
-  await store.putSnapshot(key, rt.snapshot())
+  const snapshot = rt.snapshot()
+  await store.putSnapshot(key, snapshot, { holds: holdsOf(rt, snapshot.namespace ?? "") })
 }
 
 /**
- * Rebuilds a runtime saved by {@link saveRuntime}, in this or another process. The runtime
- * uses `store` for its conversations unless `opts.store` says otherwise.
+ * Rebuilds a runtime saved by {@link saveRuntime}, in this or another process, reconciled
+ * with the store: a request whose answer a worker applied before it died (its handles saved,
+ * the runtime not) is taken from the store, nothing runs again, and the runtime is saved
+ * again. The runtime uses `store` for its conversations unless `opts.store` says otherwise.
  *
  * @throws StoreError when nothing is saved under `key`; SchemaVersionError for an unknown snapshot version.
  */
 export async function loadRuntime(store: DurableStore, key: string, opts: RuntimeOptions): Promise<Runtime> {
-  return restore(await readSnapshot(store, key), store, opts)
+  return (await loadReconciled(store, key, opts)).rt
 }
 
-async function readSnapshot(store: DurableStore, key: string): Promise<RuntimeSnapshot> {
-  const snapshot = await store.getSnapshot(key)
-  if (snapshot === undefined) throw new StoreError(`no runtime is saved under key ${JSON.stringify(key)}`)
-  return snapshot as RuntimeSnapshot
-}
-
-async function restore(
-  snapshot: RuntimeSnapshot,
-  store: DurableStore,
-  opts: RuntimeOptions,
-): Promise<Runtime> {
-  const agents = await loadAgents()
-  return agents.restoreRuntime(snapshot, { ...opts, store: opts.store ?? store })
-}
+/** Options of {@link resumeRuntime}: the runtime's options plus the claim's lease. */
+export type ResumeRuntimeOptions = RuntimeOptions & { leaseMs?: number }
 
 /**
  * Loads the runtime saved under `key`, resumes it with the answer, and saves it again.
  * Resolves with the runtime once the cascade has settled (done, or parked on a new request).
  *
- * Exactly once across processes: the answer is claimed on the conversation of the topmost
- * handle holding the request, and that handle's save — the last of the cascade — consumes
- * the claim. A delivery racing it gets `AnswerConflictError`. If the cascade fails, the
- * claim is released and the saved runtime is left as it was, so the answer can be delivered
- * again; handles that had already applied it are then taken from the store, not re-run. A
- * redelivery after a worker died between the last save and the runtime's save brings the
- * saved runtime up to date and is refused with `AnswerConflictError`.
+ * Exactly once across processes: the request is claimed on the conversation of the topmost
+ * handle holding it, and that handle's save — the last of the cascade — consumes the claim
+ * (passed to it explicitly). A delivery racing it gets `AnswerConflictError`, and so does a
+ * repeated delivery after success. If the cascade fails, the claim is released and the saved
+ * runtime is left as it was, so the answer can be delivered again; handles that had already
+ * applied it are then taken from the store, not re-run.
  *
  * @throws UnknownRequestError when no parked handle holds `answer.id`.
  * @throws AnswerConflictError when another delivery holds or already applied the answer.
@@ -68,57 +59,108 @@ export async function resumeRuntime(
   store: DurableStore,
   key: string,
   answer: Answer,
-  opts: RuntimeOptions & { leaseMs?: number },
+  opts: ResumeRuntimeOptions,
 ): Promise<Runtime> {
-  const { leaseMs, ...runtimeOpts } = opts
-  const fence: { id?: string; token?: string } = {}
-  const fenced: ConversationStore & Pick<DurableStore, "getPending"> = {
-    get: (id) => store.get(id),
-    getPending: (id) => store.getPending(id),
-    save: (id, messages, meta) => {
-      if (id !== fence.id || fence.token === undefined) return store.save(id, messages, meta)
-      const claim = fence.token
-      fence.token = undefined
-      return store.save(id, messages, { ...meta, claim })
-    },
-  }
-  const snapshot = await readSnapshot(store, key)
-  const rt = await restore(snapshot, store, { ...runtimeOpts, store: runtimeOpts.store ?? fenced })
-  const top = topmostHolder(rt, answer.id)
-  if (!top) throw new UnknownRequestError(answer.id, `no handle of runtime ${JSON.stringify(key)} holds it`)
-  fence.id = `${snapshot.namespace ?? ""}${top}`
-  const claim = await store.claimAnswer(fence.id, answer, { leaseMs }).catch(async (error: unknown) => {
-    if (
-      AnswerConflictError.isInstance(error) &&
-      (await store.getPending(fence.id as string))?.id !== answer.id
-    ) {
-      // Applied by a worker that died before it saved the runtime: bring the saved runtime
-      // up to date (every handle is taken from the store, nothing runs), then refuse.
-      await rt.resume(answer)
-      await saveRuntime(store, key, rt)
-    }
-    throw error
-  })
-  fence.token = claim.token
-  await rt.resume(claim.answer)
-  const outcome = await rt.wait({ id: top })
-  if (fence.token !== undefined || outcome.status === "error") {
-    // The top's save never consumed the claim: keep the saved runtime, free the answer.
-    await store.releaseClaim(fence.id, claim.token).catch(() => {})
-    return rt
-  }
-  await saveRuntime(store, key, rt)
-  return rt
+  return (await resumeSavedRuntime(store, key, answer, opts)).rt
 }
 
-/** The id of the topmost parked handle whose request is `requestId`: the cascade's last step. */
-function topmostHolder(rt: Runtime, requestId: string): string | undefined {
-  let found: string | undefined
-  for (const view of rt.list()) {
-    if (view.state !== "suspended" || view.pending?.id !== requestId) continue
-    if (!found || view.id.split("/").length < found.split("/").length) found = view.id
+/**
+ * @internal {@link resumeRuntime}, also returning the result of the topmost handle the
+ * cascade resumed: what `deliverAnswer` reports.
+ */
+export async function resumeSavedRuntime(
+  store: DurableStore,
+  key: string,
+  answer: Answer,
+  opts: ResumeRuntimeOptions,
+): Promise<{ rt: Runtime; result: TaskResult }> {
+  const { leaseMs, ...runtimeOpts } = opts
+  const { rt, namespace } = await loadReconciled(store, key, runtimeOpts)
+  const top = topmostHolders(rt).get(answer.id)
+  if (top === undefined) {
+    const decision = await store.getDecision(answer.id)
+    if (decision)
+      throw new AnswerConflictError(answer.id, `it was already applied to runtime ${JSON.stringify(key)}`, {
+        decision,
+      })
+    throw new UnknownRequestError(answer.id, `no handle of runtime ${JSON.stringify(key)} holds it`)
   }
-  return found
+  const conversationId = namespace + top
+  const claim = await store.claimAnswer(conversationId, answer, { leaseMs, runtimeKey: key })
+  await rt.resume(claim.answer, { claim: claim.token })
+  const result = await rt.wait({ id: top })
+  if (result.status === "error") {
+    // The top's save never consumed the claim: keep the saved runtime, free the answer.
+    await store.releaseClaim(conversationId, claim.token).catch(() => {})
+    return { rt, result }
+  }
+  await saveRuntime(store, key, rt)
+  return { rt, result }
+}
+
+async function loadReconciled(
+  store: DurableStore,
+  key: string,
+  opts: RuntimeOptions,
+): Promise<{ rt: Runtime; namespace: string }> {
+  const snapshot = await store.getSnapshot(key)
+  if (snapshot === undefined) throw new StoreError(`no runtime is saved under key ${JSON.stringify(key)}`)
+  const saved = snapshot as RuntimeSnapshot
+  const agents = await loadAgents()
+  const rt = agents.restoreRuntime(saved, { ...opts, store: opts.store ?? store })
+  const namespace = saved.namespace ?? ""
+  let repaired = false
+  for (const [requestId, top] of topmostHolders(rt)) {
+    if ((await store.getPending(namespace + top))?.id === requestId) continue
+    // Applied by a worker that died before it saved the runtime: every handle of the
+    // cascade is taken from the store (nothing runs), then the runtime is saved.
+    const decision = await store.getDecision(requestId)
+    await rt.resume({
+      id: requestId,
+      ok: decision?.ok ?? true,
+      ...(decision?.reason ? { reason: decision.reason } : {}),
+    })
+    repaired = true
+  }
+  if (repaired) await saveRuntime(store, key, rt)
+  return { rt, namespace }
+}
+
+/** Per parked request id, the topmost handle holding it: the cascade's last step. */
+function topmostHolders(rt: Runtime): Map<string, string> {
+  const tops = new Map<string, string>()
+  for (const view of rt.list()) {
+    const id = view.pending?.id
+    if (view.state !== "suspended" || id === undefined) continue
+    const found = tops.get(id)
+    if (!found || depth(view.id) < depth(found)) tops.set(id, view.id)
+  }
+  return tops
+}
+
+/** Per parked request id, the deepest handle holding it, as the store's request index keeps it. */
+function holdsOf(rt: Runtime, namespace: string): RuntimeHold[] {
+  const deepest = new Map<string, { id: string; path?: string[] }>()
+  for (const view of rt.list()) {
+    const request = view.pending
+    if (view.state !== "suspended" || request === undefined) continue
+    const found = deepest.get(request.id)
+    if (found && depth(found.id) >= depth(view.id)) continue
+    const path = request.data?.path
+    deepest.set(request.id, {
+      id: view.id,
+      ...(Array.isArray(path) && path.every((p) => typeof p === "string") ? { path } : {}),
+    })
+  }
+  return [...deepest].map(([requestId, { id, path }]) => ({
+    requestId,
+    conversationId: namespace + id,
+    ...(path ? { path } : {}),
+  }))
+}
+
+function depth(handleId: string): number {
+  return handleId.split("/").length
 }
 
 async function loadAgents(): Promise<typeof import("@toolnexus/agents")> {

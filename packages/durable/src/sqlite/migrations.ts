@@ -38,4 +38,33 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   );
   `,
+  // 2: the request index. Claims move to the request (one decision per request id, whichever
+  // conversation of a tree delivers it); conversations keep a pointer to the claim they took.
+  `
+  CREATE TABLE tnx_requests (
+    request_id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    runtime_key TEXT,
+    conversation_id TEXT,
+    path TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    claim_token TEXT,
+    claim_conversation_id TEXT,
+    claim_answer TEXT,
+    claim_expires_at INTEGER,
+    last_error TEXT,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX tnx_requests_claims ON tnx_requests (claim_expires_at, request_id)
+    WHERE claim_token IS NOT NULL;
+  CREATE INDEX tnx_requests_runtime ON tnx_requests (runtime_key) WHERE runtime_key IS NOT NULL;
+  CREATE INDEX tnx_conversations_pending_id ON tnx_conversations (pending_id)
+    WHERE pending_id IS NOT NULL;
+  INSERT OR IGNORE INTO tnx_requests (request_id, state, attempts, claim_token, claim_conversation_id,
+      claim_answer, claim_expires_at, updated_at)
+    SELECT claim_request_id, 'claimed', 1, claim_token, id, claim_answer, claim_expires_at, updated_at
+    FROM tnx_conversations WHERE claim_token IS NOT NULL AND claim_request_id = pending_id;
+  INSERT OR IGNORE INTO tnx_requests (request_id, state, updated_at)
+    SELECT consumed_id, 'applied', updated_at FROM tnx_conversations WHERE consumed_id IS NOT NULL;
+  `,
 ]

@@ -1,41 +1,22 @@
-import { type Answer, ConfigError, type Message, type Request, type SaveMeta } from "@toolnexus/core"
+import { ConfigError } from "@toolnexus/core"
 import type BetterSqlite3 from "better-sqlite3"
-import type {
-  AnswerClaim,
-  ClaimOptions,
-  DurableStore,
-  ExpiredClaim,
-  ListExpiredClaimsOptions,
-  ListPendingOptions,
-  PendingEntry,
-} from "../durable-store.js"
-import { claimRefusalError, decideClaim, lostClaimError, newClaimToken } from "../internal/claim-rules.js"
-import { type ConversationRow, claimStateOf, nextConversationRow } from "../internal/conversation-row.js"
+import type { RuntimeHold } from "../durable-store.js"
+import { decideClaim } from "../internal/claim-rules.js"
+import { type ConversationRow, nextConversationRow } from "../internal/conversation-row.js"
 import { LazyInit } from "../internal/lazy-init.js"
 import { loadDriver } from "../internal/load-driver.js"
-import { MessageCache } from "../internal/message-cache.js"
+import { byteLength, rewritePlan, type StoredMessageRow } from "../internal/message-codec.js"
+import { checkExactlyOne, checkKey, checkOptions } from "../internal/option-checks.js"
+import type { HolderRow, RequestRow } from "../internal/request-index.js"
 import {
-  byteLength,
-  commonPrefixLength,
-  contiguousBodies,
-  decodeJson,
-  decodeTranscript,
-  encodeJson,
-  encodeMessages,
-  type StoredMessageRow,
-} from "../internal/message-codec.js"
-import {
-  checkAnswer,
-  checkExactlyOne,
-  checkKey,
-  checkOptions,
-  checkSave,
-  resolveKind,
-  resolveLeaseMs,
-  resolveLimit,
-} from "../internal/option-checks.js"
-import { closedStoreError, toStoreError } from "../internal/store-errors.js"
-import { WriteCounter, type WriteStats } from "../internal/write-stats.js"
+  type ClaimInput,
+  type ClaimOutcome,
+  DurableStoreBase,
+  type FailedRow,
+  type SaveInput,
+  type SaveOutcome,
+} from "../internal/store-base.js"
+import { toStoreError } from "../internal/store-errors.js"
 import { migrateSqlite } from "./migrate-sqlite.js"
 import { SQLITE_MIGRATIONS } from "./migrations.js"
 
@@ -70,26 +51,32 @@ interface SqliteConversationRow {
   updated_at: number
 }
 
-interface Statements {
-  db: Database
-  conversation: Statement
-  messages: Statement
-  deleteMessagesFrom: Statement
-  insertMessage: Statement
-  upsertConversation: Statement
-  setClaim: Statement
-  releaseClaim: Statement
-  listPending: Statement
-  listExpiredClaims: Statement
-  putSnapshot: Statement
-  getSnapshot: Statement
-  deleteSnapshot: Statement
+/** A request index row as SQLite returns it. */
+interface SqliteRequestRow {
+  request_id: string
+  state: RequestRow["state"]
+  runtime_key: string | null
+  conversation_id: string | null
+  path: string | null
+  attempts: number
+  claim_token: string | null
+  claim_conversation_id: string | null
+  claim_answer: string | null
+  claim_expires_at: number | null
+  last_error: string | null
 }
 
-interface SaveOutcome {
-  revision: number
-  stats: Omit<WriteStats, "saves">
-}
+/** A holder row as the listing statements return it. */
+type SqliteHolderRow = {
+  id: string
+  pending: string
+  pending_id: string
+  pending_since: number
+} & Partial<
+  Pick<SqliteRequestRow, "state" | "runtime_key" | "conversation_id" | "path" | "attempts" | "last_error">
+>
+
+type Statements = ReturnType<typeof prepareStatements>
 
 const STORE = "SqliteStore"
 
@@ -98,15 +85,15 @@ const STORE = "SqliteStore"
  * so a save appends only the new messages. Suits one machine; several processes may share
  * the file.
  */
-export class SqliteStore implements DurableStore {
+export class SqliteStore extends DurableStoreBase {
+  protected readonly storeName = STORE
   readonly #init: LazyInit<Statements>
-  readonly #cache = new MessageCache()
-  readonly #writes = new WriteCounter()
   readonly #ownsDb: boolean
   #db: Database | undefined
-  #closed = false
+  #sql: Statements | undefined
 
   constructor(options: SqliteStoreOptions) {
+    super()
     checkOptions(options, STORE)
     const source = checkExactlyOne(options, ["path", "db"], STORE)
     const migrations = options.migrations ?? SQLITE_MIGRATIONS
@@ -148,65 +135,64 @@ export class SqliteStore implements DurableStore {
     })
   }
 
-  /** @internal What this store wrote so far; tests use it to check saves are incremental. */
-  get stats(): WriteStats {
-    return this.#writes.snapshot()
+  protected async ready(): Promise<void> {
+    this.#sql = await this.#init.get()
   }
 
-  async get(id: string): Promise<Message[] | undefined> {
-    checkKey(id, "the conversation id")
-    const stored = await this.#use(`read conversation ${JSON.stringify(id)}`, (s) =>
-      s.db
-        .transaction(() => {
-          const row = s.conversation.get(id) as SqliteConversationRow | undefined
-          if (row === undefined) return undefined
-          return { row, messages: s.messages.all(id) as StoredMessageRow[] }
-        })
-        .deferred(),
-    )
-    if (stored === undefined) return undefined
-    const messages = decodeTranscript(id, stored.row.message_count, stored.messages)
-    this.#cache.remember(id, stored.row.revision, messages)
-    return messages
+  get #s(): Statements {
+    return this.#sql as Statements
   }
 
-  async save(id: string, messages: Message[], meta?: SaveMeta): Promise<void> {
-    checkSave(id, messages, meta)
-    // The caller may keep appending to its array while we work; save what it held now.
-    const transcript = messages.slice()
-    const outcome = await this.#use(`save conversation ${JSON.stringify(id)}`, (s) =>
-      s.db.transaction(() => this.#saveLocked(s, id, transcript, meta)).immediate(),
-    )
-    this.#writes.record(outcome.stats)
-    this.#cache.remember(id, outcome.revision, transcript)
+  protected async readTranscript(id: string) {
+    const s = this.#s
+    return s.db
+      .transaction(() => {
+        const row = s.conversation.get(id) as SqliteConversationRow | undefined
+        if (row === undefined) return undefined
+        const rows = s.messages.all(id) as StoredMessageRow[]
+        return { revision: row.revision, count: row.message_count, rows }
+      })
+      .deferred()
   }
 
-  /** The body of `save`, inside an immediate transaction: nothing else writes meanwhile. */
-  #saveLocked(s: Statements, id: string, messages: Message[], meta: SaveMeta | undefined): SaveOutcome {
+  protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
+    const s = this.#s
+    return s.db.transaction(() => this.#saveLocked(s, input)).immediate()
+  }
+
+  /** The body of a save, inside an immediate transaction: nothing else writes meanwhile. */
+  #saveLocked(s: Statements, input: SaveInput): SaveOutcome {
+    const { id, claim, reusable } = input
     const raw = s.conversation.get(id) as SqliteConversationRow | undefined
     const previous = raw === undefined ? undefined : fromSqlite(raw)
-    if (meta?.claim !== undefined && previous?.claimToken !== meta.claim) {
-      throw lostClaimError(id, previous?.claimRequestId ?? previous?.pendingId ?? null)
+    if (claim !== undefined) {
+      const held = previous?.claimRequestId
+        ? (s.request.get(previous.claimRequestId) as SqliteRequestRow | undefined)
+        : undefined
+      if (previous?.claimToken !== claim || held?.claim_token !== claim) {
+        return { lostClaim: previous?.claimRequestId ?? previous?.pendingId ?? null }
+      }
     }
-    const reusable = this.#cache.reusablePrefix(id, messages)
     let keep: number
     let bodies: string[]
     let read = 0
     let deleted = 0
     if (previous !== undefined && reusable !== undefined && reusable.revision === previous.revision) {
       keep = reusable.length
-      bodies = encodeMessages(id, messages, keep)
+      bodies = input.encode(keep)
     } else {
-      const given = encodeMessages(id, messages)
       const rows = previous === undefined ? [] : (s.messages.all(id) as StoredMessageRow[])
       read = rows.length
-      keep = commonPrefixLength(contiguousBodies(rows), given)
-      if (rows.length > keep) deleted = s.deleteMessagesFrom.run(id, keep).changes
-      bodies = given.slice(keep)
+      const plan = rewritePlan(rows, input.encode())
+      keep = plan.keep
+      bodies = plan.bodies
+      if (plan.deletes) deleted = s.deleteMessagesFrom.run(id, keep).changes
     }
     for (let i = 0; i < bodies.length; i++) s.insertMessage.run(id, keep + i, bodies[i])
-    const next = nextConversationRow(id, previous, messages.length, meta, Date.now())
+    const now = Date.now()
+    const next = nextConversationRow(previous, input.transcript.length, input.pending, claim, now)
     s.upsertConversation.run(toSqlite(id, next))
+    if (claim !== undefined) s.applyRequest.run(now, previous?.claimRequestId)
     return {
       revision: next.revision,
       stats: {
@@ -218,127 +204,122 @@ export class SqliteStore implements DurableStore {
     }
   }
 
-  async getPending(id: string): Promise<Request | undefined> {
-    checkKey(id, "the conversation id")
-    const row = await this.#use(
-      `read the pending request of ${JSON.stringify(id)}`,
-      (s) => s.conversation.get(id) as SqliteConversationRow | undefined,
-    )
-    if (row?.pending == null) return undefined
-    return decodeJson<Request>(row.pending, () => `the pending request of conversation ${JSON.stringify(id)}`)
+  protected async readPendingJson(id: string): Promise<string | null | undefined> {
+    return (this.#s.conversation.get(id) as SqliteConversationRow | undefined)?.pending
   }
 
-  async listPending(opts?: ListPendingOptions): Promise<PendingEntry[]> {
-    const limit = resolveLimit(opts?.limit)
-    const kind = resolveKind(opts?.kind)
-    const rows = await this.#use(
-      "list pending requests",
-      (s) =>
-        s.listPending.all({ kind: kind ?? null, limit: limit ?? -1 }) as {
-          id: string
-          pending: string
-          pending_since: number
-        }[],
-    )
-    return rows.map((row) => ({
-      id: row.id,
-      request: decodeJson<Request>(row.pending, () => `the pending request of conversation ${row.id}`),
-      since: new Date(row.pending_since).toISOString(),
+  protected async readHolders(filter: { kind?: string; requestId?: string }): Promise<HolderRow[]> {
+    const s = this.#s
+    const rows = (
+      filter.requestId !== undefined
+        ? s.holdersOf.all(filter.requestId)
+        : s.holders.all({ kind: filter.kind ?? null })
+    ) as SqliteHolderRow[]
+    return rows.map(holderOf)
+  }
+
+  protected async readDecisionJson(requestId: string): Promise<string | null | undefined> {
+    return (this.#s.decision.get(requestId) as { claim_answer: string | null } | undefined)?.claim_answer
+  }
+
+  protected async readFailed(): Promise<FailedRow[]> {
+    return (this.#s.failed.all() as SqliteHolderRow[]).map((row) => ({
+      ...holderOf(row),
+      lastError: row.last_error ?? null,
     }))
   }
 
-  async claimAnswer(id: string, answer: Answer, opts?: ClaimOptions): Promise<AnswerClaim> {
-    checkKey(id, "the conversation id")
-    checkAnswer(answer)
-    const leaseMs = resolveLeaseMs(opts?.leaseMs)
-    const answerJson = encodeJson(answer, () => `the answer to request ${JSON.stringify(answer.id)}`)
-    const token = newClaimToken()
-    return this.#use(`claim an answer for conversation ${JSON.stringify(id)}`, (s) =>
-      s.db
-        .transaction((): AnswerClaim => {
-          const raw = s.conversation.get(id) as SqliteConversationRow | undefined
-          const row = raw === undefined ? undefined : fromSqlite(raw)
-          const now = Date.now()
-          const decision = decideClaim(row === undefined ? undefined : claimStateOf(row), answer.id, now)
-          if (decision !== "claim" && decision !== "takeover")
-            throw claimRefusalError(decision, id, answer.id)
-          if (row === undefined) throw claimRefusalError("no-conversation", id, answer.id)
-          const request = decodeJson<Request>(
-            row.pending,
-            () => `the pending request of ${JSON.stringify(id)}`,
-          )
-          const storedJson = decision === "takeover" ? (row.claimAnswer as string) : answerJson
-          const claimed = decodeJson<Answer>(storedJson, () => `the claimed answer of ${JSON.stringify(id)}`)
-          s.setClaim.run(token, row.pendingId, storedJson, now + leaseMs, id)
-          return { token, answer: claimed, request, takeover: decision === "takeover" }
+  protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
+    const s = this.#s
+    return s.db
+      .transaction((): ClaimOutcome => {
+        const { id, answerId, runtimeKey } = input
+        const conv = s.conversation.get(id) as SqliteConversationRow | undefined
+        const req = s.request.get(answerId) as SqliteRequestRow | undefined
+        const now = Date.now()
+        const decision = decideClaim(
+          conv && { pendingId: conv.pending_id, consumedId: conv.consumed_id },
+          req && requestOf(req),
+          answerId,
+          runtimeKey,
+          now,
+        )
+        if (decision !== "claim" && decision !== "takeover") {
+          return {
+            refusal: decision,
+            runtimeKey: req?.runtime_key,
+            decisionJson: req?.state === "applied" ? req.claim_answer : null,
+          }
+        }
+        const answerJson = decision === "takeover" ? (req?.claim_answer as string) : input.answerJson
+        s.claimRequest.run({
+          request_id: answerId,
+          token: input.token,
+          conversation_id: id,
+          answer: answerJson,
+          expires: now + input.leaseMs,
+          now,
         })
-        .immediate(),
-    )
+        s.pointClaim.run(input.token, answerId, id)
+        return { grant: decision, pendingJson: (conv as SqliteConversationRow).pending as string, answerJson }
+      })
+      .immediate()
   }
 
-  async releaseClaim(id: string, token: string): Promise<void> {
-    checkKey(id, "the conversation id")
-    checkKey(token, "the claim token")
-    await this.#use(`release a claim on conversation ${JSON.stringify(id)}`, (s) =>
-      s.releaseClaim.run(Date.now(), id, token),
-    )
+  protected async expireClaim(id: string, token: string): Promise<void> {
+    this.#s.releaseClaim.run(Date.now(), id, token)
   }
 
-  async listExpiredClaims(opts?: ListExpiredClaimsOptions): Promise<ExpiredClaim[]> {
-    const limit = resolveLimit(opts?.limit)
-    const rows = await this.#use(
-      "list expired claims",
-      (s) =>
-        s.listExpiredClaims.all(Date.now(), limit ?? -1) as {
-          id: string
-          pending: string
-          claim_answer: string
-        }[],
-    )
-    return rows.map((row) => ({
-      id: row.id,
-      request: decodeJson<Request>(row.pending, () => `the pending request of conversation ${row.id}`),
-      answer: decodeJson<Answer>(row.claim_answer, () => `the claimed answer of conversation ${row.id}`),
-    }))
+  protected async readExpiredClaims(limit: number | undefined) {
+    return this.#s.expiredClaims.all(Date.now(), limit ?? -1) as {
+      id: string
+      pending: string
+      answer: string
+    }[]
   }
 
-  async putSnapshot(key: string, snapshot: unknown): Promise<void> {
-    checkKey(key, "the snapshot key")
-    const body = encodeJson(snapshot, () => `snapshot ${JSON.stringify(key)}`)
-    await this.#use(`store snapshot ${JSON.stringify(key)}`, (s) => s.putSnapshot.run(key, body, Date.now()))
+  protected async removeConversation(id: string): Promise<void> {
+    const s = this.#s
+    s.db
+      .transaction(() => {
+        s.forgetRequestsOf.run({ id })
+        s.deleteMessagesFrom.run(id, 0)
+        s.deleteConversation.run(id)
+      })
+      .immediate()
   }
 
-  async getSnapshot(key: string): Promise<unknown | undefined> {
-    checkKey(key, "the snapshot key")
-    const row = await this.#use(
-      `read snapshot ${JSON.stringify(key)}`,
-      (s) => s.getSnapshot.get(key) as { body: string } | undefined,
-    )
-    if (row === undefined) return undefined
-    return decodeJson(row.body, () => `snapshot ${JSON.stringify(key)}`)
+  protected async writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): Promise<void> {
+    const s = this.#s
+    s.db
+      .transaction(() => {
+        const now = Date.now()
+        s.putSnapshot.run(key, body, now)
+        if (holds === undefined) return
+        s.dropHolds.run(now, key)
+        for (const hold of holds) {
+          s.hold.run({
+            request_id: hold.requestId,
+            runtime_key: key,
+            conversation_id: hold.conversationId,
+            path: hold.path ? JSON.stringify(hold.path) : null,
+            now,
+          })
+        }
+      })
+      .immediate()
   }
 
-  async deleteSnapshot(key: string): Promise<void> {
-    checkKey(key, "the snapshot key")
-    await this.#use(`delete snapshot ${JSON.stringify(key)}`, (s) => s.deleteSnapshot.run(key))
+  protected async readSnapshot(key: string): Promise<string | undefined> {
+    return (this.#s.getSnapshot.get(key) as { body: string } | undefined)?.body
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return
-    this.#closed = true
+  protected async removeSnapshot(key: string): Promise<void> {
+    this.#s.deleteSnapshot.run(key)
+  }
+
+  protected async release(): Promise<void> {
     if (this.#ownsDb && this.#db?.open) this.#db.close()
-  }
-
-  /** Runs `fn` once the schema is ready, turning driver failures into `StoreError`. */
-  async #use<T>(what: string, fn: (s: Statements) => T): Promise<T> {
-    if (this.#closed) throw closedStoreError(STORE)
-    const statements = await this.#init.get()
-    if (this.#closed) throw closedStoreError(STORE)
-    try {
-      return fn(statements)
-    } catch (error) {
-      throw toStoreError(error, `${STORE} failed to ${what}`)
-    }
   }
 }
 
@@ -352,50 +333,123 @@ function isDatabase(value: unknown): value is Database {
   )
 }
 
-function prepareStatements(db: Database): Statements {
+const HOLDER_COLUMNS = `c.id, c.pending, c.pending_id, c.pending_since, r.state, r.runtime_key,
+  r.conversation_id, r.path, r.attempts`
+
+function prepareStatements(db: Database) {
+  const statement = (sql: string): Statement => db.prepare(sql)
   return {
     db,
-    conversation: db.prepare("SELECT * FROM tnx_conversations WHERE id = ?"),
-    messages: db.prepare("SELECT seq, body FROM tnx_messages WHERE conversation_id = ? ORDER BY seq"),
-    deleteMessagesFrom: db.prepare("DELETE FROM tnx_messages WHERE conversation_id = ? AND seq >= ?"),
-    insertMessage: db.prepare("INSERT INTO tnx_messages (conversation_id, seq, body) VALUES (?, ?, ?)"),
-    upsertConversation: db.prepare(`
+    conversation: statement("SELECT * FROM tnx_conversations WHERE id = ?"),
+    request: statement("SELECT * FROM tnx_requests WHERE request_id = ?"),
+    messages: statement("SELECT seq, body FROM tnx_messages WHERE conversation_id = ? ORDER BY seq"),
+    deleteMessagesFrom: statement("DELETE FROM tnx_messages WHERE conversation_id = ? AND seq >= ?"),
+    insertMessage: statement("INSERT INTO tnx_messages (conversation_id, seq, body) VALUES (?, ?, ?)"),
+    deleteConversation: statement("DELETE FROM tnx_conversations WHERE id = ?"),
+    upsertConversation: statement(`
       INSERT INTO tnx_conversations (
         id, revision, message_count, pending, pending_id, pending_kind, pending_since, consumed_id,
         claim_token, claim_request_id, claim_answer, claim_expires_at, created_at, updated_at
       ) VALUES (
         @id, @revision, @message_count, @pending, @pending_id, @pending_kind, @pending_since, @consumed_id,
-        @claim_token, @claim_request_id, @claim_answer, @claim_expires_at, @created_at, @updated_at
+        @claim_token, @claim_request_id, NULL, NULL, @created_at, @updated_at
       ) ON CONFLICT (id) DO UPDATE SET
         revision = excluded.revision, message_count = excluded.message_count,
         pending = excluded.pending, pending_id = excluded.pending_id, pending_kind = excluded.pending_kind,
         pending_since = excluded.pending_since, consumed_id = excluded.consumed_id,
         claim_token = excluded.claim_token, claim_request_id = excluded.claim_request_id,
+        updated_at = excluded.updated_at`),
+    // A consumed claim leaves its answer as the request's decision.
+    applyRequest: statement(
+      "UPDATE tnx_requests SET state = 'applied', claim_token = NULL, claim_expires_at = NULL, " +
+        "updated_at = ? WHERE request_id = ?",
+    ),
+    claimRequest: statement(`
+      INSERT INTO tnx_requests (request_id, state, attempts, claim_token, claim_conversation_id,
+        claim_answer, claim_expires_at, updated_at)
+      VALUES (@request_id, 'claimed', 1, @token, @conversation_id, @answer, @expires, @now)
+      ON CONFLICT (request_id) DO UPDATE SET state = 'claimed', attempts = attempts + 1,
+        claim_token = excluded.claim_token, claim_conversation_id = excluded.claim_conversation_id,
         claim_answer = excluded.claim_answer, claim_expires_at = excluded.claim_expires_at,
         updated_at = excluded.updated_at`),
-    setClaim: db.prepare(
-      "UPDATE tnx_conversations SET claim_token = ?, claim_request_id = ?, claim_answer = ?, " +
-        "claim_expires_at = ? WHERE id = ?",
-    ),
+    pointClaim: statement("UPDATE tnx_conversations SET claim_token = ?, claim_request_id = ? WHERE id = ?"),
     // MIN: releasing an already expired claim must not make it look freshly expired.
-    releaseClaim: db.prepare(
-      "UPDATE tnx_conversations SET claim_expires_at = MIN(claim_expires_at, ?) " +
-        "WHERE id = ? AND claim_token = ?",
+    releaseClaim: statement(
+      "UPDATE tnx_requests SET claim_expires_at = MIN(claim_expires_at, ?) " +
+        "WHERE claim_conversation_id = ? AND claim_token = ?",
     ),
-    listPending: db.prepare(`
-      SELECT id, pending, pending_since FROM tnx_conversations
-      WHERE pending_id IS NOT NULL AND (@kind IS NULL OR pending_kind = @kind)
-      ORDER BY pending_since, id LIMIT @limit`),
-    listExpiredClaims: db.prepare(`
-      SELECT id, pending, claim_answer FROM tnx_conversations
-      WHERE claim_token IS NOT NULL AND claim_request_id = pending_id AND claim_expires_at <= ?
-      ORDER BY claim_expires_at, id LIMIT ?`),
-    putSnapshot: db.prepare(
+    holders: statement(`
+      SELECT ${HOLDER_COLUMNS} FROM tnx_conversations c
+      LEFT JOIN tnx_requests r ON r.request_id = c.pending_id
+      WHERE c.pending_id IS NOT NULL AND (@kind IS NULL OR c.pending_kind = @kind)`),
+    holdersOf: statement(`
+      SELECT ${HOLDER_COLUMNS} FROM tnx_conversations c
+      LEFT JOIN tnx_requests r ON r.request_id = c.pending_id
+      WHERE c.pending_id = ?`),
+    failed: statement(`
+      SELECT ${HOLDER_COLUMNS}, r.last_error FROM tnx_requests r
+      JOIN tnx_conversations c ON c.pending_id = r.request_id WHERE r.state = 'failed'`),
+    decision: statement("SELECT claim_answer FROM tnx_requests WHERE request_id = ? AND state = 'applied'"),
+    expiredClaims: statement(`
+      SELECT r.claim_conversation_id AS id, c.pending, r.claim_answer AS answer FROM tnx_requests r
+      JOIN tnx_conversations c ON c.id = r.claim_conversation_id AND c.pending_id = r.request_id
+      WHERE r.state = 'claimed' AND r.claim_token IS NOT NULL AND r.claim_expires_at <= ?
+      ORDER BY r.claim_expires_at, r.request_id LIMIT ?`),
+    // The conversation's open request goes with it unless another conversation still holds it;
+    // an applied request keeps its decision.
+    forgetRequestsOf: statement(`
+      DELETE FROM tnx_requests WHERE state != 'applied' AND request_id IN (
+        SELECT pending_id FROM tnx_conversations WHERE id = @id AND pending_id IS NOT NULL
+        UNION SELECT request_id FROM tnx_requests WHERE claim_conversation_id = @id
+      ) AND NOT EXISTS (
+        SELECT 1 FROM tnx_conversations o WHERE o.pending_id = tnx_requests.request_id AND o.id != @id
+      )`),
+    dropHolds: statement(
+      "UPDATE tnx_requests SET runtime_key = NULL, conversation_id = NULL, path = NULL, updated_at = ? " +
+        "WHERE runtime_key = ? AND state IN ('open', 'claimed')",
+    ),
+    hold: statement(`
+      INSERT INTO tnx_requests (request_id, state, runtime_key, conversation_id, path, updated_at)
+      VALUES (@request_id, 'open', @runtime_key, @conversation_id, @path, @now)
+      ON CONFLICT (request_id) DO UPDATE SET runtime_key = excluded.runtime_key,
+        conversation_id = excluded.conversation_id, path = excluded.path, updated_at = excluded.updated_at
+      WHERE state IN ('open', 'claimed')`),
+    putSnapshot: statement(
       "INSERT INTO tnx_snapshots (key, body, updated_at) VALUES (?, ?, ?) " +
         "ON CONFLICT (key) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
     ),
-    getSnapshot: db.prepare("SELECT body FROM tnx_snapshots WHERE key = ?"),
-    deleteSnapshot: db.prepare("DELETE FROM tnx_snapshots WHERE key = ?"),
+    getSnapshot: statement("SELECT body FROM tnx_snapshots WHERE key = ?"),
+    deleteSnapshot: statement("DELETE FROM tnx_snapshots WHERE key = ?"),
+  }
+}
+
+function holderOf(row: SqliteHolderRow): HolderRow {
+  return {
+    conversationId: row.id,
+    requestId: row.pending_id,
+    pending: row.pending,
+    sinceMs: row.pending_since,
+    request:
+      row.state == null
+        ? null
+        : {
+            state: row.state,
+            runtimeKey: row.runtime_key ?? null,
+            conversationId: row.conversation_id ?? null,
+            path: row.path ?? null,
+            attempts: row.attempts ?? 0,
+          },
+  }
+}
+
+function requestOf(
+  row: SqliteRequestRow,
+): Pick<RequestRow, "state" | "runtimeKey" | "claimToken" | "claimExpiresAt"> {
+  return {
+    state: row.state,
+    runtimeKey: row.runtime_key,
+    claimToken: row.claim_token,
+    claimExpiresAt: row.claim_expires_at,
   }
 }
 
@@ -410,14 +464,15 @@ function fromSqlite(row: SqliteConversationRow): ConversationRow {
     consumedId: row.consumed_id,
     claimToken: row.claim_token,
     claimRequestId: row.claim_request_id,
-    claimAnswer: row.claim_answer,
-    claimExpiresAt: row.claim_expires_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }
 }
 
-function toSqlite(id: string, row: ConversationRow): SqliteConversationRow {
+function toSqlite(
+  id: string,
+  row: ConversationRow,
+): Omit<SqliteConversationRow, "claim_answer" | "claim_expires_at"> {
   return {
     id,
     revision: row.revision,
@@ -429,8 +484,6 @@ function toSqlite(id: string, row: ConversationRow): SqliteConversationRow {
     consumed_id: row.consumedId,
     claim_token: row.claimToken,
     claim_request_id: row.claimRequestId,
-    claim_answer: row.claimAnswer,
-    claim_expires_at: row.claimExpiresAt,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   }

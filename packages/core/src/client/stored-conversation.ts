@@ -1,0 +1,41 @@
+import { ConfigError, UnknownRequestError } from "../errors.js"
+import type { ConversationStore } from "../store/conversation-store.js"
+import type { Message, Request } from "../types.js"
+import type { RunResult } from "./run-result.js"
+
+/** @internal A conversation as loaded from a store: its transcript and the request it waits on. */
+export interface LoadedConversation {
+  messages: Message[]
+  pending: Request | undefined
+}
+
+/**
+ * @internal The one "load → run → save" sequence every stored run goes through (`ask` and
+ * `stream` with an id, `continueRun` without messages): it reads the transcript and its
+ * pending request, lets `run` work on them, and saves the result back with the halted request
+ * (or `null`) and, when given, the claim token that fences and consumes the save.
+ *
+ * `mustExist` refuses an unknown conversation (a resume needs something to resume) with
+ * `UnknownRequestError` naming `requestId`, or `ConfigError` when there is no answer.
+ */
+export async function runStoredConversation(
+  store: ConversationStore,
+  id: string,
+  opts: { claim?: string; mustExist: boolean; requestId?: string },
+  run: (loaded: LoadedConversation) => Promise<RunResult>,
+): Promise<RunResult> {
+  // Both reads start together: a durable store answers them in parallel.
+  const [messages, pending] = await Promise.all([store.get(id), store.getPending?.(id)])
+  if (messages === undefined && opts.mustExist) {
+    const where = `conversation ${JSON.stringify(id)} does not exist`
+    if (opts.requestId !== undefined) throw new UnknownRequestError(opts.requestId, where)
+    throw new ConfigError(`continueRun: ${where}`)
+  }
+  const result = await run({ messages: messages ?? [], pending })
+  const meta =
+    opts.claim === undefined
+      ? { pending: result.pending ?? null }
+      : { pending: result.pending ?? null, claim: opts.claim }
+  await store.save(id, result.messages, meta)
+  return result
+}

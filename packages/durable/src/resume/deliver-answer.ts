@@ -1,0 +1,154 @@
+import type { RuntimeOptions, TaskResult } from "@toolnexus/agents"
+import {
+  type Answer,
+  AnswerConflictError,
+  type Client,
+  ConfigError,
+  type RunResult,
+  type StreamEvent,
+  type Toolkit,
+  UnknownRequestError,
+} from "@toolnexus/core"
+import type { DurableStore } from "../durable-store.js"
+import { checkAnswer } from "../internal/option-checks.js"
+import { askWithAnswer } from "./ask-with-answer.js"
+import { resumeSavedRuntime } from "./runtime-persistence.js"
+
+/** Options of {@link deliverAnswer} and the sweeps built on it. */
+export interface DeliverOptions {
+  /** Resumes requests held by plain conversations; its store must be the one delivered to. */
+  client?: Client
+  toolkit?: Toolkit
+  /** Resumes requests held by saved runtimes (the same registry the runtime was created with). */
+  runtime?: RuntimeOptions
+  /** How long the claim holds before another delivery may take it over; default 30 s. */
+  leaseMs?: number
+  /** Reserved for attempt limits (failed requests); not enforced yet. */
+  maxAttempts?: number
+  signal?: AbortSignal
+  /**
+   * The resumed run's events as they happen (see `StreamEvent`). For a saved runtime: every
+   * resumed handle's run events, each also carrying `handle` (state changes are left out;
+   * `runtime.onEvent` gets all runtime events).
+   */
+  onEvent?: (ev: StreamEvent) => void
+}
+
+/** What {@link deliverAnswer} resumed: a conversation, or a saved runtime's tree. */
+export type DeliverResult =
+  | { kind: "conversation"; id: string; result: RunResult }
+  | { kind: "runtime"; key: string; result: TaskResult }
+
+/**
+ * Routes an answer to whatever holds its request: the saved runtime whose tree parked on it
+ * (resumed with `resumeRuntime`, so one answer resumes the whole tree) or the conversation
+ * waiting on it (resumed with `askWithAnswer`). A request id names one decision: it is
+ * applied exactly once, whichever way it arrives.
+ *
+ * @returns for a runtime, the result of the topmost handle the cascade resumed (what the host's `wait` returns).
+ * @throws UnknownRequestError when nothing waits on `answer.id`.
+ * @throws AnswerConflictError when it is being applied, or was applied (`decision` is the first decision).
+ * @throws ConfigError when the holder needs `opts.runtime` or `opts.client` and it is missing.
+ * @example
+ * const delivered = await deliverAnswer(store, { id: requestId, ok: true }, { client, toolkit, runtime: { registry, llm } })
+ * if (delivered.kind === "runtime") console.log(delivered.result.text)
+ */
+export async function deliverAnswer(
+  store: DurableStore,
+  answer: Answer,
+  opts: DeliverOptions,
+): Promise<DeliverResult> {
+  checkAnswer(answer)
+  const entry = await store.findRequest(answer.id)
+  if (entry === undefined) {
+    const decision = await store.getDecision(answer.id)
+    if (decision) throw new AnswerConflictError(answer.id, "it was already applied", { decision })
+    throw new UnknownRequestError(answer.id, "no conversation or saved runtime waits on it")
+  }
+  const { runtimeKey } = entry
+  if (runtimeKey !== undefined) {
+    if (opts.runtime === undefined) {
+      throw new ConfigError(
+        `request ${answer.id} is held by the saved runtime ${JSON.stringify(runtimeKey)}: ` +
+          "deliverAnswer needs `runtime` (its RuntimeOptions)",
+      )
+    }
+    const { result } = await resumeSavedRuntime(store, runtimeKey, answer, {
+      ...opts.runtime,
+      ...(opts.leaseMs !== undefined ? { leaseMs: opts.leaseMs } : {}),
+      onEvent: runtimeListener(opts.runtime.onEvent, opts.onEvent),
+    })
+    return { kind: "runtime", key: runtimeKey, result }
+  }
+  const { client } = opts
+  if (client === undefined) {
+    throw new ConfigError(
+      `request ${answer.id} is held by conversation ${JSON.stringify(entry.conversationId)}: ` +
+        "deliverAnswer needs `client`",
+    )
+  }
+  if (client.conversationStore() !== store) {
+    throw new ConfigError("deliverAnswer: `client` must use the store the answer is delivered to")
+  }
+  const result = await askWithAnswer(client, {
+    id: entry.conversationId,
+    answer,
+    toolkit: opts.toolkit,
+    signal: opts.signal,
+    leaseMs: opts.leaseMs,
+    onEvent: opts.onEvent,
+  })
+  return { kind: "conversation", id: entry.conversationId, result }
+}
+
+/** The runtime's own listener, plus the delivery's for the runs' events. */
+function runtimeListener(
+  own: RuntimeOptions["onEvent"],
+  delivery: DeliverOptions["onEvent"],
+): RuntimeOptions["onEvent"] {
+  if (!delivery) return own
+  return (ev) => {
+    own?.(ev)
+    if (ev.type !== "state" && ev.type !== "dropped") delivery(ev)
+  }
+}
+
+/** What a sweep did: the deliveries it completed and those that failed again. */
+export interface SweepResult {
+  completed: DeliverResult[]
+  /** Each failed request keeps its claim (and its decision) for the next sweep. */
+  failed: { requestId: string; conversationId: string; error: unknown }[]
+}
+
+/**
+ * Completes the runs whose claims expired (their worker died mid-resume) with the answers
+ * stored on the claims, each through {@link deliverAnswer}: a runtime's claim resumes the
+ * runtime's tree, never a plain replay of one handle, and a sweep racing a redelivery still
+ * applies every answer exactly once.
+ *
+ * @param opts - as for `deliverAnswer`, plus `limit` (at most this many claims; default 100).
+ * @example
+ * setInterval(() => sweepExpiredClaims(store, { client, toolkit, runtime: { registry, llm } }), 60_000)
+ */
+export async function sweepExpiredClaims(
+  store: DurableStore,
+  opts: DeliverOptions & { limit?: number },
+): Promise<SweepResult> {
+  const completed: DeliverResult[] = []
+  const failed: SweepResult["failed"] = []
+  for (const claim of await store.listExpiredClaims({ limit: opts.limit ?? 100 })) {
+    try {
+      const delivered = await deliverAnswer(store, claim.answer, opts)
+      if (delivered.kind === "runtime" && delivered.result.status === "error") {
+        failed.push({
+          requestId: claim.request.id,
+          conversationId: claim.id,
+          error: new Error(delivered.result.text),
+        })
+      } else completed.push(delivered)
+    } catch (error) {
+      failed.push({ requestId: claim.request.id, conversationId: claim.id, error })
+    }
+  }
+  return { completed, failed }
+}

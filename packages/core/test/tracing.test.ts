@@ -238,3 +238,30 @@ describe("without @opentelemetry/api installed", () => {
     expect(outcome.data.trace).toBeUndefined()
   })
 })
+
+describe("inline answers", () => {
+  it("a suspension answered by waitFor is an inline suspension event; nothing is stamped", async () => {
+    const { server } = ctx
+    const { exporter, tracer } = recorder()
+    server.enqueue({ toolCalls: [{ id: "a1", name: "approve", arguments: { what: "it" } }] }, { text: "ok" })
+    const toolkit = await createToolkit({ extraTools: [approve] })
+    const asked: unknown[] = []
+    const client = clientFor("openai", server, {
+      telemetry: { tracer },
+      waitFor: (req) => {
+        asked.push(req.data?.trace)
+        return { id: req.id, ok: true }
+      },
+    })
+    expect((await client.run("go", { toolkit })).status).toBe("done")
+    const [run] = byName(exporter.getFinishedSpans(), "invoke_agent")
+    expect(run?.events.map((e) => e.attributes)).toEqual([
+      {
+        "toolnexus.request.id": expect.stringMatching(/^pnd-/),
+        "toolnexus.request.kind": "approval",
+        "toolnexus.suspension.inline": true,
+      },
+    ])
+    expect(asked).toEqual([undefined])
+  })
+})

@@ -230,6 +230,7 @@ export async function settleTurn(
   if (relayCalls.length > 0) {
     const request = relayRequest(relayCalls)
     if (config.waitFor) {
+      input.tracing?.asked(request)
       const answer = await config.waitFor(request)
       const outcomes = relayOutcomes(env, request, relayCalls, answer)
       relay = { request, outcomes: new Map(outcomes.map((o) => [o.call.id, o])) }

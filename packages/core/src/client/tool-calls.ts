@@ -75,7 +75,9 @@ async function runCall(
     if (suspended) {
       if (!fresh) result = { output: `unresolved: ${suspended.prompt}`, isError: true }
       else if (env.waitFor) {
-        const reply = await env.waitFor(stampRequest(suspended, call.id, call.name, args))
+        const asked = stampRequest(suspended, call.id, call.name, args)
+        env.tracing?.asked(asked)
+        const reply = await env.waitFor(asked)
         if (reply.ok) {
           const retried = { id: call.id, name: call.name, arguments: call.arguments, args }
           return runCall(env, retried, reply, traceContext)

@@ -188,6 +188,15 @@ export class RunTracing {
     }
   }
 
+  /** Records a suspension answered inline (a `waitFor`) as a span event; the run goes on. */
+  asked(request: Request): void {
+    this.#span.addEvent("toolnexus.suspension", {
+      "toolnexus.request.id": request.id,
+      "toolnexus.request.kind": request.kind,
+      "toolnexus.suspension.inline": true,
+    })
+  }
+
   /**
    * Records the run's halt as a span event and returns the request carrying this run's trace
    * context under `data.trace`, so the resuming run links to it.

@@ -34,6 +34,7 @@ export class EventHub {
   readonly #listener: ((ev: RuntimeEvent) => void) | undefined
   readonly #subscriptions = new Set<Subscription>()
   readonly #rootId: string
+  #ended = false
 
   constructor(listener: ((ev: RuntimeEvent) => void) | undefined, rootId: string) {
     this.#listener = listener
@@ -71,13 +72,14 @@ export class EventHub {
       throw new ConfigError(`events: bufferSize must be a positive integer, got ${opts.bufferSize}`)
     const s = new Subscription(size, this.#rootId, () => this.#subscriptions.delete(s))
     this.#subscriptions.add(s)
-    if (opts.signal?.aborted) s.end()
+    if (this.#ended || opts.signal?.aborted) s.end()
     else opts.signal?.addEventListener("abort", () => s.end(), { once: true })
     return s
   }
 
-  /** Ends every consumer's iteration once it has read what is buffered. */
+  /** Ends every consumer's iteration once it has read what is buffered, and later ones at once. */
   end(): void {
+    this.#ended = true
     for (const s of this.#subscriptions) s.end()
   }
 }

@@ -56,7 +56,10 @@ export interface Runtime {
    * tagged with its handle, in order per handle. Subscribes at once (nothing between this call
    * and the first read is missed) and ends after `close(root)` or on `signal`. The runtime
    * never waits for a consumer: one that stalls past `bufferSize` loses events and then reads
-   * a `dropped` event with their count. While nobody listens, handles run without streaming.
+   * a `dropped` event with their count. While nobody listens, handles run without streaming;
+   * a turn already under way when the first consumer subscribes streams its state changes
+   * but not its text (it was started without a streaming request). After `close(root)` the
+   * iteration ends at once.
    *
    * @throws ConfigError for a `bufferSize` that is not a positive integer.
    */

@@ -244,3 +244,25 @@ describe("runtime tracing", () => {
     trace.disable()
   })
 })
+
+describe("events() after close(root)", () => {
+  it("ends at once", async () => {
+    const rt = createRuntime(options("openai", registry))
+    await rt.close(rt.root)
+    const read: RuntimeEvent[] = []
+    for await (const ev of rt.events()) read.push(ev)
+    expect(read).toEqual([])
+  })
+
+  it("a signal ends a live iteration", async () => {
+    const rt = createRuntime(options("openai", registry))
+    const controller = new AbortController()
+    const reading = (async () => {
+      const read: RuntimeEvent[] = []
+      for await (const ev of rt.events({ signal: controller.signal })) read.push(ev)
+      return read
+    })()
+    controller.abort()
+    expect(await reading).toEqual([])
+  })
+})

@@ -1,9 +1,17 @@
 import type { Budget } from "./types.js"
 
-/** What a handle's subtree has spent (rolled up from its descendants). */
+/**
+ * What a handle has spent: its own LLM turns, and the turns, tokens and tool calls of its
+ * whole subtree (its own plus every descendant's, rolled up).
+ */
 export interface Spend {
+  /** The handle's own LLM turns; `budget.maxTurns` limits these. */
   turns: number
+  /** LLM turns of the handle and all its descendants. */
+  totalTurns: number
+  /** Tokens of the handle and all its descendants: a pool shared down the chain. */
   tokens: number
+  /** Tool calls of the handle and all its descendants: a pool shared down the chain. */
   toolCalls: number
 }
 
@@ -14,26 +22,32 @@ export interface BudgetHolder {
   readonly spawnedAt: number
 }
 
-/** Spend-type limits: carved from the parent's remainder and checked before every turn. */
-const SPEND_LIMITS = [
-  ["maxTurns", (s: Spend) => s.turns],
+/**
+ * Pools shared down the chain: carved from the parent's remainder at spawn and checked on
+ * every live ancestor before each turn, so sibling spend counts.
+ */
+const POOLS = [
   ["maxTokens", (s: Spend) => s.tokens],
   ["maxToolCalls", (s: Spend) => s.toolCalls],
 ] as const
 
 /**
- * @internal A child's effective budget: its own limits, each capped by what the parent has
- * left. `maxDepth` counts levels below a handle, so the child gets one fewer.
+ * @internal A child's effective budget: its own limits, each pool capped by what the parent
+ * has left. `maxTurns` counts own turns, so it is no pool: the child's is capped by the
+ * parent's limit itself (not its remainder), and a child's turns never spend the parent's.
+ * `maxDepth` counts levels below a handle, so the child gets one fewer.
  */
 export function carveBudget(own: Budget, parent: BudgetHolder | undefined, now: number): Budget {
   const budget: Budget = { ...own }
   if (!parent) return budget
   const limits = parent.budget
-  for (const [field, spent] of SPEND_LIMITS) {
+  for (const [field, spent] of POOLS) {
     const cap = limits[field]
     if (cap !== undefined)
       budget[field] = Math.min(own[field] ?? Number.POSITIVE_INFINITY, Math.max(0, cap - spent(parent.spend)))
   }
+  if (limits.maxTurns !== undefined)
+    budget.maxTurns = Math.min(own.maxTurns ?? Number.POSITIVE_INFINITY, limits.maxTurns)
   if (limits.maxWallMs !== undefined) {
     const left = Math.max(0, limits.maxWallMs - (now - parent.spawnedAt))
     budget.maxWallMs = Math.min(own.maxWallMs ?? Number.POSITIVE_INFINITY, left)
@@ -44,12 +58,13 @@ export function carveBudget(own: Budget, parent: BudgetHolder | undefined, now: 
 }
 
 /**
- * @internal The first spend limit reached anywhere on the live chain (self first, then each
- * ancestor: their spend includes every sibling's, rolled up), or undefined.
+ * @internal The first pool (or wall time) used up anywhere on the live chain, self first,
+ * then each ancestor (their spend includes every sibling's, rolled up); or undefined. A spawn
+ * under a handle is refused when this names a limit.
  */
-export function reachedLimit(chain: Iterable<BudgetHolder>, now: number): string | undefined {
+export function poolLimit(chain: Iterable<BudgetHolder>, now: number): string | undefined {
   for (const holder of chain) {
-    for (const [field, spent] of SPEND_LIMITS) {
+    for (const [field, spent] of POOLS) {
       const cap = holder.budget[field]
       if (cap !== undefined && spent(holder.spend) >= cap) return field
     }
@@ -57,4 +72,18 @@ export function reachedLimit(chain: Iterable<BudgetHolder>, now: number): string
     if (wall !== undefined && now - holder.spawnedAt >= wall) return "maxWallMs"
   }
   return undefined
+}
+
+/**
+ * @internal The limit that stops a handle's next turn, or undefined: its own `maxTurns`,
+ * then {@link poolLimit} of its chain.
+ */
+export function turnLimit(
+  self: BudgetHolder,
+  chain: Iterable<BudgetHolder>,
+  now: number,
+): string | undefined {
+  const maxTurns = self.budget.maxTurns
+  if (maxTurns !== undefined && self.spend.turns >= maxTurns) return "maxTurns"
+  return poolLimit(chain, now)
 }

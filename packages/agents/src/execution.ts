@@ -9,7 +9,7 @@ import {
   createClient,
   createToolkit,
 } from "@toolnexus/core"
-import { reachedLimit } from "./budget.js"
+import { turnLimit } from "./budget.js"
 import { escalationFor, haltedOn, withPath } from "./escalation.js"
 import type { Semaphore } from "./gates.js"
 import { continueHalted } from "./handle-conversation.js"
@@ -190,7 +190,7 @@ export class Execution {
         userMetric?.({ ...ev, handle: r.id })
       },
       waitFor: escalationFor(r, trace, events),
-      beforeTurn: () => reachedLimit(r.chain(), clock.now()),
+      beforeTurn: () => turnLimit(r, r.chain(), clock.now()),
       llmGate: turnGate ? (call) => turnGate.run(call) : undefined,
       // The handle's runs are `invoke_agent <def>` spans, a child's under its parent's task call.
       telemetry: {
@@ -209,12 +209,16 @@ export class Execution {
   }
 }
 
-/** Usage rolls up to every ancestor, so their budgets see the whole subtree's spend. */
+/**
+ * A turn counts as the handle's own; its turns, tokens and tool calls also roll up to every
+ * ancestor, so their totals and shared pools see the whole subtree's spend.
+ */
 function account(r: HandleRecord, ev: MetricEvent): void {
   if (ev.event === "llm" && ev.status === "ok") {
     const tokens = ev.promptTokens + ev.completionTokens
+    r.spend.turns++
     for (const x of r.chain()) {
-      x.spend.turns++
+      x.spend.totalTurns++
       x.spend.tokens += tokens
     }
   } else if (ev.event === "tool" && ev.outcome !== "pending") {

@@ -17,6 +17,18 @@ export interface ActiveTurn {
   settled: Promise<void>
 }
 
+/** @internal What a handle is created with (at spawn, or from a snapshot). */
+export interface HandleRecordInit {
+  id: string
+  def: AgentDef
+  parent: HandleRecord | undefined
+  budget: Budget
+  spawnedAt: number
+  /** The tool-call id of the parent's `task` call that created this handle. */
+  taskKey?: string
+  spend?: Spend
+}
+
 /** @internal Everything the runtime keeps about one handle. */
 export class HandleRecord {
   readonly handle: Handle
@@ -27,21 +39,21 @@ export class HandleRecord {
   readonly childCounters = new Map<string, number>()
   /** Changed only by `applyTransition` (handle-state.ts), and set once by a restore. */
   state: HandleState = "idle"
-  budget: Budget
-  spend: Spend = { turns: 0, tokens: 0, toolCalls: 0 }
-  spawnedAt: number
-  inbox: InboxItem[] = []
+  readonly budget: Budget
+  /** Counters only grow; see `account` in execution.ts. */
+  readonly spend: Spend
+  readonly spawnedAt: number
+  readonly taskKey: string | undefined
+  readonly inbox: InboxItem[] = []
   turn: ActiveTurn | undefined
   lastResult: TaskResult | undefined
   pending: Request | undefined
   /** A request cancelled by interrupt/close while parked; the next run declines it first. */
   cancelled: Request | undefined
-  /** The tool-call id of the parent's `task` call that created this handle. */
-  taskKey: string | undefined
   /** The trace context of the `task` call that created this handle, while tracing is on (not persisted). */
   traceParent: unknown
   readonly transitions: string[] = []
-  waiters: ((result: TaskResult) => void)[] = []
+  readonly waiters: ((result: TaskResult) => void)[] = []
   /** Suspended inline, waiting for a `waitFor` up the chain (still holds its slot). */
   inline = false
   queued = false
@@ -50,12 +62,14 @@ export class HandleRecord {
   /** Wakes of children waiting for a slot, FIFO. */
   readonly queue: QueuedWake[] = []
 
-  constructor(id: string, def: AgentDef, parent: HandleRecord | undefined, budget: Budget, now: number) {
-    this.handle = Object.freeze({ id })
-    this.def = def
-    this.parent = parent
-    this.budget = budget
-    this.spawnedAt = now
+  constructor(init: HandleRecordInit) {
+    this.handle = Object.freeze({ id: init.id })
+    this.def = init.def
+    this.parent = init.parent
+    this.budget = init.budget
+    this.spawnedAt = init.spawnedAt
+    this.taskKey = init.taskKey
+    this.spend = init.spend ? { ...init.spend } : { turns: 0, totalTurns: 0, tokens: 0, toolCalls: 0 }
   }
 
   get id(): string {
@@ -77,7 +91,8 @@ export class HandleRecord {
   /** A result of this handle with its current usage. */
   result(status: TaskResult["status"], text: string, isError: boolean): TaskResult {
     // An explicit literal: results are kept per handle, and spread-then-add objects cost more.
-    return { status, text, isError, turns: this.spend.turns, totalTokens: this.spend.tokens }
+    const { turns, totalTurns, tokens } = this.spend
+    return { status, text, isError, turns, totalTurns, totalTokens: tokens }
   }
 
   /** What `wait` gives at once: the result of a settled handle, or undefined while it works. */

@@ -6,7 +6,7 @@ import type { HandleState } from "./types.js"
 
 const def = { name: "worker", does: "works" }
 const recordIn = (state: HandleState) => {
-  const r = new HandleRecord("root/worker.1", def, undefined, {}, 0)
+  const r = new HandleRecord({ id: "root/worker.1", def, parent: undefined, budget: {}, spawnedAt: 0 })
   r.state = state
   return r
 }

@@ -4,11 +4,13 @@ import * as agents from "./index.js"
 // Pins the public surface: adding or removing an export must be a deliberate change here.
 it("exports exactly the public runtime surface", () => {
   expect(Object.keys(agents).sort()).toEqual([
+    "AgentsError",
     "ClosedError",
     "InboxFullError",
     "RuntimeError",
     "SNAPSHOT_VERSION",
     "TICK_CHANNEL",
+    "TIMER_CHANNEL",
     "agent",
     "createRuntime",
     "createVirtualClock",

@@ -5,12 +5,12 @@ export { agent } from "./agent.js"
 export type { Agent } from "./agent.js"
 export { createVirtualClock, systemClock } from "./clock.js"
 export type { VirtualClock } from "./clock.js"
-export { ClosedError, InboxFullError, RuntimeError } from "./errors.js"
-export type { RuntimeErrorCode } from "./errors.js"
+export { AgentsError, ClosedError, InboxFullError, RuntimeError } from "./errors.js"
+export type { RuntimeErrorReason } from "./errors.js"
 export { SNAPSHOT_VERSION } from "./snapshot.js"
 export type { HandleSnapshot, RuntimeSnapshot } from "./snapshot.js"
 export type { Spend } from "./budget.js"
-export { TICK_CHANNEL } from "./inbox.js"
+export { TICK_CHANNEL, TIMER_CHANNEL } from "./inbox.js"
 export type {
   AgentDef,
   Budget,

@@ -1,5 +1,5 @@
 import { AbortError, type Answer, ConfigError, type ConversationStore, MemoryStore } from "@toolnexus/core"
-import { carveBudget, reachedLimit } from "./budget.js"
+import { carveBudget, poolLimit } from "./budget.js"
 import { systemClock } from "./clock.js"
 import { ClosedError, InboxFullError, RuntimeError } from "./errors.js"
 import { Execution } from "./execution.js"
@@ -25,7 +25,10 @@ import type {
 /** The sub-agent runtime: a tree of handles under `root`. */
 export interface Runtime {
   readonly root: Handle
-  /** @throws RuntimeError (code unknown_agent | max_children | max_depth | budget_exhausted | closed). */
+  /**
+   * @throws RuntimeError (`code: "TNX_RUNTIME"`, `reason` unknown_agent | max_children | max_depth |
+   * budget_exhausted); ClosedError (`code: "TNX_CLOSED"`, `reason: "closed"`) under a closed parent.
+   */
   spawn(parent: Handle, defName: string, budget?: Budget): Handle
   /** @throws InboxFullError at the cap; ClosedError after close. */
   post(h: Handle, item: InboxItem): void
@@ -139,12 +142,18 @@ class AgentRuntime implements Runtime, TaskHost {
     const style = opts.llm?.style ?? "openai"
 
     if (snapshot) {
-      const restored = restoreRecords(snapshot, opts.registry, ROOT_DEF, this.#clock.now())
+      const restored = restoreRecords(snapshot, opts.registry, ROOT_DEF)
       for (const r of restored.records) this.#records.set(r.id, r)
       this.#trace.push(...restored.trace)
       this.#rootRecord = restored.root
     } else {
-      this.#rootRecord = new HandleRecord("root", ROOT_DEF, undefined, {}, this.#clock.now())
+      this.#rootRecord = new HandleRecord({
+        id: "root",
+        def: ROOT_DEF,
+        parent: undefined,
+        budget: {},
+        spawnedAt: this.#clock.now(),
+      })
       this.#records.set("root", this.#rootRecord)
     }
     this.root = this.#rootRecord.handle
@@ -195,20 +204,20 @@ class AgentRuntime implements Runtime, TaskHost {
       )
     }
     const now = this.#clock.now()
-    const limit = reachedLimit(p.chain(), now)
+    const limit = poolLimit(p.chain(), now)
     if (limit)
       throw new RuntimeError("budget_exhausted", `cannot spawn ${defName} under ${p.id}: ${limit} is used up`)
     const n = (p.childCounters.get(defName) ?? 0) + 1
     p.childCounters.set(defName, n)
     const id = `${p.id}/${defName}.${n}`
-    const record = new HandleRecord(
+    const record = new HandleRecord({
       id,
       def,
-      p,
-      carveBudget({ ...def.budget, ...budget }, p === this.#rootRecord ? undefined : p, now),
-      now,
-    )
-    record.taskKey = taskKey
+      parent: p,
+      budget: carveBudget({ ...def.budget, ...budget }, p === this.#rootRecord ? undefined : p, now),
+      spawnedAt: now,
+      taskKey,
+    })
     p.children.push(record)
     this.#records.set(id, record)
     if (def.onSpawn) void Promise.resolve(def.onSpawn(record.handle)).catch(() => {})
@@ -250,7 +259,8 @@ class AgentRuntime implements Runtime, TaskHost {
       r.waiters.push(waiter)
       if (opts.timeoutMs !== undefined) {
         timer = this.#clock.setTimeout(() => {
-          r.waiters = r.waiters.filter((w) => w !== waiter)
+          const index = r.waiters.indexOf(waiter)
+          if (index !== -1) r.waiters.splice(index, 1)
           resolve(r.result("timeout", `no result within ${opts.timeoutMs} ms`, true))
         }, opts.timeoutMs)
       }
@@ -313,6 +323,7 @@ class AgentRuntime implements Runtime, TaskHost {
       def: r.def.name,
       state: r.state,
       turns: r.spend.turns,
+      totalTurns: r.spend.totalTurns,
       tokens: r.spend.tokens,
       inbox: r.inbox.length,
       children: r.children.map((c) => c.id),

@@ -4,11 +4,15 @@ import { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
 import type { AgentDef, Budget, HandleState, InboxItem, TaskResult } from "./types.js"
 
-/** The snapshot format version this code writes. */
-export const SNAPSHOT_VERSION = 1
-const READABLE_VERSIONS = [1] as const
+/**
+ * The snapshot format version this code writes. Version 2 (issue 8) counts a handle's own
+ * turns in `spend.turns` and `lastResult.turns` and adds the subtree's `totalTurns` to both;
+ * version 1 counted the subtree in `turns`. Both are read.
+ */
+export const SNAPSHOT_VERSION = 2
+const READABLE_VERSIONS = [1, 2] as const
 
-/** One handle in a {@link RuntimeSnapshot}. */
+/** One handle in a {@link RuntimeSnapshot} (the current version's shape). */
 export interface HandleSnapshot {
   id: string
   def: string
@@ -69,16 +73,19 @@ export function restoreRecords(
   snapshot: RuntimeSnapshot,
   registry: Record<string, AgentDef>,
   rootDef: AgentDef,
-  now: number,
 ): { root: HandleRecord; records: HandleRecord[]; trace: string[] } {
   if (typeof snapshot !== "object" || snapshot === null)
     throw new ConfigError("restoreRuntime needs a snapshot object")
   if (!(READABLE_VERSIONS as readonly unknown[]).includes(snapshot.schemaVersion)) {
     throw new SchemaVersionError("the runtime snapshot", snapshot.schemaVersion, READABLE_VERSIONS)
   }
+  if (!Array.isArray(snapshot.handles) || !Array.isArray(snapshot.trace))
+    throw new ConfigError("the runtime snapshot needs `handles` and `trace` arrays")
+  for (const h of snapshot.handles) checkHandle(h, snapshot.schemaVersion)
+  const handles = snapshot.schemaVersion === 1 ? fromVersion1(snapshot.handles) : snapshot.handles
   const byId = new Map<string, HandleRecord>()
   const trace = [...snapshot.trace]
-  for (const h of snapshot.handles) {
+  for (const h of handles) {
     const parentId = h.id.includes("/") ? h.id.slice(0, h.id.lastIndexOf("/")) : undefined
     const parent = parentId === undefined ? undefined : byId.get(parentId)
     if (parentId !== undefined && !parent)
@@ -88,11 +95,16 @@ export function restoreRecords(
       throw new ConfigError(
         `snapshot handle ${h.id} uses agent ${JSON.stringify(h.def)}, which the registry lacks`,
       )
-    const r = new HandleRecord(h.id, def, parent, h.budget, now)
-    r.spawnedAt = h.spawnedAt
-    r.spend = { ...h.spend }
-    r.inbox = [...h.inbox]
-    r.taskKey = h.taskKey
+    const r = new HandleRecord({
+      id: h.id,
+      def,
+      parent,
+      budget: h.budget,
+      spawnedAt: h.spawnedAt,
+      taskKey: h.taskKey,
+      spend: h.spend,
+    })
+    r.inbox.push(...h.inbox)
     r.pending = h.pending
     r.cancelled = h.cancelled
     r.lastResult = h.lastResult
@@ -101,13 +113,7 @@ export function restoreRecords(
     r.state = h.state
     if (h.state === "running") {
       applyTransition(r, "restoreInterrupted", trace)
-      r.lastResult = {
-        status: "interrupted",
-        text: "",
-        isError: true,
-        turns: h.spend.turns,
-        totalTokens: h.spend.tokens,
-      }
+      r.lastResult = r.result("interrupted", "", true)
     }
     parent?.children.push(r)
     byId.set(h.id, r)
@@ -115,4 +121,59 @@ export function restoreRecords(
   const root = byId.get("root")
   if (!root) throw new ConfigError("the snapshot has no root handle")
   return { root, records: [...byId.values()], trace }
+}
+
+const STATES: readonly unknown[] = ["idle", "running", "suspended", "closed"]
+
+/** Refuses a handle entry that is not the shape its version wrote, naming the field. */
+function checkHandle(h: HandleSnapshot, version: number): void {
+  if (typeof h !== "object" || h === null || typeof h.id !== "string")
+    throw new ConfigError("every snapshot handle needs a string `id`")
+  if (!STATES.includes(h.state))
+    throw new ConfigError(`snapshot handle ${h.id} has an unknown state ${JSON.stringify(h.state)}`)
+  if (typeof h.spawnedAt !== "number" || typeof h.budget !== "object" || h.budget === null)
+    throw new ConfigError(`snapshot handle ${h.id} needs a number \`spawnedAt\` and a \`budget\` object`)
+  if (
+    !Array.isArray(h.inbox) ||
+    !Array.isArray(h.transitions) ||
+    typeof h.counters !== "object" ||
+    h.counters === null
+  )
+    throw new ConfigError(
+      `snapshot handle ${h.id} needs \`inbox\` and \`transitions\` arrays and a \`counters\` object`,
+    )
+  const counts = version === 1 ? (["turns", "tokens", "toolCalls"] as const) : SPEND_FIELDS
+  for (const field of counts) {
+    const value = (h.spend as Partial<Spend> | undefined)?.[field]
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0)
+      throw new ConfigError(
+        `snapshot handle ${h.id} needs a non-negative number spend.${field}, got ${JSON.stringify(value)}`,
+      )
+  }
+}
+
+const SPEND_FIELDS = ["turns", "totalTurns", "tokens", "toolCalls"] as const
+
+/**
+ * Version 1 handles in the current shape. Their `spend.turns` counted the subtree; rolled-up
+ * counts add up exactly, so a handle's own turns are its count minus its children's. A v1
+ * `lastResult.turns` becomes its `totalTurns`, and its own turns at most the handle's own.
+ * Budgets are kept as saved (a v1 child's `maxTurns` was carved from its parent's remainder).
+ */
+function fromVersion1(handles: readonly HandleSnapshot[]): HandleSnapshot[] {
+  const childTurns = new Map<string, number>()
+  for (const h of handles) {
+    const parentId = h.id.includes("/") ? h.id.slice(0, h.id.lastIndexOf("/")) : undefined
+    if (parentId !== undefined) childTurns.set(parentId, (childTurns.get(parentId) ?? 0) + h.spend.turns)
+  }
+  return handles.map((h) => {
+    const totalTurns = h.spend.turns
+    const turns = Math.max(0, totalTurns - (childTurns.get(h.id) ?? 0))
+    const upgraded: HandleSnapshot = { ...h, spend: { ...h.spend, turns, totalTurns } }
+    if (h.lastResult) {
+      const total = h.lastResult.turns
+      upgraded.lastResult = { ...h.lastResult, turns: Math.min(total, turns), totalTurns: total }
+    }
+    return upgraded
+  })
 }

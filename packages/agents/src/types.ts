@@ -9,8 +9,12 @@ import type {
 } from "@toolnexus/core"
 import type { RuntimeEvent } from "./runtime-events.js"
 
-/** Limits of a handle's subtree. A child's budget is `min(own, parent's remaining)`. */
+/**
+ * Limits of a handle. `maxTurns` counts the handle's own LLM turns; the token and tool-call
+ * pools and wall time are shared down the chain: a child gets `min(own, parent's remaining)`.
+ */
 export interface Budget {
+  /** The handle's own LLM turns (its children's turns do not count). */
   maxTurns?: number
   maxTokens?: number
   maxToolCalls?: number
@@ -57,7 +61,11 @@ export interface TaskResult {
   isError: boolean
   pending?: Request
   limit?: string
+  /** The handle's own LLM turns. */
   turns: number
+  /** LLM turns of the handle and all its descendants. */
+  totalTurns: number
+  /** Tokens of the handle and all its descendants. */
   totalTokens: number
 }
 
@@ -66,9 +74,11 @@ export interface HandleView {
   id: string
   def: string
   state: HandleState
-  /** LLM turns of the handle and its descendants. */
+  /** The handle's own LLM turns. */
   turns: number
-  /** Tokens of the handle and its descendants. */
+  /** LLM turns of the handle and all its descendants. */
+  totalTurns: number
+  /** Tokens of the handle and all its descendants. */
   tokens: number
   inbox: number
   children: string[]

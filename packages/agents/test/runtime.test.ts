@@ -54,7 +54,7 @@ describe.each(STYLES)("runtime (%s)", (style) => {
     expect(result).toMatchObject({ status: "done", text: "hi there", isError: false, turns: 1 })
     expect(rt.transitions(a)).toEqual(["idle→running", "running→idle"])
     expect(rt.list().map((v) => v.id)).toEqual(["root/helper.1", "root/helper.2"])
-    expect(() => rt.spawn(rt.root, "nobody")).toThrow(expect.objectContaining({ code: "unknown_agent" }))
+    expect(() => rt.spawn(rt.root, "nobody")).toThrow(expect.objectContaining({ reason: "unknown_agent" }))
   })
 
   it("a durably suspended handle: inspect shows pendingKind, wait is immediate, resume continues from the halted call", async () => {
@@ -149,7 +149,9 @@ describe.each(STYLES)("runtime (%s)", (style) => {
     expect(inFlightAtReply).toEqual([1, 2])
     expect(rt.inspect(lead).children).toEqual(["root/lead.1/scout.1", "root/lead.1/critic.1"])
     expect(rt.inspect(lead).tokens).toBe(110 + 55 + 10 + 10)
-    expect(rt.inspect(lead).turns).toBe(4)
+    // Issue 8: turns are the lead's own; totalTurns and tokens roll up the subtree.
+    expect(rt.inspect(lead)).toMatchObject({ turns: 2, totalTurns: 4 })
+    expect(result).toMatchObject({ turns: 2, totalTurns: 4, totalTokens: 185 })
     const leadRequests = tools.filter((r) => r.system === "lead")
     expect(leadRequests[1]?.toolResults.map((r) => r.id)).toEqual(["k1", "k2"])
     // The children ran on fresh transcripts: their first request holds only their prompt.
@@ -358,7 +360,7 @@ describe("budgets", () => {
     expect(await rt.wait(w2)).toMatchObject({ status: "done" })
     // 120 tokens spent under a 100-token lead: the next turn anywhere below is refused.
     const w3 = () => rt.spawn(lead, "worker")
-    expect(w3).toThrow(expect.objectContaining({ code: "budget_exhausted" }))
+    expect(w3).toThrow(expect.objectContaining({ reason: "budget_exhausted" }))
     rt.wake(lead, "summarise")
     expect(await rt.wait(lead)).toMatchObject({ status: "incomplete", limit: "maxTokens" })
   })
@@ -367,8 +369,8 @@ describe("budgets", () => {
     const rt = createRuntime(options("openai", registry))
     const lead = rt.spawn(rt.root, "lead", { maxChildren: 1, maxDepth: 1 })
     const w = rt.spawn(lead, "worker")
-    expect(() => rt.spawn(lead, "worker")).toThrow(expect.objectContaining({ code: "max_children" }))
-    expect(() => rt.spawn(w, "worker")).toThrow(expect.objectContaining({ code: "max_depth" }))
+    expect(() => rt.spawn(lead, "worker")).toThrow(expect.objectContaining({ reason: "max_children" }))
+    expect(() => rt.spawn(w, "worker")).toThrow(expect.objectContaining({ reason: "max_depth" }))
     expect(() => rt.spawn(w, "worker")).toThrow(RuntimeError)
   })
 })
@@ -471,7 +473,7 @@ describe("gates and lifecycle", () => {
     expect(rt.inspect(lead).state).toBe("closed")
     expect(await rt.wait(lead)).toMatchObject({ status: "closed" })
     expect(() => rt.post(lead, { text: "x" })).toThrow(ClosedError)
-    expect(() => rt.spawn(rt.root, "worker")).toThrow(expect.objectContaining({ code: "closed" }))
+    expect(() => rt.spawn(rt.root, "worker")).toThrow(expect.objectContaining({ reason: "closed" }))
   })
 
   it("wait with timeoutMs gives `timeout` while the handle keeps running (virtual clock)", async () => {

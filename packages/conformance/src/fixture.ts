@@ -167,8 +167,8 @@ export interface RequestExpect {
 export interface Expect {
   /** Partial match against the step's value (see README for matchers). */
   result?: Json
-  /** The step must throw: an error name, or name plus `code` and a `message` substring. */
-  throws?: string | { name: string; code?: string; message?: string }
+  /** The step must throw: an error name, or name plus `code`, `reason` and a `message` substring. */
+  throws?: string | { name: string; code?: string; reason?: string; message?: string }
   /** On the step value's `messages`. */
   transcript?: TranscriptExpect
   /** `relayCallsOf(value.pending)`, partial match. */
@@ -727,7 +727,7 @@ class Validator {
     })
     const e = value as Expect
     if (e.throws !== undefined && typeof e.throws !== "string") {
-      this.object(e.throws, `${path}.throws`, { name: true, code: false, message: false })
+      this.object(e.throws, `${path}.throws`, { name: true, code: false, reason: false, message: false })
     }
     if (e.transcript !== undefined)
       this.object(e.transcript, `${path}.transcript`, { messages: false, balanced: false, userTurns: false })

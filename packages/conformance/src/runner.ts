@@ -71,6 +71,7 @@ export async function runFixture(fixture: Fixture, style: Style): Promise<void> 
 interface ErrorInfo {
   name: string
   code?: string
+  reason?: string
   message: string
 }
 
@@ -417,6 +418,8 @@ class FixtureRun {
       problems.push(`${path}: expected ${want.name}, got ${info.name}: ${info.message}`)
     if (want.code !== undefined && info.code !== want.code)
       problems.push(`${path}.code: expected ${show(want.code)}, got ${show(info.code)}`)
+    if (want.reason !== undefined && info.reason !== want.reason)
+      problems.push(`${path}.reason: expected ${show(want.reason)}, got ${show(info.reason)}`)
     if (want.message !== undefined && !info.message.includes(want.message))
       problems.push(
         `${path}.message: expected it to contain ${show(want.message)}, got ${show(info.message)}`,
@@ -544,8 +547,11 @@ function toAnswer(spec: unknown): Answer {
 
 function errorInfo(error: unknown): ErrorInfo {
   if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code
-    return { name: error.name, ...(typeof code === "string" ? { code } : {}), message: error.message }
+    const { code, reason } = error as { code?: unknown; reason?: unknown }
+    const info: ErrorInfo = { name: error.name, message: error.message }
+    if (typeof code === "string") info.code = code
+    if (typeof reason === "string") info.reason = reason
+    return info
   }
   return { name: typeof error, message: String(error) }
 }

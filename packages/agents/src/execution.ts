@@ -2,7 +2,7 @@ import {
   type Client,
   ConfigError,
   type ConversationStore,
-  type EventListener,
+  type StreamListener,
   type MetricEvent,
   type RunResult,
   type Toolkit,
@@ -48,7 +48,7 @@ export type TurnWork = (
   client: Client,
   toolkit: Toolkit,
   signal: AbortSignal,
-  onEvent: EventListener | undefined,
+  onEvent: StreamListener | undefined,
 ) => Promise<RunResult>
 
 /**

@@ -3,7 +3,7 @@ import {
   type Client,
   type ConversationStore,
   type EndpointStyle,
-  type EventListener,
+  type StreamListener,
   type Request,
   type RunResult,
   type Toolkit,
@@ -23,7 +23,7 @@ export function continueHalted(
     pending: Request
     answer: Answer
     signal: AbortSignal
-    onEvent: EventListener | undefined
+    onEvent: StreamListener | undefined
     claim?: string
   },
 ): Promise<RunResult> {

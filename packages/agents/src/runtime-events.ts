@@ -1,4 +1,4 @@
-import { ConfigError, type EventListener, type StreamEvent } from "@toolnexus/core"
+import { ConfigError, type StreamListener, type StreamEvent } from "@toolnexus/core"
 import type { HandleState } from "./types.js"
 
 /**
@@ -57,7 +57,7 @@ export class EventHub {
   }
 
   /** A listener tagging a handle's run events with its id, or undefined while nobody listens. */
-  forHandle(handle: string): EventListener | undefined {
+  forHandle(handle: string): StreamListener | undefined {
     if (!this.active) return undefined
     return (ev) => this.publish({ ...ev, handle })
   }

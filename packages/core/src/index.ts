@@ -54,7 +54,7 @@ export type {
   Client,
   ClientBaseOptions,
   ContinueOptions,
-  EventListener,
+  StreamListener,
   RunOptions,
 } from "./client/client.js"
 export type { RunResult, StreamEvent, ToolCallRecord } from "./client/run-result.js"

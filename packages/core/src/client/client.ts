@@ -44,7 +44,7 @@ export interface ClientBaseOptions {
  * asked with streaming requests, so text arrives delta by delta. Called synchronously: keep
  * it quick; a throw is ignored.
  */
-export type EventListener = (ev: StreamEvent) => void
+export type StreamListener = (ev: StreamEvent) => void
 
 /** Structured output: the final answer must be JSON matching this schema (see `result.output`). */
 export interface OutputOption<S extends OutputSchema | undefined = OutputSchema | undefined> {
@@ -62,7 +62,7 @@ export interface RunOptions<S extends OutputSchema | undefined = OutputSchema | 
   toolkit?: Toolkit
   history?: Message[]
   signal?: AbortSignal
-  onEvent?: EventListener
+  onEvent?: StreamListener
 }
 
 /** Options of `ask`. */
@@ -74,7 +74,7 @@ export interface AskOptions<S extends OutputSchema | undefined = OutputSchema | 
   signal?: AbortSignal
   /** Text deltas only; `onEvent` receives them too, with every other event. */
   onText?: (delta: string) => void
-  onEvent?: EventListener
+  onEvent?: StreamListener
 }
 
 /**
@@ -99,7 +99,7 @@ export interface ContinueOptions<S extends OutputSchema | undefined = OutputSche
   /** The conversation (or handle) id: the store key, and the stable half of idempotency keys. */
   id?: string
   /** Events of the resumed run, the repaired turn's tool results included. */
-  onEvent?: EventListener
+  onEvent?: StreamListener
   /**
    * A durable store's claim token for the stored continue: the save is fenced by it and
    * consumes it (see `SaveMeta.claim`). Only without `messages`.
@@ -392,7 +392,7 @@ function inputOf(
   toolkit: Toolkit | undefined,
   signal: AbortSignal | undefined,
   scope: string,
-  onEvent: EventListener | undefined,
+  onEvent: StreamListener | undefined,
   output: OutputSchema | undefined,
 ): RunInput {
   return {
@@ -422,7 +422,7 @@ function both(a: (delta: string) => void, b: (delta: string) => void): (delta: s
 }
 
 /** A listener's throw must not break the run it observes. */
-function guarded(listener: EventListener): EventListener {
+function guarded(listener: StreamListener): StreamListener {
   return (ev) => {
     try {
       listener(ev)

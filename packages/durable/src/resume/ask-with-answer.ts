@@ -3,7 +3,7 @@ import {
   AnswerMismatchError,
   type Client,
   type ConversationStore,
-  type EventListener,
+  type StreamListener,
   type Request,
   type RunResult,
   type Toolkit,
@@ -24,7 +24,7 @@ export interface AskWithAnswerOptions {
   /** How long the claim holds before another delivery may take it over; default 30 s. */
   leaseMs?: number
   /** Events of the resumed run as they happen (streamed text included), as `client.run` gives them. */
-  onEvent?: EventListener
+  onEvent?: StreamListener
 }
 
 /**

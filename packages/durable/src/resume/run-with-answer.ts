@@ -1,4 +1,4 @@
-import type { Answer, Client, EventListener, Message, Request, RunResult, Toolkit } from "@toolnexus/core"
+import type { Answer, Client, StreamListener, Message, Request, RunResult, Toolkit } from "@toolnexus/core"
 
 /** Options of {@link runWithAnswer}. */
 export interface RunWithAnswerOptions {
@@ -10,7 +10,7 @@ export interface RunWithAnswerOptions {
   answer: Answer
   signal?: AbortSignal
   /** Events of the resumed run as they happen. */
-  onEvent?: EventListener
+  onEvent?: StreamListener
 }
 
 /**

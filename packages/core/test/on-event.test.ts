@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { buildClient } from "../src/client/client.js"
+import { createClient } from "../src/client/create-client.js"
 import type { StreamEvent } from "../src/client/run-result.js"
 import { openaiDialect } from "../src/providers/openai.js"
 import { MemoryStore } from "../src/store/conversation-store.js"
@@ -182,4 +183,73 @@ describe.each(STYLES)("ask with onText and onEvent (%s)", (style) => {
     expect(fromText.join("")).toBe("both listeners hear this text")
     expect(texts(events)).toBe("both listeners hear this text")
   })
+})
+
+describe("a resumed turn's text arrives while the model is still writing", () => {
+  it("the first delta is seen before the stream's next frame is even sent", async () => {
+    const frames = (text: string) =>
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text } }] })}\n\n`
+    const end = `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 2 } })}\n\ndata: [DONE]\n\n`
+    let firstSeen!: () => void
+    const seen = new Promise<void>((resolve) => {
+      firstSeen = resolve
+    })
+    const encoder = new TextEncoder()
+    let call = 0
+    const fetchImpl = async (): Promise<Response> => {
+      call++
+      if (call === 1) {
+        const halt = {
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: "assistant",
+                content: null,
+                tool_calls: [
+                  { id: "a1", type: "function", function: { name: "approve", arguments: '{"what":"it"}' } },
+                ],
+              },
+              finish_reason: "tool_calls",
+            },
+          ],
+        }
+        return new Response(JSON.stringify(halt), { headers: { "content-type": "application/json" } })
+      }
+      const body = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          controller.enqueue(encoder.encode(frames("Approved, ")))
+          await seen // the rest is only written once the first delta reached the listener
+          controller.enqueue(encoder.encode(frames("and done.")))
+          controller.enqueue(encoder.encode(end))
+          controller.close()
+        },
+      })
+      return new Response(body, { headers: { "content-type": "text/event-stream" } })
+    }
+    const client = createClient({
+      baseUrl: "http://127.0.0.1:9/v1",
+      style: "openai",
+      model: "m",
+      apiKey: "k",
+      fetch: fetchImpl as typeof fetch,
+    })
+    const toolkit = await createToolkit({ extraTools: [approve] })
+    const halted = await client.run("go", { toolkit })
+    const request = halted.pending!
+    const deltas: string[] = []
+    const result = await client.continueRun({
+      toolkit,
+      messages: halted.messages,
+      pending: request,
+      answer: { id: request.id, ok: true },
+      onEvent: (ev) => {
+        if (ev.type !== "text") return
+        deltas.push(ev.delta)
+        firstSeen()
+      },
+    })
+    expect(deltas).toEqual(["Approved, ", "and done."])
+    expect(result.text).toBe("Approved, and done.")
+  }, 5_000)
 })

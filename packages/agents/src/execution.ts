@@ -192,12 +192,13 @@ export class Execution {
       waitFor: escalationFor(r, trace, events),
       beforeTurn: () => turnLimit(r, r.chain(), clock.now()),
       llmGate: turnGate ? (call) => turnGate.run(call) : undefined,
-      // The handle's runs are `invoke_agent <def>` spans, a child's under its parent's task call.
+      // The handle's runs are `invoke_agent <def>` spans: a child's under its parent's task call,
+      // a top-level handle's under the runtime's parent context (e.g. an `asTool` call).
       telemetry: {
         ...options.telemetry,
         agentName: r.def.name,
         agentId: r.id,
-        parentContext: r.traceParent,
+        parentContext: r.traceParent ?? options.telemetry?.parentContext,
       },
     })
   }

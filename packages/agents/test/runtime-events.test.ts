@@ -266,3 +266,27 @@ describe("events() after close(root)", () => {
     expect(await reading).toEqual([])
   })
 })
+
+describe("agent().asTool() traced", () => {
+  it("the nested runtime's run hangs under the calling execute_tool span", async () => {
+    const { agent } = await import("../src/agent.js")
+    const { createClient, createToolkit } = await import("@toolnexus/core")
+    const exporter = new InMemorySpanExporter()
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+    const tracer = provider.getTracer("test")
+    const llm = { baseUrl: `${server.url}/v1`, style: "openai" as const, model: "m", apiKey: "k" }
+    const helper = agent("helper", { does: "helps", soul: "helper" })
+    server.addRule({ match: bySoul("helper"), reply: { text: "helped" } })
+    server.enqueue(
+      { toolCalls: [{ id: "h1", name: "helper", arguments: { prompt: "help" } }] },
+      { text: "all done" },
+    )
+    const toolkit = await createToolkit({ extraTools: [helper.asTool({ llm, telemetry: { tracer } })] })
+    const client = createClient({ ...llm, telemetry: { tracer } })
+    expect((await client.run("go", { toolkit })).text).toBe("all done")
+    const spans = exporter.getFinishedSpans()
+    const call = spans.find((s) => s.name === "execute_tool helper") as ReadableSpan
+    const nested = spans.find((s) => s.name === "invoke_agent helper") as ReadableSpan
+    expect(nested.parentSpanContext?.spanId).toBe(call.spanContext().spanId)
+  })
+})

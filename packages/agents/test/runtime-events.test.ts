@@ -5,9 +5,17 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base"
-import { type Answer, type MetricEvent, defineTool, pending } from "@toolnexus/core"
+import {
+  type Answer,
+  type MetricEvent,
+  createClient,
+  createToolkit,
+  defineTool,
+  pending,
+} from "@toolnexus/core"
 import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { agent } from "../src/agent.js"
 import { createRuntime } from "../src/runtime.js"
 import type { RuntimeEvent } from "../src/runtime-events.js"
 import type { AgentDef, RuntimeOptions } from "../src/types.js"
@@ -269,8 +277,6 @@ describe("events() after close(root)", () => {
 
 describe("agent().asTool() traced", () => {
   it("the nested runtime's run hangs under the calling execute_tool span", async () => {
-    const { agent } = await import("../src/agent.js")
-    const { createClient, createToolkit } = await import("@toolnexus/core")
     const exporter = new InMemorySpanExporter()
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
     const tracer = provider.getTracer("test")

@@ -92,7 +92,8 @@ class Subscription implements AsyncIterableIterator<RuntimeEvent> {
   readonly #detach: () => void
   #dropped = 0
   #ended = false
-  #wake: (() => void) | undefined
+  /** Pending `next()` calls waiting for an event (more than one only if a caller does not await). */
+  readonly #waiting: (() => void)[] = []
 
   constructor(size: number, rootId: string, detach: () => void) {
     this.#size = size
@@ -109,13 +110,17 @@ class Subscription implements AsyncIterableIterator<RuntimeEvent> {
     // The notice takes the place of the lost events, so order stays readable.
     if (this.#dropped > 0) this.#queue.push(this.#notice())
     this.#queue.push(ev)
-    this.#wake?.()
+    this.#wake()
   }
 
   end(): void {
     this.#ended = true
     this.#detach()
-    this.#wake?.()
+    this.#wake()
+  }
+
+  #wake(): void {
+    for (const resolve of this.#waiting.splice(0)) resolve()
   }
 
   #notice(): RuntimeEvent {
@@ -131,9 +136,8 @@ class Subscription implements AsyncIterableIterator<RuntimeEvent> {
       if (this.#dropped > 0) return { value: this.#notice(), done: false }
       if (this.#ended) return { value: undefined, done: true }
       await new Promise<void>((resolve) => {
-        this.#wake = resolve
+        this.#waiting.push(resolve)
       })
-      this.#wake = undefined
     }
   }
 

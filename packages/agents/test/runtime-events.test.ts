@@ -296,3 +296,19 @@ describe("agent().asTool() traced", () => {
     expect(nested.parentSpanContext?.spanId).toBe(call.spanContext().spanId)
   })
 })
+
+describe("events() iterator", () => {
+  it("serves next() calls made without awaiting, in order", async () => {
+    server.addRule({ match: bySoul("payer"), reply: { text: "ok" } })
+    const rt = createRuntime(options("openai", registry))
+    const events = rt.events()
+    const first = events.next()
+    const second = events.next()
+    const h = rt.spawn(rt.root, "payer")
+    rt.wake(h, "hi")
+    expect((await first).value).toMatchObject({ type: "state", from: "idle", to: "running", handle: h.id })
+    expect((await second).value).toMatchObject({ handle: h.id })
+    await rt.wait(h)
+    await rt.close(rt.root)
+  })
+})

@@ -50,7 +50,7 @@ export interface RunResult<Output = unknown> {
 export type StreamEvent =
   | { type: "text"; delta: string }
   | { type: "refusal"; delta: string }
-  | { type: "turn"; turn: number; finishReason: string }
+  | { type: "turn"; turn: number; finishReason: FinishReason }
   | { type: "tool_call"; id: string; name: string; args: Record<string, unknown> }
   | { type: "tool_result"; id: string; name: string; output: string; isError: boolean }
   | { type: "pending"; request: Request }

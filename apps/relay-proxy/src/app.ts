@@ -5,35 +5,51 @@ import {
   type Client,
   ConfigError,
   type EndpointStyle,
+  type JSONSchema,
   type RunResult,
   type Toolkit,
   ToolnexusError,
   UnknownRequestError,
   createToolkit,
-  relayCallsOf,
   relayTool,
 } from "@toolnexus/core"
-import { type DurableStore, runWithAnswer } from "@toolnexus/durable"
-import { Hono } from "hono"
-import { findContinuation, forgetHalt, rememberHalt } from "./continuation.js"
+import type { DurableStore } from "@toolnexus/durable"
+import { type Context, Hono } from "hono"
+import { bodyLimit } from "hono/body-limit"
+import { callerOf } from "./caller-auth.js"
+import { chatCompletion, chatCompletionStream } from "./chat-response.js"
+import { findContinuation, rememberHalt, settleHalt } from "./continuation.js"
+import { rememberResponse } from "./item-store.js"
 import {
-  type ChatRequest,
+  type ChatMessage,
   type ChatToolDeclaration,
-  chatCompletion,
   parseChatRequest,
   toUpstreamMessages,
   trailingToolMessages,
 } from "./openai-shapes.js"
-import { ProxyError, badRequest, errorBody } from "./proxy-error.js"
+import { ProxyError, badRequest, conflict, errorBody } from "./proxy-error.js"
+import { type CallerCall, type RelayTurn, relayTurn } from "./relay-turn.js"
+import { parseResponsesRequest } from "./responses-request.js"
+import { outputItems, responseObject, responseStream } from "./responses-output.js"
+import { upstreamError } from "./upstream-error.js"
 
 /** Options of {@link createRelayProxy}. */
 export interface RelayProxyOptions {
-  /** The upstream model. Give it no `waitFor`: the proxy relies on runs halting on relay calls. */
+  /**
+   * The upstream model. Give it no `waitFor` (the proxy relies on runs halting on relay calls)
+   * and `retries: 0`: the caller's SDK retries, and retries here would multiply its attempts.
+   */
   client: Client
-  /** Where halted conversations and the tool-call index live; share it to share conversations. */
+  /** Where halted conversations, the tool-call index and returned items live; share it to share them. */
   store: DurableStore
   /** The client's upstream style, which decides the stored transcript's message shape; default "openai". */
   style?: EndpointStyle
+  /** The upstream model id, listed by `GET /v1/models`; without it the list is empty. */
+  model?: string
+  /** Bearer keys a caller must present (`Authorization: Bearer <key>`); none = no authentication. */
+  apiKeys?: string[]
+  /** The largest request body accepted, in bytes; default 1 MiB. Larger ⇒ 413. */
+  maxBodyBytes?: number
   /** Strings (e.g. the upstream API key) that must never appear in an error body; replaced by `***`. */
   secrets?: string[]
   /** Tool results arriving later than this after the tool calls went out are refused (409); default never. */
@@ -45,50 +61,84 @@ export interface RelayProxyOptions {
 /** The HTTP header naming the stored conversation a response belongs to (for logs and debugging). */
 export const CONVERSATION_HEADER = "x-relay-conversation"
 
+/** The default of {@link RelayProxyOptions.maxBodyBytes}: 1 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+type Env = { Variables: { caller: string | undefined } }
+
+/** One caller request, whichever endpoint it came to. */
+interface RelayRequest {
+  messages: ChatMessage[]
+  /** `undefined` when the request declared none (a continuation then uses the stored ones). */
+  tools: ChatToolDeclaration[] | undefined
+  /** The JSON Schema a structured answer must match. */
+  output: JSONSchema | undefined
+}
+
+/** Who asks, and the signal that aborts the upstream call when the caller hangs up. */
+interface CallerContext {
+  caller: string | undefined
+  signal: AbortSignal
+}
+
+/** What a relayed request produced: the turn to render, and the conversation when one is stored. */
+interface Relayed {
+  conversation?: string
+  turn: RelayTurn
+}
+
 /**
- * Creates the OpenAI-compatible relay proxy: `POST /v1/chat/completions` runs the caller's
- * conversation on the upstream model with the caller's tools as relay tools. A model turn that
- * calls them comes back as `tool_calls`; the caller's `role: "tool"` follow-up resumes the stored
- * run from that turn, without asking the model again.
+ * Creates the OpenAI-compatible relay proxy. `POST /v1/chat/completions` and `POST /v1/responses`
+ * run the caller's conversation on the upstream model with the caller's tools as relay tools: a
+ * model turn that calls them comes back as tool calls, and the caller's tool results resume the
+ * stored run from that turn, without asking the model again. `GET /v1/models` lists the model.
  *
  * @example
  * const store = await openStore("sqlite:./.data/relay.db")
- * const client = createClient({ baseUrl: "https://api.openai.com/v1", style: "openai", model: "gpt-4.1" })
- * serve({ fetch: createRelayProxy({ client, store }).fetch, port: 8787 })
+ * const client = createClient({ baseUrl: "https://api.openai.com/v1", style: "openai", model: "gpt-4.1", retries: 0 })
+ * serve({ fetch: createRelayProxy({ client, store, model: "gpt-4.1" }).fetch, port: 8787 })
  */
-export function createRelayProxy(opts: RelayProxyOptions): Hono {
+export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
   const { client, store } = opts
   const style = opts.style ?? "openai"
   const secrets = (opts.secrets ?? []).filter((s) => s.length > 0)
-  const app = new Hono()
+  const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+  const app = new Hono<Env>()
 
   /** A caller's new conversation: the whole request is the history, ending in its user turn. */
-  async function start(request: ChatRequest): Promise<{ conversation?: string; result: RunResult }> {
-    const last = request.messages.at(-1)!
-    if (last.role !== "user") {
+  async function start(request: RelayRequest, { caller, signal }: CallerContext): Promise<Relayed> {
+    const { messages, output } = request
+    const tools = request.tools ?? []
+    if (messages.at(-1)!.role !== "user") {
       throw badRequest(
-        "the last message must be a user message, or tool messages answering tool calls this proxy returned",
+        "the last message must be a user message, or tool results answering tool calls this proxy returned",
         "messages",
       )
     }
-    const tools = request.tools ?? []
     // continueRun, not run(prompt): the user turn is already the transcript's last message, and
     // appending it again as a fresh turn could put two user messages side by side for Anthropic.
     const result = await withToolkit(tools, (toolkit) =>
-      client.continueRun({ toolkit, messages: toUpstreamMessages(request.messages, style) }),
+      client.continueRun({ toolkit, messages: toUpstreamMessages(messages, style), signal, output }),
     )
-    if (result.status !== "pending" || !result.pending) return { result }
+    if (result.status !== "pending" || !result.pending) return { turn: relayTurn(result, []) }
     // Only halted runs are stored: a finished one has nothing left to continue, and the caller
     // resends the whole history with its next user turn anyway.
     const conversation = `conv-${randomUUID()}`
     await store.save(conversation, result.messages, { pending: result.pending })
-    await rememberHalt(store, conversation, result.pending, tools, opts.pendingTtlMs)
-    return { conversation, result }
+    return { conversation, turn: await halted(conversation, result, tools, caller) }
   }
 
   /** A follow-up carrying tool results: resume the stored run from its halted turn. */
-  async function resume(request: ChatRequest): Promise<{ conversation: string; result: RunResult }> {
-    const found = await findContinuation(store, trailingToolMessages(request.messages))
+  async function resume(
+    toolMessages: Extract<ChatMessage, { role: "tool" }>[],
+    request: RelayRequest,
+    { caller, signal }: CallerContext,
+  ): Promise<Relayed> {
+    const results = toolMessages.map((m) => ({ id: m.toolCallId, output: m.content }))
+    const followed = await findContinuation(store, results, caller)
+    // The same results again (a retry whose response was lost): the same turn, no model call.
+    if ("replay" in followed) return { conversation: followed.conversation, turn: followed.replay }
+    const found = followed.continuation
     const { conversation } = found
     const tools = request.tools ?? found.tools
     let claim: Awaited<ReturnType<DurableStore["claimAnswer"]>>
@@ -98,11 +148,12 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono {
       claim = await store.claimAnswer(conversation, found.answer, { leaseMs: opts.claimLeaseMs })
     } catch (error) {
       if (AnswerConflictError.isInstance(error) || UnknownRequestError.isInstance(error)) {
+        // Another delivery of these results is running: a retry in a moment gets its turn replayed.
         throw new ProxyError(
           409,
           "conflict_error",
-          "these tool results are being applied by another request, or already were",
-          "messages",
+          "these tool results are being applied by another request; retry to get its answer",
+          { param: "messages", headers: { "retry-after": "1" }, retryable: true },
         )
       }
       throw error
@@ -111,33 +162,102 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono {
     try {
       const history = (await store.get(conversation)) ?? []
       result = await withToolkit(tools, (toolkit) =>
-        runWithAnswer(client, { toolkit, history, pending: claim.request, answer: claim.answer }),
+        client.continueRun({
+          toolkit,
+          messages: history,
+          pending: claim.request,
+          answer: claim.answer,
+          signal,
+          output: request.output,
+        }),
       )
       await store.save(conversation, result.messages, { pending: result.pending ?? null, claim: claim.token })
     } catch (error) {
-      // The claim keeps the results: the caller's retry (e.g. after a 502) resumes with them.
+      // The claim keeps the results: the caller's retry (e.g. after a 429) resumes with them.
       await store.releaseClaim(conversation, claim.token).catch(() => {})
       throw error
     }
-    await forgetHalt(store, claim.request)
-    if (result.status === "pending" && result.pending) {
-      await rememberHalt(store, conversation, result.pending, tools, opts.pendingTtlMs)
-    }
-    return { conversation, result }
+    const haltedAgain = result.status === "pending" && result.pending !== undefined
+    const turn = haltedAgain ? await halted(conversation, result, tools, caller) : relayTurn(result, [])
+    await settleHalt(store, found, turn, haltedAgain)
+    return { conversation, turn }
   }
 
+  /** Indexes a halted run's relay calls under fresh caller ids and summarises the turn. */
+  async function halted(
+    conversation: string,
+    result: RunResult,
+    tools: ChatToolDeclaration[],
+    caller: string | undefined,
+  ): Promise<RelayTurn> {
+    const calls: CallerCall[] = await rememberHalt(store, conversation, result.pending!, tools, {
+      caller,
+      ttlMs: opts.pendingTtlMs,
+    })
+    // Only relay tools are offered, so any other halt is a bug worth a loud 500.
+    if (calls.length === 0)
+      throw new Error(`the run halted on a ${result.pending?.kind} request, not on tool calls`)
+    return relayTurn(result, calls)
+  }
+
+  /** Runs one caller request: a continuation when its messages end in tool results, else a new conversation. */
+  function relay(c: Context<Env>, request: RelayRequest) {
+    const context = { caller: c.get("caller"), signal: c.req.raw.signal }
+    const toolMessages = trailingToolMessages(request.messages)
+    return toolMessages.length > 0 ? resume(toolMessages, request, context) : start(request, context)
+  }
+
+  app.use("/v1/*", async (c, next) => {
+    c.set("caller", callerOf(c.req.header("authorization"), opts.apiKeys))
+    await next()
+  })
+  app.post(
+    "/v1/*",
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: () => {
+        throw new ProxyError(413, "invalid_request_error", `the request body exceeds ${maxBodyBytes} bytes`, {
+          code: "request_too_large",
+          retryable: false,
+        })
+      },
+    }),
+  )
+
   app.post("/v1/chat/completions", async (c) => {
-    let body: unknown
-    try {
-      body = await c.req.json()
-    } catch {
-      throw badRequest("the request body is not valid JSON")
-    }
-    const request = parseChatRequest(body)
-    const answering = trailingToolMessages(request.messages).length > 0
-    const { conversation, result } = answering ? await resume(request) : await start(request)
+    const request = parseChatRequest(await jsonBody(c))
+    const { conversation, turn } = await relay(c, request)
     if (conversation !== undefined) c.header(CONVERSATION_HEADER, conversation)
-    return c.json(render(result))
+    if (request.stream) return sse(c, chatCompletionStream(turn, request.includeUsage))
+    return c.json(chatCompletion(turn))
+  })
+
+  app.post("/v1/responses", async (c) => {
+    const caller = c.get("caller")
+    const request = await parseResponsesRequest(await jsonBody(c), store, caller)
+    const { conversation, turn } = await relay(c, request)
+    if (conversation !== undefined) c.header(CONVERSATION_HEADER, conversation)
+    const output = outputItems(turn)
+    const response = responseObject(turn, output, {
+      instructions: request.instructions,
+      previousResponseId: request.previousResponseId,
+      tools: request.tools ?? [],
+      store: request.store,
+    })
+    if (request.store) await rememberResponse(store, response, [...request.items, ...output], caller)
+    return request.stream ? sse(c, responseStream(response)) : c.json(response)
+  })
+
+  app.get("/v1/models", (c) => c.json({ object: "list", data: opts.model ? [modelEntry(opts.model)] : [] }))
+  app.get("/v1/models/:id", (c) => {
+    const id = c.req.param("id")
+    if (id !== opts.model) {
+      throw new ProxyError(404, "invalid_request_error", `the model ${JSON.stringify(id)} does not exist`, {
+        code: "model_not_found",
+        param: "model",
+      })
+    }
+    return c.json(modelEntry(id))
   })
 
   app.get("/healthz", (c) => c.json({ ok: true }))
@@ -148,15 +268,40 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono {
   })
 
   app.onError((err, c) => {
-    const error = toProxyError(err)
+    const error = toProxyError(err, c.req.raw.signal.aborted)
     const message = secrets.reduce((text, secret) => text.replaceAll(secret, "***"), error.message)
-    return c.json(
-      errorBody(new ProxyError(error.status, error.type, message, error.param ?? undefined)),
-      error.status,
-    )
+    const body = errorBody(error)
+    body.error.message = message
+    return new Response(JSON.stringify(body), {
+      status: error.status,
+      headers: { "content-type": "application/json", ...error.headers },
+    })
   })
 
   return app
+}
+
+async function jsonBody(c: Context<Env>): Promise<unknown> {
+  try {
+    return await c.req.json()
+  } catch {
+    throw badRequest("the request body is not valid JSON")
+  }
+}
+
+/**
+ * A complete event stream. The whole turn is known before the first byte is sent, so an upstream
+ * failure is still an HTTP error status, never an error in the middle of a 200 stream.
+ */
+function sse(c: Context<Env>, text: string): Response {
+  return c.body(text, 200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+  })
+}
+
+function modelEntry(id: string) {
+  return { id, object: "model", created: 0, owned_by: "relay-proxy" }
 }
 
 /** Runs `body` with a toolkit of the caller's declarations as relay tools. */
@@ -181,28 +326,13 @@ async function withToolkit<T>(
   }
 }
 
-function render(result: RunResult) {
-  const { model, text, usage } = result
-  if (result.status === "pending") {
-    const calls = result.pending ? relayCallsOf(result.pending) : []
-    // Only relay tools are offered, so any other halt is a bug worth a loud 500.
-    if (calls.length === 0)
-      throw new Error(`the run halted on a ${result.pending?.kind} request, not on tool calls`)
-    return chatCompletion({ model, text, toolCalls: calls, finishReason: "tool_calls", usage })
-  }
-  return chatCompletion({ model, text, finishReason: result.status === "done" ? "stop" : "length", usage })
-}
-
-const UPSTREAM_CODES = new Set(["TNX_LLM_HTTP", "TNX_LLM_RESPONSE", "TNX_NETWORK", "TNX_ABORTED"])
-
-function toProxyError(error: unknown): ProxyError {
+function toProxyError(error: unknown, callerGone: boolean): ProxyError {
   if (error instanceof ProxyError) return error
   if (ToolnexusError.isInstance(error)) {
-    if (UPSTREAM_CODES.has(error.code)) {
-      return new ProxyError(502, "upstream_error", `the upstream model request failed: ${error.message}`)
-    }
+    const upstream = upstreamError(error, callerGone)
+    if (upstream) return upstream
     if (AnswerMismatchError.isInstance(error) || UnknownRequestError.isInstance(error)) {
-      return new ProxyError(409, "conflict_error", error.message)
+      return conflict(error.message)
     }
   }
   const message = error instanceof Error ? error.message : String(error)

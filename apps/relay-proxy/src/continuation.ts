@@ -1,133 +1,222 @@
+import { createHash, randomBytes } from "node:crypto"
 import { type Answer, type Request, relayAnswer, relayCallsOf } from "@toolnexus/core"
 import type { DurableStore } from "@toolnexus/durable"
-import type { ChatMessage, ChatToolDeclaration } from "./openai-shapes.js"
-import { ProxyError, badRequest } from "./proxy-error.js"
+import type { ChatToolDeclaration } from "./openai-shapes.js"
+import { badRequest, conflict } from "./proxy-error.js"
+import type { CallerCall, RelayTurn } from "./relay-turn.js"
 
 /*
  * How a follow-up request finds its conversation.
  *
- * The caller only ever sees the tool-call ids (they are the model's own, passed through
- * unchanged), and an OpenAI caller must echo them as `tool_call_id`. So when a run halts on
- * relay calls, every call id is indexed in the store's snapshot table:
- *   relay-proxy/call/<tool_call_id>        → { conversation, request }
- *   relay-proxy/conversation/<conversation> → { tools }   (the declarations, for follow-ups without `tools`)
- * A request ending in `role: "tool"` messages is looked up by their ids. The index lives in the
- * same durable store as the transcript, so any proxy process on that store can continue it.
+ * The caller never sees the model's tool-call ids: a model may reuse one (some always say
+ * `call_0`), and an id that is a global key would let one caller's results resume another
+ * caller's conversation and read its reply. When a run halts on relay calls, each call gets a
+ * fresh random id, scoped to that conversation and to the caller's key:
+ *   relay-proxy/call/<caller id>             → { conversation, caller?, answered? }
+ *   relay-proxy/conversation/<conversation>  → { tools, request, calls: [{id, callId}], caller?, expiresAt? }
+ *   relay-proxy/replay/<conversation>/<request> → { digest, turn }   (once answered)
+ * The caller echoes its ids as `tool_call_id` (chat) or `call_id` (Responses); the proxy maps
+ * them back to the model's ids. A redelivery of the very same results after the run moved on (an
+ * SDK retrying a request whose response it lost) gets the same turn again from the replay
+ * record, without a model call. The index lives in the same durable store as the transcript, so
+ * any proxy process on that store can continue the conversation.
  */
 
-const callKey = (callId: string) => `relay-proxy/call/${callId}`
+const callKey = (callerCallId: string) => `relay-proxy/call/${callerCallId}`
 const conversationKey = (conversation: string) => `relay-proxy/conversation/${conversation}`
+const replayKey = (conversation: string, request: string) => `relay-proxy/replay/${conversation}/${request}`
 
 interface CallEntry {
   conversation: string
-  /** The relay request the call rides; a later halt of the same conversation has another id. */
-  request: string
-  /** Epoch ms after which the caller's results are refused; absent = never. */
-  expiresAt?: number
+  caller?: string
+  /** The replay record's key, once the request the call rode was answered. */
+  answered?: string
 }
 
 interface ConversationEntry {
   tools: ChatToolDeclaration[]
+  /** The open relay request. */
+  request: string
+  calls: { id: string; callId: string }[]
+  /** The caller's key fingerprint; absent without caller authentication. */
+  caller?: string
+  /** Epoch ms after which the caller's results are refused; absent = never. */
+  expiresAt?: number
 }
 
-/** A follow-up request matched to its halted conversation, with the answer built from its tool messages. */
+interface ReplayEntry {
+  digest: string
+  turn: RelayTurn
+}
+
+/** A caller's result for one tool call it was given. */
+export interface CallerResult {
+  id: string
+  output: string
+}
+
+/** A follow-up request matched to its halted conversation, with the answer built from its results. */
 export interface Continuation {
   conversation: string
   pending: Request
   answer: Answer
   /** The tool declarations stored with the conversation. */
   tools: ChatToolDeclaration[]
+  /** The caller ids of the pending request's calls, and the digest of the caller's results. */
+  settle: { callIds: string[]; digest: string; caller?: string }
 }
 
-/** Indexes a conversation's halt so that the caller's tool results can find it again. */
+/** What a follow-up's results lead to: a halted run to resume, or the turn they already produced. */
+export type Followed = { continuation: Continuation } | { replay: RelayTurn; conversation: string }
+
+/** A fresh caller-facing tool-call id: unguessable, and in OpenAI's own `call_…` form. */
+function callerCallId(): string {
+  return `call_${randomBytes(16).toString("base64url")}`
+}
+
+/**
+ * Indexes a conversation's halt so that the caller's tool results can find it again, and returns
+ * the relay calls with the ids the caller is given.
+ */
 export async function rememberHalt(
   store: DurableStore,
   conversation: string,
   pending: Request,
   tools: ChatToolDeclaration[],
-  ttlMs?: number,
-): Promise<void> {
-  await store.putSnapshot(conversationKey(conversation), { tools } satisfies ConversationEntry)
-  const expiresAt = ttlMs === undefined ? undefined : Date.now() + ttlMs
-  for (const call of relayCallsOf(pending)) {
-    const entry: CallEntry = { conversation, request: pending.id, ...(expiresAt ? { expiresAt } : {}) }
-    await store.putSnapshot(callKey(call.id), entry)
+  opts: { caller?: string; ttlMs?: number },
+): Promise<CallerCall[]> {
+  const calls = relayCallsOf(pending).map((call) => ({ ...call, callId: call.id, id: callerCallId() }))
+  const entry: ConversationEntry = {
+    tools,
+    request: pending.id,
+    calls: calls.map(({ id, callId }) => ({ id, callId })),
+    ...owner(opts.caller),
+    ...(opts.ttlMs !== undefined ? { expiresAt: Date.now() + opts.ttlMs } : {}),
   }
-}
-
-/** Drops the index entries of an answered request; a redelivery then gets a clear 409. */
-export async function forgetHalt(store: DurableStore, pending: Request): Promise<void> {
-  for (const call of relayCallsOf(pending)) await store.deleteSnapshot(callKey(call.id))
+  // The conversation entry first: an index entry must never point at a stale one.
+  await store.putSnapshot(conversationKey(conversation), entry)
+  for (const call of calls) {
+    await store.putSnapshot(callKey(call.id), { conversation, ...owner(opts.caller) } satisfies CallEntry)
+  }
+  return calls
 }
 
 /**
- * Finds the halted conversation the trailing tool messages answer and builds the relay answer.
+ * Records that a continuation was applied and produced `turn`: its calls then lead to the replay
+ * record instead of the conversation. Call after the resumed run was saved (and after
+ * {@link rememberHalt} when it halted again).
+ */
+export async function settleHalt(
+  store: DurableStore,
+  continuation: Continuation,
+  turn: RelayTurn,
+  haltedAgain: boolean,
+): Promise<void> {
+  const { conversation, pending, settle } = continuation
+  const key = replayKey(conversation, pending.id)
+  await store.putSnapshot(key, { digest: settle.digest, turn } satisfies ReplayEntry)
+  for (const id of settle.callIds) {
+    await store.putSnapshot(callKey(id), {
+      conversation,
+      ...owner(settle.caller),
+      answered: key,
+    } satisfies CallEntry)
+  }
+  if (!haltedAgain) await store.deleteSnapshot(conversationKey(conversation))
+}
+
+/**
+ * Finds what the caller's results answer: the halted conversation (with the relay answer built),
+ * or, for a redelivery of results already applied, the turn they produced.
  *
- * @throws ProxyError 409 when no id answers a pending request (unknown, expired or already
- *   answered); 400 when the messages mix conversations, repeat an id, or answer calls that are
- *   not part of the pending request.
+ * @throws ProxyError 409 when no id answers an open request of this caller (unknown, another
+ *   caller's, expired, or already answered with other results); 400 when the results mix
+ *   conversations, repeat an id, or answer calls that are not part of the pending request.
  */
 export async function findContinuation(
   store: DurableStore,
-  toolMessages: Extract<ChatMessage, { role: "tool" }>[],
-): Promise<Continuation> {
-  const ids = toolMessages.map((m) => m.toolCallId)
+  results: CallerResult[],
+  caller: string | undefined,
+): Promise<Followed> {
+  const ids = results.map((r) => r.id)
   const repeated = ids.find((id, i) => ids.indexOf(id) !== i)
   if (repeated !== undefined) {
-    throw badRequest(`two tool messages answer tool_call_id ${JSON.stringify(repeated)}`, "messages")
+    throw badRequest(`two tool results answer the tool call ${JSON.stringify(repeated)}`, "messages")
   }
-  const entries = await Promise.all(ids.map((id) => store.getSnapshot(callKey(id))))
-  const known = entries.filter(isCallEntry)
-  if (known.length === 0) {
-    throw new ProxyError(
-      409,
-      "conflict_error",
+  const indexed = await Promise.all(ids.map((id) => store.getSnapshot(callKey(id))))
+  // Another caller's ids count as unknown: nothing in the answer tells that they exist.
+  const own = indexed.filter((e): e is CallEntry => isCallEntry(e) && e.caller === caller)
+  const digest = digestOf(results)
+  if (own.length > 0 && own.every((e) => e.answered !== undefined)) return replay(store, own, digest)
+
+  const conversations = new Set(own.filter((e) => e.answered === undefined).map((e) => e.conversation))
+  const [conversation] = conversations
+  const entry =
+    conversation === undefined ? undefined : await store.getSnapshot(conversationKey(conversation))
+  if (conversation === undefined || !isConversationEntry(entry)) {
+    throw conflict(
       `no pending tool call with id ${quoted(ids)} is known to this proxy (unknown or already answered); ` +
         "start a new conversation by ending the messages with a user message",
       "messages",
     )
   }
-  const first = known[0]!
-  const conversation = first.conversation
-  if (known.some((e) => e.conversation !== conversation || e.request !== first.request)) {
-    throw badRequest("the tool messages answer tool calls of different turns or conversations", "messages")
+  if (conversations.size > 1) {
+    throw badRequest("the tool results answer tool calls of different conversations", "messages")
   }
-  if (first.expiresAt !== undefined && Date.now() > first.expiresAt) {
-    throw new ProxyError(
-      409,
-      "conflict_error",
-      `the tool calls these results answer expired at ${new Date(first.expiresAt).toISOString()}; ` +
+  if (entry.expiresAt !== undefined && Date.now() > entry.expiresAt) {
+    throw conflict(
+      `the tool calls these results answer expired at ${new Date(entry.expiresAt).toISOString()}; ` +
         "start a new conversation by ending the messages with a user message",
       "messages",
     )
   }
   const pending = await store.getPending(conversation)
-  if (pending === undefined || pending.id !== first.request) {
-    throw new ProxyError(
-      409,
-      "conflict_error",
-      "these tool results were already answered; the conversation has moved on",
-      "messages",
-    )
+  if (pending === undefined || pending.id !== entry.request) {
+    throw conflict("these tool results were already answered; the conversation has moved on", "messages")
   }
-  const calls = relayCallsOf(pending)
-  const stray = ids.filter((id) => !calls.some((c) => c.id === id))
+  const modelIds = new Map(entry.calls.map((c) => [c.id, c.callId]))
+  const stray = ids.filter((id) => !modelIds.has(id))
   if (stray.length > 0) {
-    const expected = quoted(calls.map((c) => c.id))
+    const expected = quoted(entry.calls.map((c) => c.id))
     throw badRequest(
-      `tool_call_id ${quoted(stray)} is not one of the pending tool calls (${expected})`,
+      `tool call id ${quoted(stray)} is not one of the pending tool calls (${expected})`,
       "messages",
     )
   }
-  // OpenAI tool messages carry no error flag, so every result is a plain output. Calls the caller
+  // Caller results carry no error flag, so every result is a plain output. Calls the caller
   // left unanswered get an explicit error result from the loop, never a silent gap.
   const answer = relayAnswer(
     pending.id,
-    toolMessages.map((m) => ({ id: m.toolCallId, output: m.content })),
+    results.map((r) => ({ id: modelIds.get(r.id)!, output: r.output })),
   )
-  const stored = await store.getSnapshot(conversationKey(conversation))
-  const tools = isConversationEntry(stored) ? stored.tools : []
-  return { conversation, pending, answer, tools }
+  const settle = { callIds: entry.calls.map((c) => c.id), digest, ...owner(caller) }
+  return { continuation: { conversation, pending, answer, tools: entry.tools, settle } }
+}
+
+/** The turn an identical earlier delivery produced; other results for answered calls are a conflict. */
+async function replay(store: DurableStore, entries: CallEntry[], digest: string): Promise<Followed> {
+  const keys = new Set(entries.map((e) => e.answered))
+  const record = keys.size === 1 ? await store.getSnapshot([...keys][0]!) : undefined
+  const stored = record as Partial<ReplayEntry> | undefined
+  if (stored?.digest !== digest || stored.turn === undefined) {
+    throw conflict(
+      "these tool calls were already answered with other results; the conversation has moved on",
+      "messages",
+    )
+  }
+  return { replay: stored.turn, conversation: entries[0]!.conversation }
+}
+
+/** Identifies a set of results independently of their order. */
+function digestOf(results: CallerResult[]): string {
+  const sorted = [...results].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  return createHash("sha256")
+    .update(JSON.stringify(sorted.map((r) => [r.id, r.output])))
+    .digest("hex")
+}
+
+function owner(caller: string | undefined): { caller?: string } {
+  return caller === undefined ? {} : { caller }
 }
 
 function quoted(ids: string[]): string {
@@ -135,10 +224,10 @@ function quoted(ids: string[]): string {
 }
 
 function isCallEntry(value: unknown): value is CallEntry {
-  const entry = value as Partial<CallEntry> | undefined
-  return typeof entry?.conversation === "string" && typeof entry.request === "string"
+  return typeof (value as Partial<CallEntry> | undefined)?.conversation === "string"
 }
 
 function isConversationEntry(value: unknown): value is ConversationEntry {
-  return Array.isArray((value as Partial<ConversationEntry> | undefined)?.tools)
+  const entry = value as Partial<ConversationEntry> | undefined
+  return Array.isArray(entry?.tools) && Array.isArray(entry.calls) && typeof entry.request === "string"
 }

@@ -12,12 +12,16 @@ const sqliteFile = /^sqlite:(?!:memory:)(.+)$/.exec(config.storeUrl)?.[1]
 if (sqliteFile) mkdirSync(dirname(sqliteFile.replace(/^\/\//, "")), { recursive: true })
 
 const store = await openStore(config.storeUrl)
-const client = createClient({ ...config.upstream })
+// One upstream attempt per caller request: the caller's SDK does the retrying (see upstream-error.ts).
+const client = createClient({ ...config.upstream, retries: 0 })
 const app = createRelayProxy({
   client,
   store,
   style: config.upstream.style,
-  secrets: config.upstream.apiKey ? [config.upstream.apiKey] : [],
+  model: config.upstream.model,
+  apiKeys: config.apiKeys,
+  maxBodyBytes: config.maxBodyBytes,
+  secrets: [config.upstream.apiKey ?? "", ...(config.apiKeys ?? [])],
   pendingTtlMs: config.pendingTtlMs,
 })
 

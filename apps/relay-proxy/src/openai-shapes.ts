@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto"
 import type {
   AnthropicContentBlock,
   AnthropicMessage,
@@ -6,8 +5,7 @@ import type {
   JSONSchema,
   Message,
   OpenAIMessage,
-  RelayCall,
-  Usage,
+  ResponsesItem,
 } from "@toolnexus/core"
 import { badRequest } from "./proxy-error.js"
 
@@ -38,44 +36,33 @@ export interface ChatRequest {
   messages: ChatMessage[]
   /** `undefined` when the request declared no tools (a continuation then reuses the stored ones). */
   tools: ChatToolDeclaration[] | undefined
-}
-
-/** A chat-completions response body (`object: "chat.completion"`). */
-export interface ChatCompletion {
-  id: string
-  object: "chat.completion"
-  created: number
-  model: string
-  choices: {
-    index: number
-    message: {
-      role: "assistant"
-      content: string | null
-      refusal: null
-      tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[]
-    }
-    finish_reason: "stop" | "tool_calls" | "length"
-    logprobs: null
-  }[]
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number }
+  /** `stream: true`: answer with server-sent `chat.completion.chunk` events. */
+  stream: boolean
+  /** `stream_options.include_usage`: end the stream with a usage chunk. */
+  includeUsage: boolean
+  /** `response_format: {type: "json_schema", …}`: the schema the answer must match. */
+  output: JSONSchema | undefined
 }
 
 type Json = Record<string, unknown>
 
-const isObject = (value: unknown): value is Json =>
+export const isObject = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
  * Validates a parsed chat-completions body and normalises its messages and tools.
  *
- * @throws ProxyError (400) naming the first field that cannot be used, including `stream: true`
- *   and `n` > 1, which this proxy does not implement.
+ * @throws ProxyError (400) naming the first field that cannot be used, including `n` > 1,
+ *   which this proxy does not implement.
  */
 export function parseChatRequest(body: unknown): ChatRequest {
   if (!isObject(body)) throw badRequest("the request body must be a JSON object")
-  if (body.stream === true) {
-    throw badRequest("stream: true is not supported by this proxy; send stream: false (or omit it)", "stream")
+  const stream = optionalBoolean(body.stream, "stream") ?? false
+  const options = body.stream_options
+  if (options !== undefined && options !== null && !isObject(options)) {
+    throw badRequest("stream_options must be an object", "stream_options")
   }
+  const includeUsage = optionalBoolean(options?.include_usage, "stream_options.include_usage") ?? false
   if (body.n !== undefined && body.n !== null && body.n !== 1) {
     throw badRequest("only n = 1 is supported by this proxy", "n")
   }
@@ -84,7 +71,34 @@ export function parseChatRequest(body: unknown): ChatRequest {
   }
   const messages = body.messages.map((message, i) => parseMessage(message, `messages[${i}]`))
   const tools = body.tools === undefined || body.tools === null ? undefined : parseTools(body.tools)
-  return { messages, tools }
+  const format = body.response_format
+  if (format !== undefined && format !== null && !isObject(format)) {
+    throw badRequest("response_format must be an object", "response_format")
+  }
+  const output =
+    format?.type === "json_schema"
+      ? outputSchema(format.json_schema, "response_format.json_schema")
+      : undefined
+  return { messages, tools, stream, includeUsage, output }
+}
+
+/**
+ * The schema of a `json_schema` response format (`{name, schema, strict?}`), for the client's
+ * `output` option. Its `name` travels as the schema's `title`, which core sends as the format's name.
+ */
+export function outputSchema(raw: unknown, at: string): JSONSchema {
+  if (!isObject(raw) || !isObject(raw.schema)) {
+    throw badRequest(`${at} must be {name, schema: a JSON Schema object, strict?}`, at)
+  }
+  const name = typeof raw.name === "string" ? raw.name : undefined
+  return raw.schema.title === undefined && name !== undefined ? { ...raw.schema, title: name } : raw.schema
+}
+
+/** A boolean field that may be absent or null. */
+export function optionalBoolean(value: unknown, at: string): boolean | undefined {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== "boolean") throw badRequest(`${at} must be a boolean`, at)
+  return value
 }
 
 const ROLES = '"system", "developer", "user", "assistant", "tool"'
@@ -115,13 +129,20 @@ function parseMessage(raw: unknown, at: string): ChatMessage {
   }
 }
 
-/** String content, or the text of text (and refusal) parts; other parts cannot be relayed as text. */
-function textOf(content: unknown, at: string): string {
+/** Text part types of chat completions (`text`) and the Responses API (`input_text`, `output_text`). */
+const TEXT_PARTS = new Set(["text", "input_text", "output_text"])
+
+/**
+ * String content, or the text of text (and refusal) parts joined by newlines; other parts
+ * (images, audio, files) cannot be relayed as text and are refused.
+ */
+export function textOf(content: unknown, at: string): string {
   if (typeof content === "string") return content
   if (!Array.isArray(content)) throw badRequest(`${at} must be a string or an array of text parts`, at)
   return content
     .map((part, i) => {
-      if (isObject(part) && part.type === "text" && typeof part.text === "string") return part.text
+      if (isObject(part) && TEXT_PARTS.has(part.type as string) && typeof part.text === "string")
+        return part.text
       if (isObject(part) && part.type === "refusal" && typeof part.refusal === "string") return part.refusal
       const type = isObject(part) ? JSON.stringify(part.type) : "a non-object"
       throw badRequest(`${at}[${i}] is ${type}; only text content parts are supported`, `${at}[${i}]`)
@@ -149,21 +170,31 @@ function parseTools(raw: unknown): ChatToolDeclaration[] {
   return raw.map((tool, i): ChatToolDeclaration => {
     const at = `tools[${i}]`
     const fn = isObject(tool) ? tool.function : undefined
-    if (!isObject(tool) || tool.type !== "function" || !isObject(fn) || typeof fn.name !== "string") {
+    if (!isObject(tool) || tool.type !== "function" || !isObject(fn)) {
       throw badRequest(`${at} must be {type: "function", function: {name, description?, parameters?}}`, at)
     }
-    if (fn.description !== undefined && typeof fn.description !== "string") {
-      throw badRequest(`${at}.function.description must be a string`, `${at}.function.description`)
-    }
-    if (fn.parameters !== undefined && !isObject(fn.parameters)) {
-      throw badRequest(`${at}.function.parameters must be a JSON Schema object`, `${at}.function.parameters`)
-    }
-    return {
-      name: fn.name,
-      description: fn.description ?? "",
-      parameters: fn.parameters ?? { type: "object", properties: {} },
-    }
+    return toolDeclaration(fn, `${at}.function`)
   })
+}
+
+/**
+ * A function declaration `{name, description?, parameters?}` (chat's `function` object, or a
+ * Responses API function tool itself).
+ */
+export function toolDeclaration(fn: Json, at: string): ChatToolDeclaration {
+  if (typeof fn.name !== "string") throw badRequest(`${at}.name must be a string`, `${at}.name`)
+  // null is what some clients send for an absent description.
+  if (fn.description !== undefined && fn.description !== null && typeof fn.description !== "string") {
+    throw badRequest(`${at}.description must be a string`, `${at}.description`)
+  }
+  if (fn.parameters !== undefined && fn.parameters !== null && !isObject(fn.parameters)) {
+    throw badRequest(`${at}.parameters must be a JSON Schema object`, `${at}.parameters`)
+  }
+  return {
+    name: fn.name,
+    description: (fn.description as string | null | undefined) ?? "",
+    parameters: (fn.parameters as JSONSchema | null | undefined) ?? { type: "object", properties: {} },
+  }
 }
 
 /** The tool messages that end the conversation: the caller's results for the last tool calls. */
@@ -181,7 +212,33 @@ export function trailingToolMessages(messages: ChatMessage[]): Extract<ChatMessa
  * messages of one role are merged because Anthropic expects user and assistant turns to alternate.
  */
 export function toUpstreamMessages(messages: ChatMessage[], style: EndpointStyle): Message[] {
-  return style === "openai" ? messages.map(toOpenAI) : toAnthropic(messages)
+  if (style === "openai") return messages.map(toOpenAI)
+  if (style === "openai-responses") return messages.flatMap(toResponses)
+  return toAnthropic(messages)
+}
+
+function toResponses(message: ChatMessage): ResponsesItem[] {
+  switch (message.role) {
+    case "system":
+    case "user":
+      return [{ role: message.role, content: message.content }]
+    case "assistant": {
+      const text: ResponsesItem[] = message.content
+        ? [{ type: "message", role: "assistant", content: [{ type: "output_text", text: message.content }] }]
+        : []
+      const calls = message.toolCalls.map(
+        (c): ResponsesItem => ({
+          type: "function_call",
+          call_id: c.id,
+          name: c.name,
+          arguments: c.arguments,
+        }),
+      )
+      return [...text, ...calls]
+    }
+    case "tool":
+      return [{ type: "function_call_output", call_id: message.toolCallId, output: message.content }]
+  }
 }
 
 function toOpenAI(message: ChatMessage): OpenAIMessage {
@@ -256,44 +313,5 @@ function argumentsObject(raw: string): Record<string, unknown> {
     return isObject(value) ? value : {}
   } catch {
     return {}
-  }
-}
-
-/** What one proxied turn produced: final text, or relay calls for the caller to execute. */
-export interface CompletionInput {
-  model: string
-  text: string
-  /** Present when the run halted on relay calls: they become `message.tool_calls`. */
-  toolCalls?: RelayCall[]
-  finishReason: "stop" | "tool_calls" | "length"
-  usage: Usage
-}
-
-/** Renders a proxied turn as a chat-completions response. */
-export function chatCompletion(input: CompletionInput): ChatCompletion {
-  const message: ChatCompletion["choices"][number]["message"] = {
-    role: "assistant",
-    // OpenAI sends null, not "", for an assistant turn made only of tool calls.
-    content: input.text === "" && input.toolCalls ? null : input.text,
-    refusal: null,
-  }
-  if (input.toolCalls && input.toolCalls.length > 0) {
-    message.tool_calls = input.toolCalls.map((call) => ({
-      id: call.id,
-      type: "function",
-      function: { name: call.name, arguments: call.arguments },
-    }))
-  }
-  return {
-    id: `chatcmpl-${randomUUID()}`,
-    object: "chat.completion",
-    created: Math.floor(Date.now() / 1000),
-    model: input.model,
-    choices: [{ index: 0, message, finish_reason: input.finishReason, logprobs: null }],
-    usage: {
-      prompt_tokens: input.usage.promptTokens,
-      completion_tokens: input.usage.completionTokens,
-      total_tokens: input.usage.totalTokens,
-    },
   }
 }

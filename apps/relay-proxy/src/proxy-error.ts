@@ -1,5 +1,29 @@
-/** The `type` values of the OpenAI error shape this proxy answers with. */
-export type ProxyErrorType = "invalid_request_error" | "conflict_error" | "upstream_error" | "server_error"
+/**
+ * The `type` values of the OpenAI error shape this proxy answers with; an upstream error keeps
+ * the upstream's own type, so any string may appear.
+ */
+export type ProxyErrorType =
+  | "invalid_request_error"
+  | "authentication_error"
+  | "conflict_error"
+  | "upstream_error"
+  | "server_error"
+  | (string & {})
+
+/** Options of a {@link ProxyError} beyond status, type and message. */
+export interface ProxyErrorOptions {
+  /** The request field at fault (OpenAI's `param`). */
+  param?: string
+  /** OpenAI's machine-readable `code`, e.g. `"invalid_api_key"`. */
+  code?: string
+  /** Response headers, e.g. an upstream's `retry-after`. */
+  headers?: Record<string, string>
+  /**
+   * Sent as `x-should-retry`, which the OpenAI SDKs obey: false for errors that repeating the
+   * same request cannot fix (a 409 is not retried twice for nothing), true where a retry helps.
+   */
+  retryable?: boolean
+}
 
 /**
  * A failure the proxy reports to its caller as an HTTP status and an OpenAI-shaped error body
@@ -7,27 +31,37 @@ export type ProxyErrorType = "invalid_request_error" | "conflict_error" | "upstr
  */
 export class ProxyError extends Error {
   override readonly name = "ProxyError"
-  readonly status: 400 | 404 | 409 | 500 | 502
+  /** A 4xx or 5xx status. */
+  readonly status: number
   readonly type: ProxyErrorType
-  /** The request field at fault, when there is one (OpenAI's `param`). */
   readonly param: string | null
+  readonly code: string | null
+  readonly headers: Record<string, string>
 
-  constructor(status: ProxyError["status"], type: ProxyErrorType, message: string, param?: string) {
+  constructor(status: number, type: ProxyErrorType, message: string, options: ProxyErrorOptions = {}) {
     super(message)
     this.status = status
     this.type = type
-    this.param = param ?? null
+    this.param = options.param ?? null
+    this.code = options.code ?? null
+    this.headers = { ...options.headers }
+    if (options.retryable !== undefined) this.headers["x-should-retry"] = String(options.retryable)
   }
 }
 
 /** A 400 for a request the proxy cannot read; `param` names the offending field. */
 export function badRequest(message: string, param?: string): ProxyError {
-  return new ProxyError(400, "invalid_request_error", message, param)
+  return new ProxyError(400, "invalid_request_error", message, { param, retryable: false })
+}
+
+/** A 409: the request refers to tool calls or items that are not (or no longer) open. */
+export function conflict(message: string, param?: string): ProxyError {
+  return new ProxyError(409, "conflict_error", message, { param, retryable: false })
 }
 
 /** The JSON body of an error response, in OpenAI's error shape. */
 export function errorBody(error: ProxyError): {
-  error: { message: string; type: ProxyErrorType; param: string | null; code: string | null }
+  error: { message: string; type: string; param: string | null; code: string | null }
 } {
-  return { error: { message: error.message, type: error.type, param: error.param, code: null } }
+  return { error: { message: error.message, type: error.type, param: error.param, code: error.code } }
 }

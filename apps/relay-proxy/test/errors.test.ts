@@ -1,7 +1,7 @@
 import { createClient } from "@toolnexus/core"
 import { describe, expect, it } from "vitest"
-import { createRelayProxy } from "../src/app.js"
-import { API_KEY, STYLES, chat, fnTool, proxyFor, useHarness } from "./helpers.js"
+import { DEFAULT_MAX_BODY_BYTES, createRelayProxy } from "../src/app.js"
+import { API_KEY, STYLES, chat, fnTool, listen, proxyFor, useHarness } from "./helpers.js"
 
 const h = useHarness()
 
@@ -14,9 +14,9 @@ describe("malformed requests ⇒ 400 in OpenAI's error shape", () => {
     ["an unknown role", { messages: [{ role: "robot", content: "hi" }] }, /messages\[0\]\.role/],
     ["image content", { messages: [{ role: "user", content: [{ type: "image_url" }] }] }, /only text/],
     [
-      "stream: true",
-      { stream: true, messages: [{ role: "user", content: "hi" }] },
-      /stream: true is not supported/,
+      "a non-boolean stream",
+      { stream: "yes", messages: [{ role: "user", content: "hi" }] },
+      /stream must be a boolean/,
     ],
     [
       "a non-function tool",
@@ -87,40 +87,57 @@ describe("tool results that answer nothing pending ⇒ 409", () => {
     const app = proxyFor("openai", server, store)
     const messages: any[] = [{ role: "user", content: "go" }]
     const first = await chat(app, { messages, tools: [fnTool("t")] })
+    const c1 = first.json.choices[0].message.tool_calls[0].id
 
     const stray = await chat(app, {
       messages: [
         ...messages,
         first.json.choices[0].message,
-        { role: "tool", tool_call_id: "c1", content: "ok" },
-        { role: "tool", tool_call_id: "c1", content: "again" },
+        { role: "tool", tool_call_id: c1, content: "ok" },
+        { role: "tool", tool_call_id: c1, content: "again" },
       ],
     })
     expect(stray.status).toBe(400)
-    expect(stray.json.error.message).toMatch(/two tool messages answer tool_call_id "c1"/)
+    expect(stray.json.error.message).toContain(`two tool results answer the tool call "${c1}"`)
 
     const extra = await chat(app, {
       messages: [
         ...messages,
         first.json.choices[0].message,
-        { role: "tool", tool_call_id: "c1", content: "ok" },
+        { role: "tool", tool_call_id: c1, content: "ok" },
         { role: "tool", tool_call_id: "zz", content: "?" },
       ],
     })
     expect(extra.status).toBe(400)
-    expect(extra.json.error.message).toMatch(
-      /tool_call_id "zz" is not one of the pending tool calls \("c1"\)/,
+    expect(extra.json.error.message).toContain(
+      `tool call id "zz" is not one of the pending tool calls ("${c1}")`,
     )
 
     const follow = [
       ...messages,
       first.json.choices[0].message,
-      { role: "tool", tool_call_id: "c1", content: "ok" },
+      { role: "tool", tool_call_id: c1, content: "ok" },
     ]
-    expect((await chat(app, { messages: follow })).status).toBe(200)
+    const done = await chat(app, { messages: follow })
+    expect(done.status).toBe(200)
+    // The same results again (an SDK retrying a request whose response it lost): the same
+    // answer, replayed without a model call.
     const again = await chat(app, { messages: follow })
-    expect(again.status).toBe(409)
-    expect(again.json.error.type).toBe("conflict_error")
+    expect(again.status).toBe(200)
+    expect(again.json.choices[0].message.content).toBe("done")
+    expect(again.headers.get("x-relay-conversation")).toBe(done.headers.get("x-relay-conversation"))
+    // Other results for the answered call: a conflict.
+    const other = await chat(app, {
+      messages: [
+        ...messages,
+        first.json.choices[0].message,
+        { role: "tool", tool_call_id: c1, content: "changed" },
+      ],
+    })
+    expect(other.status).toBe(409)
+    expect(other.json.error.type).toBe("conflict_error")
+    expect(other.json.error.message).toMatch(/already answered with other results/)
+    expect(other.headers.get("x-should-retry")).toBe("false")
     expect(server.requests).toHaveLength(2)
   })
 
@@ -134,11 +151,17 @@ describe("tool results that answer nothing pending ⇒ 409", () => {
       messages: [
         ...messages,
         first.json.choices[0].message,
-        { role: "tool", tool_call_id: "c1", content: "ok" },
+        { role: "tool", tool_call_id: first.json.choices[0].message.tool_calls[0].id, content: "ok" },
       ],
     }
     const both = await Promise.all([chat(app, follow), chat(app, follow)])
     expect(both.map((r) => r.status).sort()).toEqual([200, 409])
+    // The loser is told to retry, and its retry gets the winner's answer replayed.
+    const loser = both.find((r) => r.status === 409)!
+    expect(loser.headers.get("x-should-retry")).toBe("true")
+    expect(loser.headers.get("retry-after")).toBe("1")
+    const retry = await chat(app, follow)
+    expect(retry.json.choices[0].message.content).toBe("once")
     expect(server.requests).toHaveLength(2)
   })
 
@@ -154,7 +177,7 @@ describe("tool results that answer nothing pending ⇒ 409", () => {
       messages: [
         ...messages,
         first.json.choices[0].message,
-        { role: "tool", tool_call_id: "c1", content: "ok" },
+        { role: "tool", tool_call_id: first.json.choices[0].message.tool_calls[0].id, content: "ok" },
       ],
     })
     expect(late.status).toBe(409)
@@ -162,7 +185,7 @@ describe("tool results that answer nothing pending ⇒ 409", () => {
   })
 })
 
-describe.each(STYLES)("upstream failure ⇒ 502 (%s)", (style) => {
+describe.each(STYLES)("upstream failure keeps its status (%s)", (style) => {
   it("carries the upstream message but never the API key", async () => {
     const { server, store } = h
     // Real providers echo (parts of) a rejected key; even then it must not reach the caller.
@@ -171,8 +194,8 @@ describe.each(STYLES)("upstream failure ⇒ 502 (%s)", (style) => {
       messages: [{ role: "user", content: "hi" }],
       tools: [fnTool("t")],
     })
-    expect(res.status).toBe(502)
-    expect(res.json.error.type).toBe("upstream_error")
+    expect(res.status).toBe(500)
+    expect(res.json.error.type).toBe(style === "anthropic" ? "api_error" : "server_error")
     expect(res.json.error.message).toMatch(/HTTP 500/)
     expect(res.json.error.message).toMatch(/overloaded/)
     expect(JSON.stringify(res.json)).not.toContain(API_KEY)
@@ -196,12 +219,180 @@ describe.each(STYLES)("upstream failure ⇒ 502 (%s)", (style) => {
       messages: [
         ...messages,
         first.json.choices[0].message,
-        { role: "tool", tool_call_id: "c1", content: "R" },
+        { role: "tool", tool_call_id: first.json.choices[0].message.tool_calls[0].id, content: "R" },
       ],
     }
-    expect((await chat(app, follow)).status).toBe(502)
+    expect((await chat(app, follow)).status).toBe(503)
     const retry = await chat(app, follow)
     expect(retry.status).toBe(200)
     expect(retry.json.choices[0].message.content).toBe("got R")
+  })
+})
+
+describe("request body limit", () => {
+  const body = (bytes: number) => {
+    const head = '{"messages":[{"role":"user","content":"'
+    const tail = '"}]}'
+    return head + "x".repeat(bytes - head.length - tail.length) + tail
+  }
+
+  it("1 MiB by default: one byte more is a 413 in OpenAI's shape, exactly 1 MiB is served", async () => {
+    const { server, store } = h
+    server.enqueue({ text: "fits" })
+    const app = proxyFor("openai", server, store)
+    const over = await chat(app, body(DEFAULT_MAX_BODY_BYTES + 1))
+    expect(over.status).toBe(413)
+    expect(over.headers.get("x-should-retry")).toBe("false")
+    expect(over.json.error).toEqual({
+      message: "the request body exceeds 1048576 bytes",
+      type: "invalid_request_error",
+      param: null,
+      code: "request_too_large",
+    })
+    expect(server.requests).toHaveLength(0)
+    const exact = await chat(app, body(DEFAULT_MAX_BODY_BYTES))
+    expect(exact.status).toBe(200)
+  })
+
+  it("a chunked body without content-length is counted as it arrives", async () => {
+    const { server, store } = h
+    const app = proxyFor("openai", server, store, { maxBodyBytes: 1000 })
+    const chunks = [body(800), "          "]
+    const stream = new ReadableStream({
+      pull(controller) {
+        const next = chunks.shift()
+        if (next === undefined) controller.close()
+        else controller.enqueue(new TextEncoder().encode(next.repeat(2)))
+      },
+    })
+    const res = await app.request("/v1/responses", {
+      method: "POST",
+      body: stream,
+      duplex: "half",
+    } as RequestInit)
+    expect(res.status).toBe(413)
+    expect(server.requests).toHaveLength(0)
+  })
+
+  it("a 20 MB body sent to a listening proxy is refused without being read", async () => {
+    const { server, store } = h
+    const listening = await listen(proxyFor("openai", server, store))
+    try {
+      const res = await fetch(`${listening.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: body(20 * 1024 * 1024),
+      })
+      expect(res.status).toBe(413)
+      expect(((await res.json()) as any).error.code).toBe("request_too_large")
+    } finally {
+      await listening.close()
+    }
+  })
+})
+
+describe("upstream failures map to the caller's status", () => {
+  const cases: [string, (typeof STYLES)[number], object, number, Record<string, string>][] = [
+    [
+      "429 keeps Retry-After",
+      "openai",
+      { status: 429, text: "slow", headers: { "retry-after": "3" } },
+      429,
+      { "retry-after": "3" },
+    ],
+    [
+      "429 keeps retry-after-ms",
+      "anthropic",
+      { status: 429, text: "slow", headers: { "retry-after-ms": "250" } },
+      429,
+      { "retry-after-ms": "250" },
+    ],
+    [
+      "Anthropic 529 overloaded is a 503",
+      "anthropic",
+      { status: 529, text: "Overloaded", headers: { "retry-after": "1" } },
+      503,
+      { "retry-after": "1" },
+    ],
+    ["404 passes through", "openai", { status: 404, text: "no such model" }, 404, {}],
+    ["401 (the proxy's upstream key) passes through", "openai", { status: 401, text: "bad key" }, 401, {}],
+    ["422 passes through", "anthropic", { status: 422, text: "unprocessable" }, 422, {}],
+    ["503 stays 503", "openai", { status: 503, text: "down" }, 503, {}],
+    ["a malformed 200 reply is a 502", "openai", { status: 200, rawBody: "not json" }, 502, {}],
+  ]
+  it.each(cases)("%s", async (_name, style, reply, status, headers) => {
+    const { server, store } = h
+    server.enqueue(reply)
+    const res = await chat(proxyFor(style, server, store), { messages: [{ role: "user", content: "hi" }] })
+    expect(res.status).toBe(status)
+    expect(res.json.error.message).toMatch(/upstream model/)
+    for (const [name, value] of Object.entries(headers)) expect(res.headers.get(name)).toBe(value)
+    expect(server.requests).toHaveLength(1)
+  })
+
+  it("an upstream timeout is a 504", async () => {
+    const { server, store } = h
+    server.enqueue({ hang: true })
+    const client = createClient({
+      baseUrl: `${server.url}/v1`,
+      style: "openai",
+      model: "m",
+      apiKey: "k",
+      retries: 0,
+      timeoutMs: 100,
+    })
+    const res = await chat(createRelayProxy({ client, store }), {
+      messages: [{ role: "user", content: "hi" }],
+    })
+    expect(res.status).toBe(504)
+    expect(res.json.error.code).toBe("upstream_timeout")
+  })
+})
+
+describe("a caller that hangs up", () => {
+  it("aborts the upstream request; its retry of the same results resumes the run", async () => {
+    const { server, store } = h
+    server.enqueue({ toolCalls: [{ id: "c1", name: "t", arguments: {} }] }, { hang: true }, (req) => ({
+      text: `got ${req.toolResults[0]?.content}`,
+    }))
+    const listening = await listen(proxyFor("openai", server, store))
+    const post = (body: unknown, signal?: AbortSignal) =>
+      fetch(`${listening.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+        signal,
+      })
+    try {
+      const messages: any[] = [{ role: "user", content: "go" }]
+      const first = (await (await post({ messages, tools: [fnTool("t")] })).json()) as any
+      const follow = {
+        messages: [
+          ...messages,
+          first.choices[0].message,
+          { role: "tool", tool_call_id: first.choices[0].message.tool_calls[0].id, content: "R" },
+        ],
+      }
+      const controller = new AbortController()
+      const gone = post(follow, controller.signal).catch((e: unknown) => e)
+      await expect.poll(() => server.requests.length).toBe(2)
+      controller.abort()
+      await gone
+      // The proxy gave up its upstream request with the caller.
+      await expect.poll(() => server.inFlight, { timeout: 5_000 }).toBe(0)
+      // The aborted resume releases its claim just after; until then a delivery is told it is being applied.
+      let retry: any
+      await expect
+        .poll(async () => {
+          const res = await post(follow)
+          retry = await res.json()
+          return res.status
+        })
+        .toBe(200)
+      expect(retry.choices[0].message.content).toBe("got R")
+      expect(server.requests).toHaveLength(3)
+    } finally {
+      await listening.close()
+    }
   })
 })

@@ -1,10 +1,11 @@
+import { serve } from "@hono/node-server"
 import { type EndpointStyle, createClient } from "@toolnexus/core"
 import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
 import { type DurableStore, openStore } from "@toolnexus/durable"
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest"
-import { createRelayProxy } from "../src/app.js"
+import { type RelayProxyOptions, createRelayProxy } from "../src/app.js"
 
-export const STYLES = ["openai", "anthropic"] as const satisfies EndpointStyle[]
+export const STYLES = ["openai", "anthropic", "openai-responses"] as const satisfies EndpointStyle[]
 export const API_KEY = "sk-upstream-very-secret-1234"
 
 /** One fake upstream per test file, reset before each test; a fresh in-memory store per test. */
@@ -23,16 +24,37 @@ export function useHarness(): { readonly server: FakeLLMServer; readonly store: 
 }
 
 /** A proxy in front of the fake upstream in the given style. */
-export function proxyFor(style: EndpointStyle, server: FakeLLMServer, store: DurableStore) {
+export function proxyFor(
+  style: EndpointStyle,
+  server: FakeLLMServer,
+  store: DurableStore,
+  options: Partial<RelayProxyOptions> = {},
+) {
   const client = createClient({
-    baseUrl: style === "openai" ? `${server.url}/v1` : server.url,
+    baseUrl: style === "anthropic" ? server.url : `${server.url}/v1`,
     style,
     model: "upstream-model",
     apiKey: API_KEY,
-    // Upstream failures are asserted, not retried: keeps the failure tests fast.
+    // As in main.ts: one upstream attempt per caller request; the caller's SDK retries.
     retries: 0,
   })
-  return createRelayProxy({ client, store, style, secrets: [API_KEY] })
+  return createRelayProxy({ client, store, style, model: "upstream-model", secrets: [API_KEY], ...options })
+}
+
+/** Serves `app` on a free 127.0.0.1 port; `baseURL` is what an OpenAI client is given. */
+export function listen(app: { fetch: (req: Request) => Response | Promise<Response> }) {
+  return new Promise<{ baseURL: string; close: () => Promise<void> }>((resolve) => {
+    const http = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) =>
+      resolve({
+        baseURL: `http://127.0.0.1:${info.port}/v1`,
+        close: () =>
+          new Promise((done) => {
+            http.close(() => done())
+            ;(http as { closeAllConnections?: () => void }).closeAllConnections?.()
+          }),
+      }),
+    )
+  })
 }
 
 /** POSTs a chat-completions body (an object, or raw text) through `app.request`. */

@@ -45,7 +45,7 @@ describe("durability", () => {
           messages: [
             ...messages,
             firstJson.choices[0].message,
-            { role: "tool", tool_call_id: "call_db1", content: "#7" },
+            { role: "tool", tool_call_id: firstJson.choices[0].message.tool_calls[0].id, content: "#7" },
           ],
         }),
       })
@@ -87,8 +87,9 @@ describe("durability", () => {
       expect(r1.status).toBe(200)
       expect(r1.headers.get("content-type")).toMatch(/application\/json/)
       const j1 = (await r1.json()) as any
-      expect(j1.choices[0].message.tool_calls[0].id).toBe("call_http")
-      messages.push(j1.choices[0].message, { role: "tool", tool_call_id: "call_http", content: "noon" })
+      const callId = j1.choices[0].message.tool_calls[0].id
+      expect(j1.choices[0].message.tool_calls[0].function.name).toBe("now")
+      messages.push(j1.choices[0].message, { role: "tool", tool_call_id: callId, content: "noon" })
       const r2 = await post({ model: "gpt-x", messages, tools: [fnTool("now")] })
       const j2 = (await r2.json()) as any
       expect(j2.choices[0]).toMatchObject({ finish_reason: "stop", message: { content: "it is noon" } })
@@ -111,6 +112,20 @@ describe("configFromEnv", () => {
       port: 8787,
       host: "127.0.0.1",
     })
+  })
+
+  it("reads caller keys and the body limit", () => {
+    const config = configFromEnv({
+      UPSTREAM_BASE_URL: "http://x/v1",
+      UPSTREAM_MODEL: "m",
+      RELAY_API_KEYS: " key-a, ,key-b ",
+      RELAY_MAX_BODY_BYTES: "2048",
+    })
+    expect(config.apiKeys).toEqual(["key-a", "key-b"])
+    expect(config.maxBodyBytes).toBe(2048)
+    expect(() =>
+      configFromEnv({ UPSTREAM_BASE_URL: "http://x", UPSTREAM_MODEL: "m", RELAY_MAX_BODY_BYTES: "1.5" }),
+    ).toThrow(/RELAY_MAX_BODY_BYTES/)
   })
 
   it("lists every problem and never echoes the key", () => {

@@ -30,21 +30,25 @@ describe.each(STYLES)("relay round trip (%s upstream)", (style) => {
     expect(choice.finish_reason).toBe("tool_calls")
     expect(choice.message.content).toBe("Let me look.")
     expect(choice.message.tool_calls).toEqual([
-      { id: "call_w1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } },
+      {
+        id: expect.any(String),
+        type: "function",
+        function: { name: "get_weather", arguments: '{"city":"Paris"}' },
+      },
     ])
+    // The caller gets a fresh id of this conversation, never the model's own (see scoping.test.ts).
+    const callId = choice.message.tool_calls[0].id
+    expect(callId).toMatch(/^call_[\w-]{20,}$/)
+    expect(callId).not.toBe("call_w1")
     expect(first.json.object).toBe("chat.completion")
     const conversation = first.headers.get(CONVERSATION_HEADER)
     expect(conversation).toMatch(/^conv-/)
     expect(server.requests[0]?.toolNames).toEqual(["get_weather"])
-    if (style === "openai") expect(server.requests[0]?.system).toBe("Be brief.")
+    if (style !== "anthropic") expect(server.requests[0]?.system).toBe("Be brief.")
     else expect(server.requests[0]?.lastUserText).toBe("[system]\nBe brief.\nWeather in Paris?")
 
     const second = await chat(app, {
-      messages: [
-        ...history,
-        choice.message,
-        { role: "tool", tool_call_id: "call_w1", content: "18°C, sunny" },
-      ],
+      messages: [...history, choice.message, { role: "tool", tool_call_id: callId, content: "18°C, sunny" }],
       tools,
     })
     expect(second.status).toBe(200)
@@ -63,11 +67,19 @@ describe.each(STYLES)("relay round trip (%s upstream)", (style) => {
 
     // The stored transcript is balanced: one result for the one call, no placeholder, no pending.
     const stored = (await store.get(conversation!)) as any[]
-    expect(stored.map((m) => m.role)).toEqual(
-      style === "openai"
-        ? ["system", "user", "assistant", "tool", "assistant"]
-        : ["user", "assistant", "user", "assistant"],
-    )
+    const shapes = {
+      openai: ["system", "user", "assistant", "tool", "assistant"],
+      anthropic: ["user", "assistant", "user", "assistant"],
+      "openai-responses": [
+        "system",
+        "user",
+        "assistant",
+        "function_call",
+        "function_call_output",
+        "assistant",
+      ],
+    }
+    expect(stored.map((m) => m.role ?? m.type)).toEqual(shapes[style])
     expect(JSON.stringify(stored)).not.toContain("executed by the caller")
     expect(await store.getPending(conversation!)).toBeUndefined()
   })
@@ -91,22 +103,21 @@ describe.each(STYLES)("relay round trip (%s upstream)", (style) => {
     const message = first.json.choices[0].message
     expect(first.json.choices[0].finish_reason).toBe("tool_calls")
     expect(message.content).toBeNull()
-    expect(
-      message.tool_calls.map((c: any) => [c.id, c.function.name, JSON.parse(c.function.arguments)]),
-    ).toEqual([
-      ["r1", "read_file", { path: "a.txt" }],
-      ["r2", "read_file", { path: "b.txt" }],
-      ["r3", "list_dir", { dir: "." }],
+    expect(message.tool_calls.map((c: any) => [c.function.name, JSON.parse(c.function.arguments)])).toEqual([
+      ["read_file", { path: "a.txt" }],
+      ["read_file", { path: "b.txt" }],
+      ["list_dir", { dir: "." }],
     ])
+    const [r1, r2, r3] = message.tool_calls.map((c: any) => c.id)
 
     // Answered out of order, and without re-declaring the tools: the stored declarations are used.
     const second = await chat(app, {
       messages: [
         ...messages,
         message,
-        { role: "tool", tool_call_id: "r3", content: "a.txt b.txt" },
-        { role: "tool", tool_call_id: "r1", content: [{ type: "text", text: "AAA" }] },
-        { role: "tool", tool_call_id: "r2", content: "BBB" },
+        { role: "tool", tool_call_id: r3, content: "a.txt b.txt" },
+        { role: "tool", tool_call_id: r1, content: [{ type: "text", text: "AAA" }] },
+        { role: "tool", tool_call_id: r2, content: "BBB" },
       ],
     })
     expect(second.json.choices[0].message.content).toBe("r1=AAA;r2=BBB;r3=a.txt b.txt")
@@ -129,12 +140,13 @@ describe.each(STYLES)("relay round trip (%s upstream)", (style) => {
     const app = proxyFor(style, server, store)
     const messages: any[] = [{ role: "user", content: "read a, b, c" }]
     const first = await chat(app, { messages, tools: [fnTool("read_file")] })
+    const [r1, , r3] = first.json.choices[0].message.tool_calls.map((c: any) => c.id)
     const second = await chat(app, {
       messages: [
         ...messages,
         first.json.choices[0].message,
-        { role: "tool", tool_call_id: "r1", content: "A" },
-        { role: "tool", tool_call_id: "r3", content: "C" },
+        { role: "tool", tool_call_id: r1, content: "A" },
+        { role: "tool", tool_call_id: r3, content: "C" },
       ],
       tools: [fnTool("read_file")],
     })
@@ -160,12 +172,15 @@ describe.each(STYLES)("relay round trip (%s upstream)", (style) => {
     const tools = [fnTool("search")]
     const messages: any[] = [{ role: "user", content: "search twice" }]
     const r1 = await chat(app, { messages, tools })
-    messages.push(r1.json.choices[0].message, { role: "tool", tool_call_id: "s1", content: "X" })
+    const s1 = r1.json.choices[0].message.tool_calls[0].id
+    messages.push(r1.json.choices[0].message, { role: "tool", tool_call_id: s1, content: "X" })
     const r2 = await chat(app, { messages, tools })
     expect(r2.json.choices[0].finish_reason).toBe("tool_calls")
-    expect(r2.json.choices[0].message.tool_calls[0].id).toBe("s2")
+    const s2 = r2.json.choices[0].message.tool_calls[0].id
+    expect(s2).not.toBe(s1)
+    expect(server.requests[1]?.toolResults[0]?.id).toBe("s1")
     expect(r2.headers.get("x-relay-conversation")).toBe(r1.headers.get("x-relay-conversation"))
-    messages.push(r2.json.choices[0].message, { role: "tool", tool_call_id: "s2", content: "Y" })
+    messages.push(r2.json.choices[0].message, { role: "tool", tool_call_id: s2, content: "Y" })
     const r3 = await chat(app, { messages, tools })
     expect(r3.json.choices[0].message.content).toBe("done with Y")
     expect(server.requests).toHaveLength(3)

@@ -118,6 +118,10 @@ export interface ReplySpec {
   hang?: true
   /** A non-2xx HTTP status; `text` becomes the error message. */
   status?: number
+  /** The model refuses with this text, in each style's own shape. */
+  refusal?: string
+  /** The reply is cut off by the output-token limit or a content filter. */
+  cutOff?: "maxOutputTokens" | "contentFilter"
 }
 
 /** One rule of the scripted model: the first rule with uses left whose `when` holds answers. */
@@ -575,8 +579,13 @@ class Validator {
       delayMs: false,
       hang: false,
       status: false,
+      refusal: false,
+      cutOff: false,
     })
     const reply = rule.reply
+    if (reply.refusal !== undefined) this.string(reply.refusal, `${r}.refusal`)
+    if (reply.cutOff !== undefined && reply.cutOff !== "maxOutputTokens" && reply.cutOff !== "contentFilter")
+      this.fail(`${r}.cutOff`, `expected "maxOutputTokens" or "contentFilter", got ${describe(reply.cutOff)}`)
     if (reply.text !== undefined) {
       this.string(reply.text, `${r}.text`)
       for (const name of placeholders(reply.text)) {
@@ -613,10 +622,11 @@ class Validator {
     if (
       reply.text === undefined &&
       reply.toolCalls === undefined &&
+      reply.refusal === undefined &&
       !reply.hang &&
       reply.status === undefined
     )
-      this.fail(r, "a reply needs text, toolCalls, hang or status")
+      this.fail(r, "a reply needs text, toolCalls, refusal, hang or status")
   }
 
   step(value: unknown, path: string, agents: Map<string, AgentSpec>): void {

@@ -78,6 +78,8 @@ function toFakeReply(spec: ReplySpec, req: FakeRequestView): FakeReply {
   if (spec.delayMs !== undefined) reply.delayMs = spec.delayMs
   if (spec.hang) reply.hang = true
   if (spec.status !== undefined) reply.status = spec.status
+  if (spec.refusal !== undefined) reply.refusal = spec.refusal
+  if (spec.cutOff !== undefined) reply.cutOff = spec.cutOff
   return reply
 }
 

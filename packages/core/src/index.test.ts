@@ -13,6 +13,7 @@ it("exports exactly the public runtime surface", () => {
     "ConversationPendingError",
     "LLMHttpError",
     "LLMResponseError",
+    "LLMStreamError",
     "MemoryStore",
     "NetworkError",
     "RELAY_KIND",

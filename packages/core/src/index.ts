@@ -1,13 +1,19 @@
 export type {
   AnthropicContentBlock,
   AnthropicMessage,
+  AnthropicSource,
   Answer,
+  ContentPart,
   EndpointStyle,
   JSONSchema,
   Message,
+  OpenAIContentPart,
   OpenAIMessage,
   OpenAIToolCall,
+  Prompt,
   Request,
+  ResponsesContentPart,
+  ResponsesItem,
   Tool,
   ToolContext,
   ToolResult,
@@ -23,6 +29,7 @@ export {
   ConversationPendingError,
   LLMHttpError,
   LLMResponseError,
+  LLMStreamError,
   NetworkError,
   SchemaVersionError,
   StoreError,
@@ -54,9 +61,11 @@ export type {
   Client,
   ClientBaseOptions,
   ContinueOptions,
-  StreamListener,
+  OutputOption,
   RunOptions,
+  StreamListener,
 } from "./client/client.js"
+export type { OutputOf, OutputSchema } from "./client/structured-output.js"
 export type { RunResult, StreamEvent, ToolCallRecord } from "./client/run-result.js"
 export type { Hooks } from "./client/hooks.js"
 export { registerMetrics } from "./client/metrics.js"
@@ -65,7 +74,7 @@ export type { TelemetryOptions, TracerLike } from "./telemetry/otel-api.js"
 export { TRACE_DATA_KEY } from "./telemetry/trace-carrier.js"
 export type { TraceCarrier } from "./telemetry/trace-carrier.js"
 export type { LLMErrorInfo } from "./client/retry.js"
-export type { ModelTurn, ModelToolCall } from "./providers/model-turn.js"
+export type { FinishReason, ModelTurn, ModelToolCall } from "./providers/model-turn.js"
 export { lastAssistantText } from "./providers/transcript-text.js"
 
 export type { ConversationStore, SaveMeta } from "./store/conversation-store.js"

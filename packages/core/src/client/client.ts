@@ -142,7 +142,7 @@ export interface Client {
   ): Promise<RunResult<OutputOf<S>>>
   /** An in-memory multi-turn conversation. */
   conversation(opts?: { toolkit?: Toolkit }): {
-    send(prompt: string): Promise<RunResult>
+    send(prompt: Prompt): Promise<RunResult>
     messages: Message[]
     reset(): void
   }

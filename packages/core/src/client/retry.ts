@@ -55,7 +55,8 @@ export async function withRetries<T>(
     const status = LLMHttpError.isInstance(error) ? error.status : undefined
     const info: LLMErrorInfo = { error, status, attempt: count, retryable }
     const decision = policy.onError?.(info) ?? (retryable ? "retry" : "fail")
-    if (decision !== "retry" || count > policy.retries) throw error
+    // Output already delivered would be delivered twice: nothing after it is retried.
+    if (decision !== "retry" || current.delivered || count > policy.retries) throw error
     const asked = LLMHttpError.isInstance(error) ? error.retryAfterMs : undefined
     const delay = asked === undefined ? backoff(policy.retryBaseMs, count) : asked
     await sleep(Math.min(delay, policy.maxRetryDelayMs), signal)

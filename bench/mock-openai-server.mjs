@@ -10,6 +10,9 @@
 // and the floor send byte-identical requests; checking is off while they measure).
 //
 // argv: --tool <name> --arguments <json string> --text <final answer>
+//       --by-system <json>: {"<system prompt>": {"tool": name, "arguments": json string}}, the
+//       tool call sent instead when the request's system message is one of these (the depth
+//       benchmark gives each level of a sub-agent tree its own call this way)
 import { createHash } from "node:crypto"
 import { createServer } from "node:http"
 import { parseArgs } from "node:util"
@@ -19,6 +22,7 @@ const { values } = parseArgs({
     tool: { type: "string", default: "echo" },
     arguments: { type: "string", default: '{"text":"hello"}' },
     text: { type: "string", default: "done" },
+    "by-system": { type: "string", default: "{}" },
   },
 })
 
@@ -55,6 +59,28 @@ const textReply = completion("chatcmpl-bench-2", { role: "assistant", content: v
   completion_tokens: 6,
   total_tokens: 86,
 })
+/** Tool-call replies by system prompt, serialised once like the others. */
+const bySystem = new Map(
+  Object.entries(JSON.parse(values["by-system"])).map(([system, call], i) => [
+    system,
+    completion(
+      `chatcmpl-bench-s${i}`,
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          {
+            id: `call_bench_s${i}`,
+            type: "function",
+            function: { name: call.tool, arguments: call.arguments },
+          },
+        ],
+      },
+      "tool_calls",
+      { prompt_tokens: 52, completion_tokens: 14, total_tokens: 66 },
+    ),
+  ]),
+)
 const replyHeaders = (body) => ({ "content-type": "application/json", "content-length": String(body.length) })
 const toolCallHeaders = replyHeaders(toolCallReply)
 const textHeaders = replyHeaders(textReply)
@@ -77,9 +103,11 @@ const server = createServer((req, res) => {
     bodyBytes += raw.length
     if (checking) digest = (digest + createHash("sha256").update(raw).digest().readBigUInt64BE(0)) & MASK
     let lastRole
+    let system
     try {
       const messages = JSON.parse(raw.toString("utf8")).messages
       lastRole = messages[messages.length - 1]?.role
+      if (messages[0]?.role === "system") system = messages[0].content
     } catch {
       res.writeHead(400, { "content-type": "application/json" })
       res.end('{"error":{"message":"bad request body"}}')
@@ -89,8 +117,9 @@ const server = createServer((req, res) => {
       res.writeHead(200, textHeaders)
       res.end(textReply)
     } else {
-      res.writeHead(200, toolCallHeaders)
-      res.end(toolCallReply)
+      const reply = (system !== undefined && bySystem.get(system)) || toolCallReply
+      res.writeHead(200, reply === toolCallReply ? toolCallHeaders : replyHeaders(reply))
+      res.end(reply)
     }
   })
 })

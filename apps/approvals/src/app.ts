@@ -1,25 +1,34 @@
-import { randomBytes, randomUUID } from "node:crypto"
-import {
-  type Answer,
-  AnswerConflictError,
-  AnswerExpiredError,
-  AnswerMismatchError,
-  type Client,
-  ConfigError,
-  LLMHttpError,
-  LLMResponseError,
-  NetworkError,
-  type RunResult,
-  StoreError,
-  type Toolkit,
-  ToolnexusError,
-  UnknownRequestError,
-} from "@toolnexus/core"
-import { askWithAnswer, type DurableStore } from "@toolnexus/durable"
+import { randomBytes } from "node:crypto"
+import { type Client, ConfigError, type Toolkit } from "@toolnexus/core"
+import type { DurableStore } from "@toolnexus/durable"
 import { type Context, Hono } from "hono"
 import { bodyLimit } from "hono/body-limit"
-import type { ContentfulStatusCode } from "hono/utils/http-status"
-import { renderPage, renderPendingSection } from "./page.js"
+import { parseAnswer } from "./answer-body.js"
+import { createAnswering, toRunView } from "./answering.js"
+import { describeRequest, isPlainObject } from "./describe-request.js"
+import { type InboxEventType, createEventHub, streamEvents } from "./events.js"
+import { type HistoryFilter, createHistory } from "./history.js"
+import { HttpError, classify, errorBody } from "./http-error.js"
+import { type NotifyOptions, createNotifier } from "./notifier.js"
+import { type FailedInboxEntry, type InboxEntry, type TeamOptions, createInboxStore } from "./inbox-store.js"
+import { renderHistoryBody, renderHistorySection } from "./page/history-view.js"
+import { renderShell } from "./page/html.js"
+import { renderInboxBody, renderInboxSection } from "./page/inbox-view.js"
+import { SCRIPT } from "./page/script.js"
+import { renderSignInBody } from "./page/sign-in-view.js"
+import { STYLE } from "./page/style.js"
+import {
+  type AppEnv,
+  type Principal,
+  type SecurityOptions,
+  clientAddress,
+  createAccess,
+} from "./security/access.js"
+import { type RateLimitOptions, createRateLimiter } from "./security/rate-limit.js"
+import { isJsonContentType } from "./security/request-checks.js"
+import { createRevocations } from "./security/sessions.js"
+import { createWebhookGuard } from "./security/webhook-guard.js"
+import { SIGNATURE_HEADER } from "./security/webhook-signature.js"
 import { createApprovalToolkit } from "./tools.js"
 
 /** Options of {@link createApprovalsApp}. */
@@ -30,62 +39,71 @@ export interface ApprovalsAppOptions {
   client: Client
   /** The tools runs use, on the first ask and on every resume; default {@link createApprovalToolkit}. */
   toolkit?: Toolkit
+  /** A sub-agent team that `POST /runs {"team": true}` starts (a lead agent delegating to others). */
+  team?: TeamOptions
+  /** Sign-in, API tokens, webhook secret, allowed hosts. */
+  security: SecurityOptions
+  /** Answers per minute and user, token or webhook sender; default 30 per 60 s. */
+  answerRateLimit?: RateLimitOptions
+  /** Largest accepted request body; default 64 KiB (larger ⇒ 413). */
+  maxBodyBytes?: number
+  /** This instance's stable name in the shared history (e.g. host and port); default random. */
+  instanceId?: string
+  /** How often open pages look for changes made by other instances; default 2000 ms. */
+  pollMs?: number
+  /** Post signed notifications when a run parks on a request and when a request is answered. */
+  notify?: NotifyOptions
+  /** Where the model is served, named in the one-line error of a failed model call. */
+  modelUrl?: string
   /** Called with unexpected (5xx) errors; default `console.error`. */
   onError?: (error: unknown) => void
 }
 
-/** A run as the API reports it: finished, or waiting on a request. */
-export interface RunView {
-  /** The run (conversation) id. */
-  id: string
-  status: RunResult["status"]
-  /** The model's final text (or what it said before it halted). */
-  text: string
-  /** The request the run waits on when `status` is `"pending"`. */
-  pending?: RunResult["pending"]
-  /** Which limit stopped the run when `status` is `"incomplete"`. */
-  limit?: string
-}
-
-/** A pending request as `GET /requests` lists it. */
+/** A pending request as `GET /requests` lists it: once per request id. */
 export interface PendingView {
-  /** The run waiting on the request. */
+  /** The run waiting on the request (the runtime key of a team run). */
   runId: string
+  /** The conversation holding it (a tree's deepest holder). */
+  conversationId: string
+  runtimeKey?: string
+  /** The agent path of a tree's request. */
+  path?: string[]
+  tool?: string
+  args?: Record<string, unknown>
   /** RFC 3339 time the run started waiting. */
   since: string
   /** True when an approval would be refused because `request.expiresAt` has passed. */
   expired: boolean
+  attempts: number
+  state: string
   /** The request, in its wire shape. */
-  request: NonNullable<RunResult["pending"]>
+  request: InboxEntry["request"]
 }
 
-/** The JSON error body of every failed call. */
-export interface ErrorBody {
-  error: { code: string; message: string }
-}
-
-const MAX_BODY_BYTES = 64 * 1024
 const MAX_PROMPT_CHARS = 8_000
 const PAGE_LIMIT = 200
-const INDEX_PREFIX = "approvals:request:"
 
 /**
- * The approval service as a Hono app: `POST /runs` starts a run, `GET /requests` and `GET /`
- * list the runs waiting for a human, `POST /requests/:id/answer` and `POST /webhooks/answer`
- * resume them. Several instances may share one PostgreSQL store: the store's claim lets exactly
- * one of two concurrent answers resume a run; the other gets a 409.
+ * The approvals inbox as a Hono app: people sign in with a token and answer the requests
+ * agent runs park on (approve, decline with a reason, respond, edit the arguments), see the
+ * history of answers, and get live updates; programs use the JSON API with bearer tokens or
+ * the HMAC-signed webhook. Several instances may share one PostgreSQL store.
  *
  * @throws ConfigError when `client` keeps its conversations somewhere other than `store`.
  * @example
  * const store = await openStore("sqlite:./.data/approvals.db")
  * const { client } = createModel({ store })
- * serve({ fetch: createApprovalsApp({ store, client }).fetch, port: 3000 })
+ * const app = createApprovalsApp({ store, client, security: { users: { alice: process.env.ALICE_TOKEN! } } })
+ * serve({ fetch: app.fetch, port: 3000 })
  */
-export function createApprovalsApp(opts: ApprovalsAppOptions): Hono {
+export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   const { store, client } = opts
   if (client.conversationStore() !== store) {
     // Otherwise runs would park where listPending cannot see them.
     throw new ConfigError("createApprovalsApp: the client must keep its conversations in `store`")
+  }
+  if (!opts.security || !isPlainObject(opts.security.users)) {
+    throw new ConfigError("createApprovalsApp: `security.users` must name at least one sign-in token")
   }
   let toolkit: Promise<Toolkit> | undefined
   const tools = () => {
@@ -93,78 +111,116 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono {
     return toolkit
   }
   const onError = opts.onError ?? ((error: unknown) => console.error("[approvals]", error))
+  const maxBodyBytes = opts.maxBodyBytes ?? 64 * 1024
+  const inbox = createInboxStore({ store, client, toolkit: tools, team: opts.team })
+  const history = createHistory({ store, writerId: opts.instanceId })
+  const access = createAccess(opts.security, createRevocations(store))
+  const verifyWebhook = createWebhookGuard({ secret: opts.security.webhookSecret, store })
+  const hub = createEventHub({ fingerprint: () => fingerprint(), pollMs: opts.pollMs ?? 2000 })
+  const answering = createAnswering({
+    inbox,
+    history,
+    hub,
+    limiter: createRateLimiter(opts.answerRateLimit ?? { limit: 30, windowMs: 60_000 }),
+    ...(opts.notify ? { notify: createNotifier(opts.notify, onError) } : {}),
+    ...(opts.modelUrl ? { modelUrl: opts.modelUrl } : {}),
+    onError,
+  })
 
-  /**
-   * Remembers which run a new request belongs to, in the store itself so every instance sees
-   * it. Without it a request that was already answered could not be told from one that never
-   * existed: `listPending` forgets a request once it is answered.
-   */
-  async function remember(runId: string, result: RunResult): Promise<void> {
-    if (result.status !== "pending" || !result.pending) return
-    await store.putSnapshot(INDEX_PREFIX + result.pending.id, { runId }).catch(onError)
+  async function fingerprint(): Promise<Record<InboxEventType, string>> {
+    const [pending, failed, version] = await Promise.all([
+      inbox.listPending({ limit: PAGE_LIMIT }),
+      inbox.listFailed(),
+      history.version(),
+    ])
+    const ids = [
+      ...pending.map((e) => `${e.request.id}:${e.state}`),
+      ...failed.map((e) => `failed:${e.request.id}`),
+    ]
+    return { inbox: ids.join(","), history: version }
   }
 
-  async function findRun(requestId: string): Promise<string | undefined> {
-    if (requestId.length === 0 || requestId.length > 200) return undefined
-    const indexed = (await store.getSnapshot(INDEX_PREFIX + requestId)) as { runId?: unknown } | undefined
-    if (typeof indexed?.runId === "string") return indexed.runId
-    // Requests parked by other programs on the same store, or answered in the instant
-    // between a run's save and its index entry.
-    const entries = await store.listPending()
-    return entries.find((entry) => entry.request.id === requestId)?.conversationId
-  }
-
-  async function answer(requestId: string, reply: Answer): Promise<RunView> {
-    const runId = await findRun(requestId)
-    if (runId === undefined) {
-      throw new HttpError(404, "unknown_request", `no run waits on request ${JSON.stringify(requestId)}`)
-    }
-    const current = await store.getPending(runId)
-    if (current?.id !== requestId) {
-      // The run went on (finished, or waits on a newer request): this one was answered.
-      throw new HttpError(
-        409,
-        "answer_conflict",
-        `request ${JSON.stringify(requestId)} was already answered; run ${runId} has moved on`,
-      )
-    }
-    const result = await askWithAnswer(client, { id: runId, answer: reply, toolkit: await tools() })
-    await remember(runId, result)
-    return toRunView(runId, result)
-  }
-
-  const app = new Hono()
-  app.use(
-    "*",
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) =>
-        c.json(errorBody("body_too_large", `bodies are limited to ${MAX_BODY_BYTES} bytes`), 413),
-    }),
-  )
-
+  const app = new Hono<AppEnv>()
   app.onError((error, c) => {
-    const { status, code, message } = classify(error)
+    const { status, code, message } = classify(error, opts.modelUrl)
     if (status >= 500) onError(error)
+    if (error instanceof HttpError)
+      for (const [name, value] of Object.entries(error.headers)) c.header(name, value)
     return c.json(errorBody(code, message), status)
   })
   app.notFound((c) => c.json(errorBody("not_found", `no route for ${c.req.method} ${c.req.path}`), 404))
+  app.use("*", async (c, next) => {
+    await next()
+    c.header("x-content-type-options", "nosniff")
+    // Not "no-referrer": with it Chromium sends `Origin: null` on the page's own form posts.
+    c.header("referrer-policy", "same-origin")
+    c.header("cache-control", "no-store")
+  })
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: (c) => c.json(errorBody("body_too_large", `bodies are limited to ${maxBodyBytes} bytes`), 413),
+    }),
+  )
+  app.use("*", access.hostCheck)
+  app.use("*", access.authenticate)
 
-  async function pendingForPage() {
-    const entries = await store.listPending({ limit: PAGE_LIMIT + 1 })
-    return { entries: entries.slice(0, PAGE_LIMIT), now: Date.now(), truncated: entries.length > PAGE_LIMIT }
-  }
-
-  app.get("/", async (c) => {
+  const page = (
+    c: Context<AppEnv>,
+    title: string,
+    body: string,
+    current?: "inbox" | "history",
+    status: 200 | 401 | 429 = 200,
+  ) => {
     const nonce = randomBytes(16).toString("base64")
     htmlHeaders(c, nonce)
-    return c.html(renderPage({ ...(await pendingForPage()), nonce }))
+    const principal = c.get("principal") as Principal | undefined
+    const shell = renderShell({
+      nonce,
+      title,
+      body,
+      style: STYLE,
+      ...(principal ? { user: principal.name, csrf: access.csrfOf(principal), script: SCRIPT } : {}),
+      ...(current ? { current } : {}),
+    })
+    return c.html(shell, status)
+  }
+  access.routes(app, (c, csrf, problem, status) =>
+    page(c, "Sign in", renderSignInBody({ csrf, problem }), undefined, status),
+  )
+
+  async function inboxInput() {
+    const [entries, failed] = await Promise.all([
+      inbox.listPending({ limit: PAGE_LIMIT + 1 }),
+      inbox.listFailed(),
+    ])
+    return {
+      entries: entries.slice(0, PAGE_LIMIT),
+      failed,
+      now: Date.now(),
+      truncated: entries.length > PAGE_LIMIT,
+    }
+  }
+
+  app.get("/", async (c) =>
+    page(c, "Inbox", renderInboxBody({ ...(await inboxInput()), team: opts.team !== undefined }), "inbox"),
+  )
+  app.get("/partials/inbox", async (c) => {
+    htmlHeaders(c)
+    return c.html(renderInboxSection(await inboxInput()))
+  })
+  app.get("/history", async (c) => {
+    const filter = historyFilter(c)
+    const entries = await history.list(filter)
+    return page(c, "History", renderHistoryBody({ entries, filter, now: Date.now() }), "history")
+  })
+  app.get("/partials/history", async (c) => {
+    htmlHeaders(c)
+    return c.html(renderHistorySection({ entries: await history.list(historyFilter(c)), now: Date.now() }))
   })
 
-  app.get("/partials/pending", async (c) => {
-    htmlHeaders(c)
-    return c.html(renderPendingSection(await pendingForPage()))
-  })
+  app.get("/events", (c) => streamEvents(c, hub))
 
   app.get("/healthz", (c) => c.json({ ok: true }))
 
@@ -172,122 +228,111 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono {
     const kind = c.req.query("kind")
     const limit = parseLimit(c.req.query("limit"))
     const now = Date.now()
-    const entries = await store.listPending({ limit, ...(kind ? { kind } : {}) })
-    const requests: PendingView[] = entries.map(({ conversationId, since, request }) => ({
-      runId: conversationId,
-      since,
-      expired: request.expiresAt !== undefined && Date.parse(request.expiresAt) < now,
-      request,
-    }))
-    return c.json({ requests })
+    const entries = await inbox.listPending({ limit, ...(kind ? { kind } : {}) })
+    return c.json({ requests: entries.map((entry) => toPendingView(entry, now)) })
   })
+  app.get("/requests/failed", async (c) => {
+    const entries = await inbox.listFailed({ limit: parseLimit(c.req.query("limit")) })
+    const now = Date.now()
+    return c.json({
+      requests: entries.map((entry) => ({ ...toPendingView(entry, now), lastError: entry.lastError })),
+    })
+  })
+  app.get("/requests/:id", async (c) => {
+    const entry = await inbox.findRequest(c.req.param("id"))
+    if (!entry)
+      throw new HttpError(
+        404,
+        "unknown_request",
+        `no run waits on request ${JSON.stringify(c.req.param("id"))}`,
+      )
+    return c.json(toPendingView(entry, Date.now()))
+  })
+  app.get("/answers", async (c) => c.json({ answers: await history.list(historyFilter(c)) }))
 
   app.post("/runs", async (c) => {
-    const body = await readJson(c.req)
-    const prompt = isObject(body) ? body.prompt : undefined
+    const body = await readJson(c)
+    const prompt = isPlainObject(body) ? body.prompt : undefined
     if (typeof prompt !== "string" || prompt.trim() === "") {
-      throw new HttpError(400, "invalid_body", 'expected {"prompt": "<a non-empty string>"}')
+      throw new HttpError(
+        400,
+        "invalid_body",
+        'expected {"prompt": "<a non-empty string>", "team"?: boolean}',
+      )
     }
     if (prompt.length > MAX_PROMPT_CHARS) {
       throw new HttpError(400, "invalid_body", `the prompt is limited to ${MAX_PROMPT_CHARS} characters`)
     }
-    const id = `run-${randomUUID()}`
-    const result = await client.ask(prompt, { id, toolkit: await tools() })
-    await remember(id, result)
-    return c.json(toRunView(id, result), 201)
+    const team = isPlainObject(body) && body.team === true
+    const view = toRunView(await inbox.startRun(prompt, { team }))
+    answering.announce(view)
+    return c.json(view, 201)
   })
 
   app.post("/requests/:id/answer", async (c) => {
     const id = c.req.param("id")
-    const reply = parseAnswer(await readJson(c.req), id)
-    return c.json(await answer(id, reply))
+    const reply = parseAnswer(await readJson(c), id)
+    return c.json(await answering.answer(reply, c.get("principal")))
+  })
+
+  app.post("/requests/:id/retry", async (c) => {
+    await readJson(c)
+    const view = toRunView(await inbox.retryFailed(c.req.param("id")))
+    answering.announce(view)
+    return c.json(view)
   })
 
   app.post("/webhooks/answer", async (c) => {
-    const reply = parseAnswer(await readJson(c.req))
-    return c.json(await answer(reply.id, reply))
+    if (!isJsonContentType(c.req.header("content-type"))) throw unsupportedMediaType()
+    const raw = await c.req.text()
+    await verifyWebhook(c.req.header(SIGNATURE_HEADER), raw)
+    const reply = parseAnswer(parseJsonText(raw))
+    return c.json(await answering.answer(reply, { name: `webhook ${clientAddress(c)}`, via: "webhook" }))
   })
 
   return app
 }
 
-/** An error the API reports with this status and code. */
-class HttpError extends Error {
-  constructor(
-    readonly status: ContentfulStatusCode,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message)
+function toPendingView(entry: InboxEntry | FailedInboxEntry, now: number): PendingView {
+  const { request } = entry
+  const described = describeRequest(request)
+  const view: PendingView = {
+    runId: entry.runtimeKey ?? entry.conversationId,
+    conversationId: entry.conversationId,
+    since: entry.since,
+    expired: request.expiresAt !== undefined && Date.parse(request.expiresAt) < now,
+    attempts: entry.attempts,
+    state: entry.state,
+    request,
   }
-}
-
-/** Maps an error to the status and code the API answers with; messages of unknown errors stay private. */
-function classify(error: unknown): { status: ContentfulStatusCode; code: string; message: string } {
-  if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message }
-  const message = error instanceof Error ? error.message : String(error)
-  if (UnknownRequestError.isInstance(error)) return { status: 404, code: "unknown_request", message }
-  if (AnswerConflictError.isInstance(error)) return { status: 409, code: "answer_conflict", message }
-  if (AnswerExpiredError.isInstance(error)) return { status: 422, code: "answer_expired", message }
-  if (AnswerMismatchError.isInstance(error)) return { status: 422, code: "answer_mismatch", message }
-  if (
-    LLMHttpError.isInstance(error) ||
-    LLMResponseError.isInstance(error) ||
-    NetworkError.isInstance(error)
-  ) {
-    return { status: 502, code: "model_failed", message }
-  }
-  if (StoreError.isInstance(error)) return { status: 503, code: "store_unavailable", message }
-  // toolnexus errors never carry secrets, so their messages may be shown.
-  if (ToolnexusError.isInstance(error)) return { status: 500, code: error.code.toLowerCase(), message }
-  return { status: 500, code: "internal_error", message: "internal error; see the service log" }
-}
-
-function errorBody(code: string, message: string): ErrorBody {
-  return { error: { code, message } }
-}
-
-function toRunView(id: string, result: RunResult): RunView {
-  const view: RunView = { id, status: result.status, text: result.text }
-  if (result.pending) view.pending = result.pending
-  if (result.limit) view.limit = result.limit
+  if (entry.runtimeKey) view.runtimeKey = entry.runtimeKey
+  const path = entry.path ?? (described.path.length ? described.path : undefined)
+  if (path) view.path = path
+  if (described.tool) view.tool = described.tool
+  if (described.args) view.args = described.args
   return view
 }
 
-async function readJson(req: { text(): Promise<string> }): Promise<unknown> {
-  const text = await req.text()
+function unsupportedMediaType(): HttpError {
+  return new HttpError(
+    415,
+    "unsupported_media_type",
+    "send the body as JSON with `content-type: application/json`",
+  )
+}
+
+/** The JSON body of a state-changing call; only `application/json` is read, so a cross-site `text/plain` form never is. */
+async function readJson(c: Context): Promise<unknown> {
+  if (!isJsonContentType(c.req.header("content-type"))) throw unsupportedMediaType()
+  return parseJsonText(await c.req.text())
+}
+
+function parseJsonText(text: string): unknown {
   try {
     return JSON.parse(text)
   } catch {
     throw new HttpError(400, "invalid_json", "the request body is not valid JSON")
   }
-}
-
-/**
- * Validates an answer body: `{ok, reason?, data?}`, plus `id` when `pathId` is absent
- * (webhooks). `reason` is only allowed with `ok: false`, as the wire contract says.
- */
-function parseAnswer(body: unknown, pathId?: string): Answer {
-  const shape = pathId === undefined ? '{"id", "ok", "reason"?, "data"?}' : '{"ok", "reason"?, "data"?}'
-  const invalid = (why: string) => new HttpError(400, "invalid_body", `${why}; expected ${shape}`)
-  if (!isObject(body)) throw invalid("the body is not a JSON object")
-  const id = pathId ?? body.id
-  if (typeof id !== "string" || id === "") throw invalid('"id" must be a non-empty string')
-  if (pathId !== undefined && body.id !== undefined && body.id !== pathId) {
-    throw invalid('"id" in the body differs from the request id in the path')
-  }
-  if (typeof body.ok !== "boolean") throw invalid('"ok" must be true or false')
-  const answer: Answer = { id, ok: body.ok }
-  if (body.reason !== undefined) {
-    if (typeof body.reason !== "string") throw invalid('"reason" must be a string')
-    if (body.ok) throw invalid('"reason" is only allowed when "ok" is false')
-    answer.reason = body.reason
-  }
-  if (body.data !== undefined) {
-    if (!isObject(body.data)) throw invalid('"data" must be a JSON object')
-    answer.data = body.data
-  }
-  return answer
 }
 
 function parseLimit(raw: string | undefined): number {
@@ -299,27 +344,45 @@ function parseLimit(raw: string | undefined): number {
   return limit
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
+function historyFilter(c: Context): HistoryFilter {
+  const q = (name: string) => {
+    const value = c.req.query(name)?.trim()
+    return value === undefined || value === "" ? undefined : value.slice(0, 200)
+  }
+  const filter: HistoryFilter = { limit: parseLimit(c.req.query("limit")) }
+  const decision = q("decision")
+  if (decision !== undefined) {
+    if (decision !== "approved" && decision !== "declined") {
+      throw new HttpError(400, "invalid_query", '"decision" must be "approved" or "declined"')
+    }
+    filter.decision = decision
+  }
+  const user = q("user")
+  const tool = q("tool")
+  const outcome = q("outcome")
+  const text = q("q")
+  if (user) filter.user = user
+  if (tool) filter.tool = tool
+  if (outcome) filter.outcome = outcome
+  if (text) filter.text = text
+  return filter
 }
 
-/** Headers of every HTML response: a strict CSP (only nonce-carrying inline code runs), no caching. */
+/** Headers of every HTML response: a strict CSP (only nonce-carrying inline code runs). */
 function htmlHeaders(c: Context, nonce?: string): void {
-  c.header("content-security-policy", contentSecurityPolicy(nonce))
-  c.header("cache-control", "no-store")
-  c.header("referrer-policy", "no-referrer")
-  c.header("x-content-type-options", "nosniff")
-}
-
-function contentSecurityPolicy(nonce: string | undefined): string {
   const inline = nonce === undefined ? "'none'" : `'nonce-${nonce}'`
-  return [
-    "default-src 'none'",
-    `script-src ${inline}`,
-    `style-src ${inline}`,
-    "connect-src 'self'",
-    "form-action 'self'",
-    "base-uri 'none'",
-    "frame-ancestors 'none'",
-  ].join("; ")
+  c.header(
+    "content-security-policy",
+    [
+      "default-src 'none'",
+      `script-src ${inline}`,
+      `style-src ${inline}`,
+      "connect-src 'self'",
+      "form-action 'self'",
+      "base-uri 'none'",
+      "frame-ancestors 'none'",
+    ].join("; "),
+  )
+  // For browsers that predate frame-ancestors: no framing, so no clickjacking of the buttons.
+  c.header("x-frame-options", "DENY")
 }

@@ -1,15 +1,28 @@
+import { randomBytes } from "node:crypto"
 import { mkdirSync } from "node:fs"
+import { hostname as machineName } from "node:os"
 import { dirname } from "node:path"
 import { parseArgs } from "node:util"
-import { openStore, sweepExpiredClaims } from "@toolnexus/durable"
+import { openStore } from "@toolnexus/durable"
 import { createApprovalsApp } from "./app.js"
+import { friendlyError } from "./friendly-error.js"
+import { createInboxStore } from "./inbox-store.js"
 import { createModel } from "./model.js"
+import type { NotifyOptions } from "./notifier.js"
+import type { SecurityOptions } from "./security/access.js"
+import { LOOPBACK_HOSTS } from "./security/request-checks.js"
 import { listen } from "./server.js"
-import { createApprovalToolkit } from "./tools.js"
+import { createTeam } from "./team.js"
+import { createApprovalToolkit, createApprovalTools } from "./tools.js"
 
 const DEFAULT_DATABASE_URL = "sqlite:./.data/approvals.db"
 const SWEEP_EVERY_MS = 60_000
 const say = (line: string) => process.stdout.write(`${line}\n`)
+/** Ends the process with one line saying what is wrong and how to fix it. */
+const fail = (line: string, code = 1): never => {
+  process.stderr.write(`approvals: ${line}\n`)
+  process.exit(code)
+}
 
 const { values: args } = parseArgs({
   options: {
@@ -20,47 +33,73 @@ const { values: args } = parseArgs({
 })
 const env = process.env
 const port = Number(args.port ?? env.PORT ?? 3000)
-// Loopback by default: the service has no authentication of its own.
 const hostname = args.host ?? env.HOST ?? "127.0.0.1"
 const databaseUrl = args["database-url"] ?? env.DATABASE_URL ?? DEFAULT_DATABASE_URL
 
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
-  process.stderr.write(`approvals: PORT must be an integer from 0 to 65535, got ${args.port ?? env.PORT}\n`)
-  process.exit(2)
+  fail(`PORT must be an integer from 0 to 65535, got ${args.port ?? env.PORT}`, 2)
 }
+
+const { security, generatedToken } = securityFromEnv()
+const notify = notifyFromEnv()
 
 const sqliteFile = sqlitePathOf(databaseUrl)
 if (sqliteFile !== undefined) mkdirSync(dirname(sqliteFile), { recursive: true })
 
-const store = await openStore(databaseUrl)
+const store = await openStore(databaseUrl).catch((error: unknown) =>
+  fail(`cannot open ${redact(databaseUrl)}: ${friendlyError(error)}`),
+)
 try {
   await probe()
 } catch (error) {
-  process.stderr.write(`approvals: cannot open ${redact(databaseUrl)}: ${(error as Error).message}\n`)
   await store.close().catch(() => {})
-  process.exit(1)
+  fail(`cannot open ${redact(databaseUrl)}: ${friendlyError(error)}`)
 }
 
-const { client, label } = createModel({ store })
+const model = createModel({ store })
+const { client } = model
 const toolkit = await createApprovalToolkit()
-const app = createApprovalsApp({ store, client, toolkit })
-const server = await listen(app, { port, hostname })
+const team = createTeam({ tools: createApprovalTools(), model: model.team })
+let server: Awaited<ReturnType<typeof listen>>
+try {
+  const app = createApprovalsApp({
+    store,
+    client,
+    toolkit,
+    team,
+    security,
+    ...(notify ? { notify } : {}),
+    modelUrl: model.url,
+    instanceId: `${machineName()}:${port}`,
+  })
+  server = await listen(app, { port, hostname })
+} catch (error) {
+  await store.close().catch(() => {})
+  fail(friendlyError(Object.assign(error as object, { port })))
+}
 
 const wildcard = hostname === "0.0.0.0" || hostname === "::"
-const shown = wildcard ? `http://localhost:${server.port}` : server.url
+const shown = wildcard ? `http://localhost:${server!.port}` : server!.url
+const signIn = generatedToken
+  ? `\n  sign in with the token ${generatedToken} (generated; set APPROVALS_TOKEN to keep one)`
+  : "\n  sign in with a configured token"
 // One write, so a reader of the log never sees the URL without the rest.
-say(`approvals service listening on ${shown}\n  store: ${redact(databaseUrl)}\n  model: ${label}`)
+say(
+  `approvals service listening on ${shown}\n  store: ${redact(databaseUrl)}\n  model: ${model.label}${signIn}` +
+    `\n  webhook: ${security.webhookSecret ? "signed with APPROVALS_WEBHOOK_SECRET" : "off (set APPROVALS_WEBHOOK_SECRET)"}` +
+    (notify ? `\n  notifications: ${notify.url}` : "") +
+    // Reached under any other name (a public host name too), the service answers 403.
+    `\n  answers to hosts: ${(security.allowedHosts ?? LOOPBACK_HOSTS).join(", ")} (APPROVALS_ALLOWED_HOSTS)`,
+)
 
 // A worker that died mid-resume leaves its claim to expire; any instance completes that run
 // with the stored answer, so a decision is never lost.
+const sweeper = createInboxStore({ store, client, toolkit: async () => toolkit, team })
 async function sweep(): Promise<void> {
-  const { completed, failed } = await sweepExpiredClaims(store, { client, toolkit })
-  for (const done of completed) {
-    say(`[sweep] completed ${done.kind === "runtime" ? done.key : done.id}: ${done.result.status}`)
-  }
-  for (const { conversationId, error } of failed) {
-    say(`[sweep] run ${conversationId} failed again: ${(error as Error).message}`)
-  }
+  const { completed, failed } = await sweeper.sweep()
+  for (const id of completed) say(`[sweep] completed run ${id}`)
+  for (const { id, error } of failed)
+    say(`[sweep] run ${id} failed again: ${friendlyError(error, model.url)}`)
 }
 const sweeping = setInterval(() => void sweep().catch(() => {}), SWEEP_EVERY_MS)
 sweeping.unref()
@@ -78,6 +117,60 @@ async function stop(signal: string): Promise<void> {
 }
 process.once("SIGINT", () => void stop("SIGINT"))
 process.once("SIGTERM", () => void stop("SIGTERM"))
+
+/**
+ * The access settings from the environment. Without `APPROVALS_TOKEN` or `APPROVALS_USERS`
+ * a token is generated for this run and printed, so the service is never open.
+ */
+function securityFromEnv(): { security: SecurityOptions; generatedToken?: string } {
+  const users = namedTokens("APPROVALS_USERS")
+  let generatedToken: string | undefined
+  if (env.APPROVALS_TOKEN) users.admin = env.APPROVALS_TOKEN
+  if (Object.keys(users).length === 0) {
+    generatedToken = randomBytes(18).toString("base64url")
+    users.admin = generatedToken
+  }
+  const security: SecurityOptions = { users, apiTokens: namedTokens("APPROVALS_API_TOKENS") }
+  if (env.APPROVALS_WEBHOOK_SECRET) security.webhookSecret = env.APPROVALS_WEBHOOK_SECRET
+  if (env.APPROVALS_SESSION_KEY) security.sessionKey = env.APPROVALS_SESSION_KEY
+  if (env.APPROVALS_TRUST_PROXY === "1") security.trustProxy = true
+  const hosts = (env.APPROVALS_ALLOWED_HOSTS ?? "")
+    .split(",")
+    .map((h) => h.trim())
+    .filter(Boolean)
+  if (hosts.length > 0) security.allowedHosts = hosts
+  // Creating the app checks the tokens' length; say so here, in one line, before anything starts.
+  for (const [name, token] of Object.entries({ ...users, ...security.apiTokens })) {
+    if (token.length < 16)
+      fail(`the token of "${name}" is shorter than 16 characters; use a long random one`, 2)
+  }
+  return generatedToken ? { security, generatedToken } : { security }
+}
+
+/** Signed notifications to `APPROVALS_NOTIFY_URL`, with their own secret or the webhook's. */
+function notifyFromEnv(): NotifyOptions | undefined {
+  const url = env.APPROVALS_NOTIFY_URL
+  if (!url) return undefined
+  const secret = env.APPROVALS_NOTIFY_SECRET ?? env.APPROVALS_WEBHOOK_SECRET
+  if (!secret)
+    fail("APPROVALS_NOTIFY_URL needs APPROVALS_NOTIFY_SECRET (or APPROVALS_WEBHOOK_SECRET) to sign with", 2)
+  if (!/^https?:\/\//.test(url)) fail(`APPROVALS_NOTIFY_URL must be an http(s) URL, got ${url}`, 2)
+  return { url, secret: secret as string }
+}
+
+/** `name:token,name:token` from an environment variable. */
+function namedTokens(variable: string): Record<string, string> {
+  const tokens: Record<string, string> = {}
+  for (const pair of (env[variable] ?? "")
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const colon = pair.indexOf(":")
+    if (colon <= 0) fail(`${variable} must look like "name:token,name:token"`, 2)
+    tokens[pair.slice(0, colon)] = pair.slice(colon + 1)
+  }
+  return tokens
+}
 
 /**
  * Stores connect lazily; this fails at start, not on the first click, when the database is

@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto"
+import type { LLMSettings } from "@toolnexus/agents"
 import {
   type Client,
   type ClientBaseOptions,
@@ -13,6 +15,22 @@ export const SYSTEM_PROMPT =
   "customers; both ask a human for approval on their own, so just call them. When a tool result says " +
   "a request was declined, do not retry it. Finish with one or two sentences saying what was done."
 
+/** The instructions of a team's lead agent, which hands payments and emails to a sub-agent. */
+export const LEAD_PROMPT =
+  "You are the lead of a support team. Hand every refund or customer email to the payments agent with " +
+  "the task tool, then tell the customer in one or two sentences what was done."
+
+/** A model as the app uses it: the client of plain runs, and the settings of a team's agents. */
+export interface Model {
+  client: Client
+  /** How the agents of a team run reach the same model. */
+  team: { llm?: LLMSettings; fetch?: typeof fetch }
+  /** Says which model this is, for the start-up log. */
+  label: string
+  /** Where the model is served, for error messages; absent for the scripted one. */
+  url?: string
+}
+
 /**
  * The model: a real endpoint when `OPENAI_API_KEY` or `ANTHROPIC_API_KEY` is set (with
  * `*_BASE_URL` and `*_MODEL`), otherwise a scripted in-process one, so the service runs offline.
@@ -20,28 +38,82 @@ export const SYSTEM_PROMPT =
 export function createModel(
   opts: Omit<ClientBaseOptions, "model">,
   env: NodeJS.ProcessEnv = process.env,
-): { client: Client; label: string } {
+): Model {
   const options = { systemPrompt: SYSTEM_PROMPT, ...opts }
-  if (env.OPENAI_API_KEY) {
-    const model = env.OPENAI_MODEL ?? "gpt-4.1-mini"
-    const baseUrl = env.OPENAI_BASE_URL ?? "https://api.openai.com/v1"
+  const endpoint = env.OPENAI_API_KEY
+    ? {
+        style: "openai" as const,
+        apiKey: env.OPENAI_API_KEY,
+        model: env.OPENAI_MODEL ?? "gpt-4.1-mini",
+        baseUrl: env.OPENAI_BASE_URL ?? "https://api.openai.com/v1",
+      }
+    : env.ANTHROPIC_API_KEY
+      ? {
+          style: "anthropic" as const,
+          apiKey: env.ANTHROPIC_API_KEY,
+          model: env.ANTHROPIC_MODEL ?? "claude-sonnet-4-5",
+          baseUrl: env.ANTHROPIC_BASE_URL ?? "https://api.anthropic.com",
+        }
+      : undefined
+  if (endpoint) {
     return {
-      client: createClient({ ...options, baseUrl, style: "openai", model, apiKey: env.OPENAI_API_KEY }),
-      label: `${model} at ${baseUrl}`,
-    }
-  }
-  if (env.ANTHROPIC_API_KEY) {
-    const model = env.ANTHROPIC_MODEL ?? "claude-sonnet-4-5"
-    const baseUrl = env.ANTHROPIC_BASE_URL ?? "https://api.anthropic.com"
-    return {
-      client: createClient({ ...options, baseUrl, style: "anthropic", model, apiKey: env.ANTHROPIC_API_KEY }),
-      label: `${model} at ${baseUrl}`,
+      client: createClient({ ...options, ...endpoint }),
+      team: { llm: endpoint },
+      label: `${endpoint.model} at ${endpoint.baseUrl}`,
+      url: endpoint.baseUrl,
     }
   }
   return {
     client: createInProcessClient({ ...options, model: "scripted-support-agent", generate: scriptedTurn }),
+    team: { llm: { model: "scripted-support-agent" }, fetch: scriptedFetch },
     label: "a scripted model (set OPENAI_API_KEY or ANTHROPIC_API_KEY to use a real one)",
   }
+}
+
+/**
+ * The scripted model behind an OpenAI-style `fetch`, for the agents of a team run (the
+ * runtime reaches its model over HTTP). Only non-streaming chat completions are served.
+ */
+export async function scriptedFetch(
+  _url: string | URL | globalThis.Request,
+  init?: RequestInit,
+): Promise<Response> {
+  const body = JSON.parse(String(init?.body ?? "{}")) as {
+    model?: string
+    messages?: unknown[]
+    tools?: unknown[]
+  }
+  const messages = (body.messages ?? []).filter((m) => (m as { role: string }).role !== "system")
+  const reply = await scriptedTurn({
+    model: body.model ?? "",
+    messages: messages as never,
+    tools: body.tools ?? [],
+    turn: 0,
+  })
+  const toolCalls = (reply.toolCalls ?? []).map((call) => ({
+    id: `call_${randomUUID()}`,
+    type: "function",
+    function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+  }))
+  const completion = {
+    id: `chatcmpl-${randomUUID()}`,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model: body.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: reply.content ?? null,
+          ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+        },
+        finish_reason: toolCalls.length ? "tool_calls" : "stop",
+      },
+    ],
+    usage: { prompt_tokens: 50, completion_tokens: 15, total_tokens: 65 },
+  }
+  return new Response(JSON.stringify(completion), { headers: { "content-type": "application/json" } })
 }
 
 /**
@@ -49,7 +121,7 @@ export function createModel(
  * one turn when both are asked for, so the second approval parks the run again after the
  * first); given tool results, it reports them.
  */
-export async function scriptedTurn({ messages }: GenerateRequest): Promise<GenerateReply> {
+export async function scriptedTurn({ messages, tools }: GenerateRequest): Promise<GenerateReply> {
   const usage = { promptTokens: 50, completionTokens: 15 }
   const lastAssistant = messages.findLastIndex((m) => (m as { role: string }).role === "assistant")
   const results = messages
@@ -65,6 +137,14 @@ export async function scriptedTurn({ messages }: GenerateRequest): Promise<Gener
   const user = messages.findLast((m) => (m as { role: string }).role === "user") as { content: string }
   const prompt = String(user?.content ?? "")
   const toolCalls: GenerateReply["toolCalls"] = []
+  const canDelegate = tools.some((t) => (t as { function?: { name?: string } }).function?.name === "task")
+  if (canDelegate && /refund|e-?mail/i.test(prompt)) {
+    return {
+      content: "I am handing this to the payments agent.",
+      toolCalls: [{ name: "task", arguments: { agent: "payments", prompt } }],
+      usage,
+    }
+  }
   if (/refund/i.test(prompt)) {
     const orderId = /order\s+#?([A-Za-z0-9-]+)/i.exec(prompt)?.[1] ?? "A-1001"
     const amountUsd = Number(/\$\s?(\d+(?:\.\d{1,2})?)/.exec(prompt)?.[1] ?? 25)

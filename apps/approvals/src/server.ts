@@ -1,7 +1,6 @@
 import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { serve } from "@hono/node-server"
-import type { Hono } from "hono"
 
 /** A running HTTP server. */
 export interface RunningServer {
@@ -17,7 +16,10 @@ export interface RunningServer {
  *
  * @throws the listen error (e.g. `EADDRINUSE`) when the port cannot be bound.
  */
-export function listen(app: Hono, opts: { port: number; hostname: string }): Promise<RunningServer> {
+export function listen(
+  app: { fetch: (request: Request) => Response | Promise<Response> },
+  opts: { port: number; hostname: string },
+): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     // The default adapter creates a node:http server, whatever the union type says.
     const server = serve({ fetch: app.fetch, port: opts.port, hostname: opts.hostname }, (info) => {

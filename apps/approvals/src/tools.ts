@@ -1,4 +1,12 @@
-import { type Answer, createToolkit, defineTool, pending, type Tool, type Toolkit } from "@toolnexus/core"
+import {
+  type Answer,
+  ConfigError,
+  createToolkit,
+  defineTool,
+  pending,
+  type Tool,
+  type Toolkit,
+} from "@toolnexus/core"
 
 /** A side effect a tool performed after its request was approved (simulated; nothing leaves the process). */
 export interface ToolEffect {
@@ -28,7 +36,7 @@ const DAY_MS = 24 * 60 * 60 * 1000
 export function createApprovalTools(opts: ApprovalToolsOptions = {}): Tool[] {
   const expiresInMs = opts.expiresInMs ?? DAY_MS
   if (!Number.isFinite(expiresInMs) || expiresInMs <= 0) {
-    throw new RangeError(`expiresInMs must be a positive number, got ${opts.expiresInMs}`)
+    throw new ConfigError(`expiresInMs must be a positive number, got ${opts.expiresInMs}`)
   }
   const expiresAt = () => new Date(Date.now() + expiresInMs).toISOString()
   const effect = opts.onEffect ?? (() => {})
@@ -45,7 +53,9 @@ export function createApprovalTools(opts: ApprovalToolsOptions = {}): Tool[] {
       },
       required: ["orderId", "amountUsd"],
     },
-    run: (args, ctx) => {
+    run: (asked, ctx) => {
+      // The approver may lower the amount or reword the reason, never change the order.
+      const args = ctx.answer ? approvedArgs(asked, ctx.answer, REFUND_EDITABLE) : asked
       const orderId = String(args.orderId)
       const amount = Number(args.amountUsd)
       if (!(amount > 0)) throw new Error(`amountUsd must be a positive number, got ${args.amountUsd}`)
@@ -56,7 +66,8 @@ export function createApprovalTools(opts: ApprovalToolsOptions = {}): Tool[] {
           kind: "approval",
           prompt: `Refund ${money} on order ${orderId}${because}?`,
           expiresAt: expiresAt(),
-          data: { tool: "refund_order", orderId, amountUsd: amount, ...pick(args, "reason") },
+          // The loop adds the tool name and the arguments (data.tool, data.args) itself.
+          data: { editable: REFUND_EDITABLE },
         })
       }
       effect({ tool: "refund_order", args, answer: ctx.answer, idempotencyKey: ctx.idempotencyKey })
@@ -76,7 +87,8 @@ export function createApprovalTools(opts: ApprovalToolsOptions = {}): Tool[] {
       },
       required: ["to", "subject", "body"],
     },
-    run: (args, ctx) => {
+    run: (asked, ctx) => {
+      const args = ctx.answer ? approvedArgs(asked, ctx.answer, EMAIL_EDITABLE) : asked
       const to = String(args.to)
       const subject = String(args.subject)
       if (!ctx.answer) {
@@ -84,8 +96,8 @@ export function createApprovalTools(opts: ApprovalToolsOptions = {}): Tool[] {
           kind: "approval",
           prompt: `Send an email to ${to} with the subject "${subject}"?`,
           expiresAt: expiresAt(),
-          // The approver reads the whole message before it goes out.
-          data: { tool: "send_email", to, subject, body: String(args.body) },
+          // The approver reads the whole message before it goes out, and may reword it.
+          data: { editable: EMAIL_EDITABLE },
         })
       }
       effect({ tool: "send_email", args, answer: ctx.answer, idempotencyKey: ctx.idempotencyKey })
@@ -101,6 +113,21 @@ export function createApprovalToolkit(opts: ApprovalToolsOptions = {}): Promise<
   return createToolkit({ extraTools: createApprovalTools(opts) })
 }
 
-function pick(args: Record<string, unknown>, key: string): Record<string, unknown> {
-  return typeof args[key] === "string" ? { [key]: args[key] } : {}
+const REFUND_EDITABLE = ["amountUsd", "reason"]
+const EMAIL_EDITABLE = ["subject", "body"]
+
+/** The arguments to act on: the model's, with the approver's edits of editable ones (`answer.data.args`). */
+function approvedArgs(
+  asked: Record<string, unknown>,
+  answer: Answer,
+  editable: string[],
+): Record<string, unknown> {
+  const edits = answer.data?.args
+  if (typeof edits !== "object" || edits === null) return asked
+  const args = { ...asked }
+  for (const name of editable) {
+    const value = (edits as Record<string, unknown>)[name]
+    if (value !== undefined && typeof value === typeof asked[name]) args[name] = value
+  }
+  return args
 }

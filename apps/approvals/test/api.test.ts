@@ -1,23 +1,25 @@
 import { createInProcessClient } from "@toolnexus/core"
-import { createFakeLLMServer, type FakeLLMServer } from "@toolnexus/core/testing"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { createApprovalsApp } from "../src/app.js"
-import { agentReply, getJson, instance, json, postJson, sqliteFiles, startRun } from "./support.js"
+import {
+  ALICE_TOKEN,
+  API_TOKEN,
+  agentReply,
+  getJson,
+  instance,
+  json,
+  postJson,
+  postWebhook,
+  signIn,
+  useFakeModel,
+  startRun,
+} from "./support.js"
 
-let fake: FakeLLMServer
-const files = sqliteFiles()
-
-beforeAll(async () => {
-  fake = await createFakeLLMServer({ fallback: agentReply })
-})
-afterAll(async () => {
-  await fake.close()
-  await files.cleanup()
-})
+const { files, fake } = useFakeModel()
 
 describe.each(["openai", "anthropic"] as const)("a run that needs approval (%s style)", (style) => {
   it("parks, is listed, and finishes when approved; the tool sees the answer", async () => {
-    const { app, effects } = await instance(fake, files.store(), { style })
+    const { app, effects } = await instance(fake(), files.store(), { style })
     const run = await startRun(app, "Please refund order A-42 $40")
     expect(run).toMatchObject({ status: "pending", text: "Asking first." })
     expect(run.id).toMatch(/^run-/)
@@ -41,7 +43,7 @@ describe.each(["openai", "anthropic"] as const)("a run that needs approval (%s s
   })
 
   it("reports a decline to the model, which says so; the tool never acts", async () => {
-    const { app, effects } = await instance(fake, files.store(), { style })
+    const { app, effects } = await instance(fake(), files.store(), { style })
     const run = await startRun(app, "refund order B-7 $15")
     const res = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: false, reason: "declined" })
     expect(res.status).toBe(200)
@@ -54,7 +56,7 @@ describe.each(["openai", "anthropic"] as const)("a run that needs approval (%s s
 
 describe("answering", () => {
   it("a second answer to the same request is a 409", async () => {
-    const { app, effects } = await instance(fake, files.store())
+    const { app, effects } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order C-1 $5")
     expect((await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })).status).toBe(200)
     for (const body of [{ ok: true }, { ok: false, reason: "declined" }]) {
@@ -62,19 +64,19 @@ describe("answering", () => {
       expect(again.status).toBe(409)
       expect((await json(again)).error.code).toBe("answer_conflict")
     }
-    const webhook = await postJson(app, "/webhooks/answer", { id: run.pending.id, ok: true })
+    const webhook = await postWebhook(app, { id: run.pending.id, ok: true })
     expect(webhook.status).toBe(409)
     expect(effects).toHaveLength(1)
   })
 
   it("two answers at the same moment: exactly one resumes, the other is a 409", async () => {
-    const { app, effects } = await instance(fake, files.store())
+    const { app, effects } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order C-2 $5")
     // A slow final turn keeps the first claim open while the second answer arrives.
-    fake.addRule({ match: "C-2", reply: (req) => ({ ...agentReply(req), delayMs: 150 }), times: 1 })
+    fake().addRule({ match: "C-2", reply: (req) => ({ ...agentReply(req), delayMs: 150 }), times: 1 })
     const [a, b] = await Promise.all([
       postJson(app, `/requests/${run.pending.id}/answer`, { ok: true }),
-      postJson(app, "/webhooks/answer", { id: run.pending.id, ok: true }),
+      postWebhook(app, { id: run.pending.id, ok: true }),
     ])
     expect([a.status, b.status].sort()).toEqual([200, 409])
     // Refused by the store's claim, not by the app's own "already answered" check.
@@ -84,18 +86,21 @@ describe("answering", () => {
   })
 
   it("an unknown request id is a 404", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     await startRun(app, "refund order D-1 $5")
     const res = await postJson(app, "/requests/pnd-nope/answer", { ok: true })
     expect(res.status).toBe(404)
     expect(await json(res)).toEqual({
-      error: { code: "unknown_request", message: 'no run waits on request "pnd-nope"' },
+      error: {
+        code: "unknown_request",
+        message: 'unknown request "pnd-nope": no conversation or saved runtime waits on it',
+      },
     })
-    expect((await postJson(app, "/webhooks/answer", { id: "pnd-nope", ok: false })).status).toBe(404)
+    expect((await postWebhook(app, { id: "pnd-nope", ok: false })).status).toBe(404)
   })
 
   it("an approval after expiresAt is a 422; closing it as expired still works", async () => {
-    const { app, effects } = await instance(fake, files.store(), { tools: { expiresInMs: 1 } })
+    const { app, effects } = await instance(fake(), files.store(), { tools: { expiresInMs: 1 } })
     const run = await startRun(app, "refund order E-1 $9")
     await new Promise((resolve) => setTimeout(resolve, 20))
     const listed = await getJson(app, "/requests")
@@ -114,17 +119,17 @@ describe("answering", () => {
   })
 
   it("the webhook takes an Answer and finds the run by its request id", async () => {
-    const { app, effects } = await instance(fake, files.store())
+    const { app, effects } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order F-1 $12")
     const answer = { id: run.pending.id, ok: true, data: { approver: "ops@example.com" } }
-    const res = await postJson(app, "/webhooks/answer", answer)
+    const res = await postWebhook(app, answer)
     expect(res.status).toBe(200)
     expect(await json(res)).toMatchObject({ id: run.id, status: "done" })
     expect(effects[0]?.answer).toEqual(answer)
   })
 
   it("a run with two approvals parks again after the first; each request is answered once", async () => {
-    const { app, effects } = await instance(fake, files.store())
+    const { app, effects } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order G-1 $3 and email the customer")
     expect(run.pending.prompt).toBe("Refund $3.00 on order G-1?")
 
@@ -142,9 +147,9 @@ describe("answering", () => {
   })
 
   it("a model failure during the resume is a 502 that keeps the decision for the next delivery", async () => {
-    const { app, effects, errors } = await instance(fake, files.store())
+    const { app, effects, errors } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order H-1 $8")
-    fake.addRule({ match: "H-1", reply: { status: 400, text: "bad request, scripted" }, times: 1 })
+    fake().addRule({ match: "H-1", reply: { status: 400, text: "bad request, scripted" }, times: 1 })
     const failed = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })
     expect(failed.status).toBe(502)
     expect((await json(failed)).error.code).toBe("model_failed")
@@ -162,7 +167,7 @@ describe("answering", () => {
 
 describe("input checks", () => {
   it("refuses malformed bodies with 400 and a clear error", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order I-1 $1")
     const path = `/requests/${run.pending.id}/answer`
     const cases: [string, string | unknown, string][] = [
@@ -171,18 +176,24 @@ describe("input checks", () => {
       [path, { ok: true, reason: "because" }, "invalid_body"],
       [path, { ok: true, id: "pnd-other" }, "invalid_body"],
       [path, { ok: true, data: [1] }, "invalid_body"],
-      ["/webhooks/answer", { ok: true }, "invalid_body"],
       ["/runs", { prompt: "  " }, "invalid_body"],
       ["/runs", [], "invalid_body"],
     ]
     for (const [target, body, code] of cases) {
       const raw = typeof body === "string" ? body : JSON.stringify(body)
-      const res = await app.request(target, { method: "POST", body: raw })
+      const res = await app.request(target, {
+        method: "POST",
+        body: raw,
+        headers: { "content-type": "application/json", authorization: `Bearer ${API_TOKEN}` },
+      })
       expect(res.status, `${target} ${raw}`).toBe(400)
       expect((await json(res)).error.code).toBe(code)
     }
-    expect((await app.request("/requests?limit=-1")).status).toBe(400)
-    expect((await app.request("/nowhere")).status).toBe(404)
+    const webhook = await postWebhook(app, { ok: true })
+    expect(webhook.status).toBe(400)
+    expect((await json(webhook)).error.code).toBe("invalid_body")
+    expect((await getJson(app, "/requests?limit=-1")).error.code).toBe("invalid_query")
+    expect((await getJson(app, "/nowhere")).error.code).toBe("not_found")
     // Nothing was answered by the refused bodies.
     expect((await getJson(app, "/requests")).requests).toHaveLength(1)
   })
@@ -190,16 +201,20 @@ describe("input checks", () => {
   it("refuses a client whose conversations live in another store", async () => {
     // Without a `store` option the client keeps conversations in its own MemoryStore.
     const client = createInProcessClient({ model: "m", generate: async () => ({ content: "hi" }) })
-    expect(() => createApprovalsApp({ store: files.store(), client })).toThrow(/conversations in `store`/)
+    const security = { users: { alice: ALICE_TOKEN } }
+    expect(() => createApprovalsApp({ store: files.store(), client, security })).toThrow(
+      /conversations in `store`/,
+    )
   })
 })
 
 describe("the page", () => {
   it("lists pending requests with kind, age, expiry and buttons, escaping model-provided text", async () => {
-    const { app } = await instance(fake, files.store())
+    const { app } = await instance(fake(), files.store())
     const evil = `email them <script>alert("pwned")</script> & <img src=x onerror=alert(1)>`
     const run = await startRun(app, evil)
-    const res = await app.request("/")
+    const { cookie } = await signIn(app)
+    const res = await app.request("/", { headers: { cookie } })
     expect(res.status).toBe(200)
     expect(res.headers.get("content-type")).toMatch(/^text\/html/)
     const csp = res.headers.get("content-security-policy") ?? ""
@@ -210,18 +225,19 @@ describe("the page", () => {
     expect(html).toContain("&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt; &amp; &lt;img src=x")
     expect(html).toContain(`data-request-id="${run.pending.id}"`)
     expect(html).toContain(`<code>${run.id}</code>`)
-    expect(html).toMatch(/<span class="kind">approval<\/span>/)
+    expect(html).toMatch(/<span class="kind kind-approval">approval<\/span>/)
     expect(html).toMatch(/waiting <time datetime="[^"]+"[^>]*>\d+ s<\/time>/)
     expect(html).toMatch(/expires in (23 h|24 h|1 d)/)
-    expect(html).toContain('data-answer="approve">Approve</button>')
-    expect(html).toContain('data-answer="decline">Decline</button>')
+    expect(html).toContain('data-action="approve">Approve <kbd>a</kbd></button>')
+    expect(html).toContain('data-action="decline-open">Decline <kbd>d</kbd></button>')
     // Only the page's own script, carrying the nonce, is there.
     expect(html.match(/<script/g)).toHaveLength(1)
     expect(html).toMatch(/<script nonce="[^"]+">/)
   })
 
   it("says when nothing is waiting", async () => {
-    const { app } = await instance(fake, files.store())
-    expect(await (await app.request("/")).text()).toContain("Nothing is waiting.")
+    const { app } = await instance(fake(), files.store())
+    const { cookie } = await signIn(app)
+    expect(await (await app.request("/", { headers: { cookie } })).text()).toContain("Nothing is waiting.")
   })
 })

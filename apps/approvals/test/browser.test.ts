@@ -1,25 +1,69 @@
 import { existsSync } from "node:fs"
+import { createServer, request as httpRequest, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
 import { createFakeLLMServer, type FakeLLMServer } from "@toolnexus/core/testing"
-import { type Browser, chromium } from "playwright-core"
+import type { DurableStore } from "@toolnexus/durable"
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { listen, type RunningServer } from "../src/server.js"
-import { agentReply, type Instance, instance, sqliteFiles, startRun } from "./support.js"
+import { signBody } from "../src/security/webhook-signature.js"
+import {
+  ALICE_TOKEN,
+  API_TOKEN,
+  agentReply,
+  answerTools,
+  type Instance,
+  instance,
+  sqliteFiles,
+  WEBHOOK_SECRET,
+  XSS,
+  xssTool,
+} from "./support.js"
 
 const CHROMIUM = "/usr/bin/chromium"
 const haveChromium = existsSync(CHROMIUM)
 if (!haveChromium) console.warn(`[approvals] ${CHROMIUM} does not exist: skipping the browser test`)
 
-describe.skipIf(!haveChromium)("the page in headless Chromium", () => {
+describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
   const files = sqliteFiles()
+  const answers: unknown[] = []
   let fake: FakeLLMServer
   let service: Instance
   let server: RunningServer
+  let attacker: Server
+  let attackerUrl: string
   let browser: Browser
+  let context: BrowserContext
 
   beforeAll(async () => {
     fake = await createFakeLLMServer({ fallback: agentReply })
-    service = await instance(fake, files.store())
+    const store = files.store() as DurableStore & { listFailed?: unknown }
+    // Attempts are not counted yet (DESIGN §9), so no request fails by itself: this store says one did.
+    store.listFailed = async () => [
+      {
+        request: {
+          id: "pnd-failed-web",
+          kind: "approval",
+          prompt: "Refund $9.00 on order FAIL-1?",
+          data: { tool: "refund_order" },
+        },
+        conversationId: "run-failed",
+        since: new Date(Date.now() - 3_600_000).toISOString(),
+        attempts: 3,
+        state: "failed",
+        lastError: { name: "LLMHttpError", code: "TNX_LLM_HTTP", message: "LLM endpoint answered HTTP 500" },
+      },
+    ]
+    service = await instance(fake, store, { extraTools: [...answerTools(answers), xssTool()] })
     server = await listen(service.app, { port: 0, hostname: "127.0.0.1" })
+    // Another origin on the same machine (a different port is a different origin, the same
+    // site: SameSite cookies are sent, so only the origin and CSRF checks stand in the way).
+    attacker = createServer((req, res) => {
+      res.setHeader("content-type", "text/html")
+      res.end(attackPage(decodeURIComponent(req.url?.slice(1) ?? "")))
+    })
+    await new Promise<void>((resolve) => attacker.listen(0, "127.0.0.1", resolve))
+    attackerUrl = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}`
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
@@ -31,65 +75,412 @@ describe.skipIf(!haveChromium)("the page in headless Chromium", () => {
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
+        // A DNS-rebinding name: resolves to the service's address.
+        "--host-resolver-rules=MAP rebind.test 127.0.0.1",
       ],
     })
+    context = await browser.newContext()
   })
 
   afterAll(async () => {
     await browser?.close()
     await server?.close()
+    await new Promise((resolve) => attacker?.close(resolve))
     await fake?.close()
     await files.cleanup()
   })
 
-  it("lists a parked request; Approve resumes the run and shows its final text", async () => {
-    const run = await startRun(service.app, "refund order WEB-1 $31")
-    const page = await browser.newPage()
+  /** A signed-in page whose errors (CSP violations included) land in `problems`. */
+  async function openInbox(path = "/"): Promise<{ page: Page; problems: string[] }> {
+    const page = await context.newPage()
     const problems: string[] = []
     page.on("pageerror", (error) => problems.push(error.message))
-    // A CSP violation would mean the page's own script or style was blocked.
     page.on("console", (msg) => {
       if (msg.type() === "error") problems.push(msg.text())
     })
+    // Every inbox page listens for server-sent events; a test may rely on that from the start.
+    const listening = page.waitForResponse((res) => res.url().endsWith("/events"))
+    await page.goto(server.url + path)
+    await listening
+    return { page, problems }
+  }
+
+  /** Starts a run through the JSON API, as another client would. */
+  async function startRun(prompt: string, team = false): Promise<any> {
+    const res = await fetch(`${server.url}/runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${API_TOKEN}` },
+      body: JSON.stringify({ prompt, team }),
+    })
+    return res.json()
+  }
+
+  const card = (page: Page, id: string) => page.locator(`.card[data-request-id="${id}"]`)
+  const effectsFor = (orderId: string) => service.effects.filter((e) => e.args.orderId === orderId)
+
+  it("signs in with a token; a wrong token is refused; the session cookie is HttpOnly", async () => {
+    const page = await context.newPage()
     await page.goto(server.url)
+    expect(new URL(page.url()).pathname).toBe("/signin")
+    await page.locator("#token").fill("not-the-right-token")
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByText("That token is not valid.").waitFor()
+    await page.locator("#token").fill(ALICE_TOKEN)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.locator(".user", { hasText: "alice" }).waitFor()
+    expect(new URL(page.url()).pathname).toBe("/")
+    expect(await page.evaluate("document.cookie")).not.toContain("tnx_session")
+    const [cookie] = (await context.cookies()).filter((c) => c.name === "tnx_session")
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict" })
+    await page.close()
+  })
 
-    const row = page.locator(`[data-request-id="${run.pending.id}"]`)
+  it("signs out: the cookie is gone and the inbox asks to sign in again", async () => {
+    const other = await browser.newContext()
+    const page = await other.newPage()
+    await page.goto(server.url)
+    await page.locator("#token").fill(ALICE_TOKEN)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("button", { name: "Sign out" }).click()
+    await page.locator("#token").waitFor()
+    expect((await other.cookies()).filter((c) => c.name === "tnx_session")).toEqual([])
+    await page.goto(server.url)
+    expect(new URL(page.url()).pathname).toBe("/signin")
+    await other.close()
+  })
+
+  it("approves with a click; the card goes and the run's result is shown", async () => {
+    const run = await startRun("refund order WEB-1 $31")
+    const { page, problems } = await openInbox()
+    const row = card(page, run.pending.id)
     await expect(row.locator(".prompt").textContent()).resolves.toBe("Refund $31.00 on order WEB-1?")
-    await row.getByRole("button", { name: "Approve" }).click()
-
+    await expect(row.locator(".tool").textContent()).resolves.toBe("refund_order")
+    expect(JSON.parse((await row.locator(".args pre").textContent()) ?? "")).toEqual({
+      orderId: "WEB-1",
+      amountUsd: 31,
+    })
+    await row.getByRole("button", { name: /^Approve/ }).click()
     const result = page.locator("#log li").first()
     await result.waitFor()
     expect(await result.textContent()).toMatch(
-      /^Approved\. Run run-[\w-]+ finished: Done: Refunded \$31\.00 on order WEB-1 \(refund ref run-/,
+      /^Approved\. Run run-[\w-]+ finished: Done: Refunded \$31\.00 on order WEB-1/,
     )
-    await page.getByText("Nothing is waiting.").waitFor()
-    expect(service.effects).toHaveLength(1)
+    await row.waitFor({ state: "detached" })
+    expect(effectsFor("WEB-1")).toHaveLength(1)
     expect(problems).toEqual([])
     await page.close()
   })
 
-  it("starts a run from the form, then Decline finishes it with the declined text", async () => {
-    const page = await browser.newPage()
-    const problems: string[] = []
-    page.on("pageerror", (error) => problems.push(error.message))
-    page.on("console", (msg) => {
-      if (msg.type() === "error") problems.push(msg.text())
-    })
-    await page.goto(server.url)
-    await page.locator("#prompt").fill("refund order WEB-2 $5")
-    await page.getByRole("button", { name: "Start run" }).click()
-    await page.locator("#log li", { hasText: "waits for: Refund $5.00 on order WEB-2?" }).waitFor()
-
-    // The list was refreshed in place with the new request.
-    const row = page.locator(".request", { hasText: "WEB-2" })
-    await row.getByRole("button", { name: "Decline" }).click()
+  it("declines with a reason using only the keyboard", async () => {
+    const run = await startRun("refund order WEB-2 $5")
+    const { page, problems } = await openInbox()
+    const row = card(page, run.pending.id)
+    await row.focus()
+    // j / k move the selection and come back to the same card.
+    const at = await row.evaluate((el) => [...el.ownerDocument.querySelectorAll(".card")].indexOf(el))
+    await page.keyboard.press(at > 0 ? "k" : "j")
+    await expect(row.evaluate((el) => el.classList.contains("selected"))).resolves.toBe(false)
+    await page.keyboard.press(at > 0 ? "j" : "k")
+    await expect(
+      row.evaluate((el) => el.classList.contains("selected") && el === el.ownerDocument.activeElement),
+    ).resolves.toBe(true)
+    await page.keyboard.press("d")
+    const reason = row.locator('form[data-form="decline"] input[name="reason"]')
+    await expect(reason.evaluate((el) => el === el.ownerDocument.activeElement)).resolves.toBe(true)
+    await page.keyboard.type("no receipt attached")
+    await page.keyboard.press("Enter")
     const declined = page.locator("#log li", { hasText: "Declined." })
     await declined.waitFor()
     expect(await declined.textContent()).toMatch(
-      /finished: Not done, it was declined: Refund \$5\.00 on order WEB-2\? \(declined\)$/,
+      /Not done, it was declined: Refund \$5\.00 on order WEB-2\? \(no receipt attached\)$/,
     )
-    await expect(row.count()).resolves.toBe(0)
+    expect(effectsFor("WEB-2")).toEqual([])
     expect(problems).toEqual([])
     await page.close()
   })
+
+  it("edits an argument the tool allows, then approves; the tool acts on the edit", async () => {
+    const run = await startRun("refund order WEB-3 $80")
+    const { page, problems } = await openInbox()
+    const row = card(page, run.pending.id)
+    await row.getByRole("button", { name: /^Edit, then approve/ }).click()
+    const form = row.locator('form[data-form="edit"]')
+    // orderId is not editable: only amount and reason are offered.
+    await expect(
+      form.locator("[name]").evaluateAll((els) => els.map((el) => el.getAttribute("name"))),
+    ).resolves.toEqual(["amountUsd"])
+    await form.locator('input[name="amountUsd"]').fill("55.5")
+    await form.getByRole("button", { name: "Approve with these arguments" }).click()
+    await page.locator("#log li", { hasText: "Approved with changes." }).waitFor()
+    expect(effectsFor("WEB-3")).toHaveLength(1)
+    expect(effectsFor("WEB-3")[0]?.args).toMatchObject({ orderId: "WEB-3", amountUsd: 55.5 })
+    expect(problems).toEqual([])
+    await page.close()
+  })
+
+  it("responds to a question with text, and fills in an MCP elicitation's form", async () => {
+    const question = await startRun("please ask the customer")
+    const form = await startRun("open the shipping form")
+    const { page, problems } = await openInbox()
+    const asked = card(page, question.pending.id)
+    await asked.focus()
+    await page.keyboard.press("r")
+    await asked.locator("textarea[name=text]").fill("teal, please")
+    await asked.getByRole("button", { name: "Send" }).click()
+    await page.locator("#log li", { hasText: "Responded." }).waitFor()
+
+    const elicited = card(page, form.pending.id)
+    await expect(elicited.locator(".tool").textContent()).resolves.toBe("crm › update_address")
+    await elicited.getByRole("button", { name: /^Fill in/ }).click()
+    await elicited.getByLabel("Street").fill("Main St 1")
+    await elicited.getByLabel("ZIP code").fill("1000")
+    await elicited.getByLabel("Floor").fill("4")
+    await elicited.getByLabel("Express delivery").check()
+    await elicited.locator("select[name=carrier]").selectOption("ups")
+    await elicited.getByRole("button", { name: "Submit" }).click()
+    await page.locator("#log li", { hasText: "Submitted." }).waitFor()
+    expect(answers).toEqual([
+      { text: "teal, please" },
+      { street: "Main St 1", zip: "1000", floor: 4, express: true, carrier: "ups" },
+    ])
+    expect(problems).toEqual([])
+    await page.close()
+  })
+
+  it("shows a tree's request once, with breadcrumbs, and one approval resumes the tree", async () => {
+    const { page, problems } = await openInbox()
+    await page.locator("details.start summary").click()
+    await page.locator("#prompt").fill("refund order TREE-1 $15")
+    await page.locator("#team").check()
+    await page.getByRole("button", { name: "Start run" }).click()
+    await page.locator("#log li", { hasText: "now waits for: Refund $15.00 on order TREE-1?" }).waitFor()
+    const rows = page.locator(".card", { hasText: "TREE-1" })
+    await rows.first().waitFor()
+    await expect(rows.count()).resolves.toBe(1)
+    await expect(rows.locator(".breadcrumbs li").allTextContents()).resolves.toEqual([
+      "root",
+      "support.1",
+      "payments.1",
+    ])
+    await rows.getByRole("button", { name: /^Approve/ }).click()
+    const done = page.locator("#log li", { hasText: "Approved." })
+    await done.waitFor()
+    expect(await done.textContent()).toMatch(
+      /Run team-[\w-]+ finished: Done: Done: Refunded \$15\.00 on order TREE-1/,
+    )
+    expect(effectsFor("TREE-1")).toHaveLength(1)
+    expect(problems).toEqual([])
+    await page.close()
+  })
+
+  it("updates live: a run parked by another client appears without a reload", async () => {
+    const { page, problems } = await openInbox()
+    await page.locator("#inbox").waitFor()
+    const run = await startRun("refund order LIVE-1 $3")
+    await card(page, run.pending.id).waitFor({ timeout: 10_000 })
+    // Answered elsewhere (a signed webhook): the card goes away by itself too.
+    const body = JSON.stringify({ id: run.pending.id, ok: true })
+    const res = await fetch(`${server.url}/webhooks/answer`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-toolnexus-signature": signBody(WEBHOOK_SECRET, body),
+      },
+      body,
+    })
+    expect(res.status).toBe(200)
+    await card(page, run.pending.id).waitFor({ state: "detached", timeout: 10_000 })
+    expect(problems).toEqual([])
+    await page.close()
+  })
+
+  it("keeps the history across a reload, and filters it", async () => {
+    const { page, problems } = await openInbox("/history")
+    await page.reload()
+    const rows = page.locator("#history tbody tr")
+    await rows.first().waitFor()
+    const text = (await page.locator("#history").textContent()) ?? ""
+    expect(text).toContain("no receipt attached")
+    expect(text).toContain("approved with changes")
+    expect(text).toContain("alice")
+    await page.locator("select[name=decision]").selectOption("declined")
+    await page.getByRole("button", { name: "Filter" }).click()
+    await page.waitForURL(/decision=declined/)
+    await expect(page.locator("#history tbody tr").count()).resolves.toBe(1)
+    await expect(page.locator("#history .reason").textContent()).resolves.toBe("no receipt attached")
+    expect(problems).toEqual([])
+    await page.close()
+  })
+
+  it("shows a failed request with its error and a retry button", async () => {
+    const { page, problems } = await openInbox()
+    const failed = page.locator('[data-failed-id="pnd-failed-web"]')
+    await expect(failed.locator(".error-text").textContent()).resolves.toBe(
+      "TNX_LLM_HTTP: LLM endpoint answered HTTP 500",
+    )
+    await failed.getByRole("button", { name: "Retry with the stored decision" }).click()
+    // @toolnexus/durable has no retryFailed yet; the page says so.
+    await page.locator("#log li.error", { hasText: "cannot retry failed requests" }).waitFor()
+    expect(problems.filter((p) => !p.includes("501"))).toEqual([])
+    await page.close()
+  })
+
+  describe("attacks", () => {
+    it("no markup from a model, a tool or an approver runs, on the inbox or in the history", async () => {
+      const probe = await startRun("xss probe")
+      const other = await startRun("refund order XSS-1 $1")
+      const { page, problems } = await openInbox()
+      const dialogs: string[] = []
+      page.on("dialog", (dialog) => {
+        dialogs.push(dialog.message())
+        void dialog.dismiss()
+      })
+      const row = card(page, probe.pending.id)
+      await row.getByRole("button", { name: /^Fill in/ }).click()
+      // The text is shown as text, exactly as the tool wrote it.
+      await expect(row.locator(".prompt").textContent()).resolves.toBe(
+        `Fill ${XSS.img(5)} in ${XSS.script(6)}`,
+      )
+      await expect(row.locator(".link").textContent()).resolves.toBe("javascript:window.pwned=7")
+      await expect(row.locator(".link a").count()).resolves.toBe(0)
+      // An approver's reason goes into the history, which is shown next.
+      await card(page, other.pending.id)
+        .getByRole("button", { name: /^Decline/ })
+        .click()
+      await card(page, other.pending.id).locator("input[name=reason]").fill(XSS.img(16))
+      await card(page, other.pending.id).getByRole("button", { name: "Decline", exact: true }).click()
+      await page.locator("#log li", { hasText: "Declined." }).waitFor()
+      await page.goto(`${server.url}/history`)
+      await expect(page.locator("#history .reason").first().textContent()).resolves.toBe(XSS.img(16))
+      expect(await page.evaluate(() => (globalThis as { pwned?: unknown }).pwned)).toBeUndefined()
+      expect(dialogs).toEqual([])
+      expect(problems).toEqual([])
+      await page.close()
+      await fetch(`${server.url}/requests/${probe.pending.id}/answer`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${API_TOKEN}` },
+        body: JSON.stringify({ ok: false }),
+      })
+    })
+
+    it("a text/plain form posted from another origin answers nothing", async () => {
+      const run = await startRun("refund order EVIL-1 $999")
+      const page = await context.newPage()
+      const response = page.waitForResponse(
+        (res) => res.url().includes("/answer") && res.request().method() === "POST",
+      )
+      await page.goto(
+        `${attackerUrl}/${encodeURIComponent(`${server.url}/requests/${run.pending.id}/answer`)}`,
+      )
+      expect((await response).status()).toBe(403)
+      // The attacker's script also tried fetch() in both CORS modes.
+      await page.waitForFunction("window.attempts?.length === 2")
+      expect(effectsFor("EVIL-1")).toEqual([])
+      const listed: any = await (
+        await fetch(`${server.url}/requests/${run.pending.id}`, {
+          headers: { authorization: `Bearer ${API_TOKEN}` },
+        })
+      ).json()
+      expect(listed.request.id).toBe(run.pending.id)
+      await page.close()
+    })
+
+    it("a DNS-rebinding page under another name is refused", async () => {
+      const page = await context.newPage()
+      const response = await page.goto(server.url.replace("127.0.0.1", "rebind.test"))
+      expect(response?.status()).toBe(403)
+      expect(await page.textContent("body")).toContain("forbidden_host")
+      await page.close()
+    })
+
+    it("a forged Host header, an unsigned or replayed webhook and an oversized body are refused", async () => {
+      const run = await startRun("refund order EVIL-2 $999")
+      expect(await rawStatus(server, { path: "/requests", host: "attacker.example", token: API_TOKEN })).toBe(
+        403,
+      )
+
+      const body = JSON.stringify({ id: run.pending.id, ok: true })
+      const post = (headers: Record<string, string>, data = body) =>
+        fetch(`${server.url}/webhooks/answer`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: data,
+        })
+      expect((await post({})).status).toBe(401)
+      const stale = signBody(WEBHOOK_SECRET, body, Date.now() - 3_600_000)
+      expect((await post({ "x-toolnexus-signature": stale })).status).toBe(401)
+      const signature = signBody(
+        WEBHOOK_SECRET,
+        JSON.stringify({ id: run.pending.id, ok: false, reason: "declined" }),
+      )
+      const declined = JSON.stringify({ id: run.pending.id, ok: false, reason: "declined" })
+      expect((await post({ "x-toolnexus-signature": signature }, declined)).status).toBe(200)
+      const replay = await post({ "x-toolnexus-signature": signature }, declined)
+      expect(replay.status).toBe(409)
+      expect(((await replay.json()) as any).error.code).toBe("webhook_replayed")
+
+      // From the signed-in page itself: the body limit holds for the page's own requests.
+      const run3 = await startRun("refund order EVIL-3 $999")
+      const { page } = await openInbox()
+      const csrf = await page.locator('meta[name="csrf-token"]').getAttribute("content")
+      const status = await page.evaluate(
+        async ([id, csrf]) => {
+          const res = await fetch(`/requests/${id}/answer`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-csrf-token": csrf ?? "" },
+            body: JSON.stringify({ ok: true, data: { padding: "x".repeat(100_000) } }),
+          })
+          return res.status
+        },
+        [run3.pending.id as string, csrf ?? ""],
+      )
+      expect(status).toBe(413)
+      expect(effectsFor("EVIL-2")).toEqual([])
+      expect(effectsFor("EVIL-3")).toEqual([])
+      await page.close()
+    })
+  })
 })
+
+/**
+ * The attacker's page: a cross-site form in the `text/plain` encoding (the classic way to post
+ * a JSON-looking body without a preflight), submitted at once into a frame, and two fetches.
+ */
+function attackPage(target: string): string {
+  const field = `{"ok":true,"pad":"`
+  return `<!doctype html><html><body>
+<iframe name="sink"></iframe>
+<form id="f" method="POST" action="${target}" enctype="text/plain" target="sink"><input name='${field}' value='"}'></form>
+<script>
+window.attempts = []
+document.getElementById("f").submit()
+const body = JSON.stringify({ ok: true })
+fetch(${JSON.stringify(target)}, { method: "POST", mode: "no-cors", credentials: "include", headers: { "content-type": "text/plain" }, body })
+  .then(() => attempts.push("no-cors sent"), () => attempts.push("no-cors failed"))
+fetch(${JSON.stringify(target)}, { method: "POST", credentials: "include", headers: { "content-type": "application/json" }, body })
+  .then(() => attempts.push("cors sent"), () => attempts.push("cors blocked"))
+</script></body></html>`
+}
+
+/** A GET with a chosen Host header (fetch does not let a caller set one). */
+function rawStatus(
+  server: RunningServer,
+  opts: { path: string; host: string; token: string },
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: "127.0.0.1",
+        port: server.port,
+        path: opts.path,
+        headers: { host: opts.host, authorization: `Bearer ${opts.token}` },
+      },
+      (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      },
+    )
+    req.on("error", reject)
+    req.end()
+  })
+}

@@ -4,7 +4,7 @@ import { createFakeLLMServer, type FakeLLMServer } from "@toolnexus/core/testing
 import { PostgresStore } from "@toolnexus/durable/postgres"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { ToolEffect } from "../src/tools.js"
-import { agentReply, getJson, instance, json, postJson, startRun } from "./support.js"
+import { agentReply, getJson, instance, json, postJson, postWebhook, startRun } from "./support.js"
 
 /** The bit of pg this test uses (the app itself has no @types/pg). */
 interface PgPool {
@@ -26,6 +26,12 @@ describe.skipIf(!connectionString)("two instances on one PostgreSQL database", (
   let fake: FakeLLMServer
   const stores: PostgresStore[] = []
   let reachable = false
+  /** A store with its own connection pool, in the test's schema: as another process would open it. */
+  const open = () => {
+    const store = new PostgresStore({ connectionString: connectionString!, schema })
+    stores.push(store)
+    return store
+  }
 
   beforeAll(async () => {
     const pg = createRequire(import.meta.url)("pg") as PgModule
@@ -47,11 +53,6 @@ describe.skipIf(!connectionString)("two instances on one PostgreSQL database", (
 
   it("answering one request on both at once: one 200, one 409, the tool runs once", async () => {
     const effects: ToolEffect[] = []
-    const open = () => {
-      const store = new PostgresStore({ connectionString: connectionString!, schema })
-      stores.push(store)
-      return store
-    }
     // Two app objects, two connection pools: as two processes would be, sharing the tool log.
     const a = await instance(fake, open(), { effects })
     const b = await instance(fake, open(), { effects })
@@ -65,7 +66,7 @@ describe.skipIf(!connectionString)("two instances on one PostgreSQL database", (
     fake.addRule({ match: "PG-1", reply: (req) => ({ ...agentReply(req), delayMs: 200 }), times: 1 })
     const [fromA, fromB] = await Promise.all([
       postJson(a.app, `/requests/${run.pending.id}/answer`, { ok: true }),
-      postJson(b.app, "/webhooks/answer", { id: run.pending.id, ok: true }),
+      postWebhook(b.app, { id: run.pending.id, ok: true }),
     ])
     expect([fromA.status, fromB.status].sort()).toEqual([200, 409])
     const winner = await json(fromA.status === 200 ? fromA : fromB)
@@ -83,5 +84,24 @@ describe.skipIf(!connectionString)("two instances on one PostgreSQL database", (
       expect((await getJson(app, "/requests")).requests).toEqual([])
     }
     expect(effects).toHaveLength(1)
+    // Both instances show the one answer in the shared history, whichever recorded it.
+    for (const { app } of [a, b]) {
+      const { answers } = await getJson(app, "/answers")
+      expect(answers.map((e: { requestId: string }) => e.requestId)).toEqual([run.pending.id])
+    }
+  })
+
+  it("a team run parked on one instance is listed once on the other and resumed there", async () => {
+    const effects: ToolEffect[] = []
+    const a = await instance(fake, open(), { effects })
+    const b = await instance(fake, open(), { effects })
+    const run = await startRun(a.app, "refund order PG-2 $12", { team: true })
+    const listed = (await getJson(b.app, "/requests")).requests.filter((r: any) => r.runId === run.id)
+    expect(listed).toHaveLength(1)
+    expect(listed[0].path).toEqual(["root", "support.1", "payments.1"])
+    const done = await json(await postJson(b.app, `/requests/${run.pending.id}/answer`, { ok: true }))
+    expect(done).toMatchObject({ id: run.id, kind: "runtime", status: "done" })
+    expect(effects).toHaveLength(1)
+    expect((await postJson(a.app, `/requests/${run.pending.id}/answer`, { ok: true })).status).toBe(409)
   })
 })

@@ -40,14 +40,3 @@ export function withPath(req: Request, id: string): Request {
   if (Array.isArray(req.data?.path)) return req
   return { ...req, data: { ...req.data, path: id.split("/") } }
 }
-
-/**
- * @internal The request as handle `r`'s own transcript halted on it. An escalated request
- * keeps the leaf's stamps (`data.callId` names the leaf's call), so for a parent the halted
- * call is the `task` call that delegated to `child`: its task key.
- */
-export function haltedOn(request: Request, child: HandleRecord | undefined): Request {
-  const callId = child?.taskKey
-  if (callId === undefined || request.data?.callId === callId) return request
-  return { ...request, data: { ...request.data, callId } }
-}

@@ -10,9 +10,9 @@ import {
   createToolkit,
 } from "@toolnexus/core"
 import { turnLimit } from "./budget.js"
-import { escalationFor, haltedOn, withPath } from "./escalation.js"
+import { escalationFor, withPath } from "./escalation.js"
 import type { Semaphore } from "./gates.js"
-import { continueHalted } from "./handle-conversation.js"
+import { continueHalted, haltedOn } from "./handle-conversation.js"
 import type { ActiveTurn, HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
 import { hooksWithHandle } from "./handle-hooks.js"

@@ -9,11 +9,12 @@ import {
   type Toolkit,
   lastAssistantText,
 } from "@toolnexus/core"
+import type { HandleRecord } from "./handle-record.js"
 
 /**
- * @internal Continues a handle's halted turn with an answer through core's stored continue
- * (load → repair the halted turn → run → save, in one place). `claim`, on the last save of
- * a durable resume's cascade, fences that save and consumes the claim.
+ * @internal Continues a handle's halted turn with an answer through core's one stored path
+ * (`continueRun` without messages: load → repair the halted turn → run → save). `claim` is a
+ * durable store's claim token, passed only to the last save of a resume cascade.
  */
 export function continueHalted(
   id: string,
@@ -31,6 +32,17 @@ export function continueHalted(
 }
 
 /**
+ * @internal The request as handle `r`'s own transcript halted on it. An escalated request
+ * keeps the leaf's stamps (`data.callId` names the leaf's call), so for a parent the halted
+ * call is the `task` call that delegated to `child`: the child's task key.
+ */
+export function haltedOn(request: Request, child: HandleRecord | undefined): Request {
+  const callId = child?.taskKey
+  if (callId === undefined || request.data?.callId === callId) return request
+  return { ...request, data: { ...request.data, callId } }
+}
+
+/**
  * @internal The outcome an earlier attempt already saved for a handle's conversation `id`,
  * when it no longer waits on `requestId`: a process that died mid-cascade applied the answer
  * there before it could save the runtime. Taking it from the store keeps a redelivered answer
@@ -42,9 +54,8 @@ export async function appliedBefore(
   requestId: string,
   transcript: { model: string; style: EndpointStyle },
 ): Promise<RunResult | undefined> {
-  const reader = store as { getPending?(id: string): Promise<Request | undefined> }
-  if (typeof reader.getPending !== "function") return undefined
-  const waiting = await reader.getPending(id)
+  if (store.getPending === undefined) return undefined
+  const waiting = await store.getPending(id)
   if (waiting?.id === requestId) return undefined
   const messages = (await store.get(id)) ?? []
   // A run rebuilt from the saved transcript: no turn was run now.

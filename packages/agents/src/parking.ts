@@ -5,9 +5,8 @@ import {
   type Request,
   UnknownRequestError,
 } from "@toolnexus/core"
-import { haltedOn } from "./escalation.js"
 import type { Execution } from "./execution.js"
-import { appliedBefore, continueHalted } from "./handle-conversation.js"
+import { appliedBefore, continueHalted, haltedOn } from "./handle-conversation.js"
 import type { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
 import type { EventHub } from "./runtime-events.js"
@@ -49,11 +48,12 @@ export class Parking {
   /**
    * Continues the tree parked on `answer.id`: the deepest holder first, from its halted tool
    * call; then each ancestor parked on the same request, its halted `task` call reattaching
-   * to the child it already has. Resolves when the cascade has settled.
+   * to the child it already has. Resolves when the cascade has settled. `claim` (a durable
+   * store's claim token) goes to the topmost holder's save, the last of the cascade.
    *
    * @throws UnknownRequestError when no parked handle holds `answer.id`.
    */
-  async resume(answer: Answer, claim?: string): Promise<void> {
+  async resume(answer: Answer, opts?: { claim?: string }): Promise<void> {
     let target: HandleRecord | undefined
     for (const r of this.#byRequest.get(answer.id) ?? []) {
       if (!target || depth(r) > depth(target)) target = r
@@ -65,21 +65,19 @@ export class Parking {
       if (r.state !== "suspended" || r.inline || r.pending?.id !== answer.id) break
       cascade.push(r)
     }
-    for (const [i, r] of cascade.entries()) {
-      const pending = haltedOn(r.pending as Request, cascade[i - 1])
+    for (const [i, handle] of cascade.entries()) {
+      const pending = haltedOn(handle.pending as Request, cascade[i - 1])
       // Only the last save of the cascade consumes the claim.
-      const claimed = i === cascade.length - 1 ? claim : undefined
-      const id = this.#ctx.conversationId(r)
-      this.#unpark(r)
-      applyTransition(r, "unpark", trace, events)
-      applyTransition(r, "start", trace, events)
-      await execution.run(r, async (client, toolkit, signal, onEvent) => {
-        const recorded = await appliedBefore(store, id, answer.id, this.#ctx.transcriptOf(r))
-        if (recorded) trace.push(`${r.id}: resume → RECOVERED from the store (the answer was applied before)`)
-        return (
-          recorded ??
-          continueHalted(id, client, { toolkit, pending, answer, signal, onEvent, claim: claimed })
-        )
+      const claim = i === cascade.length - 1 ? opts?.claim : undefined
+      const id = this.#ctx.conversationId(handle)
+      this.#unpark(handle)
+      applyTransition(handle, "unpark", trace, events)
+      applyTransition(handle, "start", trace, events)
+      await execution.run(handle, async (client, toolkit, signal, onEvent) => {
+        const recorded = await appliedBefore(store, id, answer.id, this.#ctx.transcriptOf(handle))
+        if (recorded)
+          trace.push(`${handle.id}: resume → RECOVERED from the store (the answer was applied before)`)
+        return recorded ?? continueHalted(id, client, { toolkit, pending, answer, signal, onEvent, claim })
       })
     }
   }

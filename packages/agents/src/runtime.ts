@@ -302,8 +302,8 @@ class AgentRuntime implements Runtime, TaskHost {
     return this.#events.subscribe(opts)
   }
 
-  resume(answer: Answer, resumeOpts?: { claim?: string }): Promise<void> {
-    return this.#parking.resume(answer, resumeOpts?.claim)
+  resume(answer: Answer, opts?: { claim?: string }): Promise<void> {
+    return this.#parking.resume(answer, opts)
   }
 
   // ---- inspection ----------------------------------------------------------------------

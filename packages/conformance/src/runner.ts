@@ -23,10 +23,16 @@ import {
   relayAnswer,
   relayCallsOf,
 } from "@toolnexus/core"
-import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
+import {
+  type FakeLLMServer,
+  createFakeLLMServer,
+  transcriptProblems,
+  userTurns,
+} from "@toolnexus/core/testing"
 import {
   type DurableStore,
   askWithAnswer,
+  deliverAnswer,
   loadRuntime,
   openStore,
   runWithAnswer,
@@ -37,7 +43,6 @@ import type { Expect, Fixture, Json, Step, Style, TranscriptExpect, WaitForPolic
 import { type LlmObservations, requestView, scriptRules } from "./llm-script.js"
 import { match, show } from "./match.js"
 import { type ToolRun, buildTools } from "./tools.js"
-import { transcriptProblems, userTurns } from "./transcript.js"
 import { DanglingReferenceError, resolveRefs, roundTrip } from "./values.js"
 
 /** How long one step may take before the fixture fails instead of hanging the suite. */
@@ -45,6 +50,9 @@ const STEP_TIMEOUT_MS = 5_000
 /** The key under which `restart` with `via: "store"` saves the runtime. */
 const RUNTIME_KEY = "conformance-runtime"
 const MODEL = "test-model"
+
+/** A step of any verb, read generically: its arguments are all fields but do, as, expect, note and steps. */
+type AnyStep = Step & { steps?: Step[] }
 
 /** A fixture that ran but did not behave as expected; the message names fixture, style and step. */
 export class ConformanceFailure extends Error {
@@ -122,7 +130,7 @@ class FixtureRun {
 
   // ---- steps ---------------------------------------------------------------------------------
 
-  async step(step: Step, path: string): Promise<void> {
+  async step(step: AnyStep, path: string): Promise<void> {
     const where = `${this.fx.name} [${this.style}] ${path} (${step.do})`
     const { do: verb, as, expect, note: _note, steps: _steps, ...rawArgs } = step
     const args = this.resolve(rawArgs, path, where) as Record<string, any>
@@ -164,7 +172,7 @@ class FixtureRun {
     if (problems.length > 0) throw new ConformanceFailure(`${where}:\n  ${problems.join("\n  ")}`)
   }
 
-  async perform(verb: Step["do"], args: Record<string, any>, step: Step, path: string): Promise<unknown> {
+  async perform(verb: Step["do"], args: Record<string, any>, step: AnyStep, path: string): Promise<unknown> {
     switch (verb) {
       case "run": {
         const { client, toolkit } = await this.clientFor(args.fresh)
@@ -178,7 +186,8 @@ class FixtureRun {
         const { client, toolkit } = await this.clientFor(args.fresh)
         return client.continueRun({
           toolkit,
-          messages: args.messages as Message[],
+          ...(args.messages === undefined ? {} : { messages: args.messages as Message[] }),
+          ...(args.id === undefined ? {} : { id: args.id }),
           ...(args.pending === undefined ? {} : { pending: args.pending as Request }),
           ...(args.answer === undefined ? {} : { answer: toAnswer(args.answer) }),
         })
@@ -205,7 +214,24 @@ class FixtureRun {
         return this.durable("listPending").listPending({
           ...(args.kind === undefined ? {} : { kind: args.kind }),
           ...(args.limit === undefined ? {} : { limit: args.limit }),
+          ...(args.after === undefined ? {} : { after: args.after }),
         })
+      case "findRequest":
+        return (await this.durable("findRequest").findRequest(args.requestId)) ?? null
+      case "deliverAnswer": {
+        const store = this.durable("deliverAnswer")
+        const { client, toolkit } = await this.clientFor(args.fresh)
+        const runtime = this.fx.registry === undefined ? undefined : this.runtimeOptions()
+        const delivered = await deliverAnswer(store, toAnswer(args.answer), {
+          client,
+          toolkit,
+          ...(runtime ? { runtime } : {}),
+        })
+        // The saved runtime moved on: later steps see it as a new process would.
+        if (delivered.kind === "runtime" && runtime)
+          this.runtime = await loadRuntime(store, delivered.key, runtime)
+        return delivered
+      }
       case "spawn":
         return this.rt().spawn(this.handle(args.parent), args.agent, args.budget).id
       case "post":
@@ -245,7 +271,7 @@ class FixtureRun {
   }
 
   /** Sub-steps run concurrently; their outcomes (values or errors) form the step's value. */
-  async all(steps: Step[], path: string): Promise<unknown> {
+  async all(steps: AnyStep[], path: string): Promise<unknown> {
     type Outcome = { value: unknown; error?: undefined } | { value?: undefined; error: ErrorInfo }
     const resolved = steps.map((sub, i) => {
       const { do: _verb, as: _as, expect: _expect, note: _note, steps: _nested, ...rawArgs } = sub
@@ -257,10 +283,10 @@ class FixtureRun {
     })
     const outcomes = await Promise.all(
       steps.map(async (sub, i): Promise<Outcome> => {
-        const { do: verb, steps: nested } = sub
+        const { do: verb } = sub
         const args = resolved[i] as Record<string, any>
         try {
-          return { value: roundTrip(await this.perform(verb, args, { ...sub, steps: nested }, path)) ?? null }
+          return { value: roundTrip(await this.perform(verb, args, sub, path)) ?? null }
         } catch (error) {
           return { error: errorInfo(error) }
         }
@@ -404,8 +430,7 @@ class FixtureRun {
   }
 
   durable(what: string): DurableStore {
-    if (typeof (this.store as Partial<DurableStore>).getPending !== "function" || this.fx.store !== "sqlite")
-      throw new Error(`${what} needs "store": "sqlite"`)
+    if (this.fx.store !== "sqlite") throw new Error(`${what} needs "store": "sqlite"`)
     return this.store as DurableStore
   }
 
@@ -495,9 +520,8 @@ class FixtureRun {
       if (exists !== undefined && (messages !== undefined) !== exists)
         out.push(`${field}.exists: expected ${exists}, got ${messages !== undefined}`)
       if (pending !== undefined) {
-        const getPending = (this.store as Partial<DurableStore>).getPending
-        if (!getPending) out.push(`${field}.pending: this store cannot report pending requests`)
-        else m(pending, roundTrip(await getPending.call(this.store, id)), `store.${id}.pending`)
+        if (!this.store.getPending) out.push(`${field}.pending: this store cannot report pending requests`)
+        else m(pending, roundTrip(await this.store.getPending(id)), `store.${id}.pending`)
       }
       out.push(...this.checkTranscript(transcript, messages, field))
     }

@@ -1,3 +1,5 @@
+import { readFileSync, readdirSync } from "node:fs"
+import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { FixtureError } from "../src/fixture.js"
 import { parseFixture } from "../src/load.js"
@@ -45,18 +47,28 @@ describe("fixture validation", () => {
     const badVerb = sample()
     badVerb.steps[0].do = "rnu"
     expect(problemOf(badVerb)).toMatch(
-      /^fixtures\/sample-case\.json: steps\[0\]\.do: expected one of run, ask, /,
+      /^fixtures\/sample-case\.json: steps\[0\]\.do: must be one of "run", "ask", /,
     )
 
     const typo = sample()
     typo.steps[0].promt = "x"
     expect(problemOf(typo)).toMatch(
-      /steps\[0\]\.promt: unknown field; allowed here: do, as, expect, note, prompt/,
+      /steps\[0\]\.promt: is not an allowed property \(allowed: do, as, expect, note, prompt, fresh\)$/,
     )
 
     const expectTypo = sample()
     expectTypo.steps[0].expect.stauts = "done"
-    expect(problemOf(expectTypo)).toMatch(/steps\[0\]\.expect\.stauts: unknown field/)
+    expect(problemOf(expectTypo)).toMatch(/steps\[0\]\.expect\.stauts: is not an allowed property/)
+
+    const badParam = sample()
+    badParam.tools[0].params.text = "str"
+    expect(problemOf(badParam)).toBe(
+      `${FILE}: tools[0].params.text: must be one of "string", "number", "integer", "boolean", "object", "array"`,
+    )
+
+    const noPrompt = sample()
+    noPrompt.steps.push({ do: "run" })
+    expect(problemOf(noPrompt)).toBe(`${FILE}: steps[1].prompt: is required`)
 
     const twoBehaviours = sample()
     twoBehaviours.tools[0].fails = "boom"
@@ -88,6 +100,16 @@ describe("fixture validation", () => {
     const nestedExpect = sample()
     nestedExpect.steps.push({ do: "all", steps: [{ do: "run", prompt: "a", expect: {} }] })
     expect(problemOf(nestedExpect)).toMatch(/steps\[1\]\.steps\[0\]\.expect: not allowed inside `all`/)
+  })
+
+  it("is the format every fixture file names in $schema", () => {
+    const dir = join(import.meta.dirname, "../fixtures")
+    for (const file of readdirSync(dir).filter((f) => f.endsWith(".json"))) {
+      expect({ file, $schema: JSON.parse(readFileSync(join(dir, file), "utf8")).$schema }).toEqual({
+        file,
+        $schema: "../fixture.schema.json",
+      })
+    }
   })
 
   it("refuses text that is not JSON and file names that are not kebab-case", () => {

@@ -212,6 +212,9 @@ describe("error classes", () => {
     expect(late.message).toContain("after output")
     expect(late.errorType).toBe("overloaded_error")
     expect(new LLMStreamError({ code: "rate_limit_exceeded" }).errorCode).toBe("rate_limit_exceeded")
+    // A gateway's numeric code is read as the HTTP status it stands for.
+    expect(new LLMStreamError({ code: "502", message: "upstream" }).isRetryable).toBe(true)
+    expect(new LLMStreamError({ code: "400", message: "bad" }).isRetryable).toBe(false)
   })
 
   it("carries the ids of the answer errors", () => {

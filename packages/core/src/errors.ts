@@ -139,8 +139,13 @@ export class LLMStreamError extends ToolnexusError {
     )
     this.errorType = errorType
     this.errorCode = info.code
-    this.isRetryable =
-      !afterOutput && (TRANSIENT_STREAM_ERRORS.has(errorType) || TRANSIENT_STREAM_ERRORS.has(info.code ?? ""))
+    const code = info.code ?? ""
+    // A gateway's numeric code is the HTTP status it stands for.
+    const transient =
+      TRANSIENT_STREAM_ERRORS.has(errorType) ||
+      TRANSIENT_STREAM_ERRORS.has(code) ||
+      (/^\d{3}$/.test(code) && isRetryableStatus(Number(code)))
+    this.isRetryable = !afterOutput && transient
   }
 }
 

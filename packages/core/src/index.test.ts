@@ -24,10 +24,12 @@ it("exports exactly the public runtime surface", () => {
     "UnknownRequestError",
     "assertAnswerFits",
     "authRequired",
+    "compileSchema",
     "createClient",
     "createInProcessClient",
     "createToolkit",
     "defineTool",
+    "formatSchemaIssues",
     "httpTool",
     "isRelayRequest",
     "isRequest",
@@ -39,5 +41,5 @@ it("exports exactly the public runtime surface", () => {
     "relayCallsOf",
     "relayTool",
   ])
-  expect(Object.keys(testing)).toEqual(["createFakeLLMServer"])
+  expect(Object.keys(testing).sort()).toEqual(["createFakeLLMServer", "transcriptProblems", "userTurns"])
 })

@@ -40,6 +40,8 @@ export type { AnswerDecision, ToolnexusErrorCode } from "./errors.js"
 
 export { defineTool } from "./tools/define-tool.js"
 export type { ToolDefinition, ToolReturn, ZodLikeSchema } from "./tools/define-tool.js"
+export { compileSchema, formatSchemaIssues } from "./tools/json-schema-validator.js"
+export type { SchemaIssue, SchemaValidator } from "./tools/json-schema-validator.js"
 export { httpTool } from "./tools/http-tool.js"
 export type { HttpToolMethod, HttpToolOptions } from "./tools/http-tool.js"
 export { relayTool } from "./tools/relay-tool.js"

@@ -6,7 +6,7 @@ import { defineTool } from "../src/tools/define-tool.js"
 import { relayTool } from "../src/tools/relay-tool.js"
 import { createToolkit } from "../src/tools/toolkit.js"
 import type { Message, Request, ToolContext } from "../src/types.js"
-import { transcriptProblems, userTurns } from "./balance.js"
+import { transcriptProblems, userTurns } from "../src/testing/index.js"
 import { STYLES, clientFor, useFakeServer } from "./helpers.js"
 
 const ctx = useFakeServer()

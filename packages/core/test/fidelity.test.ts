@@ -1,10 +1,14 @@
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
+import { type GenerateReply, createInProcessClient } from "../src/client/in-process-client.js"
 import type { StreamEvent } from "../src/client/run-result.js"
-import { ConfigError, LLMHttpError, LLMStreamError } from "../src/errors.js"
+import { createClient } from "../src/client/create-client.js"
+import { ConfigError, LLMHttpError, LLMStreamError, ToolnexusError } from "../src/errors.js"
 import { defineTool } from "../src/tools/define-tool.js"
 import { createToolkit } from "../src/tools/toolkit.js"
-import { transcriptProblems } from "./balance.js"
+import { transcriptProblems } from "../src/testing/index.js"
 import { STYLES, clientFor, useFakeServer } from "./helpers.js"
 
 const ctx = useFakeServer()
@@ -210,8 +214,13 @@ describe.each(STYLES)("structured output (%s)", (style) => {
     expect(server.requests).toHaveLength(2)
   })
 
-  it("a schema that is neither Zod nor an object is a ConfigError", async () => {
-    expect(() => clientFor(style, ctx.server).run("x", { output: "nope" as never })).toThrow(ConfigError)
+  it("a schema that is neither Zod nor a valid JSON Schema is a ConfigError, before any request", async () => {
+    const client = clientFor(style, ctx.server)
+    expect(() => client.run("x", { output: "nope" as never })).toThrow(ConfigError)
+    expect(() => client.run("x", { output: { type: "object", properties: { n: { type: 5 } } } })).toThrow(
+      /output: invalid JSON Schema at #\/properties\/n\/type/,
+    )
+    expect(ctx.server.requests).toHaveLength(0)
   })
 })
 
@@ -326,5 +335,71 @@ describe("Anthropic pause_turn", () => {
     const result = await clientFor("anthropic", server, { maxTurns: 1 }).run("weather?")
     expect([result.status, result.limit, result.finishReason]).toEqual(["incomplete", "maxTurns", "pause"])
     expect(server.requests).toHaveLength(1)
+  })
+})
+
+describe("in-process models", () => {
+  it("report refusals and finish reasons like the wire styles", async () => {
+    const replies: GenerateReply[] = [
+      { refusal: "No." },
+      { content: "cut", toolCalls: [{ name: "echo", arguments: { text: "x" } }], finishReason: "length" },
+    ]
+    const client = createInProcessClient({ model: "scripted", generate: async () => replies.shift() ?? {} })
+    const { seen, tool } = countingEcho()
+    const toolkit = await createToolkit({ extraTools: [tool] })
+    const refused = await client.run("bad")
+    expect([refused.status, refused.finishReason, refused.refusal]).toEqual(["done", "refusal", "No."])
+    expect(refused.messages.at(-1)).toEqual({ role: "assistant", content: null, refusal: "No." })
+    const cut = await client.run("long", { toolkit })
+    expect([cut.status, cut.limit, cut.finishReason]).toEqual(["incomplete", "maxOutputTokens", "length"])
+    expect(seen).toEqual([])
+  })
+})
+
+describe("a connection lost in the middle of a stream", () => {
+  /** A server whose first answer sends `frames` and then drops the socket; later ones finish. */
+  async function droppingServer(frames: string) {
+    let count = 0
+    const server = createServer((_req, res) => {
+      count++
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      if (count === 1) {
+        res.write(frames, () => setTimeout(() => res.socket?.destroy(), 20))
+        return
+      }
+      const chunk = (delta: unknown, finish: string | null = null) =>
+        `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+      res.end(`${chunk({ content: "fine" })}${chunk({}, "stop")}data: [DONE]\n\n`)
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
+    return { url, requests: () => count, close: () => new Promise((r) => server.close(r)) }
+  }
+
+  it("before any output is retried; after output it fails without repeating the text", async () => {
+    const quiet = await droppingServer(": nothing yet\n\n")
+    try {
+      const client = createClient({ baseUrl: quiet.url, style: "openai", model: "m", retryBaseMs: 1 })
+      const events = await collect(client.stream("hi"))
+      expect(doneOf(events).text).toBe("fine")
+      expect(quiet.requests()).toBe(2)
+    } finally {
+      await quiet.close()
+    }
+    const talking = await droppingServer(
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "Hel" }, finish_reason: null }] })}\n\n`,
+    )
+    try {
+      const client = createClient({ baseUrl: talking.url, style: "openai", model: "m", retryBaseMs: 1 })
+      const events: StreamEvent[] = []
+      const error = await (async () => {
+        for await (const ev of client.stream("hi")) events.push(ev)
+      })().catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(ToolnexusError)
+      expect(events).toEqual([{ type: "text", delta: "Hel" }])
+      expect(talking.requests()).toBe(1)
+    } finally {
+      await talking.close()
+    }
   })
 })

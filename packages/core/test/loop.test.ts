@@ -266,7 +266,7 @@ describe.each(STYLES)("the loop (%s)", (style) => {
     const outputs = result.toolCalls.map((c) => c.output)
     if (style === "openai")
       expect(outputs[0]).toMatch(/^invalid arguments for echo: the arguments are not valid JSON/)
-    expect(outputs[1]).toBe("invalid arguments: arguments.text must be string, got number")
+    expect(outputs[1]).toBe("invalid arguments: args.text: must be string, got number")
     expect(outputs[2]).toBe('unknown tool "nope"; available tools: echo')
     expect(result.toolCalls.every((c) => c.isError)).toBe(true)
   })

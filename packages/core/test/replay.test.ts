@@ -2,10 +2,11 @@ import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { createClient } from "../src/client/create-client.js"
 import type { ClientOptions } from "../src/client/create-client.js"
-import type { StreamEvent } from "../src/client/run-result.js"
+import type { RunResult, StreamEvent } from "../src/client/run-result.js"
 import { LLMHttpError, LLMStreamError } from "../src/errors.js"
 import { defineTool } from "../src/tools/define-tool.js"
 import { createToolkit } from "../src/tools/toolkit.js"
+import { transcriptProblems } from "../src/testing/index.js"
 import type { EndpointStyle } from "../src/types.js"
 
 // Real provider traffic recorded by other projects' test suites (test/replay/SOURCES.md),
@@ -72,6 +73,9 @@ async function collect(events: AsyncIterable<StreamEvent>): Promise<StreamEvent[
   return out
 }
 
+const doneResult = (events: StreamEvent[]): RunResult =>
+  (events.at(-1) as Extract<StreamEvent, { type: "done" }>).result
+
 const texts = (events: StreamEvent[], type: "text" | "refusal") =>
   events
     .filter((e) => e.type === type)
@@ -117,6 +121,27 @@ describe("replayed OpenAI chat completions", () => {
     expect(texts(events, "refusal")).toBe(result.refusal)
     expect(result.text).toBe("")
     expect(result.messages.at(-1)).toEqual({ role: "assistant", content: null, refusal: result.refusal })
+  })
+
+  it("a reply cut at the token limit (finish_reason length), streamed and not: incomplete, never done", async () => {
+    const whole = JSON.parse(read("compat-chat-length.json"))
+    const plain = await client("openai", replay(json("compat-chat-length.json")).fetch).run("a holiday")
+    expect([plain.status, plain.limit, plain.finishReason]).toEqual([
+      "incomplete",
+      "maxOutputTokens",
+      "length",
+    ])
+    expect(plain.text).toBe(whole.choices[0].message.content)
+    const events = await collect(
+      client("openai", replay(chunks("compat-chat-length.chunks.txt", "openai")).fetch).stream("a holiday"),
+    )
+    const { result } = events.at(-1) as Extract<StreamEvent, { type: "done" }>
+    expect([result.status, result.limit, result.finishReason]).toEqual([
+      "incomplete",
+      "maxOutputTokens",
+      "length",
+    ])
+    expect(texts(events, "text")).toBe(result.text)
   })
 
   it("a structured-output completion parses into result.output", async () => {
@@ -378,5 +403,108 @@ describe("replayed Anthropic messages", () => {
     expect(error).toBeInstanceOf(LLMHttpError)
     expect((error as LLMHttpError).status).toBe(529)
     expect(bodies).toHaveLength(1)
+  })
+})
+
+describe.each([
+  ["chat", "openai"],
+  ["responses", "openai-responses"],
+  ["anthropic", "anthropic"],
+] as const)("replayed Mirascope e2e cassettes (%s)", (prefix, style) => {
+  const secrets: Record<string, string> = { mellon: "Welcome to Moria!", radiance: "Life before Death" }
+  const secretTool = defineTool({
+    name: "secret_retrieval_tool",
+    description: "A tool that requires a password to retrieve a secret.",
+    inputSchema: { type: "object", properties: { password: { type: "string" } }, required: ["password"] },
+    run: ({ password }) => secrets[String(password)] ?? "Invalid password!",
+  })
+
+  it.each([false, true])(
+    "parallel tool calls run, and their results go back in call order (stream: %s)",
+    async (stream) => {
+      const load = stream ? sse : json
+      const ext = stream ? "sse" : "json"
+      const { fetch, bodies } = replay(
+        load(`mirascope-${prefix}-parallel-tools.1.${ext}`),
+        load(`mirascope-${prefix}-parallel-tools.2.${ext}`),
+      )
+      const toolkit = await createToolkit({ extraTools: [secretTool] })
+      const c = client(style, fetch)
+      const result = stream
+        ? (doneResult(await collect(c.stream("secrets for mellon and radiance", { toolkit }))) as RunResult)
+        : await c.run("secrets for mellon and radiance", { toolkit })
+      expect(result.status).toBe("done")
+      expect(result.toolCalls.map((t) => [t.args, t.output])).toEqual([
+        [{ password: "mellon" }, "Welcome to Moria!"],
+        [{ password: "radiance" }, "Life before Death"],
+      ])
+      expect(result.text).toContain("Welcome to Moria!")
+      expect(result.finishReason).toBe("stop")
+      expect(transcriptProblems(result.messages)).toEqual([])
+      // The second request carries both results, keyed by the recorded call ids.
+      const ids = result.toolCalls.map((t) => t.id)
+      expect(ids.every((id) => id.length > 8)).toBe(true)
+      const sent = style === "openai-responses" ? bodies[1].input : bodies[1].messages
+      const resultIds = sent.flatMap((m: any) =>
+        m.type === "function_call_output"
+          ? [m.call_id]
+          : m.role === "tool"
+            ? [m.tool_call_id]
+            : Array.isArray(m.content)
+              ? m.content.filter((b: any) => b.type === "tool_result").map((b: any) => b.tool_use_id)
+              : [],
+      )
+      expect(resultIds).toEqual(ids)
+    },
+  )
+
+  it.each([false, true])("the output-token limit ends the run incomplete (stream: %s)", async (stream) => {
+    const recorded = stream
+      ? sse(`mirascope-${prefix}-max-tokens.sse`)
+      : json(`mirascope-${prefix}-max-tokens.json`)
+    const c = client(style, replay(recorded).fetch)
+    const result = stream
+      ? (doneResult(await collect(c.stream("List all U.S. states."))) as RunResult)
+      : await c.run("List all U.S. states.")
+    expect([result.status, result.limit, result.finishReason]).toEqual([
+      "incomplete",
+      "maxOutputTokens",
+      "length",
+    ])
+    expect(result.text).toContain("Alabama")
+  })
+})
+
+describe.each([
+  ["chat", "openai"],
+  ["responses", "openai-responses"],
+] as const)("replayed Mirascope refusals (%s)", (prefix, style) => {
+  it("a streamed refusal: refusal events, finishReason refusal", async () => {
+    const events = await collect(
+      client(style, replay(sse(`mirascope-${prefix}-refusal.sse`)).fetch).stream("x"),
+    )
+    const result = doneResult(events)
+    expect([result.status, result.finishReason]).toEqual(["done", "refusal"])
+    expect(result.refusal).toMatch(/^I'm (very )?sorry, (but )?I can't assist with that/)
+    expect(texts(events, "refusal")).toBe(result.refusal)
+    expect(result.text).toBe("")
+  })
+
+  it("a non-streamed refusal: refusal on the result, the provider's shape in the transcript", async () => {
+    const result = await client(style, replay(json(`mirascope-${prefix}-refusal.json`)).fetch).run("x")
+    const recorded = JSON.parse(read(`mirascope-${prefix}-refusal.json`))
+    if (style === "openai") {
+      // finish_reason is "stop": the refusal field decides.
+      const message = recorded.choices[0].message
+      expect(recorded.choices[0].finish_reason).toBe("stop")
+      expect([result.finishReason, result.refusal]).toEqual(["refusal", message.refusal])
+      expect(result.messages.at(-1)).toEqual({ role: "assistant", content: null, refusal: message.refusal })
+    } else {
+      expect([result.finishReason, result.refusal]).toEqual([
+        "refusal",
+        recorded.output[0].content[0].refusal,
+      ])
+      expect(result.messages.at(-1)).toEqual(recorded.output[0])
+    }
   })
 })

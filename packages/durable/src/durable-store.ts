@@ -6,7 +6,10 @@ export interface ListPendingOptions {
   limit?: number
   /** Only requests of this `kind`. */
   kind?: string
-  /** A request id: continue the listing after it (the last id of the previous page). */
+  /**
+   * A request id: continue the listing after it (the last id of the previous page). When it
+   * is no longer open, the listing goes on from the first entry whose id sorts after it.
+   */
   after?: string
 }
 

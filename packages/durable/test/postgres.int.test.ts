@@ -140,6 +140,45 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
       await admin().query(`DROP SCHEMA IF EXISTS "${upgraded}" CASCADE`)
     }
   })
+
+  it("migration 2 moves version-1 claims and applied requests into the request index", async () => {
+    const old = `${schema}_v1`
+    try {
+      const v1 = new PostgresStore({
+        connectionString: url,
+        schema: old,
+        migrations: POSTGRES_MIGRATIONS.slice(0, 1),
+      })
+      await v1.get("nothing")
+      await v1.close()
+      const answer = JSON.stringify({ id: "r-claimed", ok: true, data: { by: "v1" } })
+      const pending = JSON.stringify({ id: "r-claimed", kind: "approval", prompt: "ok?" })
+      const past = "now() - interval '1 minute'"
+      await admin().query(
+        `INSERT INTO "${old}".tnx_conversations (id, revision, message_count, pending, pending_id, pending_kind,
+           pending_since, consumed_id, claim_token, claim_request_id, claim_answer, claim_expires_at, created_at, updated_at)
+         VALUES ('claimed', 1, 0, $1, 'r-claimed', 'approval', ${past}, NULL, 'tok', 'r-claimed', $2, ${past}, now(), now()),
+                ('done', 1, 0, NULL, NULL, NULL, NULL, 'r-done', NULL, NULL, NULL, NULL, now(), now())`,
+        [pending, answer],
+      )
+      const store = new PostgresStore({ connectionString: url, schema: old })
+      try {
+        expect(await store.listExpiredClaims()).toEqual([
+          { id: "claimed", request: JSON.parse(pending), answer: JSON.parse(answer) },
+        ])
+        expect(await store.findRequest("r-claimed")).toMatchObject({ state: "claimed", attempts: 1 })
+        await expect(store.claimAnswer("done", { id: "r-done", ok: true })).rejects.toThrow(/already applied/)
+        const taken = await store.claimAnswer("claimed", { id: "r-claimed", ok: false })
+        expect(taken).toMatchObject({ takeover: true, answer: JSON.parse(answer) })
+        await store.save("claimed", turns(1), { pending: null, claim: taken.token })
+        expect(await store.getDecision("r-claimed")).toEqual({ ok: true })
+      } finally {
+        await store.close()
+      }
+    } finally {
+      await admin().query(`DROP SCHEMA IF EXISTS "${old}" CASCADE`)
+    }
+  })
 })
 
 /** The pid of the backend waiting on a lock while saving conversation `id`. */

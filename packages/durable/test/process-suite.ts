@@ -12,13 +12,30 @@ const WORKER = fileURLToPath(new URL("./fixtures/worker.mjs", import.meta.url))
 interface Outcome {
   status?: string
   text?: string
+  kind?: string
   pending?: { id: string; data?: Record<string, unknown> }
+  listed?: Record<string, unknown>[]
+  completed?: { status: string; text: string }[]
+  failed?: string[]
   error?: string
   children?: string[]
 }
 
+/** How a backend's process suite is set up. */
+export interface ProcessSuiteOptions {
+  skip?: string
+  storeUrl: () => string
+  /**
+   * Runs the workers on a schema or key prefix of their own (a PostgreSQL schema / Redis key
+   * prefix named `namespace`), so the suite never shares state with other runs on the server.
+   */
+  namespace?: string
+  /** Removes what the suite wrote under `namespace`. */
+  cleanup?: (namespace: string) => Promise<void>
+}
+
 /** Scenarios across real process boundaries, written once and run on every backend. */
-export function describeProcessSuite(name: string, opts: { skip?: string; storeUrl: () => string }): void {
+export function describeProcessSuite(name: string, opts: ProcessSuiteOptions): void {
   describe.skipIf(opts.skip !== undefined)(`process boundaries on ${name}`, () => {
     let server: FakeLLMServer
     let dir: string
@@ -36,6 +53,7 @@ export function describeProcessSuite(name: string, opts: { skip?: string; storeU
     afterAll(async () => {
       for (const c of children) c.kill("SIGKILL")
       await server?.close()
+      if (opts.namespace !== undefined) await opts.cleanup?.(opts.namespace)
       rmSync(dir, { recursive: true, force: true })
     })
 
@@ -44,7 +62,12 @@ export function describeProcessSuite(name: string, opts: { skip?: string; storeU
       const args = [WORKER, mode, opts.storeUrl(), id, `${server.url}/v1`, "openai"]
       if (answer !== undefined) args.push(JSON.stringify(answer))
       const child = spawn(process.execPath, args, {
-        env: { ...process.env, TNX_LOG: log, ...env },
+        env: {
+          ...process.env,
+          TNX_LOG: log,
+          ...(opts.namespace !== undefined ? { TNX_STORE_NAMESPACE: opts.namespace } : {}),
+          ...env,
+        },
         stdio: ["ignore", "pipe", "pipe"],
       })
       children.add(child)
@@ -186,6 +209,100 @@ export function describeProcessSuite(name: string, opts: { skip?: string; storeU
       expect(refused).toHaveLength(1)
       expect(executions().filter((r) => r.answer)).toHaveLength(1)
       expect(server.requests).toHaveLength(4)
+    })
+
+    /** A three-level tree lead → mid → asker; the later turns take a while, so deliveries overlap. */
+    function scriptTree(delayMs = 50): void {
+      const fresh = (soul: string) => (r: FakeRequestView) => r.system === soul && r.toolResults.length === 0
+      const later = (soul: string) => ({
+        match: (r: FakeRequestView) => r.system === soul,
+        reply: (r: FakeRequestView) => ({ text: `${soul}: ${r.toolResults[0]?.content}`, delayMs }),
+      })
+      server.addRule({
+        match: fresh("lead"),
+        reply: { toolCalls: [{ name: "task", arguments: { agent: "mid", prompt: "go" } }] },
+      })
+      server.addRule(later("lead"))
+      server.addRule({
+        match: fresh("mid"),
+        reply: { toolCalls: [{ name: "task", arguments: { agent: "asker", prompt: "ask" } }] },
+      })
+      server.addRule(later("mid"))
+      server.addRule({ match: fresh("asker"), reply: halt })
+      server.addRule(later("asker"))
+    }
+    const LEAF = ["root", "lead.1", "mid.1", "asker.1"]
+
+    it("a three-level tree parked on one approval is one pending entry; eight processes deliver it every way and it is applied once", async () => {
+      const key = `tree-${randomUUID()}`
+      scriptTree()
+      const halted = await worker("tree-halt", key).line
+      expect(halted.status).toBe("pending")
+      expect(halted.pending?.data).toMatchObject({ tool: "pay", args: { amount: 5 }, path: LEAF })
+      expect(halted.listed).toEqual([
+        {
+          request: halted.pending,
+          conversationId: LEAF.join("/"),
+          runtimeKey: key,
+          path: LEAF,
+          since: expect.any(String),
+          attempts: 0,
+          state: "open",
+        },
+      ])
+      expect(server.requests).toHaveLength(3)
+      const answer = { id: halted.pending?.id, ok: true }
+      const holders = [1, 2, 3].map((n) => LEAF.slice(0, n + 1).join("/"))
+      const outcomes = await Promise.all([
+        ...holders.map((holder) => worker("ask-holder", holder, answer).line),
+        worker("tree-resume", key, answer).line,
+        worker("tree-resume", key, answer).line,
+        worker("deliver", key, answer).line,
+        worker("deliver", key, answer).line,
+        worker("deliver", key, answer).line,
+      ])
+      const done = outcomes.filter((o) => o.status === "done")
+      expect(done).toHaveLength(1)
+      expect(done[0]?.text).toBe("lead: mid: asker: paid 5")
+      for (const o of outcomes.slice(0, 3))
+        expect(["RuntimeHeldError", "AnswerConflictError"]).toContain(o.error)
+      expect(
+        outcomes.filter((o) => o.error === "AnswerConflictError" || o.error === "RuntimeHeldError"),
+      ).toHaveLength(7)
+      expect(executions().filter((r) => r.answer)).toHaveLength(1)
+      // d = 3: exactly the three new turns, one per level.
+      expect(server.requests).toHaveLength(6)
+      // Applied: any further delivery, any way, is refused with the first decision.
+      expect(await worker("deliver", key, { id: answer.id, ok: false }).line).toMatchObject({
+        error: "AnswerConflictError",
+      })
+      expect(await worker("ask-holder", holders[2] as string, answer).line).toMatchObject({
+        error: "AnswerConflictError",
+      })
+    })
+
+    it("a sweep of an expired runtime claim completes the tree, as a runtime", async () => {
+      const key = `tree-sweep-${randomUUID()}`
+      scriptTree(0)
+      const halted = await worker("tree-halt", key).line
+      expect(halted.status).toBe("pending")
+      const answer = { id: halted.pending?.id, ok: true }
+      const doomed = worker("tree-resume-and-die", key, answer, { TNX_LEASE_MS: "400" })
+      expect(await doomed.line).toEqual({ claimed: true })
+      doomed.child.kill("SIGKILL")
+      await doomed.exit
+      let swept: Outcome = { completed: [] }
+      for (let i = 0; i < 50 && swept.completed?.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 100))
+        swept = await worker("sweep", key, undefined, { TNX_LEASE_MS: "5000" }).line
+      }
+      expect(swept.completed).toEqual([{ status: "done", text: "lead: mid: asker: paid 5" }])
+      // The dead worker's tool call ran; the sweep ran it again with the same idempotency key.
+      const runs = executions()
+      expect(runs.map((r) => r.answer?.ok ?? null)).toEqual([null, true, true])
+      expect(new Set(runs.map((r) => r.key)).size).toBe(1)
+      expect(server.requests).toHaveLength(6)
+      expect(await worker("tree-resume", key, answer).line).toMatchObject({ error: "AnswerConflictError" })
     })
   })
 }

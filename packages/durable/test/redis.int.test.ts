@@ -85,4 +85,42 @@ describe.skipIf(skip !== undefined)("RedisStore on a live server", () => {
     await expect(old.get(id)).rejects.toThrow(/schema version/)
     await old.close()
   })
+
+  it("migration 2 moves version-1 claims and applied requests into the request index", async () => {
+    const prefix = `${keyPrefix}v1:`
+    const past = String(Date.now() - 60_000)
+    const answer = JSON.stringify({ id: "r-claimed", ok: true, data: { by: "v1" } })
+    const pending = JSON.stringify({ id: "r-claimed", kind: "approval", prompt: "ok?" })
+    // The version-1 layout, written by hand: the claim lived on the conversation.
+    await admin().set(`${prefix}schema`, "1")
+    await admin().hset(`${prefix}conv:claimed`, {
+      rev: "1",
+      count: "0",
+      pending,
+      pendingId: "r-claimed",
+      pendingKind: "approval",
+      since: past,
+      claimToken: "tok",
+      claimRequest: "r-claimed",
+      claimAnswer: answer,
+      claimExpires: past,
+    })
+    await admin().zadd(`${prefix}pending`, past, "claimed")
+    await admin().zadd(`${prefix}claims`, past, "claimed")
+    await admin().hset(`${prefix}conv:done`, { rev: "2", count: "0", consumed: "r-done" })
+    const store = new RedisStore({ url, keyPrefix: prefix })
+    try {
+      expect(await store.listExpiredClaims()).toEqual([
+        { id: "claimed", request: JSON.parse(pending), answer: JSON.parse(answer) },
+      ])
+      expect(await store.findRequest("r-claimed")).toMatchObject({ state: "claimed", attempts: 1 })
+      await expect(store.claimAnswer("done", { id: "r-done", ok: true })).rejects.toThrow(/already applied/)
+      const taken = await store.claimAnswer("claimed", { id: "r-claimed", ok: false })
+      expect(taken).toMatchObject({ takeover: true, answer: JSON.parse(answer) })
+      await store.save("claimed", turns(1), { pending: null, claim: taken.token })
+      expect(await store.getDecision("r-claimed")).toEqual({ ok: true })
+    } finally {
+      await store.close()
+    }
+  })
 })

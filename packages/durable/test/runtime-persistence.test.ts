@@ -91,5 +91,15 @@ it("a failed cascade keeps the saved runtime and frees the answer; the next deli
   expect(await repaired.wait(lead)).toMatchObject({ status: "done", text: "lead: payer: moved" })
   expect(server.requests.length).toBe(requests)
   expect(answers.filter((a) => a?.ok)).toHaveLength(1)
+
+  // loadRuntime alone reconciles a stale snapshot the same way, and saves the repair.
+  await store.putSnapshot("order-1", saved)
+  const reconciled = await loadRuntime(store, "order-1", { registry, llm })
+  expect(reconciled.stateOf(lead)).toBe("idle")
+  expect(await reconciled.wait(lead)).toMatchObject({ status: "done", text: "lead: payer: moved" })
+  expect(await store.getSnapshot("order-1")).not.toEqual(saved)
+  expect(await store.findRequest(answer.id)).toBeUndefined()
+  expect(server.requests.length).toBe(requests)
+  expect(answers.filter((a) => a?.ok)).toHaveLength(1)
   await store.close()
 })

@@ -5,6 +5,7 @@ import { SchemaVersionError, StoreError } from "@toolnexus/core"
 import Database from "better-sqlite3"
 import { afterAll, describe, expect, it } from "vitest"
 import { SqliteStore } from "../src/sqlite/index.js"
+import { migrateSqlite } from "../src/sqlite/migrate-sqlite.js"
 import { SQLITE_MIGRATIONS } from "../src/sqlite/migrations.js"
 import { turns } from "./store-contract.js"
 
@@ -111,5 +112,46 @@ describe("SQLite schema migrations", () => {
     db.prepare("INSERT INTO tnx_meta VALUES ('schema_version', 'banana')").run()
     await expect(new SqliteStore({ db }).get("c")).rejects.toBeInstanceOf(SchemaVersionError)
     db.close()
+  })
+
+  it("moves version-1 claims and applied requests into the request index (migration 2)", async () => {
+    const file = newFile()
+    const db = new Database(file)
+    migrateSqlite(db, SQLITE_MIGRATIONS.slice(0, 1), "a version-1 database")
+    const past = Date.now() - 60_000
+    const pending = (id: string) => JSON.stringify({ id, kind: "approval", prompt: "ok?" })
+    const insert = db.prepare(`
+      INSERT INTO tnx_conversations (id, revision, message_count, pending, pending_id, pending_kind,
+        pending_since, consumed_id, claim_token, claim_request_id, claim_answer, claim_expires_at,
+        created_at, updated_at)
+      VALUES (?, 1, 0, ?, ?, 'approval', ?, ?, ?, ?, ?, ?, ?, ?)`)
+    const answer = JSON.stringify({ id: "r-claimed", ok: true, data: { by: "v1" } })
+    insert.run(
+      "claimed",
+      pending("r-claimed"),
+      "r-claimed",
+      past,
+      null,
+      "tok",
+      "r-claimed",
+      answer,
+      past,
+      past,
+      past,
+    )
+    insert.run("done", null, null, null, "r-done", null, null, null, null, past, past)
+    db.close()
+
+    const store = new SqliteStore({ path: file })
+    expect(await store.listExpiredClaims()).toEqual([
+      { id: "claimed", request: JSON.parse(pending("r-claimed")), answer: JSON.parse(answer) },
+    ])
+    expect(await store.findRequest("r-claimed")).toMatchObject({ state: "claimed", attempts: 1 })
+    await expect(store.claimAnswer("done", { id: "r-done", ok: true })).rejects.toThrow(/already applied/)
+    const taken = await store.claimAnswer("claimed", { id: "r-claimed", ok: false })
+    expect(taken).toMatchObject({ takeover: true, answer: JSON.parse(answer) })
+    await store.save("claimed", turns(1), { pending: null, claim: taken.token })
+    expect(await store.getDecision("r-claimed")).toEqual({ ok: true })
+    await store.close()
   })
 })

@@ -11,8 +11,8 @@ import type { TelemetryOptions } from "../telemetry/otel-api.js"
 import { RunTracing, type TracedEndpoint } from "../telemetry/run-tracing.js"
 import { type MetricEvent, MetricsRegistry, attachMetrics } from "./metrics.js"
 import type { RunResult, StreamEvent } from "./run-result.js"
-import { type OutputOf, type OutputSchema, outputSpec } from "./structured-output.js"
 import { runStoredConversation } from "./stored-conversation.js"
+import { type OutputOf, type OutputSchema, outputSpec } from "./structured-output.js"
 
 /** Options shared by every client. */
 export interface ClientBaseOptions {
@@ -281,11 +281,16 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   }
 
   function stored(config: LoopConfig, prompt: Prompt, id: string, input: RunInput): Promise<RunResult<any>> {
-    return runStoredConversation(store, id, { mustExist: false }, ({ messages, pending }) => {
-      // A new prompt must not silently drop the request the conversation waits on.
-      if (pending) throw new ConversationPendingError(id, pending)
-      return start(config, prompt, messages, input, id)
-    })
+    return runStoredConversation(
+      store,
+      id,
+      { mustExist: false, readPending: true },
+      ({ messages, pending }) => {
+        // A new prompt must not silently drop the request the conversation waits on.
+        if (pending) throw new ConversationPendingError(id, pending)
+        return start(config, prompt, messages, input, id)
+      },
+    )
   }
 
   /** Repairs the halted turn (when answered) and runs on; the one resume sequence. */
@@ -351,18 +356,15 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       if (cont.pending !== undefined && answer === undefined) {
         throw new ConfigError("continueRun: `pending` needs an `answer`")
       }
-      const run = runStoredConversation(
-        store,
-        id,
-        { claim, mustExist: true, requestId: answer?.id },
-        (loaded) => {
-          const pending = answer ? (cont.pending ?? loaded.pending) : undefined
-          if (answer && !pending) {
-            throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} waits on no request`)
-          }
-          return continueTranscript(input, loaded.messages, pending, answer, id)
-        },
-      )
+      const readPending = answer !== undefined && cont.pending === undefined
+      const stored = { claim, mustExist: true, requestId: answer?.id, readPending }
+      const run = runStoredConversation(store, id, stored, (loaded) => {
+        const pending = answer ? (cont.pending ?? loaded.pending) : undefined
+        if (answer && !pending) {
+          throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} waits on no request`)
+        }
+        return continueTranscript(input, loaded.messages, pending, answer, id)
+      })
       return finished(input, run)
     },
     conversation(convOpts = {}) {

@@ -60,8 +60,12 @@ export async function resumeHaltedTurn(
   for (const call of calls) {
     if (presets.has(call.id)) continue
     if (answeredIds.has(call.id)) {
+      // A declined agent call is still re-invoked: the sub-agent it delegated to took the
+      // decision itself, and the retried call reattaches to it for its outcome.
       presets.set(call.id, (env) =>
-        answer.ok ? executeCall(env, call, answer) : declinedOutcome(env, call, pending, answer),
+        answer.ok || env.toolkit?.get(call.name)?.source === "agent"
+          ? executeCall(env, call, answer)
+          : declinedOutcome(env, call, pending, answer),
       )
       continue
     }

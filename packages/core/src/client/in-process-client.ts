@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { ConfigError, LLMResponseError } from "../errors.js"
-import { parseToolArguments } from "../providers/model-turn.js"
-import { openaiAssistantMessage, openaiDialect } from "../providers/openai.js"
+import { type FinishReason, type ModelTurn, parseToolArguments } from "../providers/model-turn.js"
+import { openaiAssistantMessage, openaiDialect, openaiFinishReason } from "../providers/openai.js"
 import type { Tool } from "../types.js"
 import type { Message, Usage } from "../types.js"
 import { type Client, type ClientBaseOptions, buildClient } from "./client.js"
@@ -22,6 +22,10 @@ export interface GenerateReply {
   content?: string
   toolCalls?: { id?: string; name: string; arguments: unknown }[]
   usage?: Partial<Usage>
+  /** A refusal instead of an answer (kept as OpenAI's `refusal` field). */
+  refusal?: string
+  /** Why the turn ended (see `RunResult.finishReason`); default `tool_calls` or `stop`. */
+  finishReason?: FinishReason
 }
 
 /** Options of {@link createInProcessClient}. */
@@ -71,17 +75,21 @@ export function createInProcessClient(opts: InProcessClientOptions): Client {
             typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments ?? {}),
           ),
         )
+        const refusal = typeof reply.refusal === "string" ? reply.refusal : undefined
         if (text) call.onText?.(text)
-        return {
-          messages: [openaiAssistantMessage(text, toolCalls)],
+        if (refusal) call.onRefusal?.(refusal)
+        const turn: ModelTurn = {
+          messages: [openaiAssistantMessage(text, toolCalls, refusal)],
           text,
-          toolCalls,
-          finishReason: toolCalls.length > 0 ? "tool_calls" : "stop",
+          toolCalls: refusal === undefined ? toolCalls : [],
+          finishReason: openaiFinishReason(reply.finishReason, refusal, toolCalls.length),
           usage: {
             promptTokens: reply.usage?.promptTokens ?? 0,
             completionTokens: reply.usage?.completionTokens ?? 0,
           },
         }
+        if (refusal !== undefined) turn.refusal = refusal
+        return turn
       },
     },
     opts,

@@ -143,15 +143,8 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
       return state.result(model, "incomplete", { limit: cutOff })
     }
     if (reply.toolCalls.length === 0) {
-      if (!input.output || reply.refusal !== undefined) return state.result(model, "done")
-      const checked = await input.output.check(reply.text)
-      if (checked.ok) {
-        state.output = checked.value
-        return state.result(model, "done")
-      }
-      if (state.corrected) return state.result(model, "incomplete", { limit: "invalidOutput" })
-      state.corrected = true
-      state.messages.push(config.dialect.userMessage(correctionPrompt(checked.problem)))
+      const ended = await finalAnswer(config, input, state, reply)
+      if (ended) return ended
       continue
     }
     if (emit)
@@ -173,6 +166,29 @@ function recordTurn(state: RunState, reply: ModelTurn, turn: number): void {
   state.finishReason = reply.finishReason
   state.refusal = reply.refusal
   for (const m of reply.messages) state.messages.push(m)
+}
+
+/**
+ * Ends the run on a final answer, unless structured output was asked for and the answer does
+ * not match: then one corrective user turn is added (undefined: go on), and a second miss
+ * ends the run `incomplete` with `limit: "invalidOutput"`. A refusal is final as it is.
+ */
+async function finalAnswer(
+  config: LoopConfig,
+  input: RunInput,
+  state: RunState,
+  reply: ModelTurn,
+): Promise<RunResult | undefined> {
+  if (!input.output || reply.refusal !== undefined) return state.result(config.model, "done")
+  const checked = await input.output.check(reply.text)
+  if (checked.ok) {
+    state.output = checked.value
+    return state.result(config.model, "done")
+  }
+  if (state.corrected) return state.result(config.model, "incomplete", { limit: "invalidOutput" })
+  state.corrected = true
+  state.messages.push(config.dialect.userMessage(correctionPrompt(checked.problem)))
+  return undefined
 }
 
 /**

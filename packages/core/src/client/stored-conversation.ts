@@ -15,17 +15,20 @@ export interface LoadedConversation {
  * pending request, lets `run` work on them, and saves the result back with the halted request
  * (or `null`) and, when given, the claim token that fences and consumes the save.
  *
- * `mustExist` refuses an unknown conversation (a resume needs something to resume) with
+ * `readPending` reads the conversation's pending request too. `mustExist` refuses an unknown conversation (a resume needs something to resume) with
  * `UnknownRequestError` naming `requestId`, or `ConfigError` when there is no answer.
  */
 export async function runStoredConversation(
   store: ConversationStore,
   id: string,
-  opts: { claim?: string; mustExist: boolean; requestId?: string },
+  opts: { claim?: string; mustExist: boolean; requestId?: string; readPending: boolean },
   run: (loaded: LoadedConversation) => Promise<RunResult>,
 ): Promise<RunResult> {
-  // Both reads start together: a durable store answers them in parallel.
-  const [messages, pending] = await Promise.all([store.get(id), store.getPending?.(id)])
+  // Both reads start together; the request is not read when the caller already has it.
+  const [messages, pending] = await Promise.all([
+    store.get(id),
+    opts.readPending ? store.getPending?.(id) : undefined,
+  ])
   if (messages === undefined && opts.mustExist) {
     const where = `conversation ${JSON.stringify(id)} does not exist`
     if (opts.requestId !== undefined) throw new UnknownRequestError(opts.requestId, where)

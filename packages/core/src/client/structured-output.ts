@@ -1,7 +1,8 @@
 import { ConfigError } from "../errors.js"
 import type { OutputFormat } from "../providers/wire-format.js"
 import { type ZodLikeSchema, formatIssues, isZodLike } from "../tools/define-tool.js"
-import { checkArgs, isPlainObject } from "../tools/validate-args.js"
+import { isPlainObject } from "../internal/plain-object.js"
+import { compileSchema, formatSchemaIssues } from "../tools/json-schema-validator.js"
 import type { JSONSchema } from "../types.js"
 
 /** What `output` accepts: a Zod 4 schema (typed result) or a JSON Schema object. */
@@ -33,7 +34,7 @@ export function outputSpec(schema: OutputSchema): OutputSpec {
     json = rest
   } else if (isPlainObject(schema)) json = schema
   else throw new ConfigError("output must be a Zod schema or a JSON Schema object")
-  const validate = zod ? zodProblem(zod) : (value: unknown) => schemaProblem(json, value)
+  const validate = zod ? zodProblem(zod) : schemaProblem(json)
   return {
     format: {
       name: typeof json.title === "string" && /^[\w-]{1,64}$/.test(json.title) ? json.title : "output",
@@ -60,15 +61,20 @@ export function correctionPrompt(problem: string): string {
 }
 
 /**
- * The one place a JSON Schema check is made for structured output, so the validator behind
- * it can be replaced without touching the loop.
+ * The one place a JSON Schema check is made for structured output: the schema is compiled
+ * once per run, and a schema the validator cannot read is the caller's ConfigError.
  */
-async function schemaProblem(
-  schema: JSONSchema,
-  value: unknown,
-): Promise<{ ok: true; value: unknown } | { ok: false; problem: string }> {
-  const problem = checkArgs(schema, value, "output")
-  return problem === undefined ? { ok: true, value } : { ok: false, problem }
+function schemaProblem(schema: JSONSchema) {
+  let check: ReturnType<typeof compileSchema>
+  try {
+    check = compileSchema(schema)
+  } catch (error) {
+    throw new ConfigError(`output: ${(error as Error).message}`, { cause: error })
+  }
+  return async (value: unknown): Promise<{ ok: true; value: unknown } | { ok: false; problem: string }> => {
+    const issues = check(value, "output")
+    return issues.length === 0 ? { ok: true, value } : { ok: false, problem: formatSchemaIssues(issues) }
+  }
 }
 
 function zodProblem(schema: ZodLikeSchema) {

@@ -1,5 +1,5 @@
 import { LLMResponseError, LLMStreamError } from "../errors.js"
-import { isPlainObject } from "../tools/validate-args.js"
+import { isPlainObject } from "../internal/plain-object.js"
 import type { AnthropicContentBlock, AnthropicMessage, Tool } from "../types.js"
 import {
   type Dialect,
@@ -11,17 +11,16 @@ import {
   parseToolArguments,
 } from "./model-turn.js"
 import { errorFields, num } from "./openai.js"
-import { promptParts } from "./prompt.js"
+import { userTurn } from "./prompt.js"
+import { eventPayload } from "./sse.js"
 import type { BodyInput, StreamAccumulator, WireFormat } from "./wire-format.js"
 
 const DEFAULT_MAX_TOKENS = 4096
 
 /** @internal The Anthropic messages transcript shape. */
 export const anthropicDialect: Dialect = {
-  userMessage(prompt) {
-    const parts = promptParts(prompt)
-    if (!parts) return { role: "user", content: prompt as string }
-    const content = parts.map((part): AnthropicContentBlock => {
+  userMessage: (prompt) =>
+    userTurn(prompt, (part): AnthropicContentBlock => {
       if (part.type === "text") return { type: "text", text: part.text }
       if (part.type === "image") {
         if ("url" in part) return { type: "image", source: { type: "url", url: part.url } }
@@ -31,9 +30,7 @@ export const anthropicDialect: Dialect = {
       return part.filename === undefined
         ? { type: "document", source }
         : { type: "document", source, title: part.filename }
-    })
-    return { role: "user", content }
-  },
+    }),
   toolResultMessages(results) {
     if (results.length === 0) return []
     const content: AnthropicContentBlock[] = results.map((r) =>
@@ -211,15 +208,8 @@ class AnthropicStream implements StreamAccumulator {
   }
 
   accept(event: { event: string; data: string }): void {
-    let payload: unknown
-    try {
-      payload = JSON.parse(event.data)
-    } catch {
-      throw new LLMResponseError(
-        `the Anthropic-style stream sent an event that is not JSON: ${event.data.slice(0, 200)}`,
-      )
-    }
-    if (!isPlainObject(payload)) return
+    const payload = eventPayload("Anthropic-style", event.data)
+    if (!payload) return
     switch (payload.type) {
       case "message_start": {
         this.#started = true

@@ -1,5 +1,5 @@
 import { LLMResponseError, LLMStreamError } from "../errors.js"
-import { isPlainObject } from "../tools/validate-args.js"
+import { isPlainObject } from "../internal/plain-object.js"
 import type { OpenAIContentPart, OpenAIMessage, OpenAIToolCall, Tool } from "../types.js"
 import {
   type Dialect,
@@ -10,15 +10,14 @@ import {
   lastAssistantIndex,
   parseToolArguments,
 } from "./model-turn.js"
-import { dataUrl, promptParts } from "./prompt.js"
+import { dataUrl, userTurn } from "./prompt.js"
+import { eventPayload } from "./sse.js"
 import type { BodyInput, StreamAccumulator, WireFormat } from "./wire-format.js"
 
 /** @internal The OpenAI chat transcript shape. */
 export const openaiDialect: Dialect = {
-  userMessage(prompt) {
-    const parts = promptParts(prompt)
-    if (!parts) return { role: "user", content: prompt as string }
-    const content = parts.map((part): OpenAIContentPart => {
+  userMessage: (prompt) =>
+    userTurn(prompt, (part): OpenAIContentPart => {
       if (part.type === "text") return { type: "text", text: part.text }
       if (part.type === "image")
         return {
@@ -28,9 +27,7 @@ export const openaiDialect: Dialect = {
       const file: { file_data: string; filename?: string } = { file_data: dataUrl(part.mediaType, part.data) }
       if (part.filename !== undefined) file.filename = part.filename
       return { type: "file", file }
-    })
-    return { role: "user", content }
-  },
+    }),
   toolResultMessages: (results) =>
     results.map((r) => ({ role: "tool", tool_call_id: r.id, content: r.output }) satisfies OpenAIMessage),
   lastAssistantTurn(messages) {
@@ -188,15 +185,8 @@ class OpenAIStream implements StreamAccumulator {
 
   accept(event: { data: string }): void {
     if (event.data === "[DONE]") return
-    let chunk: unknown
-    try {
-      chunk = JSON.parse(event.data)
-    } catch {
-      throw new LLMResponseError(
-        `the OpenAI-style stream sent a chunk that is not JSON: ${event.data.slice(0, 200)}`,
-      )
-    }
-    if (!isPlainObject(chunk)) return
+    const chunk = eventPayload("OpenAI-style", event.data)
+    if (!chunk) return
     if (isPlainObject(chunk.error)) throw new LLMStreamError(errorFields(chunk.error), this.#delivered)
     if (isPlainObject(chunk.usage)) {
       this.#usage = {
@@ -254,7 +244,8 @@ export function errorFields(error: Record<string, unknown>): {
 } {
   const fields: { type?: string; code?: string; message?: string } = {}
   if (typeof error.type === "string") fields.type = error.type
-  if (typeof error.code === "string") fields.code = error.code
+  // Gateways (OpenRouter, say) report an HTTP status as a numeric code.
+  if (typeof error.code === "string" || typeof error.code === "number") fields.code = String(error.code)
   if (typeof error.message === "string") fields.message = error.message
   return fields
 }

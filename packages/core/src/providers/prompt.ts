@@ -1,14 +1,26 @@
 import { ConfigError } from "../errors.js"
-import { isPlainObject } from "../tools/validate-args.js"
+import { isPlainObject } from "../internal/plain-object.js"
 import type { ContentPart, Prompt } from "../types.js"
 
 /**
- * @internal Checks a prompt before anything is sent, so a bad part is a typed error naming
- * it rather than a provider's 400.
+ * @internal The user turn of a prompt: its text, or its parts each written by `write` in the
+ * style's own shape.
  *
  * @throws ConfigError naming the first malformed part.
  */
-export function promptParts(prompt: Prompt): ContentPart[] | undefined {
+export function userTurn<Part>(
+  prompt: Prompt,
+  write: (part: ContentPart) => Part,
+): { role: "user"; content: string | Part[] } {
+  const parts = promptParts(prompt)
+  return { role: "user", content: parts ? parts.map(write) : (prompt as string) }
+}
+
+/**
+ * Checks a prompt before anything is sent, so a bad part is a typed error naming it rather
+ * than a provider's 400.
+ */
+function promptParts(prompt: Prompt): ContentPart[] | undefined {
   if (typeof prompt === "string") return undefined
   if (!Array.isArray(prompt)) throw new ConfigError("a prompt must be a string or an array of content parts")
   prompt.forEach((part, i) => {

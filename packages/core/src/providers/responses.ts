@@ -1,5 +1,5 @@
 import { LLMResponseError, LLMStreamError } from "../errors.js"
-import { isPlainObject } from "../tools/validate-args.js"
+import { isPlainObject } from "../internal/plain-object.js"
 import type { ResponsesContentPart, ResponsesItem, Tool } from "../types.js"
 import {
   type AssistantTurn,
@@ -11,7 +11,8 @@ import {
   parseToolArguments,
 } from "./model-turn.js"
 import { bearerHeaders, errorFields, num } from "./openai.js"
-import { dataUrl, promptParts } from "./prompt.js"
+import { dataUrl, userTurn } from "./prompt.js"
+import { eventPayload } from "./sse.js"
 import type { BodyInput, StreamAccumulator, WireFormat } from "./wire-format.js"
 
 type Item = Record<string, unknown>
@@ -31,10 +32,8 @@ function isTurnItem(item: Item): boolean {
 
 /** @internal The Responses transcript shape: a list of input items. */
 export const responsesDialect: Dialect = {
-  userMessage(prompt) {
-    const parts = promptParts(prompt)
-    if (!parts) return { role: "user", content: prompt as string }
-    const content = parts.map((part): ResponsesContentPart => {
+  userMessage: (prompt) =>
+    userTurn(prompt, (part): ResponsesContentPart => {
       if (part.type === "text") return { type: "input_text", text: part.text }
       if (part.type === "image")
         return {
@@ -46,9 +45,7 @@ export const responsesDialect: Dialect = {
         file_data: dataUrl(part.mediaType, part.data),
         filename: part.filename ?? "file",
       }
-    })
-    return { role: "user", content }
-  },
+    }),
   toolResultMessages: (results) =>
     results.map(
       (r) => ({ type: "function_call_output", call_id: r.id, output: r.output }) satisfies ResponsesItem,
@@ -225,15 +222,8 @@ class ResponsesStream implements StreamAccumulator {
   }
 
   accept(event: { event: string; data: string }): void {
-    let payload: unknown
-    try {
-      payload = JSON.parse(event.data)
-    } catch {
-      throw new LLMResponseError(
-        `the Responses-style stream sent an event that is not JSON: ${event.data.slice(0, 200)}`,
-      )
-    }
-    if (!isPlainObject(payload)) return
+    const payload = eventPayload("Responses-style", event.data)
+    if (!payload) return
     const type = typeof payload.type === "string" ? payload.type : event.event
     switch (type) {
       case "response.output_text.delta":

@@ -1,3 +1,22 @@
+import { LLMResponseError } from "../errors.js"
+
+/**
+ * @internal The JSON object an event's data carries, or undefined for any other JSON value.
+ *
+ * @throws LLMResponseError naming the style when the data is not JSON.
+ */
+export function eventPayload(style: string, data: string): Record<string, unknown> | undefined {
+  let payload: unknown
+  try {
+    payload = JSON.parse(data)
+  } catch {
+    throw new LLMResponseError(`the ${style} stream sent an event that is not JSON: ${data.slice(0, 200)}`)
+  }
+  return typeof payload === "object" && payload !== null && !Array.isArray(payload)
+    ? (payload as Record<string, unknown>)
+    : undefined
+}
+
 /** @internal One server-sent event. */
 export interface SSEEvent {
   event: string

@@ -320,6 +320,97 @@ describe("Anthropic wire format", () => {
   })
 })
 
+describe("Responses wire format", () => {
+  const RESPONSES = "/v1/responses"
+  const input = (text: string, extra: Record<string, unknown> = {}) => ({
+    model: "m-1",
+    instructions: "Be brief.",
+    input: [{ role: "user", content: [{ type: "input_text", text }] }],
+    ...extra,
+  })
+
+  it("answers with a response object: message and function_call items whose call_id is the call id", async () => {
+    const server = await start({
+      replies: [{ text: "hi", toolCalls: [{ id: "call_a", name: "get", arguments: { q: 1 } }] }],
+    })
+    const body = await postJson(server, RESPONSES, input("hello"))
+    expect(body).toMatchObject({ object: "response", status: "completed", model: "m-1" })
+    expect(body.output).toEqual([
+      expect.objectContaining({
+        type: "message",
+        role: "assistant",
+        content: [{ type: "output_text", text: "hi", annotations: [] }],
+      }),
+      expect.objectContaining({
+        type: "function_call",
+        call_id: "call_a",
+        name: "get",
+        arguments: '{"q":1}',
+      }),
+    ])
+    expect(body.output[1].id).toMatch(/^fc_/)
+    expect(body.usage).toEqual({ input_tokens: 10, output_tokens: 5, total_tokens: 15 })
+    const [view] = server.requests
+    expect([view?.style, view?.system, view?.lastUserText]).toEqual([
+      "openai-responses",
+      "Be brief.",
+      "hello",
+    ])
+  })
+
+  it("streams event: + data: frames without [DONE], ending with response.completed", async () => {
+    const server = await start({ replies: [{ text: "Hello there" }] })
+    const frames = parseSse(await (await post(server, "/responses", input("x", { stream: true }))).text())
+    expect(frames.every((f) => f.event !== undefined && JSON.parse(f.data).type === f.event)).toBe(true)
+    expect(frames.map((f) => f.event)).toEqual([
+      "response.created",
+      "response.output_item.added",
+      "response.output_text.delta",
+      "response.output_text.delta",
+      "response.output_text.delta",
+      "response.output_item.done",
+      "response.completed",
+    ])
+    const deltas = frames
+      .filter((f) => f.event === "response.output_text.delta")
+      .map((f) => JSON.parse(f.data).delta)
+    expect(deltas.join("")).toBe("Hello there")
+  })
+
+  it("scripts refusals, cut-offs and a nested error event", async () => {
+    const server = await start({
+      replies: [
+        { refusal: "No." },
+        { text: "par", cutOff: "maxOutputTokens" },
+        { streamError: { type: "server_error" } },
+      ],
+    })
+    const refused = await postJson(server, RESPONSES, input("a"))
+    expect(refused.output[0].content).toEqual([{ type: "refusal", refusal: "No." }])
+    const cut = await postJson(server, RESPONSES, input("b"))
+    expect([cut.status, cut.incomplete_details]).toEqual(["incomplete", { reason: "max_output_tokens" }])
+    const frames = parseSse(await (await post(server, RESPONSES, input("c", { stream: true }))).text())
+    expect(frames).toHaveLength(1)
+    expect(frames[0]?.event).toBe("error")
+    expect(JSON.parse(frames[0]?.data ?? "{}").error).toMatchObject({ type: "server_error" })
+  })
+
+  it("reports function_call_output items after the last turn as tool results", async () => {
+    const server = await start({ fallback: { text: "ok" } })
+    await postJson(server, RESPONSES, {
+      model: "m",
+      input: [
+        { role: "user", content: "go" },
+        { type: "function_call", call_id: "c1", name: "t", arguments: "{}" },
+        { type: "function_call_output", call_id: "c1", output: "done" },
+      ],
+      tools: [{ type: "function", name: "t", parameters: {} }],
+    })
+    expect(server.requests[0]?.toolResults).toEqual([{ id: "c1", content: "done", isError: false }])
+    expect(server.requests[0]?.toolNames).toEqual(["t"])
+  })
+})
+
 describe("routing and malformed requests", () => {
   it("answers unknown routes and other methods with 404 without recording them", async () => {
     const server = await start({ fallback: { text: "never" } })

@@ -8,3 +8,4 @@ export type {
   FakeToolCall,
 } from "./fake-llm-server.js"
 export type { FakeRequestView, FakeToolResult } from "./request-view.js"
+export { transcriptProblems, userTurns } from "./transcript.js"

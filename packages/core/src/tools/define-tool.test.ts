@@ -49,23 +49,23 @@ describe("defineTool with a JSON Schema", () => {
   })
 
   it.each([
-    [{ items: [] }, "arguments.customer is required"],
-    [{ customer: { name: 5 }, items: [] }, "arguments.customer.name must be string, got number"],
-    [{ customer: {}, items: [] }, "arguments.customer.name is required"],
-    [{ customer: { name: "A" }, items: "x" }, "arguments.items must be array, got string"],
+    [{ items: [] }, "args.customer: is required"],
+    [{ customer: { name: 5 }, items: [] }, "args.customer.name: must be string, got number"],
+    [{ customer: {}, items: [] }, "args.customer.name: is required"],
+    [{ customer: { name: "A" }, items: "x" }, "args.items: must be array, got string"],
     [
       { customer: { name: "A" }, items: [{ sku: "A", qty: 1 }, { sku: "B" }] },
-      "arguments.items[1].qty is required",
+      "args.items[1].qty: is required",
     ],
     [
       { customer: { name: "A" }, items: [{ sku: "A", qty: 1.5 }] },
-      "arguments.items[0].qty must be integer, got number",
+      "args.items[0].qty: must be integer, got number 1.5",
     ],
     [
       { customer: { name: "A" }, items: [], priority: "urgent" },
-      'arguments.priority must be one of "low", "high"',
+      'args.priority: must be one of "low", "high"',
     ],
-    [{ customer: null, items: [] }, "arguments.customer must be object, got null"],
+    [{ customer: null, items: [] }, "args.customer: must be object, got null"],
   ])("refuses %j before run, naming the path", async (args, problem) => {
     const before = calls.length
     const result = await order.execute(args as Record<string, unknown>)
@@ -90,6 +90,52 @@ describe("defineTool with a JSON Schema", () => {
     await tool.execute({})
     expect(seen[0]).toEqual({ callId: "c1", idempotencyKey: "conv:c1", answer })
     expect(seen[1]).toEqual({})
+  })
+})
+
+describe("defineTool validates the whole JSON Schema subset before run", () => {
+  const transfer = defineTool({
+    name: "transfer",
+    description: "Move money",
+    inputSchema: {
+      type: "object",
+      properties: {
+        amount: { type: "number", minimum: 1 },
+        currency: { type: "string", pattern: "^[A-Z]{3}$" },
+        to: { $ref: "#/$defs/account" },
+      },
+      required: ["amount", "to"],
+      additionalProperties: false,
+      $defs: { account: { anyOf: [{ type: "string", minLength: 4 }, { type: "integer" }] } },
+    },
+    run: () => "moved",
+  })
+
+  it("refuses every problem at once with paths the model can act on", async () => {
+    const result = await transfer.execute({ amount: 0, currency: "usd", to: "ab", memo: "x" })
+    expect(result).toEqual({
+      isError: true,
+      output:
+        "invalid arguments: args.amount: must be ≥ 1; args.currency: must match the pattern ^[A-Z]{3}$; " +
+        "args.to: must be at least 4 characters long; " +
+        "args.memo: is not an allowed property (allowed: amount, currency, to)",
+    })
+  })
+
+  it("runs with valid arguments", async () => {
+    expect(await transfer.execute({ amount: 5, currency: "EUR", to: 1234 })).toEqual({
+      output: "moved",
+      isError: false,
+    })
+  })
+
+  it("refuses a schema it cannot compile at construction, naming the tool", () => {
+    const make = () =>
+      defineTool({ name: "bad", description: "", inputSchema: { $ref: "#/$defs/nope" }, run: () => "" })
+    expect(make).toThrow(ConfigError)
+    expect(make).toThrow(
+      /^tool bad: invalid JSON Schema at #\/\$ref: \$ref "#\/\$defs\/nope" points nowhere$/,
+    )
   })
 })
 

@@ -1,7 +1,8 @@
 import { ConfigError } from "../errors.js"
 import type { JSONSchema, Tool, ToolContext, ToolResult } from "../types.js"
 import { assertToolName } from "./tool-name.js"
-import { checkArgs, isPlainObject } from "./validate-args.js"
+import { isPlainObject } from "../internal/plain-object.js"
+import { compileSchema, formatSchemaIssues } from "./json-schema-validator.js"
 
 /**
  * The subset of a Zod 4 schema toolnexus uses: Standard Schema validation and JSON Schema
@@ -53,6 +54,7 @@ export function defineTool(def: ToolDefinition<any>): Tool {
   const zod = isZodLike(def.inputSchema) ? def.inputSchema : undefined
   const inputSchema = zod ? zodToJSONSchema(def.name, zod) : def.inputSchema
   if (!isPlainObject(inputSchema)) throw new ConfigError(`tool ${def.name}: "inputSchema" must be an object`)
+  const validate = zod ? undefined : compileToolSchema(def.name, inputSchema)
   const { run } = def
 
   return {
@@ -68,8 +70,9 @@ export function defineTool(def: ToolDefinition<any>): Tool {
           return { output: `invalid arguments: ${formatIssues(checked.issues)}`, isError: true }
         input = checked.value
       } else {
-        const problem = checkArgs(inputSchema, args)
-        if (problem) return { output: `invalid arguments: ${problem}`, isError: true }
+        const issues = validate!(args, "args")
+        if (issues.length)
+          return { output: `invalid arguments: ${formatSchemaIssues(issues)}`, isError: true }
       }
       try {
         return toToolResult(await run(input, ctx))
@@ -87,6 +90,14 @@ export function toToolResult(value: ToolReturn): ToolResult {
     return { ...value, isError: value.isError === true }
   }
   return { output: value === undefined ? "" : JSON.stringify(value), isError: false }
+}
+
+function compileToolSchema(name: string, schema: JSONSchema) {
+  try {
+    return compileSchema(schema)
+  } catch (error) {
+    throw new ConfigError(`tool ${name}: ${(error as Error).message}`, { cause: error })
+  }
 }
 
 /** @internal */

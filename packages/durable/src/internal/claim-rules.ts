@@ -30,19 +30,29 @@ export type ClaimGrant = "claim" | "takeover"
  */
 export function decideClaim(
   conversation: ClaimState | undefined,
-  request: Pick<RequestRow, "state" | "runtimeKey" | "claimToken" | "claimExpiresAt"> | undefined,
+  request:
+    | (Pick<RequestRow, "state" | "runtimeKey" | "claimToken" | "claimExpiresAt"> & {
+        /** Whether the conversation the claim was taken through still waits on the request. */
+        claimHolderWaits: boolean
+      })
+    | undefined,
   answerId: string,
   runtimeKey: string | undefined,
   now: number,
 ): ClaimGrant | ClaimRefusal {
   if (request?.state === "applied") return "already-applied"
   if (request?.state === "failed") return "failed"
-  if (conversation === undefined) return "no-conversation"
+  // A claimed request is being applied through some conversation of its tree: any other
+  // delivery conflicts, also through a conversation that already moved on. A claim whose
+  // conversation was moved on by an unfenced save is void.
+  const claimed = request?.state === "claimed" && request.claimHolderWaits
+  if (conversation === undefined) return claimed ? "busy" : "no-conversation"
   if (conversation.pendingId !== answerId) {
-    return conversation.consumedId === answerId ? "already-applied" : "unknown-request"
+    if (conversation.consumedId === answerId) return "already-applied"
+    return claimed ? "busy" : "unknown-request"
   }
   if (request?.runtimeKey && request.runtimeKey !== runtimeKey) return "runtime-held"
-  if (request?.claimToken == null) return "claim"
+  if (request?.claimToken == null || !request.claimHolderWaits) return "claim"
   return (request.claimExpiresAt ?? 0) > now ? "busy" : "takeover"
 }
 

@@ -63,10 +63,15 @@ export function foldHolders(rows: readonly HolderRow[]): PendingEntry[] {
       state: meta?.state === "claimed" ? "claimed" : "open",
     }
     if (meta?.runtimeKey) entry.runtimeKey = meta.runtimeKey
+    // The leaf stores its request as its tool made it; its parents' copies carry the path.
     const path = meta?.path
       ? decodeJson<string[]>(meta.path, () => `the path of request ${requestId}`)
-      : pathOf(entry.request)
-    if (path) entry.path = path
+      : (pathOf(entry.request) ?? escalatedPath(group))
+    if (path) {
+      entry.path = path
+      // The host saw the escalated request with its path; the inbox shows the same request.
+      if (pathOf(entry.request) === undefined) entry.request = withPath(entry.request, path)
+    }
     entries.push({ entry, sinceMs })
   }
   entries.sort((a, b) =>
@@ -88,6 +93,20 @@ function deepestHolder(group: readonly HolderRow[]): HolderRow {
       best = row
   }
   return best
+}
+
+function escalatedPath(group: readonly HolderRow[]): string[] | undefined {
+  for (const row of group) {
+    if (!row.pending.includes('"path"')) continue
+    const request = decodeJson<Request>(row.pending, () => `the pending request of ${row.conversationId}`)
+    const path = pathOf(request)
+    if (path) return path
+  }
+  return undefined
+}
+
+function withPath(request: Request, path: string[]): Request {
+  return { ...request, data: { ...request.data, path } }
 }
 
 function pathOf(request: Request): string[] | undefined {

@@ -19,6 +19,7 @@ import {
 } from "../internal/store-base.js"
 import { toStoreError } from "../internal/store-errors.js"
 import { POSTGRES_MIGRATIONS } from "./migrations.js"
+import type { PostgresPool } from "./postgres-pool.js"
 
 type Queryable = Pick<PoolClient, "query">
 
@@ -27,7 +28,7 @@ export interface PostgresStoreOptions {
   /** A `postgres://` URL; the store opens (and on `close()` ends) its own pool. */
   connectionString?: string
   /** A pg `Pool` owned by the caller: `close()` leaves it open. */
-  pool?: Pool
+  pool?: PostgresPool
   /** The namespace holding the tables, created when missing; default `"public"`. */
   schema?: string
   /** @internal The migration list; tests pass a longer one to exercise an upgrade. */
@@ -53,6 +54,7 @@ interface PgConversationRow {
 /** A request index row as the claim query selects it; times are epoch ms. */
 interface PgRequestRow {
   state: RequestRow["state"]
+  claim_conversation_id: string | null
   runtime_key: string | null
   claim_token: string | null
   claim_answer: string | null
@@ -122,7 +124,7 @@ export class PostgresStore extends DurableStoreBase {
       if (typeof pool !== "object" || pool === null || typeof pool.connect !== "function") {
         throw new ConfigError(`${STORE} option \`pool\` must be a pg Pool`)
       }
-      this.#pool = options.pool as Pool
+      this.#pool = options.pool as unknown as Pool
       this.#ownsPool = false
     }
     this.#schema = schema
@@ -294,6 +296,12 @@ export class PostgresStore extends DurableStoreBase {
       const req = (await client.query<PgRequestRow & { now_ms: string }>(this.#sql.lockRequest, [answerId]))
         .rows[0]
       const raw = await this.#lockConversation(client, id)
+      const holderId = req?.claim_conversation_id
+      const holderPending =
+        holderId == null || holderId === id
+          ? raw?.pending_id
+          : (await client.query<{ pending_id: string | null }>(this.#sql.pendingIdOf, [holderId])).rows[0]
+              ?.pending_id
       const nowMs = Number(req?.now_ms)
       const decision = decideClaim(
         raw && { pendingId: raw.pending_id, consumedId: raw.consumed_id },
@@ -302,6 +310,7 @@ export class PostgresStore extends DurableStoreBase {
           runtimeKey: req.runtime_key,
           claimToken: req.claim_token,
           claimExpiresAt: req.claim_expires_at === null ? null : Number(req.claim_expires_at),
+          claimHolderWaits: holderPending === answerId,
         },
         answerId,
         runtimeKey,
@@ -524,6 +533,7 @@ function statements(s: string) {
         updated_at = to_timestamp($11::float8 / 1000)
       WHERE id = $1`,
     pending: `SELECT pending FROM ${conversations} WHERE id = $1`,
+    pendingIdOf: `SELECT pending_id FROM ${conversations} WHERE id = $1`,
     holders: `
       SELECT ${holderColumns} FROM ${conversations} c
       LEFT JOIN ${requests} r ON r.request_id = c.pending_id
@@ -543,7 +553,8 @@ function statements(s: string) {
       DELETE FROM ${requests} WHERE request_id = $1 AND state = 'open' AND claim_token IS NULL
         AND runtime_key IS NULL AND attempts = 0`,
     lockRequest: `
-      SELECT state, runtime_key, claim_token, claim_answer, ${ms("claim_expires_at")} AS claim_expires_at,
+      SELECT state, runtime_key, claim_token, claim_conversation_id, claim_answer,
+        ${ms("claim_expires_at")} AS claim_expires_at,
         ${ms("now()")} AS now_ms
       FROM ${requests} WHERE request_id = $1 FOR UPDATE`,
     lockClaim: `SELECT request_id FROM ${requests} WHERE claim_token = $1 FOR UPDATE`,

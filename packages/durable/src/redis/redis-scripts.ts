@@ -95,19 +95,26 @@ return {head[1], head[2], redis.call("LRANGE", KEYS[2], 0, -1)}
 export const CLAIM_SCRIPT = `${PRELUDE}
 local aid = ARGV[2]
 local req = ARGV[7] .. "req:" .. aid
-local r = redis.call("HMGET", req, "state", "runtimeKey", "claimToken", "claimExpires", "claimAnswer")
+local r = redis.call("HMGET", req, "state", "runtimeKey", "claimToken", "claimExpires", "claimAnswer", "claimConv")
 if r[1] == "applied" then return {"already-applied", r[2] or "", r[5] or ""} end
 if r[1] == "failed" then return {"failed", r[2] or "", ""} end
-if redis.call("EXISTS", KEYS[1]) == 0 then return {"no-conversation"} end
+-- A claim whose conversation was moved on by an unfenced save is void.
+local holderWaits = r[6] and redis.call("HGET", ARGV[7] .. "conv:" .. r[6], "pendingId") == aid
+local claimed = r[1] == "claimed" and holderWaits
+if redis.call("EXISTS", KEYS[1]) == 0 then
+  if claimed then return {"busy"} end
+  return {"no-conversation"}
+end
 local f = redis.call("HMGET", KEYS[1], "pendingId", "pending", "consumed")
 if f[1] ~= aid then
   if f[3] == aid then return {"already-applied", "", ""} end
+  if claimed then return {"busy"} end
   return {"unknown-request"}
 end
 if r[2] and r[2] ~= "" and r[2] ~= ARGV[6] then return {"runtime-held", r[2]} end
 local now = now_ms()
 local grant, stored = "claim", ARGV[3]
-if r[3] then
+if r[3] and holderWaits then
   if tonumber(r[4] or "0") > now then return {"busy"} end
   grant, stored = "takeover", r[5]
 end

@@ -5,6 +5,7 @@ import {
   ConfigError,
   StoreError,
   UnknownRequestError,
+  assertAnswerFits,
 } from "@toolnexus/core"
 import type { DurableStore, RuntimeHold } from "../durable-store.js"
 
@@ -52,6 +53,7 @@ export type ResumeRuntimeOptions = RuntimeOptions & { leaseMs?: number }
  *
  * @throws UnknownRequestError when no parked handle holds `answer.id`.
  * @throws AnswerConflictError when another delivery holds or already applied the answer.
+ * @throws AnswerExpiredError for `ok: true` after the request's `expiresAt` (nothing claimed).
  * @example
  * const rt = await resumeRuntime(store, "order-42", { id: req.id, ok: true }, { registry, llm })
  */
@@ -85,6 +87,9 @@ export async function resumeSavedRuntime(
       })
     throw new UnknownRequestError(answer.id, `no handle of runtime ${JSON.stringify(key)} holds it`)
   }
+  // Refused before anything is claimed, as askWithAnswer does (ok:true after expiresAt).
+  const held = rt.inspect({ id: top }).pending
+  if (held) assertAnswerFits(held, answer)
   const conversationId = namespace + top
   const claim = await store.claimAnswer(conversationId, answer, { leaseMs, runtimeKey: key })
   await rt.resume(claim.answer, { claim: claim.token })

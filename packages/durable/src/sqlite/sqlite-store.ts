@@ -19,6 +19,7 @@ import {
 import { toStoreError } from "../internal/store-errors.js"
 import { migrateSqlite } from "./migrate-sqlite.js"
 import { SQLITE_MIGRATIONS } from "./migrations.js"
+import type { SqliteDatabase } from "./sqlite-database.js"
 
 type Database = BetterSqlite3.Database
 type Statement = BetterSqlite3.Statement
@@ -28,7 +29,7 @@ export interface SqliteStoreOptions {
   /** A database file (created when missing, opened in WAL mode) or `":memory:"`. */
   path?: string
   /** An open better-sqlite3 database owned by the caller: `close()` leaves it open. */
-  db?: Database
+  db?: SqliteDatabase
   /** @internal The migration list; tests pass a longer one to exercise an upgrade. */
   migrations?: readonly string[]
 }
@@ -115,7 +116,7 @@ export class SqliteStore extends DurableStoreBase {
         return db
       }
     } else {
-      const db = options.db
+      const db: unknown = options.db
       if (!isDatabase(db)) {
         throw new ConfigError(`${STORE} option \`db\` must be a better-sqlite3 Database`)
       }
@@ -237,9 +238,13 @@ export class SqliteStore extends DurableStoreBase {
         const conv = s.conversation.get(id) as SqliteConversationRow | undefined
         const req = s.request.get(answerId) as SqliteRequestRow | undefined
         const now = Date.now()
+        const holder =
+          req?.claim_conversation_id == null || req.claim_conversation_id === id
+            ? conv
+            : (s.conversation.get(req.claim_conversation_id) as SqliteConversationRow | undefined)
         const decision = decideClaim(
           conv && { pendingId: conv.pending_id, consumedId: conv.consumed_id },
-          req && requestOf(req),
+          req && { ...requestOf(req), claimHolderWaits: holder?.pending_id === answerId },
           answerId,
           runtimeKey,
           now,
@@ -336,17 +341,14 @@ function isDatabase(value: unknown): value is Database {
 const HOLDER_COLUMNS = `c.id, c.pending, c.pending_id, c.pending_since, r.state, r.runtime_key,
   r.conversation_id, r.path, r.attempts`
 
-function prepareStatements(db: Database) {
-  const statement = (sql: string): Statement => db.prepare(sql)
-  return {
-    db,
-    conversation: statement("SELECT * FROM tnx_conversations WHERE id = ?"),
-    request: statement("SELECT * FROM tnx_requests WHERE request_id = ?"),
-    messages: statement("SELECT seq, body FROM tnx_messages WHERE conversation_id = ? ORDER BY seq"),
-    deleteMessagesFrom: statement("DELETE FROM tnx_messages WHERE conversation_id = ? AND seq >= ?"),
-    insertMessage: statement("INSERT INTO tnx_messages (conversation_id, seq, body) VALUES (?, ?, ?)"),
-    deleteConversation: statement("DELETE FROM tnx_conversations WHERE id = ?"),
-    upsertConversation: statement(`
+const SQL = {
+  conversation: "SELECT * FROM tnx_conversations WHERE id = ?",
+  request: "SELECT * FROM tnx_requests WHERE request_id = ?",
+  messages: "SELECT seq, body FROM tnx_messages WHERE conversation_id = ? ORDER BY seq",
+  deleteMessagesFrom: "DELETE FROM tnx_messages WHERE conversation_id = ? AND seq >= ?",
+  insertMessage: "INSERT INTO tnx_messages (conversation_id, seq, body) VALUES (?, ?, ?)",
+  deleteConversation: "DELETE FROM tnx_conversations WHERE id = ?",
+  upsertConversation: `
       INSERT INTO tnx_conversations (
         id, revision, message_count, pending, pending_id, pending_kind, pending_since, consumed_id,
         claim_token, claim_request_id, claim_answer, claim_expires_at, created_at, updated_at
@@ -358,69 +360,82 @@ function prepareStatements(db: Database) {
         pending = excluded.pending, pending_id = excluded.pending_id, pending_kind = excluded.pending_kind,
         pending_since = excluded.pending_since, consumed_id = excluded.consumed_id,
         claim_token = excluded.claim_token, claim_request_id = excluded.claim_request_id,
-        updated_at = excluded.updated_at`),
-    // A consumed claim leaves its answer as the request's decision.
-    applyRequest: statement(
-      "UPDATE tnx_requests SET state = 'applied', claim_token = NULL, claim_expires_at = NULL, " +
-        "updated_at = ? WHERE request_id = ?",
-    ),
-    claimRequest: statement(`
+        updated_at = excluded.updated_at`,
+  // A consumed claim leaves its answer as the request's decision.
+  applyRequest:
+    "UPDATE tnx_requests SET state = 'applied', claim_token = NULL, claim_expires_at = NULL, " +
+    "updated_at = ? WHERE request_id = ?",
+  claimRequest: `
       INSERT INTO tnx_requests (request_id, state, attempts, claim_token, claim_conversation_id,
         claim_answer, claim_expires_at, updated_at)
       VALUES (@request_id, 'claimed', 1, @token, @conversation_id, @answer, @expires, @now)
       ON CONFLICT (request_id) DO UPDATE SET state = 'claimed', attempts = attempts + 1,
         claim_token = excluded.claim_token, claim_conversation_id = excluded.claim_conversation_id,
         claim_answer = excluded.claim_answer, claim_expires_at = excluded.claim_expires_at,
-        updated_at = excluded.updated_at`),
-    pointClaim: statement("UPDATE tnx_conversations SET claim_token = ?, claim_request_id = ? WHERE id = ?"),
-    // MIN: releasing an already expired claim must not make it look freshly expired.
-    releaseClaim: statement(
-      "UPDATE tnx_requests SET claim_expires_at = MIN(claim_expires_at, ?) " +
-        "WHERE claim_conversation_id = ? AND claim_token = ?",
-    ),
-    holders: statement(`
+        updated_at = excluded.updated_at`,
+  pointClaim: "UPDATE tnx_conversations SET claim_token = ?, claim_request_id = ? WHERE id = ?",
+  // MIN: releasing an already expired claim must not make it look freshly expired.
+  releaseClaim:
+    "UPDATE tnx_requests SET claim_expires_at = MIN(claim_expires_at, ?) " +
+    "WHERE claim_conversation_id = ? AND claim_token = ?",
+  holders: `
       SELECT ${HOLDER_COLUMNS} FROM tnx_conversations c
       LEFT JOIN tnx_requests r ON r.request_id = c.pending_id
-      WHERE c.pending_id IS NOT NULL AND (@kind IS NULL OR c.pending_kind = @kind)`),
-    holdersOf: statement(`
+      WHERE c.pending_id IS NOT NULL AND (@kind IS NULL OR c.pending_kind = @kind)`,
+  holdersOf: `
       SELECT ${HOLDER_COLUMNS} FROM tnx_conversations c
       LEFT JOIN tnx_requests r ON r.request_id = c.pending_id
-      WHERE c.pending_id = ?`),
-    failed: statement(`
+      WHERE c.pending_id = ?`,
+  failed: `
       SELECT ${HOLDER_COLUMNS}, r.last_error FROM tnx_requests r
-      JOIN tnx_conversations c ON c.pending_id = r.request_id WHERE r.state = 'failed'`),
-    decision: statement("SELECT claim_answer FROM tnx_requests WHERE request_id = ? AND state = 'applied'"),
-    expiredClaims: statement(`
+      JOIN tnx_conversations c ON c.pending_id = r.request_id WHERE r.state = 'failed'`,
+  decision: "SELECT claim_answer FROM tnx_requests WHERE request_id = ? AND state = 'applied'",
+  expiredClaims: `
       SELECT r.claim_conversation_id AS id, c.pending, r.claim_answer AS answer FROM tnx_requests r
       JOIN tnx_conversations c ON c.id = r.claim_conversation_id AND c.pending_id = r.request_id
       WHERE r.state = 'claimed' AND r.claim_token IS NOT NULL AND r.claim_expires_at <= ?
-      ORDER BY r.claim_expires_at, r.request_id LIMIT ?`),
-    // The conversation's open request goes with it unless another conversation still holds it;
-    // an applied request keeps its decision.
-    forgetRequestsOf: statement(`
+      ORDER BY r.claim_expires_at, r.request_id LIMIT ?`,
+  // The conversation's open request goes with it unless another conversation still holds it;
+  // an applied request keeps its decision.
+  forgetRequestsOf: `
       DELETE FROM tnx_requests WHERE state != 'applied' AND request_id IN (
         SELECT pending_id FROM tnx_conversations WHERE id = @id AND pending_id IS NOT NULL
         UNION SELECT request_id FROM tnx_requests WHERE claim_conversation_id = @id
       ) AND NOT EXISTS (
         SELECT 1 FROM tnx_conversations o WHERE o.pending_id = tnx_requests.request_id AND o.id != @id
-      )`),
-    dropHolds: statement(
-      "UPDATE tnx_requests SET runtime_key = NULL, conversation_id = NULL, path = NULL, updated_at = ? " +
-        "WHERE runtime_key = ? AND state IN ('open', 'claimed')",
-    ),
-    hold: statement(`
+      )`,
+  dropHolds:
+    "UPDATE tnx_requests SET runtime_key = NULL, conversation_id = NULL, path = NULL, updated_at = ? " +
+    "WHERE runtime_key = ? AND state IN ('open', 'claimed')",
+  hold: `
       INSERT INTO tnx_requests (request_id, state, runtime_key, conversation_id, path, updated_at)
       VALUES (@request_id, 'open', @runtime_key, @conversation_id, @path, @now)
       ON CONFLICT (request_id) DO UPDATE SET runtime_key = excluded.runtime_key,
         conversation_id = excluded.conversation_id, path = excluded.path, updated_at = excluded.updated_at
-      WHERE state IN ('open', 'claimed')`),
-    putSnapshot: statement(
-      "INSERT INTO tnx_snapshots (key, body, updated_at) VALUES (?, ?, ?) " +
-        "ON CONFLICT (key) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
-    ),
-    getSnapshot: statement("SELECT body FROM tnx_snapshots WHERE key = ?"),
-    deleteSnapshot: statement("DELETE FROM tnx_snapshots WHERE key = ?"),
+      WHERE state IN ('open', 'claimed')`,
+  putSnapshot:
+    "INSERT INTO tnx_snapshots (key, body, updated_at) VALUES (?, ?, ?) " +
+    "ON CONFLICT (key) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
+  getSnapshot: "SELECT body FROM tnx_snapshots WHERE key = ?",
+  deleteSnapshot: "DELETE FROM tnx_snapshots WHERE key = ?",
+}
+
+/**
+ * The statements, each prepared on first use: a fresh process that resumes one run prepares
+ * the handful it needs, not all of them.
+ */
+function prepareStatements(db: Database): { db: Database } & Record<keyof typeof SQL, Statement> {
+  const prepared: Partial<Record<keyof typeof SQL, Statement>> = {}
+  const statements = { db } as { db: Database } & Record<keyof typeof SQL, Statement>
+  for (const name of Object.keys(SQL) as (keyof typeof SQL)[]) {
+    Object.defineProperty(statements, name, {
+      get: () => {
+        prepared[name] ??= db.prepare(SQL[name])
+        return prepared[name]
+      },
+    })
   }
+  return statements
 }
 
 function holderOf(row: SqliteHolderRow): HolderRow {

@@ -1,4 +1,4 @@
-import type { Message } from "@toolnexus/core"
+import type { Message } from "../types.js"
 
 interface LooseItem {
   role?: string
@@ -22,7 +22,7 @@ function isTurnItem(item: LooseItem): boolean {
 }
 
 /**
- * Problems of a transcript in any style: a tool call without exactly one result before the
+ * Problems of a transcript in any of the three styles: a tool call without exactly one result before the
  * next assistant turn, or a result for no call. An empty list means balanced.
  */
 export function transcriptProblems(messages: readonly Message[]): string[] {

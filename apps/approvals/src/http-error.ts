@@ -1,0 +1,64 @@
+import {
+  AnswerConflictError,
+  AnswerExpiredError,
+  AnswerMismatchError,
+  LLMHttpError,
+  LLMResponseError,
+  NetworkError,
+  StoreError,
+  ToolnexusError,
+  UnknownRequestError,
+} from "@toolnexus/core"
+import type { ContentfulStatusCode } from "hono/utils/http-status"
+import { friendlyError } from "./friendly-error.js"
+
+/** An error the API reports with this status and code. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: string,
+    message: string,
+    /** Extra response headers, e.g. `retry-after`. */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message)
+    this.name = "HttpError"
+  }
+}
+
+/** The JSON error body of every failed call. */
+export interface ErrorBody {
+  error: { code: string; message: string }
+}
+
+/** The JSON error body for a code and message. */
+export function errorBody(code: string, message: string): ErrorBody {
+  return { error: { code, message } }
+}
+
+/**
+ * Maps an error to the status and code the API answers with; model failures get a one-line
+ * message with the fix, and messages of unknown errors stay private.
+ */
+export function classify(
+  error: unknown,
+  modelUrl?: string,
+): { status: ContentfulStatusCode; code: string; message: string } {
+  if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message }
+  const message = error instanceof Error ? error.message : String(error)
+  if (UnknownRequestError.isInstance(error)) return { status: 404, code: "unknown_request", message }
+  if (AnswerConflictError.isInstance(error)) return { status: 409, code: "answer_conflict", message }
+  if (AnswerExpiredError.isInstance(error)) return { status: 422, code: "answer_expired", message }
+  if (AnswerMismatchError.isInstance(error)) return { status: 422, code: "answer_mismatch", message }
+  if (
+    LLMHttpError.isInstance(error) ||
+    LLMResponseError.isInstance(error) ||
+    NetworkError.isInstance(error)
+  ) {
+    return { status: 502, code: "model_failed", message: friendlyError(error, modelUrl) }
+  }
+  if (StoreError.isInstance(error)) return { status: 503, code: "store_unavailable", message }
+  // toolnexus errors never carry secrets, so their messages may be shown.
+  if (ToolnexusError.isInstance(error)) return { status: 500, code: error.code.toLowerCase(), message }
+  return { status: 500, code: "internal_error", message: "internal error; see the service log" }
+}

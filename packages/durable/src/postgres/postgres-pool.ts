@@ -1,0 +1,9 @@
+/**
+ * The part of a pg `Pool` that {@link PostgresStore} needs from a pool the host owns. It is
+ * declared here, structurally, so the published types compile without `@types/pg`; any pg 8.x
+ * `Pool` satisfies it.
+ */
+export interface PostgresPool {
+  connect(): Promise<unknown>
+  query(text: string, values?: unknown[]): Promise<unknown>
+}

@@ -231,3 +231,51 @@ describe("deliverAnswer to a saved runtime after expiry", () => {
     await store.close()
   })
 })
+
+describe("deliverAnswer to a tree parked on two requests", () => {
+  it("lists both, and each answer resumes its own subtree; the second finishes the tree", async () => {
+    const { store, llm } = await setup()
+    server.addRule({
+      match: fresh("lead"),
+      reply: {
+        toolCalls: [
+          { name: "task", arguments: { agent: "payer", prompt: "pay a" } },
+          { name: "task", arguments: { agent: "payer", prompt: "pay b" } },
+        ],
+      },
+    })
+    server.addRule({
+      match: (r) => r.system === "lead",
+      reply: (r) => ({ text: `lead: ${r.toolResults.map((t) => t.content).join(" + ")}` }),
+    })
+    server.addRule({
+      match: fresh("payer"),
+      reply: { toolCalls: [{ name: "pay", arguments: { amount: 1 } }] },
+    })
+    server.addRule(later("payer"))
+    const rt = createRuntime({ registry, llm, store })
+    const lead = rt.spawn(rt.root, "lead")
+    rt.wake(lead, "go")
+    const first = (await rt.wait(lead)).pending as Request
+    await saveRuntime(store, "rt-two", rt)
+    const listed = (await store.listPending({ kind: "approval" })).filter((e) => e.runtimeKey === "rt-two")
+    expect(listed.map((e) => e.conversationId).sort()).toEqual(["root/lead.1/payer.1", "root/lead.1/payer.2"])
+    const second = listed.find((e) => e.request.id !== first.id)?.request as Request
+    const runtime = { registry, llm }
+
+    const b = await deliverAnswer(store, { id: second.id, ok: true }, { runtime })
+    expect(b).toMatchObject({ kind: "runtime", result: { status: "done", text: "payer: paid 1" } })
+    expect(
+      (await store.listPending({ kind: "approval" })).filter((e) => e.runtimeKey === "rt-two"),
+    ).toHaveLength(1)
+    const a = await deliverAnswer(store, { id: first.id, ok: true }, { runtime })
+    expect(a).toMatchObject({
+      kind: "runtime",
+      result: { status: "done", text: "lead: payer: paid 1 + payer: paid 1" },
+    })
+    expect(answers.filter((x) => x?.ok)).toHaveLength(2)
+    const done = await loadRuntime(store, "rt-two", runtime)
+    expect(done.inspect(lead).children).toEqual(["root/lead.1/payer.1", "root/lead.1/payer.2"])
+    await store.close()
+  })
+})

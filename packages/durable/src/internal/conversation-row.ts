@@ -61,7 +61,8 @@ export function nextConversationRow(
     row.pendingKind = null
     row.pendingSince = null
   } else if (pending.mode === "set") {
-    row.pendingSince = keptSince(row.pendingId, row.pendingSince, pending.id, now)
+    const since = pending.since ?? sinceOnSet(row.pendingId, pending.id)
+    row.pendingSince = since === "keep" && row.pendingSince !== null ? row.pendingSince : now
     row.pending = pending.json
     row.pendingId = pending.id
     row.pendingKind = pending.kind
@@ -70,15 +71,10 @@ export function nextConversationRow(
 }
 
 /**
- * @internal The one rule for `pending_since`: saving the same halt again keeps its age (an
- * inbox or a sweep must not see it as younger); a new request starts now. The PostgreSQL
- * fast-path statement and the Redis save script state the same rule in their languages.
+ * @internal The one rule for `pending_since` when a save sets the pending request: saving the
+ * same halt again keeps its age (an inbox or a sweep must not see it as younger); a new
+ * request starts now. Every backend applies this decision; none restates the rule.
  */
-export function keptSince(
-  previousId: string | null,
-  previousSince: number | null,
-  nextId: string | null,
-  now: number,
-): number {
-  return previousId === nextId && previousSince !== null ? previousSince : now
+export function sinceOnSet(previousId: string | null, nextId: string | null): "keep" | "now" {
+  return previousId !== null && previousId === nextId ? "keep" : "now"
 }

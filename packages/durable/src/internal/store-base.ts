@@ -19,6 +19,7 @@ import {
   lostClaimError,
   newClaimToken,
 } from "./claim-rules.js"
+import { sinceOnSet } from "./conversation-row.js"
 import { MessageCache } from "./message-cache.js"
 import {
   decodeJson,
@@ -47,6 +48,12 @@ export interface PendingChange {
   json: string | null
   id: string | null
   kind: string | null
+  /**
+   * With `set`: whether `pending_since` is kept or starts now (`sinceOnSet`), decided here
+   * when the transcript this store last saw is current; `undefined` leaves it to the
+   * backend, which decides with the same rule from the row it reads.
+   */
+  since?: "keep" | "now"
 }
 
 /** What a backend's save primitive gets: everything encoded and checked. */
@@ -61,9 +68,9 @@ export interface SaveInput {
   encode(from?: number): string[]
 }
 
-/** What a backend's save primitive reports. */
+/** What a backend's save primitive reports; `pendingId` is the request pending after it. */
 export type SaveOutcome =
-  | { revision: number; stats: Omit<WriteStats, "saves"> }
+  | { revision: number; pendingId: string | null; stats: Omit<WriteStats, "saves"> }
   | { lostClaim: string | null }
 
 /** What a backend's claim primitive gets. */
@@ -103,7 +110,10 @@ export abstract class DurableStoreBase implements DurableStore {
   protected abstract ready(): Promise<void>
   protected abstract readTranscript(
     id: string,
-  ): Promise<{ revision: number; count: number; rows: readonly StoredMessageRow[] } | undefined>
+  ): Promise<
+    | { revision: number; count: number; pendingId: string | null; rows: readonly StoredMessageRow[] }
+    | undefined
+  >
   protected abstract writeTranscript(input: SaveInput): Promise<SaveOutcome>
   protected abstract readPendingJson(id: string): Promise<string | null | undefined>
   /** Conversations waiting on a request of `kind`, or on request `requestId`, with index rows. */
@@ -138,7 +148,7 @@ export abstract class DurableStoreBase implements DurableStore {
     const stored = await this.#use(`read conversation ${JSON.stringify(id)}`, () => this.readTranscript(id))
     if (stored === undefined) return undefined
     const messages = decodeTranscript(id, stored.count, stored.rows)
-    this.#cache.remember(id, stored.revision, messages)
+    this.#cache.remember(id, stored.revision, messages, stored.pendingId)
     return messages
   }
 
@@ -158,12 +168,15 @@ export abstract class DurableStoreBase implements DurableStore {
               id: pending.id,
               kind: pending.kind,
             }
+    const reusable = this.#cache.reusablePrefix(id, transcript)
+    if (reusable !== undefined && change.mode === "set")
+      change.since = sinceOnSet(reusable.pendingId, change.id)
     const input: SaveInput = {
       id,
       transcript,
       pending: change,
       claim: meta?.claim,
-      reusable: this.#cache.reusablePrefix(id, transcript),
+      reusable,
       encode: (from = 0) => encodeMessages(id, transcript, from),
     }
     const outcome = await this.#use(`save conversation ${JSON.stringify(id)}`, () =>
@@ -171,7 +184,7 @@ export abstract class DurableStoreBase implements DurableStore {
     )
     if ("lostClaim" in outcome) throw lostClaimError(id, outcome.lostClaim)
     this.#writes.record(outcome.stats)
-    this.#cache.remember(id, outcome.revision, transcript)
+    this.#cache.remember(id, outcome.revision, transcript, outcome.pendingId)
   }
 
   async getPending(id: string): Promise<Request | undefined> {

@@ -145,13 +145,13 @@ export class PostgresStore extends DurableStoreBase {
 
   protected async readTranscript(id: string) {
     // One statement, so the row and the messages come from the same snapshot.
-    const { rows } = await this.#pool.query<{ revision: number; message_count: number } & StoredMessageRow>(
-      this.#sql.transcript,
-      [id],
-    )
+    const { rows } = await this.#pool.query<
+      { revision: number; message_count: number; pending_id: string | null } & StoredMessageRow
+    >(this.#sql.transcript, [id])
     const head = rows[0]
     if (head === undefined) return undefined
-    return { revision: head.revision, count: head.message_count, rows: head.seq === null ? [] : rows }
+    const messages = head.seq === null ? [] : rows
+    return { revision: head.revision, count: head.message_count, pendingId: head.pending_id, rows: messages }
   }
 
   protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
@@ -163,28 +163,34 @@ export class PostgresStore extends DurableStoreBase {
   /**
    * The common case in one statement (one round trip): an unfenced save whose transcript
    * extends what this store last saved or loaded, with the row still at that revision.
-   * `undefined` when it is not, and nothing was written. A fenced save takes the locked path:
-   * consuming a claim must hold the request's lock.
+   * `undefined` when it is not, and nothing was written. A fenced save locks the claimed
+   * request's row first (the order claims take) and consumes the claim in the same statement.
    */
   async #saveFast(input: SaveInput): Promise<SaveOutcome | undefined> {
     const { id, reusable, pending, transcript } = input
-    if (reusable === undefined || input.claim !== undefined) return undefined
+    if (reusable === undefined) return undefined
     const bodies = input.encode(reusable.length)
-    const { rows } = await this.#pool.query<{ revision: number }>(this.#sql.appendMessages, [
-      id,
-      reusable.revision,
-      transcript.length,
-      pending.mode,
-      pending.json,
-      pending.id,
-      pending.kind,
-      bodies.map((_, i) => reusable.length + i),
-      bodies,
-    ])
+    const { rows } = await this.#pool.query<{ revision: number; pending_id: string | null }>(
+      this.#sql.appendMessages,
+      [
+        id,
+        reusable.revision,
+        transcript.length,
+        pending.mode,
+        pending.json,
+        pending.id,
+        pending.kind,
+        bodies.map((_, i) => reusable.length + i),
+        bodies,
+        input.claim ?? null,
+        pending.since ?? null,
+      ],
+    )
     const revision = rows[0]?.revision
     if (revision === undefined) return undefined
     return {
       revision,
+      pendingId: rows[0]?.pending_id ?? null,
       stats: {
         messageRowsWritten: bodies.length,
         messageBytesWritten: byteLength(bodies),
@@ -256,6 +262,7 @@ export class PostgresStore extends DurableStoreBase {
     if (claimed !== undefined) await client.query(this.#sql.applyRequest, [claimed])
     return {
       revision: next.revision,
+      pendingId: next.pendingId,
       stats: {
         messageRowsWritten: bodies.length,
         messageBytesWritten: byteLength(bodies),
@@ -486,7 +493,7 @@ function statements(s: string) {
     r.runtime_key, r.conversation_id, r.path, r.attempts`
   return {
     transcript: `
-      SELECT c.revision, c.message_count, m.seq, m.body
+      SELECT c.revision, c.message_count, c.pending_id, m.seq, m.body
       FROM ${conversations} c LEFT JOIN ${messages} m ON m.conversation_id = c.id
       WHERE c.id = $1 ORDER BY m.seq`,
     now: `SELECT ${ms("now()")} AS now_ms`,
@@ -495,10 +502,12 @@ function statements(s: string) {
         ${ms("pending_since")} AS pending_since, consumed_id, claim_token, claim_request_id,
         ${ms("created_at")} AS created_at, ${ms("updated_at")} AS updated_at, ${ms("now()")} AS now_ms
       FROM ${conversations} WHERE id = $1 FOR UPDATE`,
-    // The same rule as keptSince: the same request keeps its age, a new one starts now. SET
-    // expressions read the old row, and the INSERT only happens when the guarded UPDATE matched.
+    // $11 is the sinceOnSet decision, made from the row at the guarded revision. SET expressions
+    // read the old row, and the INSERT only happens when the guarded UPDATE matched.
     appendMessages: `
-      WITH updated AS (
+      WITH claimed AS (
+        SELECT request_id FROM ${requests} WHERE $10::text IS NOT NULL AND claim_token = $10::text FOR UPDATE
+      ), updated AS (
         UPDATE ${conversations} SET
           revision = revision + 1, message_count = $3, updated_at = date_trunc('milliseconds', now()),
           pending = CASE $4::text WHEN 'keep' THEN pending WHEN 'clear' THEN NULL ELSE $5::text END,
@@ -507,16 +516,24 @@ function statements(s: string) {
           pending_since = CASE
             WHEN $4::text = 'keep' THEN pending_since
             WHEN $4::text = 'clear' THEN NULL
-            WHEN pending_id IS NOT DISTINCT FROM $6::text AND pending_since IS NOT NULL THEN pending_since
-            ELSE date_trunc('milliseconds', now()) END
-        WHERE id = $1 AND revision = $2
-        RETURNING revision
+            WHEN $11::text = 'keep' THEN COALESCE(pending_since, date_trunc('milliseconds', now()))
+            ELSE date_trunc('milliseconds', now()) END,
+          consumed_id = CASE WHEN $10::text IS NULL THEN consumed_id ELSE claim_request_id END,
+          claim_token = CASE WHEN $10::text IS NULL THEN claim_token END,
+          claim_request_id = CASE WHEN $10::text IS NULL THEN claim_request_id END
+        WHERE id = $1 AND revision = $2 AND ($10::text IS NULL OR
+          (claim_token = $10::text AND claim_request_id = (SELECT request_id FROM claimed)))
+        RETURNING revision, pending_id
+      ), applied AS (
+        UPDATE ${requests} SET state = 'applied', claim_token = NULL, claim_expires_at = NULL,
+          updated_at = now()
+        WHERE request_id = (SELECT request_id FROM claimed) AND EXISTS (SELECT 1 FROM updated)
       ), inserted AS (
         INSERT INTO ${messages} (conversation_id, seq, body)
         SELECT $1, t.seq, t.body FROM unnest($8::integer[], $9::text[]) AS t(seq, body)
         WHERE EXISTS (SELECT 1 FROM updated)
       )
-      SELECT revision FROM updated`,
+      SELECT revision, pending_id FROM updated`,
     insertPlaceholder: `
       INSERT INTO ${conversations} (id, revision, message_count, created_at, updated_at)
       VALUES ($1, 0, 0, now(), now()) ON CONFLICT (id) DO NOTHING`,

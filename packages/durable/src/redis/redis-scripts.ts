@@ -9,12 +9,13 @@ local function fmt(n) return string.format("%.0f", n) end
 
 /**
  * @internal Saves a transcript. KEYS: conv hash, msgs list, pending zset, claims zset.
- * ARGV: id, expected revision ("" = compare with the stored bodies), base (leading messages
- * not sent), total, claim token ("" = none), pending mode (keep|set|clear), pending JSON,
- * pending id, pending kind, full key prefix, then the bodies of messages base..total-1.
- * Returns {"OK", revision, kept, read, deleted}, {"STALE"} or {"LOST_CLAIM", request id}.
- * Keeps the request index: a fenced save marks the claimed request applied, and the holder
- * sets follow the pending request.
+ * ARGV: id, expected revision, base (leading messages not sent; "-1" = all sent, compare them
+ * with the stored bodies), total, claim token ("" = none), pending mode (keep|set|clear),
+ * pending JSON, pending id, pending kind, full key prefix, the `sinceOnSet` decision for a set
+ * (keep|now, made in JS from the row at the expected revision), then the bodies.
+ * Returns {"OK", revision, kept, read, deleted, pending id}, {"STALE"} or {"LOST_CLAIM", request
+ * id}. Keeps the request index: a fenced save marks the claimed request applied, and the
+ * holder sets follow the pending request.
  */
 export const SAVE_SCRIPT = `${PRELUDE}
 local conv, msgs, prefix = KEYS[1], KEYS[2], ARGV[10]
@@ -27,12 +28,14 @@ if token ~= "" then
     return {"LOST_CLAIM", claimed or redis.call("HGET", conv, "pendingId") or ""}
   end
 end
-local base, total, first = tonumber(ARGV[3]), tonumber(ARGV[4]), 11
+local base, total, first = tonumber(ARGV[3]), tonumber(ARGV[4]), 12
 local keep, read, deleted = 0, 0, 0
-if ARGV[2] ~= "" then
-  if rev ~= tonumber(ARGV[2]) or redis.call("LLEN", msgs) ~= base then return {"STALE"} end
+if rev ~= tonumber(ARGV[2]) then return {"STALE"} end
+if base >= 0 then
+  if redis.call("LLEN", msgs) ~= base then return {"STALE"} end
   keep = base
 else
+  base = 0
   local stored = redis.call("LRANGE", msgs, 0, -1)
   read = #stored
   while keep < #stored and keep < total and stored[keep + 1] == ARGV[first + keep] do keep = keep + 1 end
@@ -64,25 +67,23 @@ if ARGV[6] == "clear" then
   redis.call("ZREM", KEYS[3], ARGV[1])
   if previous then redis.call("SREM", prefix .. "holders:" .. previous, ARGV[1]) end
 elseif ARGV[6] == "set" then
-  -- The same rule as keptSince: the same request keeps its age, a new one starts now.
-  local since = redis.call("HGET", conv, "since")
-  if previous ~= ARGV[8] or not since then since = fmt(now) end
+  local since = ARGV[11] == "keep" and redis.call("HGET", conv, "since") or fmt(now)
   redis.call("HSET", conv, "pending", ARGV[7], "pendingId", ARGV[8], "pendingKind", ARGV[9], "since", since)
   redis.call("ZADD", KEYS[3], since, ARGV[1])
   if previous and previous ~= ARGV[8] then redis.call("SREM", prefix .. "holders:" .. previous, ARGV[1]) end
   redis.call("SADD", prefix .. "holders:" .. ARGV[8], ARGV[1])
 end
-return {"OK", rev + 1, keep, read, deleted}
+return {"OK", rev + 1, keep, read, deleted, redis.call("HGET", conv, "pendingId") or ""}
 `
 
 /**
  * @internal Reads a transcript atomically. KEYS: conv hash, msgs list.
- * Returns nil for an unknown conversation, else {revision, count, bodies}.
+ * Returns nil for an unknown conversation, else {revision, count, bodies, pending id or ""}.
  */
 export const GET_SCRIPT = `
-local head = redis.call("HMGET", KEYS[1], "rev", "count")
+local head = redis.call("HMGET", KEYS[1], "rev", "count", "pendingId")
 if not head[1] then return false end
-return {head[1], head[2], redis.call("LRANGE", KEYS[2], 0, -1)}
+return {head[1], head[2], redis.call("LRANGE", KEYS[2], 0, -1), head[3] or ""}
 `
 
 /**

@@ -2,6 +2,7 @@ import { ConfigError, StoreError } from "@toolnexus/core"
 import type { Redis, RedisOptions } from "ioredis"
 import type { RuntimeHold } from "../durable-store.js"
 import type { ClaimRefusal } from "../internal/claim-rules.js"
+import { sinceOnSet } from "../internal/conversation-row.js"
 import { LazyInit } from "../internal/lazy-init.js"
 import { loadDriver } from "../internal/load-driver.js"
 import { byteLength } from "../internal/message-codec.js"
@@ -68,7 +69,10 @@ const OWN_CLIENT_OPTIONS: RedisOptions = {
   retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
 }
 
-type SaveReply = ["OK", number, number, number, number] | ["STALE"] | ["LOST_CLAIM", string]
+type SaveReply = ["OK", number, number, number, number, string] | ["STALE"] | ["LOST_CLAIM", string]
+
+/** How often a save re-reads a conversation that other writers keep changing. */
+const MAX_SAVE_ATTEMPTS = 20
 
 /** The fields of one holder row in the holders script's flat reply. */
 const HOLDER_FIELDS = 9
@@ -142,12 +146,13 @@ export class RedisStore extends DurableStoreBase {
       this.#client,
       [this.#key("conv:", id), this.#key("msgs:", id)],
       [],
-    )) as [string, string | null, string[]] | null
+    )) as [string, string | null, string[], string] | null
     if (reply === null) return undefined
-    const [revision, count, bodies] = reply
+    const [revision, count, bodies, pendingId] = reply
     return {
       revision: Number(revision),
       count: Number(count ?? 0),
+      pendingId: pendingId || null,
       rows: bodies.map((body, seq) => ({ seq, body })),
     }
   }
@@ -155,7 +160,7 @@ export class RedisStore extends DurableStoreBase {
   protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
     const { id, transcript, pending, reusable } = input
     const keys = [this.#key("conv:", id), this.#key("msgs:", id), this.#key("pending"), this.#key("claims")]
-    const run = (expected: string, base: number, bodies: string[]) =>
+    const run = (expected: string, base: number, since: string, bodies: string[]) =>
       scripts.save.run(this.#client, keys, [
         id,
         expected,
@@ -167,6 +172,7 @@ export class RedisStore extends DurableStoreBase {
         pending.id ?? "",
         pending.kind ?? "",
         this.#serverPrefix,
+        since,
         ...bodies,
       ]) as Promise<SaveReply>
     let base = 0
@@ -175,20 +181,30 @@ export class RedisStore extends DurableStoreBase {
     if (reusable !== undefined) {
       base = reusable.length
       bodies = input.encode(base)
-      reply = await run(String(reusable.revision), base, bodies)
+      reply = await run(String(reusable.revision), base, pending.since ?? "", bodies)
     }
-    if (reply === undefined || reply[0] === "STALE") {
-      // Someone else wrote since we last looked (or we never did): let the script compare.
+    // Someone else wrote since we last looked (or we never did): read the row's revision and
+    // pending request, decide `pending_since` from them, and let the script compare bodies at
+    // that revision. A write in between makes it STALE, and we look again.
+    let all: string[] | undefined
+    for (let attempt = 0; reply === undefined || reply[0] === "STALE"; attempt++) {
+      if (attempt === MAX_SAVE_ATTEMPTS) {
+        throw new StoreError(`${STORE} could not save conversation ${JSON.stringify(id)}: it kept changing`)
+      }
+      const [revision, pendingId] = await this.#client.hmget(keys[0] as string, "rev", "pendingId")
+      const since = pending.mode === "set" ? sinceOnSet(pendingId ?? null, pending.id) : ""
       base = 0
-      bodies = input.encode()
-      reply = await run("", 0, bodies)
+      all ??= input.encode()
+      bodies = all
+      reply = await run(revision ?? "0", -1, since, bodies)
     }
     if (reply[0] === "LOST_CLAIM") return { lostClaim: reply[1] || null }
     if (reply[0] !== "OK") throw new Error(`unexpected reply ${JSON.stringify(reply)}`)
-    const [, revision, kept, read, deleted] = reply
+    const [, revision, kept, read, deleted, pendingId] = reply
     const written = (bodies ?? []).slice(kept - base)
     return {
       revision,
+      pendingId: pendingId || null,
       stats: {
         messageRowsWritten: written.length,
         messageBytesWritten: byteLength(written),

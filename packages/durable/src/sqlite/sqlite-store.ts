@@ -151,7 +151,7 @@ export class SqliteStore extends DurableStoreBase {
         const row = s.conversation.get(id) as SqliteConversationRow | undefined
         if (row === undefined) return undefined
         const rows = s.messages.all(id) as StoredMessageRow[]
-        return { revision: row.revision, count: row.message_count, rows }
+        return { revision: row.revision, count: row.message_count, pendingId: row.pending_id, rows }
       })
       .deferred()
   }
@@ -196,6 +196,7 @@ export class SqliteStore extends DurableStoreBase {
     if (claim !== undefined) s.applyRequest.run(now, previous?.claimRequestId)
     return {
       revision: next.revision,
+      pendingId: next.pendingId,
       stats: {
         messageRowsWritten: bodies.length,
         messageBytesWritten: byteLength(bodies),

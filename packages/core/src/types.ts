@@ -46,6 +46,11 @@ export interface ToolContext {
    * of its own work (an MCP elicitation) asks it; when absent, the tool suspends as usual.
    */
   resolve?: (req: Request) => Promise<Answer>
+  /**
+   * While tracing is on: the OpenTelemetry `Context` of this call's `execute_tool` span, to
+   * parent the spans (or runs, via `telemetry.parentContext`) the tool starts.
+   */
+  traceContext?: unknown
 }
 
 /** Where a tool comes from. */

@@ -6,43 +6,16 @@
 //
 //   node --expose-gc loop-cpu.mjs [--runs N] [--rounds R] [--warmup W] [--only sdk|floor] [--verbose]
 import { createClient, createToolkit, defineTool } from "@toolnexus/core"
-import { API_KEY, MODEL, cliOptions, createFloor, runBenchmark, startMockServer } from "./harness.mjs"
+import { ECHO, FINAL, PROMPT, createEchoFloor, echo, startEchoServer } from "./echo-loop.mjs"
+import { API_KEY, MODEL, cliOptions, runBenchmark } from "./harness.mjs"
 
 const options = cliOptions({ runs: 800, rounds: 11, warmup: 1000 })
-
-const PROMPT = "Please echo the word hello, then tell me you are done."
-const FINAL = "Echoed hello. Done."
-const ECHO = {
-  name: "echo",
-  description: "Returns the text it is given, unchanged.",
-  inputSchema: {
-    type: "object",
-    properties: { text: { type: "string", description: "The text to echo back." } },
-    required: ["text"],
-  },
-}
-const echo = ({ text }) => String(text)
-
-const server = await startMockServer(["--tool", "echo", "--arguments", '{"text":"hello"}', "--text", FINAL])
+const server = await startEchoServer()
 
 // The SDK, as a user would write it.
 const toolkit = await createToolkit({ extraTools: [defineTool({ ...ECHO, run: echo })] })
 const client = createClient({ baseUrl: server.baseUrl, style: "openai", model: MODEL, apiKey: API_KEY })
-
-// The floor: same tools array, same messages, same trivial tool.
-const floor = createFloor({
-  baseUrl: server.baseUrl,
-  tools: [
-    {
-      type: "function",
-      function: { name: ECHO.name, description: ECHO.description, parameters: ECHO.inputSchema },
-    },
-  ],
-  execute: (name, args) => {
-    if (name !== "echo") throw new Error(`floor: unknown tool ${name}`)
-    return echo(args)
-  },
-})
+const floor = createEchoFloor(server.baseUrl)
 
 try {
   await runBenchmark({

@@ -3,6 +3,7 @@ import {
   type Client,
   type ConversationStore,
   type EndpointStyle,
+  type StreamListener,
   type Request,
   type RunResult,
   type Toolkit,
@@ -23,6 +24,7 @@ export function continueHalted(
     pending: Request
     answer: Answer
     signal: AbortSignal
+    onEvent: StreamListener | undefined
     claim?: string
     expiryChecked?: boolean | undefined
   },

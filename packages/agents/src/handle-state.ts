@@ -1,5 +1,6 @@
 import { RuntimeError } from "./errors.js"
 import type { HandleRecord } from "./handle-record.js"
+import type { EventHub } from "./runtime-events.js"
 import type { HandleState } from "./types.js"
 
 /**
@@ -33,12 +34,17 @@ export type HandleTransition = keyof typeof HANDLE_TRANSITIONS
 
 /**
  * @internal Applies a named transition to a handle and records it in the handle's
- * `transitions` and the runtime `trace` (`<id>: <from>→<to>`).
+ * `transitions` and the runtime `trace` (`<id>: <from>→<to>`), and streams it as a `state` event.
  *
  * @throws RuntimeError (reason `invalid_transition`) when the handle is not in a state the
  * transition starts from: a defect in the runtime, never a host mistake.
  */
-export function applyTransition(r: HandleRecord, name: HandleTransition, trace: string[]): void {
+export function applyTransition(
+  r: HandleRecord,
+  name: HandleTransition,
+  trace: string[],
+  events?: EventHub,
+): void {
   const { from, to } = HANDLE_TRANSITIONS[name]
   if (!(from as readonly HandleState[]).includes(r.state)) {
     throw new RuntimeError(
@@ -46,8 +52,10 @@ export function applyTransition(r: HandleRecord, name: HandleTransition, trace: 
       `${r.id}: transition ${name} starts from ${from.join(" or ")}, but the handle is ${r.state}`,
     )
   }
-  const step = `${r.state}→${to}`
+  const previous = r.state
+  const step = `${previous}→${to}`
   r.state = to
   r.transitions.push(step)
   trace.push(`${r.id}: ${step}`)
+  events?.state(r.id, previous, to)
 }

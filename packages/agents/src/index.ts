@@ -1,6 +1,7 @@
 export { createRuntime, restoreRuntime } from "./runtime.js"
 export type { Runtime } from "./runtime.js"
 export type { ResumeOptions } from "./parking.js"
+export type { RuntimeEvent, RuntimeEventsOptions } from "./runtime-events.js"
 export { agent } from "./agent.js"
 export type { Agent } from "./agent.js"
 export { createVirtualClock, systemClock } from "./clock.js"

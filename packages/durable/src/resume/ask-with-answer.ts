@@ -3,6 +3,7 @@ import {
   AnswerMismatchError,
   type Client,
   type ConversationStore,
+  type StreamListener,
   type Request,
   type RunResult,
   type Toolkit,
@@ -28,6 +29,8 @@ export interface AskWithAnswerOptions {
   leaseMs?: number
   /** Claims (attempts) before the request is `failed`; default 3. */
   maxAttempts?: number
+  /** Events of the resumed run as they happen (streamed text included), as `client.run` gives them. */
+  onEvent?: StreamListener
 }
 
 /**
@@ -55,8 +58,9 @@ export interface AskWithAnswerOptions {
 export async function askWithAnswer(client: Client, opts: AskWithAnswerOptions): Promise<RunResult> {
   checkAnswer(opts?.answer)
   const store = client.conversationStore()
-  const { id, answer, toolkit, signal, maxAttempts } = opts
-  if (!isDurable(store)) return client.continueRun({ id, answer, pending: opts.pending, toolkit, signal })
+  const { id, answer, toolkit, signal, maxAttempts, onEvent } = opts
+  if (!isDurable(store))
+    return client.continueRun({ id, answer, pending: opts.pending, toolkit, signal, onEvent })
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS
   const claim = await claimFor(store, id, answer, { leaseMs, maxAttempts })
   const heartbeat = startHeartbeat(store, id, claim.request.id, claim.token, leaseMs, signal)
@@ -71,6 +75,7 @@ export async function askWithAnswer(client: Client, opts: AskWithAnswerOptions):
       checkpoint: true,
       toolkit,
       signal: heartbeat.signal,
+      onEvent,
     })
   } catch (error) {
     const cause = heartbeat.lost ?? error

@@ -31,7 +31,11 @@ export interface DeliverOptions {
   maxAttempts?: number
   /** Aborts the resume; a lost claim aborts it too. */
   signal?: AbortSignal
-  /** Reserved for streaming a delivery's events; not emitted yet. */
+  /**
+   * The resumed run's events as they happen (see `StreamEvent`). For a saved runtime: every
+   * resumed handle's run events, each also carrying `handle` (state changes are left out;
+   * `runtime.onEvent` gets all runtime events).
+   */
   onEvent?: (ev: StreamEvent) => void
 }
 
@@ -86,6 +90,7 @@ export async function deliverAnswer(
       ...(opts.leaseMs !== undefined ? { leaseMs: opts.leaseMs } : {}),
       ...(opts.maxAttempts !== undefined ? { maxAttempts: opts.maxAttempts } : {}),
       ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
+      onEvent: runtimeListener(opts.runtime.onEvent, opts.onEvent),
     })
     return { kind: "runtime", key: runtimeKey, result }
   }
@@ -106,6 +111,7 @@ export async function deliverAnswer(
     signal: opts.signal,
     leaseMs: opts.leaseMs,
     maxAttempts: opts.maxAttempts,
+    onEvent: opts.onEvent,
   })
   return { kind: "conversation", id: entry.conversationId, result }
 }
@@ -140,6 +146,18 @@ export async function retryFailed(
     )
   }
   return deliverAnswer(store, answer, opts)
+}
+
+/** The runtime's own listener, plus the delivery's for the runs' events. */
+function runtimeListener(
+  own: RuntimeOptions["onEvent"],
+  delivery: DeliverOptions["onEvent"],
+): RuntimeOptions["onEvent"] {
+  if (!delivery) return own
+  return (ev) => {
+    own?.(ev)
+    if (ev.type !== "state" && ev.type !== "dropped") delivery(ev)
+  }
 }
 
 /** What a sweep did: the deliveries it completed and those that failed again. */

@@ -7,6 +7,7 @@ import {
   type EndpointStyle,
   type JSONSchema,
   type RunResult,
+  type StreamListener,
   type Toolkit,
   ToolnexusError,
   UnknownRequestError,
@@ -17,8 +18,9 @@ import type { DurableStore } from "@toolnexus/durable"
 import { type Context, Hono } from "hono"
 import { bodyLimit } from "hono/body-limit"
 import { callerOf } from "./caller-auth.js"
-import { chatCompletion, chatCompletionStream } from "./chat-response.js"
+import { type EventWriter, chatChunkWriter, chatCompletion } from "./chat-response.js"
 import { findContinuation, rememberHalt, settleHalt } from "./continuation.js"
+import { eventStream } from "./event-stream.js"
 import { rememberResponse } from "./item-store.js"
 import {
   type ChatMessage,
@@ -30,7 +32,13 @@ import {
 import { ProxyError, badRequest, conflict, errorBody } from "./proxy-error.js"
 import { type CallerCall, type RelayTurn, relayTurn } from "./relay-turn.js"
 import { parseResponsesRequest } from "./responses-request.js"
-import { outputItems, responseObject, responseStream } from "./responses-output.js"
+import {
+  type MessageLayout,
+  outputItems,
+  responseEventWriter,
+  responseIdentity,
+  responseObject,
+} from "./responses-output.js"
 import { upstreamError } from "./upstream-error.js"
 
 /** Options of {@link createRelayProxy}. */
@@ -75,10 +83,14 @@ interface RelayRequest {
   output: JSONSchema | undefined
 }
 
-/** Who asks, and the signal that aborts the upstream call when the caller hangs up. */
+/** Who asks, the signal that aborts the upstream call when the caller hangs up, and who listens. */
 interface CallerContext {
   caller: string | undefined
   signal: AbortSignal
+  /** Hears the run's events (a streamed request); with it the upstream is asked with streaming requests. */
+  onEvent?: StreamListener
+  /** Told the stored conversation as soon as it is known (a continuation, before the model is asked). */
+  onConversation?: (conversation: string) => void
 }
 
 /** What a relayed request produced: the turn to render, and the conversation when one is stored. */
@@ -106,7 +118,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
   const app = new Hono<Env>()
 
   /** A caller's new conversation: the whole request is the history, ending in its user turn. */
-  async function start(request: RelayRequest, { caller, signal }: CallerContext): Promise<Relayed> {
+  async function start(request: RelayRequest, { caller, signal, onEvent }: CallerContext): Promise<Relayed> {
     const { messages, output } = request
     const tools = request.tools ?? []
     if (messages.at(-1)!.role !== "user") {
@@ -118,7 +130,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     // continueRun, not run(prompt): the user turn is already the transcript's last message, and
     // appending it again as a fresh turn could put two user messages side by side for Anthropic.
     const result = await withToolkit(tools, (toolkit) =>
-      client.continueRun({ toolkit, messages: toUpstreamMessages(messages, style), signal, output }),
+      client.continueRun({ toolkit, messages: toUpstreamMessages(messages, style), signal, output, onEvent }),
     )
     if (result.status !== "pending" || !result.pending) return { turn: relayTurn(result, []) }
     // Only halted runs are stored: a finished one has nothing left to continue, and the caller
@@ -132,7 +144,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
   async function resume(
     toolMessages: Extract<ChatMessage, { role: "tool" }>[],
     request: RelayRequest,
-    { caller, signal }: CallerContext,
+    { caller, signal, onEvent, onConversation }: CallerContext,
   ): Promise<Relayed> {
     const results = toolMessages.map((m) => ({ id: m.toolCallId, output: m.content }))
     const followed = await findContinuation(store, results, caller)
@@ -140,6 +152,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     if ("replay" in followed) return { conversation: followed.conversation, turn: followed.replay }
     const found = followed.continuation
     const { conversation } = found
+    onConversation?.(conversation)
     const tools = request.tools ?? found.tools
     let claim: Awaited<ReturnType<DurableStore["claimAnswer"]>>
     try {
@@ -169,6 +182,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
           answer: claim.answer,
           signal,
           output: request.output,
+          onEvent,
         }),
       )
       await store.save(conversation, result.messages, { pending: result.pending ?? null, claim: claim.token })
@@ -201,8 +215,8 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
   }
 
   /** Runs one caller request: a continuation when its messages end in tool results, else a new conversation. */
-  function relay(c: Context<Env>, request: RelayRequest) {
-    const context = { caller: c.get("caller"), signal: c.req.raw.signal }
+  function relay(c: Context<Env>, request: RelayRequest, listen: Partial<CallerContext> = {}) {
+    const context = { caller: c.get("caller"), signal: c.req.raw.signal, ...listen }
     const toolMessages = trailingToolMessages(request.messages)
     return toolMessages.length > 0 ? resume(toolMessages, request, context) : start(request, context)
   }
@@ -224,28 +238,82 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     }),
   )
 
+  /**
+   * Streams one request's answer: text and refusal deltas as the upstream writes them, the rest
+   * once the turn is done (`finish`). Nothing is sent before the first delta, so a failure up to
+   * then is still an HTTP error status; a later one ends the stream with an error event.
+   */
+  function streamed<W extends EventWriter>(
+    c: Context<Env>,
+    request: RelayRequest,
+    writerFor: (send: (frame: string) => void) => W,
+    finish: (relayed: Relayed, writer: W) => Promise<void> | void,
+  ): Promise<Response> {
+    let writer: W | undefined
+    let conversation: string | undefined
+    // A structured answer may be replaced by its corrective turn, so it is sent once final.
+    const onEvent: StreamListener | undefined =
+      request.output === undefined
+        ? (ev) => {
+            if (ev.type === "text" || ev.type === "refusal") writer?.delta(ev.type, ev.delta)
+          }
+        : undefined
+    return eventStream(
+      async (send) => {
+        writer = writerFor(send)
+        const relayed = await relay(c, request, { onEvent, onConversation: (id) => (conversation = id) })
+        conversation = relayed.conversation
+        await finish(relayed, writer)
+      },
+      {
+        headers: (): Record<string, string> =>
+          conversation === undefined ? {} : { [CONVERSATION_HEADER]: conversation },
+        lateFailure: (error) => writer?.fail(renderError(error, c).body.error),
+      },
+    )
+  }
+
   app.post("/v1/chat/completions", async (c) => {
     const request = parseChatRequest(await jsonBody(c))
+    if (request.stream) {
+      const writerFor = (send: (frame: string) => void) =>
+        chatChunkWriter(send, { includeUsage: request.includeUsage, model: opts.model })
+      return streamed(c, request, writerFor, ({ turn }, writer) => writer.finish(turn))
+    }
     const { conversation, turn } = await relay(c, request)
     if (conversation !== undefined) c.header(CONVERSATION_HEADER, conversation)
-    if (request.stream) return sse(c, chatCompletionStream(turn, request.includeUsage))
     return c.json(chatCompletion(turn))
   })
 
   app.post("/v1/responses", async (c) => {
     const caller = c.get("caller")
     const request = await parseResponsesRequest(await jsonBody(c), store, caller)
-    const { conversation, turn } = await relay(c, request)
-    if (conversation !== undefined) c.header(CONVERSATION_HEADER, conversation)
-    const output = outputItems(turn)
-    const response = responseObject(turn, output, {
+    const echo = {
       instructions: request.instructions,
       previousResponseId: request.previousResponseId,
       tools: request.tools ?? [],
       store: request.store,
-    })
-    if (request.store) await rememberResponse(store, response, [...request.items, ...output], caller)
-    return request.stream ? sse(c, responseStream(response)) : c.json(response)
+    }
+    const identity = responseIdentity()
+    /** The finished response, kept (with its items) unless the request said `store: false`. */
+    const respond = async (turn: RelayTurn, message?: MessageLayout) => {
+      const output = outputItems(turn, message)
+      const response = responseObject(turn, output, echo, identity)
+      if (request.store) await rememberResponse(store, response, [...request.items, ...output], caller)
+      return response
+    }
+    if (request.stream) {
+      // The opening frames describe the response before its turn: no output, no usage yet.
+      const opening = responseObject(emptyTurn(opts.model), [], echo, identity)
+      const writerFor = (send: (frame: string) => void) => responseEventWriter(send, opening)
+      return streamed(c, request, writerFor, async ({ turn }, writer) => {
+        // Kept before it is announced complete: its items must resolve once the caller has them.
+        writer.finish(turn, await respond(turn, writer.layout()))
+      })
+    }
+    const { conversation, turn } = await relay(c, request)
+    if (conversation !== undefined) c.header(CONVERSATION_HEADER, conversation)
+    return c.json(await respond(turn))
   })
 
   app.get("/v1/models", (c) => c.json({ object: "list", data: opts.model ? [modelEntry(opts.model)] : [] }))
@@ -267,11 +335,16 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     return c.json(errorBody(error), 404)
   })
 
-  app.onError((err, c) => {
+  /** The proxy's answer to a failure: its status and headers, and the body with secrets scrubbed. */
+  function renderError(err: unknown, c: Context<Env>) {
     const error = toProxyError(err, c.req.raw.signal.aborted)
-    const message = secrets.reduce((text, secret) => text.replaceAll(secret, "***"), error.message)
     const body = errorBody(error)
-    body.error.message = message
+    body.error.message = secrets.reduce((text, secret) => text.replaceAll(secret, "***"), error.message)
+    return { error, body }
+  }
+
+  app.onError((err, c) => {
+    const { error, body } = renderError(err, c)
     return new Response(JSON.stringify(body), {
       status: error.status,
       headers: { "content-type": "application/json", ...error.headers },
@@ -289,15 +362,10 @@ async function jsonBody(c: Context<Env>): Promise<unknown> {
   }
 }
 
-/**
- * A complete event stream. The whole turn is known before the first byte is sent, so an upstream
- * failure is still an HTTP error status, never an error in the middle of a 200 stream.
- */
-function sse(c: Context<Env>, text: string): Response {
-  return c.body(text, 200, {
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache",
-  })
+/** The turn a streamed response stands for before the upstream answered: nothing yet. */
+function emptyTurn(model: string | undefined): RelayTurn {
+  const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 }
+  return { model: model ?? "", text: "", toolCalls: [], finishReason: "stop", usage }
 }
 
 function modelEntry(id: string) {

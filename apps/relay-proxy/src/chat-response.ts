@@ -57,37 +57,87 @@ export function chatCompletion(turn: RelayTurn): ChatCompletion {
   }
 }
 
+/** Which part of an assistant answer a live delta belongs to. */
+export type DeltaKind = "text" | "refusal"
+
+/** Writes one answer as server-sent events: live deltas first, the finished turn last. */
+export interface EventWriter {
+  /** A text or refusal delta as it arrives from the upstream. */
+  delta(kind: DeltaKind, delta: string): void
+  /** An OpenAI-shaped error event ending a stream that already started. */
+  fail(error: { message: string; type: string; param: string | null; code: string | null }): void
+}
+
+/** A chat stream's writer; `finish` sends what the deltas did not carry, tool calls and the end. */
+export interface ChatChunkWriter extends EventWriter {
+  finish(turn: RelayTurn): void
+}
+
 /**
- * Renders a proxied turn as the server-sent events of a streaming chat completion: a role chunk,
- * the text, the refusal, each tool call by `index` (id and name first, then its arguments), the
- * finish chunk, the usage chunk (`choices: []`) when `includeUsage`, then `data: [DONE]`.
+ * Writes a streaming chat completion as `chat.completion.chunk` events: a role chunk, the text
+ * and refusal deltas as they arrive, each tool call by `index` (id and name first, then its
+ * arguments), the finish chunk, the usage chunk (`choices: []`) when `includeUsage`, then
+ * `data: [DONE]`. `model` names the model before the turn does (the chunks all carry one).
  */
-export function chatCompletionStream(turn: RelayTurn, includeUsage: boolean): string {
-  const head = {
-    id: `chatcmpl-${randomUUID()}`,
-    object: "chat.completion.chunk",
-    created: Math.floor(Date.now() / 1000),
-    model: turn.model,
-  }
+export function chatChunkWriter(
+  send: (frame: string) => void,
+  opts: { includeUsage: boolean; model: string | undefined },
+): ChatChunkWriter {
+  const sent: Record<DeltaKind, string> = { text: "", refusal: "" }
+  let head: { id: string; object: "chat.completion.chunk"; created: number; model: string } | undefined
   // With include_usage, OpenAI sends `usage: null` on every chunk but the last.
-  const usage = includeUsage ? { usage: null } : {}
-  const chunk = (delta: Record<string, unknown>, finishReason: FinishReason | null = null) => ({
-    ...head,
-    choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
-    ...usage,
-  })
-  const chunks: unknown[] = [chunk({ role: "assistant", content: "", refusal: null })]
-  if (turn.text !== "") chunks.push(chunk({ content: turn.text }))
-  if (turn.refusal !== undefined) chunks.push(chunk({ refusal: turn.refusal }))
-  turn.toolCalls.forEach((call, index) => {
-    chunks.push(
-      chunk({
-        tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }],
-      }),
-      chunk({ tool_calls: [{ index, function: { arguments: call.arguments } }] }),
-    )
-  })
-  chunks.push(chunk({}, turn.finishReason))
-  if (includeUsage) chunks.push({ ...head, choices: [], usage: usageOf(turn) })
-  return `${chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("")}data: [DONE]\n\n`
+  const usage = opts.includeUsage ? { usage: null } : {}
+  const data = (payload: unknown) => send(`data: ${JSON.stringify(payload)}\n\n`)
+  const chunk = (delta: Record<string, unknown>, finishReason: FinishReason | null = null) =>
+    data({ ...head, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }], ...usage })
+  const open = (model: string) => {
+    if (head) return
+    head = {
+      id: `chatcmpl-${randomUUID()}`,
+      object: "chat.completion.chunk",
+      created: Math.floor(Date.now() / 1000),
+      model,
+    }
+    chunk({ role: "assistant", content: "", refusal: null })
+  }
+  const write = (kind: DeltaKind, delta: string) => {
+    if (delta === "") return
+    sent[kind] += delta
+    chunk(kind === "text" ? { content: delta } : { refusal: delta })
+  }
+  return {
+    delta(kind, delta) {
+      open(opts.model ?? "")
+      write(kind, delta)
+    },
+    finish(turn) {
+      open(opts.model ?? turn.model)
+      write("text", remainder(turn.text, sent.text))
+      // A refusal with no text (Anthropic gives none) still says so: `refusal: ""` once.
+      if (turn.refusal !== undefined && sent.refusal === "" && turn.refusal === "") chunk({ refusal: "" })
+      else if (turn.refusal !== undefined) write("refusal", remainder(turn.refusal, sent.refusal))
+      turn.toolCalls.forEach((call, index) => {
+        chunk({
+          tool_calls: [
+            { index, id: call.id, type: "function", function: { name: call.name, arguments: "" } },
+          ],
+        })
+        chunk({ tool_calls: [{ index, function: { arguments: call.arguments } }] })
+      })
+      chunk({}, turn.finishReason)
+      if (opts.includeUsage) data({ ...head, choices: [], usage: usageOf(turn) })
+      send("data: [DONE]\n\n")
+    },
+    fail(error) {
+      data({ error })
+    },
+  }
+}
+
+/**
+ * What of `full` a stream that already sent `sent` still owes. The finished turn normally
+ * extends what streamed; if it does not, what was sent stands and nothing is added.
+ */
+export function remainder(full: string, sent: string): string {
+  return full.startsWith(sent) ? full.slice(sent.length) : ""
 }

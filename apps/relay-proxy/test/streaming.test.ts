@@ -254,6 +254,17 @@ describe("an upstream failure on a streamed request", () => {
     expect(events.slice(-2)).toEqual(["error", "response.failed"])
   })
 
+  it("the AI SDK's streamText reports the in-stream error as an error part after the text", async () => {
+    replies.push([textFrame("Half"), errorFrame])
+    const provider = createOpenAICompatible({ name: "relay", baseURL: listening.baseURL, apiKey: "caller" })
+    const result = streamText({ model: provider("any"), prompt: "hi", maxRetries: 0, onError: () => {} })
+    const parts: { type: string; text?: string; error?: unknown }[] = []
+    for await (const part of result.fullStream) parts.push(part as (typeof parts)[number])
+    expect(parts.filter((p) => p.type === "text-delta").map((p) => p.text)).toEqual(["Half"])
+    const failure = parts.find((p) => p.type === "error")
+    expect(JSON.stringify(failure?.error)).toMatch(/fell over/)
+  })
+
   it("a resumed turn failing mid-stream keeps the tool results: the retry finishes the run", async () => {
     replies.push([toolFrame("call_0", "get_weather", '{"city":"Oslo"}'), endFrame("tool_calls")])
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "Oslo?" }]

@@ -286,8 +286,14 @@ describe("an upstream failure on a streamed request", () => {
       })(),
     ).rejects.toThrow(/fell over/)
     replies.push([textFrame("Oslo is -3°C."), endFrame()])
-    const retried = openai().chat.completions.stream({ model: "any", messages, tools: [weather] })
-    expect((await retried.finalMessage()).content).toBe("Oslo is -3°C.")
+    const { data, response } = await openai()
+      .chat.completions.create({ model: "any", messages, tools: [weather], stream: true })
+      .withResponse()
+    // A continuation's conversation is known before the model is asked, so its stream names it.
+    expect(response.headers.get("x-relay-conversation")).toMatch(/^conv-/)
+    let text = ""
+    for await (const chunk of data) text += chunk.choices[0]?.delta.content ?? ""
+    expect(text).toBe("Oslo is -3°C.")
     expect(upstreamCalls).toBe(3)
   })
 })

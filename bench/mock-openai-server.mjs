@@ -4,8 +4,8 @@
 // the client's `process.cpuUsage()`. Both replies are serialised once at start-up: a
 // request whose last message is a tool result gets the final text answer, any other
 // request gets the tool call. It reports its port over IPC and, when asked, the number
-// of requests and request-body bytes it has seen, when the first of them arrived (epoch ms,
-// for the fresh-process benchmark) and, while checking is switched on, an
+// of requests and request-body bytes it has seen, when the first and each of them arrived (epoch
+// ms, for the fresh-process benchmark) and, while checking is switched on, an
 // order-independent digest of the bodies (the benchmarks use these to check that the SDK
 // and the floor send byte-identical requests; checking is off while they measure).
 //
@@ -89,12 +89,16 @@ let requests = 0
 let bodyBytes = 0
 /** When the first request since the last stats call arrived (headers read), in epoch ms. */
 let firstRequestAt = null
+/** When each request since the last stats call arrived (headers read), in epoch ms. */
+let arrivals = []
 let checking = false
 let digest = 0n
 const MASK = (1n << 64n) - 1n
 
 const server = createServer((req, res) => {
-  firstRequestAt ??= performance.timeOrigin + performance.now()
+  const arrived = performance.timeOrigin + performance.now()
+  firstRequestAt ??= arrived
+  arrivals.push(arrived)
   const chunks = []
   req.on("data", (chunk) => chunks.push(chunk))
   req.on("end", () => {
@@ -128,10 +132,11 @@ server.headersTimeout = 130_000
 
 process.on("message", (msg) => {
   if (msg?.type === "stats") {
-    process.send({ type: "stats", requests, bodyBytes, digest: digest.toString(16), firstRequestAt })
+    process.send({ type: "stats", requests, bodyBytes, digest: digest.toString(16), firstRequestAt, arrivals })
     requests = 0
     bodyBytes = 0
     firstRequestAt = null
+    arrivals = []
     digest = 0n
     checking = msg.check === true
   }

@@ -132,7 +132,14 @@ server.headersTimeout = 130_000
 
 process.on("message", (msg) => {
   if (msg?.type === "stats") {
-    process.send({ type: "stats", requests, bodyBytes, digest: digest.toString(16), firstRequestAt, arrivals })
+    process.send({
+      type: "stats",
+      requests,
+      bodyBytes,
+      digest: digest.toString(16),
+      firstRequestAt,
+      arrivals,
+    })
     requests = 0
     bodyBytes = 0
     firstRequestAt = null

@@ -35,8 +35,8 @@ export class HandleRecord {
   readonly def: AgentDef
   readonly parent: HandleRecord | undefined
   readonly children: HandleRecord[] = []
-  /** Per-def counters for deterministic child ids. */
-  readonly childCounters = new Map<string, number>()
+  /** Per-def counters for deterministic child ids; created with the first child (most handles have none). */
+  childCounters: Map<string, number> | undefined
   /** Changed only by `applyTransition` (handle-state.ts), and set once by a restore. */
   state: HandleState = "idle"
   readonly budget: Budget
@@ -50,7 +50,8 @@ export class HandleRecord {
   pending: Request | undefined
   /** A request cancelled by interrupt/close while parked; the next run declines it first. */
   cancelled: Request | undefined
-  readonly transitions: string[] = []
+  /** Grown by `applyTransition` only (and filled once by a restore). */
+  transitions: string[] = []
   readonly waiters: ((result: TaskResult) => void)[] = []
   /** Suspended inline, waiting for a `waitFor` up the chain (still holds its slot). */
   inline = false

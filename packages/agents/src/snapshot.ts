@@ -109,7 +109,8 @@ export function restoreRecords(
     r.cancelled = h.cancelled
     r.lastResult = h.lastResult
     r.transitions.push(...h.transitions)
-    for (const [k, v] of Object.entries(h.counters)) (r.childCounters ??= new Map()).set(k, v)
+    const counters = Object.entries(h.counters)
+    if (counters.length > 0) r.childCounters = new Map(counters)
     r.state = h.state
     if (h.state === "running") {
       applyTransition(r, "restoreInterrupted", trace)

@@ -5,8 +5,17 @@
 // endpoint runs in a forked process, so only the client's CPU is measured.
 //
 //   node --expose-gc loop-cpu.mjs [--runs N] [--rounds R] [--warmup W] [--only sdk|floor] [--verbose]
+//     [--style openai|anthropic|openai-responses|all]   (default all: each style in turn)
 import { createClient, createToolkit, defineTool } from "@toolnexus/core"
-import { API_KEY, MODEL, cliOptions, createFloor, runBenchmark, startMockServer } from "./harness.mjs"
+import {
+  API_KEY,
+  MODEL,
+  cliOptions,
+  createFloor,
+  runBenchmark,
+  startMockServer,
+  stylesOf,
+} from "./harness.mjs"
 
 const options = cliOptions({ runs: 800, rounds: 11, warmup: 1000 })
 
@@ -23,50 +32,49 @@ const ECHO = {
 }
 const echo = ({ text }) => String(text)
 
-const server = await startMockServer(["--tool", "echo", "--arguments", '{"text":"hello"}', "--text", FINAL])
-
-// The SDK, as a user would write it.
 const toolkit = await createToolkit({ extraTools: [defineTool({ ...ECHO, run: echo })] })
-const client = createClient({ baseUrl: server.baseUrl, style: "openai", model: MODEL, apiKey: API_KEY })
 
-// The floor: same tools array, same messages, same trivial tool.
-const floor = createFloor({
-  baseUrl: server.baseUrl,
-  tools: [
-    {
-      type: "function",
-      function: { name: ECHO.name, description: ECHO.description, parameters: ECHO.inputSchema },
-    },
-  ],
-  execute: (name, args) => {
-    if (name !== "echo") throw new Error(`floor: unknown tool ${name}`)
-    return echo(args)
-  },
-})
-
-try {
-  await runBenchmark({
-    title: "loop-cpu: client CPU per LLM turn, plain tool loop (echo call, then text; 2 requests per run)",
-    unit: { label: "CPU µs/turn", perRun: false },
-    turnsPerRun: 2,
-    server,
-    options,
-    variants: {
-      async sdk() {
-        const result = await client.run(PROMPT, { toolkit })
-        if (result.status !== "done" || result.text !== FINAL || result.toolCalls[0]?.output !== "hello") {
-          throw new Error(`sdk: unexpected result ${JSON.stringify(result)}`)
-        }
-      },
-      async floor() {
-        const result = await floor.run(PROMPT)
-        if (result.text !== FINAL || result.outputs[0] !== "hello") {
-          throw new Error(`floor: unexpected result ${JSON.stringify(result)}`)
-        }
-      },
+for (const style of stylesOf(options)) {
+  const server = await startMockServer([
+    ...["--tool", "echo", "--arguments", '{"text":"hello"}', "--text", FINAL],
+    ...["--style", style],
+  ])
+  // The SDK, as a user would write it.
+  const client = createClient({ baseUrl: server.baseUrl, style, model: MODEL, apiKey: API_KEY })
+  // The floor: the same requests in the same style, the same trivial tool.
+  const floor = createFloor({
+    baseUrl: server.baseUrl,
+    style,
+    tools: [ECHO],
+    execute: (name, args) => {
+      if (name !== "echo") throw new Error(`floor: unknown tool ${name}`)
+      return echo(args)
     },
   })
-} finally {
-  await floor.close()
-  server.close()
+  try {
+    await runBenchmark({
+      title: `loop-cpu [${style}]: client CPU per LLM turn, plain tool loop (echo call, then text; 2 requests per run)`,
+      unit: { label: "CPU µs/turn", perRun: false },
+      turnsPerRun: 2,
+      server,
+      options,
+      variants: {
+        async sdk() {
+          const result = await client.run(PROMPT, { toolkit })
+          if (result.status !== "done" || result.text !== FINAL || result.toolCalls[0]?.output !== "hello") {
+            throw new Error(`sdk: unexpected result ${JSON.stringify(result)}`)
+          }
+        },
+        async floor() {
+          const result = await floor.run(PROMPT)
+          if (result.text !== FINAL || result.outputs[0] !== "hello") {
+            throw new Error(`floor: unexpected result ${JSON.stringify(result)}`)
+          }
+        },
+      },
+    })
+  } finally {
+    await floor.close()
+    server.close()
+  }
 }

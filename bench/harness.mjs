@@ -328,7 +328,7 @@ export async function runBenchmark({ title, unit, turnsPerRun, server, variants,
   }
   await server.stats(false) // no digests while measuring
   const perRequest = (name) => (seen[name].bodyBytes / seen[name].requests).toFixed(1)
-  if (names.length === 2 && seen[names[0]].digest !== seen[names[1]].digest) {
+  if (names.some((name) => seen[name].digest !== seen[names[0]].digest)) {
     console.warn(
       `WARNING: the request bodies differ (${names.map((n) => `${n} ${perRequest(n)} B`).join(", ")})`,
     )

@@ -25,6 +25,7 @@ const PACKAGES = [
   { name: "@toolnexus/agents" },
   // /redis is typed with ioredis' own types; /sqlite and /postgres need no driver at all.
   { name: "@toolnexus/durable", optionalPeers: ["ioredis"] },
+  { name: "@toolnexus/mcp" },
 ]
 
 /**

@@ -5,22 +5,10 @@ import { type Client, type ClientBaseOptions, createClient, createInProcessClien
  * careful assistant (asks to pay, then reports what happened), so the demo runs offline.
  */
 export function createModel(opts: Omit<ClientBaseOptions, "model">): { client: Client; label: string } {
-  const env = process.env
-  if (env.OPENAI_API_KEY) {
-    const model = env.OPENAI_MODEL ?? "gpt-4.1-mini"
-    const baseUrl = env.OPENAI_BASE_URL ?? "https://api.openai.com/v1"
-    return {
-      client: createClient({ ...opts, baseUrl, style: "openai", model }),
-      label: `${model} at ${baseUrl}`,
-    }
-  }
-  if (env.ANTHROPIC_API_KEY) {
-    const model = env.ANTHROPIC_MODEL ?? "claude-sonnet-4-5"
-    const baseUrl = env.ANTHROPIC_BASE_URL ?? "https://api.anthropic.com"
-    return {
-      client: createClient({ ...opts, baseUrl, style: "anthropic", model }),
-      label: `${model} at ${baseUrl}`,
-    }
+  const endpoint = configuredEndpoint()
+  if (endpoint) {
+    const { style, baseUrl, model } = endpoint
+    return { client: createClient({ ...opts, baseUrl, style, model }), label: endpoint.label }
   }
   const client = createInProcessClient({
     ...opts,
@@ -38,5 +26,30 @@ export function createModel(opts: Omit<ClientBaseOptions, "model">): { client: C
       }
     },
   })
-  return { client, label: "a scripted model (set OPENAI_API_KEY or ANTHROPIC_API_KEY to use a real one)" }
+  return { client, label: SCRIPTED }
+}
+
+const SCRIPTED = "a scripted model (set OPENAI_API_KEY or ANTHROPIC_API_KEY to use a real one)"
+
+/** The real endpoint the environment names, if any. */
+function configuredEndpoint():
+  | { style: "openai" | "anthropic"; baseUrl: string; model: string; label: string }
+  | undefined {
+  const env = process.env
+  if (env.OPENAI_API_KEY) {
+    const model = env.OPENAI_MODEL ?? "gpt-4.1-mini"
+    const baseUrl = env.OPENAI_BASE_URL ?? "https://api.openai.com/v1"
+    return { style: "openai", baseUrl, model, label: `${model} at ${baseUrl}` }
+  }
+  if (env.ANTHROPIC_API_KEY) {
+    const model = env.ANTHROPIC_MODEL ?? "claude-sonnet-4-5"
+    const baseUrl = env.ANTHROPIC_BASE_URL ?? "https://api.anthropic.com"
+    return { style: "anthropic", baseUrl, model, label: `${model} at ${baseUrl}` }
+  }
+  return undefined
+}
+
+/** Where the model lives, for error messages: the endpoint URL, or the scripted model. */
+export function modelLocation(): string {
+  return configuredEndpoint()?.baseUrl ?? "the scripted model"
 }

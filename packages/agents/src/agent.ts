@@ -47,8 +47,14 @@ export function agent(name: string, opts: Omit<AgentDef, "name"> & { agents?: Ag
           required: ["prompt"],
         },
         source: "agent",
-        async execute(args) {
-          const result = await run(String(args.prompt ?? ""), runtimeOpts)
+        async execute(args, ctx) {
+          // Traced, the nested runtime's runs hang under this call's execute_tool span.
+          const parentContext = ctx?.traceContext
+          const opts =
+            parentContext === undefined
+              ? runtimeOpts
+              : { ...runtimeOpts, telemetry: { ...runtimeOpts?.telemetry, parentContext } }
+          const result = await run(String(args.prompt ?? ""), opts)
           return { output: result.text, isError: result.isError || result.status !== "done" }
         },
       }

@@ -1,6 +1,7 @@
 import type { Answer, Request } from "@toolnexus/core"
 import type { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
+import type { EventHub } from "./runtime-events.js"
 
 /**
  * @internal How a handle's suspensions are answered inline: by the nearest `waitFor` on the
@@ -11,6 +12,7 @@ import { applyTransition } from "./handle-state.js"
 export function escalationFor(
   r: HandleRecord,
   trace: string[],
+  events: EventHub,
 ): ((req: Request) => Promise<Answer>) | undefined {
   let waitFor: ((req: Request) => Answer | Promise<Answer>) | undefined
   for (const x of r.chain()) {
@@ -22,13 +24,13 @@ export function escalationFor(
   return async (req) => {
     r.inline = true
     r.pending = withPath(req, r.id)
-    applyTransition(r, "escalate", trace)
+    applyTransition(r, "escalate", trace, events)
     try {
       return await answer(r.pending)
     } finally {
       r.inline = false
       r.pending = undefined
-      if (r.state === "suspended") applyTransition(r, "answerInline", trace)
+      if (r.state === "suspended") applyTransition(r, "answerInline", trace, events)
     }
   }
 }

@@ -2,6 +2,7 @@ import {
   type Client,
   ConfigError,
   type ConversationStore,
+  type StreamListener,
   type MetricEvent,
   type RunResult,
   type Toolkit,
@@ -14,7 +15,9 @@ import type { Semaphore } from "./gates.js"
 import { continueHalted, haltedOn } from "./handle-conversation.js"
 import type { ActiveTurn, HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
+import { hooksWithHandle } from "./handle-hooks.js"
 import { renderInbox } from "./inbox.js"
+import type { EventHub } from "./runtime-events.js"
 import { type TaskHost, createTaskTool } from "./task-tool.js"
 import type { Clock, InboxItem, RuntimeOptions, TaskResult } from "./types.js"
 
@@ -26,6 +29,7 @@ export interface ExecutionContext {
   readonly store: ConversationStore
   readonly clock: Clock
   readonly trace: string[]
+  readonly events: EventHub
   readonly turnGate: Semaphore | undefined
   readonly taskHost: TaskHost
   /** The store id of a handle's conversation. */
@@ -36,8 +40,16 @@ export interface ExecutionContext {
   wakeAgain(r: HandleRecord): void
 }
 
-/** @internal The work of one turn, given the handle's client, tools and abort signal. */
-export type TurnWork = (client: Client, toolkit: Toolkit, signal: AbortSignal) => Promise<RunResult>
+/**
+ * @internal The work of one turn, given the handle's client, tools, abort signal and, while
+ * someone listens to the runtime's events, the listener tagging them with the handle.
+ */
+export type TurnWork = (
+  client: Client,
+  toolkit: Toolkit,
+  signal: AbortSignal,
+  onEvent: StreamListener | undefined,
+) => Promise<RunResult>
 
 /**
  * @internal Runs handles' turns: admission under the parent's `maxConcurrent`, the turn
@@ -87,23 +99,22 @@ export class Execution {
     const drained = r.inbox.splice(0)
     const block = renderInbox(drained, (from) => trusted(r, from))
     const input = [block, prompt ?? ""].filter((part) => part !== "").join("\n\n")
-    applyTransition(r, "start", this.#ctx.trace)
+    applyTransition(r, "start", this.#ctx.trace, this.#ctx.events)
     const id = this.#ctx.conversationId(r)
     void this.run(
       r,
-      async (client, toolkit, signal) => {
+      async (client, toolkit, signal, onEvent) => {
         if (r.cancelled) {
           // A request cancelled while parked is declined first, so the transcript stays balanced.
-          const cancelled = haltedOn(
-            r.cancelled,
-            r.children.find((c) => c.lastResult?.pending?.id === r.cancelled?.id),
-          )
+          const child = r.children.find((c) => c.lastResult?.pending?.id === r.cancelled?.id)
+          const cancelled = haltedOn(r.cancelled, child)
           r.cancelled = undefined
           const answer = { id: cancelled.id, ok: false, reason: "cancelled" }
-          const run = await continueHalted(id, client, { toolkit, pending: cancelled, answer, signal })
+          const halted = { toolkit, pending: cancelled, answer, signal, onEvent }
+          const run = await continueHalted(id, client, halted)
           if (run.status !== "done" || input === "") return run
         }
-        return client.ask(input, { toolkit, id, signal })
+        return client.ask(input, { toolkit, id, signal, onEvent })
       },
       drained,
     )
@@ -115,7 +126,7 @@ export class Execution {
     try {
       // Built per run, not cached: a parked handle then holds no client or tools in memory.
       const toolkit = await this.#toolkitFor(r)
-      const run = await work(this.#clientFor(r), toolkit, signal)
+      const run = await work(this.#clientFor(r), toolkit, signal, this.#ctx.events.forHandle(r.id))
       result = r.result(run.status, run.text, false)
       if (run.limit !== undefined) result.limit = run.limit
       if (run.status === "pending" && run.pending) {
@@ -135,7 +146,7 @@ export class Execution {
     r.turn = undefined
     r.lastResult = result
     if (r.state !== "closed")
-      applyTransition(r, result.status === "pending" ? "park" : "settle", this.#ctx.trace)
+      applyTransition(r, result.status === "pending" ? "park" : "settle", this.#ctx.trace, this.#ctx.events)
     if (r.state === "suspended") this.#ctx.parked(r)
     r.notify(result)
     this.#handOver(r.parent)
@@ -157,11 +168,12 @@ export class Execution {
   }
 
   #clientFor(r: HandleRecord): Client {
-    const { options, store, clock, turnGate, trace } = this.#ctx
+    const { options, store, clock, turnGate, trace, events } = this.#ctx
     const { llm, fetch } = options
     const model = r.def.model ?? llm?.model
     if (!model) throw new ConfigError(`agent ${r.def.name} has no model: set def.model or llm.model`)
     const userMetric = r.def.onMetric ?? options.onMetric
+    const hooks = r.def.hooks ?? options.hooks
     return createClient({
       baseUrl: llm?.baseUrl ?? PLACEHOLDER_URL,
       style: llm?.style ?? "openai",
@@ -172,14 +184,22 @@ export class Execution {
       // Budgets bound turns; the client's own ceiling only guards against runaway loops.
       maxTurns: 1_000,
       store,
-      hooks: r.def.hooks ?? options.hooks,
+      hooks: hooks && hooksWithHandle(hooks, r.id),
       onMetric: (ev) => {
         account(r, ev)
-        userMetric?.(ev)
+        userMetric?.({ ...ev, handle: r.id })
       },
-      waitFor: escalationFor(r, trace),
+      waitFor: escalationFor(r, trace, events),
       beforeTurn: () => turnLimit(r, r.chain(), clock.now()),
       llmGate: turnGate ? (call) => turnGate.run(call) : undefined,
+      // The handle's runs are `invoke_agent <def>` spans: a child's under its parent's task call,
+      // a top-level handle's under the runtime's parent context (e.g. an `asTool` call).
+      telemetry: {
+        ...options.telemetry,
+        agentName: r.def.name,
+        agentId: r.id,
+        parentContext: r.traceParent ?? options.telemetry?.parentContext,
+      },
     })
   }
 

@@ -3,6 +3,7 @@ import {
   type Client,
   type ConversationStore,
   type EndpointStyle,
+  type StreamListener,
   type Request,
   type RunResult,
   type Toolkit,
@@ -18,7 +19,14 @@ import type { HandleRecord } from "./handle-record.js"
 export function continueHalted(
   id: string,
   client: Client,
-  opts: { toolkit: Toolkit; pending: Request; answer: Answer; signal: AbortSignal; claim?: string },
+  opts: {
+    toolkit: Toolkit
+    pending: Request
+    answer: Answer
+    signal: AbortSignal
+    onEvent: StreamListener | undefined
+    claim?: string
+  },
 ): Promise<RunResult> {
   return client.continueRun({ ...opts, id })
 }

@@ -50,6 +50,8 @@ export class HandleRecord {
   pending: Request | undefined
   /** A request cancelled by interrupt/close while parked; the next run declines it first. */
   cancelled: Request | undefined
+  /** The trace context of the `task` call that created this handle, while tracing is on (not persisted). */
+  traceParent: unknown
   /** Grown by `applyTransition` only (and filled once by a restore). */
   transitions: string[] = []
   readonly waiters: ((result: TaskResult) => void)[] = []

@@ -1,5 +1,6 @@
 import { RuntimeError } from "./errors.js"
 import type { HandleRecord } from "./handle-record.js"
+import type { EventHub } from "./runtime-events.js"
 import type { HandleState } from "./types.js"
 
 /**
@@ -44,12 +45,17 @@ export type HandleTransition = keyof typeof HANDLE_TRANSITIONS
 
 /**
  * @internal Applies a named transition to a handle and records it in the handle's
- * `transitions` and the runtime `trace` (`<id>: <from>→<to>`).
+ * `transitions` and the runtime `trace` (`<id>: <from>→<to>`), and streams it as a `state` event.
  *
  * @throws RuntimeError (reason `invalid_transition`) when the handle is not in a state the
  * transition starts from: a defect in the runtime, never a host mistake.
  */
-export function applyTransition(r: HandleRecord, name: HandleTransition, trace: string[]): void {
+export function applyTransition(
+  r: HandleRecord,
+  name: HandleTransition,
+  trace: string[],
+  events?: EventHub,
+): void {
   const { from, to } = HANDLE_TRANSITIONS[name]
   if (!(from as readonly HandleState[]).includes(r.state)) {
     throw new RuntimeError(
@@ -57,11 +63,13 @@ export function applyTransition(r: HandleRecord, name: HandleTransition, trace: 
       `${r.id}: transition ${name} starts from ${from.join(" or ")}, but the handle is ${r.state}`,
     )
   }
-  const step = STEP_TEXT[name][r.state] as string
+  const previous = r.state
+  const step = STEP_TEXT[name][previous] as string
   r.state = to
   // Most handles take a few steps: an exact-size copy holds them in a few words, where the
   // first push would reserve 17 slots (about 150 B per parked handle).
   if (r.transitions.length < 8) r.transitions = r.transitions.concat(step)
   else r.transitions.push(step)
   trace.push(`${r.id}: ${step}`)
+  events?.state(r.id, previous, to)
 }

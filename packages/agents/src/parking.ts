@@ -9,11 +9,13 @@ import type { Execution } from "./execution.js"
 import { appliedBefore, continueHalted, haltedOn } from "./handle-conversation.js"
 import type { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
+import type { EventHub } from "./runtime-events.js"
 
 /** @internal What parking and resuming handles needs from the runtime. */
 export interface ParkingContext {
   readonly store: ConversationStore
   readonly trace: string[]
+  readonly events: EventHub
   readonly execution: Execution
   readonly root: HandleRecord
   /** The store id of a handle's conversation. */
@@ -57,7 +59,7 @@ export class Parking {
       if (!target || depth(r) > depth(target)) target = r
     }
     if (!target) throw new UnknownRequestError(answer.id, "no suspended handle holds it")
-    const { store, trace, execution, root } = this.#ctx
+    const { store, trace, events, execution, root } = this.#ctx
     const cascade: HandleRecord[] = []
     for (let r: HandleRecord | undefined = target; r && r !== root; r = r.parent) {
       if (r.state !== "suspended" || r.inline || r.pending?.id !== answer.id) break
@@ -65,16 +67,17 @@ export class Parking {
     }
     for (const [i, handle] of cascade.entries()) {
       const pending = haltedOn(handle.pending as Request, cascade[i - 1])
+      // Only the last save of the cascade consumes the claim.
       const claim = i === cascade.length - 1 ? opts?.claim : undefined
       const id = this.#ctx.conversationId(handle)
       this.#unpark(handle)
-      applyTransition(handle, "unpark", trace)
-      applyTransition(handle, "start", trace)
-      await execution.run(handle, async (client, toolkit, signal) => {
+      applyTransition(handle, "unpark", trace, events)
+      applyTransition(handle, "start", trace, events)
+      await execution.run(handle, async (client, toolkit, signal, onEvent) => {
         const recorded = await appliedBefore(store, id, answer.id, this.#ctx.transcriptOf(handle))
         if (recorded)
           trace.push(`${handle.id}: resume → RECOVERED from the store (the answer was applied before)`)
-        return recorded ?? continueHalted(id, client, { toolkit, pending, answer, signal, claim })
+        return recorded ?? continueHalted(id, client, { toolkit, pending, answer, signal, onEvent, claim })
       })
     }
   }
@@ -89,7 +92,7 @@ export class Parking {
     r.cancelled = r.pending
     r.pending = undefined
     r.lastResult = r.result(status, "", true)
-    if (status === "interrupted") applyTransition(r, "cancel", this.#ctx.trace)
+    if (status === "interrupted") applyTransition(r, "cancel", this.#ctx.trace, this.#ctx.events)
     r.notify(r.lastResult)
   }
 

@@ -7,6 +7,7 @@ import { Semaphore } from "./gates.js"
 import { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
 import { Parking } from "./parking.js"
+import { EventHub, type RuntimeEvent, type RuntimeEventsOptions } from "./runtime-events.js"
 import { type RuntimeSnapshot, restoreRecords, snapshotOf } from "./snapshot.js"
 import type { TaskHost } from "./task-tool.js"
 import type {
@@ -53,6 +54,19 @@ export interface Runtime {
   transitions(h: Handle): string[]
   readonly store: ConversationStore
   snapshot(): RuntimeSnapshot
+  /**
+   * The runtime's events as they happen: every handle's run events and state changes, each
+   * tagged with its handle, in order per handle. Subscribes at once (nothing between this call
+   * and the first read is missed) and ends after `close(root)` or on `signal`. The runtime
+   * never waits for a consumer: one that stalls past `bufferSize` loses events and then reads
+   * a `dropped` event with their count. While nobody listens, handles run without streaming;
+   * a turn already under way when the first consumer subscribes streams its state changes
+   * but not its text (it was started without a streaming request). After `close(root)` the
+   * iteration ends at once.
+   *
+   * @throws ConfigError for a `bufferSize` that is not a positive integer.
+   */
+  events(opts?: RuntimeEventsOptions): AsyncIterableIterator<RuntimeEvent>
 }
 
 const ROOT_DEF: AgentDef = { name: "root", does: "the host" }
@@ -99,6 +113,7 @@ class AgentRuntime implements Runtime, TaskHost {
   readonly #namespace: string
   readonly #execution: Execution
   readonly #parking: Parking
+  readonly #events: EventHub
 
   constructor(opts: RuntimeOptions, snapshot?: RuntimeSnapshot) {
     if (typeof opts?.registry !== "object" || opts.registry === null) {
@@ -142,12 +157,14 @@ class AgentRuntime implements Runtime, TaskHost {
       this.#records.set("root", this.#rootRecord)
     }
     this.root = this.#rootRecord.handle
+    this.#events = new EventHub(opts.onEvent, this.root.id)
 
     this.#execution = new Execution({
       options: opts,
       store: this.store,
       clock: this.#clock,
       trace: this.#trace,
+      events: this.#events,
       turnGate,
       taskHost: this,
       conversationId,
@@ -157,6 +174,7 @@ class AgentRuntime implements Runtime, TaskHost {
     this.#parking = new Parking({
       store: this.store,
       trace: this.#trace,
+      events: this.#events,
       execution: this.#execution,
       root: this.#rootRecord,
       conversationId,
@@ -275,9 +293,14 @@ class AgentRuntime implements Runtime, TaskHost {
     }
     if (r.state === "suspended") this.#parking.cancel(r, "closed")
     if (r.def.onClose) await Promise.resolve(r.def.onClose(r.handle, reason)).catch(() => {})
-    applyTransition(r, "close", this.#trace)
+    applyTransition(r, "close", this.#trace, this.#events)
     // Waiters get what a later `wait` gets: the last result, or `closed` if it never ran.
     r.notify(r.settledResult() as TaskResult)
+    if (r === this.#rootRecord) this.#events.end()
+  }
+
+  events(opts?: RuntimeEventsOptions): AsyncIterableIterator<RuntimeEvent> {
+    return this.#events.subscribe(opts)
   }
 
   resume(answer: Answer, opts?: { claim?: string }): Promise<void> {

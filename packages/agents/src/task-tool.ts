@@ -52,6 +52,7 @@ export function createTaskTool(
       else {
         try {
           child = host.spawnForTask(parent, agent, ctx.callId)
+          child.traceParent = ctx.traceContext
           host.wake(child.handle, String(args.prompt ?? ""))
         } catch (error) {
           // Errors cross the handle boundary as data.

@@ -1,4 +1,13 @@
-import type { Answer, ConversationStore, Hooks, MetricEvent, Request, Tool } from "@toolnexus/core"
+import type {
+  Answer,
+  ConversationStore,
+  Hooks,
+  MetricEvent,
+  Request,
+  TelemetryOptions,
+  Tool,
+} from "@toolnexus/core"
+import type { RuntimeEvent } from "./runtime-events.js"
 
 /**
  * Limits of a handle. `maxTurns` counts the handle's own LLM turns; the token and tool-call
@@ -122,4 +131,14 @@ export interface RuntimeOptions {
   shutdownMs?: number
   hooks?: Hooks
   onMetric?: (ev: MetricEvent) => void
+  /**
+   * Receives every handle's events and state changes, tagged with the handle, synchronously
+   * as they happen (see `Runtime.events()` for an async iterable). A throw is ignored.
+   */
+  onEvent?: (ev: RuntimeEvent) => void
+  /**
+   * OpenTelemetry settings for every handle's runs: each run is an `invoke_agent <def>` span,
+   * a child's nested under its parent's `execute_tool task` span.
+   */
+  telemetry?: TelemetryOptions
 }

@@ -20,6 +20,8 @@ export type ToolnexusErrorCode =
   | "TNX_INBOX_FULL"
   | "TNX_CLOSED"
   | "TNX_CONVERSATION_PENDING"
+  | "TNX_MCP_CONNECT"
+  | "TNX_MCP_TIMEOUT"
 
 /**
  * The base class of every error toolnexus throws. `code` is stable; identity survives

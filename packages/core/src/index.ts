@@ -65,11 +65,16 @@ export type {
   ContinueOptions,
   OutputOption,
   RunOptions,
+  StreamListener,
 } from "./client/client.js"
 export type { OutputOf, OutputSchema } from "./client/structured-output.js"
 export type { RunResult, StreamEvent, ToolCallRecord } from "./client/run-result.js"
 export type { Hooks } from "./client/hooks.js"
-export type { MetricEvent } from "./client/metrics.js"
+export { registerMetrics } from "./client/metrics.js"
+export type { MetricEvent, PromRegistryLike } from "./client/metrics.js"
+export type { TelemetryOptions, TracerLike } from "./telemetry/otel-api.js"
+export { TRACE_DATA_KEY } from "./telemetry/trace-carrier.js"
+export type { TraceCarrier } from "./telemetry/trace-carrier.js"
 export type { LLMErrorInfo } from "./client/retry.js"
 export type { FinishReason, ModelTurn, ModelToolCall } from "./providers/model-turn.js"
 export { lastAssistantText } from "./providers/transcript-text.js"

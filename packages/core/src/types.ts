@@ -40,10 +40,21 @@ export interface ToolContext {
   callId?: string
   /** Stable across the retry-with-answer, a resume and a restart: use it to deduplicate side effects. */
   idempotencyKey?: string
+  /**
+   * Present when a `waitFor` on the chain can answer right now (the client's, or in the agents
+   * runtime the nearest def's up the ancestor chain). A tool that needs an answer in the middle
+   * of its own work (an MCP elicitation) asks it; when absent, the tool suspends as usual.
+   */
+  resolve?: (req: Request) => Promise<Answer>
+  /**
+   * While tracing is on: the OpenTelemetry `Context` of this call's `execute_tool` span, to
+   * parent the spans (or runs, via `telemetry.parentContext`) the tool starts.
+   */
+  traceContext?: unknown
 }
 
 /** Where a tool comes from. */
-export type ToolSource = "native" | "http" | "relay" | "custom" | "agent"
+export type ToolSource = "native" | "http" | "relay" | "custom" | "agent" | "mcp"
 
 /** A tool the model can call. */
 export interface Tool {

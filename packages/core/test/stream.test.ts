@@ -4,11 +4,10 @@ import { describe, expect, it } from "vitest"
 import type { RunResult, StreamEvent } from "../src/client/run-result.js"
 import { AbortError, ConversationPendingError, LLMResponseError, LLMStreamError } from "../src/errors.js"
 import { MemoryStore, type SaveMeta } from "../src/store/conversation-store.js"
-import { pending } from "../src/suspension/pending.js"
 import { defineTool } from "../src/tools/define-tool.js"
 import { createToolkit } from "../src/tools/toolkit.js"
 import type { Message } from "../src/types.js"
-import { STYLES, type Style, clientFor, useFakeServer } from "./helpers.js"
+import { STYLES, type Style, approve, clientFor, useFakeServer } from "./helpers.js"
 
 // These tests pin the chat and Anthropic transcript shapes; responses.test.ts pins the Responses ones.
 const CHAT_STYLES = STYLES.filter((s) => s !== "openai-responses")
@@ -31,14 +30,6 @@ const add = defineTool({
     required: ["a", "b"],
   },
   run: ({ a, b }) => String(Number(a) + Number(b)),
-})
-
-const approve = defineTool({
-  name: "approve",
-  description: "Needs a human",
-  inputSchema: { type: "object", properties: { what: { type: "string" } } },
-  run: ({ what }, toolCtx) =>
-    toolCtx.answer?.ok ? `approved ${what}` : pending({ kind: "approval", prompt: `Approve ${what}?` }),
 })
 
 /** Collects every event of a stream; rethrows its error with the events seen so far. */
@@ -81,7 +72,8 @@ describe.each(CHAT_STYLES)("client.stream (%s)", (style) => {
     const deltas = events.filter((e) => e.type === "text")
     expect(deltas.length).toBeGreaterThan(1)
     expect(textOf(events)).toBe(text)
-    expect(events.map((e) => e.type)).toEqual([...deltas.map(() => "text"), "usage", "done"])
+    expect(events.map((e) => e.type)).toEqual([...deltas.map(() => "text"), "usage", "turn", "done"])
+    expect(events.find((e) => e.type === "turn")).toEqual({ type: "turn", turn: 1, finishReason: "stop" })
     expect(events.find((e) => e.type === "usage")).toEqual({
       type: "usage",
       usage: { promptTokens: 7, completionTokens: 9, totalTokens: 16 },
@@ -113,12 +105,17 @@ describe.each(CHAT_STYLES)("client.stream (%s)", (style) => {
     const firstText = types.indexOf("text")
     expect(types.slice(0, firstText)).toEqual([
       "usage",
+      "turn",
       "tool_call",
       "tool_call",
       "tool_result",
       "tool_result",
     ])
-    expect(types.slice(firstText).filter((t) => t !== "text")).toEqual(["usage", "done"])
+    expect(types.slice(firstText).filter((t) => t !== "text")).toEqual(["usage", "turn", "done"])
+    expect(events.filter((e) => e.type === "turn")).toEqual([
+      { type: "turn", turn: 1, finishReason: "tool_calls" },
+      { type: "turn", turn: 2, finishReason: "stop" },
+    ])
     expect(events.filter((e) => e.type === "tool_call")).toEqual([
       { type: "tool_call", id: "c-echo", name: "echo", args: { text: "first call, with a longer argument" } },
       { type: "tool_call", id: "c-add", name: "add", args: { a: 20, b: 22 } },
@@ -199,12 +196,14 @@ describe.each(CHAT_STYLES)("client.stream (%s)", (style) => {
     if (style === "anthropic") expect(assistant.content[0].input).toEqual({})
   })
 
-  it("a suspending tool without waitFor yields pending, then done with status pending", async () => {
+  // Regression (issue 12): a halting run streamed an isError tool_result before `pending`.
+  it("a suspending tool without waitFor yields pending (never an error tool_result), then done", async () => {
     const { server } = ctx
     server.enqueue({ toolCalls: [{ id: "ap1", name: "approve", arguments: { what: "the deploy" } }] })
     const toolkit = await createToolkit({ extraTools: [approve] })
     const events = await collect(clientFor(style, server).stream("deploy", { toolkit }))
-    expect(events.map((e) => e.type)).toEqual(["usage", "tool_call", "tool_result", "pending", "done"])
+    expect(events.map((e) => e.type)).toEqual(["usage", "turn", "tool_call", "pending", "done"])
+    expect(events.some((e) => e.type === "tool_result")).toBe(false)
     const pendingEvent = events[3] as Extract<StreamEvent, { type: "pending" }>
     expect(pendingEvent.request).toMatchObject({
       kind: "approval",
@@ -267,7 +266,7 @@ describe.each(CHAT_STYLES)("stream errors (%s)", (style) => {
     })
     const { events, error } = await collectFailure(stream)
     expect(error).toBeInstanceOf(AbortError)
-    expect(events.map((e) => e.type)).toEqual(["usage", "tool_call", "tool_result"])
+    expect(events.map((e) => e.type)).toEqual(["usage", "turn", "tool_call", "tool_result"])
     expect(server.requests).toHaveLength(2)
   }, 3_000)
 

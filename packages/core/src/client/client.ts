@@ -7,7 +7,9 @@ import type { Answer, Message, Prompt, Request } from "../types.js"
 import { resumeHaltedTurn } from "./halted-turn.js"
 import type { Hooks } from "./hooks.js"
 import { type LoopConfig, type ModelCall, type RunInput, RunState, runTurns } from "./loop.js"
-import { type MetricEvent, MetricsRegistry } from "./metrics.js"
+import type { TelemetryOptions } from "../telemetry/otel-api.js"
+import { RunTracing, type TracedEndpoint } from "../telemetry/run-tracing.js"
+import { type MetricEvent, MetricsRegistry, attachMetrics } from "./metrics.js"
 import type { RunResult, StreamEvent } from "./run-result.js"
 import { runStoredConversation } from "./stored-conversation.js"
 import { type OutputOf, type OutputSchema, outputSpec } from "./structured-output.js"
@@ -29,7 +31,20 @@ export interface ClientBaseOptions {
    * with `status: "incomplete"` and that `limit`. The agents runtime enforces budgets with it.
    */
   beforeTurn?: () => string | undefined
+  /**
+   * OpenTelemetry tracing (GenAI semantic-convention spans). On by itself when a global
+   * tracer provider is registered and `@opentelemetry/api` is installed; nothing is imported
+   * otherwise.
+   */
+  telemetry?: TelemetryOptions
 }
+
+/**
+ * Receives a run's events as they happen (see {@link StreamEvent}); with it the model is
+ * asked with streaming requests, so text arrives delta by delta. Called synchronously: keep
+ * it quick; a throw is ignored.
+ */
+export type StreamListener = (ev: StreamEvent) => void
 
 /** Structured output: the final answer must be JSON matching this schema (see `result.output`). */
 export interface OutputOption<S extends OutputSchema | undefined = OutputSchema | undefined> {
@@ -47,15 +62,19 @@ export interface RunOptions<S extends OutputSchema | undefined = OutputSchema | 
   toolkit?: Toolkit
   history?: Message[]
   signal?: AbortSignal
+  onEvent?: StreamListener
 }
 
 /** Options of `ask`. */
 export interface AskOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
   extends OutputOption<S> {
   toolkit?: Toolkit
+  /** The conversation id: loaded from and saved back to the store. */
   id?: string
   signal?: AbortSignal
+  /** Text deltas only; `onEvent` receives them too, with every other event. */
   onText?: (delta: string) => void
+  onEvent?: StreamListener
 }
 
 /**
@@ -79,6 +98,8 @@ export interface ContinueOptions<S extends OutputSchema | undefined = OutputSche
   signal?: AbortSignal
   /** The conversation (or handle) id: the store key, and the stable half of idempotency keys. */
   id?: string
+  /** Events of the resumed run, the repaired turn's tool results included. */
+  onEvent?: StreamListener
   /**
    * A durable store's claim token for the stored continue: the save is fenced by it and
    * consumes it (see `SaveMeta.claim`). Only without `messages`.
@@ -137,6 +158,8 @@ export type ModelRequest = ModelCall & { stream: boolean }
 export interface ModelBinding {
   model: string
   dialect: Dialect
+  /** What the run spans say about the endpoint. */
+  endpoint: TracedEndpoint
   callModel(call: ModelRequest): Promise<ModelTurn>
 }
 
@@ -171,7 +194,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         tools: call.tools,
         turn: call.turn,
         signal: call.signal,
-        onText: call.onText ?? onText,
+        onText: call.onText && onText ? both(call.onText, onText) : (call.onText ?? onText),
         onRefusal: call.onRefusal,
         output: call.output,
         stream,
@@ -208,12 +231,24 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     }
   }
   const plain = configFor(false)
+  const streaming = configFor(true)
+  const { telemetry } = opts
+  const { endpoint } = binding
 
-  // `any`: the typed `output` of a run is decided by its caller's schema, not here.
-  async function measured(body: () => Promise<RunResult>): Promise<RunResult<any>> {
+  /**
+   * Runs one run's body with its run metric and, while tracing is on, its `invoke_agent` span.
+   * (`any`: the typed `output` of a run is decided by its caller's schema, not here.)
+   */
+  async function measured(
+    input: RunInput,
+    run: { conversationId?: string; resumes?: Request },
+    body: (input: RunInput) => Promise<RunResult>,
+  ): Promise<RunResult<any>> {
     const started = performance.now()
+    const tracing = RunTracing.start(telemetry, endpoint, run)
+    if (tracing !== undefined) input.tracing = await tracing
     try {
-      const result = await body()
+      const result = await body(input)
       record({
         event: "run",
         model,
@@ -221,22 +256,28 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         turns: result.turns,
         durationMs: performance.now() - started,
       })
+      input.tracing?.end(result)
       return result
     } catch (error) {
       record({ event: "run", model, status: "error", turns: 0, durationMs: performance.now() - started })
+      input.tracing?.end({ error })
       throw error
     }
   }
 
+  /** Runs a new prompt after `history`; `id` names the conversation on the run span. */
   function start(
     config: LoopConfig,
     prompt: Prompt,
     history: Message[],
     input: RunInput,
+    id?: string,
   ): Promise<RunResult<any>> {
     const messages = history.slice()
     messages.push(dialect.userMessage(prompt))
-    return measured(() => runTurns(config, input, new RunState(messages)))
+    return measured(input, { conversationId: id }, (traced) =>
+      runTurns(config, traced, new RunState(messages)),
+    )
   }
 
   function stored(config: LoopConfig, prompt: Prompt, id: string, input: RunInput): Promise<RunResult<any>> {
@@ -247,7 +288,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       ({ messages, pending }) => {
         // A new prompt must not silently drop the request the conversation waits on.
         if (pending) throw new ConversationPendingError(id, pending)
-        return start(config, prompt, messages, input)
+        return start(config, prompt, messages, input, id)
       },
     )
   }
@@ -258,49 +299,56 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     messages: Message[],
     pending: Request | undefined,
     answer: Answer | undefined,
+    id: string | undefined,
   ): Promise<RunResult<any>> {
+    const config = input.emit ? streaming : plain
     const state = new RunState(messages.slice())
-    return measured(async () => {
+    return measured(input, { conversationId: id, resumes: pending }, async (traced) => {
       if (pending && answer) {
-        const halted = await resumeHaltedTurn(plain, input, state, pending, answer)
+        const halted = await resumeHaltedTurn(config, traced, state, pending, answer)
         if (halted) return state.result(model, "pending", { pending: halted })
       }
-      return runTurns(plain, input, state)
+      return runTurns(config, traced, state)
     })
   }
 
   const client: Client = {
     run(prompt, runOpts = {}) {
-      const input = inputOf(runOpts.toolkit, runOpts.signal, "run", runOpts.output)
-      return start(plain, prompt, runOpts.history ?? [], input)
+      const input = inputOf(runOpts.toolkit, runOpts.signal, "run", runOpts.onEvent, runOpts.output)
+      return finished(input, start(input.emit ? streaming : plain, prompt, runOpts.history ?? [], input))
     },
     ask(prompt, askOpts = {}) {
-      const config = askOpts.onText ? configFor(true, askOpts.onText) : plain
-      const input = inputOf(askOpts.toolkit, askOpts.signal, askOpts.id ?? "run", askOpts.output)
-      return askOpts.id === undefined
-        ? start(config, prompt, [], input)
-        : stored(config, prompt, askOpts.id, input)
+      const id = askOpts.id ?? "run"
+      const input = inputOf(askOpts.toolkit, askOpts.signal, id, askOpts.onEvent, askOpts.output)
+      const config = askOpts.onText ? configFor(true, askOpts.onText) : input.emit ? streaming : plain
+      return finished(
+        input,
+        askOpts.id === undefined
+          ? start(config, prompt, [], input)
+          : stored(config, prompt, askOpts.id, input),
+      )
     },
     stream(prompt, streamOpts = {}) {
       return streamRun(streamOpts.signal, (emit, signal) => {
-        const config = configFor(true)
-        const input = inputOf(streamOpts.toolkit, signal, streamOpts.id ?? "run", streamOpts.output)
-        input.emit = emit
-        return streamOpts.id === undefined
-          ? start(config, prompt, [], input)
-          : stored(config, prompt, streamOpts.id, input)
+        const input = inputOf(streamOpts.toolkit, signal, streamOpts.id ?? "run", emit, streamOpts.output)
+        return finished(
+          input,
+          streamOpts.id === undefined
+            ? start(streaming, prompt, [], input)
+            : stored(streaming, prompt, streamOpts.id, input),
+        )
       })
     },
     async continueRun(cont) {
       const { messages, id, answer, claim } = cont
-      const input = inputOf(cont.toolkit, cont.signal, id ?? "run", cont.output)
+      const input = inputOf(cont.toolkit, cont.signal, id ?? "run", cont.onEvent, cont.output)
       if (messages !== undefined) {
         if (claim !== undefined)
           throw new ConfigError("continueRun: `claim` needs a stored continue (omit `messages`)")
         if ((cont.pending === undefined) !== (answer === undefined)) {
           throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
         }
-        return continueTranscript(input, messages, cont.pending, answer)
+        return finished(input, continueTranscript(input, messages, cont.pending, answer, id))
       }
       if (typeof id !== "string" || id === "") {
         throw new ConfigError("continueRun needs `messages`, or the `id` of a stored conversation")
@@ -310,13 +358,14 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       }
       const readPending = answer !== undefined && cont.pending === undefined
       const stored = { claim, mustExist: true, requestId: answer?.id, readPending }
-      return runStoredConversation(store, id, stored, (loaded) => {
+      const run = runStoredConversation(store, id, stored, (loaded) => {
         const pending = answer ? (cont.pending ?? loaded.pending) : undefined
         if (answer && !pending) {
           throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} waits on no request`)
         }
-        return continueTranscript(input, loaded.messages, pending, answer)
+        return continueTranscript(input, loaded.messages, pending, answer, id)
       })
+      return finished(input, run)
     },
     conversation(convOpts = {}) {
       let messages: Message[] = []
@@ -337,6 +386,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     conversationStore: () => store,
     metrics: () => registry.render(),
   }
+  attachMetrics(client, registry)
   return client
 }
 
@@ -344,14 +394,43 @@ function inputOf(
   toolkit: Toolkit | undefined,
   signal: AbortSignal | undefined,
   scope: string,
+  onEvent: StreamListener | undefined,
   output: OutputSchema | undefined,
 ): RunInput {
   return {
     toolkit,
     signal,
     scope,
-    emit: undefined,
+    emit: onEvent ? guarded(onEvent) : undefined,
+    tracing: undefined,
     output: output === undefined ? undefined : outputSpec(output),
+  }
+}
+
+/** A run's `done` event comes last: after the run, and after its save for a stored run. */
+async function finished<R extends RunResult>(input: RunInput, run: Promise<R>): Promise<R> {
+  if (!input.emit) return run
+  const result = await run
+  input.emit({ type: "done", result })
+  return result
+}
+
+/** `ask` with both `onText` and `onEvent` feeds each delta to both. */
+function both(a: (delta: string) => void, b: (delta: string) => void): (delta: string) => void {
+  return (delta) => {
+    a(delta)
+    b(delta)
+  }
+}
+
+/** A listener's throw must not break the run it observes. */
+function guarded(listener: StreamListener): StreamListener {
+  return (ev) => {
+    try {
+      listener(ev)
+    } catch {
+      // Ignored by contract: observers cannot change a run.
+    }
   }
 }
 
@@ -375,9 +454,9 @@ function streamRun(
         queue.push(ev)
         wake?.()
       }
+      // The run itself emits `done` as its last event.
       run(push, signal).then(
-        (result) => {
-          push({ type: "done", result })
+        () => {
           finished = true
           wake?.()
         },

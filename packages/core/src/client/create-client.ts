@@ -131,6 +131,8 @@ export function createClient(opts: ClientOptions): Client {
     {
       model,
       dialect: wire.dialect,
+      // gen_ai.provider.name: both OpenAI APIs are "openai".
+      endpoint: { provider: wire.style === "anthropic" ? "anthropic" : "openai", model, url },
       callModel: (call) => (llmGate ? llmGate(() => callOnce(call)) : callOnce(call)),
     },
     opts,

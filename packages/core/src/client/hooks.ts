@@ -12,18 +12,22 @@ export interface Hooks {
     tools: Tool[]
     model: string
     turn: number
+    /** The agents runtime's handle running the loop. */
+    handle?: string
   }):
     | void
     | { messages?: Message[]; tools?: Tool[] }
     | Promise<void | { messages?: Message[]; tools?: Tool[] }>
   /** After each LLM reply, with the normalised response. */
-  afterLLM?(info: { response: ModelTurn; model: string; turn: number }): void | Promise<void>
+  afterLLM?(info: { response: ModelTurn; model: string; turn: number; handle?: string }): void | Promise<void>
   /** Before a tool runs: return `{result}` to skip it, or `{args}` to change its arguments. */
   beforeTool?(info: {
     name: string
     args: Record<string, unknown>
     id: string
     turn: number
+    /** The agents runtime's handle running the loop. */
+    handle?: string
   }):
     | void
     | { result?: ToolResult; args?: Record<string, unknown> }
@@ -35,5 +39,7 @@ export interface Hooks {
     result: ToolResult
     id: string
     turn: number
+    /** The agents runtime's handle running the loop. */
+    handle?: string
   }): void | { result?: ToolResult } | Promise<void | { result?: ToolResult }>
 }

@@ -50,6 +50,7 @@ export function createInProcessClient(opts: InProcessClientOptions): Client {
     {
       model,
       dialect: openaiDialect,
+      endpoint: { provider: "toolnexus.in_process", model },
       async callModel(call) {
         const tools = !call.tools
           ? []

@@ -10,6 +10,7 @@ import type { Toolkit } from "../tools/toolkit.js"
 import type { Answer, Message, Request, Tool, ToolResult, Usage } from "../types.js"
 import type { Hooks } from "./hooks.js"
 import type { MetricEvent } from "./metrics.js"
+import type { RunTracing } from "../telemetry/run-tracing.js"
 import type { RunResult, StreamEvent, ToolCallRecord } from "./run-result.js"
 import { type OutputSpec, correctionPrompt } from "./structured-output.js"
 import { type CallEnv, type CallOutcome, executeCall, relayOutcomes, relayRequest } from "./tool-calls.js"
@@ -46,6 +47,8 @@ export interface RunInput {
   signal: AbortSignal | undefined
   scope: string
   emit: ((ev: StreamEvent) => void) | undefined
+  /** The run's spans, while tracing is on. */
+  tracing: RunTracing | undefined
   /** Structured output requested for this run. */
   output?: OutputSpec | undefined
 }
@@ -114,7 +117,7 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
       if (changed?.tools) tools = changed.tools
     }
     const emit = input.emit
-    const reply = await config.callModel({
+    const call: ModelCall = {
       messages,
       tools,
       turn,
@@ -122,10 +125,16 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
       onText: emit ? (delta) => emit({ type: "text", delta }) : undefined,
       onRefusal: emit ? (delta) => emit({ type: "refusal", delta }) : undefined,
       output: input.output?.format,
-    })
+    }
+    const reply = input.tracing
+      ? await input.tracing.chat(messages, () => config.callModel(call))
+      : await config.callModel(call)
     await hooks?.afterLLM?.({ response: reply, model, turn })
     recordTurn(state, reply, turn)
-    emit?.({ type: "usage", usage: { ...state.usage } })
+    if (emit) {
+      emit({ type: "usage", usage: { ...state.usage } })
+      emit({ type: "turn", turn, finishReason: reply.finishReason })
+    }
     // Anthropic `pause_turn`: the turn is sent back as it is, and the model continues it.
     if (reply.finishReason === "pause") continue
     const cutOff = CUT_OFF[reply.finishReason]
@@ -206,6 +215,7 @@ export function callEnv(config: LoopConfig, input: RunInput, turn: number): Call
     signal: input.signal,
     scope: input.scope,
     turn,
+    tracing: input.tracing,
   }
 }
 
@@ -236,6 +246,7 @@ export async function settleTurn(
   if (relayCalls.length > 0) {
     const request = relayRequest(relayCalls)
     if (config.waitFor) {
+      input.tracing?.asked(request)
       const answer = await config.waitFor(request)
       const outcomes = relayOutcomes(env, request, relayCalls, answer)
       relay = { request, outcomes: new Map(outcomes.map((o) => [o.call.id, o])) }
@@ -261,11 +272,14 @@ export async function settleTurn(
   for (const [i, call] of calls.entries()) {
     const outcome = outcomes[i] ?? relay?.outcomes?.get(call.id)
     let result: ToolResult
+    let suspended = false
     if (outcome && !outcome.request) result = outcome.result
     else if (halted)
       continue // only the first suspension in call order gets a result
     else {
       halted = (outcome?.request ?? relay?.request) as Request
+      if (input.tracing) halted = input.tracing.suspend(halted)
+      suspended = true
       result = {
         output: outcome?.result.output ?? halted.prompt,
         isError: true,
@@ -283,13 +297,15 @@ export async function settleTurn(
     }
     if (result.metadata !== undefined) record.metadata = result.metadata
     state.toolCalls.push(record)
-    input.emit?.({
-      type: "tool_result",
-      id: call.id,
-      name: call.name,
-      output: result.output,
-      isError: result.isError,
-    })
+    // A suspension streams as `pending` alone: it is not a failed tool call.
+    if (!suspended)
+      input.emit?.({
+        type: "tool_result",
+        id: call.id,
+        name: call.name,
+        output: result.output,
+        isError: result.isError,
+      })
   }
   if (halted) input.emit?.({ type: "pending", request: halted })
   for (const m of config.dialect.toolResultMessages(results)) state.messages.push(m)

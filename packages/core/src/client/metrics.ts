@@ -1,3 +1,4 @@
+import { ConfigError } from "../errors.js"
 import type { ToolSource } from "../types.js"
 
 /**
@@ -14,6 +15,8 @@ export type MetricEvent =
       promptTokens: number
       completionTokens: number
       turn: number
+      /** The agents runtime's handle the event came from. */
+      handle?: string
     }
   | {
       event: "tool"
@@ -23,6 +26,7 @@ export type MetricEvent =
       outcome: "ok" | "error" | "pending"
       durationMs: number
       turn: number
+      handle?: string
     }
   | {
       event: "run"
@@ -30,6 +34,7 @@ export type MetricEvent =
       status: "done" | "pending" | "incomplete" | "error"
       turns: number
       durationMs: number
+      handle?: string
     }
 
 /** Histogram upper bounds in seconds; `+Inf` is implied after the last. */
@@ -138,32 +143,36 @@ export class MetricsRegistry {
   }
 
   /**
-   * Renders every family in the Prometheus text exposition format (version 0.0.4), series
-   * sorted by label values. Families with no samples still print their HELP and TYPE lines.
+   * Every family with its samples, series sorted by label values. Families with no samples
+   * are still listed (their HELP and TYPE lines are always rendered).
    */
-  render(): string {
-    const out: string[] = []
+  families(): MetricFamily[] {
+    const out: MetricFamily[] = []
     const models = sortedKeys(this.#llm)
 
-    family(out, "toolnexus_llm_requests_total", "counter", "LLM requests by model and outcome.")
+    const requests = family(
+      out,
+      "toolnexus_llm_requests_total",
+      "counter",
+      "LLM requests by model and outcome.",
+    )
     for (const model of models) {
       const s = this.#llm.get(model)!
-      if (s.ok > 0) sample(out, "toolnexus_llm_requests_total", { model, status: "ok" }, s.ok)
-      if (s.error > 0) sample(out, "toolnexus_llm_requests_total", { model, status: "error" }, s.error)
+      if (s.ok > 0) requests.push({ labels: { model, status: "ok" }, value: s.ok })
+      if (s.error > 0) requests.push({ labels: { model, status: "error" }, value: s.error })
     }
 
-    family(out, "toolnexus_llm_tokens_total", "counter", "LLM tokens consumed, by type.")
+    const tokenSamples = family(out, "toolnexus_llm_tokens_total", "counter", "LLM tokens consumed, by type.")
     if (this.#sawLlm) {
-      sample(out, "toolnexus_llm_tokens_total", { type: "prompt" }, this.#promptTokens)
-      sample(out, "toolnexus_llm_tokens_total", { type: "completion" }, this.#completionTokens)
+      tokenSamples.push({ labels: { type: "prompt" }, value: this.#promptTokens })
+      tokenSamples.push({ labels: { type: "completion" }, value: this.#completionTokens })
     }
 
-    family(out, "toolnexus_llm_request_duration_seconds", "histogram", "LLM request duration in seconds.")
-    for (const model of models) {
-      histogram(out, "toolnexus_llm_request_duration_seconds", { model }, this.#llm.get(model)!.duration)
-    }
+    const llmDuration = "toolnexus_llm_request_duration_seconds"
+    const llmBuckets = family(out, llmDuration, "histogram", "LLM request duration in seconds.")
+    for (const model of models) histogram(llmBuckets, llmDuration, { model }, this.#llm.get(model)!.duration)
 
-    family(
+    const calls = family(
       out,
       "toolnexus_tool_calls_total",
       "counter",
@@ -175,32 +184,114 @@ export class MetricsRegistry {
       for (const source of sortedKeys(bySource)) {
         const s = bySource.get(source)!
         const ok = s.ok + s.pending
-        if (ok > 0) sample(out, "toolnexus_tool_calls_total", { tool, source, is_error: "false" }, ok)
-        if (s.error > 0)
-          sample(out, "toolnexus_tool_calls_total", { tool, source, is_error: "true" }, s.error)
+        if (ok > 0) calls.push({ labels: { tool, source, is_error: "false" }, value: ok })
+        if (s.error > 0) calls.push({ labels: { tool, source, is_error: "true" }, value: s.error })
       }
     }
 
-    family(out, "toolnexus_tool_suspensions_total", "counter", "Tool calls that suspended on a request.")
+    const suspensions = family(
+      out,
+      "toolnexus_tool_suspensions_total",
+      "counter",
+      "Tool calls that suspended on a request.",
+    )
     for (const tool of tools) {
       const bySource = this.#tools.get(tool)!
       for (const source of sortedKeys(bySource)) {
         const pending = bySource.get(source)!.pending
-        if (pending > 0) sample(out, "toolnexus_tool_suspensions_total", { tool, source }, pending)
+        if (pending > 0) suspensions.push({ labels: { tool, source }, value: pending })
       }
     }
 
-    family(out, "toolnexus_tool_duration_seconds", "histogram", "Tool call duration in seconds.")
+    const toolDuration = "toolnexus_tool_duration_seconds"
+    const toolBuckets = family(out, toolDuration, "histogram", "Tool call duration in seconds.")
     for (const tool of sortedKeys(this.#toolDuration)) {
-      histogram(out, "toolnexus_tool_duration_seconds", { tool }, this.#toolDuration.get(tool)!)
+      histogram(toolBuckets, toolDuration, { tool }, this.#toolDuration.get(tool)!)
     }
 
-    family(out, "toolnexus_run_errors_total", "counter", "Runs that ended in an error, by model.")
+    const errors = family(
+      out,
+      "toolnexus_run_errors_total",
+      "counter",
+      "Runs that ended in an error, by model.",
+    )
     for (const model of sortedKeys(this.#runErrors)) {
-      sample(out, "toolnexus_run_errors_total", { model }, this.#runErrors.get(model)!)
+      errors.push({ labels: { model }, value: this.#runErrors.get(model)! })
     }
+    return out
+  }
 
-    return `${out.join("\n")}\n`
+  /** Renders every family in the Prometheus text exposition format (version 0.0.4). */
+  render(): string {
+    const lines: string[] = []
+    for (const f of this.families()) {
+      lines.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`)
+      for (const v of f.values)
+        lines.push(`${v.metricName ?? f.name}${labelText(v.labels)} ${formatValue(v.value)}`)
+    }
+    return `${lines.join("\n")}\n`
+  }
+}
+
+/** One sample as prom-client's registry reads it. */
+interface MetricSample {
+  labels: Record<string, string>
+  value: number
+  /** Set for histogram series: `<name>_bucket`, `<name>_sum`, `<name>_count`. */
+  metricName?: string
+}
+
+/** @internal One metric family: the shape prom-client's `Registry` reads from `metric.get()`. */
+export interface MetricFamily {
+  name: string
+  help: string
+  type: "counter" | "histogram"
+  values: MetricSample[]
+  aggregator: "sum"
+}
+
+/**
+ * The part of a prom-client `Registry` (v13 to v15) toolnexus uses: it registers collector
+ * objects of its own, so prom-client stays the host's dependency only.
+ */
+export interface PromRegistryLike {
+  registerMetric(metric: never): void
+}
+
+const registries = new WeakMap<object, MetricsRegistry>()
+
+/** @internal Lets {@link registerMetrics} find a client's metrics without widening `Client`. */
+export function attachMetrics(owner: object, registry: MetricsRegistry): void {
+  registries.set(owner, registry)
+}
+
+/**
+ * Registers a client's `toolnexus_*` metric families in a prom-client `Registry`, so the host's
+ * `/metrics` endpoint serves them beside its own. Values are read at scrape time; the text of
+ * `client.metrics()` keeps working as before.
+ *
+ * @throws ConfigError when `client` was not made by `createClient`/`createInProcessClient`.
+ * @throws Error (prom-client's) when the registry already holds a family of the same name.
+ * @example
+ * import { Registry } from "prom-client"
+ * const registry = new Registry()
+ * registerMetrics(registry, client)
+ */
+export function registerMetrics(registry: PromRegistryLike, client: object): void {
+  const metrics = registries.get(client)
+  if (!metrics)
+    throw new ConfigError("registerMetrics needs a client made by createClient or createInProcessClient")
+  for (const f of metrics.families()) {
+    const { name, help, type } = f
+    const collector = {
+      name,
+      help,
+      type,
+      aggregator: "sum" as const,
+      get: async () => metrics.families().find((x) => x.name === name) as MetricFamily,
+      reset: () => {},
+    }
+    registry.registerMetric(collector as never)
   }
 }
 
@@ -209,8 +300,15 @@ function sortedKeys<K extends string>(map: Map<K, unknown>): K[] {
   return [...map.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
 }
 
-function family(out: string[], name: string, type: "counter" | "histogram", help: string): void {
-  out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
+function family(
+  out: MetricFamily[],
+  name: string,
+  type: "counter" | "histogram",
+  help: string,
+): MetricSample[] {
+  const values: MetricSample[] = []
+  out.push({ name, help, type, values, aggregator: "sum" })
+  return values
 }
 
 /** Escapes a label value as the exposition format requires: backslash, double quote, newline. */
@@ -230,17 +328,13 @@ function formatValue(n: number): string {
   return Number.isNaN(n) ? "NaN" : String(n)
 }
 
-function sample(out: string[], name: string, labels: Record<string, string>, value: number): void {
-  out.push(`${name}${labelText(labels)} ${formatValue(value)}`)
-}
-
-function histogram(out: string[], name: string, labels: Record<string, string>, h: Histogram): void {
+function histogram(out: MetricSample[], name: string, labels: Record<string, string>, h: Histogram): void {
   let cumulative = 0
   for (let i = 0; i <= BUCKETS.length; i++) {
     cumulative += h.counts[i]!
     const le = i < BUCKETS.length ? String(BUCKETS[i]) : "+Inf"
-    sample(out, `${name}_bucket`, { ...labels, le }, cumulative)
+    out.push({ metricName: `${name}_bucket`, labels: { ...labels, le }, value: cumulative })
   }
-  sample(out, `${name}_sum`, labels, h.sum)
-  sample(out, `${name}_count`, labels, h.count)
+  out.push({ metricName: `${name}_sum`, labels, value: h.sum })
+  out.push({ metricName: `${name}_count`, labels, value: h.count })
 }

@@ -40,10 +40,17 @@ export interface RunResult<Output = unknown> {
   usage: Usage
 }
 
-/** What `Client.stream` yields. */
+/**
+ * What `Client.stream` yields and `onEvent` receives, in order: per model turn its `text` (and
+ * `refusal`) deltas as they arrive, `usage` (the run's running total), `turn` (the model turn
+ * ended, with its finish reason), then each `tool_call`, each `tool_result` in call order, and
+ * `pending` when the run halts; `done` last. A suspension is only ever a `pending` event, never
+ * an `isError` tool result.
+ */
 export type StreamEvent =
   | { type: "text"; delta: string }
   | { type: "refusal"; delta: string }
+  | { type: "turn"; turn: number; finishReason: FinishReason }
   | { type: "tool_call"; id: string; name: string; args: Record<string, unknown> }
   | { type: "tool_result"; id: string; name: string; output: string; isError: boolean }
   | { type: "pending"; request: Request }

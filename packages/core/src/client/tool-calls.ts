@@ -3,7 +3,8 @@ import { newRequestId, pendingOf } from "../suspension/pending.js"
 import { RELAY_KIND, type RelayCall, relayResultFor } from "../suspension/relay.js"
 import { unknownTool } from "../tools/toolkit.js"
 import type { Toolkit } from "../tools/toolkit.js"
-import type { Answer, Request, ToolResult, ToolSource } from "../types.js"
+import type { RunTracing } from "../telemetry/run-tracing.js"
+import type { Answer, Request, ToolContext, ToolResult, ToolSource } from "../types.js"
 import type { Hooks } from "./hooks.js"
 import type { MetricEvent } from "./metrics.js"
 
@@ -17,6 +18,7 @@ export interface CallEnv {
   /** Conversation or handle id: the stable half of every idempotency key. */
   scope: string
   turn: number
+  tracing: RunTracing | undefined
 }
 
 /** @internal The settled outcome of one call; `request` is set when it suspended unresolved. */
@@ -38,7 +40,18 @@ export function idempotencyKey(scope: string, callId: string): string {
  * @internal Runs one non-relay call: hooks, execution, and the suspension rule. With an
  * `answer` (a retry after a suspension was answered) a second suspension is `unresolved`.
  */
-export async function executeCall(env: CallEnv, call: ModelToolCall, answer?: Answer): Promise<CallOutcome> {
+export function executeCall(env: CallEnv, call: ModelToolCall, answer?: Answer): Promise<CallOutcome> {
+  const tracing = env.tracing
+  if (!tracing) return runCall(env, call, answer, undefined)
+  return tracing.tool(call, (traceContext) => runCall(env, call, answer, traceContext))
+}
+
+async function runCall(
+  env: CallEnv,
+  call: ModelToolCall,
+  answer: Answer | undefined,
+  traceContext: unknown,
+): Promise<CallOutcome> {
   const started = performance.now()
   const tool = env.toolkit?.get(call.name)
   const source: ToolSource = tool?.source ?? "custom"
@@ -54,18 +67,21 @@ export async function executeCall(env: CallEnv, call: ModelToolCall, answer?: An
       ? undefined
       : await env.hooks?.beforeTool?.({ name: call.name, args, id: call.id, turn: env.turn })
     if (before?.args) args = before.args
-    result = before?.result ?? (await runTool(env, call, args, answer))
+    result = before?.result ?? (await runTool(env, call, args, answer, traceContext))
     const suspended = pendingOf(result)
-    // An agent tool retried with an answer may legitimately park again on a *new* request
-    // (a sub-agent that asks something else); that is a fresh suspension, not `unresolved`.
-    const fresh = suspended && (!answer || (source === "agent" && suspended.id !== answer.id))
+    // An agent or MCP tool retried with an answer may legitimately park again on a *new*
+    // request (a sub-agent that asks something else, a server that elicits after the approval);
+    // that is a fresh suspension, not `unresolved`.
+    const fresh = suspended && (!answer || (parksAgain(source) && suspended.id !== answer.id))
     if (suspended) {
       if (!fresh) result = { output: `unresolved: ${suspended.prompt}`, isError: true }
       else if (env.waitFor) {
-        const reply = await env.waitFor(stampRequest(suspended, call.id, call.name, args))
+        const asked = stampRequest(suspended, call.id, call.name, args)
+        env.tracing?.asked(asked)
+        const reply = await env.waitFor(asked)
         if (reply.ok) {
           const retried = { id: call.id, name: call.name, arguments: call.arguments, args }
-          return executeCall(env, retried, reply)
+          return runCall(env, retried, reply, traceContext)
         }
         result = declined(suspended, reply)
       } else request = stampRequest(suspended, call.id, call.name, args)
@@ -91,12 +107,20 @@ async function runTool(
   call: ModelToolCall,
   args: Record<string, unknown>,
   answer: Answer | undefined,
+  traceContext: unknown,
 ): Promise<ToolResult> {
   const key = idempotencyKey(env.scope, call.id)
-  const ctx = answer
+  const ctx: ToolContext = answer
     ? { signal: env.signal, callId: call.id, idempotencyKey: key, answer }
     : { signal: env.signal, callId: call.id, idempotencyKey: key }
+  const { waitFor } = env
+  if (waitFor) ctx.resolve = async (req) => waitFor(stampRequest(req, call.id, call.name, args))
+  if (traceContext !== undefined) ctx.traceContext = traceContext
   return (env.toolkit as Toolkit).execute(call.name, args, ctx)
+}
+
+function parksAgain(source: ToolSource): boolean {
+  return source === "agent" || source === "mcp"
 }
 
 /** @internal The result of a declined answer. */

@@ -3,6 +3,7 @@ import {
   AnswerMismatchError,
   type Client,
   type ConversationStore,
+  type StreamListener,
   type Request,
   type RunResult,
   type Toolkit,
@@ -22,6 +23,8 @@ export interface AskWithAnswerOptions {
   signal?: AbortSignal
   /** How long the claim holds before another delivery may take it over; default 30 s. */
   leaseMs?: number
+  /** Events of the resumed run as they happen (streamed text included), as `client.run` gives them. */
+  onEvent?: StreamListener
 }
 
 /**
@@ -43,8 +46,9 @@ export interface AskWithAnswerOptions {
  */
 export async function askWithAnswer(client: Client, opts: AskWithAnswerOptions): Promise<RunResult> {
   const store = client.conversationStore()
-  const { id, answer, toolkit, signal } = opts
-  if (!isDurable(store)) return client.continueRun({ id, answer, pending: opts.pending, toolkit, signal })
+  const { id, answer, toolkit, signal, onEvent } = opts
+  if (!isDurable(store))
+    return client.continueRun({ id, answer, pending: opts.pending, toolkit, signal, onEvent })
   const claim = await claimFor(store, id, answer, opts.leaseMs)
   try {
     return await client.continueRun({
@@ -54,6 +58,7 @@ export async function askWithAnswer(client: Client, opts: AskWithAnswerOptions):
       claim: claim.token,
       toolkit,
       signal,
+      onEvent,
     })
   } catch (error) {
     // The decision is kept with the claim: the next delivery or a sweep completes the run.

@@ -26,7 +26,11 @@ export interface DeliverOptions {
   /** Reserved for attempt limits (failed requests); not enforced yet. */
   maxAttempts?: number
   signal?: AbortSignal
-  /** Reserved for streaming a delivery's events; not emitted yet. */
+  /**
+   * The resumed run's events as they happen (see `StreamEvent`). For a saved runtime: every
+   * resumed handle's run events, each also carrying `handle` (state changes are left out;
+   * `runtime.onEvent` gets all runtime events).
+   */
   onEvent?: (ev: StreamEvent) => void
 }
 
@@ -72,6 +76,7 @@ export async function deliverAnswer(
     const { result } = await resumeSavedRuntime(store, runtimeKey, answer, {
       ...opts.runtime,
       ...(opts.leaseMs !== undefined ? { leaseMs: opts.leaseMs } : {}),
+      onEvent: runtimeListener(opts.runtime.onEvent, opts.onEvent),
     })
     return { kind: "runtime", key: runtimeKey, result }
   }
@@ -91,8 +96,21 @@ export async function deliverAnswer(
     toolkit: opts.toolkit,
     signal: opts.signal,
     leaseMs: opts.leaseMs,
+    onEvent: opts.onEvent,
   })
   return { kind: "conversation", id: entry.conversationId, result }
+}
+
+/** The runtime's own listener, plus the delivery's for the runs' events. */
+function runtimeListener(
+  own: RuntimeOptions["onEvent"],
+  delivery: DeliverOptions["onEvent"],
+): RuntimeOptions["onEvent"] {
+  if (!delivery) return own
+  return (ev) => {
+    own?.(ev)
+    if (ev.type !== "state" && ev.type !== "dropped") delivery(ev)
+  }
 }
 
 /** What a sweep did: the deliveries it completed and those that failed again. */

@@ -1,4 +1,4 @@
-import type { Answer, Client, Message, Request, RunResult, Toolkit } from "@toolnexus/core"
+import type { Answer, Client, StreamListener, Message, Request, RunResult, Toolkit } from "@toolnexus/core"
 
 /** Options of {@link runWithAnswer}. */
 export interface RunWithAnswerOptions {
@@ -9,6 +9,8 @@ export interface RunWithAnswerOptions {
   pending: Request
   answer: Answer
   signal?: AbortSignal
+  /** Events of the resumed run as they happen. */
+  onEvent?: StreamListener
 }
 
 /**
@@ -22,6 +24,6 @@ export interface RunWithAnswerOptions {
  * const result = await runWithAnswer(client, { toolkit, history: saved.messages, pending: saved.pending, answer })
  */
 export function runWithAnswer(client: Client, opts: RunWithAnswerOptions): Promise<RunResult> {
-  const { toolkit, history, pending, answer, signal } = opts
-  return client.continueRun({ toolkit, messages: history, pending, answer, signal })
+  const { toolkit, history, pending, answer, signal, onEvent } = opts
+  return client.continueRun({ toolkit, messages: history, pending, answer, signal, onEvent })
 }

@@ -1,0 +1,79 @@
+import { ConfigError } from "@toolnexus/core"
+import { isPlainObject } from "./config.js"
+
+/**
+ * Which calls first suspend for a human's approval (`kind: "approval"`):
+ * - `true` / `false`: every call / none;
+ * - `"destructive"`: calls of tools the server does not mark read-only and does not mark
+ *   `destructiveHint: false` (the MCP annotation defaults);
+ * - a function deciding per call;
+ * - per server: `true`, `false`, `"destructive"`, or the server's own tool names that need it
+ *   (servers not listed need none).
+ */
+export type ApprovalPolicy =
+  | boolean
+  | "destructive"
+  | ((server: string, tool: string, args: Record<string, unknown>) => boolean)
+  | Record<string, boolean | "destructive" | string[]>
+
+/** The MCP tool annotations the policy reads (the server's hints; untrusted). */
+export interface ToolAnnotations {
+  title?: string
+  readOnlyHint?: boolean
+  destructiveHint?: boolean
+  idempotentHint?: boolean
+  openWorldHint?: boolean
+  [key: string]: unknown
+}
+
+/** @internal Refuses a malformed policy or one naming a server that is not configured. */
+export function checkApprovalPolicy(policy: unknown, servers: readonly string[]): void {
+  if (policy === undefined || typeof policy === "boolean" || policy === "destructive") return
+  if (typeof policy === "function") return
+  if (!isPlainObject(policy)) {
+    throw new ConfigError(
+      `requireApproval must be a boolean, "destructive", a function or a record by server; got ${JSON.stringify(policy)}`,
+    )
+  }
+  for (const [server, rule] of Object.entries(policy)) {
+    if (!servers.includes(server)) {
+      throw new ConfigError(
+        `requireApproval names server ${JSON.stringify(server)}, which is not configured (servers: ${servers.join(", ") || "none"})`,
+      )
+    }
+    const valid =
+      typeof rule === "boolean" ||
+      rule === "destructive" ||
+      (Array.isArray(rule) && rule.every((t) => typeof t === "string"))
+    if (!valid) {
+      throw new ConfigError(
+        `requireApproval.${server} must be true, false, "destructive" or a list of tool names; got ${JSON.stringify(rule)}`,
+      )
+    }
+  }
+}
+
+/** @internal True when the policy wants a human to approve this call first. */
+export function needsApproval(
+  policy: ApprovalPolicy | undefined,
+  server: string,
+  tool: string,
+  args: Record<string, unknown>,
+  annotations: ToolAnnotations | undefined,
+): boolean {
+  if (policy === undefined || policy === false) return false
+  if (policy === true) return true
+  if (policy === "destructive") return isDestructive(annotations)
+  if (typeof policy === "function") return policy(server, tool, args) === true
+  const rule = policy[server]
+  if (rule === undefined || rule === false) return false
+  if (rule === true) return true
+  if (rule === "destructive") return isDestructive(annotations)
+  return rule.includes(tool)
+}
+
+/** MCP defaults: a tool may be destructive unless it says it is read-only or not destructive. */
+function isDestructive(annotations: ToolAnnotations | undefined): boolean {
+  if (annotations?.readOnlyHint === true) return false
+  return annotations?.destructiveHint !== false
+}

@@ -1,0 +1,8 @@
+export { connectMcp } from "./connect-mcp.js"
+export type { ConnectMcpOptions, McpConnection, McpServerStatus } from "./connect-mcp.js"
+export { loadMcpConfig } from "./config.js"
+export type { McpHttpServerConfig, McpServerConfig, McpStdioServerConfig } from "./config.js"
+export type { ApprovalPolicy, ToolAnnotations } from "./approval-policy.js"
+export type { McpOAuthOptions } from "./oauth-provider.js"
+export type { TokenStore } from "./token-store.js"
+export { McpConnectError, McpHandshakeTimeoutError } from "./errors.js"

@@ -1,0 +1,538 @@
+import { UnauthorizedError, auth } from "@modelcontextprotocol/sdk/client/auth.js"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import {
+  CallToolResultSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  McpError,
+  ResultSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js"
+import type { Answer, Request, ToolContext } from "@toolnexus/core"
+import type { ToolAnnotations } from "./approval-policy.js"
+import { type McpServerConfig, isHttpConfig, isPlainObject } from "./config.js"
+import { type Elicitation, elicitResultOf, elicitationOf } from "./elicitation.js"
+import { McpConnectError, McpHandshakeTimeoutError } from "./errors.js"
+import { type McpOAuthOptions, TokenStoreAuthProvider } from "./oauth-provider.js"
+import { Redactor } from "./redactor.js"
+import type { TokenStore } from "./token-store.js"
+import type { CallToolOutcome } from "./tool-output.js"
+
+/** @internal One tool as the server lists it. */
+export interface ServerTool {
+  name: string
+  description: string
+  inputSchema: unknown
+  annotations?: ToolAnnotations
+}
+
+/** @internal Settings shared by every server of a connection. */
+export interface ServerOptions {
+  connectTimeoutMs: number
+  callTimeoutMs: number
+  tokenStore: TokenStore
+  oauth: McpOAuthOptions
+  /** Called after `tools/list_changed` has been applied. */
+  onToolsChanged(): void
+}
+
+/** @internal One tool call in flight, as elicitations see it. */
+export interface InflightCall {
+  tool: string
+  ctx: ToolContext
+  /** An answer given before the call was re-issued, matched to the elicitation by digest. */
+  replay: Map<string, Answer>
+  /** Set when an elicitation had nobody to answer it: the call was cancelled for it. */
+  suspended?: Request
+  /** Set when an answer did not fit the server's form. */
+  problem?: string
+  abort: AbortController
+  /** @internal Set while the call runs. */
+  deadline?: CallDeadline
+}
+
+/** @internal How a call ended, before it becomes a ToolResult. */
+export type CallEnd =
+  | { kind: "result"; outcome: CallToolOutcome }
+  | { kind: "suspended"; request: Request }
+  | { kind: "login"; url: string }
+  /** The server refused the call until the user completes a flow at `url` (error -32042). */
+  | { kind: "url"; url: string; message: string; elicitationId?: string }
+  | { kind: "failed"; message: string }
+
+const BACKOFF_BASE_MS = 500
+const BACKOFF_MAX_MS = 30_000
+/** The longest timer Node allows: the SDK's own request timeout is left out of the way. */
+const NO_SDK_TIMEOUT = 2_147_483_647
+const STDERR_TAIL = 2_000
+const PROBE_TIMEOUT_MS = 2_000
+
+/**
+ * @internal One configured server: its MCP client session, its tools, and the rules for a
+ * session that dies (the next call reconnects, with backoff between failed attempts).
+ */
+export class ServerConnection {
+  readonly name: string
+  readonly #config: McpServerConfig
+  readonly #options: ServerOptions
+  readonly #redactor: Redactor
+  readonly #auth: TokenStoreAuthProvider | undefined
+  #client: Client | undefined
+  #transport: Transport | undefined
+  #connecting: Promise<void> | undefined
+  #status: "ready" | "failed" | "login" | "closed" = "failed"
+  #error: Error | undefined
+  #tools: ServerTool[] = []
+  #stderr = ""
+  #failures = 0
+  #retryAt = 0
+  #usesLogin = false
+  #probing = false
+  readonly #inflight = new Set<InflightCall>()
+
+  constructor(name: string, config: McpServerConfig, options: ServerOptions) {
+    this.name = name
+    this.#config = config
+    this.#options = options
+    this.#redactor = new Redactor(config)
+    this.#auth = isHttpConfig(config)
+      ? new TokenStoreAuthProvider(name, options.tokenStore, options.oauth)
+      : undefined
+  }
+
+  /** "login": the server wants an OAuth login before it says anything. */
+  get status(): "ready" | "failed" | "login" | "closed" {
+    return this.#status
+  }
+
+  get error(): Error | undefined {
+    return this.#error
+  }
+
+  get tools(): readonly ServerTool[] {
+    return this.#tools
+  }
+
+  /** The pid of the child process of a stdio server, while it runs. */
+  get pid(): number | undefined {
+    const transport = this.#transport
+    return transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined
+  }
+
+  /**
+   * True for a remote server that uses an OAuth login: it asked for one, or the token store
+   * holds its record. Its sign-in tool stays listed, so a transcript halted on it (in this
+   * process or an earlier one) can be resumed.
+   */
+  get usesLogin(): boolean {
+    return this.#usesLogin
+  }
+
+  /** The login URL of a server in status "login". */
+  get authorizationUrl(): string | undefined {
+    return this.#auth?.authorizationUrl
+  }
+
+  /** Replaces this server's secrets (header and env values) in text bound for the model. */
+  redact(text: string): string {
+    return this.#redactor.clean(text)
+  }
+
+  /** Connects (once at a time); a failure is kept as the status, never thrown. */
+  connect(): Promise<void> {
+    this.#connecting ??= this.#connect().finally(() => {
+      this.#connecting = undefined
+    })
+    return this.#connecting
+  }
+
+  /** Calls a tool, reconnecting first when the session is gone and the backoff allows it. */
+  async call(call: InflightCall, args: Record<string, unknown>): Promise<CallEnd> {
+    if (this.#status === "closed")
+      return { kind: "failed", message: `MCP server ${JSON.stringify(this.name)} is closed` }
+    if (this.#status !== "ready") {
+      const wait = this.#retryAt - Date.now()
+      if (wait > 0 && this.#status === "failed") return { kind: "failed", message: this.#unavailable(wait) }
+      await this.connect()
+      const status = this.status
+      if (status === "login" && this.authorizationUrl) return { kind: "login", url: this.authorizationUrl }
+      if (status !== "ready") return { kind: "failed", message: this.#unavailable(0) }
+    }
+    const client = this.#client as Client
+    const signals = call.ctx.signal ? [call.abort.signal, call.ctx.signal] : [call.abort.signal]
+    // Our own limit, not the SDK's: it must pause while a person answers an elicitation.
+    const deadline = new CallDeadline(this.#options.callTimeoutMs, () => call.abort.abort())
+    call.deadline = deadline
+    this.#inflight.add(call)
+    try {
+      const outcome = await client.request(
+        { method: "tools/call", params: { name: call.tool, arguments: args } },
+        CallToolResultSchema,
+        { signal: AbortSignal.any(signals), timeout: NO_SDK_TIMEOUT, onprogress: () => deadline.restart() },
+      )
+      if (call.suspended) return { kind: "suspended", request: call.suspended }
+      return { kind: "result", outcome }
+    } catch (error) {
+      if (call.suspended) return { kind: "suspended", request: call.suspended }
+      return this.#callFailed(call, error)
+    } finally {
+      deadline.stop()
+      this.#inflight.delete(call)
+    }
+  }
+
+  /**
+   * Completes an OAuth login from the authorization server's redirect (the full callback URL,
+   * or its `code`), saves the tokens in the token store and reconnects.
+   */
+  async finishLogin(callback: string): Promise<void> {
+    const auth_ = this.#auth
+    if (!auth_ || !isHttpConfig(this.#config)) {
+      throw new McpConnectError(this.name, "is not a remote server; it has no login")
+    }
+    const { code, state } = parseCallback(this.name, callback)
+    const expected = await auth_.expectedState()
+    if (!expected)
+      throw new McpConnectError(this.name, "no login is in progress (it finished or was never started)")
+    if (state !== undefined && state !== expected) {
+      throw new McpConnectError(this.name, "the login callback's state does not match the login in progress")
+    }
+    try {
+      await auth(auth_, { serverUrl: this.#config.url, authorizationCode: code })
+    } catch (error) {
+      throw new McpConnectError(this.name, `the login could not be completed: ${this.#clean(error)}`)
+    }
+    auth_.authorizationUrl = undefined
+    await this.#reset()
+    await this.connect()
+  }
+
+  async close(): Promise<void> {
+    this.#status = "closed"
+    for (const call of this.#inflight) call.abort.abort()
+    await this.#reset()
+    // A reconnect under way ends its own session when it sees the status; wait for that.
+    await this.#connecting
+  }
+
+  async #connect(): Promise<void> {
+    await this.#reset()
+    this.#stderr = ""
+    if (this.#auth && !this.#usesLogin)
+      this.#usesLogin = (await this.#options.tokenStore.get(this.name)) !== undefined
+    const client = new Client(
+      { name: "toolnexus", version: "0.1.0" },
+      { capabilities: { elicitation: { form: {}, url: {} } } },
+    )
+    client.setRequestHandler(ElicitRequestSchema, (request) => this.#onElicit(request.params))
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#refresh(client))
+    const timeoutMs = this.#options.connectTimeoutMs
+    let timer: NodeJS.Timeout | undefined
+    try {
+      const handshake = this.#handshake(client)
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new McpHandshakeTimeoutError(this.name, timeoutMs)), timeoutMs)
+      })
+      await Promise.race([handshake, timeout])
+      this.#tools = await listTools(client, timeoutMs)
+    } catch (error) {
+      await client.close().catch(() => {})
+      this.#client = undefined
+      this.#transport = undefined
+      this.#fail(error)
+      return
+    } finally {
+      clearTimeout(timer)
+    }
+    if (this.#status === "closed") {
+      // close() came during the handshake: this session (and its child) must not outlive it.
+      await client.close().catch(() => {})
+      return
+    }
+    client.onclose = () => {
+      if (this.#client !== client || this.#status === "closed") return
+      this.#fail(new McpConnectError(this.name, `the connection closed${this.#stderrNote()}`))
+    }
+    // Over HTTP a dead server shows only as a transport error (a broken response stream),
+    // while the call waits for an answer that will never come: ask whether it still answers.
+    client.onerror = () => {
+      if (this.#inflight.size > 0) this.#probe(client)
+    }
+    this.#client = client
+    this.#status = "ready"
+    this.#error = undefined
+    this.#failures = 0
+  }
+
+  /** Opens the transport: stdio, or Streamable HTTP falling back to HTTP+SSE. */
+  async #handshake(client: Client): Promise<void> {
+    const config = this.#config
+    if (!isHttpConfig(config)) {
+      const transport = new StdioClientTransport({ ...config, stderr: "pipe" })
+      transport.stderr?.on("data", (chunk: Buffer) => {
+        this.#stderr = (this.#stderr + chunk.toString()).slice(-STDERR_TAIL)
+      })
+      this.#transport = transport
+      await client.connect(transport, { timeout: this.#options.connectTimeoutMs })
+      return
+    }
+    const url = new URL(config.url)
+    const requestInit = { headers: this.#redactor.headers() }
+    const streamable = new StreamableHTTPClientTransport(url, { requestInit, authProvider: this.#auth })
+    this.#transport = streamable
+    try {
+      await client.connect(streamable, { timeout: this.#options.connectTimeoutMs })
+    } catch (error) {
+      if (!isLegacyHttpRefusal(error)) throw error
+      // Servers of the 2024-11-05 protocol answer the POST with 4xx; they speak HTTP+SSE.
+      await streamable.close().catch(() => {})
+      const sse = new SSEClientTransport(url, { requestInit, authProvider: this.#auth })
+      this.#transport = sse
+      try {
+        await client.connect(sse, { timeout: this.#options.connectTimeoutMs })
+      } catch (fallback) {
+        if (fallback instanceof UnauthorizedError) throw fallback
+        throw new McpConnectError(
+          this.name,
+          `Streamable HTTP: ${this.#clean(error)}; HTTP+SSE: ${this.#clean(fallback)}`,
+          { cause: fallback },
+        )
+      }
+    }
+  }
+
+  async #refresh(client: Client): Promise<void> {
+    try {
+      this.#tools = await listTools(client, this.#options.callTimeoutMs)
+    } catch (error) {
+      this.#error = new McpConnectError(this.name, `refreshing the tool list failed: ${this.#clean(error)}`)
+      return
+    }
+    this.#options.onToolsChanged()
+  }
+
+  /**
+   * A server asks the user something during a call. Answered from the answer the re-issued call
+   * carries, else inline through `ctx.resolve`, else the call is cancelled and suspends.
+   */
+  async #onElicit(params: Elicitation["params"]): Promise<{ action: "accept" | "decline" | "cancel" }> {
+    const calls = [...this.#inflight].filter((c) => !c.suspended)
+    const first = calls[0]
+    if (!first) return { action: "decline" }
+    const probe = elicitationOf(params, this.name, first.tool)
+    const call = calls.find((c) => c.replay.has(probe.digest)) ?? first
+    const elicitation = call === first ? probe : elicitationOf(params, this.name, call.tool)
+    let answer = call.replay.get(elicitation.digest)
+    if (answer) call.replay.delete(elicitation.digest)
+    else if (call.ctx.resolve) {
+      call.deadline?.stop()
+      try {
+        answer = await call.ctx.resolve(elicitation.request)
+      } finally {
+        call.deadline?.restart()
+      }
+    }
+    if (!answer) {
+      call.suspended = elicitation.request
+      // The cancel reaches the server first; then the call itself is withdrawn.
+      setImmediate(() => call.abort.abort())
+      return { action: "cancel" }
+    }
+    const { result, problem } = elicitResultOf(elicitation, answer)
+    if (problem)
+      call.problem = `the answer to ${JSON.stringify(params.message)} does not fit the form: ${problem}`
+    return result
+  }
+
+  #callFailed(call: InflightCall, error: unknown): CallEnd {
+    if (error instanceof UnauthorizedError || this.authorizationUrl) {
+      const url = this.authorizationUrl
+      if (url) return { kind: "login", url }
+    }
+    if (error instanceof McpError && error.code === ErrorCode.UrlElicitationRequired) {
+      const first = (error.data as { elicitations?: Record<string, unknown>[] } | undefined)
+        ?.elicitations?.[0]
+      if (typeof first?.url === "string") {
+        const end: CallEnd = {
+          kind: "url",
+          url: first.url,
+          message: typeof first.message === "string" ? first.message : error.message,
+        }
+        if (typeof first.elicitationId === "string") end.elicitationId = first.elicitationId
+        return end
+      }
+    }
+    if (call.ctx.signal?.aborted) return { kind: "failed", message: `the call to ${call.tool} was aborted` }
+    if (call.deadline?.expired) {
+      return {
+        kind: "failed",
+        message: `MCP server ${JSON.stringify(this.name)}: ${call.tool} did not answer within ${this.#options.callTimeoutMs} ms`,
+      }
+    }
+    // A JSON-RPC error is the server's answer; anything else (a refused connection, a 404 for
+    // a session a restarted server does not know, a closed pipe) means the session is gone.
+    const lost = !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed
+    if (lost || this.#status !== "ready") {
+      if (this.#status === "ready") this.#fail(error)
+      // When the session failed first (and ended this call), its reason says more than the abort.
+      const failure = this.#error
+      const reason = McpConnectError.isInstance(failure) ? failure.reason : this.#clean(error)
+      return {
+        kind: "failed",
+        message: `MCP server ${JSON.stringify(this.name)} went away during the call to ${call.tool} (${reason}); the next call reconnects`,
+      }
+    }
+    return {
+      kind: "failed",
+      message: `MCP server ${JSON.stringify(this.name)}: ${call.tool} failed: ${this.#clean(error)}`,
+    }
+  }
+
+  /** Pings the server once (at a time); no answer ⇒ the session is gone and its calls end now. */
+  #probe(client: Client): void {
+    if (this.#probing) return
+    this.#probing = true
+    client
+      .ping({ timeout: PROBE_TIMEOUT_MS })
+      .catch((error: unknown) => {
+        if (this.#client === client && this.#status === "ready") {
+          this.#fail(
+            new McpConnectError(this.name, `stopped answering: ${this.#clean(error)}`, { cause: error }),
+          )
+        }
+      })
+      .finally(() => {
+        this.#probing = false
+      })
+  }
+
+  #fail(error: unknown): void {
+    if (this.#status === "closed") return
+    if (error instanceof UnauthorizedError && this.authorizationUrl) {
+      this.#status = "login"
+      this.#usesLogin = true
+      this.#error = new McpConnectError(this.name, "needs an OAuth login before it can be used")
+      return
+    }
+    this.#status = "failed"
+    this.#error =
+      error instanceof McpHandshakeTimeoutError || error instanceof McpConnectError
+        ? error
+        : new McpConnectError(this.name, `${this.#clean(error)}${this.#stderrNote()}`, { cause: error })
+    this.#failures++
+    this.#retryAt = Date.now() + Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (this.#failures - 1))
+    // The session is gone: whatever was waiting on it ends now instead of at its timeout.
+    for (const call of this.#inflight) call.abort.abort()
+    const client = this.#client
+    this.#client = undefined
+    this.#transport = undefined
+    client?.close().catch(() => {})
+  }
+
+  async #reset(): Promise<void> {
+    const client = this.#client
+    const transport = this.#transport
+    this.#client = undefined
+    this.#transport = undefined
+    this.#tools = this.#status === "closed" ? [] : this.#tools
+    if (client) await client.close().catch(() => {})
+    else if (transport) await transport.close().catch(() => {})
+  }
+
+  #unavailable(waitMs: number): string {
+    const reason = this.#error ? this.#error.message : "it is not connected"
+    const retry = waitMs > 0 ? `; the next reconnect attempt is in ${Math.ceil(waitMs / 1000)} s` : ""
+    return `MCP server ${JSON.stringify(this.name)} is unavailable (${reason})${retry}`
+  }
+
+  #stderrNote(): string {
+    const tail = this.#stderr.trim()
+    return tail ? ` (stderr: ${this.#redactor.clean(tail.slice(-500))})` : ""
+  }
+
+  #clean(error: unknown): string {
+    let text = error instanceof Error ? error.message : String(error)
+    // The SDK's HTTP errors keep the status in `code`, and their message may not say it.
+    const status = (error as { code?: unknown } | undefined)?.code
+    if (typeof status === "number" && status >= 100 && status < 600 && !text.includes(String(status)))
+      text = `HTTP ${status}: ${text}`
+    return this.#redactor.clean(text)
+  }
+}
+
+/** @internal A call's time limit: restarted by progress, stopped while a person answers. */
+export class CallDeadline {
+  readonly #ms: number
+  readonly #onExpire: () => void
+  #timer: NodeJS.Timeout | undefined
+  expired = false
+
+  constructor(ms: number, onExpire: () => void) {
+    this.#ms = ms
+    this.#onExpire = onExpire
+    this.restart()
+  }
+
+  restart(): void {
+    this.stop()
+    this.#timer = setTimeout(() => {
+      this.expired = true
+      this.#onExpire()
+    }, this.#ms)
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer)
+  }
+}
+
+/**
+ * Lists every page of tools. The result is read leniently (not through the SDK's strict
+ * schema) so one tool with a non-object schema does not take the whole server down.
+ */
+async function listTools(client: Client, timeoutMs: number): Promise<ServerTool[]> {
+  const tools: ServerTool[] = []
+  let cursor: string | undefined
+  do {
+    const params = cursor === undefined ? {} : { cursor }
+    const page = await client.request({ method: "tools/list", params }, ResultSchema, { timeout: timeoutMs })
+    const listed = Array.isArray(page.tools) ? page.tools : []
+    for (const tool of listed) {
+      if (!isPlainObject(tool) || typeof tool.name !== "string" || tool.name === "") continue
+      const entry: ServerTool = {
+        name: tool.name,
+        description: typeof tool.description === "string" ? tool.description : "",
+        inputSchema: tool.inputSchema,
+      }
+      if (isPlainObject(tool.annotations)) entry.annotations = tool.annotations as ToolAnnotations
+      tools.push(entry)
+    }
+    cursor = typeof page.nextCursor === "string" && page.nextCursor !== "" ? page.nextCursor : undefined
+  } while (cursor !== undefined)
+  return tools
+}
+
+/** A 4xx other than 401 on the first POST: the server predates Streamable HTTP. */
+function isLegacyHttpRefusal(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code
+  return typeof code === "number" && code >= 400 && code < 500 && code !== 401
+}
+
+function parseCallback(server: string, callback: string): { code: string; state?: string } {
+  if (!/^https?:\/\//.test(callback)) return { code: callback }
+  const params = new URL(callback).searchParams
+  const code = params.get("code")
+  if (!code) {
+    const error = params.get("error")
+    throw new McpConnectError(
+      server,
+      error ? `the login was refused: ${error}` : "the callback URL has no code",
+    )
+  }
+  const state = params.get("state")
+  return state === null ? { code } : { code, state }
+}

@@ -14,6 +14,7 @@ import {
   MODEL,
   cliOptions,
   createFloor,
+  loopVariants,
   runBenchmark,
   startMockServer,
   stylesOf,
@@ -82,24 +83,7 @@ for (const style of stylesOf(options)) {
       turnsPerRun: 2,
       server,
       options,
-      variants: {
-        async sdk() {
-          const result = await client.run(PROMPT, { toolkit })
-          if (
-            result.status !== "done" ||
-            result.text !== FINAL ||
-            result.toolCalls[0]?.output !== "paid 42"
-          ) {
-            throw new Error(`sdk: unexpected result ${JSON.stringify(result)}`)
-          }
-        },
-        async floor() {
-          const result = await floor.run(PROMPT)
-          if (result.text !== FINAL || result.outputs[0] !== "paid 42") {
-            throw new Error(`floor: unexpected result ${JSON.stringify(result)}`)
-          }
-        },
-      },
+      variants: loopVariants({ client, toolkit, floor, prompt: PROMPT, final: FINAL, output: "paid 42" }),
     })
   } finally {
     await floor.close()

@@ -225,6 +225,27 @@ export function createFloor({ baseUrl, tools, execute, style = "openai" }) {
   }
 }
 
+/**
+ * The two variants of a loop benchmark: one run of `prompt` on the SDK client and on the
+ * floor, each checked to end with `final` after a tool call that returned `output`.
+ */
+export function loopVariants({ client, toolkit, floor, prompt, final, output }) {
+  return {
+    async sdk() {
+      const result = await client.run(prompt, { toolkit })
+      if (result.status !== "done" || result.text !== final || result.toolCalls[0]?.output !== output) {
+        throw new Error(`sdk: unexpected result ${JSON.stringify(result)}`)
+      }
+    },
+    async floor() {
+      const result = await floor.run(prompt)
+      if (result.text !== final || result.outputs[0] !== output) {
+        throw new Error(`floor: unexpected result ${JSON.stringify(result)}`)
+      }
+    },
+  }
+}
+
 /** Runs `runOnce` `runs` times with `concurrency` runs in flight; client CPU and wall time. */
 async function phase(runOnce, runs, concurrency) {
   let started = 0

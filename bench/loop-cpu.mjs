@@ -8,7 +8,7 @@
 //     [--style openai|anthropic|openai-responses|all]   (default all: each style in turn)
 import { createClient, createToolkit, defineTool } from "@toolnexus/core"
 import { ECHO, FINAL, PROMPT, createEchoFloor, echo, startEchoServer } from "./echo-loop.mjs"
-import { API_KEY, MODEL, cliOptions, runBenchmark, stylesOf } from "./harness.mjs"
+import { API_KEY, MODEL, cliOptions, loopVariants, runBenchmark, stylesOf } from "./harness.mjs"
 
 const options = cliOptions({ runs: 800, rounds: 11, warmup: 1000 })
 const toolkit = await createToolkit({ extraTools: [defineTool({ ...ECHO, run: echo })] })
@@ -25,20 +25,7 @@ for (const style of stylesOf(options)) {
       turnsPerRun: 2,
       server,
       options,
-      variants: {
-        async sdk() {
-          const result = await client.run(PROMPT, { toolkit })
-          if (result.status !== "done" || result.text !== FINAL || result.toolCalls[0]?.output !== "hello") {
-            throw new Error(`sdk: unexpected result ${JSON.stringify(result)}`)
-          }
-        },
-        async floor() {
-          const result = await floor.run(PROMPT)
-          if (result.text !== FINAL || result.outputs[0] !== "hello") {
-            throw new Error(`floor: unexpected result ${JSON.stringify(result)}`)
-          }
-        },
-      },
+      variants: loopVariants({ client, toolkit, floor, prompt: PROMPT, final: FINAL, output: "hello" }),
     })
   } finally {
     await floor.close()

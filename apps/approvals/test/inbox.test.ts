@@ -229,10 +229,11 @@ describe("failed requests", () => {
     expect(html).toContain("<h2>Failed (1)</h2>")
     expect(html).toContain('data-failed-id="pnd-failed-1"')
     expect(html).toContain("<strong>TNX_LLM_HTTP</strong>: LLM endpoint answered HTTP 500")
-    // @toolnexus/durable has no retryFailed yet: the retry says so instead of pretending.
+    // The retry goes to @toolnexus/durable's retryFailed, which finds no failed request in the
+    // real store behind this stubbed listing: nothing is retried.
     const retry = await postJson(app, "/requests/pnd-failed-1/retry", {})
-    expect(retry.status).toBe(501)
-    expect((await json(retry)).error.code).toBe("not_supported")
+    expect(retry.status).toBe(404)
+    expect((await json(retry)).error.code).toBe("unknown_request")
     const plain = await instance(fake(), files.store())
     expect(await getJson(plain.app, "/requests/failed")).toEqual({ requests: [] })
   })

@@ -26,6 +26,7 @@ export function continueHalted(
     signal: AbortSignal
     onEvent: StreamListener | undefined
     claim?: string
+    expiryChecked?: boolean | undefined
   },
 ): Promise<RunResult> {
   return client.continueRun({ ...opts, id })

@@ -11,6 +11,16 @@ import type { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
 import type { EventHub } from "./runtime-events.js"
 
+/** Options of `Runtime.resume`. */
+export interface ResumeOptions {
+  /** A durable store's claim token, passed to the cascade's last save (it fences and consumes it). */
+  claim?: string
+  /** Aborts the cascade's runs, e.g. when a durable claim could not be renewed. */
+  signal?: AbortSignal
+  /** The answer was accepted before the request's `expiresAt`: it is not checked again. */
+  expiryChecked?: boolean
+}
+
 /** @internal What parking and resuming handles needs from the runtime. */
 export interface ParkingContext {
   readonly store: ConversationStore
@@ -49,11 +59,13 @@ export class Parking {
    * Continues the tree parked on `answer.id`: the deepest holder first, from its halted tool
    * call; then each ancestor parked on the same request, its halted `task` call reattaching
    * to the child it already has. Resolves when the cascade has settled. `claim` (a durable
-   * store's claim token) goes to the topmost holder's save, the last of the cascade.
+   * store's claim token) goes to the topmost holder's save, the last of the cascade;
+   * `signal` aborts every handle's run of the cascade (a durable resume whose claim was
+   * lost); `expiryChecked` says the answer was accepted before the request's `expiresAt`.
    *
    * @throws UnknownRequestError when no parked handle holds `answer.id`.
    */
-  async resume(answer: Answer, opts?: { claim?: string }): Promise<void> {
+  async resume(answer: Answer, opts?: ResumeOptions): Promise<void> {
     let target: HandleRecord | undefined
     for (const r of this.#byRequest.get(answer.id) ?? []) {
       if (!target || depth(r) > depth(target)) target = r
@@ -75,9 +87,20 @@ export class Parking {
       applyTransition(handle, "start", trace, events)
       await execution.run(handle, async (client, toolkit, signal, onEvent) => {
         const recorded = await appliedBefore(store, id, answer.id, this.#ctx.transcriptOf(handle))
-        if (recorded)
+        if (recorded) {
           trace.push(`${handle.id}: resume → RECOVERED from the store (the answer was applied before)`)
-        return recorded ?? continueHalted(id, client, { toolkit, pending, answer, signal, onEvent, claim })
+          return recorded
+        }
+        const outer = opts?.signal
+        return continueHalted(id, client, {
+          toolkit,
+          pending,
+          answer,
+          signal: outer ? AbortSignal.any([signal, outer]) : signal,
+          onEvent,
+          claim,
+          expiryChecked: opts?.expiryChecked,
+        })
       })
     }
   }

@@ -1,4 +1,11 @@
-import { AbortError, type Answer, ConfigError, type ConversationStore, MemoryStore } from "@toolnexus/core"
+import {
+  AbortError,
+  type Answer,
+  ConfigError,
+  type ConversationStore,
+  MemoryStore,
+  assertAnswer,
+} from "@toolnexus/core"
 import { carveBudget, poolLimit } from "./budget.js"
 import { systemClock } from "./clock.js"
 import { ClosedError, InboxFullError, RuntimeError } from "./errors.js"
@@ -6,7 +13,7 @@ import { Execution } from "./execution.js"
 import { Semaphore } from "./gates.js"
 import { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
-import { Parking } from "./parking.js"
+import { Parking, type ResumeOptions } from "./parking.js"
 import { EventHub, type RuntimeEvent, type RuntimeEventsOptions } from "./runtime-events.js"
 import { type RuntimeSnapshot, restoreRecords, snapshotOf } from "./snapshot.js"
 import type { TaskHost } from "./task-tool.js"
@@ -41,11 +48,12 @@ export interface Runtime {
   /**
    * Resumes the deepest handle parked on `answer.id`, then every ancestor parked on it.
    * `opts.claim` is a durable store's claim token: the topmost of those handles, the last to
-   * save, saves under it and so consumes it.
+   * save, saves under it and so consumes it. `opts.signal` aborts the cascade's runs.
    *
    * @throws UnknownRequestError when no suspended handle holds `answer.id`.
+   * @throws AnswerInvalidError when `answer` is not of the wire shape; nothing is changed.
    */
-  resume(answer: Answer, opts?: { claim?: string }): Promise<void>
+  resume(answer: Answer, opts?: ResumeOptions): Promise<void>
   handle(id: string): Handle | undefined
   stateOf(h: Handle): HandleState
   inspect(h: Handle): HandleView
@@ -303,7 +311,13 @@ class AgentRuntime implements Runtime, TaskHost {
     return this.#events.subscribe(opts)
   }
 
-  resume(answer: Answer, opts?: { claim?: string }): Promise<void> {
+  resume(answer: Answer, opts?: ResumeOptions): Promise<void> {
+    // A malformed answer is refused before anything is looked up or changed.
+    try {
+      assertAnswer(answer)
+    } catch (error) {
+      return Promise.reject(error)
+    }
     return this.#parking.resume(answer, opts)
   }
 

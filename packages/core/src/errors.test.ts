@@ -3,6 +3,7 @@ import {
   AbortError,
   AnswerConflictError,
   AnswerExpiredError,
+  AnswerInvalidError,
   AnswerMismatchError,
   ConfigError,
   LLMHttpError,
@@ -81,6 +82,13 @@ const cases: Case[] = [
     name: "AnswerExpiredError",
     code: "TNX_ANSWER_EXPIRED",
     message: /pnd-a expired at 2024-01-01T00:00:00Z/,
+  },
+  {
+    cls: AnswerInvalidError,
+    make: () => new AnswerInvalidError("answer.ok must be a boolean, got null"),
+    name: "AnswerInvalidError",
+    code: "TNX_ANSWER_INVALID",
+    message: /^invalid answer: answer.ok must be a boolean, got null$/,
   },
   {
     cls: AnswerConflictError,

@@ -12,6 +12,7 @@ export type ToolnexusErrorCode =
   | "TNX_ABORTED"
   | "TNX_ANSWER_MISMATCH"
   | "TNX_ANSWER_EXPIRED"
+  | "TNX_ANSWER_INVALID"
   | "TNX_ANSWER_CONFLICT"
   | "TNX_UNKNOWN_REQUEST"
   | "TNX_STORE"
@@ -207,6 +208,21 @@ export class AnswerExpiredError extends ToolnexusError {
     )
     this.requestId = requestId
     this.expiresAt = expiresAt
+  }
+}
+
+/**
+ * An answer is not of the wire shape `{ id: non-empty string, ok: boolean, data?: plain
+ * object, reason?: string }`. Thrown before anything is claimed, run or changed.
+ */
+export class AnswerInvalidError extends ToolnexusError {
+  override readonly name = "AnswerInvalidError"
+  static override readonly family = "TNX_ANSWER_INVALID"
+  /** What is wrong with it, e.g. `answer.ok must be a boolean, got string "yes"`. */
+  readonly problem: string
+  constructor(problem: string) {
+    super("TNX_ANSWER_INVALID", `invalid answer: ${problem}`)
+    this.problem = problem
   }
 }
 

@@ -24,6 +24,7 @@ export {
   AbortError,
   AnswerConflictError,
   AnswerExpiredError,
+  AnswerInvalidError,
   AnswerMismatchError,
   ConfigError,
   ConversationPendingError,
@@ -57,7 +58,8 @@ export { createClient } from "./client/create-client.js"
 export type { ClientOptions } from "./client/create-client.js"
 export { createInProcessClient } from "./client/in-process-client.js"
 export type { GenerateReply, GenerateRequest, InProcessClientOptions } from "./client/in-process-client.js"
-export { assertAnswerFits } from "./client/halted-turn.js"
+export { assertAnswerFits, isExpired } from "./client/halted-turn.js"
+export { assertAnswer } from "./suspension/answer-shape.js"
 export type {
   AskOptions,
   Client,

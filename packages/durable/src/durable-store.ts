@@ -74,6 +74,28 @@ export interface ClaimOptions {
    * as plain conversations.
    */
   runtimeKey?: string
+  /**
+   * A takeover of a request already claimed this many times (its workers died) is refused
+   * and marks the request `failed`; default 3.
+   */
+  maxAttempts?: number
+}
+
+/** Options of {@link DurableStore.renewClaim}. */
+export interface RenewOptions {
+  /** The new lease from now; default 30 000 ms. */
+  leaseMs?: number
+}
+
+/** Options of {@link DurableStore.releaseClaim}. */
+export interface ReleaseOptions {
+  /**
+   * Why the resume failed, recorded as the request's `lastError`. With it the release counts
+   * as a failed attempt: at `maxAttempts` attempts the request becomes `failed`.
+   */
+  error?: unknown
+  /** Default 3. */
+  maxAttempts?: number
 }
 
 /** Options of {@link DurableStore.listExpiredClaims}. */
@@ -146,8 +168,25 @@ export interface DurableStore extends ConversationStore {
    * @throws RuntimeHeldError when a saved runtime holds the request and `opts.runtimeKey` does not name it.
    */
   claimAnswer(id: string, answer: Answer, opts?: ClaimOptions): Promise<AnswerClaim>
-  /** Gives a claim up: it expires at once but keeps its answer for the next delivery or a sweep. */
-  releaseClaim(id: string, token: string): Promise<void>
+  /**
+   * Gives a claim up: it expires at once but keeps its answer for the next delivery or a
+   * sweep. With `opts.error` the failure is recorded, and after `opts.maxAttempts` claims
+   * the request becomes `failed` (skipped by sweeps, listed by `listFailed`).
+   */
+  releaseClaim(id: string, token: string, opts?: ReleaseOptions): Promise<void>
+  /**
+   * Extends the lease of the claim `token` holds on conversation `id` (the heartbeat).
+   * `false` when the claim is no longer held (taken over, applied, or released).
+   */
+  renewClaim(id: string, token: string, opts?: RenewOptions): Promise<boolean>
+  /**
+   * Moves a `failed` request back to claimable with its stored decision and no attempts
+   * counted, and returns that decision; `undefined` when the request is not failed.
+   * `retryFailed` uses it, then delivers the decision.
+   */
+  reopenFailed(requestId: string): Promise<Answer | undefined>
+  /** The deadline of every operation, in ms (the store option `opTimeoutMs`). */
+  readonly opTimeoutMs: number
   /** Claims whose lease ran out without their run being saved, soonest expired first. */
   listExpiredClaims(opts?: ListExpiredClaimsOptions): Promise<ExpiredClaim[]>
   /** Removes the conversation with its messages, its pending request and their claims. */

@@ -1,4 +1,4 @@
-import { ToolnexusError } from "@toolnexus/core"
+import { StoreError, ToolnexusError } from "@toolnexus/core"
 
 /**
  * A request is held by a saved runtime's tree, so it cannot be answered as a plain
@@ -21,6 +21,54 @@ export class RuntimeHeldError extends ToolnexusError {
     )
     this.requestId = requestId
     this.runtimeKey = runtimeKey
+    this.conversationId = conversationId
+  }
+}
+
+/** Which stored row a {@link CorruptDataError} or an `onCorrupt` report is about. */
+export interface CorruptRow {
+  /** The table (SQL) or key family (Redis) holding it: `tnx_conversations`, `tnx_messages`, `tnx_requests`, `tnx_snapshots`. */
+  table: string
+  /** The row's key: a conversation id, request id or snapshot key. */
+  key: string
+}
+
+/**
+ * A stored row cannot be read back (not JSON, or not the shape it must have). A direct read
+ * of it throws this; listings and sweeps skip it, leave it untouched and report it through
+ * the store option `onCorrupt`. It is a `StoreError` (code `TNX_STORE`).
+ */
+export class CorruptDataError extends StoreError {
+  readonly table: string
+  readonly key: string
+  constructor(row: CorruptRow, problem: string, options?: { cause?: unknown }) {
+    super(`corrupt row in ${row.table} (key ${JSON.stringify(row.key)}): ${problem}`, options)
+    // StoreError fixes \`name\` as a literal; a subclass still names itself.
+    Object.defineProperty(this, "name", { value: "CorruptDataError", enumerable: true })
+    this.table = row.table
+    this.key = row.key
+  }
+}
+
+/**
+ * A resume lost its claim mid-run: a renewal found it taken over, or could not reach the
+ * store before the lease ran out. The run was aborted through its `AbortSignal` before any
+ * further tool or LLM call, and nothing it still had to save was written; the decision stays
+ * with the claim, so a redelivery or a sweep completes the run.
+ */
+export class ClaimLostError extends ToolnexusError {
+  override readonly name = "ClaimLostError"
+  static override readonly family = "TNX_CLAIM_LOST"
+  readonly requestId: string
+  readonly conversationId: string
+  constructor(requestId: string, conversationId: string, detail: string, options?: { cause?: unknown }) {
+    super(
+      "TNX_CLAIM_LOST",
+      `the claim on request ${requestId} (conversation ${JSON.stringify(conversationId)}) was lost: ${detail}; ` +
+        "the resume stopped before any further tool or LLM call",
+      options,
+    )
+    this.requestId = requestId
     this.conversationId = conversationId
   }
 }

@@ -4,14 +4,18 @@ import * as durable from "./index.js"
 // Pins the public surface: adding or removing an export must be a deliberate change here.
 it("exports exactly the public runtime surface, and no store class from the root", () => {
   expect(Object.keys(durable).sort()).toEqual([
+    "ClaimLostError",
+    "CorruptDataError",
     "RuntimeHeldError",
     "askWithAnswer",
     "deliverAnswer",
     "loadRuntime",
     "openStore",
     "resumeRuntime",
+    "retryFailed",
     "runWithAnswer",
     "saveRuntime",
     "sweepExpiredClaims",
+    "sweepExpiredRequests",
   ])
 })

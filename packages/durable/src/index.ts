@@ -10,14 +10,23 @@ export type {
   ListPendingOptions,
   PendingEntry,
   PutSnapshotOptions,
+  ReleaseOptions,
+  RenewOptions,
   RuntimeHold,
 } from "./durable-store.js"
-export { RuntimeHeldError } from "./errors.js"
+export type { DurableStoreOptions } from "./internal/store-base.js"
+export { ClaimLostError, CorruptDataError, RuntimeHeldError } from "./errors.js"
+export type { CorruptRow } from "./errors.js"
 export { runWithAnswer } from "./resume/run-with-answer.js"
 export type { RunWithAnswerOptions } from "./resume/run-with-answer.js"
 export { askWithAnswer } from "./resume/ask-with-answer.js"
 export type { AskWithAnswerOptions } from "./resume/ask-with-answer.js"
-export { deliverAnswer, sweepExpiredClaims } from "./resume/deliver-answer.js"
+export {
+  deliverAnswer,
+  retryFailed,
+  sweepExpiredClaims,
+  sweepExpiredRequests,
+} from "./resume/deliver-answer.js"
 export type { DeliverOptions, DeliverResult, SweepResult } from "./resume/deliver-answer.js"
 export { loadRuntime, resumeRuntime, saveRuntime } from "./resume/runtime-persistence.js"
 export type { ResumeRuntimeOptions } from "./resume/runtime-persistence.js"

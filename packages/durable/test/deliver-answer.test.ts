@@ -2,6 +2,7 @@ import { type AgentDef, createRuntime } from "@toolnexus/agents"
 import {
   type Answer,
   AnswerConflictError,
+  AnswerInvalidError,
   ConfigError,
   type Request,
   UnknownRequestError,
@@ -57,7 +58,7 @@ function scriptTree(): void {
 }
 
 async function setup() {
-  const store = new SqliteStore({ path: ":memory:" })
+  const store = new SqliteStore({ path: ":memory:", opTimeoutMs: 5 })
   const llm = { baseUrl: `${server.url}/v1`, model: "m", apiKey: "k" }
   const client = createClient({ ...llm, style: "openai", store, retries: 0 })
   const toolkit = await createToolkit({ extraTools: [pay] })
@@ -159,10 +160,13 @@ describe("deliverAnswer", () => {
       deliverAnswer(store, { id: req.id, ok: true }, { client: elsewhere }),
     ).rejects.toBeInstanceOf(ConfigError)
     await expect(deliverAnswer(store, { id: "", ok: true } as Answer, { client })).rejects.toBeInstanceOf(
-      ConfigError,
+      AnswerInvalidError,
     )
     await expect(deliverAnswer(store, { id: req.id } as Answer, { client })).rejects.toBeInstanceOf(
-      ConfigError,
+      AnswerInvalidError,
+    )
+    await expect(deliverAnswer(store, null as unknown as Answer, { client })).rejects.toBeInstanceOf(
+      AnswerInvalidError,
     )
     expect(await store.findRequest(req.id)).toMatchObject({ state: "open", attempts: 0 })
     await store.close()
@@ -175,7 +179,7 @@ describe("deliverAnswer", () => {
     await store.claimAnswer(
       "root/lead.1",
       { id: req.id, ok: false, reason: "declined" },
-      { leaseMs: 1, runtimeKey: "rt-sweep" },
+      { leaseMs: 10, runtimeKey: "rt-sweep" },
     )
     await new Promise((r) => setTimeout(r, 20))
     const swept = await sweepExpiredClaims(store, { client, toolkit, runtime: { registry, llm } })

@@ -33,7 +33,19 @@ afterAll(async () => {
 
 describeStoreContract("PostgresStore", {
   skip,
-  create: async () => new PostgresStore({ connectionString: storeUrl, schema }),
+  create: async (extra) =>
+    new PostgresStore({ connectionString: storeUrl, schema, opTimeoutMs: 1000, ...extra }),
+  corruptPending: async (_store, id) => {
+    await admin().query(`UPDATE "${schema}".tnx_conversations SET pending = '{not json' WHERE id = $1`, [id])
+  },
+  viaProxy: {
+    target: { host: "127.0.0.1", port: Number(new URL(storeUrl ?? "postgres://x:5432").port || 5432) },
+    create: (port, opTimeoutMs) => {
+      const url = new URL(storeUrl as string)
+      url.port = String(port)
+      return new PostgresStore({ connectionString: url.toString(), schema, opTimeoutMs })
+    },
+  },
   corrupt: async (_store, id, index) => {
     await admin().query(
       `UPDATE "${schema}".tnx_messages SET body = 'not json {' WHERE conversation_id = $1 AND seq = $2`,

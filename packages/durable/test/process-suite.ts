@@ -24,14 +24,13 @@ interface Outcome {
 /** How a backend's process suite is set up. */
 export interface ProcessSuiteOptions {
   skip?: string
-  storeUrl: () => string
   /**
-   * Runs the workers on a schema or key prefix of their own (a PostgreSQL schema / Redis key
-   * prefix named `namespace`), so the suite never shares state with other runs on the server.
+   * The workers' store URL. Give it a schema or key prefix of its own (`?schema=` /
+   * `?keyPrefix=`), so the suite never shares state with other runs on the server.
    */
-  namespace?: string
-  /** Removes what the suite wrote under `namespace`. */
-  cleanup?: (namespace: string) => Promise<void>
+  storeUrl: () => string
+  /** Removes what the suite wrote (its schema or key prefix). */
+  cleanup?: () => Promise<void>
 }
 
 /** Scenarios across real process boundaries, written once and run on every backend. */
@@ -53,19 +52,21 @@ export function describeProcessSuite(name: string, opts: ProcessSuiteOptions): v
     afterAll(async () => {
       for (const c of children) c.kill("SIGKILL")
       await server?.close()
-      if (opts.namespace !== undefined) await opts.cleanup?.(opts.namespace)
+      await opts.cleanup?.()
       rmSync(dir, { recursive: true, force: true })
     })
 
     /** Starts a worker; `line` resolves with its first JSON line, `exit` when it ends. */
     function worker(mode: string, id: string, answer?: unknown, env: Record<string, string> = {}) {
-      const args = [WORKER, mode, opts.storeUrl(), id, `${server.url}/v1`, "openai"]
+      // Short leases (2 s) need a short operation deadline (at most half a lease).
+      const url = opts.storeUrl()
+      const storeUrl = `${url}${url.includes("?") ? "&" : "?"}opTimeoutMs=1000`
+      const args = [WORKER, mode, storeUrl, id, `${server.url}/v1`, "openai"]
       if (answer !== undefined) args.push(JSON.stringify(answer))
       const child = spawn(process.execPath, args, {
         env: {
           ...process.env,
           TNX_LOG: log,
-          ...(opts.namespace !== undefined ? { TNX_STORE_NAMESPACE: opts.namespace } : {}),
           ...env,
         },
         stdio: ["ignore", "pipe", "pipe"],
@@ -138,7 +139,7 @@ export function describeProcessSuite(name: string, opts: ProcessSuiteOptions): v
         "resume-and-die",
         id,
         { id: halted.pending?.id, ok: true },
-        { TNX_LEASE_MS: "400" },
+        { TNX_LEASE_MS: "2000" },
       )
       expect(await doomed.line).toEqual({ claimed: true })
       doomed.child.kill("SIGKILL")
@@ -287,7 +288,7 @@ export function describeProcessSuite(name: string, opts: ProcessSuiteOptions): v
       const halted = await worker("tree-halt", key).line
       expect(halted.status).toBe("pending")
       const answer = { id: halted.pending?.id, ok: true }
-      const doomed = worker("tree-resume-and-die", key, answer, { TNX_LEASE_MS: "400" })
+      const doomed = worker("tree-resume-and-die", key, answer, { TNX_LEASE_MS: "2000" })
       expect(await doomed.line).toEqual({ claimed: true })
       doomed.child.kill("SIGKILL")
       await doomed.exit

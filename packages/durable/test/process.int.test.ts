@@ -11,36 +11,29 @@ for (const [name, url] of [
     console.warn(`[toolnexus durable] skipping the process-boundary suites for ${name}: it is not set`)
 }
 
-// Each run keeps to a schema / key prefix of its own on the shared servers.
-const namespace = `tnx_proc_${randomUUID().replaceAll("-", "").slice(0, 20)}`
+// Each run gets its own schema and key prefix: parallel runs (other branches, CI shards)
+// must never share migrations or rows.
+const schema = `tnx_proc_${randomUUID().replaceAll("-", "").slice(0, 16)}`
+const keyPrefix = `tnx-proc-${randomUUID()}:`
 
 describeProcessSuite("PostgreSQL", {
   skip: pgUrl ? undefined : "TOOLNEXUS_TEST_PG_URL is not set",
-  storeUrl: () => pgUrl as string,
-  namespace,
-  cleanup: async (schema) => {
+  storeUrl: () => `${pgUrl as string}?schema=${schema}`,
+  cleanup: async () => {
     const pg = await import("pg")
-    const client = new pg.default.Client({ connectionString: pgUrl })
-    await client.connect()
-    try {
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-    } finally {
-      await client.end()
-    }
+    const pool = new pg.default.Pool({ connectionString: pgUrl })
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+    await pool.end()
   },
 })
 describeProcessSuite("Redis", {
   skip: redisUrl ? undefined : "TOOLNEXUS_TEST_REDIS_URL is not set",
-  storeUrl: () => redisUrl as string,
-  namespace,
-  cleanup: async (prefix) => {
+  storeUrl: () => `${redisUrl as string}?keyPrefix=${encodeURIComponent(keyPrefix)}`,
+  cleanup: async () => {
     const { Redis } = await import("ioredis")
-    const client = new Redis(redisUrl as string)
-    try {
-      const keys = await client.keys(`${prefix}:*`)
-      if (keys.length > 0) await client.del(...keys)
-    } finally {
-      client.disconnect()
-    }
+    const redis = new Redis(redisUrl as string)
+    const keys = await redis.keys(`${keyPrefix}*`)
+    if (keys.length > 0) await redis.del(...keys)
+    redis.disconnect()
   },
 })

@@ -30,7 +30,18 @@ afterAll(async () => {
 
 describeStoreContract("RedisStore", {
   skip,
-  create: async () => new RedisStore({ url, keyPrefix }),
+  create: async (extra) => new RedisStore({ url, keyPrefix, opTimeoutMs: 1000, ...extra }),
+  corruptPending: async (_store, id) => {
+    await admin().hset(`${keyPrefix}conv:${id}`, "pending", "{not json")
+  },
+  viaProxy: {
+    target: { host: "127.0.0.1", port: Number(new URL(url ?? "redis://x:6379").port || 6379) },
+    create: (port, opTimeoutMs) => {
+      const proxied = new URL(url as string)
+      proxied.port = String(port)
+      return new RedisStore({ url: proxied.toString(), keyPrefix, opTimeoutMs })
+    },
+  },
   corrupt: async (_store, id, index) => {
     await admin().lset(`${keyPrefix}msgs:${id}`, index, "not json {")
   },
@@ -45,7 +56,7 @@ describe.skipIf(skip !== undefined)("RedisStore on a live server", () => {
   it("works through a host client with its own key prefix, and leaves it connected", async () => {
     const client = new Redis(url as string, { keyPrefix: "host-" })
     try {
-      const store = new RedisStore({ client, keyPrefix })
+      const store = new RedisStore({ client, keyPrefix, opTimeoutMs: 150 })
       const id = uid("host-client")
       const kind = uid("kind")
       const req = request(kind)
@@ -54,8 +65,8 @@ describe.skipIf(skip !== undefined)("RedisStore on a live server", () => {
       expect(await store.listPending({ kind })).toEqual([
         { conversationId: id, request: req, since: expect.any(String), attempts: 0, state: "open" },
       ])
-      const claim = await store.claimAnswer(id, { id: req.id, ok: true }, { leaseMs: 1 })
-      await new Promise((resolve) => setTimeout(resolve, 20))
+      const claim = await store.claimAnswer(id, { id: req.id, ok: true }, { leaseMs: 300 })
+      await new Promise((resolve) => setTimeout(resolve, 360))
       expect((await store.listExpiredClaims()).map((entry) => entry.id)).toContain(id)
       await store.save(id, turns(3), { pending: null, claim: claim.token })
       await store.close()

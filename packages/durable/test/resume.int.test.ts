@@ -26,10 +26,10 @@ afterAll(async () => {
 
 describeResumeSuite("PostgreSQL", {
   skip: pgUrl ? undefined : "TOOLNEXUS_TEST_PG_URL is not set",
-  open: async () => new PostgresStore({ connectionString: pgUrl, schema }),
+  open: async () => new PostgresStore({ connectionString: pgUrl, schema, opTimeoutMs: 200 }),
 })
 
 describeResumeSuite("Redis", {
   skip: redisUrl ? undefined : "TOOLNEXUS_TEST_REDIS_URL is not set",
-  open: async () => new RedisStore({ url: redisUrl, keyPrefix }),
+  open: async () => new RedisStore({ url: redisUrl, keyPrefix, opTimeoutMs: 200 }),
 })

@@ -8,4 +8,6 @@ import { describeResumeSuite } from "./resume-suite.js"
 const dir = mkdtempSync(join(tmpdir(), "tnx-resume-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-describeResumeSuite("SQLite (file)", { open: async () => new SqliteStore({ path: join(dir, "resume.db") }) })
+describeResumeSuite("SQLite (file)", {
+  open: async () => new SqliteStore({ path: join(dir, "resume.db"), opTimeoutMs: 200 }),
+})

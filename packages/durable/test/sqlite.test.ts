@@ -31,7 +31,14 @@ for (const [name, db] of [
   ["SqliteStore (:memory:)", memory],
 ] as const) {
   describeStoreContract(name, {
-    create: async () => (db ? new SqliteStore({ db }) : new SqliteStore({ path: file })),
+    create: async (extra) =>
+      db
+        ? new SqliteStore({ db, opTimeoutMs: 10, ...extra })
+        : new SqliteStore({ path: file, opTimeoutMs: 10, ...extra }),
+    corruptPending: async (_store, id) =>
+      behindTheBack(db, (conn) => {
+        conn.prepare("UPDATE tnx_conversations SET pending = '{not json' WHERE id = ?").run(id)
+      }),
     corrupt: async (_store, id, index) =>
       behindTheBack(db, (conn) => {
         conn

@@ -4,6 +4,7 @@ import { MemoryStore } from "../store/conversation-store.js"
 import type { ConversationStore } from "../store/conversation-store.js"
 import type { Toolkit } from "../tools/toolkit.js"
 import type { Answer, Message, Prompt, Request } from "../types.js"
+import { assertAnswer } from "../suspension/answer-shape.js"
 import { resumeHaltedTurn } from "./halted-turn.js"
 import type { Hooks } from "./hooks.js"
 import { type LoopConfig, type ModelCall, type RunInput, RunState, runTurns } from "./loop.js"
@@ -75,6 +76,8 @@ export interface AskOptions<S extends OutputSchema | undefined = OutputSchema | 
   /** Text deltas only; `onEvent` receives them too, with every other event. */
   onText?: (delta: string) => void
   onEvent?: StreamListener
+  /** With `id`: checkpoint settled tool results before each next LLM request (see `ContinueOptions.checkpoint`). */
+  checkpoint?: boolean
 }
 
 /**
@@ -105,6 +108,18 @@ export interface ContinueOptions<S extends OutputSchema | undefined = OutputSche
    * consumes it (see `SaveMeta.claim`). Only without `messages`.
    */
   claim?: string
+  /**
+   * The answer was accepted before the request's `expiresAt` (a durable store's claim taken
+   * in time, or the cascade resuming under one): it is honoured even if the resume ends
+   * later, so its expiry is not checked again. Stored continue only.
+   */
+  expiryChecked?: boolean
+  /**
+   * Stored continue only: save the transcript under `claim` each time a turn's calls have
+   * settled, before the next LLM request, so a crash never re-runs a recorded tool. Default:
+   * the store's `checkpoints` flag (on for durable stores).
+   */
+  checkpoint?: boolean
 }
 
 /** A client of one model endpoint. */
@@ -168,7 +183,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   const maxTurns = opts.maxTurns ?? 10
   if (!Number.isInteger(maxTurns) || maxTurns < 1)
     throw new ConfigError(`maxTurns must be a positive integer, got ${opts.maxTurns}`)
-  const store = opts.store ?? new MemoryStore()
+  const store: ConversationStore = opts.store ?? new MemoryStore()
   const registry = new MetricsRegistry()
   const onMetric = opts.onMetric
   const record = onMetric
@@ -280,17 +295,19 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     )
   }
 
-  function stored(config: LoopConfig, prompt: Prompt, id: string, input: RunInput): Promise<RunResult<any>> {
-    return runStoredConversation(
-      store,
-      id,
-      { mustExist: false, readPending: true },
-      ({ messages, pending }) => {
-        // A new prompt must not silently drop the request the conversation waits on.
-        if (pending) throw new ConversationPendingError(id, pending)
-        return start(config, prompt, messages, input, id)
-      },
-    )
+  function stored(
+    config: LoopConfig,
+    prompt: Prompt,
+    id: string,
+    input: RunInput,
+    checkpoint: boolean | undefined,
+  ): Promise<RunResult<any>> {
+    const opts = { mustExist: false, readPending: true, checkpoint: checkpoint ?? store.checkpoints === true }
+    return runStoredConversation(store, id, opts, ({ messages, pending }, saveSettled) => {
+      // A new prompt must not silently drop the request the conversation waits on.
+      if (pending) throw new ConversationPendingError(id, pending)
+      return start(config, prompt, messages, { ...input, checkpoint: saveSettled }, id)
+    })
   }
 
   /** Repairs the halted turn (when answered) and runs on; the one resume sequence. */
@@ -300,13 +317,15 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     pending: Request | undefined,
     answer: Answer | undefined,
     id: string | undefined,
+    expiryChecked = false,
   ): Promise<RunResult<any>> {
     const config = input.emit ? streaming : plain
     const state = new RunState(messages.slice())
     return measured(input, { conversationId: id, resumes: pending }, async (traced) => {
       if (pending && answer) {
-        const halted = await resumeHaltedTurn(config, traced, state, pending, answer)
+        const halted = await resumeHaltedTurn(config, traced, state, pending, answer, expiryChecked)
         if (halted) return state.result(model, "pending", { pending: halted })
+        if (traced.checkpoint) await traced.checkpoint(state.messages)
       }
       return runTurns(config, traced, state)
     })
@@ -325,7 +344,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         input,
         askOpts.id === undefined
           ? start(config, prompt, [], input)
-          : stored(config, prompt, askOpts.id, input),
+          : stored(config, prompt, askOpts.id, input, askOpts.checkpoint),
       )
     },
     stream(prompt, streamOpts = {}) {
@@ -335,16 +354,19 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
           input,
           streamOpts.id === undefined
             ? start(streaming, prompt, [], input)
-            : stored(streaming, prompt, streamOpts.id, input),
+            : stored(streaming, prompt, streamOpts.id, input, undefined),
         )
       })
     },
     async continueRun(cont) {
       const { messages, id, answer, claim } = cont
+      if (answer !== undefined) assertAnswer(answer)
       const input = inputOf(cont.toolkit, cont.signal, id ?? "run", cont.onEvent, cont.output)
       if (messages !== undefined) {
         if (claim !== undefined)
           throw new ConfigError("continueRun: `claim` needs a stored continue (omit `messages`)")
+        if (cont.checkpoint)
+          throw new ConfigError("continueRun: `checkpoint` needs a stored continue (omit `messages`)")
         if ((cont.pending === undefined) !== (answer === undefined)) {
           throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
         }
@@ -357,13 +379,15 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         throw new ConfigError("continueRun: `pending` needs an `answer`")
       }
       const readPending = answer !== undefined && cont.pending === undefined
-      const stored = { claim, mustExist: true, requestId: answer?.id, readPending }
-      const run = runStoredConversation(store, id, stored, (loaded) => {
+      const checkpoint = cont.checkpoint ?? store.checkpoints === true
+      const stored = { claim, mustExist: true, requestId: answer?.id, readPending, checkpoint }
+      const run = runStoredConversation(store, id, stored, (loaded, saveSettled) => {
         const pending = answer ? (cont.pending ?? loaded.pending) : undefined
         if (answer && !pending) {
           throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} waits on no request`)
         }
-        return continueTranscript(input, loaded.messages, pending, answer, id)
+        const resumed = { ...input, checkpoint: saveSettled }
+        return continueTranscript(resumed, loaded.messages, pending, answer, id, cont.expiryChecked === true)
       })
       return finished(input, run)
     },

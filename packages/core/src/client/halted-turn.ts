@@ -6,16 +6,26 @@ import { type LoopConfig, type Preset, type RunInput, type RunState, settleTurn 
 import { type CallEnv, type CallOutcome, declined, executeCall, relayOutcomes } from "./tool-calls.js"
 
 /**
- * Checks that `answer` may resume `pending`, before anything is changed.
+ * Checks that `answer` may resume `pending`, before anything is changed. An `expiresAt` that
+ * does not parse counts as already past: a deadline nobody can read must not mean "never".
  *
  * @throws AnswerMismatchError when the ids differ; AnswerExpiredError for `ok: true` after `expiresAt`.
  */
 export function assertAnswerFits(pending: Request, answer: Answer, now = Date.now()): void {
   if (answer.id !== pending.id) throw new AnswerMismatchError(answer.id, pending.id)
-  if (answer.ok && pending.expiresAt !== undefined) {
-    const expires = Date.parse(pending.expiresAt)
-    if (Number.isFinite(expires) && now > expires) throw new AnswerExpiredError(pending.id, pending.expiresAt)
+  if (answer.ok && isExpired(pending, now)) {
+    throw new AnswerExpiredError(pending.id, String(pending.expiresAt))
   }
+}
+
+/**
+ * True when `request` has an `expiresAt` that is past at `now`, or one that does not parse
+ * as a date (treated as past, the safe reading of an unreadable deadline).
+ */
+export function isExpired(request: Request, now = Date.now()): boolean {
+  if (request.expiresAt === undefined) return false
+  const expires = typeof request.expiresAt === "string" ? Date.parse(request.expiresAt) : Number.NaN
+  return !Number.isFinite(expires) || now > expires
 }
 
 /**
@@ -31,8 +41,11 @@ export async function resumeHaltedTurn(
   state: RunState,
   pending: Request,
   answer: Answer,
+  expiryChecked = false,
 ): Promise<Request | undefined> {
-  assertAnswerFits(pending, answer)
+  if (expiryChecked) {
+    if (answer.id !== pending.id) throw new AnswerMismatchError(answer.id, pending.id)
+  } else assertAnswerFits(pending, answer)
   const { dialect } = config
   const last = dialect.lastAssistantTurn(state.messages)
   const end = last?.end ?? -1
@@ -50,6 +63,9 @@ export async function resumeHaltedTurn(
   }
 
   const recorded = dialect.recordedResults(state.messages.slice(end + 1))
+  // A checkpoint saved this turn's settled results before the crash that brought us here:
+  // nothing runs again, the run goes on from them.
+  if (settledBefore(calls, recorded, answeredIds, pending)) return undefined
   const presets = new Map<string, Preset>()
   if (relay) {
     const relayCalls = calls.filter((c) => answeredIds.has(c.id))
@@ -82,6 +98,31 @@ export async function resumeHaltedTurn(
   // Placeholders and partial results are rebuilt below, never kept beside the new ones.
   state.messages.length = end + 1
   return settleTurn(config, input, state, calls, state.turns, presets)
+}
+
+/**
+ * True when every call of the halted turn has a recorded result and the answered calls'
+ * results are no longer the suspension's placeholder (its prompt, as `pending()` writes it): the turn was
+ * settled and checkpointed. At a halt, the answered call holds the placeholder and further
+ * suspended calls hold nothing, so a halted turn never looks settled.
+ */
+function settledBefore(
+  calls: readonly ModelToolCall[],
+  recorded: ReadonlyMap<string, { output: string; isError: boolean }>,
+  answeredIds: ReadonlySet<unknown>,
+  pending: Request,
+): boolean {
+  for (const call of calls) {
+    const result = recorded.get(call.id)
+    if (result === undefined) return false
+    if (answeredIds.has(call.id) && isPlaceholder(result, pending)) return false
+  }
+  return true
+}
+
+// By output only: the OpenAI style's tool messages do not keep `isError`.
+function isPlaceholder(result: { output: string }, pending: Request): boolean {
+  return result.output === pending.prompt || result.output.startsWith(`${pending.prompt}\n`)
 }
 
 function fromRelay(

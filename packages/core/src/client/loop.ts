@@ -47,6 +47,11 @@ export interface RunInput {
   signal: AbortSignal | undefined
   scope: string
   emit: ((ev: StreamEvent) => void) | undefined
+  /**
+   * Saves the transcript once a turn's calls have settled, before the next LLM request (the
+   * stored path's tool-result checkpoint); `undefined` when checkpoints are off.
+   */
+  checkpoint?: ((messages: Message[]) => Promise<void>) | undefined
   /** The run's spans, while tracing is on. */
   tracing: RunTracing | undefined
   /** Structured output requested for this run. */
@@ -152,6 +157,7 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
 
     const halted = await settleTurn(config, input, state, reply.toolCalls, turn, new Map())
     if (halted) return state.result(model, "pending", { pending: halted })
+    if (input.checkpoint) await input.checkpoint(state.messages)
   }
 }
 

@@ -15,14 +15,25 @@ export interface LoadedConversation {
  * pending request, lets `run` work on them, and saves the result back with the halted request
  * (or `null`) and, when given, the claim token that fences and consumes the save.
  *
- * `readPending` reads the conversation's pending request too. `mustExist` refuses an unknown conversation (a resume needs something to resume) with
+ * `readPending` reads the conversation's pending request too. With `checkpoint`, `run` gets
+ * a function saving settled tool results mid-run. `mustExist` refuses an unknown
+ * conversation (a resume needs something to resume) with
  * `UnknownRequestError` naming `requestId`, or `ConfigError` when there is no answer.
  */
 export async function runStoredConversation(
   store: ConversationStore,
   id: string,
-  opts: { claim?: string; mustExist: boolean; requestId?: string; readPending: boolean },
-  run: (loaded: LoadedConversation) => Promise<RunResult>,
+  opts: {
+    claim?: string
+    mustExist: boolean
+    requestId?: string
+    readPending: boolean
+    checkpoint?: boolean
+  },
+  run: (
+    loaded: LoadedConversation,
+    checkpoint: ((messages: Message[]) => Promise<void>) | undefined,
+  ) => Promise<RunResult>,
 ): Promise<RunResult> {
   // Both reads start together; the request is not read when the caller already has it.
   const [messages, pending] = await Promise.all([
@@ -34,7 +45,17 @@ export async function runStoredConversation(
     if (opts.requestId !== undefined) throw new UnknownRequestError(opts.requestId, where)
     throw new ConfigError(`continueRun: ${where}`)
   }
-  const result = await run({ messages: messages ?? [], pending })
+  // A checkpoint keeps the pending request and, under a claim, is fenced by it without
+  // consuming it: only the final save below applies the answer.
+  const checkpoint = opts.checkpoint
+    ? (settled: Message[]) =>
+        store.save(
+          id,
+          settled,
+          opts.claim === undefined ? { checkpoint: true } : { checkpoint: true, claim: opts.claim },
+        )
+    : undefined
+  const result = await run({ messages: messages ?? [], pending }, checkpoint)
   const meta =
     opts.claim === undefined
       ? { pending: result.pending ?? null }

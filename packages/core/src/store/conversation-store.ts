@@ -10,6 +10,11 @@ export interface SaveMeta {
    * without claims ignore it.
    */
   claim?: string
+  /**
+   * A mid-run save of settled tool results (a checkpoint): the pending request is kept and
+   * `claim`, when given, fences the save but stays held, to be consumed by the final save.
+   */
+  checkpoint?: boolean
 }
 
 /**
@@ -27,6 +32,11 @@ export interface ConversationStore {
    * a new prompt to a waiting conversation and `continueRun` needs `pending` passed in.
    */
   getPending?(id: string): Promise<Request | undefined>
+  /**
+   * True for stores that outlive the process (durable stores): the stored path then
+   * checkpoints each turn's settled tool results before the next LLM request by default.
+   */
+  readonly checkpoints?: boolean
 }
 
 /** The default in-process store: a map of conversation id to a copy of its messages. */

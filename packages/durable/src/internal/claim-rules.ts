@@ -1,5 +1,10 @@
 import { randomUUID } from "node:crypto"
-import { AnswerConflictError, type AnswerDecision, UnknownRequestError } from "@toolnexus/core"
+import {
+  AnswerConflictError,
+  type AnswerDecision,
+  AnswerExpiredError,
+  UnknownRequestError,
+} from "@toolnexus/core"
 import { RuntimeHeldError } from "../errors.js"
 import type { RequestRow } from "./request-index.js"
 
@@ -18,6 +23,8 @@ export type ClaimRefusal =
   | "busy"
   | "runtime-held"
   | "failed"
+  | "expired"
+  | "exhausted"
 
 /** What `claimAnswer` does when it is not refused. */
 export type ClaimGrant = "claim" | "takeover"
@@ -31,7 +38,7 @@ export type ClaimGrant = "claim" | "takeover"
 export function decideClaim(
   conversation: ClaimState | undefined,
   request:
-    | (Pick<RequestRow, "state" | "runtimeKey" | "claimToken" | "claimExpiresAt"> & {
+    | (Pick<RequestRow, "state" | "runtimeKey" | "claimToken" | "claimExpiresAt" | "attempts"> & {
         /** Whether the conversation the claim was taken through still waits on the request. */
         claimHolderWaits: boolean
       })
@@ -39,6 +46,7 @@ export function decideClaim(
   answerId: string,
   runtimeKey: string | undefined,
   now: number,
+  limits: { approvesBy: number | null; maxAttempts: number },
 ): ClaimGrant | ClaimRefusal {
   if (request?.state === "applied") return "already-applied"
   if (request?.state === "failed") return "failed"
@@ -52,8 +60,40 @@ export function decideClaim(
     return claimed ? "busy" : "unknown-request"
   }
   if (request?.runtimeKey && request.runtimeKey !== runtimeKey) return "runtime-held"
-  if (request?.claimToken == null || !request.claimHolderWaits) return "claim"
-  return (request.claimExpiresAt ?? 0) > now ? "busy" : "takeover"
+  if (request?.claimToken == null || !request.claimHolderWaits) {
+    // Only a first claim is judged against expiresAt: a takeover completes an answer that
+    // was accepted in time.
+    return limits.approvesBy !== null && now > limits.approvesBy ? "expired" : "claim"
+  }
+  if ((request.claimExpiresAt ?? 0) > now) return "busy"
+  return request.attempts >= limits.maxAttempts ? "exhausted" : "takeover"
+}
+
+/**
+ * @internal The time (epoch ms) after which an approving answer to the stored pending request
+ * is refused: `null` for a declining answer or a request without `expiresAt`; an `expiresAt`
+ * that does not parse is already past (`-Infinity`), never "no deadline".
+ */
+export function approvalDeadline(pendingJson: string | null | undefined, approves: boolean): number | null {
+  if (!approves || pendingJson == null) return null
+  let expiresAt: unknown
+  try {
+    expiresAt = (JSON.parse(pendingJson) as { expiresAt?: unknown } | null)?.expiresAt
+  } catch {
+    return null // a corrupt pending row is refused by the claim's own decoding
+  }
+  if (expiresAt === undefined) return null
+  const ms = typeof expiresAt === "string" ? Date.parse(expiresAt) : Number.NaN
+  return Number.isFinite(ms) ? ms : Number.NEGATIVE_INFINITY
+}
+
+/** @internal The `expiresAt` a refused late approval names. */
+export function expiresAtOf(pendingJson: string | null | undefined): string {
+  try {
+    return String((JSON.parse(pendingJson ?? "null") as { expiresAt?: unknown } | null)?.expiresAt)
+  } catch {
+    return "(unreadable)"
+  }
 }
 
 /** @internal The error `claimAnswer` throws for a refusal. */
@@ -61,7 +101,7 @@ export function claimRefusalError(
   refusal: ClaimRefusal,
   conversationId: string,
   answerId: string,
-  held: { runtimeKey?: string | null; decision?: AnswerDecision },
+  held: { runtimeKey?: string | null; decision?: AnswerDecision; expiresAt?: string },
 ): Error {
   const where = JSON.stringify(conversationId)
   switch (refusal) {
@@ -72,7 +112,14 @@ export function claimRefusalError(
     case "already-applied":
       return new AnswerConflictError(answerId, "it was already applied", held)
     case "failed":
-      return new AnswerConflictError(answerId, "its resumes failed and it waits for retryFailed", held)
+    case "exhausted":
+      return new AnswerConflictError(
+        answerId,
+        "its resumes failed too often; the decision is kept and only retryFailed moves it on",
+        held,
+      )
+    case "expired":
+      return new AnswerExpiredError(answerId, held.expiresAt ?? "(unknown)")
     case "busy":
       return new AnswerConflictError(answerId, `it is being applied by another delivery (through ${where})`)
     case "runtime-held":

@@ -1,4 +1,5 @@
 import { type Message, StoreError } from "@toolnexus/core"
+import { CorruptDataError, type CorruptRow } from "../errors.js"
 
 /**
  * @internal The JSON bodies of `messages[from..]`, as stored. Throws `StoreError` naming the
@@ -17,17 +18,18 @@ export function encodeMessages(id: string, messages: readonly Message[], from = 
  * JSON is a corrupt row: it fails loudly rather than yielding a shortened transcript.
  */
 export function decodeMessage(id: string, index: number, body: unknown): Message {
-  if (typeof body !== "string") {
-    throw new StoreError(`conversation ${JSON.stringify(id)} is corrupt: message ${index} is missing`)
-  }
+  const row = { table: "tnx_messages", key: id }
+  if (typeof body !== "string") throw new CorruptDataError(row, `message ${index} is missing`)
+  let message: unknown
   try {
-    return JSON.parse(body) as Message
+    message = JSON.parse(body)
   } catch (cause) {
-    throw new StoreError(
-      `conversation ${JSON.stringify(id)} is corrupt: message ${index} is not valid JSON`,
-      { cause },
-    )
+    throw new CorruptDataError(row, `message ${index} is not valid JSON`, { cause })
   }
+  if (typeof message !== "object" || message === null || Array.isArray(message)) {
+    throw new CorruptDataError(row, `message ${index} is not a message object`)
+  }
+  return message as Message
 }
 
 /** @internal How many leading entries two lists of stored bodies share. */
@@ -60,14 +62,44 @@ export function encodeJson(value: unknown, what: () => string): string {
   return text
 }
 
-/** @internal Parses a stored JSON value, failing with `StoreError` naming `what` when corrupt. */
-export function decodeJson<T>(text: unknown, what: () => string): T {
-  if (typeof text !== "string") throw new StoreError(`${what()} is corrupt: it is missing`)
+/**
+ * @internal Parses a stored JSON value of `row`, failing with `CorruptDataError` naming the
+ * row and `what` when it is missing, not JSON, or refused by `check` (a shape test).
+ */
+export function decodeJson<T>(
+  text: unknown,
+  what: () => string,
+  row: CorruptRow,
+  check?: (value: unknown) => boolean,
+): T {
+  if (typeof text !== "string") throw new CorruptDataError(row, `${what()} is missing`)
+  let value: unknown
   try {
-    return JSON.parse(text) as T
+    value = JSON.parse(text)
   } catch (cause) {
-    throw new StoreError(`${what()} is corrupt: it is not valid JSON`, { cause })
+    throw new CorruptDataError(row, `${what()} is not valid JSON`, { cause })
   }
+  if (check && !check(value))
+    throw new CorruptDataError(row, `${what()} does not have the shape it must have`)
+  return value as T
+}
+
+/** @internal Shape test of a stored request: an object with string `id`, `kind` and `prompt`. */
+export function isStoredRequest(value: unknown): boolean {
+  const r = value as Record<string, unknown> | null
+  return (
+    typeof r === "object" &&
+    r !== null &&
+    typeof r.id === "string" &&
+    typeof r.kind === "string" &&
+    typeof r.prompt === "string"
+  )
+}
+
+/** @internal Shape test of a stored answer: an object with a string `id` and a boolean `ok`. */
+export function isStoredAnswer(value: unknown): boolean {
+  const a = value as Record<string, unknown> | null
+  return typeof a === "object" && a !== null && typeof a.id === "string" && typeof a.ok === "boolean"
 }
 
 /** A stored message row of the SQL backends. */
@@ -89,15 +121,14 @@ export function decodeTranscript(
   const messages: Message[] = []
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i] as StoredMessageRow
-    if (Number(row.seq) !== i) {
-      throw new StoreError(`conversation ${JSON.stringify(id)} is corrupt: message ${i} is missing`)
-    }
+    if (Number(row.seq) !== i)
+      throw new CorruptDataError({ table: "tnx_messages", key: id }, `message ${i} is missing`)
     messages.push(decodeMessage(id, i, row.body))
   }
   if (messages.length !== expectedCount) {
-    throw new StoreError(
-      `conversation ${JSON.stringify(id)} is corrupt: it should hold ${expectedCount} messages, ` +
-        `storage holds ${messages.length}`,
+    throw new CorruptDataError(
+      { table: "tnx_conversations", key: id },
+      `it should hold ${expectedCount} messages, storage holds ${messages.length}`,
     )
   }
   return messages

@@ -1,7 +1,44 @@
-import { type Answer, ConfigError, type SaveMeta } from "@toolnexus/core"
+import { type Answer, ConfigError, type SaveMeta, assertAnswer } from "@toolnexus/core"
+import type { CorruptRow } from "../errors.js"
 
 /** The lease of a claim when `claimAnswer` is not given one. */
 export const DEFAULT_LEASE_MS = 30_000
+
+/** How many claims a request gets before it is `failed`, when not told otherwise. */
+export const DEFAULT_MAX_ATTEMPTS = 3
+
+/** The deadline of one store operation when not told otherwise. */
+export const DEFAULT_OP_TIMEOUT_MS = 10_000
+
+/** @internal `maxAttempts` as a positive integer; `ConfigError` otherwise. */
+export function resolveMaxAttempts(maxAttempts: unknown): number {
+  if (maxAttempts === undefined) return DEFAULT_MAX_ATTEMPTS
+  if (typeof maxAttempts !== "number" || !Number.isInteger(maxAttempts) || maxAttempts < 1) {
+    throw new ConfigError(`maxAttempts must be a positive integer, got ${describe(maxAttempts)}`)
+  }
+  return maxAttempts
+}
+
+/** @internal The options every store shares, checked: `opTimeoutMs` and `onCorrupt`. */
+export function resolveStoreOptions(
+  options: unknown,
+  store: string,
+): { opTimeoutMs: number; onCorrupt: ((row: CorruptRow, error: unknown) => void) | undefined } {
+  checkOptions(options, store)
+  const { opTimeoutMs = DEFAULT_OP_TIMEOUT_MS, onCorrupt } = options
+  if (typeof opTimeoutMs !== "number" || !Number.isFinite(opTimeoutMs) || opTimeoutMs <= 0) {
+    throw new ConfigError(
+      `${store} option \`opTimeoutMs\` must be a positive number of milliseconds, got ${describe(opTimeoutMs)}`,
+    )
+  }
+  if (onCorrupt !== undefined && typeof onCorrupt !== "function") {
+    throw new ConfigError(`${store} option \`onCorrupt\` must be a function, got ${describe(onCorrupt)}`)
+  }
+  return {
+    opTimeoutMs: Math.ceil(opTimeoutMs),
+    onCorrupt: onCorrupt as ((row: CorruptRow, error: unknown) => void) | undefined,
+  }
+}
 
 /** @internal Throws `ConfigError` unless `value` is a non-empty string; `what` names it. */
 export function checkKey(value: unknown, what: string): asserts value is string {
@@ -33,14 +70,9 @@ export function checkSave(
   if (claim !== undefined) checkKey(claim, "meta.claim")
 }
 
-/** @internal Validates an answer handed to `claimAnswer`. */
+/** @internal Validates an answer at an entry point: `AnswerInvalidError` unless of the wire shape. */
 export function checkAnswer(answer: unknown): asserts answer is Answer {
-  if (typeof answer !== "object" || answer === null) {
-    throw new ConfigError(`the answer must be an object, got ${describe(answer)}`)
-  }
-  const { id, ok } = answer as Partial<Answer>
-  checkKey(id, "answer.id")
-  if (typeof ok !== "boolean") throw new ConfigError(`answer.ok must be a boolean, got ${describe(ok)}`)
+  assertAnswer(answer)
 }
 
 /** @internal The lease in whole milliseconds; `ConfigError` unless positive and finite. */

@@ -1,6 +1,10 @@
 import type { AnswerDecision, Request } from "@toolnexus/core"
 import type { PendingEntry } from "../durable-store.js"
-import { decodeJson } from "./message-codec.js"
+import type { CorruptRow } from "../errors.js"
+import { decodeJson, isStoredRequest } from "./message-codec.js"
+
+/** @internal Where a listing sends a row it cannot read; absent, the error is thrown. */
+export type CorruptSink = ((row: CorruptRow, error: unknown) => void) | undefined
 
 /** A request's row in a backend's request index; times are epoch milliseconds. */
 export interface RequestRow {
@@ -38,7 +42,7 @@ export interface HolderRow {
  * `since` is the earliest. Applied or failed requests are left out. Ordered by `since`,
  * then request id.
  */
-export function foldHolders(rows: readonly HolderRow[]): PendingEntry[] {
+export function foldHolders(rows: readonly HolderRow[], onCorrupt?: CorruptSink): PendingEntry[] {
   const groups = new Map<string, HolderRow[]>()
   for (const row of rows) {
     const state = row.request?.state
@@ -49,35 +53,52 @@ export function foldHolders(rows: readonly HolderRow[]): PendingEntry[] {
   }
   const entries: { entry: PendingEntry; sinceMs: number }[] = []
   for (const [requestId, group] of groups) {
-    const holder = deepestHolder(group)
-    const sinceMs = Math.min(...group.map((row) => row.sinceMs))
-    const meta = holder.request
-    const entry: PendingEntry = {
-      request: decodeJson<Request>(
-        holder.pending,
-        () => `the pending request of conversation ${holder.conversationId}`,
-      ),
-      conversationId: holder.conversationId,
-      since: new Date(sinceMs).toISOString(),
-      attempts: meta?.attempts ?? 0,
-      state: meta?.state === "claimed" ? "claimed" : "open",
+    try {
+      entries.push(entryOf(requestId, group))
+    } catch (error) {
+      // One unreadable row must not hide every other request: skip it, leave it, report it.
+      if (!onCorrupt) throw error
+      const row = (error as { table?: string; key?: string }) ?? {}
+      onCorrupt({ table: row.table ?? "tnx_requests", key: row.key ?? requestId }, error)
     }
-    if (meta?.runtimeKey) entry.runtimeKey = meta.runtimeKey
-    // The leaf stores its request as its tool made it; its parents' copies carry the path.
-    const path = meta?.path
-      ? decodeJson<string[]>(meta.path, () => `the path of request ${requestId}`)
-      : (pathOf(entry.request) ?? escalatedPath(group))
-    if (path) {
-      entry.path = path
-      // The host saw the escalated request with its path; the inbox shows the same request.
-      if (pathOf(entry.request) === undefined) entry.request = withPath(entry.request, path)
-    }
-    entries.push({ entry, sinceMs })
   }
   entries.sort((a, b) =>
     a.sinceMs !== b.sinceMs ? a.sinceMs - b.sinceMs : compareIds(a.entry.request.id, b.entry.request.id),
   )
   return entries.map((e) => e.entry)
+}
+
+function entryOf(requestId: string, group: HolderRow[]): { entry: PendingEntry; sinceMs: number } {
+  const holder = deepestHolder(group)
+  const sinceMs = Math.min(...group.map((row) => row.sinceMs))
+  const meta = holder.request
+  const entry: PendingEntry = {
+    request: decodeJson<Request>(
+      holder.pending,
+      () => "its pending request",
+      { table: "tnx_conversations", key: holder.conversationId },
+      isStoredRequest,
+    ),
+    conversationId: holder.conversationId,
+    since: new Date(sinceMs).toISOString(),
+    attempts: meta?.attempts ?? 0,
+    state: meta?.state === "claimed" ? "claimed" : "open",
+  }
+  if (meta?.runtimeKey) entry.runtimeKey = meta.runtimeKey
+  // The leaf stores its request as its tool made it; its parents' copies carry the path.
+  const path = meta?.path
+    ? decodeJson<string[]>(meta.path, () => "its path", { table: "tnx_requests", key: requestId }, isPath)
+    : (pathOf(entry.request) ?? escalatedPath(group))
+  if (path) {
+    entry.path = path
+    // The host saw the escalated request with its path; the inbox shows the same request.
+    if (pathOf(entry.request) === undefined) entry.request = withPath(entry.request, path)
+  }
+  return { entry, sinceMs }
+}
+
+function isPath(value: unknown): boolean {
+  return Array.isArray(value) && value.every((p) => typeof p === "string")
 }
 
 function deepestHolder(group: readonly HolderRow[]): HolderRow {
@@ -98,7 +119,12 @@ function deepestHolder(group: readonly HolderRow[]): HolderRow {
 function escalatedPath(group: readonly HolderRow[]): string[] | undefined {
   for (const row of group) {
     if (!row.pending.includes('"path"')) continue
-    const request = decodeJson<Request>(row.pending, () => `the pending request of ${row.conversationId}`)
+    const request = decodeJson<Request>(
+      row.pending,
+      () => "its pending request",
+      { table: "tnx_conversations", key: row.conversationId },
+      isStoredRequest,
+    )
     const path = pathOf(request)
     if (path) return path
   }
@@ -143,7 +169,9 @@ export function decisionOf(answerJson: string | null, requestId: string): Answer
   if (answerJson === null) return undefined
   const answer = decodeJson<{ ok: boolean; reason?: unknown }>(
     answerJson,
-    () => `the decision on request ${requestId}`,
+    () => "its decision",
+    { table: "tnx_requests", key: requestId },
+    (value) => typeof value === "object" && value !== null,
   )
   const decision: AnswerDecision = { ok: answer.ok === true }
   if (typeof answer.reason === "string") decision.reason = answer.reason

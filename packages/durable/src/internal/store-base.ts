@@ -1,4 +1,12 @@
-import type { Answer, AnswerDecision, Message, Request, SaveMeta } from "@toolnexus/core"
+import {
+  type Answer,
+  type AnswerDecision,
+  ConfigError,
+  type Message,
+  type Request,
+  type SaveMeta,
+  StoreError,
+} from "@toolnexus/core"
 import type {
   AnswerClaim,
   ClaimOptions,
@@ -10,8 +18,11 @@ import type {
   ListPendingOptions,
   PendingEntry,
   PutSnapshotOptions,
+  ReleaseOptions,
+  RenewOptions,
   RuntimeHold,
 } from "../durable-store.js"
+import type { CorruptRow } from "../errors.js"
 import {
   type ClaimGrant,
   type ClaimRefusal,
@@ -26,6 +37,8 @@ import {
   decodeTranscript,
   encodeJson,
   encodeMessages,
+  isStoredAnswer,
+  isStoredRequest,
   type StoredMessageRow,
 } from "./message-codec.js"
 import {
@@ -36,11 +49,12 @@ import {
   resolveKind,
   resolveLeaseMs,
   resolveLimit,
+  resolveMaxAttempts,
+  resolveStoreOptions,
 } from "./option-checks.js"
 import { type HolderRow, decisionOf, foldHolders, pageOf } from "./request-index.js"
 import { closedStoreError, toStoreError } from "./store-errors.js"
 import { WriteCounter, type WriteStats } from "./write-stats.js"
-import { ConfigError } from "@toolnexus/core"
 
 /** How a save changes the pending request: its mode and, when set, its columns. */
 export interface PendingChange {
@@ -62,6 +76,8 @@ export interface SaveInput {
   transcript: readonly Message[]
   pending: PendingChange
   claim: string | undefined
+  /** A checkpoint: the claim fences the save but is not consumed (the pending request is kept). */
+  checkpoint: boolean
   /**
    * What `transcript` keeps of the one this store last saved or loaded: at `revision` the
    * backend stores `stored` rows, of which the first `length` stay; a backend that uses it
@@ -85,12 +101,41 @@ export interface ClaimInput {
   token: string
   leaseMs: number
   runtimeKey: string | undefined
+  /** Whether the answer approves (`ok: true`): only those are refused after `expiresAt`. */
+  approves: boolean
+  /** A takeover of a request claimed this many times already is refused and marks it failed. */
+  maxAttempts: number
+  /** The `lastError` recorded when a takeover finds the attempts used up. */
+  exhaustedErrorJson: string
+}
+
+/** What a backend's release primitive gets for a resume that failed. */
+export interface ClaimFailure {
+  /** `{ name, code?, message }` as JSON, recorded as the request's `lastError`. */
+  errorJson: string
+  /** At this many attempts the request becomes `failed`. */
+  maxAttempts: number
 }
 
 /** What a backend's claim primitive reports: a grant with the stored JSON, or a refusal. */
 export type ClaimOutcome =
   | { grant: ClaimGrant; pendingJson: string; answerJson: string }
-  | { refusal: ClaimRefusal; runtimeKey?: string | null; decisionJson?: string | null }
+  | { refusal: ClaimRefusal; runtimeKey?: string | null; decisionJson?: string | null; expiresAt?: string }
+
+/** Options every durable store takes beside its connection. */
+export interface DurableStoreOptions {
+  /**
+   * The deadline of every store operation, in ms (default 10 000): a hung connection fails
+   * with `StoreError` instead of hanging. Leases must be at least twice as long.
+   */
+  opTimeoutMs?: number
+  /**
+   * Told about each stored row a listing (`listPending`, `listExpiredClaims`, `listFailed`,
+   * and so the sweeps) skipped because it cannot be read; the row is left untouched. A direct
+   * read of it throws `CorruptDataError` instead.
+   */
+  onCorrupt?: (info: CorruptRow, error: unknown) => void
+}
 
 /** A failed request as a backend reads it. */
 export interface FailedRow extends HolderRow {
@@ -106,7 +151,27 @@ export interface FailedRow extends HolderRow {
 export abstract class DurableStoreBase implements DurableStore {
   readonly #cache = new MessageCache()
   readonly #writes = new WriteCounter()
+  readonly #onCorrupt: (row: CorruptRow, error: unknown) => void
   #closed = false
+  /** Durable stores keep settled tool results mid-run (see `ConversationStore.checkpoints`). */
+  readonly checkpoints = true
+  /** The deadline of every operation, in ms. */
+  readonly opTimeoutMs: number
+
+  constructor(options: DurableStoreOptions, storeName: string) {
+    const resolved = resolveStoreOptions(options, storeName)
+    this.opTimeoutMs = resolved.opTimeoutMs
+    const sink = resolved.onCorrupt
+    this.#onCorrupt = sink
+      ? (row, error) => {
+          try {
+            sink(row, error)
+          } catch {
+            // A failing reporter must not turn a skipped row into a failed listing.
+          }
+        }
+      : () => {}
+  }
 
   /** The class name used in errors, e.g. `"SqliteStore"`. */
   protected abstract readonly storeName: string
@@ -126,7 +191,12 @@ export abstract class DurableStoreBase implements DurableStore {
   protected abstract readDecisionJson(requestId: string): Promise<string | null | undefined>
   protected abstract readFailed(): Promise<FailedRow[]>
   protected abstract writeClaim(input: ClaimInput): Promise<ClaimOutcome>
-  protected abstract expireClaim(id: string, token: string): Promise<void>
+  /** Expires the claim now if `token` holds it; with `failure`, records it and may mark the request failed. */
+  protected abstract expireClaim(id: string, token: string, failure?: ClaimFailure): Promise<void>
+  /** Extends the lease of the claim `token` holds on conversation `id`; false when it no longer holds. */
+  protected abstract renewLease(id: string, token: string, leaseMs: number): Promise<boolean>
+  /** Moves a failed request back to claimed with an expired lease and 0 attempts; its stored answer, or null. */
+  protected abstract reopenRequest(requestId: string): Promise<string | null>
   protected abstract readExpiredClaims(
     limit: number | undefined,
   ): Promise<{ id: string; pending: string; answer: string }[]>
@@ -172,14 +242,17 @@ export abstract class DurableStoreBase implements DurableStore {
               id: pending.id,
               kind: pending.kind,
             }
+    const checkpoint = meta?.checkpoint === true
     const reusable = this.#cache.reusablePrefix(id, transcript)
     if (reusable !== undefined && change.mode === "set")
       change.since = sinceOnSet(reusable.pendingId, change.id)
     const input: SaveInput = {
       id,
       transcript,
-      pending: change,
+      // A checkpoint never changes what the conversation waits on.
+      pending: checkpoint ? { mode: "keep", json: null, id: null, kind: null } : change,
       claim: meta?.claim,
+      checkpoint,
       reusable,
       encode: (from = 0) => encodeMessages(id, transcript, from),
     }
@@ -197,7 +270,7 @@ export abstract class DurableStoreBase implements DurableStore {
       this.readPendingJson(id),
     )
     if (json == null) return undefined
-    return decodeJson<Request>(json, () => `the pending request of conversation ${JSON.stringify(id)}`)
+    return decodeJson<Request>(json, () => "its pending request", conversationRow(id), isStoredRequest)
   }
 
   async findRequest(requestId: string): Promise<PendingEntry | undefined> {
@@ -219,7 +292,7 @@ export abstract class DurableStoreBase implements DurableStore {
     const rows = await this.#use("list pending requests", () =>
       this.readHolders(kind === undefined ? {} : { kind }),
     )
-    return pageOf(foldHolders(rows), after, limit)
+    return pageOf(foldHolders(rows, this.#onCorrupt), after, limit)
   }
 
   async listFailed(opts?: ListFailedOptions): Promise<FailedEntry[]> {
@@ -232,18 +305,25 @@ export abstract class DurableStoreBase implements DurableStore {
       ...row,
       request: row.request && { ...row.request, state: "open" as const },
     }))
-    return foldHolders(open)
-      .map(({ state: _open, ...entry }) => {
-        const stored = errors.get(entry.request.id)
+    const failed: FailedEntry[] = []
+    for (const { state: _open, ...entry } of foldHolders(open, this.#onCorrupt)) {
+      const id = entry.request.id
+      const stored = errors.get(id)
+      try {
         const lastError = stored
           ? decodeJson<FailedEntry["lastError"]>(
               stored,
-              () => `the last error of request ${entry.request.id}`,
+              () => "its last error",
+              requestRow(id),
+              isErrorRecord,
             )
           : { name: "Error", message: "no error was recorded" }
-        return { ...entry, state: "failed" as const, lastError }
-      })
-      .slice(0, limit)
+        failed.push({ ...entry, state: "failed", lastError })
+      } catch (error) {
+        this.#onCorrupt(requestRow(id), error)
+      }
+    }
+    return failed.slice(0, limit)
   }
 
   async getDecision(requestId: string): Promise<AnswerDecision | undefined> {
@@ -257,7 +337,8 @@ export abstract class DurableStoreBase implements DurableStore {
   async claimAnswer(id: string, answer: Answer, opts?: ClaimOptions): Promise<AnswerClaim> {
     checkKey(id, "the conversation id")
     checkAnswer(answer)
-    const leaseMs = resolveLeaseMs(opts?.leaseMs)
+    const leaseMs = this.#leaseOf(opts?.leaseMs)
+    const maxAttempts = resolveMaxAttempts(opts?.maxAttempts)
     const runtimeKey = opts?.runtimeKey
     if (runtimeKey !== undefined) checkKey(runtimeKey, "opts.runtimeKey")
     const input: ClaimInput = {
@@ -267,42 +348,116 @@ export abstract class DurableStoreBase implements DurableStore {
       token: newClaimToken(),
       leaseMs,
       runtimeKey,
+      approves: answer.ok,
+      maxAttempts,
+      exhaustedErrorJson: JSON.stringify({
+        name: "LeaseExpired",
+        message: `its claim's lease ran out ${maxAttempts} times without the resume being saved (its workers stopped)`,
+      }),
     }
-    const outcome = await this.#use(`claim an answer for conversation ${JSON.stringify(id)}`, () =>
-      this.writeClaim(input),
-    )
+    let outcome: ClaimOutcome
+    try {
+      outcome = await this.#use(`claim an answer for conversation ${JSON.stringify(id)}`, () =>
+        this.writeClaim(input),
+      )
+    } catch (error) {
+      // The claim may have been written before the reply was lost: expire it at once, so a
+      // claim nobody holds never blocks the request for a whole lease.
+      await this.#use("expire an unacknowledged claim", () => this.expireClaim(id, input.token)).catch(
+        () => {},
+      )
+      throw error
+    }
     if ("refusal" in outcome) {
       const decision = decisionOf(outcome.decisionJson ?? null, answer.id)
       throw claimRefusalError(outcome.refusal, id, answer.id, {
         runtimeKey: outcome.runtimeKey,
         ...(decision ? { decision } : {}),
+        ...(outcome.expiresAt !== undefined ? { expiresAt: outcome.expiresAt } : {}),
       })
     }
     return {
       token: input.token,
-      answer: decodeJson<Answer>(outcome.answerJson, () => `the claimed answer of ${JSON.stringify(id)}`),
-      request: decodeJson<Request>(outcome.pendingJson, () => `the pending request of ${JSON.stringify(id)}`),
+      answer: decodeJson<Answer>(
+        outcome.answerJson,
+        () => "its claimed answer",
+        requestRow(answer.id),
+        isStoredAnswer,
+      ),
+      request: decodeJson<Request>(
+        outcome.pendingJson,
+        () => "its pending request",
+        conversationRow(id),
+        isStoredRequest,
+      ),
       takeover: outcome.grant === "takeover",
     }
   }
 
-  async releaseClaim(id: string, token: string): Promise<void> {
+  async renewClaim(id: string, token: string, opts?: RenewOptions): Promise<boolean> {
     checkKey(id, "the conversation id")
     checkKey(token, "the claim token")
-    await this.#use(`release a claim on conversation ${JSON.stringify(id)}`, () =>
-      this.expireClaim(id, token),
+    const leaseMs = this.#leaseOf(opts?.leaseMs)
+    return this.#use(`renew a claim on conversation ${JSON.stringify(id)}`, () =>
+      this.renewLease(id, token, leaseMs),
     )
+  }
+
+  async releaseClaim(id: string, token: string, opts?: ReleaseOptions): Promise<void> {
+    checkKey(id, "the conversation id")
+    checkKey(token, "the claim token")
+    const failure: ClaimFailure | undefined =
+      opts?.error === undefined
+        ? undefined
+        : {
+            errorJson: JSON.stringify(errorRecord(opts.error)),
+            maxAttempts: resolveMaxAttempts(opts.maxAttempts),
+          }
+    await this.#use(`release a claim on conversation ${JSON.stringify(id)}`, () =>
+      this.expireClaim(id, token, failure),
+    )
+  }
+
+  async reopenFailed(requestId: string): Promise<Answer | undefined> {
+    checkKey(requestId, "the request id")
+    const json = await this.#use(`reopen failed request ${JSON.stringify(requestId)}`, () =>
+      this.reopenRequest(requestId),
+    )
+    if (json == null) return undefined
+    return decodeJson<Answer>(json, () => "its stored decision", requestRow(requestId), isStoredAnswer)
   }
 
   async listExpiredClaims(opts?: ListExpiredClaimsOptions): Promise<ExpiredClaim[]> {
     const limit = resolveLimit(opts?.limit)
     if (limit === 0) return []
     const rows = await this.#use("list expired claims", () => this.readExpiredClaims(limit))
-    return rows.map((row) => ({
-      id: row.id,
-      request: decodeJson<Request>(row.pending, () => `the pending request of conversation ${row.id}`),
-      answer: decodeJson<Answer>(row.answer, () => `the claimed answer of conversation ${row.id}`),
-    }))
+    const claims: ExpiredClaim[] = []
+    for (const row of rows) {
+      let request: Request
+      try {
+        request = decodeJson<Request>(
+          row.pending,
+          () => "its pending request",
+          conversationRow(row.id),
+          isStoredRequest,
+        )
+      } catch (error) {
+        this.#onCorrupt(conversationRow(row.id), error)
+        continue
+      }
+      try {
+        const answer = decodeJson<Answer>(
+          row.answer,
+          () => "its claimed answer",
+          requestRow(request.id),
+          isStoredAnswer,
+        )
+        claims.push({ id: row.id, request, answer })
+      } catch (error) {
+        this.#onCorrupt(requestRow(request.id), error)
+      }
+    }
+    return claims
   }
 
   async deleteConversation(id: string): Promise<void> {
@@ -329,7 +484,7 @@ export abstract class DurableStoreBase implements DurableStore {
     checkKey(key, "the snapshot key")
     const body = await this.#use(`read snapshot ${JSON.stringify(key)}`, () => this.readSnapshot(key))
     if (body == null) return undefined
-    return decodeJson(body, () => `snapshot ${JSON.stringify(key)}`)
+    return decodeJson(body, () => "the snapshot", { table: "tnx_snapshots", key })
   }
 
   async deleteSnapshot(key: string): Promise<void> {
@@ -343,15 +498,76 @@ export abstract class DurableStoreBase implements DurableStore {
     await this.release()
   }
 
-  /** The one wrapper of every primitive: closed check, schema ready, errors typed. */
+  /** A lease for a claim: positive, and at least twice the operation deadline. */
+  #leaseOf(leaseMs: unknown): number {
+    const lease = resolveLeaseMs(leaseMs)
+    if (lease < 2 * this.opTimeoutMs) {
+      throw new ConfigError(
+        `leaseMs (${lease}) must be at least 2 × opTimeoutMs (${this.opTimeoutMs}) of the ${this.storeName}: ` +
+          "a renewal that takes a whole deadline must still land before the lease runs out",
+      )
+    }
+    return lease
+  }
+
+  /**
+   * The one wrapper of every primitive: closed check, schema ready, errors typed, and the
+   * operation deadline (the driver's own timeouts are set too; this bounds whatever they
+   * miss, such as a caller's pool or client). Preparing the schema on first use runs several
+   * statements, so it gets five deadlines.
+   */
   async #use<T>(what: string, fn: () => Promise<T>): Promise<T> {
     if (this.#closed) throw closedStoreError(this.storeName)
-    await this.ready()
-    if (this.#closed) throw closedStoreError(this.storeName)
     try {
-      return await fn()
+      await this.#within(5 * this.opTimeoutMs, "prepare its schema", () => this.ready())
+      if (this.#closed) throw closedStoreError(this.storeName)
+      return await this.#within(this.opTimeoutMs, what, fn)
     } catch (error) {
       throw this.storeError(error, what)
     }
   }
+
+  async #within<T>(ms: number, what: string, fn: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new StoreError(`${this.storeName} could not ${what}: no reply within ${ms} ms (opTimeoutMs)`))
+      }, ms)
+      timer.unref?.()
+    })
+    const work = fn()
+    try {
+      return await Promise.race([work, deadline])
+    } finally {
+      clearTimeout(timer)
+      // A late failure of the abandoned work must not surface as an unhandled rejection.
+      work.catch(() => {})
+    }
+  }
+}
+
+function conversationRow(key: string): CorruptRow {
+  return { table: "tnx_conversations", key }
+}
+
+function requestRow(key: string): CorruptRow {
+  return { table: "tnx_requests", key }
+}
+
+function isErrorRecord(value: unknown): boolean {
+  const e = value as Record<string, unknown> | null
+  return typeof e === "object" && e !== null && typeof e.name === "string" && typeof e.message === "string"
+}
+
+/** @internal What `lastError` records of a failure: its name, code and message. */
+export function errorRecord(error: unknown): FailedEntry["lastError"] {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code
+    return {
+      name: error.name,
+      ...(typeof code === "string" ? { code } : {}),
+      message: error.message.slice(0, 2000),
+    }
+  }
+  return { name: "Error", message: String(error).slice(0, 2000) }
 }

@@ -1,18 +1,20 @@
 import { ConfigError } from "@toolnexus/core"
 import type { Pool, PoolClient } from "pg"
 import type { RuntimeHold } from "../durable-store.js"
-import { decideClaim } from "../internal/claim-rules.js"
+import { approvalDeadline, decideClaim, expiresAtOf } from "../internal/claim-rules.js"
 import { type ConversationRow, nextConversationRow } from "../internal/conversation-row.js"
 import { LazyInit } from "../internal/lazy-init.js"
 import { loadDriver } from "../internal/load-driver.js"
 import { byteLength, rewritePlan, type StoredMessageRow } from "../internal/message-codec.js"
-import { checkExactlyOne, checkKey, checkOptions, describe } from "../internal/option-checks.js"
+import { checkExactlyOne, checkKey, describe } from "../internal/option-checks.js"
 import type { HolderRow, RequestRow } from "../internal/request-index.js"
 import { checkSchemaVersion } from "../internal/schema-version.js"
 import {
+  type ClaimFailure,
   type ClaimInput,
   type ClaimOutcome,
   DurableStoreBase,
+  type DurableStoreOptions,
   type FailedRow,
   type SaveInput,
   type SaveOutcome,
@@ -23,8 +25,12 @@ import type { PostgresPool } from "./postgres-pool.js"
 
 type Queryable = Pick<PoolClient, "query">
 
-/** Options of {@link PostgresStore}: exactly one of `connectionString` and `pool`. */
-export interface PostgresStoreOptions {
+/**
+ * Options of {@link PostgresStore}: exactly one of `connectionString` and `pool`. With
+ * `connectionString`, `opTimeoutMs` is also the pool's connection, query and statement
+ * timeout; a given `pool` keeps its own settings (the store still bounds every operation).
+ */
+export interface PostgresStoreOptions extends DurableStoreOptions {
   /** A `postgres://` URL; the store opens (and on `close()` ends) its own pool. */
   connectionString?: string
   /** A pg `Pool` owned by the caller: `close()` leaves it open. */
@@ -53,6 +59,7 @@ interface PgConversationRow {
 
 /** A request index row as the claim query selects it; times are epoch ms. */
 interface PgRequestRow {
+  attempts: number
   state: RequestRow["state"]
   claim_conversation_id: string | null
   runtime_key: string | null
@@ -96,9 +103,8 @@ export class PostgresStore extends DurableStoreBase {
   readonly #init: LazyInit<void>
 
   constructor(options: PostgresStoreOptions) {
-    super()
-    checkOptions(options, STORE)
-    const source = checkExactlyOne(options, ["connectionString", "pool"], STORE)
+    super(options, STORE)
+    const source = checkExactlyOne(options as Record<string, unknown>, ["connectionString", "pool"], STORE)
     const schema = options.schema ?? "public"
     if (typeof schema !== "string" || !SCHEMA_NAME.test(schema)) {
       throw new ConfigError(
@@ -114,7 +120,15 @@ export class PostgresStore extends DurableStoreBase {
       checkKey(options.connectionString, `${STORE} option \`connectionString\``)
       const pg = loadDriver<typeof import("pg")>("pg", STORE)
       const PgPool = pg.Pool ?? (pg as unknown as { default: typeof import("pg") }).default.Pool
-      this.#pool = new PgPool({ connectionString: options.connectionString, connectionTimeoutMillis: 10_000 })
+      const deadline = this.opTimeoutMs
+      this.#pool = new PgPool({
+        connectionString: options.connectionString,
+        connectionTimeoutMillis: deadline,
+        // Client side: a blackholed connection errors instead of hanging. Server side: a
+        // statement stuck on a lock is cancelled.
+        query_timeout: deadline,
+        statement_timeout: deadline,
+      })
       // An idle connection dropped by the server must not crash the host process; the pool
       // discards it and the next call connects afresh.
       this.#pool.on("error", () => {})
@@ -185,6 +199,8 @@ export class PostgresStore extends DurableStoreBase {
         bodies,
         input.claim ?? null,
         pending.since ?? null,
+        // A checkpoint is fenced by the claim but leaves it held.
+        !input.checkpoint,
       ],
     )
     const revision = rows[0]?.revision
@@ -242,11 +258,13 @@ export class PostgresStore extends DurableStoreBase {
       const seqs = bodies.map((_, i) => keep + i)
       await client.query(this.#sql.insertMessages, [id, seqs, bodies])
     }
+    // A checkpoint is fenced by the claim but leaves it held: only the final save consumes it.
+    const consumed = input.checkpoint ? undefined : claim
     const next = nextConversationRow(
       previous,
       input.transcript.length,
       input.pending,
-      claim,
+      consumed,
       Number(raw.now_ms),
     )
     await client.query(this.#sql.updateConversation, [
@@ -262,7 +280,7 @@ export class PostgresStore extends DurableStoreBase {
       next.claimRequestId,
       next.updatedAt,
     ])
-    if (claimed !== undefined) await client.query(this.#sql.applyRequest, [claimed])
+    if (claimed !== undefined && consumed !== undefined) await client.query(this.#sql.applyRequest, [claimed])
     return {
       revision: next.revision,
       pendingId: next.pendingId,
@@ -302,9 +320,13 @@ export class PostgresStore extends DurableStoreBase {
     const { id, answerId, runtimeKey } = input
     return this.#transaction(async (client): Promise<ClaimOutcome> => {
       // The request's row first, then the conversation's: the order every fenced save takes.
-      const created = (await client.query(this.#sql.ensureRequest, [answerId])).rowCount === 1
-      const req = (await client.query<PgRequestRow & { now_ms: string }>(this.#sql.lockRequest, [answerId]))
-        .rows[0]
+      // One statement creates the row when missing and locks it either way.
+      const req = (
+        await client.query<PgRequestRow & { now_ms: string; created: boolean }>(this.#sql.lockRequest, [
+          answerId,
+        ])
+      ).rows[0]
+      const created = req?.created === true
       const raw = await this.#lockConversation(client, id)
       const holderId = req?.claim_conversation_id
       const holderPending =
@@ -320,12 +342,16 @@ export class PostgresStore extends DurableStoreBase {
           runtimeKey: req.runtime_key,
           claimToken: req.claim_token,
           claimExpiresAt: req.claim_expires_at === null ? null : Number(req.claim_expires_at),
+          attempts: req.attempts,
           claimHolderWaits: holderPending === answerId,
         },
         answerId,
         runtimeKey,
         nowMs,
+        { approvesBy: approvalDeadline(raw?.pending, input.approves), maxAttempts: input.maxAttempts },
       )
+      if (decision === "exhausted")
+        await client.query(this.#sql.failRequest, [answerId, input.exhaustedErrorJson])
       if (decision !== "claim" && decision !== "takeover") {
         // A request row made only to lock on must not outlive a refused claim.
         if (created) await client.query(this.#sql.dropRequest, [answerId])
@@ -333,6 +359,7 @@ export class PostgresStore extends DurableStoreBase {
           refusal: decision,
           runtimeKey: req?.runtime_key,
           decisionJson: req?.state === "applied" ? req.claim_answer : null,
+          ...(decision === "expired" ? { expiresAt: expiresAtOf(raw?.pending) } : {}),
         }
       }
       const answerJson = decision === "takeover" ? (req?.claim_answer as string) : input.answerJson
@@ -343,13 +370,24 @@ export class PostgresStore extends DurableStoreBase {
         answerJson,
         nowMs + input.leaseMs,
       ])
-      await client.query(this.#sql.pointClaim, [id, input.token, answerId])
       return { grant: decision, pendingJson: raw?.pending as string, answerJson }
     })
   }
 
-  protected async expireClaim(id: string, token: string): Promise<void> {
-    await this.#pool.query(this.#sql.releaseClaim, [id, token])
+  protected async expireClaim(id: string, token: string, failure?: ClaimFailure): Promise<void> {
+    if (failure === undefined) await this.#pool.query(this.#sql.releaseClaim, [id, token])
+    else await this.#pool.query(this.#sql.failClaim, [id, token, failure.errorJson, failure.maxAttempts])
+  }
+
+  protected async renewLease(id: string, token: string, leaseMs: number): Promise<boolean> {
+    return ((await this.#pool.query(this.#sql.renewClaim, [id, token, leaseMs])).rowCount ?? 0) === 1
+  }
+
+  protected async reopenRequest(requestId: string): Promise<string | null> {
+    const { rows } = await this.#pool.query<{ claim_answer: string | null }>(this.#sql.reopenRequest, [
+      requestId,
+    ])
+    return rows[0]?.claim_answer ?? null
   }
 
   protected async readExpiredClaims(limit: number | undefined) {
@@ -505,8 +543,9 @@ function statements(s: string) {
         ${ms("pending_since")} AS pending_since, consumed_id, claim_token, claim_request_id,
         ${ms("created_at")} AS created_at, ${ms("updated_at")} AS updated_at, ${ms("now()")} AS now_ms
       FROM ${conversations} WHERE id = $1 FOR UPDATE`,
-    // $11 is the sinceOnSet decision, made from the row at the guarded revision. SET expressions
-    // read the old row, and the INSERT only happens when the guarded UPDATE matched.
+    // $11 is the sinceOnSet decision, made from the row at the guarded revision; $12 whether a
+    // fenced save consumes its claim (a checkpoint does not). SET expressions read the old
+    // row, and the INSERT only happens when the guarded UPDATE matched.
     appendMessages: `
       WITH claimed AS (
         SELECT request_id FROM ${requests} WHERE $10::text IS NOT NULL AND claim_token = $10::text FOR UPDATE
@@ -521,16 +560,16 @@ function statements(s: string) {
             WHEN $4::text = 'clear' THEN NULL
             WHEN $11::text = 'keep' THEN COALESCE(pending_since, date_trunc('milliseconds', now()))
             ELSE date_trunc('milliseconds', now()) END,
-          consumed_id = CASE WHEN $10::text IS NULL THEN consumed_id ELSE claim_request_id END,
-          claim_token = CASE WHEN $10::text IS NULL THEN claim_token END,
-          claim_request_id = CASE WHEN $10::text IS NULL THEN claim_request_id END
+          consumed_id = CASE WHEN $10::text IS NULL OR NOT $12::boolean THEN consumed_id ELSE claim_request_id END,
+          claim_token = CASE WHEN $10::text IS NULL OR NOT $12::boolean THEN claim_token END,
+          claim_request_id = CASE WHEN $10::text IS NULL OR NOT $12::boolean THEN claim_request_id END
         WHERE id = $1 AND revision = $2 AND ($10::text IS NULL OR
           (claim_token = $10::text AND claim_request_id = (SELECT request_id FROM claimed)))
         RETURNING revision, pending_id
       ), applied AS (
         UPDATE ${requests} SET state = 'applied', claim_token = NULL, claim_expires_at = NULL,
           updated_at = now()
-        WHERE request_id = (SELECT request_id FROM claimed) AND EXISTS (SELECT 1 FROM updated)
+        WHERE request_id = (SELECT request_id FROM claimed) AND $12::boolean AND EXISTS (SELECT 1 FROM updated)
       ), inserted AS (
         INSERT INTO ${messages} (conversation_id, seq, body)
         SELECT $1, t.seq, t.body FROM unnest($8::integer[], $9::text[]) AS t(seq, body)
@@ -566,24 +605,25 @@ function statements(s: string) {
       SELECT ${holderColumns}, r.last_error FROM ${requests} r
       JOIN ${conversations} c ON c.pending_id = r.request_id WHERE r.state = 'failed'`,
     decision: `SELECT claim_answer FROM ${requests} WHERE request_id = $1 AND state = 'applied'`,
-    ensureRequest: `
-      INSERT INTO ${requests} (request_id, state, updated_at) VALUES ($1, 'open', now())
-      ON CONFLICT (request_id) DO NOTHING`,
     dropRequest: `
       DELETE FROM ${requests} WHERE request_id = $1 AND state = 'open' AND claim_token IS NULL
         AND runtime_key IS NULL AND attempts = 0`,
+    // An upsert locks the row it returns, like FOR UPDATE; xmax = 0 tells a fresh insert.
     lockRequest: `
-      SELECT state, runtime_key, claim_token, claim_conversation_id, claim_answer,
-        ${ms("claim_expires_at")} AS claim_expires_at,
-        ${ms("now()")} AS now_ms
-      FROM ${requests} WHERE request_id = $1 FOR UPDATE`,
+      INSERT INTO ${requests} (request_id, state, updated_at) VALUES ($1, 'open', now())
+      ON CONFLICT (request_id) DO UPDATE SET request_id = excluded.request_id
+      RETURNING state, attempts, runtime_key, claim_token, claim_conversation_id, claim_answer,
+        ${ms("claim_expires_at")} AS claim_expires_at, ${ms("now()")} AS now_ms, (xmax = 0) AS created`,
     lockClaim: `SELECT request_id FROM ${requests} WHERE claim_token = $1 FOR UPDATE`,
+    // The claim on the request, and the conversation's pointer to it, in one round trip.
     claimRequest: `
-      UPDATE ${requests} SET state = 'claimed', attempts = attempts + 1, claim_token = $2,
-        claim_conversation_id = $3, claim_answer = $4, claim_expires_at = to_timestamp($5::float8 / 1000),
-        updated_at = now()
-      WHERE request_id = $1`,
-    pointClaim: `UPDATE ${conversations} SET claim_token = $2, claim_request_id = $3 WHERE id = $1`,
+      WITH claimed AS (
+        UPDATE ${requests} SET state = 'claimed', attempts = attempts + 1, claim_token = $2,
+          claim_conversation_id = $3, claim_answer = $4, claim_expires_at = to_timestamp($5::float8 / 1000),
+          updated_at = now()
+        WHERE request_id = $1
+      )
+      UPDATE ${conversations} SET claim_token = $2, claim_request_id = $1 WHERE id = $3`,
     // A consumed claim leaves its answer as the request's decision.
     applyRequest: `
       UPDATE ${requests} SET state = 'applied', claim_token = NULL, claim_expires_at = NULL, updated_at = now()
@@ -592,6 +632,19 @@ function statements(s: string) {
     releaseClaim: `
       UPDATE ${requests} SET claim_expires_at = LEAST(claim_expires_at, now())
       WHERE claim_conversation_id = $1 AND claim_token = $2`,
+    // A failed attempt: recorded, and at the limit the request waits for retryFailed.
+    failClaim: `
+      UPDATE ${requests} SET claim_expires_at = LEAST(claim_expires_at, now()), last_error = $3,
+        state = CASE WHEN attempts >= $4 THEN 'failed' ELSE state END, updated_at = now()
+      WHERE claim_conversation_id = $1 AND claim_token = $2 AND state = 'claimed'`,
+    failRequest: `UPDATE ${requests} SET state = 'failed', last_error = $2, updated_at = now() WHERE request_id = $1`,
+    renewClaim: `
+      UPDATE ${requests} SET claim_expires_at = now() + $3::float8 * interval '1 millisecond', updated_at = now()
+      WHERE claim_conversation_id = $1 AND claim_token = $2 AND state = 'claimed'`,
+    // Expired at once: the next delivery takes it over with the stored decision.
+    reopenRequest: `
+      UPDATE ${requests} SET state = 'claimed', attempts = 0, claim_expires_at = to_timestamp(0), updated_at = now()
+      WHERE request_id = $1 AND state = 'failed' RETURNING claim_answer`,
     expiredClaims: `
       SELECT r.claim_conversation_id AS id, c.pending, r.claim_answer AS answer FROM ${requests} r
       JOIN ${conversations} c ON c.id = r.claim_conversation_id AND c.pending_id = r.request_id

@@ -12,7 +12,8 @@ local function fmt(n) return string.format("%.0f", n) end
  * ARGV: id, expected revision, base (leading messages not sent; "-1" = all sent, compare them
  * with the stored bodies), total, claim token ("" = none), pending mode (keep|set|clear),
  * pending JSON, pending id, pending kind, full key prefix, the `sinceOnSet` decision for a set
- * (keep|now, made in JS from the row at the expected revision), then the bodies.
+ * (keep|now, made in JS from the row at the expected revision), checkpoint ("1": fenced by the
+ * claim without consuming it), then the bodies.
  * Returns {"OK", revision, kept, read, deleted, pending id}, {"STALE"} or {"LOST_CLAIM", request
  * id}. Keeps the request index: a fenced save marks the claimed request applied, and the
  * holder sets follow the pending request.
@@ -28,7 +29,7 @@ if token ~= "" then
     return {"LOST_CLAIM", claimed or redis.call("HGET", conv, "pendingId") or ""}
   end
 end
-local base, total, first = tonumber(ARGV[3]), tonumber(ARGV[4]), 12
+local base, total, first = tonumber(ARGV[3]), tonumber(ARGV[4]), 13
 local keep, read, deleted = 0, 0, 0
 if rev ~= tonumber(ARGV[2]) then return {"STALE"} end
 if base >= 0 then
@@ -53,7 +54,7 @@ end
 local now = now_ms()
 redis.call("HSET", conv, "rev", fmt(rev + 1), "count", fmt(total), "updatedAt", fmt(now))
 redis.call("HSETNX", conv, "createdAt", fmt(now))
-if token ~= "" then
+if token ~= "" and ARGV[12] ~= "1" then
   redis.call("HSET", conv, "consumed", claimed)
   redis.call("HDEL", conv, "claimToken", "claimRequest")
   local req = prefix .. "req:" .. claimed
@@ -90,13 +91,15 @@ return {head[1], head[2], redis.call("LRANGE", KEYS[2], 0, -1), head[3] or ""}
  * @internal Claims an answer, by the rules of `decideClaim` (claim-rules.ts), which this
  * mirrors in Lua so the claim stays one atomic script. KEYS: conv hash, claims zset.
  * ARGV: id, answer id, answer JSON, new token, lease ms, runtime key ("" = none), full key
- * prefix. Returns {refusal, runtime key, decision JSON} or {"claim"|"takeover", pending JSON,
- * answer JSON}.
+ * prefix, approve-by time in ms ("" = none), max attempts, the lastError JSON of an exhausted
+ * request. Returns {refusal, runtime key, decision JSON} or {"claim"|"takeover", pending JSON,
+ * answer JSON}. Refusals write nothing, except "exhausted", which marks the request failed.
  */
 export const CLAIM_SCRIPT = `${PRELUDE}
 local aid = ARGV[2]
 local req = ARGV[7] .. "req:" .. aid
-local r = redis.call("HMGET", req, "state", "runtimeKey", "claimToken", "claimExpires", "claimAnswer", "claimConv")
+local r = redis.call("HMGET", req, "state", "runtimeKey", "claimToken", "claimExpires", "claimAnswer", "claimConv",
+  "attempts")
 if r[1] == "applied" then return {"already-applied", r[2] or "", r[5] or ""} end
 if r[1] == "failed" then return {"failed", r[2] or "", ""} end
 -- A claim whose conversation was moved on by an unfenced save is void.
@@ -117,7 +120,15 @@ local now = now_ms()
 local grant, stored = "claim", ARGV[3]
 if r[3] and holderWaits then
   if tonumber(r[4] or "0") > now then return {"busy"} end
+  if tonumber(r[7] or "0") >= tonumber(ARGV[9]) then
+    redis.call("HSET", req, "state", "failed", "lastError", ARGV[10])
+    redis.call("ZREM", KEYS[2], aid)
+    redis.call("SADD", ARGV[7] .. "failed", aid)
+    return {"exhausted", r[2] or "", ""}
+  end
   grant, stored = "takeover", r[5]
+elseif ARGV[8] ~= "" and now > tonumber(ARGV[8]) then
+  return {"expired", r[2] or "", ""}
 end
 local expires = fmt(now + tonumber(ARGV[5]))
 redis.call("HSET", req, "state", "claimed", "claimToken", ARGV[4], "claimConv", ARGV[1], "claimAnswer", stored,
@@ -130,24 +141,62 @@ return {grant, f[2], stored}
 
 /**
  * @internal Expires a claim now if `token` holds it. KEYS: conv hash, claims zset.
- * ARGV: id, token, full key prefix.
+ * ARGV: id, token, full key prefix, lastError JSON ("" = a plain release), max attempts.
+ * With an error it is recorded, and at max attempts the request becomes failed.
  */
 export const RELEASE_SCRIPT = `${PRELUDE}
 local rid = redis.call("HGET", KEYS[1], "claimRequest")
 if not rid then return 0 end
 local req = ARGV[3] .. "req:" .. rid
-local r = redis.call("HMGET", req, "claimToken", "claimConv", "claimExpires")
-if r[1] ~= ARGV[2] or r[2] ~= ARGV[1] then return 0 end
+local r = redis.call("HMGET", req, "claimToken", "claimConv", "claimExpires", "state", "attempts")
+if r[1] ~= ARGV[2] or r[2] ~= ARGV[1] or r[4] ~= "claimed" then return 0 end
 local now = now_ms()
 if tonumber(r[3] or "0") > now then
   redis.call("HSET", req, "claimExpires", fmt(now))
   redis.call("ZADD", KEYS[2], fmt(now), rid)
 end
+if ARGV[4] ~= "" then
+  redis.call("HSET", req, "lastError", ARGV[4])
+  if tonumber(r[5] or "0") >= tonumber(ARGV[5]) then
+    redis.call("HSET", req, "state", "failed")
+    redis.call("ZREM", KEYS[2], rid)
+    redis.call("SADD", ARGV[3] .. "failed", rid)
+  end
+end
 return 1
 `
 
+/**
+ * @internal Extends a claim's lease if \`token\` still holds it. KEYS: conv hash, claims zset.
+ * ARGV: id, token, full key prefix, lease ms. Returns 1 when renewed, 0 when the claim is lost.
+ */
+export const RENEW_SCRIPT = `${PRELUDE}
+local rid = redis.call("HGET", KEYS[1], "claimRequest")
+if not rid then return 0 end
+local req = ARGV[3] .. "req:" .. rid
+local r = redis.call("HMGET", req, "claimToken", "claimConv", "state")
+if r[1] ~= ARGV[2] or r[2] ~= ARGV[1] or r[3] ~= "claimed" then return 0 end
+local expires = fmt(now_ms() + tonumber(ARGV[4]))
+redis.call("HSET", req, "claimExpires", expires)
+redis.call("ZADD", KEYS[2], expires, rid)
+return 1
+`
+
+/**
+ * @internal Moves a failed request back to claimed, its lease expired and no attempts
+ * counted, so the next delivery takes it over with the stored decision. KEYS: req hash,
+ * claims zset, failed set. ARGV: request id. Returns the stored answer JSON, or false.
+ */
+export const REOPEN_SCRIPT = `
+if redis.call("HGET", KEYS[1], "state") ~= "failed" then return false end
+redis.call("HSET", KEYS[1], "state", "claimed", "attempts", "0", "claimExpires", "0")
+redis.call("ZADD", KEYS[2], "0", ARGV[1])
+redis.call("SREM", KEYS[3], ARGV[1])
+return redis.call("HGET", KEYS[1], "claimAnswer")
+`
+
 /** The fields a holder row carries, in order. */
-const HOLDER_ROW = `
+const HOLDER_ROW_SOURCE = `
 local function holder(out, prefix, id, rid)
   local c = redis.call("HMGET", prefix .. "conv:" .. id, "pending", "pendingId", "since")
   if not c[1] or c[2] ~= rid then return end
@@ -166,7 +215,7 @@ end
  * Returns a flat list of 9 fields per holder: id, pending JSON, request id, since, state,
  * runtime key, recorded holder, path JSON, attempts.
  */
-export const HOLDERS_SCRIPT = `${HOLDER_ROW}
+export const HOLDERS_SCRIPT = `${HOLDER_ROW_SOURCE}
 local prefix, rid, filter = ARGV[1], ARGV[2], ARGV[4] == "1"
 local out = {}
 if rid ~= "" then
@@ -279,3 +328,21 @@ redis.call("SET", KEYS[1], tostring(current + 1))
 return current + 1
 `
 }
+
+/**
+ * @internal Lists the holders of failed requests. KEYS: failed set. ARGV: full key prefix.
+ * Returns the holders script's 9 fields per holder, then the request's lastError JSON.
+ */
+export const FAILED_SCRIPT = `${HOLDER_ROW_SOURCE}
+local prefix = ARGV[1]
+local out = {}
+for _, rid in ipairs(redis.call("SMEMBERS", KEYS[1])) do
+  local err = redis.call("HGET", prefix .. "req:" .. rid, "lastError") or ""
+  for _, id in ipairs(redis.call("SMEMBERS", prefix .. "holders:" .. rid)) do
+    local before = #out
+    holder(out, prefix, id, rid)
+    if #out > before then out[#out + 1] = err end
+  end
+end
+return out
+`

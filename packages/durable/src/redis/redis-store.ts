@@ -6,13 +6,16 @@ import { sinceOnSet } from "../internal/conversation-row.js"
 import { LazyInit } from "../internal/lazy-init.js"
 import { loadDriver } from "../internal/load-driver.js"
 import { byteLength } from "../internal/message-codec.js"
-import { checkExactlyOne, checkKey, checkOptions } from "../internal/option-checks.js"
+import { approvalDeadline, expiresAtOf } from "../internal/claim-rules.js"
+import { checkExactlyOne, checkKey } from "../internal/option-checks.js"
 import type { HolderRow, RequestRow } from "../internal/request-index.js"
 import { checkSchemaVersion } from "../internal/schema-version.js"
 import {
+  type ClaimFailure,
   type ClaimInput,
   type ClaimOutcome,
   DurableStoreBase,
+  type DurableStoreOptions,
   type FailedRow,
   type SaveInput,
   type SaveOutcome,
@@ -23,17 +26,24 @@ import { REDIS_MIGRATIONS } from "./migrations.js"
 import {
   CLAIM_SCRIPT,
   DELETE_SCRIPT,
+  FAILED_SCRIPT,
   GET_SCRIPT,
   HOLDERS_SCRIPT,
   LIST_EXPIRED_SCRIPT,
   migrationScript,
   RELEASE_SCRIPT,
+  RENEW_SCRIPT,
+  REOPEN_SCRIPT,
   SAVE_SCRIPT,
   SNAPSHOT_SCRIPT,
 } from "./redis-scripts.js"
 
-/** Options of {@link RedisStore}: exactly one of `url` and `client`. */
-export interface RedisStoreOptions {
+/**
+ * Options of {@link RedisStore}: exactly one of `url` and `client`. With `url`, `opTimeoutMs`
+ * is also the client's `commandTimeout` and `connectTimeout`; a given `client` keeps its own
+ * settings (the store still bounds every operation).
+ */
+export interface RedisStoreOptions extends DurableStoreOptions {
   /** A `redis://` or `rediss://` URL; the store opens (and on `close()` quits) its own client. */
   url?: string
   /** An ioredis client owned by the caller: `close()` leaves it connected. */
@@ -55,6 +65,9 @@ const scripts = {
   listExpired: new LuaScript(LIST_EXPIRED_SCRIPT),
   remove: new LuaScript(DELETE_SCRIPT),
   snapshot: new LuaScript(SNAPSHOT_SCRIPT),
+  renew: new LuaScript(RENEW_SCRIPT),
+  reopen: new LuaScript(REOPEN_SCRIPT),
+  failed: new LuaScript(FAILED_SCRIPT),
 }
 
 /**
@@ -97,9 +110,8 @@ export class RedisStore extends DurableStoreBase {
   #lastConnectionError: Error | undefined
 
   constructor(options: RedisStoreOptions) {
-    super()
-    checkOptions(options, STORE)
-    const source = checkExactlyOne(options, ["url", "client"], STORE)
+    super(options, STORE)
+    const source = checkExactlyOne(options as Record<string, unknown>, ["url", "client"], STORE)
     const prefix = options.keyPrefix ?? "tnx:"
     checkKey(prefix, `${STORE} option \`keyPrefix\``)
     const migrations = options.migrations ?? REDIS_MIGRATIONS
@@ -110,7 +122,11 @@ export class RedisStore extends DurableStoreBase {
       checkKey(options.url, `${STORE} option \`url\``)
       const ioredis = loadDriver<typeof import("ioredis")>("ioredis", STORE)
       const RedisClient = ioredis.Redis ?? ioredis.default
-      this.#client = new RedisClient(options.url, OWN_CLIENT_OPTIONS)
+      this.#client = new RedisClient(options.url, {
+        ...OWN_CLIENT_OPTIONS,
+        connectTimeout: this.opTimeoutMs,
+        commandTimeout: this.opTimeoutMs,
+      })
       // Failed calls reject with their own error; keep the connection's for their message,
       // and keep ioredis from printing "Unhandled error event".
       this.#client.on("error", (error: Error) => {
@@ -173,6 +189,7 @@ export class RedisStore extends DurableStoreBase {
         pending.kind ?? "",
         this.#serverPrefix,
         since,
+        input.checkpoint ? "1" : "0",
         ...bodies,
       ]) as Promise<SaveReply>
     let base = 0
@@ -225,28 +242,7 @@ export class RedisStore extends DurableStoreBase {
       [this.#key("pending")],
       [this.#serverPrefix, filter.requestId ?? "", filter.kind ?? "", filter.kind === undefined ? "0" : "1"],
     )) as string[]
-    const rows: HolderRow[] = []
-    for (let i = 0; i < flat.length; i += HOLDER_FIELDS) {
-      const [conversationId, pending, requestId, since, state, runtimeKey, holder, path, attempts] =
-        flat.slice(i, i + HOLDER_FIELDS) as string[]
-      rows.push({
-        conversationId: conversationId as string,
-        pending: pending as string,
-        requestId: requestId as string,
-        sinceMs: Number(since),
-        request:
-          state === ""
-            ? null
-            : {
-                state: state as RequestRow["state"],
-                runtimeKey: runtimeKey || null,
-                conversationId: holder || null,
-                path: path || null,
-                attempts: Number(attempts || 0),
-              },
-      })
-    }
-    return rows
+    return holderRows(flat)
   }
 
   protected async readDecisionJson(requestId: string): Promise<string | null> {
@@ -255,13 +251,25 @@ export class RedisStore extends DurableStoreBase {
   }
 
   protected async readFailed(): Promise<FailedRow[]> {
-    // Nothing marks a request failed yet: attempt limits come with the fault-handling work,
-    // which will record failed requests here.
-    return []
+    const flat = (await scripts.failed.run(
+      this.#client,
+      [this.#key("failed")],
+      [this.#serverPrefix],
+    )) as string[]
+    const rows: FailedRow[] = []
+    for (let i = 0; i < flat.length; i += HOLDER_FIELDS + 1) {
+      const [row] = holderRows(flat.slice(i, i + HOLDER_FIELDS))
+      if (row) rows.push({ ...row, lastError: flat[i + HOLDER_FIELDS] || null })
+    }
+    return rows
   }
 
   protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
     const { id } = input
+    // The deadline comes from the stored request, which only Lua could parse otherwise; a
+    // request changed in between is refused by the script as not pending.
+    const pendingJson = input.approves ? await this.#client.hget(this.#key("conv:", id), "pending") : null
+    const approvesBy = approvalDeadline(pendingJson, input.approves)
     const reply = (await scripts.claim.run(
       this.#client,
       [this.#key("conv:", id), this.#key("claims")],
@@ -273,21 +281,47 @@ export class RedisStore extends DurableStoreBase {
         input.leaseMs,
         input.runtimeKey ?? "",
         this.#serverPrefix,
+        approvesBy === null ? "" : Number.isFinite(approvesBy) ? String(approvesBy) : "-1",
+        input.maxAttempts,
+        input.exhaustedErrorJson,
       ],
     )) as [string, string?, string?]
     const [outcome, first, second] = reply
     if (outcome === "claim" || outcome === "takeover") {
       return { grant: outcome, pendingJson: first as string, answerJson: second as string }
     }
-    return { refusal: outcome as ClaimRefusal, runtimeKey: first || null, decisionJson: second || null }
+    return {
+      refusal: outcome as ClaimRefusal,
+      runtimeKey: first || null,
+      decisionJson: second || null,
+      ...(outcome === "expired" ? { expiresAt: expiresAtOf(pendingJson) } : {}),
+    }
   }
 
-  protected async expireClaim(id: string, token: string): Promise<void> {
+  protected async expireClaim(id: string, token: string, failure?: ClaimFailure): Promise<void> {
     await scripts.release.run(
       this.#client,
       [this.#key("conv:", id), this.#key("claims")],
-      [id, token, this.#serverPrefix],
+      [id, token, this.#serverPrefix, failure?.errorJson ?? "", failure?.maxAttempts ?? 0],
     )
+  }
+
+  protected async renewLease(id: string, token: string, leaseMs: number): Promise<boolean> {
+    const renewed = await scripts.renew.run(
+      this.#client,
+      [this.#key("conv:", id), this.#key("claims")],
+      [id, token, this.#serverPrefix, leaseMs],
+    )
+    return renewed === 1
+  }
+
+  protected async reopenRequest(requestId: string): Promise<string | null> {
+    const answer = await scripts.reopen.run(
+      this.#client,
+      [this.#key("req:", requestId), this.#key("claims"), this.#key("failed")],
+      [requestId],
+    )
+    return typeof answer === "string" ? answer : null
   }
 
   protected async readExpiredClaims(limit: number | undefined) {
@@ -374,4 +408,32 @@ export class RedisStore extends DurableStoreBase {
       version = checkSchemaVersion((await this.#client.get(schemaKey)) ?? "0", known, what)
     }
   }
+}
+
+/** Parses the holders script's flat reply, 9 fields per holder. */
+function holderRows(flat: readonly string[]): HolderRow[] {
+  const rows: HolderRow[] = []
+  for (let i = 0; i + HOLDER_FIELDS <= flat.length; i += HOLDER_FIELDS) {
+    const [conversationId, pending, requestId, since, state, runtimeKey, holder, path, attempts] = flat.slice(
+      i,
+      i + HOLDER_FIELDS,
+    ) as string[]
+    rows.push({
+      conversationId: conversationId as string,
+      pending: pending as string,
+      requestId: requestId as string,
+      sinceMs: Number(since),
+      request:
+        state === ""
+          ? null
+          : {
+              state: state as RequestRow["state"],
+              runtimeKey: runtimeKey || null,
+              conversationId: holder || null,
+              path: path || null,
+              attempts: Number(attempts || 0),
+            },
+    })
+  }
+  return rows
 }

@@ -8,9 +8,10 @@ import {
   type RunResult,
   type Toolkit,
   UnknownRequestError,
-  assertAnswerFits,
 } from "@toolnexus/core"
 import type { AnswerClaim, DurableStore } from "../durable-store.js"
+import { DEFAULT_LEASE_MS, checkAnswer } from "../internal/option-checks.js"
+import { startHeartbeat } from "./claim-heartbeat.js"
 
 /** Options of {@link askWithAnswer}. */
 export interface AskWithAnswerOptions {
@@ -21,8 +22,13 @@ export interface AskWithAnswerOptions {
   /** The request it halted on; read from the store when omitted. */
   pending?: Request
   signal?: AbortSignal
-  /** How long the claim holds before another delivery may take it over; default 30 s. */
+  /**
+   * How long the claim holds before another delivery may take it over; default 30 s. The
+   * resume renews it every `leaseMs / 3` while it runs.
+   */
   leaseMs?: number
+  /** Claims (attempts) before the request is `failed`; default 3. */
+  maxAttempts?: number
   /** Events of the resumed run as they happen (streamed text included), as `client.run` gives them. */
   onEvent?: StreamListener
 }
@@ -33,56 +39,71 @@ export interface AskWithAnswerOptions {
  * messages). On a durable store the request is claimed atomically first: of two deliveries
  * of the same answer exactly one resumes, the other gets `AnswerConflictError`. The claimed
  * answer is consumed only when the resumed run is saved; if this process dies or the run
- * fails, the claim expires (or is released) and the next delivery or a sweep completes the
- * run with the stored answer.
+ * fails, the claim expires (or is released with the error, counting an attempt) and the next
+ * delivery or a sweep completes the run with the stored answer. While it runs the claim is
+ * renewed every `leaseMs / 3`; a lost claim aborts the run (`ClaimLostError`). Settled tool
+ * results are checkpointed under the claim before each next LLM request, so a later attempt
+ * never runs a recorded tool again.
  *
  * @throws AnswerMismatchError when the answer does not echo the pending request id.
  * @throws AnswerConflictError when another delivery holds or already applied the answer (`decision` says what was decided).
  * @throws RuntimeHeldError when a saved runtime holds the request: use `deliverAnswer` or `resumeRuntime`. Nothing is claimed.
  * @throws UnknownRequestError when the conversation waits on no request.
- * @throws AnswerExpiredError for `ok: true` after the request's `expiresAt`.
+ * @throws AnswerExpiredError for `ok: true` after the request's `expiresAt` (unless claimed in time before).
+ * @throws AnswerInvalidError for an answer not of the wire shape; nothing is changed.
+ * @throws ClaimLostError when the claim was taken over or could not be renewed mid-run.
  * @example
  * const result = await askWithAnswer(client, { toolkit, id: "order-42", answer: { id: req.id, ok: true } })
  */
 export async function askWithAnswer(client: Client, opts: AskWithAnswerOptions): Promise<RunResult> {
+  checkAnswer(opts?.answer)
   const store = client.conversationStore()
-  const { id, answer, toolkit, signal, onEvent } = opts
+  const { id, answer, toolkit, signal, maxAttempts, onEvent } = opts
   if (!isDurable(store))
     return client.continueRun({ id, answer, pending: opts.pending, toolkit, signal, onEvent })
-  const claim = await claimFor(store, id, answer, opts.leaseMs)
+  const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS
+  const claim = await claimFor(store, id, answer, { leaseMs, maxAttempts })
+  const heartbeat = startHeartbeat(store, id, claim.request.id, claim.token, leaseMs, signal)
   try {
     return await client.continueRun({
       id,
       answer: claim.answer,
       pending: claim.request,
       claim: claim.token,
+      // The store judged expiry when the answer was first claimed.
+      expiryChecked: true,
+      checkpoint: true,
       toolkit,
-      signal,
+      signal: heartbeat.signal,
       onEvent,
     })
   } catch (error) {
-    // The decision is kept with the claim: the next delivery or a sweep completes the run.
-    await store.releaseClaim(id, claim.token).catch(() => {})
-    throw error
+    const cause = heartbeat.lost ?? error
+    // The decision is kept with the claim: the next delivery or a sweep completes the run,
+    // until the attempts run out and the request is failed.
+    if (!heartbeat.lost)
+      await store.releaseClaim(id, claim.token, { error: cause, maxAttempts }).catch(() => {})
+    throw cause
+  } finally {
+    heartbeat.stop()
   }
 }
 
-/** Claims the conversation's request, checking expiry first and naming a wrong id a mismatch. */
+/** Claims the conversation's request, naming a wrong id a mismatch. */
 async function claimFor(
   store: DurableStore,
   id: string,
   answer: Answer,
-  leaseMs: number | undefined,
+  opts: { leaseMs: number; maxAttempts: number | undefined },
 ): Promise<AnswerClaim> {
-  const stored = await store.getPending(id)
-  // Expiry is checked before claiming; a different id is left to the claim, which tells an
-  // answer already applied (the run moved on) from one that never matched.
-  if (stored?.id === answer.id) assertAnswerFits(stored, answer)
   try {
-    return await store.claimAnswer(id, answer, { leaseMs })
+    return await store.claimAnswer(id, answer, opts)
   } catch (error) {
-    // A wrong id for a conversation that does wait is a mismatch, not an unknown request.
-    if (stored && UnknownRequestError.isInstance(error)) throw new AnswerMismatchError(answer.id, stored.id)
+    if (!UnknownRequestError.isInstance(error)) throw error
+    // A different id is told apart by the claim: an answer already applied (the run moved
+    // on) is a conflict; one that never matched a waiting conversation is a mismatch.
+    const stored = await store.getPending(id)
+    if (stored) throw new AnswerMismatchError(answer.id, stored.id)
     throw error
   }
 }

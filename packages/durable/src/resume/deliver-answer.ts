@@ -8,9 +8,10 @@ import {
   type StreamEvent,
   type Toolkit,
   UnknownRequestError,
+  isExpired,
 } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
-import { checkAnswer } from "../internal/option-checks.js"
+import { checkAnswer, checkKey } from "../internal/option-checks.js"
 import { askWithAnswer } from "./ask-with-answer.js"
 import { resumeSavedRuntime } from "./runtime-persistence.js"
 
@@ -21,10 +22,14 @@ export interface DeliverOptions {
   toolkit?: Toolkit
   /** Resumes requests held by saved runtimes (the same registry the runtime was created with). */
   runtime?: RuntimeOptions
-  /** How long the claim holds before another delivery may take it over; default 30 s. */
+  /**
+   * How long the claim holds before another delivery may take it over; default 30 s (at
+   * least 2 × the store's `opTimeoutMs`). The resume renews it every `leaseMs / 3`.
+   */
   leaseMs?: number
-  /** Reserved for attempt limits (failed requests); not enforced yet. */
+  /** Claims (attempts) a request gets before it is `failed` and only `retryFailed` moves it on; default 3. */
   maxAttempts?: number
+  /** Aborts the resume; a lost claim aborts it too. */
   signal?: AbortSignal
   /**
    * The resumed run's events as they happen (see `StreamEvent`). For a saved runtime: every
@@ -63,6 +68,13 @@ export async function deliverAnswer(
   if (entry === undefined) {
     const decision = await store.getDecision(answer.id)
     if (decision) throw new AnswerConflictError(answer.id, "it was already applied", { decision })
+    // A failed request was decided too: only retryFailed moves it on.
+    if ((await store.listFailed()).some((failed) => failed.request.id === answer.id)) {
+      throw new AnswerConflictError(
+        answer.id,
+        "its resumes failed too often; the decision is kept and only retryFailed moves it on",
+      )
+    }
     throw new UnknownRequestError(answer.id, "no conversation or saved runtime waits on it")
   }
   const { runtimeKey } = entry
@@ -76,6 +88,8 @@ export async function deliverAnswer(
     const { result } = await resumeSavedRuntime(store, runtimeKey, answer, {
       ...opts.runtime,
       ...(opts.leaseMs !== undefined ? { leaseMs: opts.leaseMs } : {}),
+      ...(opts.maxAttempts !== undefined ? { maxAttempts: opts.maxAttempts } : {}),
+      ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
       onEvent: runtimeListener(opts.runtime.onEvent, opts.onEvent),
     })
     return { kind: "runtime", key: runtimeKey, result }
@@ -96,9 +110,42 @@ export async function deliverAnswer(
     toolkit: opts.toolkit,
     signal: opts.signal,
     leaseMs: opts.leaseMs,
+    maxAttempts: opts.maxAttempts,
     onEvent: opts.onEvent,
   })
   return { kind: "conversation", id: entry.conversationId, result }
+}
+
+/**
+ * Re-opens a request that became `failed` (its resumes failed `maxAttempts` times) with its
+ * stored decision, resumes it at once through {@link deliverAnswer}, and returns what that
+ * returns. Its attempts start again from 0. Fix the cause first (a bad tool, an exhausted
+ * model quota); a failure again counts attempts as before.
+ *
+ * @throws UnknownRequestError when `requestId` names no failed request (nothing waits on it).
+ * @throws AnswerConflictError when the request was already applied (`decision` says how).
+ * @example
+ * for (const entry of await store.listFailed()) await retryFailed(store, entry.request.id, { client, toolkit })
+ */
+export async function retryFailed(
+  store: DurableStore,
+  requestId: string,
+  opts: DeliverOptions,
+): Promise<DeliverResult> {
+  checkKey(requestId, "the request id")
+  const answer = await store.reopenFailed(requestId)
+  if (answer === undefined) {
+    const decision = await store.getDecision(requestId)
+    if (decision) throw new AnswerConflictError(requestId, "it was already applied", { decision })
+    const open = await store.findRequest(requestId)
+    throw new UnknownRequestError(
+      requestId,
+      open
+        ? `it is not failed (it is ${open.state}): deliver an answer to it instead`
+        : "nothing waits on it",
+    )
+  }
+  return deliverAnswer(store, answer, opts)
 }
 
 /** The runtime's own listener, plus the delivery's for the runs' events. */
@@ -148,6 +195,36 @@ export async function sweepExpiredClaims(
       } else completed.push(delivered)
     } catch (error) {
       failed.push({ requestId: claim.request.id, conversationId: claim.id, error })
+    }
+  }
+  return { completed, failed }
+}
+
+/**
+ * Declines every **open** (unclaimed) request whose `expiresAt` has passed — or cannot be
+ * read — with `{ ok: false, reason: "expired" }` through {@link deliverAnswer}, so the model
+ * sees the expiry and the run moves on. Claimed requests are left to the claim rules: an
+ * answer claimed in time is honoured. Failed requests are skipped.
+ *
+ * @param opts - as for `deliverAnswer`, plus `limit` (at most this many requests; default 100).
+ * @example
+ * setInterval(() => sweepExpiredRequests(store, { client, toolkit, runtime: { registry, llm } }), 60_000)
+ */
+export async function sweepExpiredRequests(
+  store: DurableStore,
+  opts: DeliverOptions & { limit?: number },
+): Promise<SweepResult> {
+  const completed: DeliverResult[] = []
+  const failed: SweepResult["failed"] = []
+  const now = Date.now()
+  const due = (await store.listPending())
+    .filter((entry) => entry.state === "open" && isExpired(entry.request, now))
+    .slice(0, opts.limit ?? 100)
+  for (const entry of due) {
+    try {
+      completed.push(await deliverAnswer(store, { id: entry.request.id, ok: false, reason: "expired" }, opts))
+    } catch (error) {
+      failed.push({ requestId: entry.request.id, conversationId: entry.conversationId, error })
     }
   }
   return { completed, failed }

@@ -5,9 +5,10 @@ import {
   ConfigError,
   StoreError,
   UnknownRequestError,
-  assertAnswerFits,
 } from "@toolnexus/core"
 import type { DurableStore, RuntimeHold } from "../durable-store.js"
+import { DEFAULT_LEASE_MS, checkAnswer } from "../internal/option-checks.js"
+import { startHeartbeat } from "./claim-heartbeat.js"
 
 /**
  * Saves the runtime's handle tree under `key`, with the requests its parked handles hold, so
@@ -37,8 +38,16 @@ export async function loadRuntime(store: DurableStore, key: string, opts: Runtim
   return (await loadReconciled(store, key, opts)).rt
 }
 
-/** Options of {@link resumeRuntime}: the runtime's options plus the claim's lease. */
-export type ResumeRuntimeOptions = RuntimeOptions & { leaseMs?: number }
+/**
+ * Options of {@link resumeRuntime}: the runtime's options plus the claim's lease (renewed
+ * every `leaseMs / 3`; default 30 s), the attempts before the request is `failed`
+ * (default 3), and a signal that aborts the cascade.
+ */
+export type ResumeRuntimeOptions = RuntimeOptions & {
+  leaseMs?: number
+  maxAttempts?: number
+  signal?: AbortSignal
+}
 
 /**
  * Loads the runtime saved under `key`, resumes it with the answer, and saves it again.
@@ -51,9 +60,16 @@ export type ResumeRuntimeOptions = RuntimeOptions & { leaseMs?: number }
  * runtime is left as it was, so the answer can be delivered again; handles that had already
  * applied it are then taken from the store, not re-run.
  *
+ * While the cascade runs the claim is renewed; a lost claim aborts it (`ClaimLostError`). A
+ * failed cascade releases the claim with its error, counting an attempt: after
+ * `maxAttempts` the request is `failed` and waits for `retryFailed`.
+ *
  * @throws UnknownRequestError when no parked handle holds `answer.id`.
  * @throws AnswerConflictError when another delivery holds or already applied the answer.
- * @throws AnswerExpiredError for `ok: true` after the request's `expiresAt` (nothing claimed).
+ * @throws AnswerExpiredError for `ok: true` after the request's `expiresAt` (nothing claimed),
+ *   unless an earlier delivery claimed it in time.
+ * @throws AnswerInvalidError for an answer not of the wire shape; nothing is changed.
+ * @throws ClaimLostError when the claim was taken over or could not be renewed mid-cascade.
  * @example
  * const rt = await resumeRuntime(store, "order-42", { id: req.id, ok: true }, { registry, llm })
  */
@@ -76,7 +92,8 @@ export async function resumeSavedRuntime(
   answer: Answer,
   opts: ResumeRuntimeOptions,
 ): Promise<{ rt: Runtime; result: TaskResult }> {
-  const { leaseMs, ...runtimeOpts } = opts
+  checkAnswer(answer)
+  const { leaseMs = DEFAULT_LEASE_MS, maxAttempts, signal, ...runtimeOpts } = opts
   const { rt, namespace } = await loadReconciled(store, key, runtimeOpts)
   const top = topmostHolders(rt).get(answer.id)
   if (top === undefined) {
@@ -87,16 +104,29 @@ export async function resumeSavedRuntime(
       })
     throw new UnknownRequestError(answer.id, `no handle of runtime ${JSON.stringify(key)} holds it`)
   }
-  // Refused before anything is claimed, as askWithAnswer does (ok:true after expiresAt).
-  const held = rt.inspect({ id: top }).pending
-  if (held) assertAnswerFits(held, answer)
+  // The claim refuses a late first approval (ok:true after expiresAt) and honours one that
+  // an earlier delivery claimed in time, also when a sweep completes it.
   const conversationId = namespace + top
-  const claim = await store.claimAnswer(conversationId, answer, { leaseMs, runtimeKey: key })
-  await rt.resume(claim.answer, { claim: claim.token })
-  const result = await rt.wait({ id: top })
+  const claim = await store.claimAnswer(conversationId, answer, { leaseMs, maxAttempts, runtimeKey: key })
+  const heartbeat = startHeartbeat(store, conversationId, answer.id, claim.token, leaseMs, signal)
+  let result: TaskResult
+  try {
+    // The store judged expiry when the answer was first claimed.
+    await rt.resume(claim.answer, { claim: claim.token, signal: heartbeat.signal, expiryChecked: true })
+    result = await rt.wait({ id: top })
+  } finally {
+    heartbeat.stop()
+  }
+  if (heartbeat.lost) throw heartbeat.lost
   if (result.status === "error") {
-    // The top's save never consumed the claim: keep the saved runtime, free the answer.
-    await store.releaseClaim(conversationId, claim.token).catch(() => {})
+    // The top's save never consumed the claim: keep the saved runtime and the decision,
+    // record the failure (an attempt).
+    await store
+      .releaseClaim(conversationId, claim.token, {
+        error: new Error(result.text || "the resume failed"),
+        maxAttempts,
+      })
+      .catch(() => {})
     return { rt, result }
   }
   await saveRuntime(store, key, rt)

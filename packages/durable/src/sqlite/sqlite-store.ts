@@ -1,17 +1,19 @@
 import { ConfigError } from "@toolnexus/core"
 import type BetterSqlite3 from "better-sqlite3"
 import type { RuntimeHold } from "../durable-store.js"
-import { decideClaim } from "../internal/claim-rules.js"
+import { approvalDeadline, decideClaim, expiresAtOf } from "../internal/claim-rules.js"
 import { type ConversationRow, nextConversationRow } from "../internal/conversation-row.js"
 import { LazyInit } from "../internal/lazy-init.js"
 import { loadDriver } from "../internal/load-driver.js"
 import { byteLength, rewritePlan, type StoredMessageRow } from "../internal/message-codec.js"
-import { checkExactlyOne, checkKey, checkOptions } from "../internal/option-checks.js"
+import { checkExactlyOne, checkKey } from "../internal/option-checks.js"
 import type { HolderRow, RequestRow } from "../internal/request-index.js"
 import {
+  type ClaimFailure,
   type ClaimInput,
   type ClaimOutcome,
   DurableStoreBase,
+  type DurableStoreOptions,
   type FailedRow,
   type SaveInput,
   type SaveOutcome,
@@ -24,8 +26,11 @@ import type { SqliteDatabase } from "./sqlite-database.js"
 type Database = BetterSqlite3.Database
 type Statement = BetterSqlite3.Statement
 
-/** Options of {@link SqliteStore}: exactly one of `path` and `db`. */
-export interface SqliteStoreOptions {
+/**
+ * Options of {@link SqliteStore}: exactly one of `path` and `db`. With `path`, `opTimeoutMs`
+ * is also the connection's busy timeout (how long a write waits for another process's lock).
+ */
+export interface SqliteStoreOptions extends DurableStoreOptions {
   /** A database file (created when missing, opened in WAL mode) or `":memory:"`. */
   path?: string
   /** An open better-sqlite3 database owned by the caller: `close()` leaves it open. */
@@ -94,9 +99,8 @@ export class SqliteStore extends DurableStoreBase {
   #sql: Statements | undefined
 
   constructor(options: SqliteStoreOptions) {
-    super()
-    checkOptions(options, STORE)
-    const source = checkExactlyOne(options, ["path", "db"], STORE)
+    super(options, STORE)
+    const source = checkExactlyOne(options as Record<string, unknown>, ["path", "db"], STORE)
     const migrations = options.migrations ?? SQLITE_MIGRATIONS
     if (!Array.isArray(migrations) || migrations.some((m) => typeof m !== "string")) {
       throw new ConfigError(`${STORE} option \`migrations\` must be an array of SQL strings`)
@@ -110,7 +114,7 @@ export class SqliteStore extends DurableStoreBase {
       this.#ownsDb = true
       where = path === ":memory:" ? "an in-memory SQLite database" : `SQLite database ${path}`
       open = () => {
-        const db = new Driver(path)
+        const db = new Driver(path, { timeout: this.opTimeoutMs })
         // WAL lets readers in other processes proceed while a save commits.
         if (path !== ":memory:") db.pragma("journal_mode = WAL")
         return db
@@ -192,9 +196,11 @@ export class SqliteStore extends DurableStoreBase {
     }
     for (let i = 0; i < bodies.length; i++) s.insertMessage.run(id, keep + i, bodies[i])
     const now = Date.now()
-    const next = nextConversationRow(previous, input.transcript.length, input.pending, claim, now)
+    // A checkpoint is fenced by the claim but leaves it held: only the final save consumes it.
+    const consumed = input.checkpoint ? undefined : claim
+    const next = nextConversationRow(previous, input.transcript.length, input.pending, consumed, now)
     s.upsertConversation.run(toSqlite(id, next))
-    if (claim !== undefined) s.applyRequest.run(now, previous?.claimRequestId)
+    if (consumed !== undefined) s.applyRequest.run(now, previous?.claimRequestId)
     return {
       revision: next.revision,
       pendingId: next.pendingId,
@@ -250,12 +256,15 @@ export class SqliteStore extends DurableStoreBase {
           answerId,
           runtimeKey,
           now,
+          { approvesBy: approvalDeadline(conv?.pending, input.approves), maxAttempts: input.maxAttempts },
         )
+        if (decision === "exhausted") s.failRequest.run(input.exhaustedErrorJson, now, answerId)
         if (decision !== "claim" && decision !== "takeover") {
           return {
             refusal: decision,
             runtimeKey: req?.runtime_key,
             decisionJson: req?.state === "applied" ? req.claim_answer : null,
+            ...(decision === "expired" ? { expiresAt: expiresAtOf(conv?.pending) } : {}),
           }
         }
         const answerJson = decision === "takeover" ? (req?.claim_answer as string) : input.answerJson
@@ -273,8 +282,21 @@ export class SqliteStore extends DurableStoreBase {
       .immediate()
   }
 
-  protected async expireClaim(id: string, token: string): Promise<void> {
-    this.#s.releaseClaim.run(Date.now(), id, token)
+  protected async expireClaim(id: string, token: string, failure?: ClaimFailure): Promise<void> {
+    const now = Date.now()
+    if (failure === undefined) this.#s.releaseClaim.run(now, id, token)
+    else this.#s.failClaim.run({ now, id, token, error: failure.errorJson, max: failure.maxAttempts })
+  }
+
+  protected async renewLease(id: string, token: string, leaseMs: number): Promise<boolean> {
+    return this.#s.renewClaim.run(Date.now() + leaseMs, Date.now(), id, token).changes === 1
+  }
+
+  protected async reopenRequest(requestId: string): Promise<string | null> {
+    const row = this.#s.reopenRequest.get(Date.now(), requestId) as
+      | { claim_answer: string | null }
+      | undefined
+    return row?.claim_answer ?? null
   }
 
   protected async readExpiredClaims(limit: number | undefined) {
@@ -380,6 +402,20 @@ const SQL = {
   releaseClaim:
     "UPDATE tnx_requests SET claim_expires_at = MIN(claim_expires_at, ?) " +
     "WHERE claim_conversation_id = ? AND claim_token = ?",
+  // A failed attempt: recorded, and at the limit the request waits for retryFailed.
+  failClaim: `
+    UPDATE tnx_requests SET claim_expires_at = MIN(claim_expires_at, @now), last_error = @error,
+      state = CASE WHEN attempts >= @max THEN 'failed' ELSE state END, updated_at = @now
+    WHERE claim_conversation_id = @id AND claim_token = @token AND state = 'claimed'`,
+  failRequest:
+    "UPDATE tnx_requests SET state = 'failed', last_error = ?, updated_at = ? WHERE request_id = ?",
+  renewClaim:
+    "UPDATE tnx_requests SET claim_expires_at = ?, updated_at = ? " +
+    "WHERE claim_conversation_id = ? AND claim_token = ? AND state = 'claimed'",
+  // Expired at once: the next delivery takes it over with the stored decision.
+  reopenRequest: `
+    UPDATE tnx_requests SET state = 'claimed', attempts = 0, claim_expires_at = 0, updated_at = ?
+    WHERE request_id = ? AND state = 'failed' RETURNING claim_answer`,
   holders: `
       SELECT ${HOLDER_COLUMNS} FROM tnx_conversations c
       LEFT JOIN tnx_requests r ON r.request_id = c.pending_id
@@ -461,8 +497,9 @@ function holderOf(row: SqliteHolderRow): HolderRow {
 
 function requestOf(
   row: SqliteRequestRow,
-): Pick<RequestRow, "state" | "runtimeKey" | "claimToken" | "claimExpiresAt"> {
+): Pick<RequestRow, "state" | "runtimeKey" | "claimToken" | "claimExpiresAt" | "attempts"> {
   return {
+    attempts: row.attempts,
     state: row.state,
     runtimeKey: row.runtime_key,
     claimToken: row.claim_token,

@@ -1,0 +1,5 @@
+export { CRASH_BOUNDARIES, runCrashKit } from "./crash-kit.js"
+export type { CrashKitOptions, CrashOutcome, CrashPoint, CrashReport } from "./crash-kit.js"
+export type { KitStore } from "./crash-job.js"
+export { startTcpProxy } from "./tcp-proxy.js"
+export type { TcpProxy } from "./tcp-proxy.js"

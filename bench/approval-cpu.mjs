@@ -6,9 +6,19 @@
 // endpoint runs in a forked process, so only the client's CPU is measured.
 //
 //   node --expose-gc approval-cpu.mjs [--runs N] [--rounds R] [--warmup W] [--only sdk|floor] [--verbose]
+//     [--style openai|anthropic|openai-responses|all]   (default all: each style in turn)
 import { randomUUID } from "node:crypto"
 import { createClient, createToolkit, defineTool, pending } from "@toolnexus/core"
-import { API_KEY, MODEL, cliOptions, createFloor, runBenchmark, startMockServer } from "./harness.mjs"
+import {
+  API_KEY,
+  MODEL,
+  cliOptions,
+  createFloor,
+  loopVariants,
+  runBenchmark,
+  startMockServer,
+  stylesOf,
+} from "./harness.mjs"
 
 const options = cliOptions({ runs: 600, rounds: 11, warmup: 1000 })
 
@@ -25,9 +35,6 @@ const PAY = {
 }
 const approve = (request) => ({ id: request.id, ok: true })
 
-const server = await startMockServer(["--tool", "pay", "--arguments", '{"amount":42}', "--text", FINAL])
-
-// The SDK, as a user would write it: the tool suspends until approved.
 const toolkit = await createToolkit({
   extraTools: [
     defineTool({
@@ -37,62 +44,49 @@ const toolkit = await createToolkit({
     }),
   ],
 })
-const client = createClient({
-  baseUrl: server.baseUrl,
-  style: "openai",
-  model: MODEL,
-  apiKey: API_KEY,
-  waitFor: approve,
-})
 
-// The floor: the same suspend / ask / retry dance, written by hand.
 function floorPay(args, answer) {
   if (answer?.ok) return { output: `paid ${args.amount}` }
   return { request: { id: `pnd-${randomUUID()}`, kind: "approval", prompt: `Pay ${args.amount}?` } }
 }
-const floor = createFloor({
-  baseUrl: server.baseUrl,
-  tools: [
-    {
-      type: "function",
-      function: { name: PAY.name, description: PAY.description, parameters: PAY.inputSchema },
-    },
-  ],
-  async execute(name, args) {
-    if (name !== "pay") throw new Error(`floor: unknown tool ${name}`)
-    const first = floorPay(args)
-    if (!first.request) return first.output
-    const answer = await approve(first.request)
-    if (!answer.ok || answer.id !== first.request.id) return `declined: ${first.request.prompt}`
-    const retried = floorPay(args, answer)
-    return retried.request ? `unresolved: ${retried.request.prompt}` : retried.output
-  },
-})
 
-try {
-  await runBenchmark({
-    title:
-      "approval-cpu: client CPU per approval run (pay suspends, waitFor approves, retry, text; 2 requests per run)",
-    unit: { label: "CPU µs/run", perRun: true },
-    turnsPerRun: 2,
-    server,
-    options,
-    variants: {
-      async sdk() {
-        const result = await client.run(PROMPT, { toolkit })
-        if (result.status !== "done" || result.text !== FINAL || result.toolCalls[0]?.output !== "paid 42") {
-          throw new Error(`sdk: unexpected result ${JSON.stringify(result)}`)
-        }
-      },
-      async floor() {
-        const result = await floor.run(PROMPT)
-        if (result.text !== FINAL || result.outputs[0] !== "paid 42") {
-          throw new Error(`floor: unexpected result ${JSON.stringify(result)}`)
-        }
-      },
+for (const style of stylesOf(options)) {
+  const server = await startMockServer([
+    ...["--tool", "pay", "--arguments", '{"amount":42}', "--text", FINAL],
+    ...["--style", style],
+  ])
+  const client = createClient({
+    baseUrl: server.baseUrl,
+    style,
+    model: MODEL,
+    apiKey: API_KEY,
+    waitFor: approve,
+  })
+  const floor = createFloor({
+    baseUrl: server.baseUrl,
+    style,
+    tools: [PAY],
+    async execute(name, args) {
+      if (name !== "pay") throw new Error(`floor: unknown tool ${name}`)
+      const first = floorPay(args)
+      if (!first.request) return first.output
+      const answer = await approve(first.request)
+      if (!answer.ok || answer.id !== first.request.id) return `declined: ${first.request.prompt}`
+      const retried = floorPay(args, answer)
+      return retried.request ? `unresolved: ${retried.request.prompt}` : retried.output
     },
   })
-} finally {
-  await floor.close()
-  server.close()
+  try {
+    await runBenchmark({
+      title: `approval-cpu [${style}]: client CPU per approval run (pay suspends, waitFor approves, retry, text; 2 requests per run)`,
+      unit: { label: "CPU µs/run", perRun: true },
+      turnsPerRun: 2,
+      server,
+      options,
+      variants: loopVariants({ client, toolkit, floor, prompt: PROMPT, final: FINAL, output: "paid 42" }),
+    })
+  } finally {
+    await floor.close()
+    server.close()
+  }
 }

@@ -15,21 +15,26 @@ export const ECHO = {
 }
 export const echo = ({ text }) => String(text)
 
-/** The forked mock answering the echo call, then the final text. */
-export function startEchoServer() {
-  return startMockServer(["--tool", "echo", "--arguments", '{"text":"hello"}', "--text", FINAL])
+/** The forked mock answering the echo call, then the final text, in one wire style. */
+export function startEchoServer(style = "openai") {
+  return startMockServer([
+    "--tool",
+    "echo",
+    "--arguments",
+    '{"text":"hello"}',
+    "--text",
+    FINAL,
+    "--style",
+    style,
+  ])
 }
 
-/** The floor: the same tools array, the same messages, the same trivial tool. */
-export function createEchoFloor(baseUrl) {
+/** The floor: the same requests in the same style, the same trivial tool. */
+export function createEchoFloor(baseUrl, style = "openai") {
   return createFloor({
     baseUrl,
-    tools: [
-      {
-        type: "function",
-        function: { name: ECHO.name, description: ECHO.description, parameters: ECHO.inputSchema },
-      },
-    ],
+    style,
+    tools: [ECHO],
     execute: (name, args) => {
       if (name !== "echo") throw new Error(`floor: unknown tool ${name}`)
       return echo(args)

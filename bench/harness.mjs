@@ -29,6 +29,7 @@ export function cliOptions(defaults, { variants = ["sdk", "floor"], extra = {} }
       only: { type: "string" },
       concurrency: { type: "string" },
       verbose: { type: "boolean", default: false },
+      style: { type: "string" },
     },
   })
   const int = (name, fallback) => {
@@ -87,49 +88,161 @@ export async function startMockServer(args) {
   }
 }
 
-/**
- * The floor: what a careful hand-written OpenAI tool loop costs. undici `request` on a
- * keep-alive Agent (same settings as the SDK's), a `JSON.stringify`d body of
- * `{model, messages, tools}`, `JSON.parse` of the reply, the assistant message appended
- * as received, one `{role:"tool"}` message per call, until the model answers in text.
- */
-export function createFloor({ baseUrl, tools, execute }) {
-  const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 128 })
-  const url = `${baseUrl}/chat/completions`
-  const headers = { "content-type": "application/json", authorization: `Bearer ${API_KEY}` }
+/** The wire styles the mock speaks and the SDK and the floor send. */
+export const STYLES = ["openai", "anthropic", "openai-responses"]
 
-  async function chat(messages) {
+/**
+ * `--style openai|anthropic|openai-responses|all` (default all): the styles a CPU benchmark
+ * measures, one after the other.
+ */
+export function stylesOf(options) {
+  const style = options.values.style ?? "all"
+  if (style === "all") return STYLES
+  if (!STYLES.includes(style))
+    throw new Error(`--style must be all or one of ${STYLES.join(", ")}, got ${style}`)
+  return [style]
+}
+
+/**
+ * What the floor writes by hand for each style: the endpoint, the headers, the body around
+ * the transcript and the tools, how a reply becomes the assistant message and its calls,
+ * and how a tool result is appended. Shapes as each provider documents them.
+ */
+const FLOOR_WIRES = {
+  openai: {
+    path: "/chat/completions",
+    headers: { "content-type": "application/json", authorization: `Bearer ${API_KEY}` },
+    tool: (t) => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.inputSchema },
+    }),
+    body: (input, tools) => ({ model: MODEL, messages: input, tools }),
+    reply(json) {
+      const message = json.choices[0].message
+      const calls = (message.tool_calls ?? []).map((c) => ({
+        id: c.id,
+        name: c.function.name,
+        args: c.function.arguments,
+      }))
+      return { items: [message], calls, text: message.content }
+    },
+    results: (calls, outputs) =>
+      calls.map((c, i) => ({ role: "tool", tool_call_id: c.id, content: outputs[i] })),
+  },
+  anthropic: {
+    path: "/messages",
+    headers: { "content-type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": API_KEY },
+    tool: (t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }),
+    body: (input, tools) => ({ max_tokens: 4096, model: MODEL, messages: input, tools }),
+    reply(json) {
+      const calls = []
+      let text = ""
+      for (const block of json.content) {
+        if (block.type === "tool_use") calls.push({ id: block.id, name: block.name, args: block.input })
+        else if (block.type === "text") text += block.text
+      }
+      return { items: [{ role: "assistant", content: json.content }], calls, text }
+    },
+    results: (calls, outputs) => [
+      {
+        role: "user",
+        content: calls.map((c, i) => ({ type: "tool_result", tool_use_id: c.id, content: outputs[i] })),
+      },
+    ],
+  },
+  "openai-responses": {
+    path: "/responses",
+    headers: { "content-type": "application/json", authorization: `Bearer ${API_KEY}` },
+    tool: (t) => ({ type: "function", name: t.name, description: t.description, parameters: t.inputSchema }),
+    body: (input, tools) => ({
+      model: MODEL,
+      store: false,
+      include: ["reasoning.encrypted_content"],
+      input,
+      tools,
+    }),
+    reply(json) {
+      const calls = []
+      let text = ""
+      for (const item of json.output) {
+        if (item.type === "function_call")
+          calls.push({ id: item.call_id, name: item.name, args: item.arguments })
+        else if (item.type === "message")
+          for (const part of item.content) if (part.type === "output_text") text += part.text
+      }
+      return { items: json.output, calls, text }
+    },
+    results: (calls, outputs) =>
+      calls.map((c, i) => ({ type: "function_call_output", call_id: c.id, output: outputs[i] })),
+  },
+}
+
+/**
+ * The floor: what a careful hand-written tool loop costs, in one wire style. undici `request`
+ * on a keep-alive Agent (same settings as the SDK's), a `JSON.stringify`d body, `JSON.parse`
+ * of the reply, the reply's items appended as received, the tool results appended the way the
+ * style wants them, until the model answers in text. `tools` are `{name, description,
+ * inputSchema}`.
+ */
+export function createFloor({ baseUrl, tools, execute, style = "openai" }) {
+  const wire = FLOOR_WIRES[style]
+  const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 128 })
+  const url = `${baseUrl}${wire.path}`
+  const rendered = tools.map(wire.tool)
+
+  async function turn(input) {
     const res = await request(url, {
       method: "POST",
-      headers,
-      body: JSON.stringify({ model: MODEL, messages, tools }),
+      headers: wire.headers,
+      body: JSON.stringify(wire.body(input, rendered)),
       dispatcher: agent,
     })
     const text = await res.body.text()
     if (res.statusCode !== 200) throw new Error(`floor: HTTP ${res.statusCode}: ${text}`)
-    return JSON.parse(text).choices[0].message
+    return wire.reply(JSON.parse(text))
   }
 
   return {
     /** Runs one prompt to its final text; resolves with `{text, outputs}`. */
     async run(prompt) {
-      const messages = [{ role: "user", content: prompt }]
+      const input = [{ role: "user", content: prompt }]
       const outputs = []
       for (;;) {
-        const message = await chat(messages)
-        messages.push(message)
-        const calls = message.tool_calls
-        if (!calls || calls.length === 0) return { text: message.content, outputs }
+        const reply = await turn(input)
+        for (const item of reply.items) input.push(item)
+        const { calls } = reply
+        if (calls.length === 0) return { text: reply.text, outputs }
         const results = await Promise.all(
-          calls.map((call) => execute(call.function.name, JSON.parse(call.function.arguments))),
+          calls.map((call) =>
+            execute(call.name, typeof call.args === "string" ? JSON.parse(call.args) : call.args),
+          ),
         )
-        for (let i = 0; i < calls.length; i++) {
-          outputs.push(results[i])
-          messages.push({ role: "tool", tool_call_id: calls[i].id, content: results[i] })
-        }
+        for (const r of results) outputs.push(r)
+        for (const item of wire.results(calls, results)) input.push(item)
       }
     },
     close: () => agent.close(),
+  }
+}
+
+/**
+ * The two variants of a loop benchmark: one run of `prompt` on the SDK client and on the
+ * floor, each checked to end with `final` after a tool call that returned `output`.
+ */
+export function loopVariants({ client, toolkit, floor, prompt, final, output }) {
+  return {
+    async sdk() {
+      const result = await client.run(prompt, { toolkit })
+      if (result.status !== "done" || result.text !== final || result.toolCalls[0]?.output !== output) {
+        throw new Error(`sdk: unexpected result ${JSON.stringify(result)}`)
+      }
+    },
+    async floor() {
+      const result = await floor.run(prompt)
+      if (result.text !== final || result.outputs[0] !== output) {
+        throw new Error(`floor: unexpected result ${JSON.stringify(result)}`)
+      }
+    },
   }
 }
 

@@ -38,7 +38,9 @@ const POOLS = [
  * `maxDepth` counts levels below a handle, so the child gets one fewer.
  */
 export function carveBudget(own: Budget, parent: BudgetHolder | undefined, now: number): Budget {
-  const budget: Budget = { ...own }
+  // Copied, not spread: fields are added below, and a spread-then-add object gets a hidden
+  // class of its own on Node 20.
+  const budget: Budget = Object.assign({}, own)
   if (!parent) return budget
   const limits = parent.budget
   for (const [field, spent] of POOLS) {

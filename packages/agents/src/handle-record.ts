@@ -35,8 +35,8 @@ export class HandleRecord {
   readonly def: AgentDef
   readonly parent: HandleRecord | undefined
   readonly children: HandleRecord[] = []
-  /** Per-def counters for deterministic child ids. */
-  readonly childCounters = new Map<string, number>()
+  /** Per-def counters for deterministic child ids; created with the first child (most handles have none). */
+  childCounters: Map<string, number> | undefined
   /** Changed only by `applyTransition` (handle-state.ts), and set once by a restore. */
   state: HandleState = "idle"
   readonly budget: Budget
@@ -52,7 +52,8 @@ export class HandleRecord {
   cancelled: Request | undefined
   /** The trace context of the `task` call that created this handle, while tracing is on (not persisted). */
   traceParent: unknown
-  readonly transitions: string[] = []
+  /** Grown by `applyTransition` only (and filled once by a restore). */
+  transitions: string[] = []
   readonly waiters: ((result: TaskResult) => void)[] = []
   /** Suspended inline, waiting for a `waitFor` up the chain (still holds its slot). */
   inline = false

@@ -32,6 +32,23 @@ describe("the handle transition table", () => {
     expect(moves.some((m) => m.includes("closed→"))).toBe(false)
   })
 
+  it("keeps every step of a long history, in order (short histories are stored compactly)", () => {
+    const r = recordIn("idle")
+    const trace: string[] = []
+    for (let i = 0; i < 6; i++) {
+      applyTransition(r, "start", trace)
+      applyTransition(r, "settle", trace)
+    }
+    expect(r.transitions).toHaveLength(12)
+    expect(r.transitions.slice(6, 10)).toEqual([
+      "idle→running",
+      "running→idle",
+      "idle→running",
+      "running→idle",
+    ])
+    expect(trace.at(-1)).toBe("root/worker.1: running→idle")
+  })
+
   it("applies a transition, recording it on the handle and in the runtime trace", () => {
     const r = recordIn("idle")
     const trace: string[] = []

@@ -29,6 +29,17 @@ export const HANDLE_TRANSITIONS = {
   restoreInterrupted: { from: ["running"], to: "idle" },
 } as const satisfies Record<string, { from: readonly HandleState[]; to: HandleState }>
 
+/**
+ * Each transition's `<from>→<to>` text by starting state, built once: every parked handle
+ * keeps its steps in `transitions`, and shared strings cost it nothing per handle.
+ */
+const STEP_TEXT = Object.fromEntries(
+  Object.entries(HANDLE_TRANSITIONS).map(([name, { from, to }]) => [
+    name,
+    Object.fromEntries(from.map((state) => [state, `${state}→${to}`])),
+  ]),
+) as Record<HandleTransition, Partial<Record<HandleState, string>>>
+
 /** @internal The name of one allowed move of a handle's state. */
 export type HandleTransition = keyof typeof HANDLE_TRANSITIONS
 
@@ -53,9 +64,12 @@ export function applyTransition(
     )
   }
   const previous = r.state
-  const step = `${previous}→${to}`
+  const step = STEP_TEXT[name][previous] as string
   r.state = to
-  r.transitions.push(step)
+  // Most handles take a few steps: an exact-size copy holds them in a few words, where the
+  // first push would reserve 17 slots (about 150 B per parked handle).
+  if (r.transitions.length < 8) r.transitions = r.transitions.concat(step)
+  else r.transitions.push(step)
   trace.push(`${r.id}: ${step}`)
   events?.state(r.id, previous, to)
 }

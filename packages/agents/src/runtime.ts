@@ -215,6 +215,7 @@ class AgentRuntime implements Runtime, TaskHost {
     const limit = poolLimit(p.chain(), now)
     if (limit)
       throw new RuntimeError("budget_exhausted", `cannot spawn ${defName} under ${p.id}: ${limit} is used up`)
+    p.childCounters ??= new Map()
     const n = (p.childCounters.get(defName) ?? 0) + 1
     p.childCounters.set(defName, n)
     const id = `${p.id}/${defName}.${n}`

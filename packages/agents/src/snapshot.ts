@@ -52,7 +52,7 @@ export function snapshotOf(root: HandleRecord, trace: readonly string[], namespa
       spawnedAt: r.spawnedAt,
       // A turn in flight cannot be carried over; its drained items go back to the inbox.
       inbox: [...(r.turn?.drained ?? []), ...r.inbox],
-      counters: Object.fromEntries(r.childCounters),
+      counters: Object.fromEntries(r.childCounters ?? []),
       transitions: [...r.transitions],
     }
     if (r.taskKey !== undefined) h.taskKey = r.taskKey
@@ -109,7 +109,8 @@ export function restoreRecords(
     r.cancelled = h.cancelled
     r.lastResult = h.lastResult
     r.transitions.push(...h.transitions)
-    for (const [k, v] of Object.entries(h.counters)) r.childCounters.set(k, v)
+    const counters = Object.entries(h.counters)
+    if (counters.length > 0) r.childCounters = new Map(counters)
     r.state = h.state
     if (h.state === "running") {
       applyTransition(r, "restoreInterrupted", trace)

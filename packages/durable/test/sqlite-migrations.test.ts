@@ -45,6 +45,32 @@ describe("SQLite schema migrations", () => {
     db.close()
   })
 
+  it("moves version 2's messages into the rowid table of version 3, in order and still appendable", async () => {
+    const file = newFile()
+    const v2 = new SqliteStore({ path: file, migrations: SQLITE_MIGRATIONS.slice(0, 2) })
+    await v2.save("a", turns(3), { pending: { id: "r", kind: "approval", prompt: "ok?" } })
+    await v2.save("b", turns(2))
+    await v2.close()
+
+    const v3 = new SqliteStore({ path: file })
+    expect(await v3.get("a")).toEqual(turns(3))
+    expect(await v3.getPending("a")).toMatchObject({ id: "r" })
+    await v3.save("b", turns(4))
+    expect(await v3.get("b")).toEqual(turns(4))
+    await v3.close()
+    const db = new Database(file)
+    expect(version(db)).toBe("3")
+    const sql = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'tnx_messages'").get() as {
+      sql: string
+    }
+    expect(sql.sql).not.toMatch(/WITHOUT ROWID/)
+    // The (conversation_id, seq) key still refuses a duplicate.
+    expect(() =>
+      db.prepare("INSERT INTO tnx_messages (conversation_id, seq, body) VALUES ('b', 0, '{}')").run(),
+    ).toThrow(/UNIQUE/)
+    db.close()
+  })
+
   it("upgrades a database left at an older version, keeping its data", async () => {
     const file = newFile()
     const old = new SqliteStore({ path: file })

@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import Database from "better-sqlite3"
-import { afterAll } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import { SqliteStore } from "../src/sqlite/index.js"
 import { SQLITE_MIGRATIONS } from "../src/sqlite/migrations.js"
-import { describeStoreContract } from "./store-contract.js"
+import type { Message } from "@toolnexus/core"
+import { describeStoreContract, message, turns } from "./store-contract.js"
 
 const dir = mkdtempSync(join(tmpdir(), "tnx-durable-sqlite-"))
 const file = join(dir, "contract.db")
@@ -52,3 +53,19 @@ for (const [name, db] of [
     unreachable: async () => new SqliteStore({ path: join(dir, "no-such-dir", "x.db") }),
   })
 }
+
+describe("SqliteStore saves", () => {
+  it("repairs a resumed run's last message without reading the transcript back", async () => {
+    const store = new SqliteStore({ path: ":memory:" })
+    const parked = turns(3)
+    await store.save("c", parked)
+    const before = store.stats
+    const repaired = [...parked.slice(0, 2), { role: "user", content: "repaired" } as Message, message(3)]
+    await store.save("c", repaired)
+    const after = store.stats
+    expect(after.messageRowsRead - before.messageRowsRead).toBe(0)
+    expect(after.messageRowsDeleted - before.messageRowsDeleted).toBe(1)
+    expect(await store.get("c")).toEqual(repaired)
+    await store.close()
+  })
+})

@@ -166,6 +166,29 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         expect(await writer.get(id)).toEqual(turns(8))
       })
 
+      it("replaces only the last message when a resumed run repairs its placeholder, then appends", async () => {
+        const store = await open()
+        const id = uid("repair")
+        const parked = turns(3)
+        await store.save(id, parked)
+        const repaired = [...parked.slice(0, 2), { role: "user", content: "repaired" } as Message, message(3)]
+        const before = readWriteStats(store)
+        await store.save(id, repaired)
+        expect(delta(before, readWriteStats(store)).messageRowsWritten).toBe(2)
+        expect(await (await open()).get(id)).toEqual(repaired)
+        const next = [...repaired, message(4)]
+        const beforeNext = readWriteStats(store)
+        await store.save(id, next)
+        expect(delta(beforeNext, readWriteStats(store))).toMatchObject({
+          messageRowsWritten: 1,
+          messageRowsDeleted: 0,
+        })
+        expect(await (await open()).get(id)).toEqual(next)
+        // A shorter transcript that drops the last message keeps the rest.
+        await store.save(id, next.slice(0, 4))
+        expect(await (await open()).get(id)).toEqual(repaired)
+      })
+
       it("stays correct when another instance wrote since (stale cache)", async () => {
         const first = await open()
         const second = await open()

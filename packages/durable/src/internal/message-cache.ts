@@ -12,8 +12,9 @@ const DEFAULT_CAPACITY = 1000
 
 /**
  * @internal Remembers, per conversation, the revision and the message objects last saved
- * or loaded, so a save whose array starts with exactly those objects can append the tail
- * without reading the stored transcript. Bounded: the least recently used entry goes first.
+ * or loaded, so a save can tell which stored rows it keeps without reading the stored
+ * transcript: it appends after them and drops the rest. Bounded: the least recently used
+ * entry goes first.
  */
 export class MessageCache {
   readonly #entries = new Map<string, CachedTranscript>()
@@ -24,20 +25,25 @@ export class MessageCache {
   }
 
   /**
-   * The revision and length of the remembered transcript when `messages` starts with the very
-   * same objects (identity, not equality); `undefined` otherwise.
+   * What `messages` keeps of the remembered transcript, by identity: its revision, how many
+   * leading messages are the very same objects (`length`) and how many rows that revision
+   * stores (`stored`). Either `messages` starts with all of them, or only the last one was
+   * replaced (`length === stored - 1`), as when a resumed run repairs its halted call's
+   * placeholder result; anything else is `undefined`, and the backend compares the stored
+   * rows instead.
    */
   reusablePrefix(
     id: string,
     messages: readonly Message[],
-  ): { revision: number; length: number; pendingId: string | null } | undefined {
+  ): { revision: number; length: number; stored: number; pendingId: string | null } | undefined {
     const entry = this.#entries.get(id)
-    if (entry === undefined || entry.messages.length > messages.length) return undefined
-    for (let i = 0; i < entry.messages.length; i++) {
-      if (entry.messages[i] !== messages[i]) return undefined
-    }
+    if (entry === undefined) return undefined
+    const max = Math.min(entry.messages.length, messages.length)
+    let length = 0
+    while (length < max && entry.messages[length] === messages[length]) length++
+    if (length < entry.messages.length - 1) return undefined
     this.#touch(id, entry)
-    return { revision: entry.revision, length: entry.messages.length, pendingId: entry.pendingId }
+    return { revision: entry.revision, length, stored: entry.messages.length, pendingId: entry.pendingId }
   }
 
   /** Records what storage holds at `revision`; an older revision never replaces a newer one. */

@@ -78,8 +78,12 @@ export interface SaveInput {
   claim: string | undefined
   /** A checkpoint: the claim fences the save but is not consumed (the pending request is kept). */
   checkpoint: boolean
-  /** The transcript this store last saved or loaded, when `transcript` starts with it. */
-  reusable: { revision: number; length: number } | undefined
+  /**
+   * What `transcript` keeps of the one this store last saved or loaded: at `revision` the
+   * backend stores `stored` rows, of which the first `length` stay; a backend that uses it
+   * writes from `length` on and deletes the stored rows from there when `length < stored`.
+   */
+  reusable: { revision: number; length: number; stored: number } | undefined
   /** The JSON bodies of `transcript[from..]`. */
   encode(from?: number): string[]
 }

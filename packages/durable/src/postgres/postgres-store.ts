@@ -182,7 +182,8 @@ export class PostgresStore extends DurableStoreBase {
    */
   async #saveFast(input: SaveInput): Promise<SaveOutcome | undefined> {
     const { id, reusable, pending, transcript } = input
-    if (reusable === undefined) return undefined
+    // The one statement only appends; a replaced tail takes the locked path.
+    if (reusable === undefined || reusable.length < reusable.stored) return undefined
     const bodies = input.encode(reusable.length)
     const { rows } = await this.#pool.query<{ revision: number; pending_id: string | null }>(
       this.#sql.appendMessages,
@@ -242,6 +243,8 @@ export class PostgresStore extends DurableStoreBase {
     if (reusable !== undefined && reusable.revision === previous.revision) {
       keep = reusable.length
       bodies = input.encode(keep)
+      if (reusable.stored > keep)
+        deleted = (await client.query(this.#sql.deleteMessagesFrom, [id, keep])).rowCount ?? 0
     } else {
       const rows =
         previous.revision === 0 ? [] : (await client.query<StoredMessageRow>(this.#sql.messages, [id])).rows

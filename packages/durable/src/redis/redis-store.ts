@@ -195,7 +195,8 @@ export class RedisStore extends DurableStoreBase {
     let base = 0
     let bodies: string[] | undefined
     let reply: SaveReply | undefined
-    if (reusable !== undefined) {
+    // The script's fast path only appends; a replaced tail goes the compare-at-revision way.
+    if (reusable !== undefined && reusable.length === reusable.stored) {
       base = reusable.length
       bodies = input.encode(base)
       reply = await run(String(reusable.revision), base, pending.since ?? "", bodies)

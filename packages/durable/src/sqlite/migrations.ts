@@ -67,4 +67,20 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   INSERT OR IGNORE INTO tnx_requests (request_id, state, updated_at)
     SELECT consumed_id, 'applied', updated_at FROM tnx_conversations WHERE consumed_id IS NOT NULL;
   `,
+  // 3: messages move to a rowid table (keyed by an autoindex on conversation_id, seq). A
+  // WITHOUT ROWID table stores each body in its key's B-tree, so appending a turn rebalanced
+  // up to three ~400 B-row leaves and wrote 4–7 pages per save; a rowid table appends at its
+  // right edge and only the small index entries land in the conversation's key range.
+  `
+  CREATE TABLE tnx_messages_v3 (
+    conversation_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, seq)
+  );
+  INSERT INTO tnx_messages_v3 (conversation_id, seq, body)
+    SELECT conversation_id, seq, body FROM tnx_messages ORDER BY conversation_id, seq;
+  DROP TABLE tnx_messages;
+  ALTER TABLE tnx_messages_v3 RENAME TO tnx_messages;
+  `,
 ]

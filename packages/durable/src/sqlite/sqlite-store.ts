@@ -185,6 +185,7 @@ export class SqliteStore extends DurableStoreBase {
     if (previous !== undefined && reusable !== undefined && reusable.revision === previous.revision) {
       keep = reusable.length
       bodies = input.encode(keep)
+      if (reusable.stored > keep) deleted = s.deleteMessagesFrom.run(id, keep).changes
     } else {
       const rows = previous === undefined ? [] : (s.messages.all(id) as StoredMessageRow[])
       read = rows.length

@@ -22,8 +22,10 @@ const errorFrame = `data: ${JSON.stringify({ error: { type: "server_error", mess
 
 let replies: Frame[][] = []
 let upstreamCalls = 0
-const upstreamFetch = async (): Promise<Response> => {
+let upstreamSignal: AbortSignal | undefined
+const upstreamFetch = async (_url: string, init?: RequestInit): Promise<Response> => {
   upstreamCalls++
+  upstreamSignal = init?.signal ?? undefined
   const frames = replies.shift()
   if (!frames) return new Response(JSON.stringify({ error: { message: "unscripted" } }), { status: 500 })
   const body = new ReadableStream<Uint8Array>({
@@ -263,6 +265,19 @@ describe("an upstream failure on a streamed request", () => {
     expect(parts.filter((p) => p.type === "text-delta").map((p) => p.text)).toEqual(["Half"])
     const failure = parts.find((p) => p.type === "error")
     expect(JSON.stringify(failure?.error)).toMatch(/fell over/)
+  })
+
+  it("a caller hanging up mid-stream aborts the upstream request", async () => {
+    replies.push([textFrame("Endless"), new Promise(() => {})])
+    const stream = await openai().chat.completions.create({
+      model: "any",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+    })
+    for await (const chunk of stream) {
+      if (chunk.choices[0]?.delta.content) break // leaving the loop aborts the SDK's request
+    }
+    await expect.poll(() => upstreamSignal?.aborted).toBe(true)
   })
 
   it("a resumed turn failing mid-stream keeps the tool results: the retry finishes the run", async () => {

@@ -10,7 +10,7 @@ import {
   createToolkit,
 } from "@toolnexus/core"
 import { turnLimit } from "./budget.js"
-import { escalationFor, withPath } from "./escalation.js"
+import { escalationFor } from "./escalation.js"
 import type { Semaphore } from "./gates.js"
 import { continueHalted, haltedOn } from "./handle-conversation.js"
 import type { ActiveTurn, HandleRecord } from "./handle-record.js"
@@ -126,7 +126,7 @@ export class Execution {
       // Built per run, not cached: a parked handle then holds no client or tools in memory.
       const toolkit = await this.#toolkitFor(r)
       const run = await work(this.#clientFor(r), toolkit, signal, this.#ctx.events.forHandle(r.id))
-      r.pending = run.status === "pending" && run.pending ? withPath(run.pending, r.id) : undefined
+      r.pending = run.status === "pending" ? run.pending : undefined
       if (r.pending && run.limit === undefined) result = r.pendingResult(run.text, r.pending)
       else {
         result = r.result(run.status, run.text, false)

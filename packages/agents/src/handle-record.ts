@@ -1,5 +1,6 @@
 import type { Request } from "@toolnexus/core"
 import type { Spend } from "./budget.js"
+import { withPath } from "./escalation.js"
 import { NO_STEPS } from "./handle-state.js"
 import type { AgentDef, Budget, Handle, HandleState, InboxItem, TaskResult } from "./types.js"
 
@@ -54,7 +55,13 @@ export class HandleRecord {
   readonly taskKey: string | undefined
   #inbox: InboxItem[] | undefined
   turn: ActiveTurn | undefined
+  /** The last result; a parked one's `pending` is kept as {@link pending} is. */
   lastResult: TaskResult | undefined
+  /**
+   * The request the handle is suspended on. A parked handle keeps it as its run returned it,
+   * the same object its conversation store holds; the host sees it with `data.path`
+   * ({@link shown}), built when asked: kept, it was a second copy per parked handle (≈ 200 B).
+   */
   pending: Request | undefined
   /** A request cancelled by interrupt/close while parked; the next run declines it first. */
   cancelled: Request | undefined
@@ -178,18 +185,34 @@ export class HandleRecord {
     return { status: "pending", text, isError: false, turns, totalTurns, totalTokens: tokens, pending }
   }
 
+  /** `request` as the host sees it: with this handle's `data.path` (or the deeper one it has). */
+  shown(request: Request): Request {
+    return withPath(request, this.id)
+  }
+
+  /** `result` as the host sees it: its `pending`, if any, {@link shown}. */
+  shownResult(result: TaskResult): TaskResult {
+    const pending = result.pending
+    if (pending === undefined) return result
+    const shown = this.shown(pending)
+    return shown === pending ? result : { ...result, pending: shown }
+  }
+
   /** What `wait` gives at once: the result of a settled handle, or undefined while it works. */
   settledResult(): TaskResult | undefined {
-    if (this.state === "closed") return this.lastResult ?? this.result("closed", "", false)
-    if (this.state === "suspended" && !this.inline) return this.lastResult
-    if (this.state === "idle" && !this.queued && this.lastResult) return this.lastResult
+    const last = this.lastResult
+    if (this.state === "closed") return last ? this.shownResult(last) : this.result("closed", "", false)
+    if (this.state === "suspended" && !this.inline) return last && this.shownResult(last)
+    if (this.state === "idle" && !this.queued && last) return this.shownResult(last)
     return undefined
   }
 
-  /** Hands `result` to every current waiter. */
+  /** Hands `result`, as the host sees it, to every current waiter. */
   notify(result: TaskResult): void {
     const waiters = this.#waiters
     this.#waiters = undefined
-    if (waiters) for (const w of waiters) w(result)
+    if (!waiters) return
+    const shown = this.shownResult(result)
+    for (const w of waiters) w(shown)
   }
 }

@@ -81,7 +81,7 @@ export class Parking {
       cascade.push(r)
     }
     for (const [i, handle] of cascade.entries()) {
-      const pending = haltedOn(handle.pending as Request, cascade[i - 1])
+      const pending = haltedOn(handle.shown(handle.pending as Request), cascade[i - 1])
       // Only the last save of the cascade consumes the claim.
       const claim = i === cascade.length - 1 ? opts?.claim : undefined
       const id = this.#ctx.conversationId(handle)
@@ -115,7 +115,7 @@ export class Parking {
    */
   cancel(r: HandleRecord, status: "interrupted" | "closed"): void {
     this.#unpark(r)
-    r.cancelled = r.pending
+    r.cancelled = r.pending && r.shown(r.pending)
     r.pending = undefined
     r.lastResult = r.result(status, "", true)
     if (status === "interrupted") applyTransition(r, "cancel", this.#ctx.trace, this.#ctx.events)

@@ -346,7 +346,7 @@ class AgentRuntime implements Runtime, TaskHost {
     }
     if (r.state === "suspended" && r.pending) {
       view.pendingKind = r.pending.kind
-      view.pending = r.pending
+      view.pending = r.shown(r.pending)
     }
     return view
   }

@@ -57,9 +57,9 @@ export function snapshotOf(root: HandleRecord, trace: readonly string[], namespa
       transitions: [...r.transitions],
     }
     if (r.taskKey !== undefined) h.taskKey = r.taskKey
-    if (r.pending !== undefined && !r.inline) h.pending = r.pending
+    if (r.pending !== undefined && !r.inline) h.pending = r.shown(r.pending)
     if (r.cancelled !== undefined) h.cancelled = r.cancelled
-    if (r.lastResult !== undefined) h.lastResult = r.lastResult
+    if (r.lastResult !== undefined) h.lastResult = r.shownResult(r.lastResult)
     handles.push(h)
     for (const c of r.children) visit(c)
   }

@@ -175,15 +175,15 @@ export class PostgresStore extends DurableStoreBase {
   }
 
   /**
-   * The common case in one statement (one round trip): an unfenced save whose transcript
-   * extends what this store last saved or loaded, with the row still at that revision.
-   * `undefined` when it is not, and nothing was written. A fenced save locks the claimed
-   * request's row first (the order claims take) and consumes the claim in the same statement.
+   * The common case in one statement (one round trip): a save whose transcript keeps a
+   * prefix of what this store last saved or loaded (appending, or replacing the last message
+   * as a resumed run does), with the row still at that revision. `undefined` when it is not,
+   * and nothing was written. A fenced save locks the claimed request's row first (the order
+   * claims take) and consumes the claim in the same statement, unless it is a checkpoint.
    */
   async #saveFast(input: SaveInput): Promise<SaveOutcome | undefined> {
     const { id, reusable, pending, transcript } = input
-    // The one statement only appends; a replaced tail takes the locked path.
-    if (reusable === undefined || reusable.length < reusable.stored) return undefined
+    if (reusable === undefined) return undefined
     const bodies = input.encode(reusable.length)
     const { rows } = await this.#pool.query<{ revision: number; pending_id: string | null }>(
       this.#sql.appendMessages,
@@ -201,6 +201,7 @@ export class PostgresStore extends DurableStoreBase {
         pending.since ?? null,
         // A checkpoint is fenced by the claim but leaves it held.
         !input.checkpoint,
+        reusable.stored > transcript.length,
       ],
     )
     const revision = rows[0]?.revision
@@ -211,7 +212,8 @@ export class PostgresStore extends DurableStoreBase {
       stats: {
         messageRowsWritten: bodies.length,
         messageBytesWritten: byteLength(bodies),
-        messageRowsDeleted: 0,
+        // Counted as the locked path counts them: every stored row from the kept prefix on.
+        messageRowsDeleted: reusable.stored - reusable.length,
         messageRowsRead: 0,
       },
     }
@@ -316,8 +318,21 @@ export class PostgresStore extends DurableStoreBase {
     return rows.map((row) => ({ ...holderOf(row), lastError: row.last_error ?? null }))
   }
 
-  protected writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
+  protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
     const { id, answerId, runtimeKey } = input
+    // The common first claim in one round trip; the function grants only what decideClaim
+    // would, and leaves every other case (refusals, takeovers, deadlines) to it below.
+    const first = await this.#pool.query<{ pending: string | null }>(this.#sql.claimFirst, [
+      answerId,
+      id,
+      input.token,
+      input.answerJson,
+      input.leaseMs,
+      runtimeKey ?? null,
+      input.approves,
+    ])
+    const pendingJson = first.rows[0]?.pending
+    if (pendingJson != null) return { grant: "claim", pendingJson, answerJson: input.answerJson }
     return this.#transaction(async (client): Promise<ClaimOutcome> => {
       // The request's row first, then the conversation's: the order every fenced save takes.
       // One statement creates the row when missing and locks it either way.
@@ -544,8 +559,10 @@ function statements(s: string) {
         ${ms("created_at")} AS created_at, ${ms("updated_at")} AS updated_at, ${ms("now()")} AS now_ms
       FROM ${conversations} WHERE id = $1 FOR UPDATE`,
     // $11 is the sinceOnSet decision, made from the row at the guarded revision; $12 whether a
-    // fenced save consumes its claim (a checkpoint does not). SET expressions read the old
-    // row, and the INSERT only happens when the guarded UPDATE matched.
+    // fenced save consumes its claim (a checkpoint does not); $13 whether stored rows lie past
+    // the new end. SET expressions read the old row, and the writes to messages only happen
+    // when the guarded UPDATE matched. A replaced tail is overwritten in place (the upsert)
+    // and the rows past the end deleted: disjoint rows, so no row is touched twice.
     appendMessages: `
       WITH claimed AS (
         SELECT request_id FROM ${requests} WHERE $10::text IS NOT NULL AND claim_token = $10::text FOR UPDATE
@@ -574,6 +591,10 @@ function statements(s: string) {
         INSERT INTO ${messages} (conversation_id, seq, body)
         SELECT $1, t.seq, t.body FROM unnest($8::integer[], $9::text[]) AS t(seq, body)
         WHERE EXISTS (SELECT 1 FROM updated)
+        ON CONFLICT (conversation_id, seq) DO UPDATE SET body = excluded.body
+      ), truncated AS (
+        DELETE FROM ${messages} WHERE $13::boolean AND conversation_id = $1 AND seq >= $3
+          AND EXISTS (SELECT 1 FROM updated)
       )
       SELECT revision, pending_id FROM updated`,
     insertPlaceholder: `
@@ -615,6 +636,7 @@ function statements(s: string) {
       RETURNING state, attempts, runtime_key, claim_token, claim_conversation_id, claim_answer,
         ${ms("claim_expires_at")} AS claim_expires_at, ${ms("now()")} AS now_ms, (xmax = 0) AS created`,
     lockClaim: `SELECT request_id FROM ${requests} WHERE claim_token = $1 FOR UPDATE`,
+    claimFirst: `SELECT ${s}.tnx_claim_first($1, $2, $3, $4, $5, $6, $7) AS pending`,
     // The claim on the request, and the conversation's pointer to it, in one round trip.
     claimRequest: `
       WITH claimed AS (

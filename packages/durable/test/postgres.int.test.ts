@@ -131,9 +131,9 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
     const calls: string[] = []
     // Every round trip goes through the pool: a query, or a connect for a transaction.
     const counting = {
-      query: (text: string, values?: unknown[]) => {
+      query: (query: string | pg.QueryConfig, values?: unknown[]) => {
         calls.push("query")
-        return pool.query(text, values)
+        return pool.query(query as pg.QueryConfig, values)
       },
       connect: () => {
         calls.push("connect")

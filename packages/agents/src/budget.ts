@@ -31,6 +31,9 @@ const POOLS = [
   ["maxToolCalls", (s: Spend) => s.toolCalls],
 ] as const
 
+/** The budget without limits, shared by every handle that has none (so frozen). */
+const NO_LIMITS: Budget = Object.freeze({})
+
 /**
  * @internal A child's effective budget: its own limits, each pool capped by what the parent
  * has left. `maxTurns` counts own turns, so it is no pool: the child's is capped by the
@@ -41,7 +44,7 @@ export function carveBudget(own: Budget, parent: BudgetHolder | undefined, now: 
   // Copied, not spread: fields are added below, and a spread-then-add object gets a hidden
   // class of its own on Node 20.
   const budget: Budget = Object.assign({}, own)
-  if (!parent) return budget
+  if (!parent) return limited(budget)
   const limits = parent.budget
   for (const [field, spent] of POOLS) {
     const cap = limits[field]
@@ -56,7 +59,13 @@ export function carveBudget(own: Budget, parent: BudgetHolder | undefined, now: 
   }
   if (limits.maxDepth !== undefined)
     budget.maxDepth = Math.min(own.maxDepth ?? Number.POSITIVE_INFINITY, limits.maxDepth - 1)
-  return budget
+  return limited(budget)
+}
+
+/** `budget`, or the shared {@link NO_LIMITS} when it sets nothing (56 B less per handle). */
+function limited(budget: Budget): Budget {
+  for (const _ in budget) return budget
+  return NO_LIMITS
 }
 
 /**

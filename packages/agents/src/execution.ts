@@ -10,7 +10,7 @@ import {
   createToolkit,
 } from "@toolnexus/core"
 import { turnLimit } from "./budget.js"
-import { escalationFor, withPath } from "./escalation.js"
+import { escalationFor } from "./escalation.js"
 import type { Semaphore } from "./gates.js"
 import { continueHalted, haltedOn } from "./handle-conversation.js"
 import type { ActiveTurn, HandleRecord } from "./handle-record.js"
@@ -18,6 +18,7 @@ import { applyTransition } from "./handle-state.js"
 import { hooksWithHandle } from "./handle-hooks.js"
 import { renderInbox } from "./inbox.js"
 import type { EventHub } from "./runtime-events.js"
+import type { Trace } from "./trace.js"
 import { type TaskHost, createTaskTool } from "./task-tool.js"
 import type { Clock, InboxItem, RuntimeOptions, TaskResult } from "./types.js"
 
@@ -28,7 +29,7 @@ export interface ExecutionContext {
   readonly options: RuntimeOptions
   readonly store: ConversationStore
   readonly clock: Clock
-  readonly trace: string[]
+  readonly trace: Trace
   readonly events: EventHub
   readonly turnGate: Semaphore | undefined
   readonly taskHost: TaskHost
@@ -68,8 +69,8 @@ export class Execution {
     const cap = parent.budget.maxConcurrent
     if (cap !== undefined && parent.activeChildren() >= cap) {
       r.queued = true
-      parent.queue.push({ record: r, prompt })
-      this.#ctx.trace.push(`${r.id}: queued (maxConcurrent ${cap} of ${parent.id})`)
+      parent.enqueue({ record: r, prompt })
+      this.#ctx.trace.note(`${r.id}: queued (maxConcurrent ${cap} of ${parent.id})`)
       return
     }
     this.#start(r, prompt)
@@ -78,16 +79,14 @@ export class Execution {
   /** Takes a handle's wake out of its parent's queue. */
   dequeue(r: HandleRecord): void {
     r.queued = false
-    const queue = r.parent?.queue
-    const index = queue?.findIndex((q) => q.record === r) ?? -1
-    if (queue && index !== -1) queue.splice(index, 1)
+    r.parent?.unqueue(r)
   }
 
   /**
    * Runs one unit of work as the handle's turn and settles it: a result for the waiters, the
    * next state, the parent's freed slot. Never rejects. The handle must be `running`.
    */
-  run(r: HandleRecord, work: TurnWork, drained: InboxItem[] = []): Promise<void> {
+  run(r: HandleRecord, work: TurnWork, drained: readonly InboxItem[] = []): Promise<void> {
     const turn: ActiveTurn = { controller: new AbortController(), drained, settled: Promise.resolve() }
     r.turn = turn
     turn.settled = this.#settle(r, turn, work)
@@ -96,7 +95,7 @@ export class Execution {
 
   #start(r: HandleRecord, prompt: string | undefined): void {
     r.queued = false
-    const drained = r.inbox.splice(0)
+    const drained = r.drainInbox()
     const block = renderInbox(drained, (from) => trusted(r, from))
     const input = [block, prompt ?? ""].filter((part) => part !== "").join("\n\n")
     applyTransition(r, "start", this.#ctx.trace, this.#ctx.events)
@@ -127,15 +126,16 @@ export class Execution {
       // Built per run, not cached: a parked handle then holds no client or tools in memory.
       const toolkit = await this.#toolkitFor(r)
       const run = await work(this.#clientFor(r), toolkit, signal, this.#ctx.events.forHandle(r.id))
-      result = r.result(run.status, run.text, false)
-      if (run.limit !== undefined) result.limit = run.limit
-      if (run.status === "pending" && run.pending) {
-        r.pending = withPath(run.pending, r.id)
-        result.pending = r.pending
-      } else r.pending = undefined
+      r.pending = run.status === "pending" ? run.pending : undefined
+      if (r.pending && run.limit === undefined) result = r.pendingResult(run.text, r.pending)
+      else {
+        result = r.result(run.status, run.text, false)
+        if (run.limit !== undefined) result.limit = run.limit
+        if (r.pending) result.pending = r.pending
+      }
     } catch (error) {
       if (signal.aborted) {
-        r.inbox.unshift(...turn.drained)
+        r.putBack(turn.drained)
         result = r.result("interrupted", "", true)
       } else {
         const message = error instanceof Error ? error.message : String(error)
@@ -161,7 +161,7 @@ export class Execution {
     if (!parent) return
     const cap = parent.budget.maxConcurrent
     while (parent.queue.length > 0 && (cap === undefined || parent.activeChildren() < cap)) {
-      const next = parent.queue.shift() as { record: HandleRecord; prompt: string | undefined }
+      const next = parent.nextQueued() as { record: HandleRecord; prompt: string | undefined }
       if (next.record.state === "idle") this.#start(next.record, next.prompt)
       else next.record.queued = false
     }

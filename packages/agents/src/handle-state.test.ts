@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest"
 import { RuntimeError } from "./errors.js"
 import { HandleRecord } from "./handle-record.js"
 import { HANDLE_TRANSITIONS, applyTransition } from "./handle-state.js"
+import { Trace } from "./trace.js"
 import type { HandleState } from "./types.js"
 
 const def = { name: "worker", does: "works" }
@@ -34,7 +35,7 @@ describe("the handle transition table", () => {
 
   it("keeps every step of a long history, in order (short histories are stored compactly)", () => {
     const r = recordIn("idle")
-    const trace: string[] = []
+    const trace = new Trace()
     for (let i = 0; i < 6; i++) {
       applyTransition(r, "start", trace)
       applyTransition(r, "settle", trace)
@@ -46,17 +47,37 @@ describe("the handle transition table", () => {
       "idle→running",
       "running→idle",
     ])
-    expect(trace.at(-1)).toBe("root/worker.1: running→idle")
+    expect(trace.lines().at(-1)).toBe("root/worker.1: running→idle")
+  })
+
+  it("shares a short history between handles that took the same steps, never mixing them", () => {
+    const a = recordIn("idle")
+    const b = recordIn("idle")
+    const trace = new Trace()
+    for (const r of [a, b]) {
+      applyTransition(r, "start", trace)
+      applyTransition(r, "park", trace)
+    }
+    expect(a.transitions).toBe(b.transitions)
+    applyTransition(b, "unpark", trace)
+    expect(a.transitions).toEqual(["idle→running", "running→suspended"])
+    expect(b.transitions).toEqual(["idle→running", "running→suspended", "suspended→idle"])
+    // A restored history is the handle's own and grows in place.
+    const restored = recordIn("idle")
+    restored.transitions = ["running→idle"]
+    applyTransition(restored, "start", trace)
+    expect(restored.transitions).toEqual(["running→idle", "idle→running"])
+    expect(a.transitions).toHaveLength(2)
   })
 
   it("applies a transition, recording it on the handle and in the runtime trace", () => {
     const r = recordIn("idle")
-    const trace: string[] = []
+    const trace = new Trace()
     applyTransition(r, "start", trace)
     applyTransition(r, "park", trace)
     expect(r.state).toBe("suspended")
     expect(r.transitions).toEqual(["idle→running", "running→suspended"])
-    expect(trace).toEqual(["root/worker.1: idle→running", "root/worker.1: running→suspended"])
+    expect(trace.lines()).toEqual(["root/worker.1: idle→running", "root/worker.1: running→suspended"])
   })
 
   it.each([
@@ -67,7 +88,7 @@ describe("the handle transition table", () => {
     ["close", "running"],
   ] as const)("refuses %s from %s, changing nothing", (name, state) => {
     const r = recordIn(state)
-    const trace: string[] = []
+    const trace = new Trace()
     let thrown: unknown
     try {
       applyTransition(r, name, trace)
@@ -78,6 +99,6 @@ describe("the handle transition table", () => {
     expect((thrown as Error).message).toContain(`transition ${name} starts from`)
     expect(r.state).toBe(state)
     expect(r.transitions).toEqual([])
-    expect(trace).toEqual([])
+    expect(trace.lines()).toEqual([])
   })
 })

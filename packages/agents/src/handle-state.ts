@@ -1,6 +1,7 @@
 import { RuntimeError } from "./errors.js"
 import type { HandleRecord } from "./handle-record.js"
 import type { EventHub } from "./runtime-events.js"
+import type { Trace } from "./trace.js"
 import type { HandleState } from "./types.js"
 
 /**
@@ -40,6 +41,37 @@ const STEP_TEXT = Object.fromEntries(
   ]),
 ) as Record<HandleTransition, Partial<Record<HandleState, string>>>
 
+/** @internal The history of a handle that has not moved yet. */
+export const NO_STEPS: readonly string[] = Object.freeze([])
+
+/** Histories this long and longer are a handle's own array, grown in place. */
+const SHARED_UP_TO = 8
+
+/**
+ * Short histories, shared by every handle that took the same steps (most take the same few:
+ * start, park), each mapped to the histories one step on. A parked handle then holds no array
+ * of its own. Bounded: only the valid step sequences shorter than {@link SHARED_UP_TO}.
+ */
+const NEXT_HISTORY = new Map<readonly string[], Map<string, readonly string[]>>([[NO_STEPS, new Map()]])
+
+/** `history` with `step` appended: a shared history while it is short, else the handle's own array. */
+function withStep(history: readonly string[], step: string): readonly string[] {
+  const next = NEXT_HISTORY.get(history)
+  if (next === undefined) {
+    // Not shared, so this handle's own (long, or restored from a snapshot).
+    ;(history as string[]).push(step)
+    return history
+  }
+  let shared = next.get(step)
+  if (shared === undefined) {
+    if (history.length + 1 >= SHARED_UP_TO) return [...history, step]
+    shared = Object.freeze([...history, step])
+    next.set(step, shared)
+    NEXT_HISTORY.set(shared, new Map())
+  }
+  return shared
+}
+
 /** @internal The name of one allowed move of a handle's state. */
 export type HandleTransition = keyof typeof HANDLE_TRANSITIONS
 
@@ -53,7 +85,7 @@ export type HandleTransition = keyof typeof HANDLE_TRANSITIONS
 export function applyTransition(
   r: HandleRecord,
   name: HandleTransition,
-  trace: string[],
+  trace: Trace,
   events?: EventHub,
 ): void {
   const { from, to } = HANDLE_TRANSITIONS[name]
@@ -66,10 +98,7 @@ export function applyTransition(
   const previous = r.state
   const step = STEP_TEXT[name][previous] as string
   r.state = to
-  // Most handles take a few steps: an exact-size copy holds them in a few words, where the
-  // first push would reserve 17 slots (about 150 B per parked handle).
-  if (r.transitions.length < 8) r.transitions = r.transitions.concat(step)
-  else r.transitions.push(step)
-  trace.push(`${r.id}: ${step}`)
+  r.transitions = withStep(r.transitions, step)
+  trace.step(r.id, step)
   events?.state(r.id, previous, to)
 }

@@ -10,6 +10,7 @@ import { appliedBefore, continueHalted, haltedOn } from "./handle-conversation.j
 import type { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
 import type { EventHub } from "./runtime-events.js"
+import type { Trace } from "./trace.js"
 
 /** Options of `Runtime.resume`. */
 export interface ResumeOptions {
@@ -24,7 +25,7 @@ export interface ResumeOptions {
 /** @internal What parking and resuming handles needs from the runtime. */
 export interface ParkingContext {
   readonly store: ConversationStore
-  readonly trace: string[]
+  readonly trace: Trace
   readonly events: EventHub
   readonly execution: Execution
   readonly root: HandleRecord
@@ -40,7 +41,8 @@ export interface ParkingContext {
  */
 export class Parking {
   readonly #ctx: ParkingContext
-  readonly #byRequest = new Map<string, HandleRecord[]>()
+  /** A single holder is kept as itself: an array per parked handle is about 56 B. */
+  readonly #byRequest = new Map<string, HandleRecord | HandleRecord[]>()
 
   constructor(ctx: ParkingContext) {
     this.#ctx = ctx
@@ -51,8 +53,9 @@ export class Parking {
     const id = r.pending?.id
     if (id === undefined) return
     const holders = this.#byRequest.get(id)
-    if (holders) holders.push(r)
-    else this.#byRequest.set(id, [r])
+    if (holders === undefined) this.#byRequest.set(id, r)
+    else if (Array.isArray(holders)) holders.push(r)
+    else this.#byRequest.set(id, [holders, r])
   }
 
   /**
@@ -67,7 +70,7 @@ export class Parking {
    */
   async resume(answer: Answer, opts?: ResumeOptions): Promise<void> {
     let target: HandleRecord | undefined
-    for (const r of this.#byRequest.get(answer.id) ?? []) {
+    for (const r of this.#holders(answer.id)) {
       if (!target || depth(r) > depth(target)) target = r
     }
     if (!target) throw new UnknownRequestError(answer.id, "no suspended handle holds it")
@@ -78,7 +81,7 @@ export class Parking {
       cascade.push(r)
     }
     for (const [i, handle] of cascade.entries()) {
-      const pending = haltedOn(handle.pending as Request, cascade[i - 1])
+      const pending = haltedOn(handle.shown(handle.pending as Request), cascade[i - 1])
       // Only the last save of the cascade consumes the claim.
       const claim = i === cascade.length - 1 ? opts?.claim : undefined
       const id = this.#ctx.conversationId(handle)
@@ -88,7 +91,7 @@ export class Parking {
       await execution.run(handle, async (client, toolkit, signal, onEvent) => {
         const recorded = await appliedBefore(store, id, answer.id, this.#ctx.transcriptOf(handle))
         if (recorded) {
-          trace.push(`${handle.id}: resume → RECOVERED from the store (the answer was applied before)`)
+          trace.note(`${handle.id}: resume → RECOVERED from the store (the answer was applied before)`)
           return recorded
         }
         const outer = opts?.signal
@@ -112,20 +115,25 @@ export class Parking {
    */
   cancel(r: HandleRecord, status: "interrupted" | "closed"): void {
     this.#unpark(r)
-    r.cancelled = r.pending
+    r.cancelled = r.pending && r.shown(r.pending)
     r.pending = undefined
     r.lastResult = r.result(status, "", true)
     if (status === "interrupted") applyTransition(r, "cancel", this.#ctx.trace, this.#ctx.events)
     r.notify(r.lastResult)
   }
 
+  #holders(id: string): readonly HandleRecord[] {
+    const holders = this.#byRequest.get(id)
+    if (holders === undefined) return []
+    return Array.isArray(holders) ? holders : [holders]
+  }
+
   #unpark(r: HandleRecord): void {
     const id = r.pending?.id
-    const holders = id === undefined ? undefined : this.#byRequest.get(id)
-    if (!holders || id === undefined) return
-    const rest = holders.filter((h) => h !== r)
-    if (rest.length > 0) this.#byRequest.set(id, rest)
-    else this.#byRequest.delete(id)
+    if (id === undefined) return
+    const rest = this.#holders(id).filter((h) => h !== r)
+    if (rest.length === 0) this.#byRequest.delete(id)
+    else this.#byRequest.set(id, rest.length === 1 ? (rest[0] as HandleRecord) : rest)
   }
 }
 

@@ -17,6 +17,7 @@ import { Parking, type ResumeOptions } from "./parking.js"
 import { EventHub, type RuntimeEvent, type RuntimeEventsOptions } from "./runtime-events.js"
 import { type RuntimeSnapshot, restoreRecords, snapshotOf } from "./snapshot.js"
 import type { TaskHost } from "./task-tool.js"
+import { Trace } from "./trace.js"
 import type {
   AgentDef,
   Budget,
@@ -115,7 +116,7 @@ class AgentRuntime implements Runtime, TaskHost {
   readonly #clock: Clock
   readonly #records = new Map<string, HandleRecord>()
   readonly #rootRecord: HandleRecord
-  readonly #trace: string[] = []
+  readonly #trace: Trace
   readonly #inboxCap: number
   readonly #shutdownMs: number
   readonly #namespace: string
@@ -152,9 +153,10 @@ class AgentRuntime implements Runtime, TaskHost {
     if (snapshot) {
       const restored = restoreRecords(snapshot, opts.registry, ROOT_DEF)
       for (const r of restored.records) this.#records.set(r.id, r)
-      this.#trace.push(...restored.trace)
+      this.#trace = restored.trace
       this.#rootRecord = restored.root
     } else {
+      this.#trace = new Trace()
       this.#rootRecord = new HandleRecord({
         id: "root",
         def: ROOT_DEF,
@@ -227,7 +229,7 @@ class AgentRuntime implements Runtime, TaskHost {
       spawnedAt: now,
       taskKey,
     })
-    p.children.push(record)
+    p.addChild(record)
     this.#records.set(id, record)
     if (def.onSpawn) void Promise.resolve(def.onSpawn(record.handle)).catch(() => {})
     return record.handle
@@ -237,7 +239,7 @@ class AgentRuntime implements Runtime, TaskHost {
     const r = this.#record(h)
     if (r.state === "closed") throw new ClosedError(r.id, "post")
     if (r.inbox.length >= this.#inboxCap) throw new InboxFullError(r.id, this.#inboxCap)
-    r.inbox.push({ ...item })
+    r.post({ ...item })
   }
 
   wake(h: Handle, prompt?: string): void {
@@ -265,11 +267,10 @@ class AgentRuntime implements Runtime, TaskHost {
         if (timer !== undefined) this.#clock.clearTimeout(timer)
         resolve(result)
       }
-      r.waiters.push(waiter)
+      r.addWaiter(waiter)
       if (opts.timeoutMs !== undefined) {
         timer = this.#clock.setTimeout(() => {
-          const index = r.waiters.indexOf(waiter)
-          if (index !== -1) r.waiters.splice(index, 1)
+          r.removeWaiter(waiter)
           resolve(r.result("timeout", `no result within ${opts.timeoutMs} ms`, true))
         }, opts.timeoutMs)
       }
@@ -345,7 +346,7 @@ class AgentRuntime implements Runtime, TaskHost {
     }
     if (r.state === "suspended" && r.pending) {
       view.pendingKind = r.pending.kind
-      view.pending = r.pending
+      view.pending = r.shown(r.pending)
     }
     return view
   }
@@ -363,7 +364,7 @@ class AgentRuntime implements Runtime, TaskHost {
   }
 
   trace(): string[] {
-    return [...this.#trace]
+    return this.#trace.lines()
   }
 
   transitions(h: Handle): string[] {
@@ -371,7 +372,7 @@ class AgentRuntime implements Runtime, TaskHost {
   }
 
   snapshot(): RuntimeSnapshot {
-    return snapshotOf(this.#rootRecord, this.#trace, this.#namespace)
+    return snapshotOf(this.#rootRecord, this.#trace.lines(), this.#namespace)
   }
 
   // ---- the task tool's host ------------------------------------------------------------
@@ -381,7 +382,7 @@ class AgentRuntime implements Runtime, TaskHost {
   }
 
   note(line: string): void {
-    this.#trace.push(line)
+    this.#trace.note(line)
   }
 
   async #settledWithin(r: HandleRecord, ms: number): Promise<void> {

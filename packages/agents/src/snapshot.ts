@@ -2,6 +2,7 @@ import { ConfigError, type Request, SchemaVersionError } from "@toolnexus/core"
 import type { Spend } from "./budget.js"
 import { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
+import { Trace } from "./trace.js"
 import type { AgentDef, Budget, HandleState, InboxItem, TaskResult } from "./types.js"
 
 /**
@@ -56,9 +57,9 @@ export function snapshotOf(root: HandleRecord, trace: readonly string[], namespa
       transitions: [...r.transitions],
     }
     if (r.taskKey !== undefined) h.taskKey = r.taskKey
-    if (r.pending !== undefined && !r.inline) h.pending = r.pending
+    if (r.pending !== undefined && !r.inline) h.pending = r.shown(r.pending)
     if (r.cancelled !== undefined) h.cancelled = r.cancelled
-    if (r.lastResult !== undefined) h.lastResult = r.lastResult
+    if (r.lastResult !== undefined) h.lastResult = r.shownResult(r.lastResult)
     handles.push(h)
     for (const c of r.children) visit(c)
   }
@@ -73,7 +74,7 @@ export function restoreRecords(
   snapshot: RuntimeSnapshot,
   registry: Record<string, AgentDef>,
   rootDef: AgentDef,
-): { root: HandleRecord; records: HandleRecord[]; trace: string[] } {
+): { root: HandleRecord; records: HandleRecord[]; trace: Trace } {
   if (typeof snapshot !== "object" || snapshot === null)
     throw new ConfigError("restoreRuntime needs a snapshot object")
   if (!(READABLE_VERSIONS as readonly unknown[]).includes(snapshot.schemaVersion)) {
@@ -84,7 +85,8 @@ export function restoreRecords(
   for (const h of snapshot.handles) checkHandle(h, snapshot.schemaVersion)
   const handles = snapshot.schemaVersion === 1 ? fromVersion1(snapshot.handles) : snapshot.handles
   const byId = new Map<string, HandleRecord>()
-  const trace = [...snapshot.trace]
+  const trace = new Trace()
+  for (const line of snapshot.trace) trace.note(line)
   for (const h of handles) {
     const parentId = h.id.includes("/") ? h.id.slice(0, h.id.lastIndexOf("/")) : undefined
     const parent = parentId === undefined ? undefined : byId.get(parentId)
@@ -104,11 +106,12 @@ export function restoreRecords(
       taskKey: h.taskKey,
       spend: h.spend,
     })
-    r.inbox.push(...h.inbox)
+    for (const item of h.inbox) r.post(item)
     r.pending = h.pending
     r.cancelled = h.cancelled
     r.lastResult = h.lastResult
-    r.transitions.push(...h.transitions)
+    // The handle's own array: a restored history is not one of the shared ones.
+    if (h.transitions.length > 0) r.transitions = [...h.transitions]
     const counters = Object.entries(h.counters)
     if (counters.length > 0) r.childCounters = new Map(counters)
     r.state = h.state
@@ -116,7 +119,7 @@ export function restoreRecords(
       applyTransition(r, "restoreInterrupted", trace)
       r.lastResult = r.result("interrupted", "", true)
     }
-    parent?.children.push(r)
+    parent?.addChild(r)
     byId.set(h.id, r)
   }
   const root = byId.get("root")

@@ -88,6 +88,33 @@ describe.each(STYLES)("runtime (%s)", (style) => {
     await expect(rt.resume({ id: request.id, ok: true })).rejects.toThrow(/unknown request/)
   })
 
+  it("a parked handle's request carries data.path wherever the host sees it; the store keeps its own", async () => {
+    const runs = { answers: [] as (Answer | undefined)[] }
+    const registry = { payer: { name: "payer", does: "pays", soul: "payer", tools: [approvalTool(runs)] } }
+    const store = new MemoryStore()
+    const rt = createRuntime(options(style, registry, { store }))
+    server.enqueue({ toolCalls: [{ id: "t1", name: "transfer", arguments: { amount: 4 } }] })
+    const h = rt.spawn(rt.root, "payer")
+    rt.wake(h, "move 4")
+    const parked = await rt.wait(h)
+    const path = ["root", "payer.1"]
+    expect(parked.pending?.data).toMatchObject({ callId: "t1", path })
+    expect(rt.inspect(h).pending).toEqual(parked.pending)
+    expect(await rt.wait(h)).toEqual(parked)
+    const stored = await store.getPending(h.id)
+    expect(stored?.id).toBe(parked.pending?.id)
+    expect(stored?.data).toEqual({ ...parked.pending?.data, path: undefined })
+    expect(stored?.data).not.toHaveProperty("path")
+    const snapshot = JSON.parse(JSON.stringify(rt.snapshot()))
+    const saved = snapshot.handles.find((x: { id: string }) => x.id === h.id)
+    expect(saved.pending).toEqual(parked.pending)
+    expect(saved.lastResult).toEqual(parked)
+    // Restored and snapshotted again: the same JSON.
+    const again = restoreRuntime(snapshot, options(style, registry, { store }))
+    expect(JSON.parse(JSON.stringify(again.snapshot()))).toEqual(snapshot)
+    expect(again.inspect(h).pending).toEqual(parked.pending)
+  })
+
   it("a declined answer still finishes the run", async () => {
     const runs = { answers: [] as (Answer | undefined)[] }
     const registry = { payer: { name: "payer", does: "pays", soul: "payer", tools: [approvalTool(runs)] } }

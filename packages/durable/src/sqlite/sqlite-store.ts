@@ -59,6 +59,15 @@ interface SqliteConversationRow {
   updated_at: number
 }
 
+/** A row of the transcript statement: the conversation's columns with each of its messages. */
+interface TranscriptRow {
+  revision: number
+  message_count: number
+  pending_id: string | null
+  seq: number | null
+  body: string | null
+}
+
 /** A request index row as SQLite returns it. */
 interface SqliteRequestRow {
   request_id: string
@@ -151,15 +160,16 @@ export class SqliteStore extends DurableStoreBase {
   }
 
   protected async readTranscript(id: string) {
-    const s = this.#s
-    return s.db
-      .transaction(() => {
-        const row = s.conversation.get(id) as SqliteConversationRow | undefined
-        if (row === undefined) return undefined
-        const rows = s.messages.all(row.conversation_key) as StoredMessageRow[]
-        return { revision: row.revision, count: row.message_count, pendingId: row.pending_id, rows }
-      })
-      .deferred()
+    // One statement reads the row and its messages from one snapshot: no transaction needed.
+    const rows = this.#s.transcript.all(id) as TranscriptRow[]
+    const row = rows[0]
+    if (row === undefined) return undefined
+    return {
+      revision: row.revision,
+      count: row.message_count,
+      pendingId: row.pending_id,
+      rows: row.seq === null ? [] : (rows as StoredMessageRow[]),
+    }
   }
 
   protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
@@ -170,15 +180,13 @@ export class SqliteStore extends DurableStoreBase {
   /** The body of a save, inside an immediate transaction: nothing else writes meanwhile. */
   #saveLocked(s: Statements, input: SaveInput): SaveOutcome {
     const { id, claim, reusable } = input
-    const raw = s.conversation.get(id) as SqliteConversationRow | undefined
+    // A fenced save reads the token of the request its claim points at with the row.
+    const raw = (claim === undefined ? s.conversation.get(id) : s.conversationClaim.get(id)) as
+      | (SqliteConversationRow & { held_token?: string | null })
+      | undefined
     const previous = raw === undefined ? undefined : fromSqlite(raw)
-    if (claim !== undefined) {
-      const held = previous?.claimRequestId
-        ? (s.request.get(previous.claimRequestId) as SqliteRequestRow | undefined)
-        : undefined
-      if (previous?.claimToken !== claim || held?.claim_token !== claim) {
-        return { lostClaim: previous?.claimRequestId ?? previous?.pendingId ?? null }
-      }
+    if (claim !== undefined && (previous?.claimToken !== claim || raw?.held_token !== claim)) {
+      return { lostClaim: previous?.claimRequestId ?? previous?.pendingId ?? null }
     }
     const now = Date.now()
     // A checkpoint is fenced by the claim but leaves it held: only the final save consumes it.
@@ -194,7 +202,11 @@ export class SqliteStore extends DurableStoreBase {
     if (previous !== undefined && reusable !== undefined && reusable.revision === previous.revision) {
       keep = reusable.length
       bodies = input.encode(keep)
-      if (reusable.stored > keep) deleted = s.deleteMessagesFrom.run(key, keep).changes
+      // Stored rows from `keep` on are overwritten in place (the insert below is an upsert) up
+      // to the new end and deleted past it: either way the stored messages there are dropped.
+      const end = keep + bodies.length
+      if (reusable.stored > end) s.deleteMessagesFrom.run(key, end)
+      deleted = Math.max(0, reusable.stored - keep)
     } else {
       const rows = previous === undefined ? [] : (s.messages.all(key) as StoredMessageRow[])
       read = rows.length
@@ -377,7 +389,16 @@ const SQL = {
   deleteMessagesOf:
     "DELETE FROM tnx_messages WHERE conversation_key = " +
     "(SELECT conversation_key FROM tnx_conversations WHERE id = ?)",
-  insertMessage: "INSERT INTO tnx_messages (conversation_key, seq, body) VALUES (?, ?, ?)",
+  insertMessage:
+    "INSERT INTO tnx_messages (conversation_key, seq, body) VALUES (?, ?, ?) " +
+    "ON CONFLICT (conversation_key, seq) DO UPDATE SET body = excluded.body",
+  transcript: `
+      SELECT c.revision, c.message_count, c.pending_id, m.seq, m.body FROM tnx_conversations c
+      LEFT JOIN tnx_messages m ON m.conversation_key = c.conversation_key
+      WHERE c.id = ? ORDER BY m.seq`,
+  conversationClaim: `
+      SELECT c.*, r.claim_token AS held_token FROM tnx_conversations c
+      LEFT JOIN tnx_requests r ON r.request_id = c.claim_request_id WHERE c.id = ?`,
   deleteConversation: "DELETE FROM tnx_conversations WHERE id = ?",
   upsertConversation: `
       INSERT INTO tnx_conversations (

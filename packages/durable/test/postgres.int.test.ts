@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto"
 import { setTimeout as sleep } from "node:timers/promises"
-import { StoreError } from "@toolnexus/core"
+import { AnswerExpiredError, type Message, StoreError, UnknownRequestError } from "@toolnexus/core"
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import { PostgresStore } from "../src/postgres/index.js"
 import { POSTGRES_MIGRATIONS } from "../src/postgres/migrations.js"
-import { describeStoreContract, turns, uid } from "./store-contract.js"
+import { describeStoreContract, request, turns, uid } from "./store-contract.js"
 
 const url = process.env.TOOLNEXUS_TEST_PG_URL
 const skip = url ? undefined : "TOOLNEXUS_TEST_PG_URL is not set"
@@ -123,6 +123,64 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
       expect(await new PostgresStore({ pool, schema }).get(id)).toEqual(turns(2))
     } finally {
       await pool.end()
+    }
+  })
+
+  it("resumes in four round trips: claim, load, checkpoint, final save (regression: it took 14)", async () => {
+    const pool = new pg.Pool({ connectionString: storeUrl, max: 2 })
+    const calls: string[] = []
+    // Every round trip goes through the pool: a query, or a connect for a transaction.
+    const counting = {
+      query: (query: string | pg.QueryConfig, values?: unknown[]) => {
+        calls.push("query")
+        return pool.query(query as pg.QueryConfig, values)
+      },
+      connect: () => {
+        calls.push("connect")
+        return pool.connect()
+      },
+    }
+    try {
+      const store = new PostgresStore({ pool: counting, schema })
+      const id = uid("round-trips")
+      const req = request("approval")
+      const parked = turns(3)
+      await store.save(id, parked, { pending: req })
+      const reader = new PostgresStore({ pool: counting, schema })
+      await reader.get(id) // prepares the schema
+      calls.length = 0
+      const claim = await reader.claimAnswer(id, { id: req.id, ok: true })
+      const loaded = (await reader.get(id)) as Message[]
+      const repaired = [...loaded.slice(0, 2), { role: "tool", content: "paid" } as Message]
+      await reader.save(id, repaired, { claim: claim.token, checkpoint: true })
+      await reader.save(id, [...repaired, turns(4)[3] as Message], { pending: null, claim: claim.token })
+      expect(calls).toEqual(["query", "query", "query", "query"])
+      expect(await store.get(id)).toEqual([...repaired, turns(4)[3]])
+      expect(await store.getDecision(req.id)).toEqual({ ok: true })
+    } finally {
+      await pool.end()
+    }
+  })
+
+  it("a first claim the one-statement path does not grant leaves no request row behind", async () => {
+    const store = new PostgresStore({ connectionString: storeUrl, schema })
+    try {
+      const rows = async (requestId: string) =>
+        (await admin().query(`SELECT 1 FROM "${schema}".tnx_requests WHERE request_id = $1`, [requestId]))
+          .rowCount
+      const late = uid("late")
+      const past = { ...request("approval"), expiresAt: new Date(Date.now() - 1000).toISOString() }
+      await store.save(late, turns(1), { pending: past })
+      await expect(store.claimAnswer(late, { id: past.id, ok: true })).rejects.toBeInstanceOf(
+        AnswerExpiredError,
+      )
+      expect(await rows(past.id)).toBe(0)
+      await expect(store.claimAnswer(late, { id: "not-waited-on", ok: true })).rejects.toBeInstanceOf(
+        UnknownRequestError,
+      )
+      expect(await rows("not-waited-on")).toBe(0)
+    } finally {
+      await store.close()
     }
   })
 

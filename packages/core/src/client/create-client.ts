@@ -5,10 +5,11 @@ import { openaiWire } from "../providers/openai.js"
 import { responsesWire } from "../providers/responses.js"
 import { readSSE } from "../providers/sse.js"
 import type { WireFormat } from "../providers/wire-format.js"
-import { type Client, type ClientBaseOptions, type ModelRequest, buildClient } from "./client.js"
+import { type Client, type ClientBaseOptions, buildClient } from "./client.js"
+import type { ModelCall } from "./loop.js"
 import { headerRedactor } from "./redact.js"
 import { type Attempt, type LLMErrorInfo, httpErrorOf, withRetries } from "./retry.js"
-import { fetchTransport, undiciTransport } from "./transport.js"
+import { type HttpReply, fetchTransport, undiciTransport } from "./transport.js"
 
 /** Options of {@link createClient}. */
 export interface ClientOptions extends ClientBaseOptions {
@@ -75,34 +76,42 @@ export function createClient(opts: ClientOptions): Client {
   }
   const { model, systemPrompt, requestParams, bodyTransform, llmGate } = opts
 
-  async function callOnce(call: ModelRequest): Promise<ModelTurn> {
-    let body = wire.body({
-      model,
-      system: systemPrompt,
-      messages: call.messages,
-      tools: call.tools,
-      stream: call.stream,
-      params: requestParams,
-      output: call.output,
-    })
-    if (bodyTransform) body = bodyTransform(body)
-    const payload = JSON.stringify(body)
-    return withRetries(policy, call.signal, async (attempt) => {
-      try {
-        return await attemptOnce(call, payload, attempt)
-      } catch (error) {
-        // Scrubbed before `onError` or the caller sees it.
-        throw ToolnexusError.isInstance(error) ? redact(error as ToolnexusError) : error
-      }
-    })
+  // Not async: handing back the retry loop's promise saves the extra ticks of a returned promise.
+  function callOnce(call: ModelCall): Promise<ModelTurn> {
+    let payload: string
+    try {
+      let body = wire.body({
+        model,
+        system: systemPrompt,
+        messages: call.messages,
+        tools: call.tools,
+        stream: call.stream,
+        params: requestParams,
+        output: call.output,
+      })
+      if (bodyTransform) body = bodyTransform(body)
+      payload = JSON.stringify(body)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return withRetries(policy, call.signal, (attempt) => attemptOnce(call, payload, attempt))
   }
 
-  async function attemptOnce(call: ModelRequest, payload: string, attempt: Attempt): Promise<ModelTurn> {
-    const reply = await transport(url, { headers, body: payload, signal: attempt.signal })
-    if (reply.status < 200 || reply.status >= 300)
-      throw httpErrorOf(reply, await reply.text().catch(() => ""))
-    if (!call.stream) return wire.parse(parseJSON(await reply.text()))
-    // Output already handed to the caller must not be repeated by a retry.
+  async function attemptOnce(call: ModelCall, payload: string, attempt: Attempt): Promise<ModelTurn> {
+    try {
+      const reply = await transport(url, { headers, body: payload, signal: attempt.signal })
+      if (reply.status < 200 || reply.status >= 300)
+        throw httpErrorOf(reply, await reply.text().catch(() => ""))
+      if (!call.stream) return wire.parse(parseJSON(await reply.text()))
+      return await readStream(call, reply, attempt)
+    } catch (error) {
+      // Scrubbed before `onError` or the caller sees it.
+      throw ToolnexusError.isInstance(error) ? redact(error as ToolnexusError) : error
+    }
+  }
+
+  /** Feeds a streamed reply to the call's listeners; output handed over is never repeated by a retry. */
+  async function readStream(call: ModelCall, reply: HttpReply, attempt: Attempt): Promise<ModelTurn> {
     const { onText, onRefusal } = call
     const stream = wire.streamAccumulator({
       onText: onText
@@ -133,7 +142,7 @@ export function createClient(opts: ClientOptions): Client {
       dialect: wire.dialect,
       // gen_ai.provider.name: both OpenAI APIs are "openai".
       endpoint: { provider: wire.style === "anthropic" ? "anthropic" : "openai", model, url },
-      callModel: (call) => (llmGate ? llmGate(() => callOnce(call)) : callOnce(call)),
+      callModel: llmGate ? (call) => llmGate(() => callOnce(call)) : callOnce,
     },
     opts,
   )

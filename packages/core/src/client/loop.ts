@@ -26,12 +26,16 @@ export interface ModelCall {
   onRefusal: ((delta: string) => void) | undefined
   /** Structured output: the schema the final answer must match. */
   output: OutputFormat | undefined
+  /** Ask with a streaming request (someone listens to deltas). */
+  stream: boolean
 }
 
 /** @internal The client-level settings of the loop. */
 export interface LoopConfig {
   model: string
   dialect: Dialect
+  /** Whether model calls stream; the per-run listeners decide what they receive. */
+  stream: boolean
   callModel(call: ModelCall): Promise<ModelTurn>
   hooks: Hooks | undefined
   waitFor: ((req: Request) => Answer | Promise<Answer>) | undefined
@@ -47,6 +51,8 @@ export interface RunInput {
   signal: AbortSignal | undefined
   scope: string
   emit: ((ev: StreamEvent) => void) | undefined
+  /** Text deltas of every turn (`ask`'s `onText`), besides the `text` events of `emit`. */
+  onText?: ((delta: string) => void) | undefined
   /**
    * Saves the transcript once a turn's calls have settled, before the next LLM request (the
    * stored path's tool-result checkpoint); `undefined` when checkpoints are off.
@@ -108,6 +114,10 @@ export class RunState {
 /** @internal Asks the model and runs tools until a final answer, a halt or a limit. */
 export async function runTurns(config: LoopConfig, input: RunInput, state: RunState): Promise<RunResult> {
   const { model, hooks } = config
+  const emit = input.emit
+  // The listeners are the same for every turn of the run.
+  const onText = textListener(emit, input.onText)
+  const onRefusal = emit ? (delta: string) => emit({ type: "refusal", delta }) : undefined
   for (;;) {
     if (input.signal?.aborted) throw abortErrorOf(input.signal)
     if (state.turns >= config.maxTurns) return state.result(model, "incomplete", { limit: "maxTurns" })
@@ -121,20 +131,20 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
       if (changed?.messages) messages = changed.messages
       if (changed?.tools) tools = changed.tools
     }
-    const emit = input.emit
     const call: ModelCall = {
       messages,
       tools,
       turn,
       signal: input.signal,
-      onText: emit ? (delta) => emit({ type: "text", delta }) : undefined,
-      onRefusal: emit ? (delta) => emit({ type: "refusal", delta }) : undefined,
+      onText,
+      onRefusal,
       output: input.output?.format,
+      stream: config.stream,
     }
     const reply = input.tracing
       ? await input.tracing.chat(messages, () => config.callModel(call))
       : await config.callModel(call)
-    await hooks?.afterLLM?.({ response: reply, model, turn })
+    if (hooks?.afterLLM) await hooks.afterLLM({ response: reply, model, turn })
     recordTurn(state, reply, turn)
     if (emit) {
       emit({ type: "usage", usage: { ...state.usage } })
@@ -155,9 +165,22 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
     if (emit)
       for (const c of reply.toolCalls) emit({ type: "tool_call", id: c.id, name: c.name, args: c.args ?? {} })
 
-    const halted = await settleTurn(config, input, state, reply.toolCalls, turn, new Map())
+    const halted = await settleTurn(config, input, state, reply.toolCalls, turn, undefined)
     if (halted) return state.result(model, "pending", { pending: halted })
     if (input.checkpoint) await input.checkpoint(state.messages)
+  }
+}
+
+/** The run's text listener: `text` events for `emit`, and `ask`'s `onText`, or both. */
+function textListener(
+  emit: ((ev: StreamEvent) => void) | undefined,
+  onText: ((delta: string) => void) | undefined,
+): ((delta: string) => void) | undefined {
+  if (!emit) return onText
+  if (!onText) return (delta) => emit({ type: "text", delta })
+  return (delta) => {
+    emit({ type: "text", delta })
+    onText(delta)
   }
 }
 
@@ -236,18 +259,19 @@ export async function settleTurn(
   state: RunState,
   calls: ModelToolCall[],
   turn: number,
-  presets: Map<string, Preset>,
+  presets: Map<string, Preset> | undefined,
 ): Promise<Request | undefined> {
   const env = callEnv(config, input, turn)
-  const relayCalls = calls.filter(
-    (c) => !presets.has(c.id) && !c.argumentsError && input.toolkit?.get(c.name)?.source === "relay",
-  )
-  const relayIds = new Set(relayCalls.map((c) => c.id))
-  const running = calls.map((call) => {
-    const preset = presets.get(call.id)
-    if (preset) return preset(env)
-    return relayIds.has(call.id) ? undefined : executeCall(env, call)
-  })
+  const running: (Promise<CallOutcome> | CallOutcome | undefined)[] = []
+  const relayCalls: ModelToolCall[] = []
+  for (const call of calls) {
+    const preset = presets?.get(call.id)
+    if (preset) running.push(preset(env))
+    else if (!call.argumentsError && input.toolkit?.get(call.name)?.source === "relay") {
+      running.push(undefined) // settled below, all relay calls on one request
+      relayCalls.push(call)
+    } else running.push(executeCall(env, call))
+  }
   let relay: { request: Request; outcomes?: Map<string, CallOutcome> } | undefined
   if (relayCalls.length > 0) {
     const request = relayRequest(relayCalls)
@@ -275,7 +299,8 @@ export async function settleTurn(
 
   let halted: Request | undefined
   const results: TranscriptToolResult[] = []
-  for (const [i, call] of calls.entries()) {
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i] as ModelToolCall
     const outcome = outcomes[i] ?? relay?.outcomes?.get(call.id)
     let result: ToolResult
     let suspended = false

@@ -40,16 +40,16 @@ export async function withRetries<T>(
 ): Promise<T> {
   for (let count = 1; ; count++) {
     if (signal?.aborted) throw abortErrorOf(signal)
-    const { signal: attemptSignal, release } = attemptSignalOf(signal, policy.timeoutMs)
-    const current: Attempt = { signal: attemptSignal, delivered: false }
+    const timed = policy.timeoutMs === undefined ? undefined : timedSignal(signal, policy.timeoutMs)
+    const current: Attempt = { signal: timed ? timed.signal : signal, delivered: false }
     let error: Error
     try {
       return await attempt(current)
     } catch (caught) {
-      error = AbortError.isInstance(caught) ? (caught as Error) : classify(caught, attemptSignal)
+      error = AbortError.isInstance(caught) ? (caught as Error) : classify(caught, current.signal)
       if (AbortError.isInstance(error)) throw error
     } finally {
-      release()
+      timed?.release()
     }
     const retryable = !current.delivered && isRetryable(error)
     const status = LLMHttpError.isInstance(error) ? error.status : undefined
@@ -104,11 +104,11 @@ function backoff(baseMs: number, attempt: number): number {
   return ceiling / 2 + Math.random() * (ceiling / 2)
 }
 
-function attemptSignalOf(
+/** The run's signal plus the per-attempt timeout; `release` clears both. */
+function timedSignal(
   signal: AbortSignal | undefined,
-  timeoutMs: number | undefined,
-): { signal: AbortSignal | undefined; release(): void } {
-  if (timeoutMs === undefined) return { signal, release: noop }
+  timeoutMs: number,
+): { signal: AbortSignal; release(): void } {
   const controller = new AbortController()
   const timer = setTimeout(
     () => controller.abort(new AbortError(`the LLM request timed out after ${timeoutMs} ms`)),
@@ -124,8 +124,6 @@ function attemptSignalOf(
     },
   }
 }
-
-function noop(): void {}
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {

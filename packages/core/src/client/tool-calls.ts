@@ -63,9 +63,10 @@ async function runCall(
     result = { output: `invalid arguments for ${call.name}: ${call.argumentsError}`, isError: true }
   else if (!tool) result = unknownTool(call.name, env.toolkit?.tools().map((t) => t.name) ?? [])
   else {
-    const before = answer
-      ? undefined
-      : await env.hooks?.beforeTool?.({ name: call.name, args, id: call.id, turn: env.turn })
+    // No hook, no await: a tick per call adds up in the loop.
+    const hooks = answer ? undefined : env.hooks
+    const before =
+      hooks?.beforeTool && (await hooks.beforeTool({ name: call.name, args, id: call.id, turn: env.turn }))
     if (before?.args) args = before.args
     result = before?.result ?? (await runTool(env, call, args, answer, traceContext))
     const suspended = pendingOf(result)
@@ -102,7 +103,7 @@ async function runCall(
   return { call, args, result, request }
 }
 
-async function runTool(
+function runTool(
   env: CallEnv,
   call: ModelToolCall,
   args: Record<string, unknown>,

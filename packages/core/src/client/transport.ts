@@ -1,4 +1,4 @@
-import { request } from "undici"
+import { type Dispatcher, request } from "undici"
 import { AbortError, NetworkError } from "../errors.js"
 import { sharedAgent } from "../internal/http-agent.js"
 
@@ -21,19 +21,39 @@ export type Transport = (
 /** @internal The default transport: undici `request` on the shared keep-alive Agent. */
 export const undiciTransport: Transport = async (url, { headers, body, signal }) => {
   try {
-    const res = await request(url, { method: "POST", headers, body, signal, dispatcher: sharedAgent() })
-    return {
-      status: res.statusCode,
-      header(name) {
-        const value = res.headers[name]
-        return Array.isArray(value) ? value[0] : value
-      },
-      text: () => res.body.text(),
-      chunks: () => res.body,
-      discard: () => res.body.dump(),
-    }
+    return new UndiciReply(
+      await request(url, { method: "POST", headers, body, signal, dispatcher: sharedAgent() }),
+    )
   } catch (error) {
     throw transportError(error, signal)
+  }
+}
+
+// Classes rather than literals of closures: one object per reply on the hot path.
+class UndiciReply implements HttpReply {
+  readonly status: number
+  readonly #res: Dispatcher.ResponseData
+
+  constructor(res: Dispatcher.ResponseData) {
+    this.status = res.statusCode
+    this.#res = res
+  }
+
+  header(name: string): string | undefined {
+    const value = this.#res.headers[name]
+    return Array.isArray(value) ? value[0] : value
+  }
+
+  text(): Promise<string> {
+    return this.#res.body.text()
+  }
+
+  chunks(): AsyncIterable<Uint8Array> {
+    return this.#res.body
+  }
+
+  discard(): Promise<void> {
+    return this.#res.body.dump()
   }
 }
 
@@ -41,19 +61,36 @@ export const undiciTransport: Transport = async (url, { headers, body, signal })
 export function fetchTransport(fetchFn: typeof fetch): Transport {
   return async (url, { headers, body, signal }) => {
     try {
-      const res = await fetchFn(url, { method: "POST", headers, body, signal })
-      return {
-        status: res.status,
-        header: (name) => res.headers.get(name) ?? undefined,
-        text: () => res.text(),
-        chunks: () => (res.body ?? emptyBody()) as AsyncIterable<Uint8Array>,
-        discard: async () => {
-          await res.body?.cancel().catch(() => {})
-        },
-      }
+      return new FetchReply(await fetchFn(url, { method: "POST", headers, body, signal }))
     } catch (error) {
       throw transportError(error, signal)
     }
+  }
+}
+
+class FetchReply implements HttpReply {
+  readonly status: number
+  readonly #res: Response
+
+  constructor(res: Response) {
+    this.status = res.status
+    this.#res = res
+  }
+
+  header(name: string): string | undefined {
+    return this.#res.headers.get(name) ?? undefined
+  }
+
+  text(): Promise<string> {
+    return this.#res.text()
+  }
+
+  chunks(): AsyncIterable<Uint8Array> {
+    return (this.#res.body ?? emptyBody()) as AsyncIterable<Uint8Array>
+  }
+
+  async discard(): Promise<void> {
+    await this.#res.body?.cancel().catch(() => {})
   }
 }
 

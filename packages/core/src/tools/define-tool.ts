@@ -62,25 +62,50 @@ export function defineTool(def: ToolDefinition<any>): Tool {
     description: String(def.description ?? ""),
     inputSchema,
     source: "native",
-    async execute(args, ctx = {}) {
-      let input: unknown = args
-      if (zod) {
-        const checked = await zod["~standard"].validate(args)
-        if (checked.issues)
-          return { output: `invalid arguments: ${formatIssues(checked.issues)}`, isError: true }
-        input = checked.value
-      } else {
-        const issues = validate!(args, "args")
-        if (issues.length)
-          return { output: `invalid arguments: ${formatSchemaIssues(issues)}`, isError: true }
-      }
-      try {
-        return toToolResult(await run(input, ctx))
-      } catch (error) {
-        return { output: error instanceof Error ? error.message : String(error), isError: true }
-      }
+    execute(args, ctx = {}) {
+      if (zod) return executeZod(zod, run, args, ctx)
+      const issues = validate!(args, "args")
+      if (issues.length) return { output: `invalid arguments: ${formatSchemaIssues(issues)}`, isError: true }
+      return settle(run, args, ctx)
     },
   }
+}
+
+async function executeZod(
+  zod: ZodLikeSchema,
+  run: ToolDefinition<any>["run"],
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+): Promise<ToolResult> {
+  const checked = await zod["~standard"].validate(args)
+  if (checked.issues) return { output: `invalid arguments: ${formatIssues(checked.issues)}`, isError: true }
+  return settle(run, checked.value, ctx)
+}
+
+/**
+ * Runs `run` and normalises its return. A synchronous `run` stays synchronous (no await in
+ * the tool loop for it); a throw or a rejection becomes an error result.
+ */
+function settle(
+  run: ToolDefinition<any>["run"],
+  input: unknown,
+  ctx: ToolContext,
+): ToolResult | Promise<ToolResult> {
+  let value: ToolReturn | Promise<ToolReturn>
+  try {
+    value = run(input, ctx)
+  } catch (error) {
+    return thrownResult(error)
+  }
+  return isThenable(value) ? Promise.resolve(value).then(toToolResult, thrownResult) : toToolResult(value)
+}
+
+function isThenable(value: unknown): value is PromiseLike<ToolReturn> {
+  return typeof (value as { then?: unknown } | null)?.then === "function"
+}
+
+function thrownResult(error: unknown): ToolResult {
+  return { output: error instanceof Error ? error.message : String(error), isError: true }
 }
 
 /** @internal Normalises what a `run` returned. */

@@ -30,7 +30,9 @@ export type ClaimRefusal =
 export type ClaimGrant = "claim" | "takeover"
 
 /**
- * @internal The claim rules shared by every backend (the Redis claim script mirrors them).
+ * @internal The claim rules shared by every backend (the Redis claim script mirrors them;
+ * PostgreSQL's one-round-trip first claim, migration 3, grants only states this function
+ * grants as "claim" and leaves the rest to it, pinned by claim-rules.test.ts).
  * Claims are per request id: `request` is the request's index row, whichever conversation
  * the claim comes through; `conversation` is `undefined` for an unknown conversation. `now`
  * is epoch milliseconds on the clock the backend stores expiries with.

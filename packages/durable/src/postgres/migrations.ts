@@ -75,4 +75,48 @@ export const POSTGRES_MIGRATIONS: readonly ((schema: string) => string)[] = [
     FROM ${s}.tnx_conversations WHERE consumed_id IS NOT NULL
     ON CONFLICT DO NOTHING;
   `,
+  // 3: a first claim in one round trip (see \`claimFirst\` in postgres-store.ts). It grants only
+  // when \`decideClaim\` is sure to say "claim": the request is unknown or open and unclaimed,
+  // held by no other runtime, the conversation waits on it, and an approval has no
+  // \`expiresAt\` to judge (JavaScript's date parsing stays in TypeScript). Anything else
+  // returns NULL, changes nothing, and the TypeScript transaction decides. Locks are taken in
+  // the order of every claim and fenced save: the request's row, then the conversation's.
+  (s) => `
+  CREATE OR REPLACE FUNCTION ${s}.tnx_claim_first(p_request text, p_conversation text, p_token text,
+    p_answer text, p_lease_ms float8, p_runtime_key text, p_approves boolean) RETURNS text
+  LANGUAGE plpgsql AS $claim$
+  DECLARE
+    req record;
+    created boolean := false;
+    waiting text;
+  BEGIN
+    SELECT state, claim_token, runtime_key INTO req FROM ${s}.tnx_requests
+      WHERE request_id = p_request FOR UPDATE;
+    IF NOT FOUND THEN
+      INSERT INTO ${s}.tnx_requests (request_id, state, updated_at) VALUES (p_request, 'open', now())
+        ON CONFLICT (request_id) DO NOTHING;
+      -- Another delivery created it first: the full decision sees what it did.
+      IF NOT FOUND THEN RETURN NULL; END IF;
+      created := true;
+    ELSIF req.state <> 'open' OR req.claim_token IS NOT NULL
+        OR req.runtime_key IS DISTINCT FROM p_runtime_key THEN
+      RETURN NULL;
+    END IF;
+    SELECT pending INTO waiting FROM ${s}.tnx_conversations
+      WHERE id = p_conversation AND pending_id = p_request FOR UPDATE;
+    -- Textual and conservative: any mention of expiresAt, or any escape that could spell it.
+    IF waiting IS NULL OR (p_approves AND (strpos(waiting, 'expiresAt') > 0 OR strpos(waiting, '\\u') > 0)) THEN
+      IF created THEN DELETE FROM ${s}.tnx_requests WHERE request_id = p_request; END IF;
+      RETURN NULL;
+    END IF;
+    UPDATE ${s}.tnx_requests SET state = 'claimed', attempts = attempts + 1, claim_token = p_token,
+      claim_conversation_id = p_conversation, claim_answer = p_answer,
+      claim_expires_at = now() + p_lease_ms * interval '1 millisecond', updated_at = now()
+      WHERE request_id = p_request;
+    UPDATE ${s}.tnx_conversations SET claim_token = p_token, claim_request_id = p_request
+      WHERE id = p_conversation;
+    RETURN waiting;
+  END
+  $claim$;
+  `,
 ]

@@ -1,5 +1,6 @@
+import { createHash } from "node:crypto"
 import { ConfigError } from "@toolnexus/core"
-import type { Pool, PoolClient } from "pg"
+import type { Pool, PoolClient, QueryResult, QueryResultRow } from "pg"
 import type { RuntimeHold } from "../durable-store.js"
 import { approvalDeadline, decideClaim, expiresAtOf } from "../internal/claim-rules.js"
 import { type ConversationRow, nextConversationRow } from "../internal/conversation-row.js"
@@ -159,9 +160,9 @@ export class PostgresStore extends DurableStoreBase {
 
   protected async readTranscript(id: string) {
     // One statement, so the row and the messages come from the same snapshot.
-    const { rows } = await this.#pool.query<
+    const { rows } = await run<
       { revision: number; message_count: number; pending_id: string | null } & StoredMessageRow
-    >(this.#sql.transcript, [id])
+    >(this.#pool, this.#sql.transcript, [id])
     const head = rows[0]
     if (head === undefined) return undefined
     const messages = head.seq === null ? [] : rows
@@ -175,17 +176,18 @@ export class PostgresStore extends DurableStoreBase {
   }
 
   /**
-   * The common case in one statement (one round trip): an unfenced save whose transcript
-   * extends what this store last saved or loaded, with the row still at that revision.
-   * `undefined` when it is not, and nothing was written. A fenced save locks the claimed
-   * request's row first (the order claims take) and consumes the claim in the same statement.
+   * The common case in one statement (one round trip): a save whose transcript keeps a
+   * prefix of what this store last saved or loaded (appending, or replacing the last message
+   * as a resumed run does), with the row still at that revision. `undefined` when it is not,
+   * and nothing was written. A fenced save locks the claimed request's row first (the order
+   * claims take) and consumes the claim in the same statement, unless it is a checkpoint.
    */
   async #saveFast(input: SaveInput): Promise<SaveOutcome | undefined> {
     const { id, reusable, pending, transcript } = input
-    // The one statement only appends; a replaced tail takes the locked path.
-    if (reusable === undefined || reusable.length < reusable.stored) return undefined
+    if (reusable === undefined) return undefined
     const bodies = input.encode(reusable.length)
-    const { rows } = await this.#pool.query<{ revision: number; pending_id: string | null }>(
+    const { rows } = await run<{ revision: number; pending_id: string | null }>(
+      this.#pool,
       this.#sql.appendMessages,
       [
         id,
@@ -201,6 +203,7 @@ export class PostgresStore extends DurableStoreBase {
         pending.since ?? null,
         // A checkpoint is fenced by the claim but leaves it held.
         !input.checkpoint,
+        reusable.stored > transcript.length,
       ],
     )
     const revision = rows[0]?.revision
@@ -211,7 +214,8 @@ export class PostgresStore extends DurableStoreBase {
       stats: {
         messageRowsWritten: bodies.length,
         messageBytesWritten: byteLength(bodies),
-        messageRowsDeleted: 0,
+        // Counted as the locked path counts them: every stored row from the kept prefix on.
+        messageRowsDeleted: reusable.stored - reusable.length,
         messageRowsRead: 0,
       },
     }
@@ -223,12 +227,12 @@ export class PostgresStore extends DurableStoreBase {
     const claimed =
       claim === undefined
         ? undefined
-        : (await client.query<{ request_id: string }>(this.#sql.lockClaim, [claim])).rows[0]?.request_id
+        : (await run<{ request_id: string }>(client, this.#sql.lockClaim, [claim])).rows[0]?.request_id
     let raw = await this.#lockConversation(client, id)
     if (raw === undefined) {
       // A placeholder row gives concurrent first saves of one id a row to queue on; it is
       // only ever committed with the real values below.
-      await client.query(this.#sql.insertPlaceholder, [id])
+      await run(client, this.#sql.insertPlaceholder, [id])
       raw = await this.#lockConversation(client, id)
       if (raw === undefined) throw new Error(`conversation ${JSON.stringify(id)} vanished while being saved`)
     }
@@ -244,19 +248,19 @@ export class PostgresStore extends DurableStoreBase {
       keep = reusable.length
       bodies = input.encode(keep)
       if (reusable.stored > keep)
-        deleted = (await client.query(this.#sql.deleteMessagesFrom, [id, keep])).rowCount ?? 0
+        deleted = (await run(client, this.#sql.deleteMessagesFrom, [id, keep])).rowCount ?? 0
     } else {
       const rows =
-        previous.revision === 0 ? [] : (await client.query<StoredMessageRow>(this.#sql.messages, [id])).rows
+        previous.revision === 0 ? [] : (await run<StoredMessageRow>(client, this.#sql.messages, [id])).rows
       read = rows.length
       const plan = rewritePlan(rows, input.encode())
       keep = plan.keep
       bodies = plan.bodies
-      if (plan.deletes) deleted = (await client.query(this.#sql.deleteMessagesFrom, [id, keep])).rowCount ?? 0
+      if (plan.deletes) deleted = (await run(client, this.#sql.deleteMessagesFrom, [id, keep])).rowCount ?? 0
     }
     if (bodies.length > 0) {
       const seqs = bodies.map((_, i) => keep + i)
-      await client.query(this.#sql.insertMessages, [id, seqs, bodies])
+      await run(client, this.#sql.insertMessages, [id, seqs, bodies])
     }
     // A checkpoint is fenced by the claim but leaves it held: only the final save consumes it.
     const consumed = input.checkpoint ? undefined : claim
@@ -267,7 +271,7 @@ export class PostgresStore extends DurableStoreBase {
       consumed,
       Number(raw.now_ms),
     )
-    await client.query(this.#sql.updateConversation, [
+    await run(client, this.#sql.updateConversation, [
       id,
       next.revision,
       next.messageCount,
@@ -280,7 +284,7 @@ export class PostgresStore extends DurableStoreBase {
       next.claimRequestId,
       next.updatedAt,
     ])
-    if (claimed !== undefined && consumed !== undefined) await client.query(this.#sql.applyRequest, [claimed])
+    if (claimed !== undefined && consumed !== undefined) await run(client, this.#sql.applyRequest, [claimed])
     return {
       revision: next.revision,
       pendingId: next.pendingId,
@@ -294,35 +298,48 @@ export class PostgresStore extends DurableStoreBase {
   }
 
   protected async readPendingJson(id: string): Promise<string | null | undefined> {
-    const { rows } = await this.#pool.query<{ pending: string | null }>(this.#sql.pending, [id])
+    const { rows } = await run<{ pending: string | null }>(this.#pool, this.#sql.pending, [id])
     return rows[0]?.pending
   }
 
   protected async readHolders(filter: { kind?: string; requestId?: string }): Promise<HolderRow[]> {
     const { rows } =
       filter.requestId !== undefined
-        ? await this.#pool.query<PgHolderRow>(this.#sql.holdersOf, [filter.requestId])
-        : await this.#pool.query<PgHolderRow>(this.#sql.holders, [filter.kind ?? null])
+        ? await run<PgHolderRow>(this.#pool, this.#sql.holdersOf, [filter.requestId])
+        : await run<PgHolderRow>(this.#pool, this.#sql.holders, [filter.kind ?? null])
     return rows.map(holderOf)
   }
 
   protected async readDecisionJson(requestId: string): Promise<string | null | undefined> {
-    const { rows } = await this.#pool.query<{ claim_answer: string | null }>(this.#sql.decision, [requestId])
+    const { rows } = await run<{ claim_answer: string | null }>(this.#pool, this.#sql.decision, [requestId])
     return rows[0]?.claim_answer
   }
 
   protected async readFailed(): Promise<FailedRow[]> {
-    const { rows } = await this.#pool.query<PgHolderRow>(this.#sql.failed)
+    const { rows } = await run<PgHolderRow>(this.#pool, this.#sql.failed)
     return rows.map((row) => ({ ...holderOf(row), lastError: row.last_error ?? null }))
   }
 
-  protected writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
+  protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
     const { id, answerId, runtimeKey } = input
+    // The common first claim in one round trip; the function grants only what decideClaim
+    // would, and leaves every other case (refusals, takeovers, deadlines) to it below.
+    const first = await run<{ pending: string | null }>(this.#pool, this.#sql.claimFirst, [
+      answerId,
+      id,
+      input.token,
+      input.answerJson,
+      input.leaseMs,
+      runtimeKey ?? null,
+      input.approves,
+    ])
+    const pendingJson = first.rows[0]?.pending
+    if (pendingJson != null) return { grant: "claim", pendingJson, answerJson: input.answerJson }
     return this.#transaction(async (client): Promise<ClaimOutcome> => {
       // The request's row first, then the conversation's: the order every fenced save takes.
       // One statement creates the row when missing and locks it either way.
       const req = (
-        await client.query<PgRequestRow & { now_ms: string; created: boolean }>(this.#sql.lockRequest, [
+        await run<PgRequestRow & { now_ms: string; created: boolean }>(client, this.#sql.lockRequest, [
           answerId,
         ])
       ).rows[0]
@@ -332,7 +349,7 @@ export class PostgresStore extends DurableStoreBase {
       const holderPending =
         holderId == null || holderId === id
           ? raw?.pending_id
-          : (await client.query<{ pending_id: string | null }>(this.#sql.pendingIdOf, [holderId])).rows[0]
+          : (await run<{ pending_id: string | null }>(client, this.#sql.pendingIdOf, [holderId])).rows[0]
               ?.pending_id
       const nowMs = Number(req?.now_ms)
       const decision = decideClaim(
@@ -351,10 +368,10 @@ export class PostgresStore extends DurableStoreBase {
         { approvesBy: approvalDeadline(raw?.pending, input.approves), maxAttempts: input.maxAttempts },
       )
       if (decision === "exhausted")
-        await client.query(this.#sql.failRequest, [answerId, input.exhaustedErrorJson])
+        await run(client, this.#sql.failRequest, [answerId, input.exhaustedErrorJson])
       if (decision !== "claim" && decision !== "takeover") {
         // A request row made only to lock on must not outlive a refused claim.
-        if (created) await client.query(this.#sql.dropRequest, [answerId])
+        if (created) await run(client, this.#sql.dropRequest, [answerId])
         return {
           refusal: decision,
           runtimeKey: req?.runtime_key,
@@ -363,7 +380,7 @@ export class PostgresStore extends DurableStoreBase {
         }
       }
       const answerJson = decision === "takeover" ? (req?.claim_answer as string) : input.answerJson
-      await client.query(this.#sql.claimRequest, [
+      await run(client, this.#sql.claimRequest, [
         answerId,
         input.token,
         id,
@@ -375,23 +392,24 @@ export class PostgresStore extends DurableStoreBase {
   }
 
   protected async expireClaim(id: string, token: string, failure?: ClaimFailure): Promise<void> {
-    if (failure === undefined) await this.#pool.query(this.#sql.releaseClaim, [id, token])
-    else await this.#pool.query(this.#sql.failClaim, [id, token, failure.errorJson, failure.maxAttempts])
+    if (failure === undefined) await run(this.#pool, this.#sql.releaseClaim, [id, token])
+    else await run(this.#pool, this.#sql.failClaim, [id, token, failure.errorJson, failure.maxAttempts])
   }
 
   protected async renewLease(id: string, token: string, leaseMs: number): Promise<boolean> {
-    return ((await this.#pool.query(this.#sql.renewClaim, [id, token, leaseMs])).rowCount ?? 0) === 1
+    return ((await run(this.#pool, this.#sql.renewClaim, [id, token, leaseMs])).rowCount ?? 0) === 1
   }
 
   protected async reopenRequest(requestId: string): Promise<string | null> {
-    const { rows } = await this.#pool.query<{ claim_answer: string | null }>(this.#sql.reopenRequest, [
+    const { rows } = await run<{ claim_answer: string | null }>(this.#pool, this.#sql.reopenRequest, [
       requestId,
     ])
     return rows[0]?.claim_answer ?? null
   }
 
   protected async readExpiredClaims(limit: number | undefined) {
-    const { rows } = await this.#pool.query<{ id: string; pending: string; answer: string }>(
+    const { rows } = await run<{ id: string; pending: string; answer: string }>(
+      this.#pool,
       this.#sql.expiredClaims,
       [limit ?? null],
     )
@@ -400,22 +418,22 @@ export class PostgresStore extends DurableStoreBase {
 
   protected async removeConversation(id: string): Promise<void> {
     await this.#transaction(async (client) => {
-      await client.query(this.#sql.forgetRequestsOf, [id])
-      await client.query(this.#sql.deleteMessagesFrom, [id, 0])
-      await client.query(this.#sql.deleteConversation, [id])
+      await run(client, this.#sql.forgetRequestsOf, [id])
+      await run(client, this.#sql.deleteMessagesFrom, [id, 0])
+      await run(client, this.#sql.deleteConversation, [id])
     })
   }
 
   protected async writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): Promise<void> {
     if (holds === undefined) {
-      await this.#pool.query(this.#sql.putSnapshot, [key, body])
+      await run(this.#pool, this.#sql.putSnapshot, [key, body])
       return
     }
     await this.#transaction(async (client) => {
-      await client.query(this.#sql.putSnapshot, [key, body])
-      await client.query(this.#sql.dropHolds, [key])
+      await run(client, this.#sql.putSnapshot, [key, body])
+      await run(client, this.#sql.dropHolds, [key])
       if (holds.length === 0) return
-      await client.query(this.#sql.holds, [
+      await run(client, this.#sql.holds, [
         key,
         holds.map((h) => h.requestId),
         holds.map((h) => h.conversationId),
@@ -425,12 +443,12 @@ export class PostgresStore extends DurableStoreBase {
   }
 
   protected async readSnapshot(key: string): Promise<string | undefined> {
-    const { rows } = await this.#pool.query<{ body: string }>(this.#sql.getSnapshot, [key])
+    const { rows } = await run<{ body: string }>(this.#pool, this.#sql.getSnapshot, [key])
     return rows[0]?.body
   }
 
   protected async removeSnapshot(key: string): Promise<void> {
-    await this.#pool.query(this.#sql.deleteSnapshot, [key])
+    await run(this.#pool, this.#sql.deleteSnapshot, [key])
   }
 
   protected async release(): Promise<void> {
@@ -485,7 +503,7 @@ export class PostgresStore extends DurableStoreBase {
   }
 
   #lockConversation(client: Queryable, id: string): Promise<PgConversationRow | undefined> {
-    return client.query<PgConversationRow>(this.#sql.lockConversation, [id]).then((r) => r.rows[0])
+    return run<PgConversationRow>(client, this.#sql.lockConversation, [id]).then((r) => r.rows[0])
   }
 
   /** Creates or upgrades the tables; a schema newer than this code is refused before any write. */
@@ -525,7 +543,35 @@ export class PostgresStore extends DurableStoreBase {
   }
 }
 
-function statements(s: string) {
+/** One of the store's statements: named, so each connection parses and plans it once. */
+interface Statement {
+  name: string
+  text: string
+}
+
+/** Runs a store statement as a prepared (named) statement on `db`. */
+function run<R extends QueryResultRow = QueryResultRow>(
+  db: Queryable,
+  statement: Statement,
+  values?: unknown[],
+): Promise<QueryResult<R>> {
+  return db.query<R>({ name: statement.name, text: statement.text, values })
+}
+
+/**
+ * The store's statements for the quoted schema `s`, named after it (by a digest: the server
+ * cuts names at 63 bytes), so one name always carries one text, also across stores of
+ * different schemas sharing a host's pool.
+ */
+function statements(s: string): Record<keyof ReturnType<typeof statementTexts>, Statement> {
+  const texts = statementTexts(s)
+  const tag = createHash("sha256").update(s).digest("hex").slice(0, 16)
+  return Object.fromEntries(
+    Object.entries(texts).map(([key, text]) => [key, { name: `tnx_${tag}_${key}`, text }]),
+  ) as Record<keyof typeof texts, Statement>
+}
+
+function statementTexts(s: string) {
   const conversations = `${s}.tnx_conversations`
   const messages = `${s}.tnx_messages`
   const snapshots = `${s}.tnx_snapshots`
@@ -537,15 +583,16 @@ function statements(s: string) {
       SELECT c.revision, c.message_count, c.pending_id, m.seq, m.body
       FROM ${conversations} c LEFT JOIN ${messages} m ON m.conversation_id = c.id
       WHERE c.id = $1 ORDER BY m.seq`,
-    now: `SELECT ${ms("now()")} AS now_ms`,
     lockConversation: `
       SELECT revision, message_count, pending, pending_id, pending_kind,
         ${ms("pending_since")} AS pending_since, consumed_id, claim_token, claim_request_id,
         ${ms("created_at")} AS created_at, ${ms("updated_at")} AS updated_at, ${ms("now()")} AS now_ms
       FROM ${conversations} WHERE id = $1 FOR UPDATE`,
     // $11 is the sinceOnSet decision, made from the row at the guarded revision; $12 whether a
-    // fenced save consumes its claim (a checkpoint does not). SET expressions read the old
-    // row, and the INSERT only happens when the guarded UPDATE matched.
+    // fenced save consumes its claim (a checkpoint does not); $13 whether stored rows lie past
+    // the new end. SET expressions read the old row, and the writes to messages only happen
+    // when the guarded UPDATE matched. A replaced tail is overwritten in place (the upsert)
+    // and the rows past the end deleted: disjoint rows, so no row is touched twice.
     appendMessages: `
       WITH claimed AS (
         SELECT request_id FROM ${requests} WHERE $10::text IS NOT NULL AND claim_token = $10::text FOR UPDATE
@@ -574,6 +621,10 @@ function statements(s: string) {
         INSERT INTO ${messages} (conversation_id, seq, body)
         SELECT $1, t.seq, t.body FROM unnest($8::integer[], $9::text[]) AS t(seq, body)
         WHERE EXISTS (SELECT 1 FROM updated)
+        ON CONFLICT (conversation_id, seq) DO UPDATE SET body = excluded.body
+      ), truncated AS (
+        DELETE FROM ${messages} WHERE $13::boolean AND conversation_id = $1 AND seq >= $3
+          AND EXISTS (SELECT 1 FROM updated)
       )
       SELECT revision, pending_id FROM updated`,
     insertPlaceholder: `
@@ -615,6 +666,7 @@ function statements(s: string) {
       RETURNING state, attempts, runtime_key, claim_token, claim_conversation_id, claim_answer,
         ${ms("claim_expires_at")} AS claim_expires_at, ${ms("now()")} AS now_ms, (xmax = 0) AS created`,
     lockClaim: `SELECT request_id FROM ${requests} WHERE claim_token = $1 FOR UPDATE`,
+    claimFirst: `SELECT ${s}.tnx_claim_first($1, $2, $3, $4, $5, $6, $7) AS pending`,
     // The claim on the request, and the conversation's pointer to it, in one round trip.
     claimRequest: `
       WITH claimed AS (

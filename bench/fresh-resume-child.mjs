@@ -64,7 +64,10 @@ async function floor() {
   const cfg = JSON.parse(json)
   const db = new Database(cfg.path, { fileMustExist: true })
   const pendingOf = db.prepare("SELECT pending FROM tnx_conversations WHERE id = ?")
-  const messagesOf = db.prepare("SELECT body FROM tnx_messages WHERE conversation_id = ? ORDER BY seq")
+  const messagesOf = db.prepare(
+    "SELECT body FROM tnx_messages WHERE conversation_key = " +
+      "(SELECT conversation_key FROM tnx_conversations WHERE id = ?) ORDER BY seq",
+  )
   // One claim, as exactly-once needs: the first answer to take the conversation wins.
   const claim = db.prepare(
     "UPDATE tnx_conversations SET claim_token = ?, claim_request_id = pending_id " +

@@ -23,6 +23,31 @@ const tables = (db: Database.Database) =>
     }[]
   ).map((row) => row.name)
 
+/** A conversation as versions 1–3 store it: messages keyed by the conversation id. */
+function writeLegacy(
+  db: Database.Database,
+  id: string,
+  messages: unknown[],
+  pending?: { id: string; kind: string; prompt: string },
+) {
+  const now = Date.now()
+  db.prepare(
+    "INSERT INTO tnx_conversations (id, revision, message_count, pending, pending_id, pending_kind, " +
+      "pending_since, created_at, updated_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?)",
+  ).run(
+    id,
+    messages.length,
+    pending ? JSON.stringify(pending) : null,
+    pending?.id ?? null,
+    pending?.kind ?? null,
+    pending ? now : null,
+    now,
+    now,
+  )
+  const insert = db.prepare("INSERT INTO tnx_messages (conversation_id, seq, body) VALUES (?, ?, ?)")
+  for (const [seq, message] of messages.entries()) insert.run(id, seq, JSON.stringify(message))
+}
+
 const NEXT =
   "ALTER TABLE tnx_conversations ADD COLUMN labels TEXT; CREATE TABLE tnx_labels (name TEXT PRIMARY KEY);"
 
@@ -47,18 +72,11 @@ describe("SQLite schema migrations", () => {
 
   it("moves version 2's messages into the rowid table of version 3, in order and still appendable", async () => {
     const file = newFile()
-    const v2 = new SqliteStore({ path: file, migrations: SQLITE_MIGRATIONS.slice(0, 2) })
-    await v2.save("a", turns(3), { pending: { id: "r", kind: "approval", prompt: "ok?" } })
-    await v2.save("b", turns(2))
-    await v2.close()
-
-    const v3 = new SqliteStore({ path: file })
-    expect(await v3.get("a")).toEqual(turns(3))
-    expect(await v3.getPending("a")).toMatchObject({ id: "r" })
-    await v3.save("b", turns(4))
-    expect(await v3.get("b")).toEqual(turns(4))
-    await v3.close()
     const db = new Database(file)
+    migrateSqlite(db, SQLITE_MIGRATIONS.slice(0, 2), "a version-2 database")
+    writeLegacy(db, "a", turns(3), { id: "r", kind: "approval", prompt: "ok?" })
+    writeLegacy(db, "b", turns(2))
+    migrateSqlite(db, SQLITE_MIGRATIONS.slice(0, 3), "a version-3 database")
     expect(version(db)).toBe("3")
     const sql = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'tnx_messages'").get() as {
       sql: string
@@ -67,6 +85,93 @@ describe("SQLite schema migrations", () => {
     // The (conversation_id, seq) key still refuses a duplicate.
     expect(() =>
       db.prepare("INSERT INTO tnx_messages (conversation_id, seq, body) VALUES ('b', 0, '{}')").run(),
+    ).toThrow(/UNIQUE/)
+    db.close()
+
+    const store = new SqliteStore({ path: file })
+    expect(await store.get("a")).toEqual(turns(3))
+    expect(await store.getPending("a")).toMatchObject({ id: "r" })
+    await store.save("b", turns(4))
+    expect(await store.get("b")).toEqual(turns(4))
+    await store.close()
+  })
+
+  it("keys version 3's messages by the conversation's integer key in version 4", async () => {
+    const file = newFile()
+    const raw = new Database(file)
+    migrateSqlite(raw, SQLITE_MIGRATIONS.slice(0, 3), "a version-3 database")
+    writeLegacy(raw, "a", turns(3), { id: "r", kind: "approval", prompt: "ok?" })
+    writeLegacy(raw, "b", turns(2))
+    // A claim taken before the upgrade, and a message row no conversation owns.
+    const now = Date.now()
+    raw
+      .prepare(
+        "INSERT INTO tnx_requests (request_id, state, attempts, claim_token, claim_conversation_id, " +
+          "claim_answer, claim_expires_at, updated_at) VALUES ('r', 'claimed', 1, 'tok', 'a', ?, ?, ?)",
+      )
+      .run(JSON.stringify({ id: "r", ok: true }), now + 60_000, now)
+    raw
+      .prepare("UPDATE tnx_conversations SET claim_token = 'tok', claim_request_id = 'r' WHERE id = 'a'")
+      .run()
+    raw.prepare("INSERT INTO tnx_messages (conversation_id, seq, body) VALUES ('orphan', 0, '{}')").run()
+    raw.close()
+
+    const v4 = new SqliteStore({ path: file })
+    expect(await v4.get("a")).toEqual(turns(3))
+    expect(await v4.get("b")).toEqual(turns(2))
+    expect(await v4.get("orphan")).toBeUndefined()
+    expect(await v4.findRequest("r")).toMatchObject({ state: "claimed", attempts: 1 })
+    // The claim still fences, and the final save consumes it.
+    await expect(v4.save("a", turns(4), { pending: null, claim: "other" })).rejects.toThrow()
+    await v4.save("a", turns(4), { pending: null, claim: "tok" })
+    expect(await v4.getDecision("r")).toEqual({ ok: true })
+    await v4.save("b", turns(3))
+    await v4.save("orphan", turns(1))
+    expect(await v4.get("b")).toEqual(turns(3))
+    expect(await v4.get("orphan")).toEqual(turns(1))
+    await v4.deleteConversation("b")
+    expect(await v4.get("b")).toBeUndefined()
+    await v4.close()
+    // Opening it again finds the newest version and changes nothing.
+    const again = new SqliteStore({ path: file })
+    expect(await again.get("a")).toEqual(turns(4))
+    await again.close()
+
+    const db = new Database(file)
+    expect(version(db)).toBe("4")
+    expect(tables(db)).toEqual([
+      "tnx_conversations",
+      "tnx_messages",
+      "tnx_meta",
+      "tnx_requests",
+      "tnx_snapshots",
+    ])
+    expect(db.prepare("SELECT count(*) AS n FROM tnx_messages").get()).toEqual({ n: 5 })
+    const indexes = db
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tnx_conversations' " +
+          "AND sql IS NOT NULL ORDER BY name",
+      )
+      .all()
+    expect(indexes).toEqual([
+      { name: "tnx_conversations_claims" },
+      { name: "tnx_conversations_pending" },
+      { name: "tnx_conversations_pending_id" },
+    ])
+    // (key, seq) refuses a duplicate, and ids stay unique.
+    const { conversation_key: key } = db
+      .prepare("SELECT conversation_key FROM tnx_conversations WHERE id = 'a'")
+      .get() as { conversation_key: number }
+    expect(() =>
+      db.prepare("INSERT INTO tnx_messages (conversation_key, seq, body) VALUES (?, 0, '{}')").run(key),
+    ).toThrow(/UNIQUE/)
+    expect(() =>
+      db
+        .prepare(
+          "INSERT INTO tnx_conversations (id, revision, message_count, created_at, updated_at) " +
+            "VALUES ('a', 1, 0, 0, 0)",
+        )
+        .run(),
     ).toThrow(/UNIQUE/)
     db.close()
   })

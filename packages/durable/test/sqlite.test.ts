@@ -42,8 +42,11 @@ for (const [name, db] of [
     corrupt: async (_store, id, index) =>
       behindTheBack(db, (conn) => {
         conn
-          .prepare("UPDATE tnx_messages SET body = 'not json {' WHERE conversation_id = ? AND seq = ?")
-          .run(id, index)
+          .prepare(
+            "UPDATE tnx_messages SET body = 'not json {' WHERE seq = ? AND conversation_key = " +
+              "(SELECT conversation_key FROM tnx_conversations WHERE id = ?)",
+          )
+          .run(index, id)
       }),
     setSchemaVersion: async (_store, version) =>
       behindTheBack(db, (conn) => {

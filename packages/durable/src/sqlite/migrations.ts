@@ -83,4 +83,54 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   DROP TABLE tnx_messages;
   ALTER TABLE tnx_messages_v3 RENAME TO tnx_messages;
   `,
+  // 4: messages are keyed by the conversation's integer key instead of its id. An index entry
+  // of (id, seq) carried the whole id (~40 B), so a long conversation's entries filled a leaf
+  // every ~20 turns and split it in the middle of the index (three leaves and the parent
+  // rewritten); (key, seq) entries are ~12 B. The key is the conversations' rowid, made an
+  // INTEGER PRIMARY KEY so VACUUM keeps it. Messages of no conversation cannot be read or
+  // kept, and are not copied.
+  `
+  CREATE TABLE tnx_conversations_v4 (
+    conversation_key INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    revision INTEGER NOT NULL,
+    message_count INTEGER NOT NULL,
+    pending TEXT,
+    pending_id TEXT,
+    pending_kind TEXT,
+    pending_since INTEGER,
+    consumed_id TEXT,
+    claim_token TEXT,
+    claim_request_id TEXT,
+    claim_answer TEXT,
+    claim_expires_at INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  INSERT INTO tnx_conversations_v4 (conversation_key, id, revision, message_count, pending, pending_id,
+      pending_kind, pending_since, consumed_id, claim_token, claim_request_id, claim_answer,
+      claim_expires_at, created_at, updated_at)
+    SELECT rowid, id, revision, message_count, pending, pending_id, pending_kind, pending_since,
+      consumed_id, claim_token, claim_request_id, claim_answer, claim_expires_at, created_at, updated_at
+    FROM tnx_conversations ORDER BY rowid;
+  CREATE TABLE tnx_messages_v4 (
+    conversation_key INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (conversation_key, seq)
+  );
+  INSERT INTO tnx_messages_v4 (conversation_key, seq, body)
+    SELECT c.conversation_key, m.seq, m.body FROM tnx_messages m
+    JOIN tnx_conversations_v4 c ON c.id = m.conversation_id ORDER BY c.conversation_key, m.seq;
+  DROP TABLE tnx_messages;
+  DROP TABLE tnx_conversations;
+  ALTER TABLE tnx_conversations_v4 RENAME TO tnx_conversations;
+  ALTER TABLE tnx_messages_v4 RENAME TO tnx_messages;
+  CREATE INDEX tnx_conversations_pending ON tnx_conversations (pending_since, id)
+    WHERE pending_id IS NOT NULL;
+  CREATE INDEX tnx_conversations_claims ON tnx_conversations (claim_expires_at, id)
+    WHERE claim_token IS NOT NULL;
+  CREATE INDEX tnx_conversations_pending_id ON tnx_conversations (pending_id)
+    WHERE pending_id IS NOT NULL;
+  `,
 ]

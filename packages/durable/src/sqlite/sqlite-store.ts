@@ -41,6 +41,8 @@ export interface SqliteStoreOptions extends DurableStoreOptions {
 
 /** A conversation row as SQLite returns it. */
 interface SqliteConversationRow {
+  /** The integer key its messages are stored under. */
+  conversation_key: number
   id: string
   revision: number
   message_count: number
@@ -55,6 +57,15 @@ interface SqliteConversationRow {
   claim_expires_at: number | null
   created_at: number
   updated_at: number
+}
+
+/** A row of the transcript statement: the conversation's columns with each of its messages. */
+interface TranscriptRow {
+  revision: number
+  message_count: number
+  pending_id: string | null
+  seq: number | null
+  body: string | null
 }
 
 /** A request index row as SQLite returns it. */
@@ -149,15 +160,16 @@ export class SqliteStore extends DurableStoreBase {
   }
 
   protected async readTranscript(id: string) {
-    const s = this.#s
-    return s.db
-      .transaction(() => {
-        const row = s.conversation.get(id) as SqliteConversationRow | undefined
-        if (row === undefined) return undefined
-        const rows = s.messages.all(id) as StoredMessageRow[]
-        return { revision: row.revision, count: row.message_count, pendingId: row.pending_id, rows }
-      })
-      .deferred()
+    // One statement reads the row and its messages from one snapshot: no transaction needed.
+    const rows = this.#s.transcript.all(id) as TranscriptRow[]
+    const row = rows[0]
+    if (row === undefined) return undefined
+    return {
+      revision: row.revision,
+      count: row.message_count,
+      pendingId: row.pending_id,
+      rows: row.seq === null ? [] : (rows as StoredMessageRow[]),
+    }
   }
 
   protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
@@ -168,16 +180,21 @@ export class SqliteStore extends DurableStoreBase {
   /** The body of a save, inside an immediate transaction: nothing else writes meanwhile. */
   #saveLocked(s: Statements, input: SaveInput): SaveOutcome {
     const { id, claim, reusable } = input
-    const raw = s.conversation.get(id) as SqliteConversationRow | undefined
+    // A fenced save reads the token of the request its claim points at with the row.
+    const raw = (claim === undefined ? s.conversation.get(id) : s.conversationClaim.get(id)) as
+      | (SqliteConversationRow & { held_token?: string | null })
+      | undefined
     const previous = raw === undefined ? undefined : fromSqlite(raw)
-    if (claim !== undefined) {
-      const held = previous?.claimRequestId
-        ? (s.request.get(previous.claimRequestId) as SqliteRequestRow | undefined)
-        : undefined
-      if (previous?.claimToken !== claim || held?.claim_token !== claim) {
-        return { lostClaim: previous?.claimRequestId ?? previous?.pendingId ?? null }
-      }
+    if (claim !== undefined && (previous?.claimToken !== claim || raw?.held_token !== claim)) {
+      return { lostClaim: previous?.claimRequestId ?? previous?.pendingId ?? null }
     }
+    const now = Date.now()
+    // A checkpoint is fenced by the claim but leaves it held: only the final save consumes it.
+    const consumed = input.checkpoint ? undefined : claim
+    const next = nextConversationRow(previous, input.transcript.length, input.pending, consumed, now)
+    // First, so that a new conversation has the key its messages are stored under.
+    const key = (s.upsertConversation.get(toSqlite(id, next)) as { conversation_key: number })
+      .conversation_key
     let keep: number
     let bodies: string[]
     let read = 0
@@ -185,21 +202,20 @@ export class SqliteStore extends DurableStoreBase {
     if (previous !== undefined && reusable !== undefined && reusable.revision === previous.revision) {
       keep = reusable.length
       bodies = input.encode(keep)
-      if (reusable.stored > keep) deleted = s.deleteMessagesFrom.run(id, keep).changes
+      // Stored rows from `keep` on are overwritten in place (the insert below is an upsert) up
+      // to the new end and deleted past it: either way the stored messages there are dropped.
+      const end = keep + bodies.length
+      if (reusable.stored > end) s.deleteMessagesFrom.run(key, end)
+      deleted = Math.max(0, reusable.stored - keep)
     } else {
-      const rows = previous === undefined ? [] : (s.messages.all(id) as StoredMessageRow[])
+      const rows = previous === undefined ? [] : (s.messages.all(key) as StoredMessageRow[])
       read = rows.length
       const plan = rewritePlan(rows, input.encode())
       keep = plan.keep
       bodies = plan.bodies
-      if (plan.deletes) deleted = s.deleteMessagesFrom.run(id, keep).changes
+      if (plan.deletes) deleted = s.deleteMessagesFrom.run(key, keep).changes
     }
-    for (let i = 0; i < bodies.length; i++) s.insertMessage.run(id, keep + i, bodies[i])
-    const now = Date.now()
-    // A checkpoint is fenced by the claim but leaves it held: only the final save consumes it.
-    const consumed = input.checkpoint ? undefined : claim
-    const next = nextConversationRow(previous, input.transcript.length, input.pending, consumed, now)
-    s.upsertConversation.run(toSqlite(id, next))
+    for (let i = 0; i < bodies.length; i++) s.insertMessage.run(key, keep + i, bodies[i])
     if (consumed !== undefined) s.applyRequest.run(now, previous?.claimRequestId)
     return {
       revision: next.revision,
@@ -312,7 +328,7 @@ export class SqliteStore extends DurableStoreBase {
     s.db
       .transaction(() => {
         s.forgetRequestsOf.run({ id })
-        s.deleteMessagesFrom.run(id, 0)
+        s.deleteMessagesOf.run(id)
         s.deleteConversation.run(id)
       })
       .immediate()
@@ -368,9 +384,21 @@ const HOLDER_COLUMNS = `c.id, c.pending, c.pending_id, c.pending_since, r.state,
 const SQL = {
   conversation: "SELECT * FROM tnx_conversations WHERE id = ?",
   request: "SELECT * FROM tnx_requests WHERE request_id = ?",
-  messages: "SELECT seq, body FROM tnx_messages WHERE conversation_id = ? ORDER BY seq",
-  deleteMessagesFrom: "DELETE FROM tnx_messages WHERE conversation_id = ? AND seq >= ?",
-  insertMessage: "INSERT INTO tnx_messages (conversation_id, seq, body) VALUES (?, ?, ?)",
+  messages: "SELECT seq, body FROM tnx_messages WHERE conversation_key = ? ORDER BY seq",
+  deleteMessagesFrom: "DELETE FROM tnx_messages WHERE conversation_key = ? AND seq >= ?",
+  deleteMessagesOf:
+    "DELETE FROM tnx_messages WHERE conversation_key = " +
+    "(SELECT conversation_key FROM tnx_conversations WHERE id = ?)",
+  insertMessage:
+    "INSERT INTO tnx_messages (conversation_key, seq, body) VALUES (?, ?, ?) " +
+    "ON CONFLICT (conversation_key, seq) DO UPDATE SET body = excluded.body",
+  transcript: `
+      SELECT c.revision, c.message_count, c.pending_id, m.seq, m.body FROM tnx_conversations c
+      LEFT JOIN tnx_messages m ON m.conversation_key = c.conversation_key
+      WHERE c.id = ? ORDER BY m.seq`,
+  conversationClaim: `
+      SELECT c.*, r.claim_token AS held_token FROM tnx_conversations c
+      LEFT JOIN tnx_requests r ON r.request_id = c.claim_request_id WHERE c.id = ?`,
   deleteConversation: "DELETE FROM tnx_conversations WHERE id = ?",
   upsertConversation: `
       INSERT INTO tnx_conversations (
@@ -384,7 +412,8 @@ const SQL = {
         pending = excluded.pending, pending_id = excluded.pending_id, pending_kind = excluded.pending_kind,
         pending_since = excluded.pending_since, consumed_id = excluded.consumed_id,
         claim_token = excluded.claim_token, claim_request_id = excluded.claim_request_id,
-        updated_at = excluded.updated_at`,
+        updated_at = excluded.updated_at
+      RETURNING conversation_key`,
   // A consumed claim leaves its answer as the request's decision.
   applyRequest:
     "UPDATE tnx_requests SET state = 'applied', claim_token = NULL, claim_expires_at = NULL, " +
@@ -526,7 +555,7 @@ function fromSqlite(row: SqliteConversationRow): ConversationRow {
 function toSqlite(
   id: string,
   row: ConversationRow,
-): Omit<SqliteConversationRow, "claim_answer" | "claim_expires_at"> {
+): Omit<SqliteConversationRow, "conversation_key" | "claim_answer" | "claim_expires_at"> {
   return {
     id,
     revision: row.revision,

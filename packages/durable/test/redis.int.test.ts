@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto"
+import { AnswerExpiredError, type Message, type Request } from "@toolnexus/core"
 import { Redis } from "ioredis"
 import { afterAll, describe, expect, it } from "vitest"
 import { RedisStore } from "../src/redis/index.js"
@@ -72,6 +73,85 @@ describe.skipIf(skip !== undefined)("RedisStore on a live server", () => {
       await store.close()
       expect(client.status).toBe("ready")
       expect(await admin().exists(`host-${keyPrefix}conv:${id}`)).toBe(1)
+    } finally {
+      client.disconnect()
+    }
+  })
+
+  /** A client that records the name of every command it sends: one per round trip. */
+  function countingClient(): { client: Redis; calls: string[] } {
+    const client = new Redis(url as string)
+    const calls: string[] = []
+    const send = client.sendCommand.bind(client)
+    client.sendCommand = (command, stream) => {
+      calls.push(command.name)
+      return send(command, stream)
+    }
+    return { client, calls }
+  }
+
+  it("resumes in four round trips: claim, load, checkpoint, final save (regression: it took 6)", async () => {
+    const { client, calls } = countingClient()
+    try {
+      const store = new RedisStore({ client, keyPrefix })
+      const resume = async (id: string) => {
+        const req = request("approval")
+        await store.save(id, turns(3), { pending: req })
+        const reader = new RedisStore({ client, keyPrefix })
+        await reader.get(id) // prepares the key layout
+        calls.length = 0
+        const claim = await reader.claimAnswer(id, { id: req.id, ok: true })
+        const loaded = (await reader.get(id)) as Message[]
+        const repaired = [...loaded.slice(0, 2), { role: "tool", content: "paid" } as Message]
+        await reader.save(id, repaired, { claim: claim.token, checkpoint: true })
+        await reader.save(id, [...repaired, turns(4)[3] as Message], { pending: null, claim: claim.token })
+        const sent = [...calls]
+        expect(await store.get(id)).toEqual([...repaired, turns(4)[3]])
+        expect(await store.getDecision(req.id)).toEqual({ ok: true })
+        return sent
+      }
+      await resume(uid("round-trips-warm")) // loads the scripts on the server
+      expect(await resume(uid("round-trips"))).toEqual(["evalsha", "evalsha", "evalsha", "evalsha"])
+    } finally {
+      client.disconnect()
+    }
+  })
+
+  it("judges an approval's expiresAt with a second claim call, only when the request has one", async () => {
+    const { client, calls } = countingClient()
+    try {
+      const store = new RedisStore({ client, keyPrefix })
+      const claimCalls = async (req: Request, ok: boolean) => {
+        const id = uid("deadline")
+        await store.save(id, turns(1), { pending: req })
+        calls.length = 0
+        const outcome = await store
+          .claimAnswer(id, ok ? { id: req.id, ok } : { id: req.id, ok, reason: "no" })
+          .then(
+            () => "granted",
+            (error: Error) => error,
+          )
+        return { outcome, calls: calls.length }
+      }
+      const soon = new Date(Date.now() + 60_000).toISOString()
+      const past = new Date(Date.now() - 1000).toISOString()
+      expect(await claimCalls(request("approval"), true)).toEqual({ outcome: "granted", calls: 1 })
+      expect(await claimCalls({ ...request("approval"), expiresAt: soon }, true)).toEqual({
+        outcome: "granted",
+        calls: 2,
+      })
+      // A mention of expiresAt that is not the field costs the second call, and grants.
+      const mention = { ...request("approval"), prompt: 'no "expiresAt" here' }
+      expect(await claimCalls(mention, true)).toEqual({ outcome: "granted", calls: 2 })
+      const late = await claimCalls({ ...request("approval"), expiresAt: past }, true)
+      expect(late.calls).toBe(2)
+      expect(late.outcome).toBeInstanceOf(AnswerExpiredError)
+      expect((late.outcome as AnswerExpiredError).expiresAt).toBe(past)
+      // A refusal is never late.
+      expect(await claimCalls({ ...request("approval"), expiresAt: past }, false)).toEqual({
+        outcome: "granted",
+        calls: 1,
+      })
     } finally {
       client.disconnect()
     }

@@ -13,7 +13,8 @@ local function fmt(n) return string.format("%.0f", n) end
  * with the stored bodies), total, claim token ("" = none), pending mode (keep|set|clear),
  * pending JSON, pending id, pending kind, full key prefix, the `sinceOnSet` decision for a set
  * (keep|now, made in JS from the row at the expected revision), checkpoint ("1": fenced by the
- * claim without consuming it), then the bodies.
+ * claim without consuming it), the rows stored at the expected revision (with base >= 0: those
+ * from base on are replaced, as when a resumed run repairs its placeholder), then the bodies.
  * Returns {"OK", revision, kept, read, deleted, pending id}, {"STALE"} or {"LOST_CLAIM", request
  * id}. Keeps the request index: a fenced save marks the claimed request applied, and the
  * holder sets follow the pending request.
@@ -29,12 +30,17 @@ if token ~= "" then
     return {"LOST_CLAIM", claimed or redis.call("HGET", conv, "pendingId") or ""}
   end
 end
-local base, total, first = tonumber(ARGV[3]), tonumber(ARGV[4]), 13
+local base, total, first = tonumber(ARGV[3]), tonumber(ARGV[4]), 14
 local keep, read, deleted = 0, 0, 0
 if rev ~= tonumber(ARGV[2]) then return {"STALE"} end
 if base >= 0 then
-  if redis.call("LLEN", msgs) ~= base then return {"STALE"} end
+  local stored = tonumber(ARGV[13])
+  if redis.call("LLEN", msgs) ~= stored then return {"STALE"} end
   keep = base
+  if stored > base then
+    deleted = stored - base
+    if base == 0 then redis.call("DEL", msgs) else redis.call("LTRIM", msgs, 0, base - 1) end
+  end
 else
   base = 0
   local stored = redis.call("LRANGE", msgs, 0, -1)
@@ -91,9 +97,12 @@ return {head[1], head[2], redis.call("LRANGE", KEYS[2], 0, -1), head[3] or ""}
  * @internal Claims an answer, by the rules of `decideClaim` (claim-rules.ts), which this
  * mirrors in Lua so the claim stays one atomic script. KEYS: conv hash, claims zset.
  * ARGV: id, answer id, answer JSON, new token, lease ms, runtime key ("" = none), full key
- * prefix, approve-by time in ms ("" = none), max attempts, the lastError JSON of an exhausted
- * request. Returns {refusal, runtime key, decision JSON} or {"claim"|"takeover", pending JSON,
- * answer JSON}. Refusals write nothing, except "exhausted", which marks the request failed.
+ * prefix, approve-by time in ms ("" = none, "?" = not read yet), max attempts, the lastError JSON
+ * of an exhausted request. Returns {refusal, runtime key, decision JSON} or {"claim"|"takeover",
+ * pending JSON, answer JSON}. Refusals write nothing, except "exhausted", which marks the
+ * request failed. With "?", a first claim whose pending JSON may carry an \`expiresAt\` (any
+ * mention of it, or any escape that could spell it) writes nothing and returns {"deadline",
+ * pending JSON}: the caller judges the date (JavaScript's parsing) and claims again.
  */
 export const CLAIM_SCRIPT = `${PRELUDE}
 local aid = ARGV[2]
@@ -127,6 +136,9 @@ if r[3] and holderWaits then
     return {"exhausted", r[2] or "", ""}
   end
   grant, stored = "takeover", r[5]
+elseif ARGV[8] == "?" then
+  local p = f[2] or ""
+  if string.find(p, "expiresAt", 1, true) or string.find(p, "\\\\u", 1, true) then return {"deadline", p} end
 elseif ARGV[8] ~= "" and now > tonumber(ARGV[8]) then
   return {"expired", r[2] or "", ""}
 end

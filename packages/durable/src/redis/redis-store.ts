@@ -176,7 +176,7 @@ export class RedisStore extends DurableStoreBase {
   protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
     const { id, transcript, pending, reusable } = input
     const keys = [this.#key("conv:", id), this.#key("msgs:", id), this.#key("pending"), this.#key("claims")]
-    const run = (expected: string, base: number, since: string, bodies: string[]) =>
+    const run = (expected: string, base: number, stored: number, since: string, bodies: string[]) =>
       scripts.save.run(this.#client, keys, [
         id,
         expected,
@@ -190,16 +190,18 @@ export class RedisStore extends DurableStoreBase {
         this.#serverPrefix,
         since,
         input.checkpoint ? "1" : "0",
+        stored,
         ...bodies,
       ]) as Promise<SaveReply>
     let base = 0
     let bodies: string[] | undefined
     let reply: SaveReply | undefined
-    // The script's fast path only appends; a replaced tail goes the compare-at-revision way.
-    if (reusable !== undefined && reusable.length === reusable.stored) {
+    // The script's fast path keeps the first `length` rows stored at the remembered revision
+    // and replaces the rest (a resumed run's repaired placeholder) without reading them.
+    if (reusable !== undefined) {
       base = reusable.length
       bodies = input.encode(base)
-      reply = await run(String(reusable.revision), base, pending.since ?? "", bodies)
+      reply = await run(String(reusable.revision), base, reusable.stored, pending.since ?? "", bodies)
     }
     // Someone else wrote since we last looked (or we never did): read the row's revision and
     // pending request, decide `pending_since` from them, and let the script compare bodies at
@@ -214,7 +216,7 @@ export class RedisStore extends DurableStoreBase {
       base = 0
       all ??= input.encode()
       bodies = all
-      reply = await run(revision ?? "0", -1, since, bodies)
+      reply = await run(revision ?? "0", -1, 0, since, bodies)
     }
     if (reply[0] === "LOST_CLAIM") return { lostClaim: reply[1] || null }
     if (reply[0] !== "OK") throw new Error(`unexpected reply ${JSON.stringify(reply)}`)
@@ -266,26 +268,33 @@ export class RedisStore extends DurableStoreBase {
 
   protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
     const { id } = input
-    // The deadline comes from the stored request, which only Lua could parse otherwise; a
-    // request changed in between is refused by the script as not pending.
-    const pendingJson = input.approves ? await this.#client.hget(this.#key("conv:", id), "pending") : null
-    const approvesBy = approvalDeadline(pendingJson, input.approves)
-    const reply = (await scripts.claim.run(
-      this.#client,
-      [this.#key("conv:", id), this.#key("claims")],
-      [
-        id,
-        input.answerId,
-        input.answerJson,
-        input.token,
-        input.leaseMs,
-        input.runtimeKey ?? "",
-        this.#serverPrefix,
-        approvesBy === null ? "" : Number.isFinite(approvesBy) ? String(approvesBy) : "-1",
-        input.maxAttempts,
-        input.exhaustedErrorJson,
-      ],
-    )) as [string, string?, string?]
+    const run = (approvesBy: string) =>
+      scripts.claim.run(
+        this.#client,
+        [this.#key("conv:", id), this.#key("claims")],
+        [
+          id,
+          input.answerId,
+          input.answerJson,
+          input.token,
+          input.leaseMs,
+          input.runtimeKey ?? "",
+          this.#serverPrefix,
+          approvesBy,
+          input.maxAttempts,
+          input.exhaustedErrorJson,
+        ],
+      ) as Promise<[string, string?, string?]>
+    // An approval is judged against the request's `expiresAt`, which only Lua could parse
+    // otherwise: the script says when the pending request may carry one, and we claim again
+    // with the deadline. A request changed in between is refused by the script as not pending.
+    let reply = await run(input.approves ? "?" : "")
+    let pendingJson: string | null = null
+    if (reply[0] === "deadline") {
+      pendingJson = reply[1] ?? null
+      const approvesBy = approvalDeadline(pendingJson, true)
+      reply = await run(approvesBy === null ? "" : Number.isFinite(approvesBy) ? String(approvesBy) : "-1")
+    }
     const [outcome, first, second] = reply
     if (outcome === "claim" || outcome === "takeover") {
       return { grant: outcome, pendingJson: first as string, answerJson: second as string }

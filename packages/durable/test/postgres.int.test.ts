@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto"
 import { setTimeout as sleep } from "node:timers/promises"
-import { AnswerExpiredError, type Message, StoreError, UnknownRequestError } from "@toolnexus/core"
+import { AnswerExpiredError, StoreError, UnknownRequestError } from "@toolnexus/core"
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import { PostgresStore } from "../src/postgres/index.js"
 import { POSTGRES_MIGRATIONS } from "../src/postgres/migrations.js"
-import { describeStoreContract, request, turns, uid } from "./store-contract.js"
+import { describeStoreContract, parkAndResume, request, turns, uid } from "./store-contract.js"
 
 const url = process.env.TOOLNEXUS_TEST_PG_URL
 const skip = url ? undefined : "TOOLNEXUS_TEST_PG_URL is not set"
@@ -142,21 +142,13 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
     }
     try {
       const store = new PostgresStore({ pool: counting, schema })
-      const id = uid("round-trips")
-      const req = request("approval")
-      const parked = turns(3)
-      await store.save(id, parked, { pending: req })
       const reader = new PostgresStore({ pool: counting, schema })
-      await reader.get(id) // prepares the schema
-      calls.length = 0
-      const claim = await reader.claimAnswer(id, { id: req.id, ok: true })
-      const loaded = (await reader.get(id)) as Message[]
-      const repaired = [...loaded.slice(0, 2), { role: "tool", content: "paid" } as Message]
-      await reader.save(id, repaired, { claim: claim.token, checkpoint: true })
-      await reader.save(id, [...repaired, turns(4)[3] as Message], { pending: null, claim: claim.token })
-      expect(calls).toEqual(["query", "query", "query", "query"])
-      expect(await store.get(id)).toEqual([...repaired, turns(4)[3]])
-      expect(await store.getDecision(req.id)).toEqual({ ok: true })
+      expect(await parkAndResume(store, reader, uid("round-trips"), calls)).toEqual([
+        "query",
+        "query",
+        "query",
+        "query",
+      ])
     } finally {
       await pool.end()
     }

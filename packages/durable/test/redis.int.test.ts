@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto"
-import { AnswerExpiredError, type Message, type Request } from "@toolnexus/core"
+import { AnswerExpiredError, type Request } from "@toolnexus/core"
 import { Redis } from "ioredis"
 import { afterAll, describe, expect, it } from "vitest"
 import { RedisStore } from "../src/redis/index.js"
 import { REDIS_MIGRATIONS } from "../src/redis/migrations.js"
-import { describeStoreContract, request, turns, uid } from "./store-contract.js"
+import { describeStoreContract, parkAndResume, request, turns, uid } from "./store-contract.js"
 
 const url = process.env.TOOLNEXUS_TEST_REDIS_URL
 const skip = url ? undefined : "TOOLNEXUS_TEST_REDIS_URL is not set"
@@ -94,22 +94,8 @@ describe.skipIf(skip !== undefined)("RedisStore on a live server", () => {
     const { client, calls } = countingClient()
     try {
       const store = new RedisStore({ client, keyPrefix })
-      const resume = async (id: string) => {
-        const req = request("approval")
-        await store.save(id, turns(3), { pending: req })
-        const reader = new RedisStore({ client, keyPrefix })
-        await reader.get(id) // prepares the key layout
-        calls.length = 0
-        const claim = await reader.claimAnswer(id, { id: req.id, ok: true })
-        const loaded = (await reader.get(id)) as Message[]
-        const repaired = [...loaded.slice(0, 2), { role: "tool", content: "paid" } as Message]
-        await reader.save(id, repaired, { claim: claim.token, checkpoint: true })
-        await reader.save(id, [...repaired, turns(4)[3] as Message], { pending: null, claim: claim.token })
-        const sent = [...calls]
-        expect(await store.get(id)).toEqual([...repaired, turns(4)[3]])
-        expect(await store.getDecision(req.id)).toEqual({ ok: true })
-        return sent
-      }
+      const reader = new RedisStore({ client, keyPrefix })
+      const resume = (id: string) => parkAndResume(store, reader, id, calls)
       await resume(uid("round-trips-warm")) // loads the scripts on the server
       expect(await resume(uid("round-trips"))).toEqual(["evalsha", "evalsha", "evalsha", "evalsha"])
     } finally {

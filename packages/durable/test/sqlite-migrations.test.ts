@@ -48,6 +48,16 @@ function writeLegacy(
   for (const [seq, message] of messages.entries()) insert.run(id, seq, JSON.stringify(message))
 }
 
+/** A database migrated to `version`, holding conversation "a" (waiting on request "r") and "b". */
+function legacyDatabase(version: number): { file: string; db: Database.Database } {
+  const file = newFile()
+  const db = new Database(file)
+  migrateSqlite(db, SQLITE_MIGRATIONS.slice(0, version), `a version-${version} database`)
+  writeLegacy(db, "a", turns(3), { id: "r", kind: "approval", prompt: "ok?" })
+  writeLegacy(db, "b", turns(2))
+  return { file, db }
+}
+
 const NEXT =
   "ALTER TABLE tnx_conversations ADD COLUMN labels TEXT; CREATE TABLE tnx_labels (name TEXT PRIMARY KEY);"
 
@@ -71,11 +81,7 @@ describe("SQLite schema migrations", () => {
   })
 
   it("moves version 2's messages into the rowid table of version 3, in order and still appendable", async () => {
-    const file = newFile()
-    const db = new Database(file)
-    migrateSqlite(db, SQLITE_MIGRATIONS.slice(0, 2), "a version-2 database")
-    writeLegacy(db, "a", turns(3), { id: "r", kind: "approval", prompt: "ok?" })
-    writeLegacy(db, "b", turns(2))
+    const { file, db } = legacyDatabase(2)
     migrateSqlite(db, SQLITE_MIGRATIONS.slice(0, 3), "a version-3 database")
     expect(version(db)).toBe("3")
     const sql = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'tnx_messages'").get() as {
@@ -97,11 +103,7 @@ describe("SQLite schema migrations", () => {
   })
 
   it("keys version 3's messages by the conversation's integer key in version 4", async () => {
-    const file = newFile()
-    const raw = new Database(file)
-    migrateSqlite(raw, SQLITE_MIGRATIONS.slice(0, 3), "a version-3 database")
-    writeLegacy(raw, "a", turns(3), { id: "r", kind: "approval", prompt: "ok?" })
-    writeLegacy(raw, "b", turns(2))
+    const { file, db: raw } = legacyDatabase(3)
     // A claim taken before the upgrade, and a message row no conversation owns.
     const now = Date.now()
     raw

@@ -1071,6 +1071,33 @@ export function turns(n: number): Message[] {
   return Array.from({ length: n }, (_, i) => message(i))
 }
 
+/**
+ * Parks a run on `writer`, then resumes it on `reader` the way `deliverAnswer` does (claim,
+ * load, checkpoint of the repaired transcript, final save releasing the claim) and checks the
+ * stored result. `calls` is the caller's log of round trips: it is cleared after the reader's
+ * first load, and what the resume itself added is returned.
+ */
+export async function parkAndResume(
+  writer: DurableStore,
+  reader: DurableStore,
+  id: string,
+  calls: string[],
+): Promise<string[]> {
+  const req = request("approval")
+  await writer.save(id, turns(3), { pending: req })
+  await reader.get(id) // prepares the schema or key layout
+  calls.length = 0
+  const claim = await reader.claimAnswer(id, { id: req.id, ok: true })
+  const loaded = (await reader.get(id)) as Message[]
+  const repaired = [...loaded.slice(0, 2), { role: "tool", content: "paid" } as Message]
+  await reader.save(id, repaired, { claim: claim.token, checkpoint: true })
+  await reader.save(id, [...repaired, message(3)], { pending: null, claim: claim.token })
+  const sent = [...calls]
+  expect(await writer.get(id)).toEqual([...repaired, message(3)])
+  expect(await writer.getDecision(req.id)).toEqual({ ok: true })
+  return sent
+}
+
 /** A request with a unique id. */
 export function request(kind: string): Request {
   return { id: uid("req"), kind, prompt: `please ${kind}`, data: { amount: 42, tags: ["a", "b"] } }

@@ -2,6 +2,7 @@ import { ConfigError } from "../errors.js"
 import type { JSONSchema, Tool, ToolContext, ToolResult } from "../types.js"
 import { assertToolName } from "./tool-name.js"
 import { isPlainObject } from "../internal/plain-object.js"
+import { isThenable } from "../internal/thenable.js"
 import { compileSchema, formatSchemaIssues } from "./json-schema-validator.js"
 
 /**
@@ -100,11 +101,8 @@ function settle(
   return isThenable(value) ? Promise.resolve(value).then(toToolResult, thrownResult) : toToolResult(value)
 }
 
-function isThenable(value: unknown): value is PromiseLike<ToolReturn> {
-  return typeof (value as { then?: unknown } | null)?.then === "function"
-}
-
-function thrownResult(error: unknown): ToolResult {
+/** @internal A thrown error or rejection as an error result the model can read. */
+export function thrownResult(error: unknown): ToolResult {
   return { output: error instanceof Error ? error.message : String(error), isError: true }
 }
 

@@ -1,6 +1,8 @@
 import { ConfigError } from "../errors.js"
 import type { Tool, ToolContext, ToolResult } from "../types.js"
 import { assertToolName } from "./tool-name.js"
+import { isThenable } from "../internal/thenable.js"
+import { thrownResult } from "./define-tool.js"
 
 /** A set of uniquely named tools, rendered for each provider's wire format. */
 export interface Toolkit {
@@ -62,9 +64,9 @@ export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit>
       try {
         const result = tool.execute(args, ctx)
         // A synchronous result needs no await: one tick less per call in the loop.
-        return isPromise(result) ? await result : result
+        return isThenable(result) ? await result : result
       } catch (error) {
-        return { output: error instanceof Error ? error.message : String(error), isError: true }
+        return thrownResult(error)
       }
     },
     toOpenAI() {
@@ -105,8 +107,4 @@ export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit>
 export function unknownTool(name: string, known: string[]): ToolResult {
   const list = known.length ? known.join(", ") : "none"
   return { output: `unknown tool ${JSON.stringify(name)}; available tools: ${list}`, isError: true }
-}
-
-function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null)?.then === "function"
 }

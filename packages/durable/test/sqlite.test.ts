@@ -5,7 +5,7 @@ import Database from "better-sqlite3"
 import { afterAll, describe, expect, it } from "vitest"
 import { SqliteStore } from "../src/sqlite/index.js"
 import { SQLITE_MIGRATIONS } from "../src/sqlite/migrations.js"
-import type { Message } from "@toolnexus/core"
+import { type Message, StoreError } from "@toolnexus/core"
 import { describeStoreContract, message, turns } from "./store-contract.js"
 
 const dir = mkdtempSync(join(tmpdir(), "tnx-durable-sqlite-"))
@@ -69,6 +69,31 @@ describe("SqliteStore saves", () => {
     expect(after.messageRowsRead - before.messageRowsRead).toBe(0)
     expect(after.messageRowsDeleted - before.messageRowsDeleted).toBe(1)
     expect(await store.get("c")).toEqual(repaired)
+    await store.close()
+  })
+})
+
+describe("SqliteStore deadlines", () => {
+  it("gives up on a write another process holds locked after opTimeoutMs, as a StoreError, and loses nothing", async () => {
+    const path = join(dir, "locked.db")
+    const store = new SqliteStore({ path, opTimeoutMs: 150 })
+    await store.save("c", turns(2))
+    const other = new Database(path)
+    other.exec("BEGIN IMMEDIATE") // holds the write lock, as a second worker mid-save would
+    try {
+      const started = performance.now()
+      const error = await store.save("c", turns(3)).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(StoreError)
+      expect((error as Error).message).toMatch(/SqliteStore failed to save conversation "c".*locked/)
+      // better-sqlite3 waits out its busy timeout (opTimeoutMs) before it reports the lock.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(140)
+    } finally {
+      other.exec("ROLLBACK")
+      other.close()
+    }
+    expect(await store.get("c")).toEqual(turns(2))
+    await store.save("c", turns(3))
+    expect(await store.get("c")).toEqual(turns(3))
     await store.close()
   })
 })

@@ -153,6 +153,7 @@ export abstract class DurableStoreBase implements DurableStore {
   readonly #writes = new WriteCounter()
   readonly #onCorrupt: (row: CorruptRow, error: unknown) => void
   #closed = false
+  #ready = false
   /** Durable stores keep settled tool results mid-run (see `ConversationStore.checkpoints`). */
   readonly checkpoints = true
   /** The deadline of every operation, in ms. */
@@ -177,6 +178,12 @@ export abstract class DurableStoreBase implements DurableStore {
   protected abstract readonly storeName: string
   /** Resolves once the schema is current (runs the migrations on first use). */
   protected abstract ready(): Promise<void>
+  /**
+   * True when the driver blocks until each operation is done (better-sqlite3): a timer could
+   * never fire before the work settles, so none is set, and the driver's own busy timeout is
+   * the deadline.
+   */
+  protected readonly blocking: boolean = false
   protected abstract readTranscript(
     id: string,
   ): Promise<
@@ -519,9 +526,12 @@ export abstract class DurableStoreBase implements DurableStore {
   async #use<T>(what: string, fn: () => Promise<T>): Promise<T> {
     if (this.#closed) throw closedStoreError(this.storeName)
     try {
-      await this.#within(5 * this.opTimeoutMs, "prepare its schema", () => this.ready())
-      if (this.#closed) throw closedStoreError(this.storeName)
-      return await this.#within(this.opTimeoutMs, what, fn)
+      if (!this.#ready) {
+        await this.#within(5 * this.opTimeoutMs, "prepare its schema", () => this.ready())
+        this.#ready = true
+        if (this.#closed) throw closedStoreError(this.storeName)
+      }
+      return await (this.blocking ? fn() : this.#within(this.opTimeoutMs, what, fn))
     } catch (error) {
       throw this.storeError(error, what)
     }

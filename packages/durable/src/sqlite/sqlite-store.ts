@@ -104,6 +104,7 @@ const STORE = "SqliteStore"
  */
 export class SqliteStore extends DurableStoreBase {
   protected readonly storeName = STORE
+  protected override readonly blocking = true
   readonly #init: LazyInit<Statements>
   readonly #ownsDb: boolean
   #db: Database | undefined

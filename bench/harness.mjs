@@ -17,6 +17,8 @@ export const API_KEY = "sk-bench"
  * --only V      measure only "sdk" or "floor" (handy under `node --cpu-prof`)
  * --concurrency 1,32   the concurrency levels to measure
  * --verbose      print every phase as it is measured
+ * --same-process measure every variant in this one process (default: each in its own process)
+ * --gc           force a full collection before each phase (the method before 2026-12-01; see phase())
  */
 export function cliOptions(defaults, { variants = ["sdk", "floor"], extra = {} } = {}) {
   const { values } = parseArgs({
@@ -29,6 +31,8 @@ export function cliOptions(defaults, { variants = ["sdk", "floor"], extra = {} }
       only: { type: "string" },
       concurrency: { type: "string" },
       verbose: { type: "boolean", default: false },
+      "same-process": { type: "boolean", default: false },
+      gc: { type: "boolean", default: false },
       style: { type: "string" },
     },
   })
@@ -58,12 +62,29 @@ export function cliOptions(defaults, { variants = ["sdk", "floor"], extra = {} }
     only: values.only,
     concurrency,
     verbose: values.verbose,
+    sameProcess: values["same-process"],
+    forceGc: values.gc,
     values,
   }
 }
 
-/** Forks the mock endpoint and waits until it listens. */
+/**
+ * Forks the mock endpoint and waits until it listens. In a variant's own process (see
+ * {@link runBenchmark}) it is the parent's endpoint instead: the parent owns it and its counters.
+ */
 export async function startMockServer(args) {
+  const styleAt = args.indexOf("--style")
+  const style = styleAt === -1 ? "openai" : args[styleAt + 1]
+  if (process.env.TNX_BENCH_VARIANT !== undefined) {
+    return {
+      baseUrl: process.env.TNX_BENCH_BASE_URL,
+      style,
+      stats() {
+        throw new Error("a variant's process cannot read the parent's mock counters")
+      },
+      close() {},
+    }
+  }
   const child = fork(new URL("./mock-openai-server.mjs", import.meta.url), args, {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     execArgv: [], // never profile or instrument the server along with the client
@@ -72,6 +93,7 @@ export async function startMockServer(args) {
   if (ready?.type !== "ready") throw new Error("the mock server did not start")
   return {
     baseUrl: `http://127.0.0.1:${ready.port}/v1`,
+    style,
     /**
      * Requests, request-body bytes and (when checking was on) the bodies' digest seen since
      * the last call; `check` switches the digest on or off for what follows.
@@ -246,8 +268,15 @@ export function loopVariants({ client, toolkit, floor, prompt, final, output }) 
   }
 }
 
-/** Runs `runOnce` `runs` times with `concurrency` runs in flight; client CPU and wall time. */
-async function phase(runOnce, runs, concurrency) {
+/**
+ * Runs `runOnce` `runs` times with `concurrency` runs in flight; client CPU and wall time.
+ * No forced `gc()` first: on Node 20 a forced collection throws away optimized code, and the
+ * re-optimizing that follows (hundreds of µs per turn for the next thousand turns, most of
+ * it on V8's compiler threads) would be charged to the phase, the more so the more code a
+ * variant runs. Garbage is collected as it is in a real process. `forceGc` (`--gc`) restores
+ * the collection, to reproduce figures measured that way.
+ */
+async function phase(runOnce, runs, concurrency, forceGc = false) {
   let started = 0
   const worker = async () => {
     while (started < runs) {
@@ -255,7 +284,10 @@ async function phase(runOnce, runs, concurrency) {
       await runOnce()
     }
   }
-  globalThis.gc?.()
+  if (forceGc) {
+    if (!globalThis.gc) throw new Error("--gc needs node --expose-gc")
+    globalThis.gc()
+  }
   const wall0 = process.hrtime.bigint()
   const cpu0 = process.cpuUsage()
   await Promise.all(Array.from({ length: Math.min(concurrency, runs) }, worker))
@@ -320,26 +352,44 @@ export function median(values) {
 /**
  * Warms both variants up, checks they put the same bytes on the wire, then measures
  * `rounds` rounds. Each round measures every variant at every concurrency, alternating
- * which variant goes first, and the reported figures are medians over the rounds.
+ * which variant goes first, and the reported figures are medians over the rounds. Each
+ * variant runs in its own process unless `--same-process` is given.
  */
 export async function runBenchmark({ title, unit, turnsPerRun, server, variants, options }) {
-  const { runs, rounds, warmup, only, concurrency } = options
+  const { only } = options
   const names = Object.keys(variants).filter((name) => only === undefined || name === only)
+  if (process.env.TNX_BENCH_VARIANT !== undefined) return serveVariant(variants, options)
   const started = Date.now()
+  const runners = {}
+  for (const name of names) {
+    runners[name] = options.sameProcess
+      ? { phase: (n, c) => phase(variants[name], n, c, options.forceGc), close() {} }
+      : await forkVariant(name, server)
+  }
+  try {
+    return await measureRounds({ title, unit, turnsPerRun, server, runners, options, names, started })
+  } finally {
+    for (const runner of Object.values(runners)) runner.close()
+  }
+}
+
+async function measureRounds({ title, unit, turnsPerRun, server, runners, options, names, started }) {
+  const { runs, rounds, warmup, concurrency } = options
 
   console.log(`${title}`)
   console.log(
     `node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model?.trim() ?? "unknown cpu"}), ` +
       `${runs} runs per phase, ${rounds} rounds, ${warmup} warm-up runs, ${turnsPerRun} LLM requests per run` +
-      `${globalThis.gc ? ", gc before each phase" : ""}`,
+      `, ${options.sameProcess ? "all variants in this process" : "each variant in its own process"}` +
+      `${options.forceGc ? ", gc() before each phase" : ""}`,
   )
 
   // Warm-up, and a check that every variant sends byte-identical request bodies.
   await server.stats(true) // reset the counters, digest what follows
   const seen = {}
   for (const name of names) {
-    await phase(variants[name], warmup, 1)
-    await phase(variants[name], warmup, 32)
+    await runners[name].phase(warmup, 1)
+    await runners[name].phase(warmup, 32)
     seen[name] = await server.stats(true)
     if (seen[name].requests !== warmup * 2 * turnsPerRun) {
       throw new Error(
@@ -365,7 +415,7 @@ export async function runBenchmark({ title, unit, turnsPerRun, server, variants,
     const order = round % 2 === 0 ? names : [...names].reverse()
     for (const c of concurrency) {
       for (const name of order) {
-        const m = await phase(variants[name], runs, c)
+        const m = await runners[name].phase(runs, c)
         const key = `${name}@${c}`
         samples[key] ??= { perUnitUs: [], runsPerSec: [] }
         samples[key].perUnitUs.push(unit.perRun ? m.cpuUs / runs : m.cpuUs / (runs * turnsPerRun))
@@ -399,6 +449,62 @@ export async function runBenchmark({ title, unit, turnsPerRun, server, variants,
   printTable(unit.label, names, rows)
   console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s)`)
   return rows
+}
+
+/**
+ * Runs this script again in a child process that measures only the variant `name`, so no
+ * variant shares a heap, JIT feedback or HTTP agent with another: each process is what a
+ * user's process running that code alone would be. The child reaches the parent's mock
+ * endpoint, and measures a phase whenever the parent asks; the rounds still alternate.
+ */
+async function forkVariant(name, server) {
+  const args = []
+  const argv = process.argv.slice(2)
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--style") i++
+    else if (!argv[i].startsWith("--style=")) args.push(argv[i])
+  }
+  const child = fork(process.argv[1], [...args, "--style", server.style], {
+    env: { ...process.env, TNX_BENCH_VARIANT: name, TNX_BENCH_BASE_URL: server.baseUrl },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  })
+  const replies = []
+  const gone = new Promise((_, reject) => {
+    child.once("exit", (code) => reject(new Error(`the ${name} process exited (code ${code})`)))
+  })
+  gone.catch(() => {})
+  child.on("message", (msg) => replies.shift()?.(msg))
+  const next = () => Promise.race([new Promise((resolve) => replies.push(resolve)), gone])
+  const ready = await next()
+  if (ready?.type !== "ready") throw new Error(`the ${name} process did not start`)
+  return {
+    async phase(runs, concurrency) {
+      const reply = next()
+      child.send({ type: "phase", runs, concurrency })
+      const msg = await reply
+      if (msg.type !== "measured") throw new Error(`the ${name} process failed: ${msg.error}`)
+      return msg
+    },
+    close() {
+      if (child.connected) child.send({ type: "exit" })
+    },
+  }
+}
+
+/** The child's side of {@link forkVariant}: measures phases of its one variant on request. */
+function serveVariant(variants, options) {
+  const run = variants[process.env.TNX_BENCH_VARIANT]
+  if (!run) throw new Error(`no variant named ${process.env.TNX_BENCH_VARIANT}`)
+  process.on("message", async (msg) => {
+    if (msg.type === "exit") process.exit(0)
+    try {
+      process.send({ type: "measured", ...(await phase(run, msg.runs, msg.concurrency, options.forceGc)) })
+    } catch (error) {
+      process.send({ type: "failed", error: error instanceof Error ? error.stack : String(error) })
+    }
+  })
+  process.send({ type: "ready" })
+  return new Promise(() => {}) // the parent ends this process
 }
 
 /** (max - min) / median, in percent: how noisy the rounds were. */

@@ -3,16 +3,30 @@
 // request, parse the reply, append, run the tool) against the same fake. What is left between
 // them is the SDK's own code per turn. Used by loop-instructions.mjs under callgrind, where a
 // process that never waits on I/O counts the same instructions run after run.
+// `--scenario approval` is approval-cpu.mjs's run instead: the tool suspends, the client's
+// `waitFor` approves in-process, the tool runs again with the answer (the floor does the same
+// by hand: a `pnd-<uuid>` request, the same `waitFor`, the retry).
 //
-//   node inproc-loop.mjs --only sdk|floor --runs N
+//   node inproc-loop.mjs --only sdk|floor --runs N [--scenario loop|approval]
+import { randomUUID } from "node:crypto"
 import { parseArgs } from "node:util"
-import { createClient, createToolkit, defineTool } from "@toolnexus/core"
+import { createClient, createToolkit, defineTool, pending } from "@toolnexus/core"
 import { ECHO, FINAL, PROMPT, echo } from "./echo-loop.mjs"
 import { API_KEY, MODEL } from "./harness.mjs"
 
-const { values } = parseArgs({ options: { only: { type: "string" }, runs: { type: "string" } } })
+const { values } = parseArgs({
+  options: {
+    only: { type: "string" },
+    runs: { type: "string" },
+    scenario: { type: "string", default: "loop" },
+  },
+})
 const runs = Number(values.runs)
 if (!Number.isInteger(runs) || runs < 1) throw new Error("--runs must be a positive integer")
+if (values.scenario !== "loop" && values.scenario !== "approval")
+  throw new Error("--scenario must be loop or approval")
+const approval = values.scenario === "approval"
+const approve = (request) => ({ id: request.id, ok: true })
 
 const completion = (id, message, finish_reason, usage) =>
   JSON.stringify({
@@ -47,13 +61,18 @@ const fakeFetch = async (_url, init) => {
   return { status: 200, headers, text: async () => text }
 }
 
-const toolkit = await createToolkit({ extraTools: [defineTool({ ...ECHO, run: echo })] })
+// The approval scenario keeps the echo call's wire shape, so both scenarios read the same replies.
+const run = approval
+  ? (args, ctx) => (ctx.answer?.ok ? echo(args) : pending({ kind: "approval", prompt: `Echo ${args.text}?` }))
+  : echo
+const toolkit = await createToolkit({ extraTools: [defineTool({ ...ECHO, run })] })
 const client = createClient({
   baseUrl: "http://127.0.0.1:9/v1",
   style: "openai",
   model: MODEL,
   apiKey: API_KEY,
   fetch: fakeFetch,
+  ...(approval ? { waitFor: approve } : {}),
 })
 const tools = [
   {
@@ -70,9 +89,23 @@ async function floor() {
     const message = JSON.parse(await res.text()).choices[0].message
     messages.push(message)
     if (!message.tool_calls) return message.content
-    for (const c of message.tool_calls)
-      messages.push({ role: "tool", tool_call_id: c.id, content: echo(JSON.parse(c.function.arguments)) })
+    for (const c of message.tool_calls) {
+      const args = JSON.parse(c.function.arguments)
+      messages.push({
+        role: "tool",
+        tool_call_id: c.id,
+        content: approval ? await approved(args) : echo(args),
+      })
+    }
   }
+}
+
+/** The floor's suspension by hand: a request, the same `waitFor`, the retry with its answer. */
+async function approved(args) {
+  const request = { id: `pnd-${randomUUID()}`, kind: "approval", prompt: `Echo ${args.text}?` }
+  const answer = await approve(request)
+  if (!answer.ok || answer.id !== request.id) return `declined: ${request.prompt}`
+  return echo(args)
 }
 
 async function sdk() {

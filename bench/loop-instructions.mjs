@@ -9,7 +9,9 @@
 // network: a process that waits on sockets runs timer and idle-time work (GC heuristics) in
 // proportion to wall time, which valgrind stretches, and the counts then move with the load.
 //
-//   node loop-instructions.mjs [--short 2000] [--long 10000] [--jobs 2]
+// `--scenario approval` counts the approval run of approval-cpu.mjs the same way.
+//
+//   node loop-instructions.mjs [--short 2000] [--long 10000] [--jobs 2] [--scenario loop|approval]
 import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
@@ -20,6 +22,7 @@ const { values } = parseArgs({
     short: { type: "string", default: "2000" },
     long: { type: "string", default: "10000" },
     jobs: { type: "string", default: "2" },
+    scenario: { type: "string", default: "loop" },
   },
 })
 const [short, long, jobs] = ["short", "long", "jobs"].map((k) => {
@@ -38,7 +41,7 @@ function count(variant, runs) {
     process.execPath,
     "--single-threaded",
     fileURLToPath(new URL("inproc-loop.mjs", import.meta.url)),
-    ...["--only", variant, "--runs", String(runs)],
+    ...["--only", variant, "--runs", String(runs), "--scenario", values.scenario],
   ]
   return new Promise((resolve, reject) => {
     execFile("valgrind", args, { maxBuffer: 64 << 20 }, (error, _stdout, stderr) => {
@@ -68,7 +71,9 @@ const variants = ["sdk", "floor"]
 const counts = await pool(variants.flatMap((v) => [short, long].map((runs) => () => count(v, runs))))
 const perTurn = variants.map((_, i) => (counts[2 * i + 1] - counts[2 * i]) / ((long - short) * TURNS_PER_RUN))
 
-console.log(`instructions per LLM turn, in-process loop (callgrind, runs ${long} − ${short}, openai replies)`)
+console.log(
+  `instructions per LLM turn, in-process ${values.scenario} (callgrind, runs ${long} − ${short}, openai replies)`,
+)
 printRows(
   ["sdk instr/turn", "floor instr/turn", "sdk − floor", "sdk/floor"],
   [

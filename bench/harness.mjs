@@ -503,6 +503,7 @@ function serveVariant(variants, options) {
       process.send({ type: "failed", error: error instanceof Error ? error.stack : String(error) })
     }
   })
+  process.on("disconnect", () => process.exit(0)) // the parent is gone
   process.send({ type: "ready" })
   return new Promise(() => {}) // the parent ends this process
 }

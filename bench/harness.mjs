@@ -6,6 +6,9 @@ import { cpus } from "node:os"
 import { parseArgs } from "node:util"
 import { Agent, request } from "undici"
 
+/** The variant's name in a process {@link forkVariant} started, else undefined. */
+export const variantOfThisProcess = process.env.TNX_BENCH_VARIANT
+
 export const MODEL = "mock-model"
 export const API_KEY = "sk-bench"
 
@@ -75,7 +78,7 @@ export function cliOptions(defaults, { variants = ["sdk", "floor"], extra = {} }
 export async function startMockServer(args) {
   const styleAt = args.indexOf("--style")
   const style = styleAt === -1 ? "openai" : args[styleAt + 1]
-  if (process.env.TNX_BENCH_VARIANT !== undefined) {
+  if (variantOfThisProcess !== undefined) {
     return {
       baseUrl: process.env.TNX_BENCH_BASE_URL,
       style,
@@ -298,7 +301,10 @@ async function phase(runOnce, runs, concurrency, forceGc = false) {
 
 /**
  * Runs `task(i)` for i = 0 … count-1 with `concurrency` tasks in flight; client CPU and wall
- * time of the whole batch (after a `gc()` when Node runs with `--expose-gc`).
+ * time of the whole batch (after a `gc()` when Node runs with `--expose-gc`). Unlike
+ * {@link phase}, the collection stays: a batch here follows the parking of the runs it
+ * resumes, whose garbage is not the resumes' cost, and it is ten thousand resumes long, so
+ * the re-optimizing a forced collection causes is a small part of it.
  */
 export async function inFlight(count, concurrency, task) {
   let next = 0
@@ -358,13 +364,20 @@ export function median(values) {
 export async function runBenchmark({ title, unit, turnsPerRun, server, variants, options }) {
   const { only } = options
   const names = Object.keys(variants).filter((name) => only === undefined || name === only)
-  if (process.env.TNX_BENCH_VARIANT !== undefined) return serveVariant(variants, options)
+  if (variantOfThisProcess !== undefined) {
+    const run = variants[variantOfThisProcess]
+    if (!run) throw new Error(`no variant named ${variantOfThisProcess}`)
+    return serveVariant((args) => phase(run, args.runs, args.concurrency, options.forceGc))
+  }
   const started = Date.now()
   const runners = {}
   for (const name of names) {
-    runners[name] = options.sameProcess
-      ? { phase: (n, c) => phase(variants[name], n, c, options.forceGc), close() {} }
-      : await forkVariant(name, server)
+    if (options.sameProcess) {
+      runners[name] = { phase: (n, c) => phase(variants[name], n, c, options.forceGc), close() {} }
+      continue
+    }
+    const child = await forkVariant(name, server)
+    runners[name] = { phase: (runs, concurrency) => child.call({ runs, concurrency }), close: child.close }
   }
   try {
     return await measureRounds({ title, unit, turnsPerRun, server, runners, options, names, started })
@@ -455,9 +468,10 @@ async function measureRounds({ title, unit, turnsPerRun, server, runners, option
  * Runs this script again in a child process that measures only the variant `name`, so no
  * variant shares a heap, JIT feedback or HTTP agent with another: each process is what a
  * user's process running that code alone would be. The child reaches the parent's mock
- * endpoint, and measures a phase whenever the parent asks; the rounds still alternate.
+ * endpoint (see {@link startMockServer}) and serves `call(args)` with the handler it gives
+ * {@link serveVariant}, so the parent still alternates the variants round by round.
  */
-async function forkVariant(name, server) {
+export async function forkVariant(name, server) {
   const args = []
   const argv = process.argv.slice(2)
   for (let i = 0; i < argv.length; i++) {
@@ -478,12 +492,12 @@ async function forkVariant(name, server) {
   const ready = await next()
   if (ready?.type !== "ready") throw new Error(`the ${name} process did not start`)
   return {
-    async phase(runs, concurrency) {
+    async call(args) {
       const reply = next()
-      child.send({ type: "phase", runs, concurrency })
+      child.send({ type: "call", args })
       const msg = await reply
-      if (msg.type !== "measured") throw new Error(`the ${name} process failed: ${msg.error}`)
-      return msg
+      if (msg.type !== "done") throw new Error(`the ${name} process failed: ${msg.error}`)
+      return msg.result
     },
     close() {
       if (child.connected) child.send({ type: "exit" })
@@ -491,21 +505,22 @@ async function forkVariant(name, server) {
   }
 }
 
-/** The child's side of {@link forkVariant}: measures phases of its one variant on request. */
-function serveVariant(variants, options) {
-  const run = variants[process.env.TNX_BENCH_VARIANT]
-  if (!run) throw new Error(`no variant named ${process.env.TNX_BENCH_VARIANT}`)
+/**
+ * The child's side of {@link forkVariant}: answers each `call(args)` with `handler(args)`.
+ * Never resolves: the parent ends the process.
+ */
+export function serveVariant(handler) {
   process.on("message", async (msg) => {
     if (msg.type === "exit") process.exit(0)
     try {
-      process.send({ type: "measured", ...(await phase(run, msg.runs, msg.concurrency, options.forceGc)) })
+      process.send({ type: "done", result: await handler(msg.args) })
     } catch (error) {
       process.send({ type: "failed", error: error instanceof Error ? error.stack : String(error) })
     }
   })
   process.on("disconnect", () => process.exit(0)) // the parent is gone
   process.send({ type: "ready" })
-  return new Promise(() => {}) // the parent ends this process
+  return new Promise(() => {})
 }
 
 /** (max - min) / median, in percent: how noisy the rounds were. */

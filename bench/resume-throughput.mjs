@@ -13,9 +13,11 @@
 //
 // Parking is not measured. The figure is resumes per second (wall time of the batch) and
 // client CPU per resume. The mock counts the LLM requests of each resume batch: a resume of
-// a single-level parked run must send exactly one.
+// a single-level parked run must send exactly one. Each variant parks and resumes in its own
+// process (as in harness.mjs's runBenchmark), unless --same-process is given.
 //
 //   node --expose-gc resume-throughput.mjs [--runs N] [--rounds R] [--warmup W] [--only sdk|floor|agents]
+//     [--same-process]
 import { createRuntime } from "@toolnexus/agents"
 import { createClient, createToolkit, defineTool, pending } from "@toolnexus/core"
 import { askWithAnswer } from "@toolnexus/durable"
@@ -23,11 +25,14 @@ import {
   API_KEY,
   MODEL,
   cliOptions,
+  forkVariant,
   inFlight,
   machineLine,
   median,
   printRows,
+  serveVariant,
   startMockServer,
+  variantOfThisProcess,
 } from "./harness.mjs"
 import {
   FINAL,
@@ -107,6 +112,22 @@ const variants = {
     }
   },
 }
+/**
+ * One variant's side of a measurement: `park` parks `count` runs numbered from `offset`,
+ * `resume` resumes all of them (32 in flight) and returns the batch's CPU and wall time.
+ */
+function variantSide(name) {
+  let parked
+  return async ({ op, count, offset }) => {
+    if (op === "park") {
+      parked = { resume: await variants[name](count, offset), count }
+      return {}
+    }
+    return inFlight(parked.count, CONCURRENCY, parked.resume)
+  }
+}
+if (variantOfThisProcess !== undefined) await serveVariant(variantSide(variantOfThisProcess))
+
 const names = Object.keys(variants).filter((name) => options.only === undefined || name === options.only)
 
 console.log(
@@ -114,14 +135,22 @@ console.log(
 )
 console.log(
   `${machineLine()}, ${options.runs} parked runs per round, ${options.rounds} rounds, ` +
-    `${options.warmup} warm-up resumes, ${CONCURRENCY} in flight`,
+    `${options.warmup} warm-up resumes, ${CONCURRENCY} in flight, ` +
+    `${options.sameProcess ? "all variants in this process" : "each variant in its own process"}`,
 )
+
+const sides = {}
+for (const name of names) {
+  sides[name] = options.sameProcess
+    ? { call: variantSide(name), close() {} }
+    : await forkVariant(name, server)
+}
 
 /** Parks `count` runs, then resumes them all; resumes/s, CPU µs per resume, requests seen. */
 async function measure(name, count, offset, check = false) {
-  const resume = await variants[name](count, offset)
+  await sides[name].call({ op: "park", count, offset })
   await server.stats(check) // reset the counters; digest the resumes' bodies when checking
-  const m = await inFlight(count, CONCURRENCY, resume)
+  const m = await sides[name].call({ op: "resume" })
   const seen = await server.stats(false)
   return { perSec: count / (m.wallNs / 1e9), cpuUs: m.cpuUs / count, requests: seen.requests, seen }
 }
@@ -174,6 +203,7 @@ try {
     }
   }
 } finally {
+  for (const side of Object.values(sides)) side.close()
   await closeFloorAgent()
   server.close()
 }

@@ -301,17 +301,16 @@ async function phase(runOnce, runs, concurrency, forceGc = false) {
 
 /**
  * Runs `task(i)` for i = 0 … count-1 with `concurrency` tasks in flight; client CPU and wall
- * time of the whole batch (after a `gc()` when Node runs with `--expose-gc`). Unlike
- * {@link phase}, the collection stays: a batch here follows the parking of the runs it
- * resumes, whose garbage is not the resumes' cost, and it is ten thousand resumes long, so
- * the re-optimizing a forced collection causes is a small part of it.
+ * time of the whole batch, after a `gc()` when Node runs with `--expose-gc` unless `collect`
+ * is false. A forced collection throws away optimized code (see {@link phase}): a batch that
+ * is measured after one should run a warm-up first, as resume-throughput.mjs does.
  */
-export async function inFlight(count, concurrency, task) {
+export async function inFlight(count, concurrency, task, { collect = true } = {}) {
   let next = 0
   const worker = async () => {
     while (next < count) await task(next++)
   }
-  globalThis.gc?.()
+  if (collect) globalThis.gc?.()
   const wall0 = process.hrtime.bigint()
   const cpu0 = process.cpuUsage()
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))

@@ -14,7 +14,9 @@
 // Parking is not measured. The figure is resumes per second (wall time of the batch) and
 // client CPU per resume. The mock counts the LLM requests of each resume batch: a resume of
 // a single-level parked run must send exactly one. Each variant parks and resumes in its own
-// process (as in harness.mjs's runBenchmark), unless --same-process is given.
+// process (as in harness.mjs's runBenchmark), unless --same-process is given. Between parking
+// and the measured batch: a full collection (the parking's garbage is not the resumes' cost)
+// and 1,000 more resumes, since that collection throws away optimized code.
 //
 //   node --expose-gc resume-throughput.mjs [--runs N] [--rounds R] [--warmup W] [--only sdk|floor|agents]
 //     [--same-process]
@@ -112,18 +114,27 @@ const variants = {
     }
   },
 }
+/** Resumes run after the parking's collection and before the measured batch. */
+const REWARM = 1000
+
 /**
- * One variant's side of a measurement: `park` parks `count` runs numbered from `offset`,
- * `resume` resumes all of them (32 in flight) and returns the batch's CPU and wall time.
+ * One variant's side of a measurement: `park` parks `count` runs numbered from `offset` (and
+ * REWARM more), collects the parking's garbage, and re-optimizes what that collection threw
+ * away by resuming the REWARM extra runs; `resume` then resumes the `count` runs (32 in
+ * flight) and returns the batch's CPU and wall time. Only `resume` is measured and counted.
  */
 function variantSide(name) {
   let parked
   return async ({ op, count, offset }) => {
     if (op === "park") {
-      parked = { resume: await variants[name](count, offset), count }
+      const resume = await variants[name](count + REWARM, offset)
+      if (!globalThis.gc) throw new Error("run node with --expose-gc")
+      globalThis.gc()
+      await inFlight(REWARM, CONCURRENCY, (i) => resume(count + i), { collect: false })
+      parked = { resume, count }
       return {}
     }
-    return inFlight(parked.count, CONCURRENCY, parked.resume)
+    return inFlight(parked.count, CONCURRENCY, parked.resume, { collect: false })
   }
 }
 if (variantOfThisProcess !== undefined) await serveVariant(variantSide(variantOfThisProcess))

@@ -293,7 +293,9 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     return runStoredConversation(store, id, opts, ({ messages, pending }, saveSettled) => {
       // A new prompt must not silently drop the request the conversation waits on.
       if (pending) throw new ConversationPendingError(id, pending)
-      return start(config, prompt, messages, { ...input, checkpoint: saveSettled }, id)
+      // `input` is this call's own: set, not copied (a spread-then-add object is slow on Node 20).
+      input.checkpoint = saveSettled
+      return start(config, prompt, messages, input, id)
     })
   }
 
@@ -374,8 +376,8 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         if (answer && !pending) {
           throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} waits on no request`)
         }
-        const resumed = { ...input, checkpoint: saveSettled }
-        return continueTranscript(resumed, loaded.messages, pending, answer, id, cont.expiryChecked === true)
+        input.checkpoint = saveSettled
+        return continueTranscript(input, loaded.messages, pending, answer, id, cont.expiryChecked === true)
       })
       return finished(input, run)
     },

@@ -318,6 +318,17 @@ export async function inFlight(count, concurrency, task, { collect = true } = {}
   return { cpuUs: cpu.user + cpu.system, wallNs: Number(process.hrtime.bigint() - wall0) }
 }
 
+/**
+ * Forces a full collection, to clear the garbage of what came before a measured batch, then
+ * runs `task(i)` for i = 0 … count-1 unmeasured, so the code that collection deoptimized (see
+ * {@link phase}) is optimized again before the batch. Measure next with `collect: false`.
+ */
+export async function collectAndRewarm(count, concurrency, task) {
+  if (!globalThis.gc) throw new Error("run node with --expose-gc")
+  globalThis.gc()
+  await inFlight(count, concurrency, task, { collect: false })
+}
+
 /** `process.memoryUsage().heapUsed` after full collections; needs `node --expose-gc`. */
 export function heapUsedAfterGc() {
   if (!globalThis.gc) throw new Error("run node with --expose-gc to measure the heap")

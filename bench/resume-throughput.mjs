@@ -27,6 +27,7 @@ import {
   API_KEY,
   MODEL,
   cliOptions,
+  collectAndRewarm,
   forkVariant,
   inFlight,
   machineLine,
@@ -128,9 +129,7 @@ function variantSide(name) {
   return async ({ op, count, offset }) => {
     if (op === "park") {
       const resume = await variants[name](count + REWARM, offset)
-      if (!globalThis.gc) throw new Error("run node with --expose-gc")
-      globalThis.gc()
-      await inFlight(REWARM, CONCURRENCY, (i) => resume(count + i), { collect: false })
+      await collectAndRewarm(REWARM, CONCURRENCY, (i) => resume(count + i))
       parked = { resume, count }
       return {}
     }

@@ -301,32 +301,20 @@ async function phase(runOnce, runs, concurrency, forceGc = false) {
 
 /**
  * Runs `task(i)` for i = 0 … count-1 with `concurrency` tasks in flight; client CPU and wall
- * time of the whole batch, after a `gc()` when Node runs with `--expose-gc` unless `collect`
- * is false. A forced collection throws away optimized code (see {@link phase}): a batch that
- * is measured after one should run a warm-up first, as resume-throughput.mjs does.
+ * time of the whole batch. No forced `gc()` first, for the reason given at {@link phase}; its
+ * effect outlasts a thousand resumes of re-warming too (resume-throughput.mjs: 115–197 µs per
+ * resume without one, 179–275 µs after one and 1,000 resumes).
  */
-export async function inFlight(count, concurrency, task, { collect = true } = {}) {
+export async function inFlight(count, concurrency, task) {
   let next = 0
   const worker = async () => {
     while (next < count) await task(next++)
   }
-  if (collect) globalThis.gc?.()
   const wall0 = process.hrtime.bigint()
   const cpu0 = process.cpuUsage()
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))
   const cpu = process.cpuUsage(cpu0)
   return { cpuUs: cpu.user + cpu.system, wallNs: Number(process.hrtime.bigint() - wall0) }
-}
-
-/**
- * Forces a full collection, to clear the garbage of what came before a measured batch, then
- * runs `task(i)` for i = 0 … count-1 unmeasured, so the code that collection deoptimized (see
- * {@link phase}) is optimized again before the batch. Measure next with `collect: false`.
- */
-export async function collectAndRewarm(count, concurrency, task) {
-  if (!globalThis.gc) throw new Error("run node with --expose-gc")
-  globalThis.gc()
-  await inFlight(count, concurrency, task, { collect: false })
 }
 
 /** `process.memoryUsage().heapUsed` after full collections; needs `node --expose-gc`. */

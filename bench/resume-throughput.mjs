@@ -15,8 +15,8 @@
 // client CPU per resume. The mock counts the LLM requests of each resume batch: a resume of
 // a single-level parked run must send exactly one. Each variant parks and resumes in its own
 // process (as in harness.mjs's runBenchmark), unless --same-process is given. Between parking
-// and the measured batch: a full collection (the parking's garbage is not the resumes' cost)
-// and 1,000 more resumes, since that collection throws away optimized code.
+// and the measured batch, 1,000 more resumes make the resume path hot again. No batch is
+// preceded by a forced gc() (see harness.mjs's phase()).
 //
 //   node --expose-gc resume-throughput.mjs [--runs N] [--rounds R] [--warmup W] [--only sdk|floor|agents]
 //     [--same-process]
@@ -27,7 +27,6 @@ import {
   API_KEY,
   MODEL,
   cliOptions,
-  collectAndRewarm,
   forkVariant,
   inFlight,
   machineLine,
@@ -115,25 +114,25 @@ const variants = {
     }
   },
 }
-/** Resumes run after the parking's collection and before the measured batch. */
+/** Resumes run after the parking and before the measured batch, unmeasured and uncounted. */
 const REWARM = 1000
 
 /**
- * One variant's side of a measurement: `park` parks `count` runs numbered from `offset` (and
- * REWARM more), collects the parking's garbage, and re-optimizes what that collection threw
- * away by resuming the REWARM extra runs; `resume` then resumes the `count` runs (32 in
- * flight) and returns the batch's CPU and wall time. Only `resume` is measured and counted.
+ * One variant's side of a measurement: `park` parks `count` runs numbered from `offset` and
+ * REWARM more, and resumes the REWARM extra runs, so the resume path is hot again after the
+ * parking; `resume` then resumes the `count` runs (32 in flight) and returns the batch's CPU
+ * and wall time. Only `resume` is measured and counted.
  */
 function variantSide(name) {
   let parked
   return async ({ op, count, offset }) => {
     if (op === "park") {
       const resume = await variants[name](count + REWARM, offset)
-      await collectAndRewarm(REWARM, CONCURRENCY, (i) => resume(count + i))
+      await inFlight(REWARM, CONCURRENCY, (i) => resume(count + i))
       parked = { resume, count }
       return {}
     }
-    return inFlight(parked.count, CONCURRENCY, parked.resume, { collect: false })
+    return inFlight(parked.count, CONCURRENCY, parked.resume)
   }
 }
 if (variantOfThisProcess !== undefined) await serveVariant(variantSide(variantOfThisProcess))

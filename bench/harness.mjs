@@ -279,24 +279,12 @@ export function loopVariants({ client, toolkit, floor, prompt, final, output }) 
  * variant runs. Garbage is collected as it is in a real process. `forceGc` (`--gc`) restores
  * the collection, to reproduce figures measured that way.
  */
-async function phase(runOnce, runs, concurrency, forceGc = false) {
-  let started = 0
-  const worker = async () => {
-    while (started < runs) {
-      started++
-      await runOnce()
-    }
-  }
+function phase(runOnce, runs, concurrency, forceGc = false) {
   if (forceGc) {
     if (!globalThis.gc) throw new Error("--gc needs node --expose-gc")
     globalThis.gc()
   }
-  const wall0 = process.hrtime.bigint()
-  const cpu0 = process.cpuUsage()
-  await Promise.all(Array.from({ length: Math.min(concurrency, runs) }, worker))
-  const cpu = process.cpuUsage(cpu0)
-  const wallNs = Number(process.hrtime.bigint() - wall0)
-  return { cpuUs: cpu.user + cpu.system, wallNs }
+  return inFlight(runs, concurrency, () => runOnce())
 }
 
 /**

@@ -36,6 +36,12 @@ export interface ToolContext {
   signal?: AbortSignal
   /** Set when the call is retried after its suspension was answered. */
   answer?: Answer
+  /**
+   * The request that `answer` answers, set together with it on every retry-with-answer (inline
+   * `waitFor`, `continueRun`, runtime `resume`, after a restart): read back what the tool put
+   * in the request's `data` when it suspended instead of keeping it in memory.
+   */
+  request?: Request
   /** The provider's tool-call id. */
   callId?: string
   /** Stable across the retry-with-answer, a resume and a restart: use it to deduplicate side effects. */
@@ -54,7 +60,7 @@ export interface ToolContext {
 }
 
 /** Where a tool comes from. */
-export type ToolSource = "native" | "http" | "relay" | "custom" | "agent" | "mcp"
+export type ToolSource = "native" | "http" | "relay" | "custom" | "agent" | "mcp" | "a2a"
 
 /** A tool the model can call. */
 export interface Tool {

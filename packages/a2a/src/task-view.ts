@@ -38,13 +38,16 @@ export function isInterrupted(state: A2ATaskState): boolean {
   return state === "input-required" || state === "auth-required"
 }
 
-/** @internal Text parts as they are, data parts as JSON; other parts are skipped. */
-export function partsText(parts: readonly Part[], separator: string): string {
+/**
+ * @internal Text parts as they are and, with `withData`, data parts as JSON; other parts
+ * (files, raw bytes) are skipped.
+ */
+export function partsText(parts: readonly Part[], separator: string, withData = false): string {
   const out: string[] = []
   for (const part of parts) {
     const content = part.content
     if (content?.$case === "text") out.push(content.value)
-    else if (content?.$case === "data") out.push(JSON.stringify(content.value))
+    else if (withData && content?.$case === "data") out.push(JSON.stringify(content.value))
   }
   return out.join(separator)
 }
@@ -118,7 +121,7 @@ export class TaskView {
 
   /** The artifacts' text in order (chunks joined as they came, artifacts on their own lines). */
   artifactsText(): string {
-    return [...this.#artifacts.values()].map((parts) => partsText(parts, "")).join("\n")
+    return [...this.#artifacts.values()].map((parts) => partsText(parts, "", true)).join("\n")
   }
 
   /** The status message's text parts by line. */

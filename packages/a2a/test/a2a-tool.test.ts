@@ -170,13 +170,14 @@ describe("a2aTool: transport failures are results, never throws", () => {
     })
   })
 
-  it("headers expand ${ENV} at call time; bearerToken sends Authorization", async () => {
+  it("headers expand environment references at call time; bearerToken sends Authorization", async () => {
     const r = await remote()
     r.setScript((e) => e.status(TaskState.TASK_STATE_COMPLETED, "ok"))
     process.env.TNX_A2A_TEST_KEY = "first"
     const tool = await a2aTool({
       url: r.url,
       pollIntervalMs: 5,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: an environment reference the tool expands
       headers: { "x-api-key": "${TNX_A2A_TEST_KEY}" },
       bearerToken: "tok-1",
     })

@@ -116,7 +116,16 @@ export class TaskService implements A2ARequestHandler {
 
   async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
     const record = await this.#owned(params.id, context)
-    return taskOf(record, params.historyLength)
+    return taskOf(await this.#shown(record), params.historyLength)
+  }
+
+  /** The record as callers see it: a halted task whose answer is being applied is working. */
+  async #shown(record: TaskRecord): Promise<TaskRecord> {
+    if (!isWaitingState(record.state) || !record.requestId) return record
+    const resuming =
+      this.#running.has(record.id) || (await this.#o.store.findRequest(record.requestId))?.state !== "open"
+    if (!resuming) return record
+    return { ...record, state: TaskState.TASK_STATE_WORKING, statusMessage: undefined }
   }
 
   async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
@@ -203,18 +212,16 @@ export class TaskService implements A2ARequestHandler {
       const record = await this.#owned(message.taskId, context)
       if (message.contextId && message.contextId !== record.contextId)
         throw new RequestMalformedError({ message: `contextId does not match task ${record.id}` })
-      if (record.seen.includes(message.messageId)) return { record }
-      if (!isWaitingState(record.state) || !record.requestId)
-        throw new UnsupportedOperationError({
-          message: `task ${record.id} is ${stateLabel(record.state)}, not waiting for input`,
-        })
+      if (record.seen.includes(message.messageId)) return { record: await this.#shown(record) }
+      if (this.#running.has(record.id) || !isWaitingState(record.state) || !record.requestId)
+        throw notWaiting(record, this.#running.has(record.id))
       const answer = answerOf(record.requestId, said, data)
+      // Being resumed by another delivery (here or in another process): the store's claim
+      // says so. Nothing is written here, so a losing delivery never overwrites the task.
+      const entry = await this.#o.store.findRequest(record.requestId)
+      if (entry?.state !== "open") throw notWaiting(record, true)
       record.seen.push(message.messageId)
       record.history.push(message)
-      // Seen as working at once, so a second message meanwhile is refused (and across
-      // processes the store's claim refuses the second delivery).
-      this.#setStatus(record, TaskState.TASK_STATE_WORKING, undefined)
-      await this.#save(record)
       return { record, start: { answer } }
     }
     const id = randomUUID()
@@ -257,6 +264,8 @@ export class TaskService implements A2ARequestHandler {
     const { client, toolkit, store } = this.#o
     const signal = running.controller.signal
     this.#setStatus(record, TaskState.TASK_STATE_WORKING, undefined)
+    // A new task is ours alone; an answered one stays as stored until its run is saved.
+    if ("text" in start) await this.#save(record)
     this.#emitStatus(running, record)
     const onText = (delta: string) => {
       if (!delta) return
@@ -302,9 +311,8 @@ export class TaskService implements A2ARequestHandler {
       failure = ToolnexusError.isInstance(error) ? error.code : "error"
     }
     if (signal.aborted) return
-    const latest = (await this.#load(record.id)) ?? record
-    if (latest.state === TaskState.TASK_STATE_CANCELED) return
-    Object.assign(record, latest)
+    // Canceled meanwhile (here or by another process): the cancel stands, no result is written.
+    if ((await this.#load(record.id))?.state === TaskState.TASK_STATE_CANCELED) return
     if (result?.status === "done") {
       delete record.requestId
       record.artifacts = [{ ...resultArtifact(result.text) }]
@@ -383,6 +391,11 @@ export class TaskService implements A2ARequestHandler {
   #save(record: TaskRecord): Promise<void> {
     return this.#o.store.putSnapshot(taskKey(record.id), record)
   }
+}
+
+function notWaiting(record: TaskRecord, resuming: boolean): UnsupportedOperationError {
+  const state = resuming ? "working (its answer is being applied)" : stateLabel(record.state)
+  return new UnsupportedOperationError({ message: `task ${record.id} is ${state}, not waiting for input` })
 }
 
 /** @internal The owner key a token's tasks are filed under (set by the fetch handler). */

@@ -68,7 +68,11 @@ describe.skipIf(!url)("serveA2A on PostgreSQL", () => {
     ])
     expect(outcomes.some((o) => o.status === "fulfilled")).toBe(true)
     expect([...second.effects, ...third.effects, ...first.effects]).toHaveLength(1)
-    const final = await (await sdkClient(first.url)).getTask({ tenant: "", id: halted.id, historyLength: undefined })
+    const final = await (await sdkClient(first.url)).getTask({
+      tenant: "",
+      id: halted.id,
+      historyLength: undefined,
+    })
     expect(final.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
   })
 })

@@ -1,4 +1,5 @@
 import { type Message, Role, type Task, TaskState } from "@a2a-js/sdk"
+import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
 import { afterEach, describe, expect, it } from "vitest"
 import { serveA2A } from "../src/inbound/serve-a2a.js"
@@ -244,6 +245,37 @@ describe("serveA2A through the SDK client", () => {
     expect(textOf(task.status?.message)[0]).toMatch(/^the agent failed \(/)
     expect(said).not.toContain("SECRET")
     expect(said).not.toContain("exploded")
+  })
+})
+
+describe("serveA2A: a v0.3 client", () => {
+  it("reads the v0.3 card and speaks v0.3 (message/send, tasks/get) through the SDK's legacy transport", async () => {
+    const { url, effects } = await serve()
+    const legacyCompat = { enabled: true }
+    const resolver = new DefaultAgentCardResolver({ legacyCompat })
+    const raw = await (await fetch(`${url}/.well-known/agent-card.json`)).json()
+    const card = resolver.normalizeAgentCard(raw)
+    expect(card.supportedInterfaces.map((i) => i.protocolVersion)).toEqual(["0.3.0"])
+    const factory = new ClientFactory({
+      transports: [new JsonRpcTransportFactory({ legacyCompat })],
+      cardResolver: resolver,
+    })
+    const client = await factory.createFromAgentCard(card)
+    const halted = (await client.sendMessage(send(userMessage("book QF1")))) as Task
+    expect(halted.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    const done = (await client.sendMessage(send(userMessage("ok", { taskId: halted.id })))) as Task
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(effects).toHaveLength(1)
+    const legacyCall = await rpc(
+      url,
+      { jsonrpc: "2.0", id: 9, method: "tasks/get", params: { id: halted.id } },
+      { headers: { "a2a-version": "0.3" } },
+    )
+    expect(legacyCall.json.result).toMatchObject({
+      id: halted.id,
+      kind: "task",
+      status: { state: "completed" },
+    })
   })
 })
 

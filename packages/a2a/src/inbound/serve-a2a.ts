@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server"
 import { JsonRpcTransportHandler, ServerCallContext } from "@a2a-js/sdk/server"
 import { type Client, ConfigError, type Toolkit } from "@toolnexus/core"
+import type { RuntimeOptions } from "@toolnexus/agents"
 import type { DurableStore } from "@toolnexus/durable"
 import { type A2ACardInfo, agentCardJson } from "./agent-card.js"
 import { OWNER_STATE_KEY, TaskService } from "./task-service.js"
@@ -13,8 +14,9 @@ export interface ServeA2AOptions {
   /** Runs a conversation per task (`client.ask(text, {id: "a2a/<taskId>"})`); its store must be `store`. */
   client?: Client
   toolkit?: Toolkit
-  /** A tree per task (DESIGN §14); not supported yet: `serveA2A` refuses it with ConfigError. */
-  runtime?: Record<string, unknown>
+  /** A tree per task: def `agent` of this runtime's registry, in a runtime of namespace `a2a/<taskId>`. */
+  runtime?: Omit<RuntimeOptions, "store" | "namespace">
+  /** The def a task spawns (with `runtime`). */
   agent?: string
   /** Where tasks, their conversations and requests live; default: the client's own store. */
   store?: DurableStore
@@ -71,7 +73,7 @@ const PUSH_V03 = /^tasks\/pushNotificationConfig\//
  *
  * @param opts - the card, what runs the tasks, the store, tokens and limits.
  * @returns the handler; `fetch` never throws.
- * @throws ConfigError when no `client` is given, `runtime` is, or the store is not the client's.
+ * @throws ConfigError when neither `client` nor `runtime` + `agent` is given, or the store is not durable (or not the client's).
  * @example
  * ```ts
  * const handler = serveA2A({ card: { name: "travel" }, client, toolkit })
@@ -80,21 +82,29 @@ const PUSH_V03 = /^tasks\/pushNotificationConfig\//
  */
 export function serveA2A(opts: ServeA2AOptions): A2AHandler {
   const { card, client, toolkit, bearerTokens, maxBodyBytes = 1_048_576 } = opts
-  if (opts.runtime || opts.agent)
-    throw new ConfigError("serveA2A: `runtime` + `agent` is not supported yet; give `client`")
-  if (!client) throw new ConfigError("serveA2A needs `client` (and usually `toolkit`)")
+  const { runtime, agent } = opts
   if (!card?.name) throw new ConfigError("serveA2A: `card.name` is required")
-  const own = client.conversationStore() as Partial<DurableStore>
+  if (runtime || agent) {
+    if (client) throw new ConfigError("serveA2A: give `client` or `runtime` + `agent`, not both")
+    if (!runtime || !agent) throw new ConfigError("serveA2A: `runtime` and `agent` go together")
+    if (!runtime.registry?.[agent])
+      throw new ConfigError(`serveA2A: the runtime's registry has no def ${JSON.stringify(agent)}`)
+    if (!opts.store || !isDurable(opts.store))
+      throw new ConfigError("serveA2A with `runtime` needs a durable `store`")
+  } else if (!client) {
+    throw new ConfigError("serveA2A needs `client` (and usually `toolkit`), or `runtime` + `agent`")
+  }
+  const own = client?.conversationStore() as Partial<DurableStore> | undefined
   const store = opts.store ?? (isDurable(own) ? (own as DurableStore) : undefined)
   if (!store || !isDurable(store))
     throw new ConfigError(
       "serveA2A needs a durable store: create the client with `store` (e.g. a SqliteStore) and pass the same store",
     )
-  if (opts.store && (own as unknown) !== opts.store)
+  if (client && opts.store && (own as unknown) !== opts.store)
     throw new ConfigError("serveA2A: `store` must be the client's own store (createClient({ store }))")
   if (bearerTokens && bearerTokens.length === 0) throw new ConfigError("serveA2A: `bearerTokens` is empty")
   const basePath = (opts.basePath ?? "").replace(/\/+$/, "")
-  const service = new TaskService({ client, toolkit, store })
+  const service = new TaskService({ client, toolkit, runtime, agent, store })
   const v1 = new JsonRpcTransportHandler(service)
   const legacy = new LegacyJsonRpcTransportHandler(service)
   const tokens = bearerTokens?.map((t) => Buffer.from(t))

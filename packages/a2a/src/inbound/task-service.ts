@@ -28,6 +28,7 @@ import {
   ToolnexusError,
   type Toolkit,
 } from "@toolnexus/core"
+import type { RuntimeOptions } from "@toolnexus/agents"
 import type { DurableStore } from "@toolnexus/durable"
 import {
   type TaskRecord,
@@ -45,9 +46,20 @@ import {
 
 /** @internal What the service runs tasks with. */
 export interface TaskServiceOptions {
-  client: Client
+  client: Client | undefined
   toolkit: Toolkit | undefined
+  /** A tree per task instead: def `agent` spawned in a runtime of namespace `a2a/<taskId>`. */
+  runtime: Omit<RuntimeOptions, "store" | "namespace"> | undefined
+  agent: string | undefined
   store: DurableStore
+}
+
+/** What a task's run ended with, from a conversation or a runtime alike. */
+interface Settled {
+  status: string
+  text: string
+  pending?: Request | undefined
+  limit?: string | undefined
 }
 
 type Listener = (event: StreamResponse) => void
@@ -136,9 +148,15 @@ export class TaskService implements A2ARequestHandler {
     const running = this.#running.get(record.id)
     if (isWaitingState(record.state)) {
       // Withdraw the parked request: it leaves every inbox, and no answer can run it later.
-      const id = conversationOf(record.id)
-      const messages = (await this.#o.store.get(id)) ?? []
-      await this.#o.store.save(id, messages, { pending: null })
+      const store = this.#o.store
+      // A tree holds the request at every parked level: clear each holder, deepest first.
+      for (let level = 0; level < 64 && record.requestId; level++) {
+        const held = await store.findRequest(record.requestId)
+        if (!held) break
+        const id = held.conversationId
+        await store.save(id, (await store.get(id)) ?? [], { pending: null })
+        if (held.runtimeKey) await store.deleteSnapshot(held.runtimeKey)
+      }
     } else if (!running) {
       throw new TaskNotCancelableError({ message: `task ${record.id} is running in another process` })
     }
@@ -261,7 +279,7 @@ export class TaskService implements A2ARequestHandler {
     start: { text: string } | { answer: Answer },
     running: Running,
   ): Promise<void> {
-    const { client, toolkit, store } = this.#o
+    const { client, toolkit, store, runtime, agent } = this.#o
     const signal = running.controller.signal
     this.#setStatus(record, TaskState.TASK_STATE_WORKING, undefined)
     // A new task is ours alone; an answered one stays as stored until its run is saved.
@@ -284,11 +302,18 @@ export class TaskService implements A2ARequestHandler {
       })
       running.streamed = true
     }
-    let result: RunResult | undefined
+    let result: Settled | undefined
     let failure: string | undefined
     try {
-      if ("text" in start) {
-        result = await client.ask(start.text, { id: conversationOf(record.id), toolkit, signal, onText })
+      if (runtime && agent) {
+        result = await this.#runTree(record, start, runtime, agent, signal)
+      } else if ("text" in start) {
+        result = await (client as Client).ask(start.text, {
+          id: conversationOf(record.id),
+          toolkit,
+          signal,
+          onText,
+        })
       } else {
         // Loaded on first use: a2aTool's users need no durable package.
         const { deliverAnswer } = await import("@toolnexus/durable")
@@ -302,6 +327,7 @@ export class TaskService implements A2ARequestHandler {
         })
         result = delivered.result as RunResult
       }
+      if (result.status === "interrupted" || result.status === "closed") return // aborted: nothing to write
     } catch (error) {
       if (signal.aborted) return // canceled (already recorded) or closing: no result is written
       if (AnswerConflictError.isInstance(error)) {
@@ -347,6 +373,36 @@ export class TaskService implements A2ARequestHandler {
       })
     }
     this.#emitStatus(running, record)
+  }
+
+  /** A tree per task: the def spawned, woken and waited on; saved as `a2a/<taskId>` when it parks. */
+  async #runTree(
+    record: TaskRecord,
+    start: { text: string } | { answer: Answer },
+    runtime: Omit<RuntimeOptions, "store" | "namespace">,
+    agent: string,
+    signal: AbortSignal,
+  ): Promise<Settled> {
+    const { store } = this.#o
+    const key = conversationOf(record.id)
+    const durable = await import("@toolnexus/durable")
+    if ("answer" in start) {
+      const delivered = await durable.deliverAnswer(store, start.answer, { runtime, signal })
+      return delivered.result
+    }
+    const { createRuntime } = await import("@toolnexus/agents")
+    const rt = createRuntime({ ...runtime, store, namespace: key })
+    const onAbort = () => void rt.close(rt.root)
+    signal.addEventListener("abort", onAbort, { once: true })
+    try {
+      const handle = rt.spawn(rt.root, agent)
+      rt.wake(handle, start.text)
+      const result = await rt.wait(handle)
+      if (result.status === "pending") await durable.saveRuntime(store, key, rt)
+      return result
+    } finally {
+      signal.removeEventListener("abort", onAbort)
+    }
   }
 
   #setStatus(record: TaskRecord, state: TaskState, parts: ReturnType<typeof textPart>[] | undefined): void {

@@ -29,10 +29,15 @@ export async function sdkClient(url: string, opts: { token?: string } = {}): Pro
 
 /**
  * The served agent: a scripted model (no LLM) whose `book` tool needs approval. A prompt
- * starting "book" calls it; anything else is answered at once. `effects` counts bookings.
+ * starting "book" calls it; "slow" waits for `release()`; anything else is answered at once.
+ * `effects` counts bookings.
  */
 export async function travelAgent(store: ConversationStore) {
   const effects: string[] = []
+  let release: () => void = () => {}
+  const gate = new Promise<void>((resolve) => {
+    release = resolve
+  })
   const book = defineTool({
     name: "book",
     description: "books a flight after approval",
@@ -54,11 +59,12 @@ export async function travelAgent(store: ConversationStore) {
       if (text.startsWith("book "))
         return { toolCalls: [{ name: "book", arguments: { flight: text.slice(5) } }] }
       if (text === "fail") throw new Error("model exploded with SECRET detail")
+      if (text === "slow") await gate
       return { content: `you said: ${text}` }
     },
   })
   const toolkit = await createToolkit({ extraTools: [book] })
-  return { client, toolkit, effects }
+  return { client, toolkit, effects, release }
 }
 
 /** A raw JSON-RPC POST (for the bad-input cases the SDK client cannot send). */

@@ -223,6 +223,39 @@ describe("serveA2A through the SDK client", () => {
     expect(sub.json.error.code).toBe(-32004)
   })
 
+  it("SubscribeToTask on a running task ⇒ the task, then its events until it settles", async () => {
+    const { url, release } = await serve()
+    const client = await sdkClient(url)
+    const started = (await client.sendMessage(send(userMessage("slow"), true))) as Task
+    expect(started.status?.state).not.toBe(TaskState.TASK_STATE_COMPLETED)
+    const events: string[] = []
+    const stream = client.resubscribeTask({ tenant: "", id: started.id })
+    const first = await stream.next()
+    events.push(first.value?.payload?.$case ?? "none")
+    release()
+    for await (const event of stream) {
+      const payload = event.payload
+      if (payload?.$case === "statusUpdate") events.push(`status:${payload.value.status?.state}`)
+      else if (payload) events.push(payload.$case)
+    }
+    expect(events[0]).toBe("task")
+    expect(events.at(-1)).toBe(`status:${TaskState.TASK_STATE_COMPLETED}`)
+    expect(events).toContain("artifactUpdate")
+  })
+
+  it("CancelTask on a running task ⇒ aborted, canceled, no result written", async () => {
+    const { url, release, handler } = await serve()
+    const client = await sdkClient(url)
+    const started = (await client.sendMessage(send(userMessage("slow"), true))) as Task
+    const canceled = await client.cancelTask({ tenant: "", id: started.id, metadata: undefined })
+    expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED)
+    release()
+    await handler.close() // waits for the aborted run to settle
+    const after = await client.getTask({ tenant: "", id: started.id, historyLength: undefined })
+    expect(after.status?.state).toBe(TaskState.TASK_STATE_CANCELED)
+    expect(after.artifacts).toEqual([])
+  })
+
   it("two clients answering one task at once ⇒ one tool effect", async () => {
     const { url, effects } = await serve()
     const a = await sdkClient(url)

@@ -146,13 +146,19 @@ describe.each([false, true])("a2aTool: completed and failed tasks (streaming %s)
 })
 
 describe("a2aTool: transport failures are results, never throws", () => {
-  it("the agent gone after the card was read ⇒ isError naming the agent", async () => {
+  it("the agent gone after the card was read ⇒ isError naming the agent, no token or header value in it", async () => {
     const r = await remote()
-    const tool = await a2aTool({ url: r.url, pollIntervalMs: 5 })
+    const tool = await a2aTool({
+      url: r.url,
+      pollIntervalMs: 5,
+      bearerToken: "tok-secret",
+      headers: { "x-key": "hdr-secret" },
+    })
     await r.close()
     const result = await tool.execute({ prompt: "x" }, {})
     expect(result.isError).toBe(true)
     expect(result.output).toMatch(/^a2a agent "Travel Desk": /)
+    expect(JSON.stringify(result)).not.toMatch(/tok-secret|hdr-secret/)
   })
 
   it("a JSON-RPC error ⇒ isError; a missing prompt ⇒ isError", async () => {

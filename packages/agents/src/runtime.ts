@@ -4,8 +4,11 @@ import {
   ConfigError,
   type ConversationStore,
   MemoryStore,
+  type ToolContext,
+  type ToolResult,
   assertAnswer,
 } from "@toolnexus/core"
+import { withAgentTools } from "./agent-tool.js"
 import { carveBudget, poolLimit } from "./budget.js"
 import { systemClock } from "./clock.js"
 import { ClosedError, InboxFullError, RuntimeError } from "./errors.js"
@@ -16,7 +19,7 @@ import { applyTransition } from "./handle-state.js"
 import { Parking, type ResumeOptions } from "./parking.js"
 import { EventHub, type RuntimeEvent, type RuntimeEventsOptions } from "./runtime-events.js"
 import { type RuntimeSnapshot, restoreRecords, snapshotOf } from "./snapshot.js"
-import type { TaskHost } from "./task-tool.js"
+import { type TaskHost, delegate } from "./task-tool.js"
 import { Trace } from "./trace.js"
 import type {
   AgentDef,
@@ -78,6 +81,14 @@ export interface Runtime {
   events(opts?: RuntimeEventsOptions): AsyncIterableIterator<RuntimeEvent>
 }
 
+/** @internal The key of a runtime's delegation entry point (not part of the public surface). */
+export const DELEGATE = Symbol.for("toolnexus.agents.delegate")
+
+/** @internal A runtime that can delegate from one of its handles. */
+export type DelegatingRuntime = Runtime & {
+  [DELEGATE](parent: Handle, agent: string, prompt: string, ctx: ToolContext): Promise<ToolResult>
+}
+
 const ROOT_DEF: AgentDef = { name: "root", does: "the host" }
 
 /**
@@ -124,10 +135,11 @@ class AgentRuntime implements Runtime, TaskHost {
   readonly #parking: Parking
   readonly #events: EventHub
 
-  constructor(opts: RuntimeOptions, snapshot?: RuntimeSnapshot) {
-    if (typeof opts?.registry !== "object" || opts.registry === null) {
+  constructor(given: RuntimeOptions, snapshot?: RuntimeSnapshot) {
+    if (typeof given?.registry !== "object" || given.registry === null) {
       throw new ConfigError("createRuntime needs a registry of agent definitions")
     }
+    const opts = { ...given, registry: withAgentTools(given.registry) }
     for (const [key, def] of Object.entries(opts.registry)) {
       if (def?.name !== key)
         throw new ConfigError(`registry key ${JSON.stringify(key)} must equal its def's name`)
@@ -383,6 +395,11 @@ class AgentRuntime implements Runtime, TaskHost {
 
   note(line: string): void {
     this.#trace.note(line)
+  }
+
+  /** @internal `delegate` from one of this runtime's handles (an agent tool run outside a runtime). */
+  [DELEGATE](parent: Handle, agent: string, prompt: string, ctx: ToolContext): Promise<ToolResult> {
+    return delegate(this, this.#record(parent), agent, prompt, ctx)
   }
 
   async #settledWithin(r: HandleRecord, ms: number): Promise<void> {

@@ -217,18 +217,24 @@ class AgentRuntime implements Runtime, TaskHost {
         `unknown agent ${JSON.stringify(defName)}; registered: ${Object.keys(this.#registry).sort().join(", ")}`,
       )
     if (p.budget.maxChildren !== undefined && p.children.length >= p.budget.maxChildren) {
-      throw new RuntimeError("max_children", `${p.id} may spawn at most ${p.budget.maxChildren} children`)
+      throw new RuntimeError(
+        "max_children",
+        `${p.id} may spawn at most ${p.budget.maxChildren} ${p.budget.maxChildren === 1 ? "child" : "children"} (budget maxChildren); it cannot spawn ${defName}`,
+      )
     }
     if (p.budget.maxDepth !== undefined && p.budget.maxDepth < 1) {
       throw new RuntimeError(
         "max_depth",
-        `${p.id} is at the maximum depth of its budget; it cannot spawn ${defName}`,
+        `${p.id} is at the maximum depth of its budget (maxDepth); it cannot spawn ${defName}`,
       )
     }
     const now = this.#clock.now()
     const limit = poolLimit(p.chain(), now)
     if (limit)
-      throw new RuntimeError("budget_exhausted", `cannot spawn ${defName} under ${p.id}: ${limit} is used up`)
+      throw new RuntimeError(
+        "budget_exhausted",
+        `cannot spawn ${defName} under ${p.id}: budget exhausted (${limit} is used up)`,
+      )
     p.childCounters ??= new Map()
     const n = (p.childCounters.get(defName) ?? 0) + 1
     p.childCounters.set(defName, n)

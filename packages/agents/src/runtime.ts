@@ -16,7 +16,7 @@ import { Execution } from "./execution.js"
 import { Semaphore } from "./gates.js"
 import { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
-import { Parking, type ResumeOptions } from "./parking.js"
+import { type ParkedRequest, Parking, type ResumeOptions } from "./parking.js"
 import { EventHub, type RuntimeEvent, type RuntimeEventsOptions } from "./runtime-events.js"
 import { type RuntimeSnapshot, restoreRecords, snapshotOf } from "./snapshot.js"
 import { type TaskHost, delegate } from "./task-tool.js"
@@ -54,10 +54,27 @@ export interface Runtime {
    * `opts.claim` is a durable store's claim token: the topmost of those handles, the last to
    * save, saves under it and so consumes it. `opts.signal` aborts the cascade's runs.
    *
+   * Resolves, once the cascade has settled, with the result of the topmost handle it resumed
+   * (what that handle's `wait` gives: done, or pending on a new request).
+   *
    * @throws UnknownRequestError when no suspended handle holds `answer.id`.
    * @throws AnswerInvalidError when `answer` is not of the wire shape; nothing is changed.
    */
-  resume(answer: Answer, opts?: ResumeOptions): Promise<void>
+  resume(answer: Answer, opts?: ResumeOptions): Promise<TaskResult>
+  /**
+   * The open requests of the tree, from the runtime's own parking index: one entry per
+   * request id with its deepest holder (the one an answer resumes first) and its topmost
+   * holder (the cascade's last step), each with its conversation id in the store.
+   */
+  parked(): ParkedRequest[]
+  /**
+   * Brings a restored tree in line with its store: a request whose topmost holder's
+   * conversation no longer waits on it (its answer was applied by a process that died before
+   * saving the runtime) is taken from the store, running nothing. `answerFor` gives the
+   * decision that was applied when the host knows it (a durable store records it). Returns
+   * the request ids recovered; save the runtime again when there are any.
+   */
+  reconcile(answerFor?: (requestId: string) => Promise<Answer | undefined>): Promise<string[]>
   handle(id: string): Handle | undefined
   stateOf(h: Handle): HandleState
   inspect(h: Handle): HandleView
@@ -330,7 +347,7 @@ class AgentRuntime implements Runtime, TaskHost {
     return this.#events.subscribe(opts)
   }
 
-  resume(answer: Answer, opts?: ResumeOptions): Promise<void> {
+  resume(answer: Answer, opts?: ResumeOptions): Promise<TaskResult> {
     // A malformed answer is refused before anything is looked up or changed.
     try {
       assertAnswer(answer)
@@ -338,6 +355,14 @@ class AgentRuntime implements Runtime, TaskHost {
       return Promise.reject(error)
     }
     return this.#parking.resume(answer, opts)
+  }
+
+  parked(): ParkedRequest[] {
+    return this.#parking.parked()
+  }
+
+  reconcile(answerFor?: (requestId: string) => Promise<Answer | undefined>): Promise<string[]> {
+    return this.#parking.reconcile(answerFor)
   }
 
   // ---- inspection ----------------------------------------------------------------------

@@ -106,7 +106,8 @@ async function run(tool) {
     const result = await tool.execute(args, answer ? { resolve, answer } : { resolve })
     const request = pendingOf(result)
     if (!request) return result
-    if (request.kind !== "authorization" || !request.url) throw new Error(`unexpected request: ${request.prompt}`)
+    if (request.kind !== "authorization" || !request.url)
+      throw new Error(`unexpected request: ${request.prompt}`)
     await login(request.url)
     answer = { id: request.id, ok: true }
   }

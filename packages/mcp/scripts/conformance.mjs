@@ -19,7 +19,8 @@ const PARALLEL = 2
 const SCENARIO_TIMEOUT_MS = 60_000
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
-const cache = process.env.TOOLNEXUS_CONFORMANCE_CACHE ?? join(root, "node_modules/.cache/toolnexus-conformance")
+const cache =
+  process.env.TOOLNEXUS_CONFORMANCE_CACHE ?? join(root, "node_modules/.cache/toolnexus-conformance")
 const harness = join(root, "conformance/harness.mjs")
 const suiteEntry = join(cache, "node_modules/@modelcontextprotocol/conformance/dist/index.js")
 
@@ -35,7 +36,9 @@ function installedVersion(name) {
 function nodeBinaryPackage() {
   if (Number(process.versions.node.split(".")[0]) >= NODE_MAJOR) return undefined
   if (process.platform !== "linux" && process.platform !== "darwin" && process.platform !== "win32") {
-    throw new Error(`no Node ${NODE_MAJOR} package for ${process.platform}; run this script with Node ${NODE_MAJOR}`)
+    throw new Error(
+      `no Node ${NODE_MAJOR} package for ${process.platform}; run this script with Node ${NODE_MAJOR}`,
+    )
   }
   const os = process.platform === "win32" ? "win" : process.platform
   return `node-${os}-${process.arch}`
@@ -47,7 +50,10 @@ function ensureInstalled() {
   if (installedVersion("@modelcontextprotocol/conformance") !== SUITE_VERSION || !nodeOk) {
     mkdirSync(cache, { recursive: true })
     // Its own package.json keeps npm from walking up into the workspace.
-    writeFileSync(join(cache, "package.json"), `${JSON.stringify({ name: "toolnexus-conformance-cache", private: true })}\n`)
+    writeFileSync(
+      join(cache, "package.json"),
+      `${JSON.stringify({ name: "toolnexus-conformance-cache", private: true })}\n`,
+    )
     const wanted = [`@modelcontextprotocol/conformance@${SUITE_VERSION}`]
     if (nodePackage) wanted.push(`${nodePackage}@${NODE_MAJOR}`)
     console.error(`installing ${wanted.join(" and ")} into ${cache}`)
@@ -75,7 +81,16 @@ function clientScenarios(node) {
 function runScenario(node, scenario) {
   const started = Date.now()
   const command = `"${process.execPath}" "${harness}"`
-  const args = [suiteEntry, "client", "--command", command, "--scenario", scenario, "--timeout", String(SCENARIO_TIMEOUT_MS)]
+  const args = [
+    suiteEntry,
+    "client",
+    "--command",
+    command,
+    "--scenario",
+    scenario,
+    "--timeout",
+    String(SCENARIO_TIMEOUT_MS),
+  ]
   return new Promise((done) => {
     const child = spawn(node, args, { stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
@@ -86,12 +101,14 @@ function runScenario(node, scenario) {
 }
 
 async function main() {
-  if (!existsSync(join(root, "dist/index.js"))) throw new Error("build the package first (dist/index.js is missing)")
+  if (!existsSync(join(root, "dist/index.js")))
+    throw new Error("build the package first (dist/index.js is missing)")
   const node = ensureInstalled()
   const all = clientScenarios(node)
   const wanted = process.argv.slice(2)
   const unknown = wanted.filter((s) => !all.includes(s))
-  if (unknown.length > 0) throw new Error(`unknown scenarios: ${unknown.join(", ")} (known: ${all.join(", ")})`)
+  if (unknown.length > 0)
+    throw new Error(`unknown scenarios: ${unknown.join(", ")} (known: ${all.join(", ")})`)
   const scenarios = wanted.length > 0 ? wanted : all
   const started = Date.now()
   const results = []
@@ -107,7 +124,9 @@ async function main() {
   await Promise.all(Array.from({ length: Math.min(PARALLEL, scenarios.length) }, worker))
   const failed = results.filter((r) => !r.ok).map((r) => r.scenario)
   const seconds = ((Date.now() - started) / 1000).toFixed(1)
-  console.error(`${results.length - failed.length} of ${results.length} client scenarios passed in ${seconds} s`)
+  console.error(
+    `${results.length - failed.length} of ${results.length} client scenarios passed in ${seconds} s`,
+  )
   if (failed.length > 0) {
     console.error(`failed: ${failed.join(", ")}`)
     process.exitCode = 1

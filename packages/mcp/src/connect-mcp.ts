@@ -1,8 +1,8 @@
 import { ConfigError, type Tool } from "@toolnexus/core"
 import { type ApprovalPolicy, checkApprovalPolicy } from "./approval-policy.js"
-import { type McpServerConfig, checkServerConfig, isPlainObject } from "./config.js"
+import { type McpServerConfig, checkServerConfig, isHttpConfig, isPlainObject } from "./config.js"
 import { AnswerMemory, McpTool, type McpToolEnv, signInTool } from "./mcp-tool.js"
-import type { McpOAuthOptions } from "./oauth-provider.js"
+import { type McpOAuthOptions, checkOAuthOptions } from "./oauth-options.js"
 import { ServerConnection } from "./server-connection.js"
 import { type TokenStore, memoryTokenStore } from "./token-store.js"
 import { toolNameFor } from "./tool-names.js"
@@ -15,7 +15,10 @@ export interface ConnectMcpOptions {
   requireApproval?: ApprovalPolicy
   /** Where OAuth tokens of remote servers are kept. Default: in memory, for this process. */
   tokenStore?: TokenStore
-  /** OAuth client settings for remote servers that answer 401. */
+  /**
+   * OAuth client settings for remote servers that answer 401: a user's login (the default) or a
+   * machine-to-machine grant. A server's own `oauth` is merged over these.
+   */
   oauth?: McpOAuthOptions
   /** How long a server may take to start and answer `initialize`. Default 10 s. */
   connectTimeoutMs?: number
@@ -97,8 +100,14 @@ export async function connectMcp(options: ConnectMcpOptions): Promise<McpConnect
     if (!Number.isFinite(value) || value <= 0)
       throw new ConfigError(`connectMcp: "${key}" must be a positive number`)
   }
-  if (typeof oauth?.redirectUrl !== "string")
-    throw new ConfigError('connectMcp: "oauth.redirectUrl" must be a URL')
+  if (!isPlainObject(oauth)) throw new ConfigError('connectMcp: "oauth" must be an object')
+  const oauthOf = new Map<string, McpOAuthOptions>()
+  for (const [name, config] of configs) {
+    if (!isHttpConfig(config)) continue
+    const merged = config.oauth ? { ...oauth, ...config.oauth } : oauth
+    const at = config.oauth ? `connectMcp: server ${JSON.stringify(name)}: "oauth"` : 'connectMcp: "oauth"'
+    oauthOf.set(name, checkOAuthOptions(merged, at))
+  }
 
   const env: McpToolEnv = { policy: requireApproval, maxOutputChars, answered: new AnswerMemory() }
   const registry = new ToolRegistry(env)
@@ -108,7 +117,7 @@ export async function connectMcp(options: ConnectMcpOptions): Promise<McpConnect
         connectTimeoutMs,
         callTimeoutMs,
         tokenStore,
-        oauth,
+        oauth: oauthOf.get(name) ?? oauth,
         onToolsChanged: () => registry.sync(connections),
       }),
   )

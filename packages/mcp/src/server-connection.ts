@@ -17,7 +17,9 @@ import type { ToolAnnotations } from "./approval-policy.js"
 import { type McpServerConfig, isHttpConfig, isPlainObject } from "./config.js"
 import { type Elicitation, elicitResultOf, elicitationOf } from "./elicitation.js"
 import { McpConnectError, McpHandshakeTimeoutError } from "./errors.js"
-import { type McpOAuthOptions, TokenStoreAuthProvider } from "./oauth-provider.js"
+import { OAuthError } from "@modelcontextprotocol/sdk/server/auth/errors.js"
+import { type McpOAuthOptions, oauthSecrets } from "./oauth-options.js"
+import { TokenStoreAuthProvider } from "./oauth-provider.js"
 import { Redactor } from "./redactor.js"
 import type { TokenStore } from "./token-store.js"
 import type { CallToolOutcome } from "./tool-output.js"
@@ -98,9 +100,10 @@ export class ServerConnection {
     this.name = name
     this.#config = config
     this.#options = options
-    this.#redactor = new Redactor(config)
-    this.#auth = isHttpConfig(config)
-      ? new TokenStoreAuthProvider(name, options.tokenStore, options.oauth)
+    const http = isHttpConfig(config)
+    this.#redactor = new Redactor(config, http ? oauthSecrets(options.oauth) : [])
+    this.#auth = http
+      ? new TokenStoreAuthProvider(name, config.url, options.tokenStore, options.oauth)
       : undefined
   }
 
@@ -222,7 +225,7 @@ export class ServerConnection {
   async #connect(): Promise<void> {
     await this.#reset()
     this.#stderr = ""
-    if (this.#auth && !this.#usesLogin)
+    if (this.#auth && !this.#auth.isMachine && !this.#usesLogin)
       this.#usesLogin = (await this.#options.tokenStore.get(this.name)) !== undefined
     const client = new Client(
       { name: "toolnexus", version: "0.1.0" },
@@ -456,6 +459,12 @@ export class ServerConnection {
 
   #clean(error: unknown): string {
     let text = error instanceof Error ? error.message : String(error)
+    if (error instanceof OAuthError) {
+      // The authorization server's own words: its error code and description (never a secret:
+      // those are redacted below, and the SDK does not echo the request).
+      const grant = this.#auth?.isMachine ? `the ${this.#options.oauth.grant} grant` : "the token request"
+      text = `the authorization server refused ${grant}: ${error.errorCode}${text ? ` (${text})` : ""}`
+    }
     // The SDK's HTTP errors keep the status in `code`, and their message may not say it.
     const status = (error as { code?: unknown } | undefined)?.code
     if (typeof status === "number" && status >= 100 && status < 600 && !text.includes(String(status)))

@@ -65,7 +65,9 @@ export function elicitingServer(log: { elicitations: number; calls: number }): (
         { mode: "form", message: "Your profile?", requestedSchema: PROFILE_FORM },
         { relatedRequestId: extra.requestId },
       )
-      return { content: [{ type: "text", text: `${reply.action}: ${JSON.stringify(reply.content ?? null)}` }] }
+      return {
+        content: [{ type: "text", text: `${reply.action}: ${JSON.stringify(reply.content ?? null)}` }],
+      }
     })
     server.registerTool("stall", { description: "Never answers" }, () => new Promise(() => {}))
     server.registerTool(

@@ -75,7 +75,7 @@ const PROBE_TIMEOUT_MS = 2_000
 
 /**
  * @internal One configured server: its MCP client session, its tools, and the rules for a
- * session that dies (the next call reconnects, with backoff between failed attempts).
+ * session that dies (the next call reconnects at once; backoff only between failed attempts).
  */
 export class ServerConnection {
   readonly name: string
@@ -246,7 +246,7 @@ export class ServerConnection {
       await client.close().catch(() => {})
       this.#client = undefined
       this.#transport = undefined
-      this.#fail(error)
+      this.#fail(error, true)
       return
     } finally {
       clearTimeout(timer)
@@ -413,7 +413,12 @@ export class ServerConnection {
       })
   }
 
-  #fail(error: unknown): void {
+  /**
+   * Records a failure. `attempt`: a connection attempt failed, which starts (or lengthens) the
+   * backoff before the next one; a session that was working and died does not, so the first
+   * call after a death reconnects at once.
+   */
+  #fail(error: unknown, attempt = false): void {
     if (this.#status === "closed") return
     if (error instanceof UnauthorizedError && this.authorizationUrl) {
       this.#status = "login"
@@ -426,8 +431,13 @@ export class ServerConnection {
       error instanceof McpHandshakeTimeoutError || error instanceof McpConnectError
         ? error
         : new McpConnectError(this.name, `${this.#clean(error)}${this.#stderrNote()}`, { cause: error })
-    this.#failures++
-    this.#retryAt = Date.now() + Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (this.#failures - 1))
+    if (attempt) {
+      this.#failures++
+      this.#retryAt = Date.now() + Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (this.#failures - 1))
+    } else {
+      this.#failures = 0
+      this.#retryAt = 0
+    }
     // The session is gone: whatever was waiting on it ends now instead of at its timeout.
     for (const call of this.#inflight) call.abort.abort()
     const client = this.#client

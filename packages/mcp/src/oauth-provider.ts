@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto"
-import type {
-  AddClientAuthentication,
-  OAuthClientProvider,
-  OAuthDiscoveryState,
+import {
+  type AddClientAuthentication,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  auth,
 } from "@modelcontextprotocol/sdk/client/auth.js"
 import { createPrivateKeyJwtAuth } from "@modelcontextprotocol/sdk/client/auth-extensions.js"
 import type {
@@ -28,13 +29,13 @@ interface AuthRecord {
   client?: OAuthClientInformationMixed
   discovery?: OAuthDiscoveryState
   started?: Started
-  /** When the access token of a machine grant runs out (ms since the epoch). */
-  expiresAt?: number
+  /** When the access token of a machine grant is renewed, ahead of its expiry (ms since the epoch). */
+  renewAt?: number
 }
 
 /** A started login is reused for this long; after that a new one begins. */
 const STARTED_TTL_MS = 15 * 60_000
-/** A machine grant's token is renewed this long before it expires, not after a refused call. */
+/** A machine grant's token is renewed this long (at most half its life) before it expires. */
 const EXPIRY_MARGIN_MS = 30_000
 const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
@@ -55,6 +56,9 @@ export class TokenStoreAuthProvider implements OAuthClientProvider {
   readonly #machine: boolean
   #state: string | undefined
   #verifier: string | undefined
+  #renewal: Promise<void> | undefined
+  /** Set while a renewal runs: the SDK's own reads of the tokens then see the stored ones. */
+  #renewing = false
   /** The login URL the last 401 asked for, until the tool reads it. */
   authorizationUrl: string | undefined
   /** Set for `private_key_jwt`: the SDK then signs a client assertion instead of sending a secret. */
@@ -173,21 +177,39 @@ export class TokenStoreAuthProvider implements OAuthClientProvider {
     })
   }
 
-  /** A machine grant's token near its expiry reads as none: the SDK then fetches a new one. */
+  /**
+   * The stored tokens. A machine grant's token near its expiry is renewed first (the grant is
+   * made again through the SDK, once however many requests ask), so no request is refused for
+   * it; a refused renewal throws, and the call that needed it fails with the reason.
+   */
   async tokens(): Promise<OAuthTokens | undefined> {
     const record = await this.#record()
-    if (this.#machine && record.expiresAt !== undefined && Date.now() >= record.expiresAt - EXPIRY_MARGIN_MS)
-      return undefined
-    return record.tokens
+    if (!this.#machine || record.renewAt === undefined || Date.now() < record.renewAt || this.#renewing)
+      return record.tokens
+    this.#renewal ??= this.#renew().finally(() => {
+      this.#renewal = undefined
+    })
+    await this.#renewal
+    return (await this.#record()).tokens
+  }
+
+  async #renew(): Promise<void> {
+    this.#renewing = true
+    try {
+      await auth(this, { serverUrl: this.#serverUrl })
+    } finally {
+      this.#renewing = false
+    }
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     await this.#update((r) => {
       r.tokens = tokens
       r.started = undefined
-      r.expiresAt =
-        this.#machine && typeof tokens.expires_in === "number"
-          ? Date.now() + tokens.expires_in * 1000
+      const lifetime = typeof tokens.expires_in === "number" ? tokens.expires_in * 1000 : undefined
+      r.renewAt =
+        this.#machine && lifetime !== undefined
+          ? Date.now() + lifetime - Math.min(EXPIRY_MARGIN_MS, lifetime / 2)
           : undefined
     })
   }

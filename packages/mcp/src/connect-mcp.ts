@@ -1,5 +1,6 @@
 import { ConfigError, type Tool } from "@toolnexus/core"
 import { type ApprovalPolicy, checkApprovalPolicy } from "./approval-policy.js"
+import type { ClientFeatures, McpLogEntry, McpRoot, McpSamplingOptions } from "./client-features.js"
 import { type McpServerConfig, checkServerConfig, isHttpConfig, isPlainObject } from "./config.js"
 import { AnswerMemory, McpTool, type McpToolEnv, signInTool } from "./mcp-tool.js"
 import { type McpOAuthOptions, checkOAuthOptions } from "./oauth-options.js"
@@ -26,6 +27,12 @@ export interface ConnectMcpOptions {
   callTimeoutMs?: number
   /** Longer outputs are cut, saying so. Default 100,000 characters. */
   maxOutputChars?: number
+  /** Roots offered to servers that ask (`roots/list`). Default: none offered (the request is refused). */
+  roots?: McpRoot[]
+  /** Serves servers' sampling requests with the caller's model. Default: not offered (refused). */
+  sampling?: McpSamplingOptions
+  /** Receives the servers' log messages (`notifications/message`). Default: dropped. */
+  onLog?: (entry: McpLogEntry) => void
 }
 
 /** One server's state, as {@link McpConnection.servers} reports it. */
@@ -101,6 +108,7 @@ export async function connectMcp(options: ConnectMcpOptions): Promise<McpConnect
       throw new ConfigError(`connectMcp: "${key}" must be a positive number`)
   }
   if (!isPlainObject(oauth)) throw new ConfigError('connectMcp: "oauth" must be an object')
+  const features = checkFeatures(options)
   const oauthOf = new Map<string, McpOAuthOptions>()
   for (const [name, config] of configs) {
     if (!isHttpConfig(config)) continue
@@ -118,6 +126,7 @@ export async function connectMcp(options: ConnectMcpOptions): Promise<McpConnect
         callTimeoutMs,
         tokenStore,
         oauth: oauthOf.get(name) ?? oauth,
+        features,
         onToolsChanged: () => registry.sync(connections),
       }),
   )
@@ -147,6 +156,32 @@ export async function connectMcp(options: ConnectMcpOptions): Promise<McpConnect
       await Promise.all(connections.map((c) => c.close()))
     },
   }
+}
+
+function checkFeatures(options: ConnectMcpOptions): ClientFeatures {
+  const { roots, sampling, onLog } = options
+  const features: ClientFeatures = {}
+  if (roots !== undefined) {
+    if (
+      !Array.isArray(roots) ||
+      roots.some((r) => !isPlainObject(r) || typeof r.uri !== "string" || r.uri === "")
+    )
+      throw new ConfigError('connectMcp: "roots" must be an array of { uri, name? }')
+    features.roots = roots.map((r) => ({ ...r }))
+  }
+  if (sampling !== undefined) {
+    if (
+      !isPlainObject(sampling) ||
+      typeof (sampling.client as { run?: unknown } | undefined)?.run !== "function"
+    )
+      throw new ConfigError('connectMcp: "sampling.client" must be a toolnexus Client')
+    features.sampling = sampling
+  }
+  if (onLog !== undefined) {
+    if (typeof onLog !== "function") throw new ConfigError('connectMcp: "onLog" must be a function')
+    features.onLog = onLog
+  }
+  return features
 }
 
 /**

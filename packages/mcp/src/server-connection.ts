@@ -6,7 +6,10 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   CallToolResultSchema,
+  CreateMessageRequestSchema,
   ElicitRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
   ErrorCode,
   McpError,
   ResultSchema,
@@ -14,6 +17,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import type { Answer, Request, ToolContext } from "@toolnexus/core"
 import type { ToolAnnotations } from "./approval-policy.js"
+import { type ClientFeatures, answerSampling, clientCapabilities } from "./client-features.js"
 import { type McpServerConfig, isHttpConfig, isPlainObject } from "./config.js"
 import { type Elicitation, elicitResultOf, elicitationOf } from "./elicitation.js"
 import { McpConnectError, McpHandshakeTimeoutError } from "./errors.js"
@@ -38,6 +42,8 @@ export interface ServerOptions {
   callTimeoutMs: number
   tokenStore: TokenStore
   oauth: McpOAuthOptions
+  /** Roots, sampling and logging, as configured. */
+  features: ClientFeatures
   /** Called after `tools/list_changed` has been applied. */
   onToolsChanged(): void
 }
@@ -227,11 +233,42 @@ export class ServerConnection {
     this.#stderr = ""
     if (this.#auth && !this.#auth.isMachine && !this.#usesLogin)
       this.#usesLogin = (await this.#options.tokenStore.get(this.name)) !== undefined
+    const features = this.#options.features
     const client = new Client(
       { name: "toolnexus", version: "0.1.0" },
-      { capabilities: { elicitation: { form: {}, url: {} } } },
+      { capabilities: clientCapabilities(features) },
     )
     client.setRequestHandler(ElicitRequestSchema, (request) => this.#onElicit(request.params))
+    // Features not configured are not announced; the SDK answers their requests "method not found".
+    const { roots, sampling, onLog } = features
+    if (roots)
+      client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots.map((r) => ({ ...r })) }))
+    if (sampling) {
+      client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+        const call = [...this.#inflight].find((c) => !c.suspended)
+        // A person may be asked and a model runs: neither counts against the call's time limit.
+        call?.deadline?.stop()
+        try {
+          return await answerSampling(request.params, sampling, {
+            server: this.name,
+            tool: call?.tool,
+            ctx: call?.ctx,
+          })
+        } finally {
+          call?.deadline?.restart()
+        }
+      })
+    }
+    if (onLog) {
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+        const { level, logger, data } = notification.params
+        onLog(
+          logger === undefined
+            ? { server: this.name, level, data }
+            : { server: this.name, level, logger, data },
+        )
+      })
+    }
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#refresh(client))
     const timeoutMs = this.#options.connectTimeoutMs
     let timer: NodeJS.Timeout | undefined

@@ -159,6 +159,19 @@ export class ServerConnection {
     return this.#connecting
   }
 
+  /** Connects, or gives up waiting (not connecting) after `ms`: false when the wait ran out. */
+  async #connectWithin(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms)
+    })
+    try {
+      return await Promise.race([this.connect().then(() => true as const), late])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
   /** Calls a tool, reconnecting first when the session is gone and the backoff allows it. */
   async call(call: InflightCall, args: Record<string, unknown>): Promise<CallEnd> {
     if (this.#status === "closed")
@@ -166,7 +179,13 @@ export class ServerConnection {
     if (this.#status !== "ready") {
       const wait = this.#retryAt - Date.now()
       if (wait > 0 && this.#status === "failed") return { kind: "failed", message: this.#unavailable(wait) }
-      await this.connect()
+      // The reconnect is part of the call: it gets the call's time limit (and goes on after it).
+      if (!(await this.#connectWithin(this.#options.callTimeoutMs))) {
+        return {
+          kind: "failed",
+          message: `MCP server ${JSON.stringify(this.name)} did not reconnect within ${this.#options.callTimeoutMs} ms`,
+        }
+      }
       const status = this.status
       if (status === "login" && this.authorizationUrl) return { kind: "login", url: this.authorizationUrl }
       if (status !== "ready") return { kind: "failed", message: this.#unavailable(0) }

@@ -245,7 +245,6 @@ describe("child processes", () => {
   it("a server killed between calls: the first call after reconnects at once to a new process", async () => {
     const mcp = await connectMcp({
       servers: { killed: { command: node, args: [TEST_SERVER, "stdio"] } },
-      callTimeoutMs: 5_000,
     })
     try {
       const toolkit = await createToolkit({ extraTools: mcp.tools() })
@@ -280,6 +279,27 @@ describe("child processes", () => {
       const fast = await toolkit.execute("flaky__ping", {})
       expect(fast.isError).toBe(true)
       expect(fast.output).toMatch(/MCP server "flaky" is unavailable .*next reconnect attempt is in 1 s$/)
+    } finally {
+      await mcp.close()
+    }
+  })
+
+  it("a reconnect that takes longer than callTimeoutMs ends the call at its limit", async () => {
+    // Starts once; a later start hangs before it speaks MCP.
+    const marker = join(mkdtempSync(join(tmpdir(), "tnx-mcp-slow-")), "started")
+    const script = `[ -e "$1" ] && exec sleep 30; : > "$1"; exec "$2" "$3" stdio`
+    const mcp = await connectMcp({
+      servers: { slow: { command: "sh", args: ["-c", script, "sh", marker, node, TEST_SERVER] } },
+      callTimeoutMs: 300,
+    })
+    try {
+      const toolkit = await createToolkit({ extraTools: mcp.tools() })
+      await toolkit.execute("slow__die", {})
+      const result = await toolkit.execute("slow__ping", {})
+      expect(result).toMatchObject({
+        isError: true,
+        output: 'MCP server "slow" did not reconnect within 300 ms',
+      })
     } finally {
       await mcp.close()
     }

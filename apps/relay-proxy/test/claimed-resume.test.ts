@@ -4,7 +4,7 @@ import { type DurableStore, openStore } from "@toolnexus/durable"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type RelayProxyOptions, createRelayProxy } from "../src/app.js"
-import { chat, fnTool } from "./helpers.js"
+import { chat, fnTool, proxyFor } from "./helpers.js"
 
 // The resume path is durable's exactly-once resume: what it adds over a bare claim is pinned here.
 let server: FakeLLMServer
@@ -19,15 +19,7 @@ afterEach(async () => {
 afterAll(() => server.close())
 
 function proxy(options: Partial<RelayProxyOptions> = {}) {
-  const client = createClient({
-    baseUrl: `${server.url}/v1`,
-    style: "openai",
-    model: "m",
-    apiKey: "k",
-    retries: 0,
-    store,
-  })
-  return createRelayProxy({ client, store, ...options })
+  return proxyFor("openai", server, store, options)
 }
 
 /** Halts a conversation on one relay call and returns the follow-up carrying result `R`. */

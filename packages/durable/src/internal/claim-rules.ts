@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import type { AnswerDecision } from "@toolnexus/core"
+import { type AnswerDecision, type Request, isExpired } from "@toolnexus/core"
 import {
   alreadyAppliedError,
   approvedTooLateError,
@@ -50,7 +50,7 @@ export function decideClaim(
   answerId: string,
   runtimeKey: string | undefined,
   now: number,
-  limits: { approvesBy: number | null; maxAttempts: number },
+  limits: { approvalExpired: boolean; maxAttempts: number },
 ): ClaimGrant | ClaimRefusal {
   if (request?.state === "applied") return "already-applied"
   if (request?.state === "failed") return "failed"
@@ -67,28 +67,31 @@ export function decideClaim(
   if (request?.claimToken == null || !request.claimHolderWaits) {
     // Only a first claim is judged against expiresAt: a takeover completes an answer that
     // was accepted in time.
-    return limits.approvesBy !== null && now > limits.approvesBy ? "expired" : "claim"
+    return limits.approvalExpired ? "expired" : "claim"
   }
   if ((request.claimExpiresAt ?? 0) > now) return "busy"
   return request.attempts >= limits.maxAttempts ? "exhausted" : "takeover"
 }
 
 /**
- * @internal The time (epoch ms) after which an approving answer to the stored pending request
- * is refused: `null` for a declining answer or a request without `expiresAt`; an `expiresAt`
- * that does not parse is already past (`-Infinity`), never "no deadline".
+ * @internal Whether an approving answer to the stored pending request comes too late at
+ * `now` (epoch ms on the backend's clock): core's `isExpired`, the one expiry rule, applied to
+ * the stored JSON. A declining answer, or a request without `expiresAt`, is never late; an
+ * `expiresAt` that does not parse is already past, never "no deadline".
  */
-export function approvalDeadline(pendingJson: string | null | undefined, approves: boolean): number | null {
-  if (!approves || pendingJson == null) return null
-  let expiresAt: unknown
+export function approvalExpired(
+  pendingJson: string | null | undefined,
+  approves: boolean,
+  now: number,
+): boolean {
+  if (!approves || pendingJson == null) return false
+  let pending: unknown
   try {
-    expiresAt = (JSON.parse(pendingJson) as { expiresAt?: unknown } | null)?.expiresAt
+    pending = JSON.parse(pendingJson)
   } catch {
-    return null // a corrupt pending row is refused by the claim's own decoding
+    return false // a corrupt pending row is refused by the claim's own decoding
   }
-  if (expiresAt === undefined) return null
-  const ms = typeof expiresAt === "string" ? Date.parse(expiresAt) : Number.NaN
-  return Number.isFinite(ms) ? ms : Number.NEGATIVE_INFINITY
+  return typeof pending === "object" && pending !== null && isExpired(pending as Request, now)
 }
 
 /** @internal The `expiresAt` a refused late approval names. */

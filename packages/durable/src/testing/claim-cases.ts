@@ -8,19 +8,10 @@
  * Every case parks one request on a two-conversation tree: the `leaf` asked it, its
  * `parent` holds it escalated (as a cascade does). Earlier claims go through the parent.
  */
+import type { ClaimGrant, ClaimRefusal } from "../internal/claim-rules.js"
 
-/** What `claimAnswer` ends in: a grant, or the refusal it throws. */
-export type ClaimCaseOutcome =
-  | "claim"
-  | "takeover"
-  | "no-conversation"
-  | "unknown-request"
-  | "already-applied"
-  | "busy"
-  | "runtime-held"
-  | "failed"
-  | "expired"
-  | "exhausted"
+/** What `claimAnswer` ends in: a grant (`claim`, `takeover`), or the refusal it throws. */
+export type ClaimCaseOutcome = ClaimGrant | ClaimRefusal
 
 /**
  * One step of a request's history before the delivery under test, each through the parent:

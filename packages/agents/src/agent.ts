@@ -145,7 +145,7 @@ async function stateOf(rt: DelegatingRuntime, store: ConversationStore): Promise
   const snapshot = rt.snapshot()
   const conversations: AgentRunState["conversations"] = []
   for (const h of snapshot.handles) {
-    const id = (snapshot.namespace ?? "") + h.id
+    const id = rt.conversationId({ id: h.id })
     const messages = await store.get(id)
     if (!messages) continue
     const waiting = await store.getPending?.(id)

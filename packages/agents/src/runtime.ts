@@ -18,7 +18,13 @@ import { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
 import { type ParkedRequest, Parking, type ResumeOptions } from "./parking.js"
 import { EventHub, type RuntimeEvent, type RuntimeEventsOptions } from "./runtime-events.js"
-import { type RuntimeSnapshot, restoreRecords, snapshotOf } from "./snapshot.js"
+import {
+  type ConversationScope,
+  type RuntimeSnapshot,
+  restoreRecords,
+  scopeOf,
+  snapshotOf,
+} from "./snapshot.js"
 import { type TaskHost, delegate } from "./task-tool.js"
 import { Trace } from "./trace.js"
 import type {
@@ -76,6 +82,13 @@ export interface Runtime {
    */
   reconcile(answerFor?: (requestId: string) => Promise<Answer | undefined>): Promise<string[]>
   handle(id: string): Handle | undefined
+  /**
+   * The runtime's namespace: `RuntimeOptions.namespace`, or a unique one (`rt-<uuid>`) made
+   * at creation, kept in its snapshot. It scopes every conversation id of the tree.
+   */
+  readonly namespace: string
+  /** The id of a handle's conversation in the store, e.g. `ticket-42/root/lead.1`. */
+  conversationId(h: Handle): string
   stateOf(h: Handle): HandleState
   inspect(h: Handle): HandleView
   list(): HandleView[]
@@ -147,7 +160,8 @@ class AgentRuntime implements Runtime, TaskHost {
   readonly #trace: Trace
   readonly #inboxCap: number
   readonly #shutdownMs: number
-  readonly #namespace: string
+  readonly namespace: string
+  readonly #scope: ConversationScope
   readonly #execution: Execution
   readonly #parking: Parking
   readonly #events: EventHub
@@ -174,9 +188,10 @@ class AgentRuntime implements Runtime, TaskHost {
       opts.maxConcurrentTurns === undefined
         ? undefined
         : new Semaphore(positive("maxConcurrentTurns", opts.maxConcurrentTurns, 1))
-    const namespace = snapshot?.namespace ?? opts.namespace ?? ""
-    this.#namespace = namespace
-    const conversationId = (r: HandleRecord) => namespace + r.id
+    const scope = scopeOf(snapshot, opts.namespace)
+    this.#scope = scope
+    this.namespace = scope.namespace
+    const conversationId = (r: HandleRecord) => scope.idPrefix + r.id
     const style = opts.llm?.style ?? "openai"
 
     if (snapshot) {
@@ -371,6 +386,10 @@ class AgentRuntime implements Runtime, TaskHost {
     return this.#records.get(id)?.handle
   }
 
+  conversationId(h: Handle): string {
+    return this.#scope.idPrefix + this.#record(h).id
+  }
+
   stateOf(h: Handle): HandleState {
     return this.#record(h).state
   }
@@ -415,7 +434,7 @@ class AgentRuntime implements Runtime, TaskHost {
   }
 
   snapshot(): RuntimeSnapshot {
-    return snapshotOf(this.#rootRecord, this.#trace.lines(), this.#namespace)
+    return snapshotOf(this.#rootRecord, this.#trace.lines(), this.#scope)
   }
 
   // ---- the task tool's host ------------------------------------------------------------

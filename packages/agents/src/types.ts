@@ -122,8 +122,10 @@ export interface RuntimeOptions {
   /** One store for all handles; the conversation id is the handle id. */
   store?: ConversationStore
   /**
-   * Prefixes every conversation id in the store, so several runtimes can share one store
-   * (handle ids such as `root/lead.1` repeat between runtimes). Kept in snapshots.
+   * Scopes every conversation id of the tree in the store: `<namespace>/<handle id>` (e.g.
+   * `ticket-42/root/lead.1`; no `/` is added after a namespace that ends with `/` or `:`).
+   * Handle ids such as `root/lead.1` repeat between runtimes, so without one each runtime
+   * gets a unique namespace at creation (`rt-<uuid>`). Kept in snapshots.
    */
   namespace?: string
   clock?: Clock

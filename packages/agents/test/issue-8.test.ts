@@ -263,7 +263,7 @@ describe("issue 8: golden snapshots of every schema version", () => {
     return restoreRuntime(golden.snapshot, options(registry, { store }))
   }
 
-  it.each([1, 2])(
+  it.each([1, 2, 3])(
     "v%i restores with own turns and subtree totals, then resumes the parked tree",
     async (version) => {
       const rt = await restoreGolden(version)
@@ -307,14 +307,16 @@ describe("issue 8: golden snapshots of every schema version", () => {
         totalTokens: 90,
       })
       expect(server.requests).toHaveLength(2) // the payer and the lead, each once
-      // Whatever version was read, the runtime writes the current one.
-      expect(rt.snapshot().schemaVersion).toBe(2)
+      // Whatever version was read, the runtime writes the current one, keeping the
+      // conversation ids the old one used (versions 1 and 2: the bare namespace, here none).
+      expect(rt.snapshot()).toMatchObject({ schemaVersion: 3, namespace: "", idPrefix: "" })
+      expect(rt.conversationId(lead)).toBe("root/lead.1")
     },
   )
 
   it("a version this code does not know is refused with a typed error", async () => {
     const golden = JSON.parse(readFileSync(new URL("./fixtures/snapshot/v2.json", import.meta.url), "utf8"))
-    expect(() => restoreRuntime({ ...golden.snapshot, schemaVersion: 3 }, options(registry))).toThrow(
+    expect(() => restoreRuntime({ ...golden.snapshot, schemaVersion: 4 }, options(registry))).toThrow(
       expect.objectContaining({ name: "SchemaVersionError", code: "TNX_SCHEMA_VERSION" }),
     )
   })

@@ -148,3 +148,29 @@ it("reconcile(): a tree that matches its store recovers nothing", async () => {
     text: "lead: payer: moved",
   })
 })
+
+it("namespaces: unique by default, joined with a separator, kept across a snapshot", async () => {
+  const store = new MemoryStore()
+  const a = await parkedTree({ store })
+  const b = await parkedTree({ store })
+  // Two trees in one store without a namespace: each parked on its own request, nothing collides.
+  expect(a.rt.namespace).toMatch(/^rt-[0-9a-f-]{36}$/)
+  expect(b.rt.namespace).not.toBe(a.rt.namespace)
+  expect(a.rt.conversationId({ id: "root/lead.1" })).toBe(`${a.rt.namespace}/root/lead.1`)
+  expect((await store.getPending(`${b.rt.namespace}/root/lead.1`))?.id).toBe(b.id)
+  expect(await a.rt.resume({ id: a.id, ok: true })).toMatchObject({ status: "done" })
+  expect(await b.rt.resume({ id: b.id, ok: true })).toMatchObject({ status: "done" })
+
+  const named = await parkedTree({ store, namespace: "ticket-42" })
+  expect(named.rt.parked()[0]?.conversationId).toBe("ticket-42/root/lead.1/payer.1")
+  const snapshot = JSON.parse(JSON.stringify(named.rt.snapshot()))
+  expect(snapshot).toMatchObject({ schemaVersion: 3, namespace: "ticket-42", idPrefix: "ticket-42/" })
+  const restored = restoreRuntime(snapshot, options({ store }))
+  expect(restored.namespace).toBe("ticket-42")
+  expect(await restored.resume({ id: named.id, ok: true })).toMatchObject({ status: "done" })
+  // A namespace that already ends with a separator gets no second one; an empty one is refused.
+  expect(createRuntime(options({ namespace: "order-1:" })).conversationId({ id: "root" })).toBe(
+    "order-1:root",
+  )
+  expect(() => createRuntime(options({ namespace: "" }))).toThrow(/namespace must be a non-empty string/)
+})

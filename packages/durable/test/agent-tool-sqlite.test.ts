@@ -37,7 +37,9 @@ afterAll(async () => {
 const llm = () => ({ baseUrl: `${server.url}/v1`, model: "m", apiKey: "k" })
 const dbPath = () => join(dir, `db-${++n}.sqlite`)
 const results = (req: FakeRequestView): string[] =>
-  req.body.messages.filter((m: { role: string }) => m.role === "tool").map((m: { content: string }) => m.content)
+  req.body.messages
+    .filter((m: { role: string }) => m.role === "tool")
+    .map((m: { content: string }) => m.content)
 const asked = (soul: string) =>
   server.requests.filter((r) => r.system === soul && results(r).length === 0).length
 
@@ -58,7 +60,10 @@ function approvals() {
 
 function script(soul: string, calls: { name: string; arguments: Record<string, unknown> }[], prefix: string) {
   for (const [i, call] of calls.entries()) {
-    server.addRule({ match: (r) => r.system === soul && results(r).length === i, reply: { toolCalls: [call] } })
+    server.addRule({
+      match: (r) => r.system === soul && results(r).length === i,
+      reply: { toolCalls: [call] },
+    })
   }
   server.addRule({
     match: (r) => r.system === soul && results(r).length === calls.length,
@@ -73,7 +78,14 @@ describe("asTool in a saved runtime on SQLite", () => {
     const registry: Record<string, AgentDef> = {
       boss: { name: "boss", does: "delegates", soul: "boss", tools: [helper.asTool()] },
     }
-    script("helper", [{ name: "build", arguments: {} }, { name: "ship", arguments: {} }], "helper")
+    script(
+      "helper",
+      [
+        { name: "build", arguments: {} },
+        { name: "ship", arguments: {} },
+      ],
+      "helper",
+    )
     script("boss", [{ name: "helper", arguments: { prompt: "go" } }], "boss")
     const path = dbPath()
     const store = new SqliteStore({ path })
@@ -127,7 +139,11 @@ describe("asTool in a plain conversation on SQLite", () => {
 
     const again = new SqliteStore({ path })
     const fresh = await createToolkit({ extraTools: [helper.asTool({ llm: llm() })] })
-    const done = await askWithAnswer(clientOf(again), { id: "c1", toolkit: fresh, answer: { id: first.id, ok: true } })
+    const done = await askWithAnswer(clientOf(again), {
+      id: "c1",
+      toolkit: fresh,
+      answer: { id: first.id, ok: true },
+    })
     expect(done).toMatchObject({ status: "done", text: "caller: helper: ship done" })
     expect([asked("caller"), asked("helper")]).toEqual([1, 1])
     expect(a.seen.map((x) => x?.ok)).toEqual([undefined, true])

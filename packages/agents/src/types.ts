@@ -10,12 +10,16 @@ import type {
 import type { RuntimeEvent } from "./runtime-events.js"
 
 /**
- * Limits of a handle. `maxTurns` counts the handle's own LLM turns; the token and tool-call
- * pools and wall time are shared down the chain: a child gets `min(own, parent's remaining)`.
+ * Limits of a handle. `maxTurns` counts the handle's own LLM turns (a parent's never caps
+ * it); the token, tool-call and `maxTotalTurns` pools and wall time are shared down the
+ * chain: a child gets `min(own, parent's remaining)`. A refusal or an `incomplete` result
+ * names the key that stopped it (`limit: "maxTurns"`, a spawn refused for `maxChildren`, …).
  */
 export interface Budget {
-  /** The handle's own LLM turns (its children's turns do not count). */
+  /** The handle's own LLM turns (its children's turns do not count, and a parent's limit does not cap it). */
   maxTurns?: number
+  /** LLM turns of the handle's whole subtree (its own and every descendant's): a pool shared down the chain. */
+  maxTotalTurns?: number
   maxTokens?: number
   maxToolCalls?: number
   maxWallMs?: number

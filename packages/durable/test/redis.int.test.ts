@@ -1,10 +1,11 @@
+import { readWriteStats } from "../src/internal/write-stats.js"
 import { randomUUID } from "node:crypto"
 import { AnswerExpiredError, type Request } from "@toolnexus/core"
 import { Redis } from "ioredis"
 import { afterAll, describe, expect, it } from "vitest"
 import { RedisStore } from "../src/redis/index.js"
 import { REDIS_MIGRATIONS } from "../src/redis/migrations.js"
-import { describeStoreContract, parkAndResume, request, turns, uid } from "./store-contract.js"
+import { describeStoreContract, parkAndResume, request, turns, uid } from "../src/testing/store-contract.js"
 
 const url = process.env.TOOLNEXUS_TEST_REDIS_URL
 const skip = url ? undefined : "TOOLNEXUS_TEST_REDIS_URL is not set"
@@ -30,6 +31,7 @@ afterAll(async () => {
 })
 
 describeStoreContract("RedisStore", {
+  writeStats: readWriteStats,
   skip,
   create: async (extra) => new RedisStore({ url, keyPrefix, opTimeoutMs: 1000, ...extra }),
   corruptPending: async (_store, id) => {

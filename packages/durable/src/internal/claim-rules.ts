@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto"
+import type { AnswerDecision } from "@toolnexus/core"
 import {
-  AnswerConflictError,
-  type AnswerDecision,
-  AnswerExpiredError,
-  UnknownRequestError,
-} from "@toolnexus/core"
-import { RuntimeHeldError } from "../errors.js"
+  alreadyAppliedError,
+  approvedTooLateError,
+  beingAppliedError,
+  failedTooOftenError,
+  notWaitingError,
+  runtimeHeldError,
+} from "./claim-refusals.js"
 import type { RequestRow } from "./request-index.js"
 
 /** @internal What a backend stores about a conversation's pending request and its claim. */
@@ -98,7 +100,7 @@ export function expiresAtOf(pendingJson: string | null | undefined): string {
   }
 }
 
-/** @internal The error `claimAnswer` throws for a refusal. */
+/** @internal The error `claimAnswer` throws for a refusal, from the one table of refusals. */
 export function claimRefusalError(
   refusal: ClaimRefusal,
   conversationId: string,
@@ -108,34 +110,21 @@ export function claimRefusalError(
   const where = JSON.stringify(conversationId)
   switch (refusal) {
     case "no-conversation":
-      return new UnknownRequestError(answerId, `conversation ${where} does not exist`)
+      return notWaitingError(answerId, `conversation ${where} does not exist`)
     case "unknown-request":
-      return new UnknownRequestError(answerId, `conversation ${where} is not waiting on it`)
+      return notWaitingError(answerId, `conversation ${where} is not waiting on it`)
     case "already-applied":
-      return new AnswerConflictError(answerId, "it was already applied", held)
+      return alreadyAppliedError(answerId, held.decision)
     case "failed":
     case "exhausted":
-      return new AnswerConflictError(
-        answerId,
-        "its resumes failed too often; the decision is kept and only retryFailed moves it on",
-        held,
-      )
+      return failedTooOftenError(answerId, held.decision)
     case "expired":
-      return new AnswerExpiredError(answerId, held.expiresAt ?? "(unknown)")
+      return approvedTooLateError(answerId, held.expiresAt)
     case "busy":
-      return new AnswerConflictError(answerId, `it is being applied by another delivery (through ${where})`)
+      return beingAppliedError(answerId, conversationId)
     case "runtime-held":
-      return new RuntimeHeldError(answerId, held.runtimeKey ?? "", conversationId)
+      return runtimeHeldError(answerId, held.runtimeKey ?? "", conversationId)
   }
-}
-
-/** @internal The error a save fenced by a claim it no longer holds throws; nothing was written. */
-export function lostClaimError(conversationId: string, requestId: string | null): AnswerConflictError {
-  return new AnswerConflictError(
-    requestId ?? "(none)",
-    `the claim used to save conversation ${JSON.stringify(conversationId)} is no longer held ` +
-      "(it was taken over, or never existed); nothing was written",
-  )
 }
 
 /** @internal A fresh, unguessable claim token. */

@@ -81,7 +81,8 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
     const last: PostedMessage | undefined = chat.messages.at(-1)
     const continued = last?.role === "assistant" ? last.id : undefined
     const shownCalls = shownCallsOf(last)
-    if (chat.answer !== undefined) return answering(conversation, chat.answer, continued, shownCalls, undefined)
+    if (chat.answer !== undefined)
+      return answering(conversation, chat.answer, continued, shownCalls, undefined)
     if (last === undefined) return badRequest("the post asks nothing: no messages and no answer")
     if (last.role === "assistant") {
       const pending = await gate.pendingOf(conversation)
@@ -96,7 +97,8 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
         "the post asks nothing: the last message is the assistant's and answers no open request of this chat",
       )
     }
-    if (last.role !== "user") return badRequest(`the last message must be the user's or the assistant's, not ${last.role}`)
+    if (last.role !== "user")
+      return badRequest(`the last message must be the user's or the assistant's, not ${last.role}`)
     const prompt = promptOf(last)
     if (prompt instanceof Refusal) return prompt
     const accepted = await gate.turn(conversation, prompt)
@@ -138,7 +140,11 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
       const chatId = streamChatId(req.url)
       if (chatId !== undefined) return resume(req, chatId)
     }
-    return new Refusal(405, "TNX_BAD_REQUEST", `${req.method} is not served here (POST a chat, or GET …/<id>/stream)`).toResponse({
+    return new Refusal(
+      405,
+      "TNX_BAD_REQUEST",
+      `${req.method} is not served here (POST a chat, or GET …/<id>/stream)`,
+    ).toResponse({
       allow: "POST, GET",
     })
   }
@@ -159,6 +165,7 @@ function streamChatId(url: string): string | undefined {
 /** The tool call a non-relay request halted, as the loop stamped it on `data`. */
 function haltedCallOf(request: PendingRequest): ShownCall | undefined {
   const data = request.data
-  if (request.kind === "tool_call" || typeof data?.callId !== "string" || Array.isArray(data.path)) return undefined
+  if (request.kind === "tool_call" || typeof data?.callId !== "string" || Array.isArray(data.path))
+    return undefined
   return { id: data.callId, name: typeof data.tool === "string" ? data.tool : "tool", input: data.args ?? {} }
 }

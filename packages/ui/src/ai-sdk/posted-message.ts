@@ -32,7 +32,8 @@ export interface ChatPost {
   answer?: unknown
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v)
 
 /** @internal Checks a POST body's shape; a `Refusal` (400) names the first problem. */
 export function readChatPost(body: unknown): ChatPost | Refusal {
@@ -51,7 +52,11 @@ export function readChatPost(body: unknown): ChatPost | Refusal {
     return badRequest(`unknown trigger ${JSON.stringify(body.trigger)} (expected "submit-message")`)
   if (body.messageId !== undefined && typeof body.messageId !== "string")
     return badRequest("`messageId` must be a string when given")
-  const post: ChatPost = { id: body.id, messages: body.messages as PostedMessage[], trigger: "submit-message" }
+  const post: ChatPost = {
+    id: body.id,
+    messages: body.messages as PostedMessage[],
+    trigger: "submit-message",
+  }
   if (typeof body.messageId === "string") post.messageId = body.messageId
   if (body.answer !== undefined) post.answer = body.answer
   return post
@@ -66,7 +71,8 @@ export function isToolPart(part: PostedPart): boolean {
 export function shownCallsOf(message: PostedMessage | undefined): Set<string> {
   const ids = new Set<string>()
   if (message?.role !== "assistant") return ids
-  for (const part of message.parts) if (isToolPart(part) && typeof part.toolCallId === "string") ids.add(part.toolCallId)
+  for (const part of message.parts)
+    if (isToolPart(part) && typeof part.toolCallId === "string") ids.add(part.toolCallId)
   return ids
 }
 
@@ -122,13 +128,15 @@ export function promptOf(message: PostedMessage): Prompt | Refusal {
     }
   }
   const text = texts.join("\n")
-  if (files.length === 0) return text.trim() === "" ? badRequest("the user message has no text or file part") : text
+  if (files.length === 0)
+    return text.trim() === "" ? badRequest("the user message has no text or file part") : text
   return text === "" ? files : [{ type: "text", text }, ...files]
 }
 
 function filePart(part: PostedPart): ContentPart | string {
   const { url, mediaType, filename } = part
-  if (typeof url !== "string" || typeof mediaType !== "string") return "a file part needs a string url and mediaType"
+  if (typeof url !== "string" || typeof mediaType !== "string")
+    return "a file part needs a string url and mediaType"
   const data = /^data:[^;,]*(?:;[^,]*)?;base64,(.*)$/s.exec(url)?.[1]
   if (mediaType.startsWith("image/")) {
     if (data !== undefined) return { type: "image", data, mediaType }

@@ -155,7 +155,12 @@ export class UIChunkWriter {
       // The client's message lacks the call (another tab, a reloaded page): show it first, or
       // the client has no tool part to put the output on.
       this.#streamed.add(ev.id)
-      this.#out({ type: "tool-input-available", toolCallId: ev.id, toolName: haltedCall.name, input: haltedCall.input })
+      this.#out({
+        type: "tool-input-available",
+        toolCallId: ev.id,
+        toolName: haltedCall.name,
+        input: haltedCall.input,
+      })
     }
     if (ev.id === deniedCall) this.#out({ type: "tool-output-denied", toolCallId: ev.id })
     else if (ev.isError) this.#out({ type: "tool-output-error", toolCallId: ev.id, errorText: ev.output })

@@ -33,7 +33,9 @@ export interface AcceptedRun {
 /** The subset of a durable store the gate reads (duck-typed: `@toolnexus/durable` is loaded only for one). */
 interface DurableLike extends ConversationStore {
   getPending(id: string): Promise<PendingRequest | undefined>
-  findRequest(requestId: string): Promise<{ request: PendingRequest; conversationId: string; runtimeKey?: string } | undefined>
+  findRequest(
+    requestId: string,
+  ): Promise<{ request: PendingRequest; conversationId: string; runtimeKey?: string } | undefined>
   getDecision(requestId: string): Promise<AnswerDecision | undefined>
   claimAnswer(...args: unknown[]): Promise<unknown>
 }
@@ -81,9 +83,12 @@ let durableModule: Promise<DurableModule> | undefined
 function loadDurable(): Promise<DurableModule> {
   durableModule ??= import("@toolnexus/durable").catch((cause: unknown) => {
     durableModule = undefined
-    throw new ConfigError("a durable store needs @toolnexus/durable installed (an optional peer of @toolnexus/ui)", {
-      cause,
-    })
+    throw new ConfigError(
+      "a durable store needs @toolnexus/durable installed (an optional peer of @toolnexus/ui)",
+      {
+        cause,
+      },
+    )
   })
   return durableModule
 }
@@ -106,7 +111,9 @@ export class ConversationGate {
         "`store` must be the client's own store (client.conversationStore()): the chat's transcript lives there",
       )
     if (typeof store.getPending !== "function")
-      throw new ConfigError("the client's store must implement getPending (the chat must know what it waits on)")
+      throw new ConfigError(
+        "the client's store must implement getPending (the chat must know what it waits on)",
+      )
     this.#client = opts.client
     this.#opts = opts
     this.#store = store as ConversationStore & { getPending(id: string): Promise<PendingRequest | undefined> }
@@ -147,7 +154,11 @@ export class ConversationGate {
     const store = this.#store
     const running = inFlight.get(answer.id)
     if (running !== undefined)
-      return conflict(answer.id, `the answer to request ${answer.id} is being applied by another post`, running)
+      return conflict(
+        answer.id,
+        `the answer to request ${answer.id} is being applied by another post`,
+        running,
+      )
     return isDurable(store) ? this.#durableAnswer(store, id, answer) : this.#memoryAnswer(id, answer)
   }
 
@@ -155,7 +166,8 @@ export class ConversationGate {
     const entry = await store.findRequest(answer.id)
     if (entry === undefined) {
       const decision = await store.getDecision(answer.id)
-      if (decision !== undefined) return conflict(answer.id, `request ${answer.id} was already decided`, decision)
+      if (decision !== undefined)
+        return conflict(answer.id, `request ${answer.id} was already decided`, decision)
       return unknown(answer.id, id)
     }
     // A saved runtime's request is held by its deepest handle's conversation, not by the chat's.
@@ -171,15 +183,21 @@ export class ConversationGate {
         // Checked again after the last await: two posts of this process never both deliver.
         const running = inFlight.get(answer.id)
         if (running !== undefined)
-          throw new AnswerConflictError(answer.id, "it is being applied by another post", { decision: running })
+          throw new AnswerConflictError(answer.id, "it is being applied by another post", {
+            decision: running,
+          })
         inFlight.set(answer.id, decisionOf(answer))
         try {
-          const delivered = await durable.deliverAnswer(store as unknown as DurableStoreOf<DurableModule>, answer, {
-            client,
-            ...(toolkit ? { toolkit } : {}),
-            ...(runtime ? { runtime } : {}),
-            onEvent,
-          })
+          const delivered = await durable.deliverAnswer(
+            store as unknown as DurableStoreOf<DurableModule>,
+            answer,
+            {
+              client,
+              ...(toolkit ? { toolkit } : {}),
+              ...(runtime ? { runtime } : {}),
+              onEvent,
+            },
+          )
           return delivered.result
         } catch (error) {
           // Another process holds the claim: its decision is known once it is applied.
@@ -201,14 +219,19 @@ export class ConversationGate {
     const pending = await store.getPending(id)
     if (pending === undefined || pending.id !== answer.id) {
       const decision = applied.get(store)?.get(answer.id)
-      if (decision !== undefined) return conflict(answer.id, `request ${answer.id} was already decided`, decision)
+      if (decision !== undefined)
+        return conflict(answer.id, `request ${answer.id} was already decided`, decision)
       return unknown(answer.id, id)
     }
     const expired = expiredRefusal(pending, answer)
     if (expired) return expired
     // The in-process claim: taken synchronously after the last await, so two posts cannot both pass.
     if (inFlight.has(answer.id))
-      return conflict(answer.id, `the answer to request ${answer.id} is being applied by another post`, inFlight.get(answer.id))
+      return conflict(
+        answer.id,
+        `the answer to request ${answer.id} is being applied by another post`,
+        inFlight.get(answer.id),
+      )
     const decision = decisionOf(answer)
     inFlight.set(answer.id, decision)
     const { toolkit } = this.#opts
@@ -216,7 +239,12 @@ export class ConversationGate {
       request: pending,
       execute: async (onEvent) => {
         try {
-          const result = await this.#client.continueRun({ id, answer, ...(toolkit ? { toolkit } : {}), onEvent })
+          const result = await this.#client.continueRun({
+            id,
+            answer,
+            ...(toolkit ? { toolkit } : {}),
+            onEvent,
+          })
           rememberApplied(store, answer.id, decision)
           return result
         } catch (error) {

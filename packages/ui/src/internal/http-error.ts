@@ -38,7 +38,11 @@ export function badRequest(message: string): Refusal {
 }
 
 /** @internal A 409 `TNX_ANSWER_CONFLICT` carrying the first decision when it is known. */
-export function conflict(requestId: string, message: string, decision?: { ok: boolean; reason?: string }): Refusal {
+export function conflict(
+  requestId: string,
+  message: string,
+  decision?: { ok: boolean; reason?: string },
+): Refusal {
   return new Refusal(409, "TNX_ANSWER_CONFLICT", message, {
     requestId,
     ...(decision !== undefined ? { decision } : {}),
@@ -63,9 +67,13 @@ class ConversationPendingRefusal extends Refusal {
 export function refusalOf(error: unknown): Refusal | undefined {
   if (!ToolnexusError.isInstance(error)) return undefined
   if (AnswerConflictError.isInstance(error)) return conflict(error.requestId, error.message, error.decision)
-  if (UnknownRequestError.isInstance(error)) return new Refusal(404, error.code, error.message, { requestId: error.requestId })
+  if (UnknownRequestError.isInstance(error))
+    return new Refusal(404, error.code, error.message, { requestId: error.requestId })
   if (AnswerExpiredError.isInstance(error))
-    return new Refusal(410, error.code, error.message, { requestId: error.requestId, expiresAt: error.expiresAt })
+    return new Refusal(410, error.code, error.message, {
+      requestId: error.requestId,
+      expiresAt: error.expiresAt,
+    })
   if (AnswerInvalidError.isInstance(error) || AnswerMismatchError.isInstance(error))
     return new Refusal(400, "TNX_ANSWER_INVALID", error.message)
   if (ConversationPendingError.isInstance(error))

@@ -16,6 +16,7 @@ import {
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { createChatHandler } from "../src/ai-sdk/index.js"
 import {
+  approvalIdOf,
   chatAt,
   clientOf,
   postRaw,
@@ -101,7 +102,7 @@ describe.each(STORES)("createChatHandler with the real ai client (%s store)", (_
       state: "approval-requested",
       input: { orderId: "A1", amount: 30 },
     })
-    const approvalId = (card?.approval as { id: string }).id
+    const approvalId = approvalIdOf(chat.lastMessage)
     expect(approvalId).toMatch(/^pnd-/)
     expect(effects).toEqual([])
 
@@ -128,7 +129,7 @@ describe.each(STORES)("createChatHandler with the real ai client (%s store)", (_
     })
     await chat.sendMessage({ text: "refund my order" })
     await settled(chat)
-    const approvalId = (toolPart(chat.lastMessage)?.approval as { id: string }).id
+    const approvalId = approvalIdOf(chat.lastMessage)
     await chat.addToolApprovalResponse({ id: approvalId, approved: false, reason: "too much" })
     await settled(chat)
     expect(errors).toEqual([])

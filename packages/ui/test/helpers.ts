@@ -99,16 +99,34 @@ export function refundTools() {
             data: { schema: { type: "object", properties: { email: { type: "string" } } } },
           }),
   })
+  const quote = defineTool({
+    name: "quote",
+    description: "Offers a quote that had to be accepted long ago",
+    inputSchema: { type: "object", properties: {} },
+    run: (_args, ctx) =>
+      ctx?.answer?.ok
+        ? "accepted"
+        : pending({ kind: "approval", prompt: "Accept the quote?", expiresAt: "2000-01-01T00:00:00Z" }),
+  })
   const locate = relayTool("locate", "Where the user's browser is", { type: "object", properties: {} })
-  return { effects, tools: [refund, askEmail, locate] }
+  return { effects, tools: [refund, askEmail, locate, quote] }
 }
+
+/** Knobs of the scripted model: `finalDelayMs` slows the reply after tool results. */
+export const script = { finalDelayMs: 0 }
 
 /** The fake model's script: each prompt word picks a tool, tool results get a final text. */
 export function scriptModel(server: FakeLLMServer): void {
+  script.finalDelayMs = 0
   server.addRule({
     match: (req: FakeRequestView) => req.toolResults.length > 0,
-    reply: (req) => ({ text: `Done: ${req.toolResults.map((r) => r.content).join(" | ")}` }),
+    reply: (req) => ({
+      text: `Done: ${req.toolResults.map((r) => r.content).join(" | ")}`,
+      ...(script.finalDelayMs > 0 ? { delayMs: script.finalDelayMs } : {}),
+    }),
   })
+  server.addRule({ match: "quote", reply: { toolCalls: [{ name: "quote", arguments: {} }] } })
+  server.addRule({ match: "slow", reply: { text: "Slowly.", delayMs: 300 } })
   server.addRule({
     match: "refund",
     reply: { toolCalls: [{ name: "refund", arguments: { orderId: "A1", amount: 30 } }] },
@@ -154,4 +172,16 @@ export function toolPart(message: UIMessage | undefined, callId?: string) {
       p.type.startsWith("tool-") &&
       (callId === undefined || (p as { toolCallId?: string }).toolCallId === callId),
   ) as (Record<string, unknown> & { toolCallId: string; state: string }) | undefined
+}
+
+/** The approval id of the message's approval card; throws when there is none. */
+export function approvalIdOf(message: UIMessage | undefined): string {
+  const approval = toolPart(message)?.approval as { id?: unknown } | undefined
+  if (typeof approval?.id !== "string") throw new Error("the message shows no approval card")
+  return approval.id
+}
+
+/** A user message. */
+export function userMessage(text: string): UIMessage {
+  return { id: `u-${Math.random().toString(36).slice(2)}`, role: "user", parts: [{ type: "text", text }] }
 }

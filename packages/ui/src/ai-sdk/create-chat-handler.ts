@@ -64,9 +64,18 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
       onError: opts.onError,
     })
     writer.start()
-    const started = await startRun(ask.accepted, (ev) => writer.event(ev))
-    if ("refusal" in started) return started.refusal.toResponse()
+    // Reconnectable from the moment the run starts, before its first event.
+    const previous = live.get(conversation)
     live.set(conversation, run)
+    const started = await startRun(ask.accepted, (ev) => writer.event(ev))
+    if ("refusal" in started) {
+      // A refused post (a second tab) leaves the run that is streaming reconnectable.
+      if (live.get(conversation) === run) {
+        if (previous && !previous.ended) live.set(conversation, previous)
+        else live.delete(conversation)
+      }
+      return started.refusal.toResponse()
+    }
     void started.settled.then((settled) => {
       if (settled.ok) writer.end(settled.result)
       else writer.fail(settled.error)

@@ -23,18 +23,16 @@ class MemoryChatState implements ChatState<UIMessage> {
   snapshot = <T>(thing: T): T => structuredClone(thing)
 }
 
+type ChatInit = Omit<ConstructorParameters<typeof AbstractChat<UIMessage>>[0], "state">
+
 export class TestChat extends AbstractChat<UIMessage> {
-  constructor(init: ConstructorParameters<typeof AbstractChat<UIMessage>>[0]) {
+  constructor(init: ChatInit) {
     super({ ...init, state: new MemoryChatState() })
   }
 }
 
 /** A chat of the real `ai` client against `url`, approvals and tool outputs sent automatically. */
-export function chatAt(
-  url: string,
-  id: string,
-  extra: Partial<ConstructorParameters<typeof TestChat>[0]> = {},
-) {
+export function chatAt(url: string, id: string, extra: Partial<ChatInit> = {}) {
   const errors: Error[] = []
   const chat = new TestChat({
     id,

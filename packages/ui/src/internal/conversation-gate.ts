@@ -8,6 +8,7 @@ import {
   type Prompt,
   type Request as PendingRequest,
   type StreamEvent,
+  type Toolkit,
   type Usage,
   assertAnswer,
   isExpired,
@@ -134,17 +135,17 @@ export class ConversationGate {
   }
 
   /** A new user turn: refused with 409 while the conversation waits on a request. */
-  async turn(id: string, prompt: Prompt): Promise<AcceptedRun | Refusal> {
+  async turn(id: string, prompt: Prompt, toolkitOverride?: Toolkit): Promise<AcceptedRun | Refusal> {
     const waiting = await this.#store.getPending(id)
     if (waiting !== undefined) return conversationPending(id, waiting)
-    const { toolkit } = this.#opts
+    const toolkit = toolkitOverride ?? this.#opts.toolkit
     return {
       execute: (onEvent) => this.#client.ask(prompt, { id, ...(toolkit ? { toolkit } : {}), onEvent }),
     }
   }
 
   /** An answer to a request of conversation `id`: validated, checked against the store, claimed once. */
-  async answer(id: string, raw: unknown): Promise<AcceptedRun | Refusal> {
+  async answer(id: string, raw: unknown, toolkitOverride?: Toolkit): Promise<AcceptedRun | Refusal> {
     try {
       assertAnswer(raw)
     } catch (error) {
@@ -159,10 +160,18 @@ export class ConversationGate {
         `the answer to request ${answer.id} is being applied by another post`,
         running,
       )
-    return isDurable(store) ? this.#durableAnswer(store, id, answer) : this.#memoryAnswer(id, answer)
+    const toolkit = toolkitOverride ?? this.#opts.toolkit
+    return isDurable(store)
+      ? this.#durableAnswer(store, id, answer, toolkit)
+      : this.#memoryAnswer(id, answer, toolkit)
   }
 
-  async #durableAnswer(store: DurableLike, id: string, answer: Answer): Promise<AcceptedRun | Refusal> {
+  async #durableAnswer(
+    store: DurableLike,
+    id: string,
+    answer: Answer,
+    toolkit: Toolkit | undefined,
+  ): Promise<AcceptedRun | Refusal> {
     const entry = await store.findRequest(answer.id)
     if (entry === undefined) {
       const decision = await store.getDecision(answer.id)
@@ -175,7 +184,7 @@ export class ConversationGate {
     const expired = expiredRefusal(entry.request, answer)
     if (expired) return expired
     const { client } = this
-    const { toolkit, runtime } = this.#opts
+    const { runtime } = this.#opts
     return {
       request: entry.request,
       execute: async (onEvent) => {
@@ -214,7 +223,11 @@ export class ConversationGate {
     }
   }
 
-  async #memoryAnswer(id: string, answer: Answer): Promise<AcceptedRun | Refusal> {
+  async #memoryAnswer(
+    id: string,
+    answer: Answer,
+    toolkit: Toolkit | undefined,
+  ): Promise<AcceptedRun | Refusal> {
     const store = this.#store
     const pending = await store.getPending(id)
     if (pending === undefined || pending.id !== answer.id) {
@@ -234,7 +247,6 @@ export class ConversationGate {
       )
     const decision = decisionOf(answer)
     inFlight.set(answer.id, decision)
-    const { toolkit } = this.#opts
     return {
       request: pending,
       execute: async (onEvent) => {

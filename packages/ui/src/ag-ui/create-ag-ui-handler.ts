@@ -68,7 +68,7 @@ export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => P
       else writer.fail(settled.error)
       run.end()
     })
-    return new Response(run.sse(JSON.stringify), { headers: SSE_HEADERS })
+    return new Response(run.sse(), { headers: SSE_HEADERS })
   }
 
   /** Reads an input in the contract's order: `resume[]`, tool messages for the relay request, a user message. */

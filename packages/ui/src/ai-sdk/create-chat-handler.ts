@@ -57,7 +57,7 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
     const ask = await read(chat, conversation)
     if (ask instanceof Refusal) return ask.toResponse()
 
-    const run = new LiveRun<UIMessageChunk>()
+    const run = new LiveRun<UIMessageChunk>("data: [DONE]\n\n")
     const writer = new UIChunkWriter((chunk) => run.push(chunk), {
       ...ask.writer,
       messageId: ask.messageId,
@@ -82,7 +82,7 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
       run.end()
       if (live.get(conversation) === run) live.delete(conversation)
     })
-    return new Response(run.sse(JSON.stringify, "data: [DONE]\n\n"), { headers: UI_STREAM_HEADERS })
+    return new Response(run.sse(), { headers: UI_STREAM_HEADERS })
   }
 
   /** Reads a post in the contract's order: `answer`, approval responses, relay outputs, a user message. */
@@ -140,7 +140,7 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
     if (conversation instanceof Refusal) return conversation.toResponse()
     const run = live.get(conversation)
     if (run === undefined || run.ended) return new Response(null, { status: 204 })
-    return new Response(run.sse(JSON.stringify, "data: [DONE]\n\n"), { headers: UI_STREAM_HEADERS })
+    return new Response(run.sse(), { headers: UI_STREAM_HEADERS })
   }
 
   return async (req) => {

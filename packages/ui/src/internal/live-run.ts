@@ -1,63 +1,71 @@
+const encoder = new TextEncoder()
+
 /**
- * @internal The frames of one run as it streams, kept until it ends so that a reconnecting
+ * @internal The SSE frames of one run as it streams, kept until it ends so that a reconnecting
  * client gets them from the start and then live. Any number of readers; the run never waits
  * for them (a slow or gone reader cannot stall or stop a run whose decision is applied).
+ * Frames written in one tick leave as one write: a model turn's first chunks (start, step,
+ * part start, delta) cost one enqueue, not four.
  */
 export class LiveRun<T> {
-  readonly #items: T[] = []
+  readonly #frames: Uint8Array[] = []
+  readonly #readers = new Set<ReadableStreamDefaultController<Uint8Array>>()
+  readonly #tail: string
+  #pending = ""
+  #scheduled = false
   #ended = false
-  #wake: (() => void) | undefined
-  #woken: Promise<void> | undefined
+
+  /** `tail` is written once after the last frame (e.g. `data: [DONE]\n\n`). */
+  constructor(tail = "") {
+    this.#tail = tail
+  }
 
   push(item: T): void {
-    this.#items.push(item)
-    this.#notify()
+    if (this.#ended) return
+    this.#pending += `data: ${JSON.stringify(item)}\n\n`
+    if (this.#scheduled) return
+    this.#scheduled = true
+    queueMicrotask(() => this.#flush())
   }
 
   end(): void {
+    if (this.#ended) return
+    this.#pending += this.#tail
+    this.#flush()
     this.#ended = true
-    this.#notify()
+    for (const reader of this.#readers) reader.close()
+    this.#readers.clear()
   }
 
   get ended(): boolean {
     return this.#ended
   }
 
-  /**
-   * A byte stream of every item from the first, as SSE `data:` frames, then `tail` (e.g.
-   * `data: [DONE]`) once the run ended. Items that arrived together go out as one write.
-   */
-  sse(encode: (item: T) => string, tail = ""): ReadableStream<Uint8Array> {
-    const encoder = new TextEncoder()
-    let next = 0
+  /** A byte stream of every frame from the first, then live until the run ends. */
+  sse(): ReadableStream<Uint8Array> {
+    let self: ReadableStreamDefaultController<Uint8Array> | undefined
     return new ReadableStream<Uint8Array>({
-      pull: async (controller) => {
-        while (next >= this.#items.length && !this.#ended) await this.#changed()
-        let text = ""
-        while (next < this.#items.length) text += `data: ${encode(this.#items[next++] as T)}\n\n`
-        if (this.#ended && next >= this.#items.length) {
-          text += tail
-          if (text !== "") controller.enqueue(encoder.encode(text))
-          controller.close()
-          return
+      start: (controller) => {
+        for (const frame of this.#frames) controller.enqueue(frame)
+        if (this.#ended) controller.close()
+        else {
+          self = controller
+          this.#readers.add(controller)
         }
-        controller.enqueue(encoder.encode(text))
+      },
+      cancel: () => {
+        if (self) this.#readers.delete(self)
       },
     })
   }
 
-  #changed(): Promise<void> {
-    this.#woken ??= new Promise<void>((resolve) => {
-      this.#wake = resolve
-    })
-    return this.#woken
-  }
-
-  #notify(): void {
-    const wake = this.#wake
-    this.#wake = undefined
-    this.#woken = undefined
-    wake?.()
+  #flush(): void {
+    this.#scheduled = false
+    if (this.#pending === "") return
+    const frame = encoder.encode(this.#pending)
+    this.#pending = ""
+    this.#frames.push(frame)
+    for (const reader of this.#readers) reader.enqueue(frame)
   }
 }
 

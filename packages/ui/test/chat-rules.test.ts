@@ -371,3 +371,72 @@ describe.each(STORES)("§13 rules over raw posts (%s store)", (_name, makeStore)
     await server.close()
   })
 })
+
+describe("options", () => {
+  it("a store that is not the client's own is a ConfigError naming `store`", async () => {
+    const client = clientOf(fake)
+    expect(() => createChatHandler({ client, store: new SqliteStore({ path: ":memory:" }) })).toThrow(
+      /`store`/,
+    )
+    expect(() => createChatHandler({ client, store: client.conversationStore() })).not.toThrow()
+  })
+
+  it("conversationId scopes chats to users; a Response it returns is sent as is", async () => {
+    const client = clientOf(fake)
+    const handler = createChatHandler({
+      client,
+      conversationId: (chatId, req) => {
+        const user = req.headers.get("x-user")
+        return user ? `${user}/${chatId}` : new Response("sign in", { status: 401 })
+      },
+    })
+    const { url, close } = await serve(handler)
+    const body = JSON.stringify({ id: "shared", messages: [userMessage("hi")], trigger: "submit-message" })
+    const as = (user?: string) =>
+      fetch(`${url}/api/chat`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(user ? { "x-user": user } : {}) },
+        body,
+      })
+    const anonymous = await as()
+    expect([anonymous.status, await anonymous.text()]).toEqual([401, "sign in"])
+    await chunksOf(await as("ada"))
+    expect(await client.conversationStore().get("ada/shared")).toHaveLength(2)
+    expect(await client.conversationStore().get("shared")).toBeUndefined()
+    await close()
+  })
+
+  it("file parts of the user message reach the model as content parts", async () => {
+    const client = clientOf(fake)
+    const { url, close } = await serve(createChatHandler({ client }))
+    const png = Buffer.from("fake-png").toString("base64")
+    const message: UIMessage = {
+      id: "u-file",
+      role: "user",
+      parts: [
+        { type: "text", text: "what is in" },
+        { type: "text", text: "this picture?" },
+        { type: "file", mediaType: "image/png", url: `data:image/png;base64,${png}` },
+      ],
+    }
+    await chunksOf(await postRaw(url, { id: chatId(), messages: [message], trigger: "submit-message" }))
+    const sent = fake.requests.at(-1)?.body.messages.at(-1)
+    expect(sent.content).toEqual([
+      { type: "text", text: "what is in\nthis picture?" },
+      { type: "image_url", image_url: { url: `data:image/png;base64,${png}` } },
+    ])
+    const bad = await postRaw(url, {
+      id: chatId(),
+      messages: [
+        {
+          id: "u",
+          role: "user",
+          parts: [{ type: "file", mediaType: "application/pdf", url: "https://x/y.pdf" }],
+        },
+      ],
+      trigger: "submit-message",
+    })
+    expect(bad.status).toBe(400)
+    await close()
+  })
+})

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { Readable } from "node:stream"
 
 /**
  * Serves a fetch-style handler (`createChatHandler`, `createAgUiHandler`) from `node:http`
@@ -24,12 +23,21 @@ export function toNodeListener(
   }
 }
 
+/** Chat posts are small; a body beyond this is refused rather than buffered. */
+const MAX_BODY_BYTES = 32 * 1024 * 1024
+
 async function serve(
   handler: (req: Request) => Promise<Response>,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const response = await handler(toFetchRequest(req, res))
+  const body = await bodyOf(req)
+  if (body === "too-large") {
+    res.writeHead(413, { "content-type": "application/json" })
+    res.end(JSON.stringify({ error: { code: "TNX_BAD_REQUEST", message: "the body is larger than 32 MB" } }))
+    return
+  }
+  const response = await handler(toFetchRequest(req, res, body))
   const headers: Record<string, string | string[]> = {}
   response.headers.forEach((value, key) => {
     const prior = headers[key]
@@ -55,7 +63,23 @@ async function serve(
   res.end()
 }
 
-function toFetchRequest(req: IncomingMessage, res: ServerResponse): Request {
+/**
+ * The whole body, read before the handler runs: a buffered body makes a much cheaper Fetch
+ * `Request` than a stream bridged from the socket (`Readable.toWeb`), and chat posts are small.
+ */
+async function bodyOf(req: IncomingMessage): Promise<Buffer | undefined | "too-large"> {
+  if (req.method === "GET" || req.method === "HEAD") return undefined
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > MAX_BODY_BYTES) return "too-large"
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks)
+}
+
+function toFetchRequest(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined): Request {
   const host = req.headers.host ?? "localhost"
   const secure = (req.socket as { encrypted?: boolean }).encrypted === true
   const url = new URL(req.url ?? "/", `${secure ? "https" : "http"}://${host}`)
@@ -70,10 +94,7 @@ function toFetchRequest(req: IncomingMessage, res: ServerResponse): Request {
     if (!res.writableFinished) controller.abort()
   })
   const method = req.method ?? "GET"
-  const init: RequestInit & { duplex?: "half" } = { method, headers, signal: controller.signal }
-  if (method !== "GET" && method !== "HEAD") {
-    init.body = Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>
-    init.duplex = "half"
-  }
+  const init: RequestInit = { method, headers, signal: controller.signal }
+  if (body !== undefined) init.body = body
   return new Request(url, init)
 }

@@ -40,7 +40,8 @@ export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => P
   async function post(req: Request): Promise<Response> {
     let body: unknown
     try {
-      body = await req.json()
+      // text() then JSON.parse: cheaper than json() on Node 20's Request.
+      body = JSON.parse(await req.text())
     } catch {
       return badRequest("the body is not JSON").toResponse()
     }

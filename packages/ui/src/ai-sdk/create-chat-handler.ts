@@ -45,7 +45,8 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
   async function post(req: globalThis.Request): Promise<Response> {
     let body: unknown
     try {
-      body = await req.json()
+      // text() then JSON.parse: cheaper than json() on Node 20's Request.
+      body = JSON.parse(await req.text())
     } catch {
       return badRequest("the body is not JSON").toResponse()
     }

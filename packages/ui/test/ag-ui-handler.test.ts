@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { HttpAgent } from "@ag-ui/client"
-import { type ConversationStore, createToolkit } from "@toolnexus/core"
+import { type ConversationStore, type StreamEvent, createToolkit } from "@toolnexus/core"
 import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { AgUiWriter } from "../src/ag-ui/ag-ui-writer.js"
 import { createAgUiHandler } from "../src/ag-ui/index.js"
 import { clientOf, refundTools, scriptModel, serve } from "./helpers.js"
 
@@ -284,5 +285,59 @@ it("the harness is sound: the HttpAgent's verifier rejects a stream that breaks 
   })
   const { failure } = await run(new HttpAgent({ url: `${server.url}/agent`, threadId: "t" }))
   expect(failure?.message).toMatch(/No active text message/)
+  await server.close()
+})
+
+it("reasoning, text and two tool turns as the writer streams them pass the HttpAgent's verifier", async () => {
+  const events: unknown[] = []
+  const writer = new AgUiWriter((ev) => events.push(ev), { threadId: "t-r", runId: "r-1" })
+  writer.start()
+  const script: StreamEvent[] = [
+    { type: "reasoning", delta: "Thinking " },
+    { type: "reasoning", delta: "hard." },
+    { type: "text", delta: "Let me look." },
+    { type: "turn", turn: 1, finishReason: "tool_calls" },
+    { type: "tool_call", id: "c1", name: "lookup", args: { q: "x" } },
+    { type: "tool_result", id: "c1", name: "lookup", output: "found", isError: false },
+    { type: "turn", turn: 2, finishReason: "tool_calls" },
+    { type: "tool_call", id: "c2", name: "lookup", args: { q: "y" } },
+    { type: "tool_result", id: "c2", name: "lookup", output: "found too", isError: false },
+    { type: "reasoning", delta: "Done." },
+    { type: "text", delta: "Both found." },
+    { type: "turn", turn: 3, finishReason: "stop" },
+  ]
+  for (const ev of script) writer.event(ev)
+  writer.end({
+    status: "done",
+    finishReason: "stop",
+    usage: { promptTokens: 3, completionTokens: 4, totalTokens: 7 },
+  })
+  const starts = events.filter((e) => (e as { type: string }).type === "TOOL_CALL_START") as {
+    parentMessageId?: string
+  }[]
+  const firstText = events.find((e) => (e as { type: string }).type === "TEXT_MESSAGE_START") as {
+    messageId: string
+  }
+  // The first call hangs under the turn's text; the second turn had no text, so no parent.
+  expect(starts.map((s) => s.parentMessageId)).toEqual([firstText.messageId, undefined])
+  const server = await serve(async () => {
+    const body = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("")
+    return new Response(body, { headers: { "content-type": "text/event-stream" } })
+  })
+  const seen = await run(new HttpAgent({ url: `${server.url}/agent`, threadId: "t-r" }))
+  expect(seen.failure).toBeUndefined()
+  expect(seen.types.filter((t) => t.startsWith("REASONING"))).toEqual([
+    "REASONING_START",
+    "REASONING_MESSAGE_START",
+    "REASONING_MESSAGE_CONTENT",
+    "REASONING_MESSAGE_CONTENT",
+    "REASONING_MESSAGE_END",
+    "REASONING_END",
+    "REASONING_START",
+    "REASONING_MESSAGE_START",
+    "REASONING_MESSAGE_CONTENT",
+    "REASONING_MESSAGE_END",
+    "REASONING_END",
+  ])
   await server.close()
 })

@@ -37,9 +37,9 @@ export interface ToolContext {
   /** Set when the call is retried after its suspension was answered. */
   answer?: Answer
   /**
-   * The request that `answer` answers, set together with it on every retry-with-answer (inline
-   * `waitFor`, `continueRun`, runtime `resume`, after a restart): read back what the tool put
-   * in the request's `data` when it suspended instead of keeping it in memory.
+   * With `answer`: the request the call suspended on, as the run stored it (its `data` too), so
+   * a tool can pick its work up from what it put there — e.g. an agent tool run outside a
+   * runtime keeps its sub-agent's state in it, and that survives a restart with the store.
    */
   request?: Request
   /** The provider's tool-call id. */

@@ -38,18 +38,17 @@ export function idempotencyKey(scope: string, callId: string): string {
 
 /**
  * @internal Runs one non-relay call: hooks, execution, and the suspension rule. With an
- * `answer` (a retry after a suspension was answered) a second suspension is `unresolved`;
- * `answered` is the request it answers, handed to the tool as `ctx.request`.
+ * `answer` (a retry after a suspension was answered) a second suspension is `unresolved`.
  */
 export function executeCall(
   env: CallEnv,
   call: ModelToolCall,
   answer?: Answer,
-  answered?: Request,
+  request?: Request,
 ): Promise<CallOutcome> {
   const tracing = env.tracing
-  if (!tracing) return runCall(env, call, answer, undefined, answered)
-  return tracing.tool(call, (traceContext) => runCall(env, call, answer, traceContext, answered))
+  if (!tracing) return runCall(env, call, answer, undefined, request)
+  return tracing.tool(call, (traceContext) => runCall(env, call, answer, traceContext, request))
 }
 
 async function runCall(
@@ -122,9 +121,7 @@ function runTool(
   const ctx: ToolContext = answer
     ? { signal: env.signal, callId: call.id, idempotencyKey: key, answer }
     : { signal: env.signal, callId: call.id, idempotencyKey: key }
-  // The request travels with its answer, so a tool reads back what it put in `data` when it
-  // suspended (a remote task id, earlier rounds) instead of keeping it in memory.
-  if (answer && answered) ctx.request = answered
+  if (answered !== undefined) ctx.request = answered
   const { waitFor } = env
   if (waitFor) ctx.resolve = async (req) => waitFor(stampRequest(req, call.id, call.name, args))
   if (traceContext !== undefined) ctx.traceContext = traceContext

@@ -23,13 +23,8 @@ import type {
   RuntimeHold,
 } from "../durable-store.js"
 import type { CorruptRow } from "../errors.js"
-import {
-  type ClaimGrant,
-  type ClaimRefusal,
-  claimRefusalError,
-  lostClaimError,
-  newClaimToken,
-} from "./claim-rules.js"
+import { lostClaimError } from "./claim-refusals.js"
+import { type ClaimGrant, type ClaimRefusal, claimRefusalError, newClaimToken } from "./claim-rules.js"
 import { sinceOnSet } from "./conversation-row.js"
 import { MessageCache } from "./message-cache.js"
 import {

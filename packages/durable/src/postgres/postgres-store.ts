@@ -2,7 +2,7 @@ import { createHash } from "node:crypto"
 import { ConfigError } from "@toolnexus/core"
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from "pg"
 import type { RuntimeHold } from "../durable-store.js"
-import { approvalDeadline, decideClaim, expiresAtOf } from "../internal/claim-rules.js"
+import { approvalExpired, decideClaim, expiresAtOf } from "../internal/claim-rules.js"
 import { type ConversationRow, nextConversationRow } from "../internal/conversation-row.js"
 import { LazyInit } from "../internal/lazy-init.js"
 import { loadDriver } from "../internal/load-driver.js"
@@ -365,7 +365,10 @@ export class PostgresStore extends DurableStoreBase {
         answerId,
         runtimeKey,
         nowMs,
-        { approvesBy: approvalDeadline(raw?.pending, input.approves), maxAttempts: input.maxAttempts },
+        {
+          approvalExpired: approvalExpired(raw?.pending, input.approves, nowMs),
+          maxAttempts: input.maxAttempts,
+        },
       )
       if (decision === "exhausted")
         await run(client, this.#sql.failRequest, [answerId, input.exhaustedErrorJson])

@@ -1,7 +1,7 @@
 import { ConfigError } from "@toolnexus/core"
 import type BetterSqlite3 from "better-sqlite3"
 import type { RuntimeHold } from "../durable-store.js"
-import { approvalDeadline, decideClaim, expiresAtOf } from "../internal/claim-rules.js"
+import { approvalExpired, decideClaim, expiresAtOf } from "../internal/claim-rules.js"
 import { type ConversationRow, nextConversationRow } from "../internal/conversation-row.js"
 import { LazyInit } from "../internal/lazy-init.js"
 import { loadDriver } from "../internal/load-driver.js"
@@ -273,7 +273,10 @@ export class SqliteStore extends DurableStoreBase {
           answerId,
           runtimeKey,
           now,
-          { approvesBy: approvalDeadline(conv?.pending, input.approves), maxAttempts: input.maxAttempts },
+          {
+            approvalExpired: approvalExpired(conv?.pending, input.approves, now),
+            maxAttempts: input.maxAttempts,
+          },
         )
         if (decision === "exhausted") s.failRequest.run(input.exhaustedErrorJson, now, answerId)
         if (decision !== "claim" && decision !== "takeover") {

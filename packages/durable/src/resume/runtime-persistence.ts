@@ -1,8 +1,8 @@
 import type { Runtime, RuntimeOptions, RuntimeSnapshot, TaskResult } from "@toolnexus/agents"
 import { type Answer, ConfigError, StoreError } from "@toolnexus/core"
 import type { DurableStore, RuntimeHold } from "../durable-store.js"
-import { settledRequestError } from "../internal/claim-refusals.js"
-import { checkAnswer } from "../internal/option-checks.js"
+import { settledRequestError } from "../store-engine/claim-refusals.js"
+import { checkAnswer } from "../store-engine/option-checks.js"
 import { resumeClaimed } from "./claimed-resume.js"
 
 /**

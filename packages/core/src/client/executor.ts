@@ -37,14 +37,22 @@ export interface DurableExecutor {
 }
 
 /**
- * The executor a sub-agent handle's runs take: step names prefixed by `<handle id>/`, the id
- * `<run id>/<handle id>` (so idempotency keys differ per handle), the same engine wait.
+ * The executor a sub-agent handle's runs take: step names prefixed by `<handle id>/` (by
+ * `<handle id>@<run>/` for the handle's second and later runs, so each run's `llm:1` is its
+ * own), the id `<run id>/<handle id>` (idempotency keys differ per handle), and the engine's
+ * wait, or `opts.wait` (the agents runtime's escalation atop that wait).
  */
-export function handleExecutor(executor: DurableExecutor, handleId: string): DurableExecutor {
+export function handleExecutor(
+  executor: DurableExecutor,
+  handleId: string,
+  opts: { run?: number; wait?: (request: Request) => Promise<Answer> } = {},
+): DurableExecutor {
+  const prefix = opts.run === undefined || opts.run <= 1 ? `${handleId}/` : `${handleId}@${opts.run}/`
+  const wait = opts.wait ?? ((request: Request) => executor.wait(request))
   const scoped: DurableExecutor = {
     id: `${executor.id}/${handleId}`,
-    step: (name, fn) => executor.step(`${handleId}/${name}`, fn),
-    wait: (request) => executor.wait(request),
+    step: (name, fn) => executor.step(`${prefix}${name}`, fn),
+    wait,
   }
   if (executor.maxStepBytes === undefined) return scoped
   return { ...scoped, maxStepBytes: executor.maxStepBytes }

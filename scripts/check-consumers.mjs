@@ -26,6 +26,7 @@ const PACKAGES = [
   // /redis is typed with ioredis' own types; /sqlite and /postgres need no driver at all.
   { name: "@toolnexus/durable", optionalPeers: ["ioredis"] },
   { name: "@toolnexus/mcp" },
+  { name: "@toolnexus/restate" },
 ]
 
 /**

@@ -12,6 +12,7 @@ it("exports exactly the public runtime surface", () => {
     "AnswerMismatchError",
     "ConfigError",
     "ConversationPendingError",
+    "EngineRunError",
     "LLMHttpError",
     "LLMResponseError",
     "LLMStreamError",

@@ -72,6 +72,7 @@ export type {
 export type { OutputOf, OutputSchema } from "./client/structured-output.js"
 export { StepTooLargeError, handleExecutor } from "./client/executor.js"
 export type { DurableExecutor } from "./client/executor.js"
+export { EngineRunError } from "./client/engine-connection.js"
 export type { EngineConnection } from "./client/engine-connection.js"
 export type { PendingEntry } from "./suspension/pending-entry.js"
 export type { RunResult, StreamEvent, ToolCallRecord } from "./client/run-result.js"

@@ -1,4 +1,4 @@
-import type { AnswerDecision } from "../errors.js"
+import { type AnswerDecision, ToolnexusError } from "../errors.js"
 import type { PendingEntry } from "../suspension/pending-entry.js"
 import type { Answer, Request } from "../types.js"
 import type { RunResult } from "./run-result.js"
@@ -33,4 +33,20 @@ export interface EngineConnection<Result = RunResult> {
    */
   deliverAnswer(answer: Answer): Promise<{ runId: string; request: Request; decision: AnswerDecision }>
   close(): Promise<void>
+}
+
+/**
+ * A run on a durable-execution engine that failed (past core's retries, an agent no worker
+ * defines, a turn over `maxStepBytes`) or that the engine does not know (never started, past
+ * retention): what `EngineConnection.result` rejects with.
+ */
+export class EngineRunError extends ToolnexusError {
+  override readonly name = "EngineRunError"
+  static override readonly family = "TNX_ENGINE_RUN"
+  /** The run (workflow) id. */
+  readonly runId: string
+  constructor(runId: string, detail: string, options?: { cause?: unknown }) {
+    super("TNX_ENGINE_RUN", `run ${JSON.stringify(runId)} ${detail}`, options)
+    this.runId = runId
+  }
 }

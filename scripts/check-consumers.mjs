@@ -27,6 +27,7 @@ const PACKAGES = [
   { name: "@toolnexus/durable", optionalPeers: ["ioredis"] },
   { name: "@toolnexus/mcp" },
   { name: "@toolnexus/restate" },
+  { name: "@toolnexus/dbos" },
 ]
 
 /**

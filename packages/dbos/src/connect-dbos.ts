@@ -83,24 +83,24 @@ export function connectDbos(opts: ConnectDbosOptions): EngineConnection<RunResul
       const status = await handle.getStatus()
       if (status === null)
         throw new EngineRunError(runId, "is not known to the engine (never started, or past retention)")
-      let timer: NodeJS.Timeout | undefined
-      const timeout =
-        resultOpts.timeoutMs === undefined
-          ? undefined
-          : new Promise<never>((_, reject) => {
-              timer = setTimeout(
-                () => reject(new AbortError(`no result of run ${runId} within ${resultOpts.timeoutMs} ms`)),
-                resultOpts.timeoutMs,
-              )
-            })
       try {
-        const result = handle.getResult()
-        return await (timeout ? Promise.race([result, timeout]) : result)
+        if (resultOpts.timeoutMs !== undefined) {
+          // The client's getResult cannot time out (its poll would outlive us): poll the status.
+          const deadline = Date.now() + resultOpts.timeoutMs
+          for (;;) {
+            const now = await handle.getStatus()
+            if (now && !["PENDING", "ENQUEUED", "DELAYED"].includes(now.status)) break
+            if (Date.now() >= deadline)
+              throw new AbortError(`no result of run ${runId} within ${resultOpts.timeoutMs} ms`)
+            await new Promise((resolve) =>
+              setTimeout(resolve, Math.min(100, Math.max(1, deadline - Date.now()))),
+            )
+          }
+        }
+        return await handle.getResult()
       } catch (error) {
         if (AbortError.isInstance(error)) throw error
         throw new EngineRunError(runId, `failed: ${(error as Error).message}`, { cause: error })
-      } finally {
-        clearTimeout(timer)
       }
     },
     async listPending(listOpts = {}) {

@@ -317,3 +317,26 @@ describe("under an executor", () => {
     await expect(clientFor("openai", server).continueRun({ id: "x", executor })).rejects.toThrow(ConfigError)
   })
 })
+
+describe("engine errors", () => {
+  it("StepTooLargeError and EngineRunError carry their codes and fields, and are recognised across copies", async () => {
+    const { EngineRunError } = await import("../src/client/engine-connection.js")
+    const { ToolnexusError } = await import("../src/errors.js")
+    const big = new StepTooLargeError("llm:3", 2048, 1024)
+    expect(big).toMatchObject({
+      name: "StepTooLargeError",
+      code: "TNX_STEP_TOO_LARGE",
+      step: "llm:3",
+      bytes: 2048,
+    })
+    expect(big.message).toBe("step llm:3 is 2048 bytes, over the executor's maxStepBytes of 1024")
+    const failed = new EngineRunError("order-42", "failed: boom")
+    expect(failed).toMatchObject({ name: "EngineRunError", code: "TNX_ENGINE_RUN", runId: "order-42" })
+    expect(failed.message).toBe('run "order-42" failed: boom')
+    expect(ToolnexusError.isInstance(failed)).toBe(true)
+    // Another copy of the package: recognised by its code.
+    const foreign = { code: "TNX_ENGINE_RUN", [Symbol.for("toolnexus.error")]: true }
+    expect(EngineRunError.isInstance(foreign)).toBe(true)
+    expect(StepTooLargeError.isInstance(foreign)).toBe(false)
+  })
+})

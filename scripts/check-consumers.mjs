@@ -29,6 +29,8 @@ const PACKAGES = [
   // The AI SDK and AG-UI wire formats are written by the package: no `ai` or `@ag-ui/*` types needed.
   { name: "@toolnexus/ui" },
   { name: "@toolnexus/a2a" },
+  { name: "@toolnexus/restate" },
+  { name: "@toolnexus/dbos" },
 ]
 
 /**

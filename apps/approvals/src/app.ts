@@ -10,7 +10,13 @@ import { type InboxEventType, createEventHub, streamEvents } from "./events.js"
 import { type HistoryFilter, createHistory } from "./history.js"
 import { HttpError, classify, errorBody } from "./http-error.js"
 import { type NotifyOptions, createNotifier } from "./notifier.js"
-import { type FailedInboxEntry, type InboxEntry, type TeamOptions, createInboxStore } from "./inbox-store.js"
+import {
+  type FailedInboxEntry,
+  type InboxEntry,
+  type InboxStore,
+  type TeamOptions,
+  createInboxStore,
+} from "./inbox-store.js"
 import { renderHistoryBody, renderHistorySection } from "./page/history-view.js"
 import { renderShell } from "./page/html.js"
 import { renderInboxBody, renderInboxSection } from "./page/inbox-view.js"
@@ -57,6 +63,11 @@ export interface ApprovalsAppOptions {
   modelUrl?: string
   /** Called with unexpected (5xx) errors; default `console.error`. */
   onError?: (error: unknown) => void
+  /**
+   * Where requests and runs come from instead of `store`'s parked runs, e.g. an engine's
+   * (`createEngineInboxStore`); `store` still keeps history, sessions and webhooks.
+   */
+  inbox?: InboxStore
 }
 
 /** A pending request as `GET /requests` lists it: once per request id. */
@@ -112,7 +123,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   }
   const onError = opts.onError ?? ((error: unknown) => console.error("[approvals]", error))
   const maxBodyBytes = opts.maxBodyBytes ?? 64 * 1024
-  const inbox = createInboxStore({ store, client, toolkit: tools, team: opts.team })
+  const inbox = opts.inbox ?? createInboxStore({ store, client, toolkit: tools, team: opts.team })
   const history = createHistory({ store, writerId: opts.instanceId })
   const access = createAccess(opts.security, createRevocations(store))
   const verifyWebhook = createWebhookGuard({ secret: opts.security.webhookSecret, store })

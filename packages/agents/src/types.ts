@@ -1,6 +1,7 @@
 import type {
   Answer,
   ConversationStore,
+  DurableExecutor,
   Hooks,
   MetricEvent,
   Request,
@@ -147,4 +148,10 @@ export interface RuntimeOptions {
    * a child's nested under its parent's `execute_tool task` span.
    */
   telemetry?: TelemetryOptions
+  /**
+   * Run the whole tree as one workflow of a durable-execution engine: every handle's LLM turns
+   * and tool calls are journaled steps named `<handle id>/…`, and a suspension anywhere that no
+   * def's `waitFor` answers is one `executor.wait` for the deepest handle (never a park).
+   */
+  executor?: DurableExecutor
 }

@@ -70,6 +70,11 @@ export type {
   StreamListener,
 } from "./client/client.js"
 export type { OutputOf, OutputSchema } from "./client/structured-output.js"
+export { StepTooLargeError, handleExecutor } from "./client/executor.js"
+export type { DurableExecutor } from "./client/executor.js"
+export { EngineRunError } from "./client/engine-connection.js"
+export type { EngineConnection } from "./client/engine-connection.js"
+export type { PendingEntry } from "./suspension/pending-entry.js"
 export type { RunResult, StreamEvent, ToolCallRecord } from "./client/run-result.js"
 export type { Hooks } from "./client/hooks.js"
 export { registerMetrics } from "./client/metrics.js"

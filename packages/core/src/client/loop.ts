@@ -15,6 +15,7 @@ import type { RunResult, StreamEvent, ToolCallRecord } from "./run-result.js"
 import { type OutputSpec, correctionPrompt } from "./structured-output.js"
 import { type CallEnv, type CallOutcome, executeCall, relayOutcomes, relayRequest } from "./tool-calls.js"
 import { abortErrorOf } from "./transport.js"
+import type { RunJournal } from "./executor.js"
 
 /** @internal One model call as the loop sees it, whatever the transport. */
 export interface ModelCall {
@@ -64,6 +65,8 @@ export interface RunInput {
   tracing: RunTracing | undefined
   /** Structured output requested for this run. */
   output?: OutputSpec | undefined
+  /** Under a durable executor: turns and calls are its journaled steps. */
+  journal?: RunJournal | undefined
 }
 
 /** Finish reasons that cut a turn short, and the limit an incomplete result names. */
@@ -115,7 +118,7 @@ export class RunState {
 
 /** @internal Asks the model and runs tools until a final answer, a halt or a limit. */
 export async function runTurns(config: LoopConfig, input: RunInput, state: RunState): Promise<RunResult> {
-  const { model, hooks } = config
+  const { model } = config
   const emit = input.emit
   // The listeners are the same for every turn of the run.
   const onText = textListener(emit, input.onText)
@@ -127,30 +130,18 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
     const limit = config.beforeTurn?.()
     if (limit !== undefined) return state.result(model, "incomplete", { limit })
     const turn = state.turns + 1
-    let messages: readonly Message[] = state.messages
-    let tools: Toolkit | Tool[] | undefined = input.toolkit
-    if (hooks?.beforeLLM) {
-      const changed = await hooks.beforeLLM({ messages, tools: input.toolkit?.tools() ?? [], model, turn })
-      if (changed?.messages) messages = changed.messages
-      if (changed?.tools) tools = changed.tools
-    }
-    const call: ModelCall = {
-      messages,
-      tools,
-      turn,
-      signal: input.signal,
-      onText,
-      onRefusal,
-      onReasoning,
-      output: input.output?.format,
-      stream: config.stream,
-    }
-    const reply = input.tracing
-      ? await input.tracing.chat(messages, () => config.callModel(call))
-      : await config.callModel(call)
-    if (hooks?.afterLLM) await hooks.afterLLM({ response: reply, model, turn })
+    let reply: ModelTurn
+    // A journaled turn replays unasked: its hooks, request and events happened once, before.
+    let replayed = false
+    if (input.journal) {
+      const journaled = await input.journal.llm(turn, () =>
+        askModel(config, input, state, turn, onText, onRefusal, onReasoning),
+      )
+      reply = journaled.reply
+      replayed = journaled.replayed
+    } else reply = await askModel(config, input, state, turn, onText, onRefusal, onReasoning)
     recordTurn(state, reply, turn)
-    if (emit) {
+    if (emit && !replayed) {
       emit({ type: "usage", usage: { ...state.usage } })
       emit({ type: "turn", turn, finishReason: reply.finishReason })
     }
@@ -166,13 +157,49 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
       if (ended) return ended
       continue
     }
-    if (emit)
+    if (emit && !replayed)
       for (const c of reply.toolCalls) emit({ type: "tool_call", id: c.id, name: c.name, args: c.args ?? {} })
 
     const halted = await settleTurn(config, input, state, reply.toolCalls, turn, undefined)
     if (halted) return state.result(model, "pending", { pending: halted })
     if (input.checkpoint) await input.checkpoint(state.messages)
   }
+}
+
+/** One LLM request of the run: beforeLLM, the request (traced), afterLLM. */
+async function askModel(
+  config: LoopConfig,
+  input: RunInput,
+  state: RunState,
+  turn: number,
+  onText: ((delta: string) => void) | undefined,
+  onRefusal: ((delta: string) => void) | undefined,
+  onReasoning: ((delta: string) => void) | undefined,
+): Promise<ModelTurn> {
+  const { model, hooks } = config
+  let messages: readonly Message[] = state.messages
+  let tools: Toolkit | Tool[] | undefined = input.toolkit
+  if (hooks?.beforeLLM) {
+    const changed = await hooks.beforeLLM({ messages, tools: input.toolkit?.tools() ?? [], model, turn })
+    if (changed?.messages) messages = changed.messages
+    if (changed?.tools) tools = changed.tools
+  }
+  const call: ModelCall = {
+    messages,
+    tools,
+    turn,
+    signal: input.signal,
+    onText,
+    onRefusal,
+    onReasoning,
+    output: input.output?.format,
+    stream: config.stream,
+  }
+  const reply = input.tracing
+    ? await input.tracing.chat(messages, () => config.callModel(call))
+    : await config.callModel(call)
+  if (hooks?.afterLLM) await hooks.afterLLM({ response: reply, model, turn })
+  return reply
 }
 
 /** The run's text listener: `text` events for `emit`, and `ask`'s `onText`, or both. */
@@ -266,9 +293,12 @@ export async function settleTurn(
   presets: Map<string, Preset> | undefined,
 ): Promise<Request | undefined> {
   const env = callEnv(config, input, turn)
-  const running: (Promise<CallOutcome> | CallOutcome | undefined)[] = []
+  // Under an executor the calls are journaled steps, run in call order; they never halt.
+  const running: (Promise<CallOutcome> | CallOutcome | undefined)[] = input.journal
+    ? await input.journal.settle(env, calls, presets)
+    : []
   const relayCalls: ModelToolCall[] = []
-  for (const call of calls) {
+  for (const call of input.journal ? [] : calls) {
     const preset = presets?.get(call.id)
     if (preset) running.push(preset(env))
     else if (!call.argumentsError && input.toolkit?.get(call.name)?.source === "relay") {
@@ -333,7 +363,7 @@ export async function settleTurn(
     if (result.metadata !== undefined) record.metadata = result.metadata
     state.toolCalls.push(record)
     // A suspension streams as `pending` alone: it is not a failed tool call.
-    if (!suspended)
+    if (!suspended && !outcome?.replayed)
       input.emit?.({
         type: "tool_result",
         id: call.id,

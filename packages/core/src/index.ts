@@ -48,6 +48,17 @@ export type { HttpToolMethod, HttpToolOptions } from "./tools/http-tool.js"
 export { relayTool } from "./tools/relay-tool.js"
 export { createToolkit } from "./tools/toolkit.js"
 export type { Toolkit, ToolkitOptions } from "./tools/toolkit.js"
+export type { ToolSet } from "./tools/assemble-tools.js"
+export { listSkills } from "./skills/list-skills.js"
+export type {
+  ListSkillsOptions,
+  SkillDef,
+  SkillInfo,
+  SkillInventory,
+  SkillSkipReason,
+} from "./skills/list-skills.js"
+export type { SkillOptions } from "./skills/skill-tool.js"
+export { SKILLS_PROMPT_PREAMBLE, SKILL_TOOL_DESCRIPTION } from "./skills/skill-texts.js"
 
 export { authRequired, isRequest, pending, pendingOf } from "./suspension/pending.js"
 export type { PendingInput } from "./suspension/pending.js"

@@ -1,3 +1,4 @@
+import { systemText } from "../skills/system-text.js"
 import { ConfigError, LLMResponseError, ToolnexusError } from "../errors.js"
 import type { ModelTurn } from "../providers/model-turn.js"
 import { anthropicWire } from "../providers/anthropic.js"
@@ -82,7 +83,7 @@ export function createClient(opts: ClientOptions): Client {
     try {
       let body = wire.body({
         model,
-        system: systemPrompt,
+        system: systemText(systemPrompt, call.skillsPrompt),
         messages: call.messages,
         tools: call.tools,
         stream: call.stream,

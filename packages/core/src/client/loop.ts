@@ -28,6 +28,8 @@ export interface ModelCall {
   output: OutputFormat | undefined
   /** Ask with a streaming request (someone listens to deltas). */
   stream: boolean
+  /** The toolkit's skill catalog, appended to the system prompt (§16). */
+  skillsPrompt?: string | undefined
 }
 
 /** @internal The client-level settings of the loop. */
@@ -138,6 +140,7 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
       signal: input.signal,
       onText,
       onRefusal,
+      skillsPrompt: input.toolkit?.skillsPrompt?.(),
       output: input.output?.format,
       stream: config.stream,
     }
@@ -239,7 +242,8 @@ export function callEnv(config: LoopConfig, input: RunInput, turn: number): Call
   return {
     toolkit: input.toolkit,
     hooks: config.hooks,
-    waitFor: config.waitFor,
+    // The run's own waitFor first, then the toolkit's (§16).
+    waitFor: config.waitFor ?? input.toolkit?.waitFor,
     record: config.record,
     signal: input.signal,
     scope: input.scope,
@@ -275,9 +279,9 @@ export async function settleTurn(
   let relay: { request: Request; outcomes?: Map<string, CallOutcome> } | undefined
   if (relayCalls.length > 0) {
     const request = relayRequest(relayCalls)
-    if (config.waitFor) {
+    if (env.waitFor) {
       input.tracing?.asked(request)
-      const answer = await config.waitFor(request)
+      const answer = await env.waitFor(request)
       const outcomes = relayOutcomes(env, request, relayCalls, answer)
       relay = { request, outcomes: new Map(outcomes.map((o) => [o.call.id, o])) }
     } else {

@@ -49,6 +49,9 @@ export { relayTool } from "./tools/relay-tool.js"
 export { createToolkit } from "./tools/toolkit.js"
 export type { Toolkit, ToolkitOptions } from "./tools/toolkit.js"
 export type { ToolSet } from "./tools/assemble-tools.js"
+export type { ApprovalPolicy } from "./tools/approval-policy.js"
+export { BUILTIN_TOOL_NAMES } from "./builtins/builtin-tools.js"
+export type { BuiltinsOptions } from "./builtins/builtin-tools.js"
 export { listSkills } from "./skills/list-skills.js"
 export type {
   ListSkillsOptions,

@@ -5,6 +5,7 @@ import { isThenable } from "../internal/thenable.js"
 import { thrownResult } from "./define-tool.js"
 import { type SkillOptions, createSkillSource, hasSkillOptions } from "../skills/skill-tool.js"
 import { type ToolSet, assembleTools } from "./assemble-tools.js"
+import { type BuiltinsOptions, createBuiltinTools } from "../builtins/builtin-tools.js"
 
 /** A set of uniquely named tools, rendered for each provider's wire format. */
 export interface Toolkit {
@@ -38,6 +39,11 @@ export interface ToolkitOptions extends SkillOptions {
   extraTools?: Tool[]
   /** Tool sets such as a `connectMcp()` connection (upstream's `mcpConfig`); closed by `close()`. */
   mcp?: ToolSet | ToolSet[]
+  /**
+   * The built-in tools (bash, read, write, edit, grep, glob, webfetch, question, apply_patch,
+   * todowrite), confined to a root, side-effecting calls approved first. Off unless given.
+   */
+  builtins?: boolean | BuiltinsOptions
   /** Agents as tools: `a2aTool()` tools, `agent()`s of `@toolnexus/agents` (anything with `asTool()`). */
   agents?: (Tool | { asTool(): Tool })[]
   /** Final tool names dropped from every source, `skill` included; unknown names are ignored. */
@@ -65,7 +71,7 @@ export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit>
   const assembled = assembleTools({
     mcp: sets,
     skill: skills?.tool,
-    builtins: [],
+    builtins: createBuiltinTools(opts.builtins),
     agents: opts.agents ?? [],
     extraTools: opts.extraTools ?? [],
     disableTools: opts.disableTools ?? [],

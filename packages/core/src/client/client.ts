@@ -13,6 +13,7 @@ import { RunTracing, type TracedEndpoint } from "../telemetry/run-tracing.js"
 import { type MetricEvent, MetricsRegistry, attachMetrics } from "./metrics.js"
 import type { RunResult, StreamEvent } from "./run-result.js"
 import { runStoredConversation } from "./stored-conversation.js"
+import { type CompactionOptions, assertCompactionOptions } from "../compaction/compact-messages.js"
 import { type OutputOf, type OutputSchema, outputSpec } from "./structured-output.js"
 
 /** Options shared by every client. */
@@ -38,6 +39,12 @@ export interface ClientBaseOptions {
    * otherwise.
    */
   telemetry?: TelemetryOptions
+  /**
+   * Context compaction before each LLM request: over `maxTokens`, the older transcript becomes
+   * one summary and the working transcript is replaced by the compacted one (results and stores
+   * hold it; a resume goes on from it).
+   */
+  compaction?: CompactionOptions
 }
 
 /**
@@ -177,6 +184,7 @@ export interface ModelBinding {
 
 /** @internal Builds the public client over a model binding. */
 export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Client {
+  if (opts.compaction !== undefined) assertCompactionOptions(opts.compaction)
   const maxTurns = opts.maxTurns ?? 10
   if (!Number.isInteger(maxTurns) || maxTurns < 1)
     throw new ConfigError(`maxTurns must be a positive integer, got ${opts.maxTurns}`)
@@ -201,6 +209,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     beforeTurn: opts.beforeTurn,
     record,
     callModel: measuredCall,
+    compaction: opts.compaction,
   })
 
   async function measuredCall(call: ModelCall): Promise<ModelTurn> {

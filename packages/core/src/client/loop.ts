@@ -15,6 +15,8 @@ import type { RunResult, StreamEvent, ToolCallRecord } from "./run-result.js"
 import { type OutputSpec, correctionPrompt } from "./structured-output.js"
 import { type CallEnv, type CallOutcome, executeCall, relayOutcomes, relayRequest } from "./tool-calls.js"
 import { abortErrorOf } from "./transport.js"
+import type { CompactionOptions } from "../compaction/compact-messages.js"
+import { compactTranscript } from "../compaction/compact-transcript.js"
 
 /** @internal One model call as the loop sees it, whatever the transport. */
 export interface ModelCall {
@@ -45,6 +47,8 @@ export interface LoopConfig {
   /** Checked before every LLM turn: a limit name stops the run as `incomplete`. */
   beforeTurn: (() => string | undefined) | undefined
   record(ev: MetricEvent): void
+  /** Compacts the working transcript before each LLM request (§16). */
+  compaction?: CompactionOptions | undefined
 }
 
 /** @internal The per-run inputs. */
@@ -126,6 +130,7 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
     const limit = config.beforeTurn?.()
     if (limit !== undefined) return state.result(model, "incomplete", { limit })
     const turn = state.turns + 1
+    if (config.compaction) await compactTranscript(config.compaction, config.dialect, state.messages)
     let messages: readonly Message[] = state.messages
     let tools: Toolkit | Tool[] | undefined = input.toolkit
     if (hooks?.beforeLLM) {

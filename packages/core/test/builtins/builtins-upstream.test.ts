@@ -38,14 +38,12 @@ describe("builtins, equal to upstream's JS port", () => {
   it("has upstream's names, order, descriptions and input schemas", () => {
     expect(BUILTIN_TOOL_NAMES).toEqual(expected.tools.map((t) => t.name))
     expect(
-      toolkit
-        .tools()
-        .map((t) => ({
-          name: t.name,
-          description: t.description,
-          inputSchema: t.inputSchema,
-          source: t.source,
-        })),
+      toolkit.tools().map((t) => ({
+        name: t.name,
+        description: t.description,
+        inputSchema: t.inputSchema,
+        source: t.source,
+      })),
     ).toEqual(expected.tools)
   })
 

@@ -1,7 +1,8 @@
-import { readFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import {
   SKILLS_PROMPT_PREAMBLE,
   SKILL_TOOL_DESCRIPTION,
@@ -14,7 +15,17 @@ import {
 // Outputs of upstream's JS port on the same skill tree (see ../fixtures/upstream-toolkit/SOURCES.md).
 const here = path.dirname(fileURLToPath(import.meta.url))
 const fixtures = path.join(here, "../fixtures/upstream-toolkit")
-const root = path.join(fixtures, "skills")
+// The tree is kept as JSON (a formatter would rewrite SKILL.md frontmatter) and written out here.
+const tree = JSON.parse(readFileSync(path.join(fixtures, "skills-tree.json"), "utf8")) as {
+  files: Record<string, string>
+}
+const scratch = realpathSync(mkdtempSync(path.join(tmpdir(), "tnx-skills-")))
+const root = path.join(scratch, "skills")
+for (const [file, text] of Object.entries(tree.files)) {
+  mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
+  writeFileSync(path.join(root, file), text, { mode: file.endsWith(".sh") ? 0o755 : 0o644 })
+}
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 const expected = JSON.parse(readFileSync(path.join(fixtures, "skills.json"), "utf8")) as {
   SKILL_TOOL_DESCRIPTION: string
   SKILLS_PROMPT_PREAMBLE: string

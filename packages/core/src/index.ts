@@ -86,6 +86,7 @@ export type {
   StreamListener,
 } from "./client/client.js"
 export type { OutputOf, OutputSchema } from "./client/structured-output.js"
+export type { TranslateRequest, TranslateResult, TranslatedToolCall } from "./client/translate.js"
 export type { RunResult, StreamEvent, ToolCallRecord } from "./client/run-result.js"
 export type { Hooks } from "./client/hooks.js"
 export { registerMetrics } from "./client/metrics.js"

@@ -88,7 +88,7 @@ export async function compactMessages(
   const keepTail = opts.keepTail ?? Math.floor(opts.maxTokens / 2)
   const first = messages[0] as { role?: unknown } | undefined
   const head = first?.role === "system" && !isCompactionSummary(messages[0]) ? 1 : 0
-  const split = tailStart(messages, head, keepTail, count)
+  const split = tailStart(messages, head, keepTail, opts.countTokens)
   if (split <= head) return undefined
   const older = messages.slice(head, split) as Message[]
   const role = opts.style === "anthropic" ? "user" : "system"
@@ -132,11 +132,20 @@ function tailStart(
   messages: readonly Message[],
   head: number,
   keepTail: number,
-  count: (messages: Message[]) => number,
+  count: ((messages: Message[]) => number) | undefined,
 ): number {
+  // The default estimate is a sum per message: a running suffix sum gives each tail's tokens
+  // without re-counting it (quadratic on a long transcript). A custom counter sees each tail.
+  let suffix = 0
+  const tailTokens = count
+    ? (i: number) => count(messages.slice(i) as Message[])
+    : (i: number) => {
+        suffix += Math.ceil(JSON.stringify(messages[i]).length / 4)
+        return suffix
+      }
   let split = messages.length
   for (let i = messages.length - 1; i > head; i--) {
-    if (count(messages.slice(i) as Message[]) > keepTail) break
+    if (tailTokens(i) > keepTail) break
     if (isBoundary(messages[i] as Message)) split = i
   }
   if (split !== messages.length) return split

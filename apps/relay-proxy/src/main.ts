@@ -13,7 +13,8 @@ if (sqliteFile) mkdirSync(dirname(sqliteFile.replace(/^\/\//, "")), { recursive:
 
 const store = await openStore(config.storeUrl)
 // One upstream attempt per caller request: the caller's SDK does the retrying (see upstream-error.ts).
-const client = createClient({ ...config.upstream, retries: 0 })
+// On the store: resumes go through its stored continue under durable's claim.
+const client = createClient({ ...config.upstream, retries: 0, store })
 const app = createRelayProxy({
   client,
   store,

@@ -1,5 +1,19 @@
-import { ConfigError, type Tool } from "@toolnexus/core"
-import { createRuntime } from "./runtime.js"
+import {
+  type Answer,
+  ConfigError,
+  type ConversationStore,
+  type Message,
+  MemoryStore,
+  type Request,
+  type Tool,
+  type ToolContext,
+  type ToolResult,
+  pending,
+  pendingOf,
+} from "@toolnexus/core"
+import { AGENT_TOOL, type AgentToolSpec } from "./agent-tool.js"
+import { DELEGATE, type DelegatingRuntime, createRuntime, restoreRuntime } from "./runtime.js"
+import type { RuntimeSnapshot } from "./snapshot.js"
 import type { AgentDef, RuntimeOptions, TaskResult } from "./types.js"
 
 /** The level-1 surface: one agent (and its team) runnable in a line. */
@@ -7,7 +21,17 @@ export interface Agent {
   readonly def: AgentDef
   /** Runs the agent on a fresh runtime; never throws for a failed run (see `status`). */
   run(prompt: string, opts?: Omit<RuntimeOptions, "registry">): Promise<TaskResult>
-  /** The agent as a tool (source "agent") taking `{prompt}`. */
+  /**
+   * The agent as a tool (source "agent") taking `{prompt}`. In a runtime's def it runs as a
+   * child handle of the caller, exactly as `task` does: its suspensions park the caller and
+   * are answered through the caller's runtime (the caller's runtime options apply; `opts` is
+   * not used there). Anywhere else (e.g. a plain client's toolkit) it runs on a runtime of
+   * its own, made from `opts` and closed once the agent settles; a suspension becomes the
+   * call's pending request, which carries the agent's state in `data.agentRun` (so it
+   * survives a restart with the caller's store), and the answer given through `continueRun`
+   * or `askWithAnswer` resumes it without asking anything again. That runtime keeps its
+   * conversations in memory (in the request while suspended): `opts.store` is not used.
+   */
   asTool(opts?: Omit<RuntimeOptions, "registry">): Tool
 }
 
@@ -34,11 +58,12 @@ export function agent(name: string, opts: Omit<AgentDef, "name"> & { agents?: Ag
     if (result.status !== "pending") await rt.close(rt.root)
     return result
   }
+  const spec: AgentToolSpec = { def, registry }
   return {
     def,
     run,
-    asTool(runtimeOpts) {
-      return {
+    asTool(runtimeOpts = {}) {
+      const tool: Tool & { [AGENT_TOOL]: AgentToolSpec } = {
         name,
         description: def.does,
         inputSchema: {
@@ -47,17 +72,91 @@ export function agent(name: string, opts: Omit<AgentDef, "name"> & { agents?: Ag
           required: ["prompt"],
         },
         source: "agent",
-        async execute(args, ctx) {
-          // Traced, the nested runtime's runs hang under this call's execute_tool span.
-          const parentContext = ctx?.traceContext
-          const opts =
-            parentContext === undefined
-              ? runtimeOpts
-              : { ...runtimeOpts, telemetry: { ...runtimeOpts?.telemetry, parentContext } }
-          const result = await run(String(args.prompt ?? ""), opts)
-          return { output: result.text, isError: result.isError || result.status !== "done" }
-        },
+        execute: (args, ctx = {}) => runOwn(name, registry, runtimeOpts, String(args.prompt ?? ""), ctx),
+        [AGENT_TOOL]: spec,
       }
+      return tool
     },
   }
+}
+
+/** The key of an agent tool's state in its pending request's `data`. */
+const STATE_KEY = "agentRun"
+const STATE_VERSION = 1
+
+/** What an agent tool run outside a runtime keeps in its pending request while suspended. */
+interface AgentRunState {
+  v: number
+  snapshot: RuntimeSnapshot
+  conversations: { id: string; messages: Message[]; pending?: Request }[]
+}
+
+/**
+ * An agent tool's call outside a runtime: the agent runs as the only child of a runtime of
+ * its own, through the same delegation path as `task` (spawn → wake → wait → close, keyed by
+ * the call id). Retried with an answer, the runtime is rebuilt from the state the request
+ * carries, the answer resumes the parked agent, and the call reattaches to it.
+ */
+async function runOwn(
+  name: string,
+  registry: Record<string, AgentDef>,
+  runtimeOpts: Omit<RuntimeOptions, "registry">,
+  prompt: string,
+  ctx: ToolContext,
+): Promise<ToolResult> {
+  // Traced, the runtime's runs hang under this call's execute_tool span.
+  const parentContext = ctx.traceContext
+  const base =
+    parentContext === undefined
+      ? { ...runtimeOpts }
+      : { ...runtimeOpts, telemetry: { ...runtimeOpts.telemetry, parentContext } }
+  const state = ctx.answer ? stateIn(ctx.request) : undefined
+  if (ctx.answer && !state) {
+    return {
+      output: `${name}: cannot resume: the answered request carries no agent state (data.${STATE_KEY})`,
+      isError: true,
+    }
+  }
+  const store = new MemoryStore()
+  let rt: DelegatingRuntime
+  if (state) {
+    for (const c of state.conversations) await store.save(c.id, c.messages, { pending: c.pending ?? null })
+    rt = restoreRuntime(state.snapshot, { ...base, registry, store }) as DelegatingRuntime
+    try {
+      await rt.resume(ctx.answer as Answer, { signal: ctx.signal })
+    } catch (error) {
+      return { output: `${name}: ${error instanceof Error ? error.message : String(error)}`, isError: true }
+    }
+  } else rt = createRuntime({ ...base, registry, store }) as DelegatingRuntime
+  const result = await rt[DELEGATE](rt.root, name, prompt, ctx)
+  const request = pendingOf(result)
+  if (!request) {
+    await rt.close(rt.root)
+    return result
+  }
+  // Parked: nothing runs, and all the runtime is goes into the request. The halted call is
+  // this one (its id, not the leaf's), so the caller's transcript resumes it.
+  const data: Record<string, unknown> = { ...request.data, [STATE_KEY]: await stateOf(rt, store) }
+  if (ctx.callId !== undefined) data.callId = ctx.callId
+  return pending({ ...request, data })
+}
+
+async function stateOf(rt: DelegatingRuntime, store: ConversationStore): Promise<AgentRunState> {
+  const snapshot = rt.snapshot()
+  const conversations: AgentRunState["conversations"] = []
+  for (const h of snapshot.handles) {
+    const id = rt.conversationId({ id: h.id })
+    const messages = await store.get(id)
+    if (!messages) continue
+    const waiting = await store.getPending?.(id)
+    conversations.push(waiting ? { id, messages, pending: waiting } : { id, messages })
+  }
+  return JSON.parse(JSON.stringify({ v: STATE_VERSION, snapshot, conversations }))
+}
+
+function stateIn(request: Request | undefined): AgentRunState | undefined {
+  const state = request?.data?.[STATE_KEY] as AgentRunState | undefined
+  if (typeof state !== "object" || state === null || state.v !== STATE_VERSION) return undefined
+  if (!Array.isArray(state.conversations) || typeof state.snapshot !== "object") return undefined
+  return state
 }

@@ -29,16 +29,17 @@ export interface BudgetHolder {
 const POOLS = [
   ["maxTokens", (s: Spend) => s.tokens],
   ["maxToolCalls", (s: Spend) => s.toolCalls],
+  ["maxTotalTurns", (s: Spend) => s.totalTurns],
 ] as const
 
 /** The budget without limits, shared by every handle that has none (so frozen). */
 const NO_LIMITS: Budget = Object.freeze({})
 
 /**
- * @internal A child's effective budget: its own limits, each pool capped by what the parent
- * has left. `maxTurns` counts own turns, so it is no pool: the child's is capped by the
- * parent's limit itself (not its remainder), and a child's turns never spend the parent's.
- * `maxDepth` counts levels below a handle, so the child gets one fewer.
+ * @internal A child's effective budget: its own limits, each pool (tokens, tool calls, the
+ * subtree's turns) capped by what the parent has left. `maxTurns` counts the handle's own
+ * turns only, so it is no pool and the parent's never caps it (DESIGN §8): a subtree cap is
+ * `maxTotalTurns`. `maxDepth` counts levels below a handle, so the child gets one fewer.
  */
 export function carveBudget(own: Budget, parent: BudgetHolder | undefined, now: number): Budget {
   // Copied, not spread: fields are added below, and a spread-then-add object gets a hidden
@@ -51,8 +52,6 @@ export function carveBudget(own: Budget, parent: BudgetHolder | undefined, now: 
     if (cap !== undefined)
       budget[field] = Math.min(own[field] ?? Number.POSITIVE_INFINITY, Math.max(0, cap - spent(parent.spend)))
   }
-  if (limits.maxTurns !== undefined)
-    budget.maxTurns = Math.min(own.maxTurns ?? Number.POSITIVE_INFINITY, limits.maxTurns)
   if (limits.maxWallMs !== undefined) {
     const left = Math.max(0, limits.maxWallMs - (now - parent.spawnedAt))
     budget.maxWallMs = Math.min(own.maxWallMs ?? Number.POSITIVE_INFINITY, left)

@@ -9,6 +9,7 @@ import {
   createClient,
   createToolkit,
 } from "@toolnexus/core"
+import { agentToolOf, childAgentTool } from "./agent-tool.js"
 import { turnLimit } from "./budget.js"
 import { escalationFor } from "./escalation.js"
 import type { Semaphore } from "./gates.js"
@@ -205,7 +206,12 @@ export class Execution {
   }
 
   #toolkitFor(r: HandleRecord): Promise<Toolkit> {
-    const tools = [...(r.def.tools ?? [])]
+    const host = this.#ctx.taskHost
+    // An agent's `asTool()` runs as a child handle of the caller, on the same path as `task`.
+    const tools = (r.def.tools ?? []).map((t) => {
+      const spec = agentToolOf(t)
+      return spec ? childAgentTool(host, r, t, spec) : t
+    })
     if (r.def.team?.length) tools.push(createTaskTool(this.#ctx.taskHost, r, this.#ctx.options.registry))
     return createToolkit({ extraTools: tools })
   }

@@ -1,6 +1,6 @@
 export { createRuntime, restoreRuntime } from "./runtime.js"
 export type { Runtime } from "./runtime.js"
-export type { ResumeOptions } from "./parking.js"
+export type { ParkedRequest, ResumeOptions } from "./parking.js"
 export type { RuntimeEvent, RuntimeEventsOptions } from "./runtime-events.js"
 export { agent } from "./agent.js"
 export type { Agent } from "./agent.js"

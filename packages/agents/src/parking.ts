@@ -8,6 +8,7 @@ import {
 import type { Execution } from "./execution.js"
 import { appliedBefore, continueHalted, haltedOn } from "./handle-conversation.js"
 import type { HandleRecord } from "./handle-record.js"
+import type { Handle, TaskResult } from "./types.js"
 import { applyTransition } from "./handle-state.js"
 import type { EventHub } from "./runtime-events.js"
 import type { Trace } from "./trace.js"
@@ -20,6 +21,25 @@ export interface ResumeOptions {
   signal?: AbortSignal
   /** The answer was accepted before the request's `expiresAt`: it is not checked again. */
   expiryChecked?: boolean
+}
+
+/**
+ * One open request of a runtime, as its parking index holds it: one entry per request id,
+ * however many levels of the tree parked on it.
+ */
+export interface ParkedRequest {
+  /** The request as the host sees it (with `data.path`). */
+  request: Request
+  /** The deepest handle holding it: the one the answer resumes first. */
+  handle: Handle
+  /** The deepest holder's id segments, e.g. `["root", "lead.1", "payer.1"]`. */
+  path: string[]
+  /** The deepest holder's conversation id in the store (the namespace applied). */
+  conversationId: string
+  /** The topmost handle parked on it: the cascade's last step, whose save consumes a durable claim. */
+  top: Handle
+  /** The topmost holder's conversation id in the store. */
+  topConversationId: string
 }
 
 /** @internal What parking and resuming handles needs from the runtime. */
@@ -66,20 +86,15 @@ export class Parking {
    * `signal` aborts every handle's run of the cascade (a durable resume whose claim was
    * lost); `expiryChecked` says the answer was accepted before the request's `expiresAt`.
    *
+   * Resolves with the result of the topmost handle it resumed (what that handle's `wait` gives).
+   *
    * @throws UnknownRequestError when no parked handle holds `answer.id`.
    */
-  async resume(answer: Answer, opts?: ResumeOptions): Promise<void> {
-    let target: HandleRecord | undefined
-    for (const r of this.#holders(answer.id)) {
-      if (!target || depth(r) > depth(target)) target = r
-    }
+  async resume(answer: Answer, opts?: ResumeOptions): Promise<TaskResult> {
+    const target = this.#deepest(answer.id)
     if (!target) throw new UnknownRequestError(answer.id, "no suspended handle holds it")
-    const { store, trace, events, execution, root } = this.#ctx
-    const cascade: HandleRecord[] = []
-    for (let r: HandleRecord | undefined = target; r && r !== root; r = r.parent) {
-      if (r.state !== "suspended" || r.inline || r.pending?.id !== answer.id) break
-      cascade.push(r)
-    }
+    const { store, trace, events, execution } = this.#ctx
+    const cascade = this.#cascade(target, answer.id)
     for (const [i, handle] of cascade.entries()) {
       const pending = haltedOn(handle.shown(handle.pending as Request), cascade[i - 1])
       // Only the last save of the cascade consumes the claim.
@@ -106,6 +121,53 @@ export class Parking {
         })
       })
     }
+    const top = cascade[cascade.length - 1] as HandleRecord
+    return top.settledResult() ?? top.shownResult(top.lastResult as TaskResult)
+  }
+
+  /** Every open request, once, with its deepest and topmost holders; ordered by deepest holder id. */
+  parked(): ParkedRequest[] {
+    const out: ParkedRequest[] = []
+    for (const id of this.#byRequest.keys()) {
+      const deepest = this.#deepest(id) as HandleRecord
+      const cascade = this.#cascade(deepest, id)
+      const top = cascade[cascade.length - 1] as HandleRecord
+      const request = deepest.shown(deepest.pending as Request)
+      out.push({
+        request,
+        handle: deepest.handle,
+        path: [...((request.data?.path as string[] | undefined) ?? [])],
+        conversationId: this.#ctx.conversationId(deepest),
+        top: top.handle,
+        topConversationId: this.#ctx.conversationId(top),
+      })
+    }
+    return out.sort((a, b) => (a.handle.id < b.handle.id ? -1 : a.handle.id > b.handle.id ? 1 : 0))
+  }
+
+  /**
+   * Crash reconciliation: a request whose topmost holder's conversation no longer waits on it
+   * was answered by a process that saved every handle of the cascade (the top saves last) but
+   * died before the runtime itself was saved. Each such cascade is resumed from the store —
+   * every step is recovered (see `appliedBefore`), nothing runs — so the tree matches the
+   * store again. `answerFor` gives the decision that was applied, when the caller knows it
+   * (a durable store records it); it is what a step the store cannot recover would continue
+   * with. Returns the request ids it recovered.
+   */
+  async reconcile(answerFor?: (requestId: string) => Promise<Answer | undefined>): Promise<string[]> {
+    const { store } = this.#ctx
+    if (store.getPending === undefined) return []
+    const recovered: string[] = []
+    for (const entry of this.parked()) {
+      if ((await store.getPending(entry.topConversationId))?.id === entry.request.id) continue
+      // A store that lacks the conversation is no evidence the answer was applied.
+      if ((await store.get(entry.topConversationId)) === undefined) continue
+      // Every step of the cascade saved before the top did, so each is taken from the store.
+      const id = entry.request.id
+      await this.resume((await answerFor?.(id)) ?? { id, ok: true })
+      recovered.push(entry.request.id)
+    }
+    return recovered
   }
 
   /**
@@ -120,6 +182,23 @@ export class Parking {
     r.lastResult = r.result(status, "", true)
     if (status === "interrupted") applyTransition(r, "cancel", this.#ctx.trace, this.#ctx.events)
     r.notify(r.lastResult)
+  }
+
+  /** The deepest handle parked on request `id`. */
+  #deepest(id: string): HandleRecord | undefined {
+    let target: HandleRecord | undefined
+    for (const r of this.#holders(id)) if (!target || depth(r) > depth(target)) target = r
+    return target
+  }
+
+  /** `target` and each ancestor parked on the same request, deepest first: the order of a resume. */
+  #cascade(target: HandleRecord, id: string): HandleRecord[] {
+    const cascade: HandleRecord[] = []
+    for (let r: HandleRecord | undefined = target; r && r !== this.#ctx.root; r = r.parent) {
+      if (r.state !== "suspended" || r.inline || r.pending?.id !== id) break
+      cascade.push(r)
+    }
+    return cascade
   }
 
   #holders(id: string): readonly HandleRecord[] {
@@ -137,6 +216,9 @@ export class Parking {
   }
 }
 
+/** Levels below the root, counted on the tree (never parsed from an id). */
 function depth(r: HandleRecord): number {
-  return r.id.split("/").length
+  let n = 0
+  for (let p = r.parent; p; p = p.parent) n++
+  return n
 }

@@ -4,8 +4,11 @@ import {
   ConfigError,
   type ConversationStore,
   MemoryStore,
+  type ToolContext,
+  type ToolResult,
   assertAnswer,
 } from "@toolnexus/core"
+import { withAgentTools } from "./agent-tool.js"
 import { carveBudget, poolLimit } from "./budget.js"
 import { systemClock } from "./clock.js"
 import { ClosedError, InboxFullError, RuntimeError } from "./errors.js"
@@ -13,10 +16,16 @@ import { Execution } from "./execution.js"
 import { Semaphore } from "./gates.js"
 import { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
-import { Parking, type ResumeOptions } from "./parking.js"
+import { type ParkedRequest, Parking, type ResumeOptions } from "./parking.js"
 import { EventHub, type RuntimeEvent, type RuntimeEventsOptions } from "./runtime-events.js"
-import { type RuntimeSnapshot, restoreRecords, snapshotOf } from "./snapshot.js"
-import type { TaskHost } from "./task-tool.js"
+import {
+  type ConversationScope,
+  type RuntimeSnapshot,
+  restoreRecords,
+  scopeOf,
+  snapshotOf,
+} from "./snapshot.js"
+import { type TaskHost, delegate } from "./task-tool.js"
 import { Trace } from "./trace.js"
 import type {
   AgentDef,
@@ -51,11 +60,35 @@ export interface Runtime {
    * `opts.claim` is a durable store's claim token: the topmost of those handles, the last to
    * save, saves under it and so consumes it. `opts.signal` aborts the cascade's runs.
    *
+   * Resolves, once the cascade has settled, with the result of the topmost handle it resumed
+   * (what that handle's `wait` gives: done, or pending on a new request).
+   *
    * @throws UnknownRequestError when no suspended handle holds `answer.id`.
    * @throws AnswerInvalidError when `answer` is not of the wire shape; nothing is changed.
    */
-  resume(answer: Answer, opts?: ResumeOptions): Promise<void>
+  resume(answer: Answer, opts?: ResumeOptions): Promise<TaskResult>
+  /**
+   * The open requests of the tree, from the runtime's own parking index: one entry per
+   * request id with its deepest holder (the one an answer resumes first) and its topmost
+   * holder (the cascade's last step), each with its conversation id in the store.
+   */
+  parked(): ParkedRequest[]
+  /**
+   * Brings a restored tree in line with its store: a request whose topmost holder's
+   * conversation no longer waits on it (its answer was applied by a process that died before
+   * saving the runtime) is taken from the store, running nothing. `answerFor` gives the
+   * decision that was applied when the host knows it (a durable store records it). Returns
+   * the request ids recovered; save the runtime again when there are any.
+   */
+  reconcile(answerFor?: (requestId: string) => Promise<Answer | undefined>): Promise<string[]>
   handle(id: string): Handle | undefined
+  /**
+   * The runtime's namespace: `RuntimeOptions.namespace`, or a unique one (`rt-<uuid>`) made
+   * at creation, kept in its snapshot. It scopes every conversation id of the tree.
+   */
+  readonly namespace: string
+  /** The id of a handle's conversation in the store, e.g. `ticket-42/root/lead.1`. */
+  conversationId(h: Handle): string
   stateOf(h: Handle): HandleState
   inspect(h: Handle): HandleView
   list(): HandleView[]
@@ -76,6 +109,14 @@ export interface Runtime {
    * @throws ConfigError for a `bufferSize` that is not a positive integer.
    */
   events(opts?: RuntimeEventsOptions): AsyncIterableIterator<RuntimeEvent>
+}
+
+/** @internal The key of a runtime's delegation entry point (not part of the public surface). */
+export const DELEGATE = Symbol.for("toolnexus.agents.delegate")
+
+/** @internal A runtime that can delegate from one of its handles. */
+export type DelegatingRuntime = Runtime & {
+  [DELEGATE](parent: Handle, agent: string, prompt: string, ctx: ToolContext): Promise<ToolResult>
 }
 
 const ROOT_DEF: AgentDef = { name: "root", does: "the host" }
@@ -119,15 +160,17 @@ class AgentRuntime implements Runtime, TaskHost {
   readonly #trace: Trace
   readonly #inboxCap: number
   readonly #shutdownMs: number
-  readonly #namespace: string
+  readonly namespace: string
+  readonly #scope: ConversationScope
   readonly #execution: Execution
   readonly #parking: Parking
   readonly #events: EventHub
 
-  constructor(opts: RuntimeOptions, snapshot?: RuntimeSnapshot) {
-    if (typeof opts?.registry !== "object" || opts.registry === null) {
+  constructor(given: RuntimeOptions, snapshot?: RuntimeSnapshot) {
+    if (typeof given?.registry !== "object" || given.registry === null) {
       throw new ConfigError("createRuntime needs a registry of agent definitions")
     }
+    const opts = { ...given, registry: withAgentTools(given.registry) }
     for (const [key, def] of Object.entries(opts.registry)) {
       if (def?.name !== key)
         throw new ConfigError(`registry key ${JSON.stringify(key)} must equal its def's name`)
@@ -145,9 +188,10 @@ class AgentRuntime implements Runtime, TaskHost {
       opts.maxConcurrentTurns === undefined
         ? undefined
         : new Semaphore(positive("maxConcurrentTurns", opts.maxConcurrentTurns, 1))
-    const namespace = snapshot?.namespace ?? opts.namespace ?? ""
-    this.#namespace = namespace
-    const conversationId = (r: HandleRecord) => namespace + r.id
+    const scope = scopeOf(snapshot, opts.namespace)
+    this.#scope = scope
+    this.namespace = scope.namespace
+    const conversationId = (r: HandleRecord) => scope.idPrefix + r.id
     const style = opts.llm?.style ?? "openai"
 
     if (snapshot) {
@@ -205,18 +249,24 @@ class AgentRuntime implements Runtime, TaskHost {
         `unknown agent ${JSON.stringify(defName)}; registered: ${Object.keys(this.#registry).sort().join(", ")}`,
       )
     if (p.budget.maxChildren !== undefined && p.children.length >= p.budget.maxChildren) {
-      throw new RuntimeError("max_children", `${p.id} may spawn at most ${p.budget.maxChildren} children`)
+      throw new RuntimeError(
+        "max_children",
+        `${p.id} may spawn at most ${p.budget.maxChildren} ${p.budget.maxChildren === 1 ? "child" : "children"} (budget maxChildren); it cannot spawn ${defName}`,
+      )
     }
     if (p.budget.maxDepth !== undefined && p.budget.maxDepth < 1) {
       throw new RuntimeError(
         "max_depth",
-        `${p.id} is at the maximum depth of its budget; it cannot spawn ${defName}`,
+        `${p.id} is at the maximum depth of its budget (maxDepth); it cannot spawn ${defName}`,
       )
     }
     const now = this.#clock.now()
     const limit = poolLimit(p.chain(), now)
     if (limit)
-      throw new RuntimeError("budget_exhausted", `cannot spawn ${defName} under ${p.id}: ${limit} is used up`)
+      throw new RuntimeError(
+        "budget_exhausted",
+        `cannot spawn ${defName} under ${p.id}: budget exhausted (${limit} is used up)`,
+      )
     p.childCounters ??= new Map()
     const n = (p.childCounters.get(defName) ?? 0) + 1
     p.childCounters.set(defName, n)
@@ -312,7 +362,7 @@ class AgentRuntime implements Runtime, TaskHost {
     return this.#events.subscribe(opts)
   }
 
-  resume(answer: Answer, opts?: ResumeOptions): Promise<void> {
+  resume(answer: Answer, opts?: ResumeOptions): Promise<TaskResult> {
     // A malformed answer is refused before anything is looked up or changed.
     try {
       assertAnswer(answer)
@@ -322,10 +372,22 @@ class AgentRuntime implements Runtime, TaskHost {
     return this.#parking.resume(answer, opts)
   }
 
+  parked(): ParkedRequest[] {
+    return this.#parking.parked()
+  }
+
+  reconcile(answerFor?: (requestId: string) => Promise<Answer | undefined>): Promise<string[]> {
+    return this.#parking.reconcile(answerFor)
+  }
+
   // ---- inspection ----------------------------------------------------------------------
 
   handle(id: string): Handle | undefined {
     return this.#records.get(id)?.handle
+  }
+
+  conversationId(h: Handle): string {
+    return this.#scope.idPrefix + this.#record(h).id
   }
 
   stateOf(h: Handle): HandleState {
@@ -372,7 +434,7 @@ class AgentRuntime implements Runtime, TaskHost {
   }
 
   snapshot(): RuntimeSnapshot {
-    return snapshotOf(this.#rootRecord, this.#trace.lines(), this.#namespace)
+    return snapshotOf(this.#rootRecord, this.#trace.lines(), this.#scope)
   }
 
   // ---- the task tool's host ------------------------------------------------------------
@@ -383,6 +445,11 @@ class AgentRuntime implements Runtime, TaskHost {
 
   note(line: string): void {
     this.#trace.note(line)
+  }
+
+  /** @internal `delegate` from one of this runtime's handles (an agent tool run outside a runtime). */
+  [DELEGATE](parent: Handle, agent: string, prompt: string, ctx: ToolContext): Promise<ToolResult> {
+    return delegate(this, this.#record(parent), agent, prompt, ctx)
   }
 
   async #settledWithin(r: HandleRecord, ms: number): Promise<void> {

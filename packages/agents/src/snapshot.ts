@@ -6,12 +6,15 @@ import { Trace } from "./trace.js"
 import type { AgentDef, Budget, HandleState, InboxItem, TaskResult } from "./types.js"
 
 /**
- * The snapshot format version this code writes. Version 2 (issue 8) counts a handle's own
- * turns in `spend.turns` and `lastResult.turns` and adds the subtree's `totalTurns` to both;
- * version 1 counted the subtree in `turns`. Both are read.
+ * The snapshot format version this code writes. Version 3 (issue 19) always has a
+ * `namespace` and the exact `idPrefix` of its conversation ids (`<namespace>/`). Version 2
+ * (issue 8) counts a handle's own turns in `spend.turns` and `lastResult.turns` and adds the
+ * subtree's `totalTurns` to both; version 1 counted the subtree in `turns`. Versions 1 and 2
+ * prefixed conversation ids with the bare namespace (`""` without one), and restore so.
+ * All three are read.
  */
-export const SNAPSHOT_VERSION = 2
-const READABLE_VERSIONS = [1, 2] as const
+export const SNAPSHOT_VERSION = 3
+const READABLE_VERSIONS = [1, 2, 3] as const
 
 /** One handle in a {@link RuntimeSnapshot} (the current version's shape). */
 export interface HandleSnapshot {
@@ -33,15 +36,27 @@ export interface HandleSnapshot {
 /** The whole handle tree as plain JSON; with the store it is enough to resume elsewhere. */
 export interface RuntimeSnapshot {
   schemaVersion: number
-  /** Prefix of the handles' conversation ids in the store (`RuntimeOptions.namespace`). */
+  /**
+   * The runtime's namespace (`RuntimeOptions.namespace`, or the unique one it was given at
+   * creation). Always present from version 3 on.
+   */
   namespace?: string
+  /**
+   * Exactly what precedes a handle id in its conversation id in the store (version 3:
+   * the namespace and a separator; older versions used the bare namespace).
+   */
+  idPrefix?: string
   /** Depth-first, parents before children; the root first. */
   handles: HandleSnapshot[]
   trace: string[]
 }
 
 /** @internal */
-export function snapshotOf(root: HandleRecord, trace: readonly string[], namespace: string): RuntimeSnapshot {
+export function snapshotOf(
+  root: HandleRecord,
+  trace: readonly string[],
+  scope: ConversationScope,
+): RuntimeSnapshot {
   const handles: HandleSnapshot[] = []
   const visit = (r: HandleRecord) => {
     const h: HandleSnapshot = {
@@ -64,9 +79,47 @@ export function snapshotOf(root: HandleRecord, trace: readonly string[], namespa
     for (const c of r.children) visit(c)
   }
   visit(root)
-  const snapshot: RuntimeSnapshot = { schemaVersion: SNAPSHOT_VERSION, handles, trace: [...trace] }
-  if (namespace) snapshot.namespace = namespace
+  const snapshot: RuntimeSnapshot = {
+    schemaVersion: SNAPSHOT_VERSION,
+    namespace: scope.namespace,
+    idPrefix: scope.idPrefix,
+    handles,
+    trace: [...trace],
+  }
   return JSON.parse(JSON.stringify(snapshot))
+}
+
+/** @internal Where a runtime's conversations live in the store: conversation id = `idPrefix + handle id`. */
+export interface ConversationScope {
+  readonly namespace: string
+  readonly idPrefix: string
+}
+
+/**
+ * @internal The scope of a runtime: a snapshot's (as its version wrote it), else the given
+ * namespace, else a unique one, so two runtimes sharing a store never share conversations.
+ * A namespace is joined to handle ids with `/`, unless it already ends with `/` or `:`.
+ *
+ * @throws ConfigError for a namespace that is empty or not a string.
+ */
+export function scopeOf(snapshot: RuntimeSnapshot | undefined, namespace: unknown): ConversationScope {
+  if (snapshot?.schemaVersion === 3) {
+    const { namespace: ns, idPrefix } = snapshot
+    if (typeof ns !== "string" || typeof idPrefix !== "string")
+      throw new ConfigError("a version 3 runtime snapshot needs string `namespace` and `idPrefix` fields")
+    return { namespace: ns, idPrefix }
+  }
+  // Versions 1 and 2: the bare namespace was the prefix. (Any other version is refused by
+  // restoreRecords with a SchemaVersionError.)
+  if (typeof snapshot === "object" && snapshot !== null)
+    return { namespace: snapshot.namespace ?? "", idPrefix: snapshot.namespace ?? "" }
+  if (namespace === undefined) {
+    const ns = `rt-${globalThis.crypto.randomUUID()}`
+    return { namespace: ns, idPrefix: `${ns}/` }
+  }
+  if (typeof namespace !== "string" || namespace === "")
+    throw new ConfigError(`namespace must be a non-empty string, got ${JSON.stringify(namespace)}`)
+  return { namespace, idPrefix: /[/:]$/.test(namespace) ? namespace : `${namespace}/` }
 }
 
 /** @internal Rebuilds the records of a snapshot; handles that were running come back idle. */

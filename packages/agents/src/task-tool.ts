@@ -1,4 +1,4 @@
-import { ToolnexusError, type Tool, type ToolResult, pending } from "@toolnexus/core"
+import { ToolnexusError, type Tool, type ToolContext, type ToolResult, pending } from "@toolnexus/core"
 import type { HandleRecord } from "./handle-record.js"
 import type { AgentDef, Handle, TaskResult } from "./types.js"
 
@@ -47,30 +47,47 @@ export function createTaskTool(
           isError: true,
         }
       }
-      let child = ctx.callId ? parent.children.find((c) => c.taskKey === ctx.callId) : undefined
-      if (child) host.note(`${parent.id}: task replay → REATTACH to ${child.id}`)
-      else {
-        try {
-          child = host.spawnForTask(parent, agent, ctx.callId)
-          child.traceParent = ctx.traceContext
-          host.wake(child.handle, String(args.prompt ?? ""))
-        } catch (error) {
-          // Errors cross the handle boundary as data.
-          return { output: ToolnexusError.isInstance(error) ? error.message : String(error), isError: true }
-        }
-      }
-      const handle = child.handle
-      const onAbort = () => host.interrupt(handle)
-      ctx.signal?.addEventListener("abort", onAbort, { once: true })
-      try {
-        const result = await host.wait(handle)
-        if (result.status === "pending" && result.pending) return pending({ ...result.pending })
-        if (child.state !== "closed") await host.close(handle)
-        return taskOutput(child.id, result)
-      } finally {
-        ctx.signal?.removeEventListener("abort", onAbort)
-      }
+      return delegate(host, parent, agent, String(args.prompt ?? ""), ctx)
     },
+  }
+}
+
+/**
+ * @internal The one delegation path, shared by `task` and an agent's `asTool()`: spawn →
+ * wake → wait → close a child of `parent` for the call `ctx.callId`. A retried call (after a
+ * suspension was answered, or on resume) reattaches to the child it created, found by task
+ * key — the call's own tool-call id — so it never spawns a duplicate and never asks the
+ * model again. A suspended child's request becomes this call's pending request.
+ */
+export async function delegate(
+  host: TaskHost,
+  parent: HandleRecord,
+  agent: string,
+  prompt: string,
+  ctx: ToolContext,
+): Promise<ToolResult> {
+  let child = ctx.callId ? parent.children.find((c) => c.taskKey === ctx.callId) : undefined
+  if (child) host.note(`${parent.id}: task replay → REATTACH to ${child.id}`)
+  else {
+    try {
+      child = host.spawnForTask(parent, agent, ctx.callId)
+      child.traceParent = ctx.traceContext
+      host.wake(child.handle, prompt)
+    } catch (error) {
+      // Errors cross the handle boundary as data.
+      return { output: ToolnexusError.isInstance(error) ? error.message : String(error), isError: true }
+    }
+  }
+  const handle = child.handle
+  const onAbort = () => host.interrupt(handle)
+  ctx.signal?.addEventListener("abort", onAbort, { once: true })
+  try {
+    const result = await host.wait(handle)
+    if (result.status === "pending" && result.pending) return pending({ ...result.pending })
+    if (child.state !== "closed") await host.close(handle)
+    return taskOutput(child.id, result)
+  } finally {
+    ctx.signal?.removeEventListener("abort", onAbort)
   }
 }
 

@@ -11,12 +11,16 @@ import type {
 import type { RuntimeEvent } from "./runtime-events.js"
 
 /**
- * Limits of a handle. `maxTurns` counts the handle's own LLM turns; the token and tool-call
- * pools and wall time are shared down the chain: a child gets `min(own, parent's remaining)`.
+ * Limits of a handle. `maxTurns` counts the handle's own LLM turns (a parent's never caps
+ * it); the token, tool-call and `maxTotalTurns` pools and wall time are shared down the
+ * chain: a child gets `min(own, parent's remaining)`. A refusal or an `incomplete` result
+ * names the key that stopped it (`limit: "maxTurns"`, a spawn refused for `maxChildren`, …).
  */
 export interface Budget {
-  /** The handle's own LLM turns (its children's turns do not count). */
+  /** The handle's own LLM turns (its children's turns do not count, and a parent's limit does not cap it). */
   maxTurns?: number
+  /** LLM turns of the handle's whole subtree (its own and every descendant's): a pool shared down the chain. */
+  maxTotalTurns?: number
   maxTokens?: number
   maxToolCalls?: number
   maxWallMs?: number
@@ -121,8 +125,10 @@ export interface RuntimeOptions {
   /** One store for all handles; the conversation id is the handle id. */
   store?: ConversationStore
   /**
-   * Prefixes every conversation id in the store, so several runtimes can share one store
-   * (handle ids such as `root/lead.1` repeat between runtimes). Kept in snapshots.
+   * Scopes every conversation id of the tree in the store: `<namespace>/<handle id>` (e.g.
+   * `ticket-42/root/lead.1`; no `/` is added after a namespace that ends with `/` or `:`).
+   * Handle ids such as `root/lead.1` repeat between runtimes, so without one each runtime
+   * gets a unique namespace at creation (`rt-<uuid>`). Kept in snapshots.
    */
   namespace?: string
   clock?: Clock

@@ -86,7 +86,7 @@ describe("issue 8: handle accounting", () => {
     expect(rt.snapshot().handles[0]?.spend).toEqual({ turns: 0, totalTurns: 6, tokens: 40, toolCalls: 4 })
   })
 
-  it("maxTurns still stops a handle's own loop, and a child's maxTurns is capped by its parent's limit", async () => {
+  it("maxTurns still stops a handle's own loop, and a parent's maxTurns does not cap a child's (issue 19)", async () => {
     const registry: Record<string, AgentDef> = {
       lead: {
         name: "lead",
@@ -96,7 +96,7 @@ describe("issue 8: handle accounting", () => {
         tools: [noop],
         budget: { maxTurns: 2 },
       },
-      looper: { name: "looper", does: "loops", soul: "looper", tools: [noop], budget: { maxTurns: 50 } },
+      looper: { name: "looper", does: "loops", soul: "looper", tools: [noop], budget: { maxTurns: 3 } },
     }
     onFirstTurn("lead", { toolCalls: [{ name: "task", arguments: { agent: "looper", prompt: "loop" } }] })
     server.addRule({
@@ -108,12 +108,59 @@ describe("issue 8: handle accounting", () => {
       reply: { text: "more", toolCalls: [{ name: "noop", arguments: {} }] },
     })
     const { rt, result } = await runLead(registry)
-    // The looper got maxTurns 2 (the lead's limit, not 50, not the lead's remainder of 1).
+    // The looper keeps its own maxTurns 3 (before issue 19 it was cut to the lead's 2).
     const looper = rt.snapshot().handles.find((h) => h.def === "looper")
-    expect(looper?.budget.maxTurns).toBe(2)
-    expect(looper?.spend).toMatchObject({ turns: 2, totalTurns: 2 })
-    expect(result).toMatchObject({ status: "incomplete", limit: "maxTurns", turns: 2, totalTurns: 4 })
+    expect(looper?.budget.maxTurns).toBe(3)
+    expect(looper?.spend).toMatchObject({ turns: 3, totalTurns: 3 })
+    expect(looper?.lastResult).toMatchObject({ status: "incomplete", limit: "maxTurns" })
+    expect(result).toMatchObject({ status: "incomplete", limit: "maxTurns", turns: 2, totalTurns: 5 })
     expect(server.requests.filter((r) => r.system === "lead")).toHaveLength(2)
+  })
+
+  it("maxTotalTurns caps a subtree's turns: carved down the chain, a child's turns spend the parent's", async () => {
+    const registry: Record<string, AgentDef> = {
+      lead: {
+        name: "lead",
+        does: "leads",
+        soul: "lead",
+        team: ["looper"],
+        budget: { maxTotalTurns: 4 },
+      },
+      looper: { name: "looper", does: "loops", soul: "looper", tools: [noop], budget: { maxTotalTurns: 10 } },
+    }
+    onFirstTurn("lead", { toolCalls: [{ name: "task", arguments: { agent: "looper", prompt: "loop" } }] })
+    server.addRule({ match: bySoul("lead"), reply: { text: "lead done" } })
+    server.addRule({
+      match: bySoul("looper"),
+      reply: { text: "more", toolCalls: [{ name: "noop", arguments: {} }] },
+    })
+    const { rt, lead, result } = await runLead(registry)
+    const looper = rt.snapshot().handles.find((h) => h.def === "looper")
+    // Carved at spawn: min(own 10, the lead's 4 less its 1 turn so far).
+    expect(looper?.budget.maxTotalTurns).toBe(3)
+    expect(looper?.lastResult).toMatchObject({ status: "incomplete", limit: "maxTotalTurns", turns: 3 })
+    // The lead's pool is used up by its own turn and the looper's three: no second LLM request.
+    expect(result).toMatchObject({ status: "incomplete", limit: "maxTotalTurns", turns: 1, totalTurns: 4 })
+    expect(server.requests.filter((r) => r.system === "lead")).toHaveLength(1)
+    // A spawn under the exhausted lead is refused, naming the key.
+    expect(() => rt.spawn(lead, "looper")).toThrow(
+      "cannot spawn looper under root/lead.1: budget exhausted (maxTotalTurns is used up)",
+    )
+  })
+
+  it("every spawn refusal names its budget key", () => {
+    const rt = createRuntime(
+      options({ lead: { name: "lead", does: "l", soul: "l" }, w: { name: "w", does: "w", soul: "w" } }),
+    )
+    const lead = rt.spawn(rt.root, "lead", { maxChildren: 1, maxDepth: 1 })
+    const w = rt.spawn(lead, "w")
+    expect(() => rt.spawn(lead, "w")).toThrow(
+      "root/lead.1 may spawn at most 1 child (budget maxChildren); it cannot spawn w",
+    )
+    expect(() => rt.spawn(w, "w")).toThrow(
+      "root/lead.1/w.1 is at the maximum depth of its budget (maxDepth); it cannot spawn w",
+    )
+    expect(rt.inspect(lead).children).toEqual(["root/lead.1/w.1"])
   })
 
   it("token pools stay shared down the chain: a child's spend stops its parent's next turn", async () => {
@@ -216,7 +263,7 @@ describe("issue 8: golden snapshots of every schema version", () => {
     return restoreRuntime(golden.snapshot, options(registry, { store }))
   }
 
-  it.each([1, 2])(
+  it.each([1, 2, 3])(
     "v%i restores with own turns and subtree totals, then resumes the parked tree",
     async (version) => {
       const rt = await restoreGolden(version)
@@ -260,14 +307,16 @@ describe("issue 8: golden snapshots of every schema version", () => {
         totalTokens: 90,
       })
       expect(server.requests).toHaveLength(2) // the payer and the lead, each once
-      // Whatever version was read, the runtime writes the current one.
-      expect(rt.snapshot().schemaVersion).toBe(2)
+      // Whatever version was read, the runtime writes the current one, keeping the
+      // conversation ids the old one used (versions 1 and 2: the bare namespace, here none).
+      expect(rt.snapshot()).toMatchObject({ schemaVersion: 3, namespace: "", idPrefix: "" })
+      expect(rt.conversationId(lead)).toBe("root/lead.1")
     },
   )
 
   it("a version this code does not know is refused with a typed error", async () => {
     const golden = JSON.parse(readFileSync(new URL("./fixtures/snapshot/v2.json", import.meta.url), "utf8"))
-    expect(() => restoreRuntime({ ...golden.snapshot, schemaVersion: 3 }, options(registry))).toThrow(
+    expect(() => restoreRuntime({ ...golden.snapshot, schemaVersion: 4 }, options(registry))).toThrow(
       expect.objectContaining({ name: "SchemaVersionError", code: "TNX_SCHEMA_VERSION" }),
     )
   })

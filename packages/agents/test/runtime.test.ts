@@ -101,7 +101,7 @@ describe.each(STYLES)("runtime (%s)", (style) => {
     expect(parked.pending?.data).toMatchObject({ callId: "t1", path })
     expect(rt.inspect(h).pending).toEqual(parked.pending)
     expect(await rt.wait(h)).toEqual(parked)
-    const stored = await store.getPending(h.id)
+    const stored = await store.getPending(rt.conversationId(h))
     expect(stored?.id).toBe(parked.pending?.id)
     expect(stored?.data).toEqual({ ...parked.pending?.data, path: undefined })
     expect(stored?.data).not.toHaveProperty("path")
@@ -185,7 +185,7 @@ describe.each(STYLES)("runtime (%s)", (style) => {
     expect(
       requestsOf("scout")[0]?.body.messages.filter((m: { role: string }) => m.role !== "system"),
     ).toHaveLength(1)
-    const stored = (await rt.store.get(lead.id)) ?? []
+    const stored = (await rt.store.get(rt.conversationId(lead))) ?? []
     expect(stored).toHaveLength(style === "openai" ? 5 : 4) // user, assistant, 2 tool msgs | 1 user block, assistant
     // Task description lists the team only, sorted, with `does`.
     const taskTool = leadRequests[0]?.body.tools[0]

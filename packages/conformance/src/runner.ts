@@ -513,15 +513,19 @@ class FixtureRun {
       }
       m(e.closed, this.closed, "closed")
     }
-    for (const [id, expected] of Object.entries(e.store ?? {})) {
-      const field = `${at}.store.${id}`
+    for (const [key, expected] of Object.entries(e.store ?? {})) {
+      const field = `${at}.store.${key}`
+      // A handle id names that handle's conversation, in the runtime's namespace; any other key
+      // is a conversation id as it is.
+      const handle = this.runtime?.handle(key)
+      const id = handle && this.runtime ? this.runtime.conversationId(handle) : key
       const messages = await this.store.get(id)
       const { pending, exists, ...transcript } = expected
       if (exists !== undefined && (messages !== undefined) !== exists)
         out.push(`${field}.exists: expected ${exists}, got ${messages !== undefined}`)
       if (pending !== undefined) {
         if (!this.store.getPending) out.push(`${field}.pending: this store cannot report pending requests`)
-        else m(pending, roundTrip(await this.store.getPending(id)), `store.${id}.pending`)
+        else m(pending, roundTrip(await this.store.getPending(id)), `store.${key}.pending`)
       }
       out.push(...this.checkTranscript(transcript, messages, field))
     }

@@ -36,6 +36,12 @@ export interface ToolContext {
   signal?: AbortSignal
   /** Set when the call is retried after its suspension was answered. */
   answer?: Answer
+  /**
+   * With `answer`: the request the call suspended on, as the run stored it (its `data` too), so
+   * a tool can pick its work up from what it put there — e.g. an agent tool run outside a
+   * runtime keeps its sub-agent's state in it, and that survives a restart with the store.
+   */
+  request?: Request
   /** The provider's tool-call id. */
   callId?: string
   /** Stable across the retry-with-answer, a resume and a restart: use it to deduplicate side effects. */

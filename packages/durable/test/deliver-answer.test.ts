@@ -73,7 +73,8 @@ async function parkTree(
   key: string,
 ) {
   scriptTree()
-  const rt = createRuntime({ registry, llm, store })
+  // The runtime key as its namespace: its conversations are `<key>/root/...`.
+  const rt = createRuntime({ registry, llm, store, namespace: key })
   const lead = rt.spawn(rt.root, "lead")
   rt.wake(lead, "go")
   const parked = await rt.wait(lead)
@@ -117,12 +118,12 @@ describe("deliverAnswer", () => {
     const req = await parkTree(store, llm, "rt-1")
     expect(req.data).toMatchObject({ tool: "pay", args: { amount: 7 }, path: ["root", "lead.1", "payer.1"] })
     expect(await store.findRequest(req.id)).toMatchObject({
-      conversationId: "root/lead.1/payer.1",
+      conversationId: "rt-1/root/lead.1/payer.1",
       runtimeKey: "rt-1",
       path: ["root", "lead.1", "payer.1"],
     })
     // A plain replay of a handle's conversation is refused and claims nothing.
-    for (const id of ["root/lead.1", "root/lead.1/payer.1"]) {
+    for (const id of ["rt-1/root/lead.1", "rt-1/root/lead.1/payer.1"]) {
       await expect(
         askWithAnswer(client, { id, answer: { id: req.id, ok: true }, toolkit }),
       ).rejects.toBeInstanceOf(RuntimeHeldError)
@@ -177,7 +178,7 @@ describe("deliverAnswer", () => {
     const req = await parkTree(store, llm, "rt-sweep")
     // A worker claimed (through the top holder, as resumeRuntime does) and died.
     await store.claimAnswer(
-      "root/lead.1",
+      "rt-sweep/root/lead.1",
       { id: req.id, ok: false, reason: "declined" },
       { leaseMs: 10, runtimeKey: "rt-sweep" },
     )
@@ -257,13 +258,16 @@ describe("deliverAnswer to a tree parked on two requests", () => {
       reply: { toolCalls: [{ name: "pay", arguments: { amount: 1 } }] },
     })
     server.addRule(later("payer"))
-    const rt = createRuntime({ registry, llm, store })
+    const rt = createRuntime({ registry, llm, store, namespace: "rt-two" })
     const lead = rt.spawn(rt.root, "lead")
     rt.wake(lead, "go")
     const first = (await rt.wait(lead)).pending as Request
     await saveRuntime(store, "rt-two", rt)
     const listed = (await store.listPending({ kind: "approval" })).filter((e) => e.runtimeKey === "rt-two")
-    expect(listed.map((e) => e.conversationId).sort()).toEqual(["root/lead.1/payer.1", "root/lead.1/payer.2"])
+    expect(listed.map((e) => e.conversationId).sort()).toEqual([
+      "rt-two/root/lead.1/payer.1",
+      "rt-two/root/lead.1/payer.2",
+    ])
     const second = listed.find((e) => e.request.id !== first.id)?.request as Request
     const runtime = { registry, llm }
 

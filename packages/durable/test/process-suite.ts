@@ -243,7 +243,7 @@ export function describeProcessSuite(name: string, opts: ProcessSuiteOptions): v
       expect(halted.listed).toEqual([
         {
           request: halted.pending,
-          conversationId: LEAF.join("/"),
+          conversationId: `${key}/${LEAF.join("/")}`,
           runtimeKey: key,
           path: LEAF,
           since: expect.any(String),
@@ -253,7 +253,7 @@ export function describeProcessSuite(name: string, opts: ProcessSuiteOptions): v
       ])
       expect(server.requests).toHaveLength(3)
       const answer = { id: halted.pending?.id, ok: true }
-      const holders = [1, 2, 3].map((n) => LEAF.slice(0, n + 1).join("/"))
+      const holders = [1, 2, 3].map((n) => `${key}/${LEAF.slice(0, n + 1).join("/")}`)
       const outcomes = await Promise.all([
         ...holders.map((holder) => worker("ask-holder", holder, answer).line),
         worker("tree-resume", key, answer).line,

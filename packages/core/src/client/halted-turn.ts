@@ -80,7 +80,7 @@ export async function resumeHaltedTurn(
       // decision itself, and the retried call reattaches to it for its outcome.
       presets.set(call.id, (env) =>
         answer.ok || env.toolkit?.get(call.name)?.source === "agent"
-          ? executeCall(env, call, answer)
+          ? executeCall(env, call, answer, pending)
           : declinedOutcome(env, call, pending, answer),
       )
       continue

@@ -40,10 +40,15 @@ export function idempotencyKey(scope: string, callId: string): string {
  * @internal Runs one non-relay call: hooks, execution, and the suspension rule. With an
  * `answer` (a retry after a suspension was answered) a second suspension is `unresolved`.
  */
-export function executeCall(env: CallEnv, call: ModelToolCall, answer?: Answer): Promise<CallOutcome> {
+export function executeCall(
+  env: CallEnv,
+  call: ModelToolCall,
+  answer?: Answer,
+  request?: Request,
+): Promise<CallOutcome> {
   const tracing = env.tracing
-  if (!tracing) return runCall(env, call, answer, undefined)
-  return tracing.tool(call, (traceContext) => runCall(env, call, answer, traceContext))
+  if (!tracing) return runCall(env, call, answer, undefined, request)
+  return tracing.tool(call, (traceContext) => runCall(env, call, answer, traceContext, request))
 }
 
 async function runCall(
@@ -51,6 +56,7 @@ async function runCall(
   call: ModelToolCall,
   answer: Answer | undefined,
   traceContext: unknown,
+  answered?: Request,
 ): Promise<CallOutcome> {
   const started = performance.now()
   const tool = env.toolkit?.get(call.name)
@@ -68,7 +74,7 @@ async function runCall(
     const before =
       hooks?.beforeTool && (await hooks.beforeTool({ name: call.name, args, id: call.id, turn: env.turn }))
     if (before?.args) args = before.args
-    result = before?.result ?? (await runTool(env, call, args, answer, traceContext))
+    result = before?.result ?? (await runTool(env, call, args, answer, traceContext, answered))
     const suspended = pendingOf(result)
     // An agent or MCP tool retried with an answer may legitimately park again on a *new*
     // request (a sub-agent that asks something else, a server that elicits after the approval);
@@ -82,7 +88,7 @@ async function runCall(
         const reply = await env.waitFor(asked)
         if (reply.ok) {
           const retried = { id: call.id, name: call.name, arguments: call.arguments, args }
-          return runCall(env, retried, reply, traceContext)
+          return runCall(env, retried, reply, traceContext, asked)
         }
         result = declined(suspended, reply)
       } else request = stampRequest(suspended, call.id, call.name, args)
@@ -109,11 +115,13 @@ function runTool(
   args: Record<string, unknown>,
   answer: Answer | undefined,
   traceContext: unknown,
+  answered: Request | undefined,
 ): Promise<ToolResult> {
   const key = idempotencyKey(env.scope, call.id)
   const ctx: ToolContext = answer
     ? { signal: env.signal, callId: call.id, idempotencyKey: key, answer }
     : { signal: env.signal, callId: call.id, idempotencyKey: key }
+  if (answered !== undefined) ctx.request = answered
   const { waitFor } = env
   if (waitFor) ctx.resolve = async (req) => waitFor(stampRequest(req, call.id, call.name, args))
   if (traceContext !== undefined) ctx.traceContext = traceContext
@@ -121,7 +129,7 @@ function runTool(
 }
 
 function parksAgain(source: ToolSource): boolean {
-  return source === "agent" || source === "mcp"
+  return source === "agent" || source === "mcp" || source === "a2a"
 }
 
 /** @internal The result of a declined answer. */

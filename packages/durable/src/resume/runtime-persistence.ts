@@ -1,14 +1,9 @@
 import type { Runtime, RuntimeOptions, RuntimeSnapshot, TaskResult } from "@toolnexus/agents"
-import {
-  type Answer,
-  AnswerConflictError,
-  ConfigError,
-  StoreError,
-  UnknownRequestError,
-} from "@toolnexus/core"
+import { type Answer, ConfigError, StoreError } from "@toolnexus/core"
 import type { DurableStore, RuntimeHold } from "../durable-store.js"
-import { DEFAULT_LEASE_MS, checkAnswer } from "../internal/option-checks.js"
-import { startHeartbeat } from "./claim-heartbeat.js"
+import { settledRequestError } from "../store-engine/claim-refusals.js"
+import { checkAnswer } from "../store-engine/option-checks.js"
+import { resumeClaimed } from "./claimed-resume.js"
 
 /**
  * Saves the runtime's handle tree under `key`, with the requests its parked handles hold, so
@@ -22,8 +17,7 @@ import { startHeartbeat } from "./claim-heartbeat.js"
  * await saveRuntime(store, "order-42", rt)
  */
 export async function saveRuntime(store: DurableStore, key: string, rt: Runtime): Promise<void> {
-  const snapshot = rt.snapshot()
-  await store.putSnapshot(key, snapshot, { holds: holdsOf(rt, snapshot.namespace ?? "") })
+  await store.putSnapshot(key, rt.snapshot(), { holds: holdsOf(rt) })
 }
 
 /**
@@ -35,7 +29,7 @@ export async function saveRuntime(store: DurableStore, key: string, rt: Runtime)
  * @throws StoreError when nothing is saved under `key`; SchemaVersionError for an unknown snapshot version.
  */
 export async function loadRuntime(store: DurableStore, key: string, opts: RuntimeOptions): Promise<Runtime> {
-  return (await loadReconciled(store, key, opts)).rt
+  return loadReconciled(store, key, opts)
 }
 
 /**
@@ -93,109 +87,59 @@ export async function resumeSavedRuntime(
   opts: ResumeRuntimeOptions,
 ): Promise<{ rt: Runtime; result: TaskResult }> {
   checkAnswer(answer)
-  const { leaseMs = DEFAULT_LEASE_MS, maxAttempts, signal, ...runtimeOpts } = opts
-  const { rt, namespace } = await loadReconciled(store, key, runtimeOpts)
-  const top = topmostHolders(rt).get(answer.id)
-  if (top === undefined) {
-    const decision = await store.getDecision(answer.id)
-    if (decision)
-      throw new AnswerConflictError(answer.id, `it was already applied to runtime ${JSON.stringify(key)}`, {
-        decision,
-      })
-    throw new UnknownRequestError(answer.id, `no handle of runtime ${JSON.stringify(key)} holds it`)
+  const { leaseMs, maxAttempts, signal, ...runtimeOpts } = opts
+  const rt = await loadReconciled(store, key, runtimeOpts)
+  const parked = rt.parked().find((p) => p.request.id === answer.id)
+  if (parked === undefined) {
+    throw await settledRequestError(store, answer.id, `no handle of runtime ${JSON.stringify(key)} holds it`)
   }
   // The claim refuses a late first approval (ok:true after expiresAt) and honours one that
-  // an earlier delivery claimed in time, also when a sweep completes it.
-  const conversationId = namespace + top
-  const claim = await store.claimAnswer(conversationId, answer, { leaseMs, maxAttempts, runtimeKey: key })
-  const heartbeat = startHeartbeat(store, conversationId, answer.id, claim.token, leaseMs, signal)
-  let result: TaskResult
-  try {
+  // an earlier delivery claimed in time, also when a sweep completes it. The top's save —
+  // the cascade's last — consumes it; a cascade that throws or ends in an error releases it.
+  const result = await resumeClaimed(
+    store,
+    parked.topConversationId,
+    answer,
+    { leaseMs, maxAttempts, signal, runtimeKey: key },
     // The store judged expiry when the answer was first claimed.
-    await rt.resume(claim.answer, { claim: claim.token, signal: heartbeat.signal, expiryChecked: true })
-    result = await rt.wait({ id: top })
-  } finally {
-    heartbeat.stop()
-  }
-  if (heartbeat.lost) throw heartbeat.lost
-  if (result.status === "error") {
-    // The top's save never consumed the claim: keep the saved runtime and the decision,
-    // record the failure (an attempt).
-    await store
-      .releaseClaim(conversationId, claim.token, {
-        error: new Error(result.text || "the resume failed"),
-        maxAttempts,
-      })
-      .catch(() => {})
-    return { rt, result }
-  }
-  await saveRuntime(store, key, rt)
+    ({ claim, signal }) => rt.resume(claim.answer, { claim: claim.token, signal, expiryChecked: true }),
+    cascadeFailure,
+  )
+  // A failed cascade keeps the saved runtime as it was, and the decision with the claim.
+  if (cascadeFailure(result) === undefined) await saveRuntime(store, key, rt)
   return { rt, result }
 }
 
-async function loadReconciled(
-  store: DurableStore,
-  key: string,
-  opts: RuntimeOptions,
-): Promise<{ rt: Runtime; namespace: string }> {
-  const snapshot = await store.getSnapshot(key)
-  if (snapshot === undefined) throw new StoreError(`no runtime is saved under key ${JSON.stringify(key)}`)
-  const saved = snapshot as RuntimeSnapshot
-  const agents = await loadAgents()
-  const rt = agents.restoreRuntime(saved, { ...opts, store: opts.store ?? store })
-  const namespace = saved.namespace ?? ""
-  let repaired = false
-  for (const [requestId, top] of topmostHolders(rt)) {
-    if ((await store.getPending(namespace + top))?.id === requestId) continue
-    // Applied by a worker that died before it saved the runtime: every handle of the
-    // cascade is taken from the store (nothing runs), then the runtime is saved.
-    const decision = await store.getDecision(requestId)
-    await rt.resume({
-      id: requestId,
-      ok: decision?.ok ?? true,
-      ...(decision?.reason ? { reason: decision.reason } : {}),
-    })
-    repaired = true
-  }
-  if (repaired) await saveRuntime(store, key, rt)
-  return { rt, namespace }
+/** Why a cascade did not apply the answer: it ended in an error, or was interrupted (aborted). */
+function cascadeFailure(top: TaskResult): Error | undefined {
+  if (top.status !== "error" && top.status !== "interrupted") return undefined
+  return new Error(top.text || `the resume ended ${top.status}`)
 }
 
-/** Per parked request id, the topmost handle holding it: the cascade's last step. */
-function topmostHolders(rt: Runtime): Map<string, string> {
-  const tops = new Map<string, string>()
-  for (const view of rt.list()) {
-    const id = view.pending?.id
-    if (view.state !== "suspended" || id === undefined) continue
-    const found = tops.get(id)
-    if (!found || depth(view.id) < depth(found)) tops.set(id, view.id)
-  }
-  return tops
+async function loadReconciled(store: DurableStore, key: string, opts: RuntimeOptions): Promise<Runtime> {
+  const snapshot = await store.getSnapshot(key)
+  if (snapshot === undefined) throw new StoreError(`no runtime is saved under key ${JSON.stringify(key)}`)
+  const agents = await loadAgents()
+  const rt = agents.restoreRuntime(snapshot as RuntimeSnapshot, { ...opts, store: opts.store ?? store })
+  // Answers a worker applied before it died (its handles saved, the runtime not) are taken
+  // from the store by the runtime itself; the store's decision is what was applied.
+  const recovered = await rt.reconcile(async (requestId) => {
+    const decision = await store.getDecision(requestId)
+    return (
+      decision && { id: requestId, ok: decision.ok, ...(decision.reason ? { reason: decision.reason } : {}) }
+    )
+  })
+  if (recovered.length > 0) await saveRuntime(store, key, rt)
+  return rt
 }
 
 /** Per parked request id, the deepest handle holding it, as the store's request index keeps it. */
-function holdsOf(rt: Runtime, namespace: string): RuntimeHold[] {
-  const deepest = new Map<string, { id: string; path?: string[] }>()
-  for (const view of rt.list()) {
-    const request = view.pending
-    if (view.state !== "suspended" || request === undefined) continue
-    const found = deepest.get(request.id)
-    if (found && depth(found.id) >= depth(view.id)) continue
-    const path = request.data?.path
-    deepest.set(request.id, {
-      id: view.id,
-      ...(Array.isArray(path) && path.every((p) => typeof p === "string") ? { path } : {}),
-    })
-  }
-  return [...deepest].map(([requestId, { id, path }]) => ({
-    requestId,
-    conversationId: namespace + id,
-    ...(path ? { path } : {}),
+function holdsOf(rt: Runtime): RuntimeHold[] {
+  return rt.parked().map(({ request, conversationId, path }) => ({
+    requestId: request.id,
+    conversationId,
+    ...(path.length > 0 ? { path } : {}),
   }))
-}
-
-function depth(handleId: string): number {
-  return handleId.split("/").length
 }
 
 async function loadAgents(): Promise<typeof import("@toolnexus/agents")> {

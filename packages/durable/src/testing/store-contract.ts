@@ -13,12 +13,12 @@ import {
   UnknownRequestError,
 } from "@toolnexus/core"
 import { afterEach, describe, expect, it } from "vitest"
-import { CorruptDataError } from "../src/errors.js"
-import { startTcpProxy } from "../src/testing/tcp-proxy.js"
-import type { DurableStore } from "../src/durable-store.js"
-import type { DurableStoreOptions } from "../src/internal/store-base.js"
-import { RuntimeHeldError } from "../src/errors.js"
-import { readWriteStats, type WriteStats } from "../src/internal/write-stats.js"
+import type { DurableStore } from "../durable-store.js"
+import { CorruptDataError, RuntimeHeldError } from "../errors.js"
+import type { DurableStoreOptions } from "../store-engine/store-base.js"
+import type { WriteStats } from "../store-engine/write-stats.js"
+import { CLAIM_CASES, type ClaimCase, type ClaimCaseOutcome } from "./claim-cases.js"
+import { startTcpProxy } from "./tcp-proxy.js"
 
 /** How a backend's test file plugs into {@link describeStoreContract}. */
 export interface StoreContractInit {
@@ -46,13 +46,23 @@ export interface StoreContractInit {
   schemaVersion?: number
   /** A store whose server cannot be reached (or whose file cannot be opened). */
   unreachable?(): Promise<DurableStore>
+  /**
+   * What the store wrote for transcripts so far. With it the suite also checks that a save
+   * costs O(new messages), not O(history); without it those tests are skipped.
+   */
+  writeStats?(store: DurableStore): WriteStats
 }
 
 const warned = new Set<string>()
 
 /**
- * Registers the behaviour every {@link DurableStore} must have, as one `describe` block named
- * `name`, against the backend `init` creates stores on.
+ * Registers the behaviour every {@link DurableStore} must have, as one vitest `describe` block
+ * named `name`, against the backend `init` creates stores on: transcripts, pending requests,
+ * the request index, claims (with every row of `CLAIM_CASES`), faults and snapshots. Give it
+ * a database (schema, key prefix) of its own: some tests list all the store holds.
+ *
+ * @example
+ * describeStoreContract("MyStore", { create: async (extra) => new MyStore({ url, ...extra }) })
  */
 export function describeStoreContract(name: string, init: StoreContractInit): void {
   if (init.skip !== undefined && !warned.has(name)) {
@@ -69,6 +79,12 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
     afterEach(async () => {
       for (const store of opened.splice(0)) await (init.destroy ? init.destroy(store) : store.close())
     })
+    // The write-cost tests need the store to count what it writes.
+    const costIt = it.runIf(init.writeStats !== undefined)
+    const writeStats = (store: DurableStore): WriteStats => {
+      if (!init.writeStats) throw new TypeError("this store does not count its writes")
+      return init.writeStats(store)
+    }
 
     describe("transcripts", () => {
       it("round-trips messages as fresh objects", async () => {
@@ -118,16 +134,16 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         expect(await (await open()).get(id)).toEqual(messages)
       })
 
-      it("writes only the new messages: turn 200 costs what turn 1 costs", async () => {
+      costIt("writes only the new messages: turn 200 costs what turn 1 costs", async () => {
         const store = await open()
         const id = uid("append-only")
         const messages: Message[] = []
         const costs: WriteStats[] = []
         for (let turn = 0; turn < 200; turn++) {
           messages.push(message(turn))
-          const before = readWriteStats(store)
+          const before = writeStats(store)
           await store.save(id, messages)
-          costs.push(delta(before, readWriteStats(store)))
+          costs.push(delta(before, writeStats(store)))
         }
         const size = (m: Message) => Buffer.byteLength(JSON.stringify(m))
         const first = costs[0] as WriteStats
@@ -145,51 +161,58 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         expect(await (await open()).get(id)).toEqual(messages)
       })
 
-      it("appends after a cold start by writing only the tail", async () => {
+      costIt("appends after a cold start by writing only the tail", async () => {
         const writer = await open()
         const id = uid("cold")
         await writer.save(id, turns(5))
         const restarted = await open()
         const loaded = (await restarted.get(id)) as Message[]
-        const before = readWriteStats(restarted)
+        const before = writeStats(restarted)
         await restarted.save(id, [...loaded, message(5), message(6)])
-        const cost = delta(before, readWriteStats(restarted))
+        const cost = delta(before, writeStats(restarted))
         expect(cost.messageRowsWritten).toBe(2)
         expect(cost.messageRowsRead).toBe(0)
         // A store that never saw the conversation compares bodies instead of identities.
         const stranger = await open()
-        const beforeStranger = readWriteStats(stranger)
+        const beforeStranger = writeStats(stranger)
         await stranger.save(id, [...turns(7), message(7)])
-        const strangerCost = delta(beforeStranger, readWriteStats(stranger))
+        const strangerCost = delta(beforeStranger, writeStats(stranger))
         expect(strangerCost.messageRowsWritten).toBe(1)
         expect(strangerCost.messageRowsDeleted).toBe(0)
         expect(await writer.get(id)).toEqual(turns(8))
       })
 
-      it("replaces only the last message when a resumed run repairs its placeholder, then appends", async () => {
-        const store = await open()
-        const id = uid("repair")
-        const parked = turns(3)
-        await store.save(id, parked)
-        const repaired = [...parked.slice(0, 2), { role: "user", content: "repaired" } as Message, message(3)]
-        const before = readWriteStats(store)
-        await store.save(id, repaired)
-        expect(delta(before, readWriteStats(store)).messageRowsWritten).toBe(2)
-        expect(await (await open()).get(id)).toEqual(repaired)
-        const next = [...repaired, message(4)]
-        const beforeNext = readWriteStats(store)
-        await store.save(id, next)
-        expect(delta(beforeNext, readWriteStats(store))).toMatchObject({
-          messageRowsWritten: 1,
-          messageRowsDeleted: 0,
-        })
-        expect(await (await open()).get(id)).toEqual(next)
-        // A shorter transcript that drops the last message keeps the rest.
-        await store.save(id, next.slice(0, 4))
-        expect(await (await open()).get(id)).toEqual(repaired)
-      })
+      costIt(
+        "replaces only the last message when a resumed run repairs its placeholder, then appends",
+        async () => {
+          const store = await open()
+          const id = uid("repair")
+          const parked = turns(3)
+          await store.save(id, parked)
+          const repaired = [
+            ...parked.slice(0, 2),
+            { role: "user", content: "repaired" } as Message,
+            message(3),
+          ]
+          const before = writeStats(store)
+          await store.save(id, repaired)
+          expect(delta(before, writeStats(store)).messageRowsWritten).toBe(2)
+          expect(await (await open()).get(id)).toEqual(repaired)
+          const next = [...repaired, message(4)]
+          const beforeNext = writeStats(store)
+          await store.save(id, next)
+          expect(delta(beforeNext, writeStats(store))).toMatchObject({
+            messageRowsWritten: 1,
+            messageRowsDeleted: 0,
+          })
+          expect(await (await open()).get(id)).toEqual(next)
+          // A shorter transcript that drops the last message keeps the rest.
+          await store.save(id, next.slice(0, 4))
+          expect(await (await open()).get(id)).toEqual(repaired)
+        },
+      )
 
-      it("stays correct when another instance wrote since (stale cache)", async () => {
+      costIt("stays correct when another instance wrote since (stale cache)", async () => {
         const first = await open()
         const second = await open()
         const id = uid("stale")
@@ -198,10 +221,10 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         const theirs = (await second.get(id)) as Message[]
         await second.save(id, [...theirs, message(3), message(4)])
         // `first` still remembers revision 1 and its own objects: it must notice the change.
-        const before = readWriteStats(first)
+        const before = writeStats(first)
         const appended = [...mine, message(3), message(4), message(5)]
         await first.save(id, appended)
-        expect(delta(before, readWriteStats(first)).messageRowsWritten).toBe(1)
+        expect(delta(before, writeStats(first)).messageRowsWritten).toBe(1)
         expect(await second.get(id)).toEqual(appended)
         // And a writer that overrides the other's messages gets exactly what it saved.
         const override = [...mine, { role: "user", content: "instead" } as Message]
@@ -229,25 +252,25 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         expect(candidates.map((c, i) => [...c, message(i + 10)])).toContainEqual(final)
       })
 
-      it("replaces a rewritten or compacted transcript", async () => {
+      costIt("replaces a rewritten or compacted transcript", async () => {
         const store = await open()
         const id = uid("compact")
         const history = turns(10)
         await store.save(id, history)
         const summary: Message = { role: "user", content: "Summary of turns 0-6." }
         const compacted = [summary, ...history.slice(7)]
-        let before = readWriteStats(store)
+        let before = writeStats(store)
         await store.save(id, compacted)
-        let cost = delta(before, readWriteStats(store))
+        let cost = delta(before, writeStats(store))
         expect(cost.messageRowsDeleted).toBe(10)
         expect(cost.messageRowsWritten).toBe(4)
         expect(await (await open()).get(id)).toEqual(compacted)
 
         const edited = [...compacted]
         edited[2] = { role: "assistant", content: "edited" }
-        before = readWriteStats(store)
+        before = writeStats(store)
         await store.save(id, edited)
-        cost = delta(before, readWriteStats(store))
+        cost = delta(before, writeStats(store))
         expect(cost.messageRowsDeleted).toBe(2)
         expect(cost.messageRowsWritten).toBe(2)
 
@@ -256,9 +279,9 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         expect(await (await open()).get(id)).toEqual(truncated)
 
         // Equal JSON under new objects is not a change.
-        before = readWriteStats(store)
+        before = writeStats(store)
         await store.save(id, structuredClone(truncated))
-        expect(delta(before, readWriteStats(store)).messageRowsWritten).toBe(0)
+        expect(delta(before, writeStats(store)).messageRowsWritten).toBe(0)
         expect(await store.get(id)).toEqual(truncated)
       })
 
@@ -741,6 +764,14 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
       })
     })
 
+    describe("the claim rule, case by case (CLAIM_CASES)", () => {
+      for (const claimCase of CLAIM_CASES) {
+        it(claimCase.name, async () => {
+          await checkClaimCase(await open(), claimCase)
+        })
+      }
+    })
+
     describe("snapshots", () => {
       it("stores, replaces and deletes opaque JSON by key", async () => {
         const store = await open()
@@ -1044,6 +1075,107 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
   })
 }
 
+/** What each refusal of the claim table throws. */
+const REFUSALS: Record<Exclude<ClaimCaseOutcome, "claim" | "takeover">, { name: string; message: RegExp }> = {
+  "no-conversation": { name: "UnknownRequestError", message: /does not exist/ },
+  "unknown-request": { name: "UnknownRequestError", message: /is not waiting on it/ },
+  "already-applied": { name: "AnswerConflictError", message: /already applied/ },
+  busy: { name: "AnswerConflictError", message: /being applied by another delivery/ },
+  "runtime-held": { name: "RuntimeHeldError", message: /held by the saved runtime/ },
+  failed: { name: "AnswerConflictError", message: /failed too often.*retryFailed/ },
+  exhausted: { name: "AnswerConflictError", message: /failed too often.*retryFailed/ },
+  expired: { name: "AnswerExpiredError", message: /expired at/ },
+}
+
+/** How long after the history's claims a `passes-after-history` request expires. */
+const PASSES_AFTER_MS = 250
+
+/**
+ * Builds one row of the claim table on `store` (a request parked on a leaf and its parent,
+ * the history's claims through the parent) and checks what the delivery ends in.
+ */
+async function checkClaimCase(store: DurableStore, c: ClaimCase): Promise<void> {
+  const parent = uid("claim-case")
+  const leaf = `${parent}/leaf.1`
+  const expiresAt = {
+    none: undefined,
+    future: new Date(Date.now() + 3_600_000).toISOString(),
+    past: new Date(Date.now() - 3_600_000).toISOString(),
+    unreadable: "whenever",
+    "passes-after-history": new Date(Date.now() + PASSES_AFTER_MS).toISOString(),
+  }[c.expiry]
+  const req: Request = { ...request("approval"), ...(expiresAt !== undefined ? { expiresAt } : {}) }
+  await store.save(leaf, turns(2), { pending: req })
+  await store.save(parent, turns(2), { pending: { ...req, data: { ...req.data, path: ["root", "leaf.1"] } } })
+  const runtimeKey = uid("runtime")
+  if (c.runtime)
+    await store.putSnapshot(runtimeKey, {}, { holds: [{ requestId: req.id, conversationId: leaf }] })
+  const maxAttempts = c.maxAttempts ?? 3
+  const first: Answer = { id: req.id, ok: true, data: { from: "the first claim" } }
+  const held = { maxAttempts, ...(c.runtime ? { runtimeKey } : {}) }
+  for (const step of c.history) {
+    const claim = await store.claimAnswer(parent, first, held)
+    if (step === "release") await store.releaseClaim(parent, claim.token)
+    if (step === "fail") {
+      await store.releaseClaim(parent, claim.token, { error: new Error("the resume failed"), maxAttempts })
+    }
+    if (step === "apply") {
+      await store.save(leaf, turns(3), { pending: null })
+      await store.save(parent, turns(3), { pending: null, claim: claim.token })
+    }
+  }
+  if (c.expiry === "passes-after-history") {
+    await sleep(Math.max(0, Date.parse(expiresAt as string) - Date.now()) + 20)
+  }
+  let through = { parent, leaf, "an unknown conversation": uid("unknown") }[c.through as string]
+  if (c.through === "a conversation waiting on nothing") {
+    through = uid("idle")
+    await store.save(through, turns(1))
+  }
+  const answer: Answer = {
+    id: c.answer.to === "another request" ? uid("req") : req.id,
+    ok: c.answer.ok,
+    data: { from: "this delivery" },
+  }
+  const claimFor = c.runtime?.claimFor
+  const opts = {
+    maxAttempts,
+    ...(claimFor === "the holder"
+      ? { runtimeKey }
+      : claimFor === "another runtime"
+        ? { runtimeKey: uid("runtime") }
+        : {}),
+  }
+  const before = await store.findRequest(req.id)
+  const attempt = store.claimAnswer(through as string, answer, opts)
+  if (c.outcome === "claim" || c.outcome === "takeover") {
+    const claim = await attempt
+    expect(claim.takeover).toBe(c.outcome === "takeover")
+    expect(claim.request.id).toBe(req.id)
+    // A takeover completes the answer stored by the first claim, never the new one.
+    expect(claim.answer).toEqual(c.outcome === "takeover" ? first : answer)
+    expect(await store.findRequest(req.id)).toMatchObject({
+      state: "claimed",
+      attempts: (before?.attempts ?? 0) + 1,
+    })
+    return
+  }
+  const refusal = REFUSALS[c.outcome]
+  const error = await attempt.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  expect(error).toMatchObject({ name: refusal.name })
+  expect((error as Error).message).toMatch(refusal.message)
+  if (c.outcome === "already-applied") expect(error).toMatchObject({ decision: { ok: true } })
+  if (c.outcome === "exhausted" || c.outcome === "failed") {
+    expect((await store.listFailed()).map((entry) => entry.request.id)).toContain(req.id)
+  } else {
+    // Any other refusal changes nothing.
+    expect(await store.findRequest(req.id)).toEqual(before)
+  }
+}
+
 /**
  * How a test extends a transcript: `warm` keeps the objects already saved (the store may
  * append on its fast path), `cold` hands over new, equal objects (the store must compare).
@@ -1054,25 +1186,25 @@ const grow: Record<(typeof PATHS)[number], (transcript: Message[], length: numbe
   "cold path": (_transcript, length) => turns(length),
 }
 
-/** A unique id, so tests sharing a backend never see each other's rows. */
+/** @internal A unique id, so tests sharing a backend never see each other's rows. */
 export function uid(label: string): string {
   return `${label}-${randomUUID()}`
 }
 
-/** Message `i` of a deterministic conversation: equal JSON for equal `i`. */
+/** @internal Message `i` of a deterministic conversation: equal JSON for equal `i`. */
 export function message(i: number): Message {
   return i % 2 === 0
     ? { role: "user", content: `question ${i}: ${"lorem ipsum ".repeat(8)}` }
     : { role: "assistant", content: `answer ${i}: ${"dolor sit amet ".repeat(8)}` }
 }
 
-/** The first `n` messages of the deterministic conversation, as new objects. */
+/** @internal The first `n` messages of the deterministic conversation, as new objects. */
 export function turns(n: number): Message[] {
   return Array.from({ length: n }, (_, i) => message(i))
 }
 
 /**
- * Parks a run on `writer`, then resumes it on `reader` the way `deliverAnswer` does (claim,
+ * @internal Parks a run on `writer`, then resumes it on `reader` the way `deliverAnswer` does (claim,
  * load, checkpoint of the repaired transcript, final save releasing the claim) and checks the
  * stored result. `calls` is the caller's log of round trips: it is cleared after the reader's
  * first load, and what the resume itself added is returned.
@@ -1098,7 +1230,7 @@ export async function parkAndResume(
   return sent
 }
 
-/** A request with a unique id. */
+/** @internal A request with a unique id. */
 export function request(kind: string): Request {
   return { id: uid("req"), kind, prompt: `please ${kind}`, data: { amount: 42, tags: ["a", "b"] } }
 }

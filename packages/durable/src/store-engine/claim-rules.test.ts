@@ -19,7 +19,7 @@ describe("decideClaim", () => {
         const row = request && { ...request, claimHolderWaits }
         expect(
           decideClaim({ pendingId: "r-1", consumedId }, row, "r-1", runtimeKey, Date.now(), {
-            approvesBy: null,
+            approvalExpired: false,
             maxAttempts: 1,
           }),
         ).toBe("claim")

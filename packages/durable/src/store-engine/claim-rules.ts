@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto"
+import { type AnswerDecision, type Request, isExpired } from "@toolnexus/core"
 import {
-  AnswerConflictError,
-  type AnswerDecision,
-  AnswerExpiredError,
-  UnknownRequestError,
-} from "@toolnexus/core"
-import { RuntimeHeldError } from "../errors.js"
+  alreadyAppliedError,
+  approvedTooLateError,
+  beingAppliedError,
+  failedTooOftenError,
+  notWaitingError,
+  runtimeHeldError,
+} from "./claim-refusals.js"
 import type { RequestRow } from "./request-index.js"
 
 /** @internal What a backend stores about a conversation's pending request and its claim. */
@@ -48,7 +50,7 @@ export function decideClaim(
   answerId: string,
   runtimeKey: string | undefined,
   now: number,
-  limits: { approvesBy: number | null; maxAttempts: number },
+  limits: { approvalExpired: boolean; maxAttempts: number },
 ): ClaimGrant | ClaimRefusal {
   if (request?.state === "applied") return "already-applied"
   if (request?.state === "failed") return "failed"
@@ -65,28 +67,31 @@ export function decideClaim(
   if (request?.claimToken == null || !request.claimHolderWaits) {
     // Only a first claim is judged against expiresAt: a takeover completes an answer that
     // was accepted in time.
-    return limits.approvesBy !== null && now > limits.approvesBy ? "expired" : "claim"
+    return limits.approvalExpired ? "expired" : "claim"
   }
   if ((request.claimExpiresAt ?? 0) > now) return "busy"
   return request.attempts >= limits.maxAttempts ? "exhausted" : "takeover"
 }
 
 /**
- * @internal The time (epoch ms) after which an approving answer to the stored pending request
- * is refused: `null` for a declining answer or a request without `expiresAt`; an `expiresAt`
- * that does not parse is already past (`-Infinity`), never "no deadline".
+ * @internal Whether an approving answer to the stored pending request comes too late at
+ * `now` (epoch ms on the backend's clock): core's `isExpired`, the one expiry rule, applied to
+ * the stored JSON. A declining answer, or a request without `expiresAt`, is never late; an
+ * `expiresAt` that does not parse is already past, never "no deadline".
  */
-export function approvalDeadline(pendingJson: string | null | undefined, approves: boolean): number | null {
-  if (!approves || pendingJson == null) return null
-  let expiresAt: unknown
+export function approvalExpired(
+  pendingJson: string | null | undefined,
+  approves: boolean,
+  now: number,
+): boolean {
+  if (!approves || pendingJson == null) return false
+  let pending: unknown
   try {
-    expiresAt = (JSON.parse(pendingJson) as { expiresAt?: unknown } | null)?.expiresAt
+    pending = JSON.parse(pendingJson)
   } catch {
-    return null // a corrupt pending row is refused by the claim's own decoding
+    return false // a corrupt pending row is refused by the claim's own decoding
   }
-  if (expiresAt === undefined) return null
-  const ms = typeof expiresAt === "string" ? Date.parse(expiresAt) : Number.NaN
-  return Number.isFinite(ms) ? ms : Number.NEGATIVE_INFINITY
+  return typeof pending === "object" && pending !== null && isExpired(pending as Request, now)
 }
 
 /** @internal The `expiresAt` a refused late approval names. */
@@ -98,7 +103,7 @@ export function expiresAtOf(pendingJson: string | null | undefined): string {
   }
 }
 
-/** @internal The error `claimAnswer` throws for a refusal. */
+/** @internal The error `claimAnswer` throws for a refusal, from the one table of refusals. */
 export function claimRefusalError(
   refusal: ClaimRefusal,
   conversationId: string,
@@ -108,34 +113,21 @@ export function claimRefusalError(
   const where = JSON.stringify(conversationId)
   switch (refusal) {
     case "no-conversation":
-      return new UnknownRequestError(answerId, `conversation ${where} does not exist`)
+      return notWaitingError(answerId, `conversation ${where} does not exist`)
     case "unknown-request":
-      return new UnknownRequestError(answerId, `conversation ${where} is not waiting on it`)
+      return notWaitingError(answerId, `conversation ${where} is not waiting on it`)
     case "already-applied":
-      return new AnswerConflictError(answerId, "it was already applied", held)
+      return alreadyAppliedError(answerId, held.decision)
     case "failed":
     case "exhausted":
-      return new AnswerConflictError(
-        answerId,
-        "its resumes failed too often; the decision is kept and only retryFailed moves it on",
-        held,
-      )
+      return failedTooOftenError(answerId, held.decision)
     case "expired":
-      return new AnswerExpiredError(answerId, held.expiresAt ?? "(unknown)")
+      return approvedTooLateError(answerId, held.expiresAt)
     case "busy":
-      return new AnswerConflictError(answerId, `it is being applied by another delivery (through ${where})`)
+      return beingAppliedError(answerId, conversationId)
     case "runtime-held":
-      return new RuntimeHeldError(answerId, held.runtimeKey ?? "", conversationId)
+      return runtimeHeldError(answerId, held.runtimeKey ?? "", conversationId)
   }
-}
-
-/** @internal The error a save fenced by a claim it no longer holds throws; nothing was written. */
-export function lostClaimError(conversationId: string, requestId: string | null): AnswerConflictError {
-  return new AnswerConflictError(
-    requestId ?? "(none)",
-    `the claim used to save conversation ${JSON.stringify(conversationId)} is no longer held ` +
-      "(it was taken over, or never existed); nothing was written",
-  )
 }
 
 /** @internal A fresh, unguessable claim token. */

@@ -215,6 +215,7 @@ export class Execution {
       maxTurns: 1_000,
       store,
       hooks: hooks && hooksWithHandle(hooks, r.id),
+      compaction: r.def.compaction ?? options.compaction,
       onMetric: (ev) => {
         account(r, ev)
         userMetric?.({ ...ev, handle: r.id })

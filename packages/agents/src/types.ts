@@ -1,5 +1,6 @@
 import type {
   Answer,
+  CompactionOptions,
   ConversationStore,
   DurableExecutor,
   Hooks,
@@ -46,6 +47,8 @@ export interface AgentDef {
   onClose?: (h: Handle, reason: CloseReason) => void | Promise<void>
   hooks?: Hooks
   onMetric?: (ev: MetricEvent) => void
+  /** Context compaction of this agent's transcript (§16); replaces the runtime's. */
+  compaction?: CompactionOptions
 }
 
 /** Why a handle was closed. */
@@ -138,6 +141,8 @@ export interface RuntimeOptions {
   shutdownMs?: number
   hooks?: Hooks
   onMetric?: (ev: MetricEvent) => void
+  /** Context compaction of every handle's transcript (§16); a def's own wins. */
+  compaction?: CompactionOptions
   /**
    * Receives every handle's events and state changes, tagged with the handle, synchronously
    * as they happen (see `Runtime.events()` for an async iterable). A throw is ignored.

@@ -14,6 +14,8 @@ import { RunTracing, type TracedEndpoint } from "../telemetry/run-tracing.js"
 import { type MetricEvent, MetricsRegistry, attachMetrics } from "./metrics.js"
 import type { RunResult, StreamEvent } from "./run-result.js"
 import { runStoredConversation } from "./stored-conversation.js"
+import type { TranslateRequest, TranslateResult } from "./translate.js"
+import { type CompactionOptions, assertCompactionOptions } from "../compaction/compact-messages.js"
 import { type OutputOf, type OutputSchema, outputSpec } from "./structured-output.js"
 
 /** Options shared by every client. */
@@ -39,6 +41,12 @@ export interface ClientBaseOptions {
    * otherwise.
    */
   telemetry?: TelemetryOptions
+  /**
+   * Context compaction before each LLM request: over `maxTokens`, the older transcript becomes
+   * one summary and the working transcript is replaced by the compacted one (results and stores
+   * hold it; a resume goes on from it).
+   */
+  compaction?: CompactionOptions
 }
 
 /**
@@ -172,6 +180,12 @@ export interface Client {
   conversationStore(): ConversationStore
   /** Prometheus text exposition of this client's metrics. */
   metrics(): string
+  /**
+   * One request in OpenAI shapes, answered in OpenAI shapes: no loop, no store, no tool runs
+   * (a toolkit is only declared). Anthropic gets upstream toolnexus's inbound conversion.
+   * `beforeLLM`/`afterLLM` run once; retries, request params and metrics as for `run`.
+   */
+  translate(req: TranslateRequest): Promise<TranslateResult>
 }
 
 /** @internal What a concrete client provides to the shared implementation. */
@@ -181,10 +195,13 @@ export interface ModelBinding {
   /** What the run spans say about the endpoint. */
   endpoint: TracedEndpoint
   callModel(call: ModelCall): Promise<ModelTurn>
+  /** The one request of `translate`; absent when the client has no wire format. */
+  translate?(req: TranslateRequest): Promise<TranslateResult>
 }
 
 /** @internal Builds the public client over a model binding. */
 export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Client {
+  if (opts.compaction !== undefined) assertCompactionOptions(opts.compaction)
   const maxTurns = opts.maxTurns ?? 10
   if (!Number.isInteger(maxTurns) || maxTurns < 1)
     throw new ConfigError(`maxTurns must be a positive integer, got ${opts.maxTurns}`)
@@ -209,6 +226,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     beforeTurn: opts.beforeTurn,
     record,
     callModel: measuredCall,
+    compaction: opts.compaction,
   })
 
   async function measuredCall(call: ModelCall, rec = record): Promise<ModelTurn> {
@@ -429,6 +447,38 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     },
     conversationStore: () => store,
     metrics: () => registry.render(),
+    async translate(req) {
+      if (!binding.translate)
+        throw new ConfigError("translate needs a client of an HTTP endpoint (createClient)")
+      const started = performance.now()
+      try {
+        const result = await binding.translate(req)
+        const { promptTokens, completionTokens } = result.usage
+        record({
+          event: "llm",
+          model,
+          status: "ok",
+          durationMs: performance.now() - started,
+          promptTokens,
+          completionTokens,
+          turn: 1,
+        })
+        return result
+      } catch (error) {
+        const httpStatus = (error as { status?: unknown }).status
+        record({
+          event: "llm",
+          model,
+          status: "error",
+          ...(typeof httpStatus === "number" ? { httpStatus } : {}),
+          durationMs: performance.now() - started,
+          promptTokens: 0,
+          completionTokens: 0,
+          turn: 1,
+        })
+        throw error
+      }
+    },
   }
   attachMetrics(client, registry)
   return client

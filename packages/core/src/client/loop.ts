@@ -16,6 +16,8 @@ import { type OutputSpec, correctionPrompt } from "./structured-output.js"
 import { type CallEnv, type CallOutcome, executeCall, relayOutcomes, relayRequest } from "./tool-calls.js"
 import { abortErrorOf } from "./transport.js"
 import type { RunJournal } from "./executor.js"
+import type { CompactionOptions } from "../compaction/compact-messages.js"
+import { compactTranscript } from "../compaction/compact-transcript.js"
 
 /** @internal One model call as the loop sees it, whatever the transport. */
 export interface ModelCall {
@@ -31,6 +33,8 @@ export interface ModelCall {
   output: OutputFormat | undefined
   /** Ask with a streaming request (someone listens to deltas). */
   stream: boolean
+  /** The toolkit's skill catalog, appended to the system prompt (§16). */
+  skillsPrompt?: string | undefined
 }
 
 /** @internal The client-level settings of the loop. */
@@ -46,6 +50,8 @@ export interface LoopConfig {
   /** Checked before every LLM turn: a limit name stops the run as `incomplete`. */
   beforeTurn: (() => string | undefined) | undefined
   record(ev: MetricEvent): void
+  /** Compacts the working transcript before each LLM request (§16). */
+  compaction?: CompactionOptions | undefined
 }
 
 /** @internal The per-run inputs. */
@@ -130,6 +136,7 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
     const limit = config.beforeTurn?.()
     if (limit !== undefined) return state.result(model, "incomplete", { limit })
     const turn = state.turns + 1
+    if (config.compaction) await compactTranscript(config.compaction, config.dialect, state.messages)
     let reply: ModelTurn
     // A journaled turn replays unasked: its hooks, request and events happened once, before.
     let replayed = false
@@ -192,6 +199,7 @@ async function askModel(
     onText,
     onRefusal,
     onReasoning,
+    skillsPrompt: input.toolkit?.skillsPrompt?.(),
     output: input.output?.format,
     stream: config.stream,
   }
@@ -270,7 +278,8 @@ export function callEnv(config: LoopConfig, input: RunInput, turn: number): Call
   return {
     toolkit: input.toolkit,
     hooks: config.hooks,
-    waitFor: config.waitFor,
+    // The run's own waitFor first, then the toolkit's (§16).
+    waitFor: config.waitFor ?? input.toolkit?.waitFor,
     record: config.record,
     signal: input.signal,
     scope: input.scope,
@@ -309,9 +318,9 @@ export async function settleTurn(
   let relay: { request: Request; outcomes?: Map<string, CallOutcome> } | undefined
   if (relayCalls.length > 0) {
     const request = relayRequest(relayCalls)
-    if (config.waitFor) {
+    if (env.waitFor) {
       input.tracing?.asked(request)
-      const answer = await config.waitFor(request)
+      const answer = await env.waitFor(request)
       const outcomes = relayOutcomes(env, request, relayCalls, answer)
       relay = { request, outcomes: new Map(outcomes.map((o) => [o.call.id, o])) }
     } else {

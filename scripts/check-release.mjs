@@ -69,6 +69,16 @@ try {
     if (pending.length && !existsSync(join(temp, relative, "CHANGELOG.md")))
       problems.push(`${manifest.name}: changeset version wrote no CHANGELOG.md`)
   }
+  // changesets bumps a package major when a peer it depends on leaves the peer's range, and on
+  // 0.x a minor is outside `^`: say so, since it is not what the changesets asked for.
+  const majors = pending.some((f) => /:\s*major\s*$/m.test(readFileSync(join(root, ".changeset", f), "utf8")))
+  const current = publishable[0]?.manifest.version ?? "0.0.0"
+  for (const version of versions) {
+    if (!majors && version.split(".")[0] !== current.split(".")[0])
+      console.warn(
+        `warning: changeset version goes ${current} → ${version} though no changeset is major (a 0.x peer leaving its ^ range is bumped as major)`,
+      )
+  }
   if (versions.size > 1) problems.push(`the fixed group got different versions: ${[...versions].join(", ")}`)
   console.log(
     `ok  changeset version (dry run): ${pending.length} changesets → ${[...versions].join(", ")} for ${publishable.length} packages`,

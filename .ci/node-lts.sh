@@ -35,25 +35,29 @@ use_better_sqlite3() {
     local version cached binary="$bs/build/Release/better_sqlite3.node"
     version="$(node -p "require('./$bs/package.json').version")"
     cached="$NODE_CACHE/better-sqlite3/$version-abi$abi.node"
-    if [ ! -f "$cached" ]; then
-      if [ "$nodedir" = system ]; then
-        # The binary pnpm built at install time is the machine Node's; keep it.
-        [ -f "$binary" ] || { echo "better-sqlite3 $version has no build for the machine's Node" >&2; return 1; }
-      else
-        echo "building better-sqlite3 $version for Node $("$node" --version) (ABI $abi)" >&2
-        # node-gyp runs on the target Node and compiles against the package's headers.
-        local log="$NODE_CACHE/better-sqlite3/build-$version-abi$abi.log"
-        mkdir -p "$(dirname "$log")"
-        if ! (cd "$bs" && PATH="$nodedir/bin:$PATH" npm_config_nodedir="$nodedir" "$node" "$gyp" rebuild --release --jobs=max >"$log" 2>&1); then
-          tail -40 "$log" >&2
-          return 1
-        fi
-      fi
-      mkdir -p "$(dirname "$cached")"
+    mkdir -p "$(dirname "$cached")"
+    if [ ! -f "$cached" ] && [ "$nodedir" = system ]; then
+      # The binary pnpm built at install time is the machine Node's: keep a copy.
+      [ -f "$binary" ] || { echo "better-sqlite3 $version has no build for the machine's Node" >&2; return 1; }
       cp "$binary" "$cached"
-    else
-      mkdir -p "$(dirname "$binary")"
-      cp "$cached" "$binary"
+    elif [ ! -f "$cached" ]; then
+      echo "building better-sqlite3 $version for Node $("$node" --version) (ABI $abi)" >&2
+      local log="$NODE_CACHE/better-sqlite3/build-$version-abi$abi.log" work
+      # Built in a copy: `node-gyp rebuild` empties build/ first, and the installed binary
+      # must stay usable until the new one is in place. node-gyp runs on the target Node and
+      # compiles against the headers of its package (npm_config_nodedir).
+      work="$(mktemp -d)"
+      cp -r "$bs/." "$work"
+      if ! (cd "$work" && PATH="$nodedir/bin:$PATH" npm_config_nodedir="$nodedir" "$node" "$gyp" rebuild --release --jobs=max >"$log" 2>&1); then
+        tail -40 "$log" >&2
+        rm -rf "$work"
+        return 1
+      fi
+      cp "$work/build/Release/better_sqlite3.node" "$cached"
+      rm -rf "$work"
     fi
+    mkdir -p "$(dirname "$binary")"
+    # Copy then rename: a process loading the binary never reads a half-written file.
+    cp "$cached" "$binary.tmp" && mv "$binary.tmp" "$binary"
   done
 }

@@ -254,6 +254,15 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
       .evaluate((el) => el.ownerDocument.defaultView?.getComputedStyle(el).backgroundColor)
     expect(colours).not.toBe(approved)
 
+    // The tab has an icon (it was a 404), allowed by the page's CSP.
+    expect(await page.locator('link[rel="icon"]').getAttribute("href")).toBe("/favicon.svg")
+    for (const path of ["/favicon.svg", "/favicon.ico"]) {
+      const icon = await page.request.get(server.url + path)
+      expect(icon.status()).toBe(200)
+      expect(icon.headers()["content-type"]).toBe("image/svg+xml")
+      expect(await icon.text()).toMatch(/^<svg /)
+    }
+
     // Esc closes "Start a run", from its prompt field too.
     await page.keyboard.press("n")
     await expect(

@@ -23,7 +23,7 @@ import { callerOf } from "./caller-auth.js"
 import { type EventWriter, chatChunkWriter, chatCompletion } from "./chat-response.js"
 import { findContinuation, rememberHalt, settleHalt } from "./continuation.js"
 import { eventStream } from "./event-stream.js"
-import { rememberResponse } from "./item-store.js"
+import { rememberResponse, storedResponse } from "./item-store.js"
 import {
   type ChatMessage,
   type ChatToolDeclaration,
@@ -354,6 +354,11 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     if (conversation !== undefined) c.header(CONVERSATION_HEADER, conversation)
     return c.json(await respond(turn))
   })
+
+  // `responses.retrieve`: a response kept because its request did not say `store: false`.
+  app.get("/v1/responses/:id", async (c) =>
+    c.json(await storedResponse(store, c.req.param("id"), c.get("caller"))),
+  )
 
   app.get("/v1/models", (c) => c.json({ object: "list", data: opts.model ? [modelEntry(opts.model)] : [] }))
   app.get("/v1/models/:id", (c) => {

@@ -21,6 +21,7 @@ import {
 import { toStoreError } from "../internal/store-errors.js"
 import { migrateSqlite } from "./migrate-sqlite.js"
 import { SQLITE_MIGRATIONS } from "./migrations.js"
+import { packPending, unpackPending } from "./pending-column.js"
 import type { SqliteDatabase } from "./sqlite-database.js"
 
 type Database = BetterSqlite3.Database
@@ -88,6 +89,7 @@ type SqliteHolderRow = {
   id: string
   pending: string
   pending_id: string
+  pending_kind: string | null
   pending_since: number
 } & Partial<
   Pick<SqliteRequestRow, "state" | "runtime_key" | "conversation_id" | "path" | "attempts" | "last_error">
@@ -231,7 +233,8 @@ export class SqliteStore extends DurableStoreBase {
   }
 
   protected async readPendingJson(id: string): Promise<string | null | undefined> {
-    return (this.#s.conversation.get(id) as SqliteConversationRow | undefined)?.pending
+    const row = this.#s.conversation.get(id) as SqliteConversationRow | undefined
+    return row && unpackPending(row.pending, row.pending_id, row.pending_kind)
   }
 
   protected async readHolders(filter: { kind?: string; requestId?: string }): Promise<HolderRow[]> {
@@ -261,6 +264,7 @@ export class SqliteStore extends DurableStoreBase {
       .transaction((): ClaimOutcome => {
         const { id, answerId, runtimeKey } = input
         const conv = s.conversation.get(id) as SqliteConversationRow | undefined
+        if (conv !== undefined) conv.pending = unpackPending(conv.pending, conv.pending_id, conv.pending_kind)
         const req = s.request.get(answerId) as SqliteRequestRow | undefined
         const now = Date.now()
         const holder =
@@ -320,11 +324,18 @@ export class SqliteStore extends DurableStoreBase {
   }
 
   protected async readExpiredClaims(limit: number | undefined) {
-    return this.#s.expiredClaims.all(Date.now(), limit ?? -1) as {
+    const rows = this.#s.expiredClaims.all(Date.now(), limit ?? -1) as {
       id: string
       pending: string
+      pending_id: string
+      pending_kind: string | null
       answer: string
     }[]
+    return rows.map((row) => ({
+      id: row.id,
+      pending: unpackPending(row.pending, row.pending_id, row.pending_kind) as string,
+      answer: row.answer,
+    }))
   }
 
   protected async removeConversation(id: string): Promise<void> {
@@ -382,7 +393,7 @@ function isDatabase(value: unknown): value is Database {
   )
 }
 
-const HOLDER_COLUMNS = `c.id, c.pending, c.pending_id, c.pending_since, r.state, r.runtime_key,
+const HOLDER_COLUMNS = `c.id, c.pending, c.pending_id, c.pending_kind, c.pending_since, r.state, r.runtime_key,
   r.conversation_id, r.path, r.attempts`
 
 const SQL = {
@@ -462,7 +473,7 @@ const SQL = {
       JOIN tnx_conversations c ON c.pending_id = r.request_id WHERE r.state = 'failed'`,
   decision: "SELECT claim_answer FROM tnx_requests WHERE request_id = ? AND state = 'applied'",
   expiredClaims: `
-      SELECT r.claim_conversation_id AS id, c.pending, r.claim_answer AS answer FROM tnx_requests r
+      SELECT r.claim_conversation_id AS id, c.pending, c.pending_id, c.pending_kind, r.claim_answer AS answer FROM tnx_requests r
       JOIN tnx_conversations c ON c.id = r.claim_conversation_id AND c.pending_id = r.request_id
       WHERE r.state = 'claimed' AND r.claim_token IS NOT NULL AND r.claim_expires_at <= ?
       ORDER BY r.claim_expires_at, r.request_id LIMIT ?`,
@@ -513,7 +524,7 @@ function holderOf(row: SqliteHolderRow): HolderRow {
   return {
     conversationId: row.id,
     requestId: row.pending_id,
-    pending: row.pending,
+    pending: unpackPending(row.pending, row.pending_id, row.pending_kind) as string,
     sinceMs: row.pending_since,
     request:
       row.state == null
@@ -544,7 +555,7 @@ function fromSqlite(row: SqliteConversationRow): ConversationRow {
   return {
     revision: row.revision,
     messageCount: row.message_count,
-    pending: row.pending,
+    pending: unpackPending(row.pending, row.pending_id, row.pending_kind),
     pendingId: row.pending_id,
     pendingKind: row.pending_kind,
     pendingSince: row.pending_since,
@@ -564,7 +575,7 @@ function toSqlite(
     id,
     revision: row.revision,
     message_count: row.messageCount,
-    pending: row.pending,
+    pending: packPending(row.pending, row.pendingId, row.pendingKind),
     pending_id: row.pendingId,
     pending_kind: row.pendingKind,
     pending_since: row.pendingSince,

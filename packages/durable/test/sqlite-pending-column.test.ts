@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest"
+import { packPending, unpackPending } from "../src/sqlite/pending-column.js"
+
+const ID = "pnd-0b5c2f4e-7c1d-4a55-9a3e-1f2d3c4b5a69"
+
+function roundTrip(request: Record<string, unknown>) {
+  const json = JSON.stringify(request)
+  const packed = packPending(json, request.id as string, request.kind as string)
+  const back = unpackPending(packed, request.id as string, request.kind as string)
+  return { json, packed, back }
+}
+
+describe("the SQLite pending column", () => {
+  it("drops the id and kind the row's own columns hold, and puts them back", () => {
+    const request = { id: ID, kind: "approval", prompt: "approve lookup?", data: { callId: "c1", args: {} } }
+    const { json, packed, back } = roundTrip(request)
+    expect(packed).toBe('{"prompt":"approve lookup?","data":{"callId":"c1","args":{}}}')
+    expect((packed as string).length).toBe(
+      json.length - `"id":${JSON.stringify(ID)},"kind":"approval",`.length,
+    )
+    expect(back).toBe(json)
+  })
+
+  it("round-trips a request with only an id and a kind, and ids or kinds that need escaping", () => {
+    expect(roundTrip({ id: ID, kind: "approval" })).toMatchObject({
+      packed: "{}",
+      back: `{"id":"${ID}","kind":"approval"}`,
+    })
+    const odd = { id: 'a"b\\c', kind: "ki\u00e9nd\n", prompt: "p" }
+    const { back } = roundTrip(odd)
+    expect(JSON.parse(back as string)).toEqual(odd)
+  })
+
+  it("reads a whole request (an older row) as it is", () => {
+    const whole = JSON.stringify({ id: ID, kind: "approval", prompt: "p" })
+    expect(unpackPending(whole, ID, "approval")).toBe(whole)
+  })
+
+  it("stores a request of another key order whole, so it parses to the same request", () => {
+    const request = { kind: "approval", prompt: "p", id: ID }
+    const { packed, back } = roundTrip(request)
+    expect(packed?.startsWith('{"id":')).toBe(true)
+    expect(JSON.parse(back as string)).toEqual(request)
+  })
+
+  it("keeps the whole text when the columns do not match its id or kind", () => {
+    const json = JSON.stringify({ id: ID, kind: "approval", prompt: "p" })
+    expect(packPending(json, "other", "approval")).toBe(json)
+    expect(packPending(json, ID, "question")).toBe(json)
+  })
+
+  it("passes null through, and leaves text alone when a column is null", () => {
+    expect(packPending(null, null, null)).toBeNull()
+    expect(unpackPending(null, ID, "approval")).toBeNull()
+    expect(unpackPending('{"prompt":"p"}', null, null)).toBe('{"prompt":"p"}')
+  })
+})

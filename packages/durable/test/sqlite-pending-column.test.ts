@@ -1,4 +1,6 @@
+import Database from "better-sqlite3"
 import { describe, expect, it } from "vitest"
+import { SqliteStore } from "../src/sqlite/index.js"
 import { packPending, unpackPending } from "../src/sqlite/pending-column.js"
 
 const ID = "pnd-0b5c2f4e-7c1d-4a55-9a3e-1f2d3c4b5a69"
@@ -53,5 +55,53 @@ describe("the SQLite pending column", () => {
     expect(packPending(null, null, null)).toBeNull()
     expect(unpackPending(null, ID, "approval")).toBeNull()
     expect(unpackPending('{"prompt":"p"}', null, null)).toBe('{"prompt":"p"}')
+  })
+})
+
+describe("SqliteStore's pending column", () => {
+  const request = {
+    id: ID,
+    kind: "approval",
+    prompt: "approve lookup?",
+    data: { callId: "c1", tool: "t", args: {} },
+  }
+  const messages = [{ role: "user" as const, content: "go" }]
+
+  it("stores the request once per row and reads it back whole through every reader", async () => {
+    const db = new Database(":memory:")
+    const store = new SqliteStore({ db })
+    await store.save("conv", messages, { pending: request })
+    const raw = db.prepare("SELECT pending FROM tnx_conversations WHERE id = 'conv'").get() as {
+      pending: string
+    }
+    expect(raw.pending).not.toContain(ID)
+    expect(await store.getPending("conv")).toEqual(request)
+    expect((await store.listPending()).map((e) => e.request)).toEqual([request])
+    expect((await store.findRequest(ID))?.request).toEqual(request)
+    const claim = await store.claimAnswer("conv", { id: ID, ok: true })
+    expect(claim.request).toEqual(request)
+    // A released claim is expired at once: the sweeper's listing reads the request too.
+    await store.releaseClaim("conv", claim.token)
+    expect((await store.listExpiredClaims()).map((c) => c.request)).toEqual([request])
+    await store.close()
+    db.close()
+  })
+
+  it("reads a row an older version wrote with the whole request", async () => {
+    const db = new Database(":memory:")
+    const store = new SqliteStore({ db })
+    await store.save("conv", messages, { pending: request })
+    db.prepare("UPDATE tnx_conversations SET pending = ? WHERE id = 'conv'").run(JSON.stringify(request))
+    expect(await store.getPending("conv")).toEqual(request)
+    expect((await store.listPending())[0]?.request).toEqual(request)
+    // A save that keeps the request rewrites it in the short form, with the same content.
+    await store.save("conv", [...messages, { role: "user", content: "more" }])
+    const raw = db.prepare("SELECT pending FROM tnx_conversations WHERE id = 'conv'").get() as {
+      pending: string
+    }
+    expect(raw.pending).not.toContain(ID)
+    expect(await store.getPending("conv")).toEqual(request)
+    await store.close()
+    db.close()
   })
 })

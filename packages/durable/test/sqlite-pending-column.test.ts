@@ -77,6 +77,17 @@ describe("SqliteStore's pending column", () => {
     expect(raw.pending).not.toContain(ID)
     expect(await store.getPending("conv")).toEqual(request)
     expect((await store.listPending()).map((e) => e.request)).toEqual([request])
+    // Parked by its first save: the wait began with the conversation, and is read from it.
+    const times = db.prepare("SELECT pending_since, created_at FROM tnx_conversations").get() as {
+      pending_since: number | null
+      created_at: number
+    }
+    expect(times.pending_since).toBeNull()
+    const since = (await store.listPending())[0]?.since
+    expect(since).toBe(new Date(times.created_at).toISOString())
+    // A later save that keeps the request keeps when it began.
+    await store.save("conv", [...messages, { role: "user", content: "more" }])
+    expect((await store.listPending())[0]?.since).toBe(since)
     expect((await store.findRequest(ID))?.request).toEqual(request)
     const claim = await store.claimAnswer("conv", { id: ID, ok: true })
     expect(claim.request).toEqual(request)

@@ -26,6 +26,9 @@ const PACKAGES = [
   // /redis is typed with ioredis' own types; /sqlite and /postgres need no driver at all.
   { name: "@toolnexus/durable", optionalPeers: ["ioredis"] },
   { name: "@toolnexus/mcp" },
+  // The AI SDK and AG-UI wire formats are written by the package: no `ai` or `@ag-ui/*` types needed.
+  { name: "@toolnexus/ui" },
+  { name: "@toolnexus/a2a" },
 ]
 
 /**

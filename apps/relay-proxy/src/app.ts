@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto"
 import {
   AnswerConflictError,
+  AnswerExpiredError,
   AnswerMismatchError,
   type Client,
   ConfigError,
   type EndpointStyle,
   type JSONSchema,
+  type Request,
   type RunResult,
   type StreamListener,
   type Toolkit,
@@ -147,7 +149,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     // Only halted runs are stored: a finished one has nothing left to continue, and the caller
     // resends the whole history with its next user turn anyway.
     const conversation = `conv-${randomUUID()}`
-    await store.save(conversation, result.messages, { pending: result.pending })
+    await store.save(conversation, result.messages, { pending: expiring(result.pending) })
     return { conversation, turn: await halted(conversation, result, tools, caller) }
   }
 
@@ -187,6 +189,9 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
       throw await refusedResume(error, found.answer.id)
     }
     const haltedAgain = result.status === "pending" && result.pending !== undefined
+    if (haltedAgain && opts.pendingTtlMs !== undefined) {
+      await store.save(conversation, result.messages, { pending: expiring(result.pending as Request) })
+    }
     const turn = haltedAgain ? await halted(conversation, result, tools, caller) : relayTurn(result, [])
     await settleHalt(store, found, turn, haltedAgain)
     return { conversation, turn }
@@ -194,6 +199,13 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
 
   /** The caller's answer to a resume the store refused: 409, retryable unless the results failed too often. */
   async function refusedResume(error: unknown, requestId: string): Promise<unknown> {
+    if (AnswerExpiredError.isInstance(error)) {
+      return conflict(
+        `the tool calls these results answer expired at ${error.expiresAt}; ` +
+          "start a new conversation by ending the messages with a user message",
+        "messages",
+      )
+    }
     // A lost claim leaves the results with the claim: a retry resumes with them.
     const refused =
       AnswerConflictError.isInstance(error) ||
@@ -218,6 +230,15 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     )
   }
 
+  /**
+   * The halted request with the caller's deadline for its results (`pendingTtlMs`) as its
+   * `expiresAt`: the claim judges it, by durable's one expiry rule.
+   */
+  function expiring(pending: Request): Request {
+    if (opts.pendingTtlMs === undefined) return pending
+    return { ...pending, expiresAt: new Date(Date.now() + opts.pendingTtlMs).toISOString() }
+  }
+
   /** Indexes a halted run's relay calls under fresh caller ids and summarises the turn. */
   async function halted(
     conversation: string,
@@ -225,10 +246,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     tools: ChatToolDeclaration[],
     caller: string | undefined,
   ): Promise<RelayTurn> {
-    const calls: CallerCall[] = await rememberHalt(store, conversation, result.pending!, tools, {
-      caller,
-      ttlMs: opts.pendingTtlMs,
-    })
+    const calls: CallerCall[] = await rememberHalt(store, conversation, result.pending!, tools, { caller })
     // Only relay tools are offered, so any other halt is a bug worth a loud 500.
     if (calls.length === 0)
       throw new Error(`the run halted on a ${result.pending?.kind} request, not on tool calls`)

@@ -76,19 +76,36 @@ describe("the relay proxy's claimed resume", () => {
   })
 
   it("renews the claim while the model answers: a duplicate delivery after the lease is still refused", async () => {
-    // A 20 ms lease (the store's deadline is 5 ms) is renewed every 6 ms while the model takes 300 ms.
-    store = new SqliteStore({ path: ":memory:", opTimeoutMs: 5 })
-    server.enqueue({ toolCalls: [{ id: "c1", name: "t", arguments: {} }] }, { text: "done", delayMs: 300 })
-    const app = proxy({ claimLeaseMs: 20 })
+    // A 150 ms lease (the store's deadline is 60 ms) is renewed every 50 ms while the model takes 900 ms.
+    store = new SqliteStore({ path: ":memory:", opTimeoutMs: 60 })
+    server.enqueue({ toolCalls: [{ id: "c1", name: "t", arguments: {} }] }, { text: "done", delayMs: 900 })
+    const app = proxy({ claimLeaseMs: 150 })
     const { follow } = await halted(app)
     const first = chat(app, follow)
     while (server.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 5))
-    // Long past the lease: without renewals the duplicate would take the claim over.
-    await new Promise((resolve) => setTimeout(resolve, 60))
+    // Two leases later: without renewals the duplicate would take the claim over.
+    await new Promise((resolve) => setTimeout(resolve, 350))
     const duplicate = await chat(app, follow)
     expect(duplicate.status).toBe(409)
     expect(duplicate.headers.get("retry-after")).toBe("1")
     expect((await first).json.choices[0].message.content).toBe("done")
     expect(server.requests).toHaveLength(2)
+  })
+
+  it("pendingTtlMs is the halted request's expiresAt, judged by the claim; a halt again gets a new one", async () => {
+    store = await openStore("sqlite::memory:")
+    server.enqueue(
+      { toolCalls: [{ id: "c1", name: "t", arguments: {} }] },
+      { toolCalls: [{ id: "c2", name: "t", arguments: {} }] },
+    )
+    const app = proxy({ pendingTtlMs: 60_000 })
+    const started = Date.now()
+    const { conversation, follow } = await halted(app)
+    const first = await store.getPending(conversation)
+    expect(Date.parse(first?.expiresAt ?? "")).toBeGreaterThanOrEqual(started + 60_000)
+    expect((await chat(app, follow)).status).toBe(200)
+    const again = await store.getPending(conversation)
+    expect(again?.id).not.toBe(first?.id)
+    expect(Date.parse(again?.expiresAt ?? "")).toBeGreaterThanOrEqual(Date.parse(first?.expiresAt ?? ""))
   })
 })

@@ -1,6 +1,7 @@
 import {
   type Client,
   ConfigError,
+  ConversationPendingError,
   type ConversationStore,
   type StreamListener,
   type MetricEvent,
@@ -138,10 +139,7 @@ export class Execution {
       if (signal.aborted) {
         r.putBack(turn.drained)
         result = r.result("interrupted", "", true)
-      } else {
-        const message = error instanceof Error ? error.message : String(error)
-        result = r.result("error", message, true)
-      }
+      } else result = r.result("error", errorText(r, this.#ctx.conversationId(r), error), true)
       r.pending = undefined
     }
     r.turn = undefined
@@ -231,6 +229,24 @@ function account(r: HandleRecord, ev: MetricEvent): void {
   } else if (ev.event === "tool" && ev.outcome !== "pending") {
     for (const x of r.chain()) x.spend.toolCalls++
   }
+}
+
+/**
+ * A failed run's text. A handle's conversation that already waits on a request the handle
+ * does not hold belongs to someone else sharing the store: core's advice (answer it with
+ * askWithAnswer or continueRun) would be refused for a runtime's request, so name what works.
+ */
+function errorText(r: HandleRecord, conversationId: string, error: unknown): string {
+  if (ConversationPendingError.isInstance(error)) {
+    const { request } = error
+    return (
+      `${r.id}: its conversation ${JSON.stringify(conversationId)} in the store already waits on request ` +
+      `${request.id} (${request.kind}: ${JSON.stringify(request.prompt)}), which this runtime does not hold: ` +
+      "another runtime or conversation shares the id. Give each runtime its own namespace (or none, for a " +
+      "unique one); answer that request with deliverAnswer (a saved runtime's: resumeRuntime)"
+    )
+  }
+  return error instanceof Error ? error.message : String(error)
 }
 
 /** The host and the handle's own ancestors are trusted senders; anyone else is not. */

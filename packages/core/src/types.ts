@@ -60,7 +60,7 @@ export interface ToolContext {
 }
 
 /** Where a tool comes from. */
-export type ToolSource = "native" | "http" | "relay" | "custom" | "agent" | "mcp"
+export type ToolSource = "native" | "http" | "relay" | "custom" | "agent" | "mcp" | "a2a"
 
 /** A tool the model can call. */
 export interface Tool {

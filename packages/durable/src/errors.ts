@@ -72,3 +72,30 @@ export class ClaimLostError extends ToolnexusError {
     this.conversationId = conversationId
   }
 }
+
+/**
+ * `saveRuntime` found that the tree would overwrite conversations of another runtime (or of a
+ * plain conversation) sharing the store: a handle's conversation waits on a request this tree
+ * does not hold, or a request it holds is already saved with another runtime. Runtimes given
+ * the same `namespace` do that; without one each runtime gets a unique namespace. Nothing
+ * was written.
+ */
+export class RuntimeCollisionError extends ToolnexusError {
+  override readonly name = "RuntimeCollisionError"
+  static override readonly family = "TNX_RUNTIME_COLLISION"
+  readonly runtimeKey: string
+  readonly conversationId: string
+  readonly requestId: string
+  constructor(runtimeKey: string, conversationId: string, requestId: string, detail: string) {
+    super(
+      "TNX_RUNTIME_COLLISION",
+      `saveRuntime(store, ${JSON.stringify(runtimeKey)}) refused, nothing was written: conversation ` +
+        `${JSON.stringify(conversationId)} ${detail}; the tree shares its namespace with another runtime. ` +
+        "Create each runtime without `namespace` (it gets a unique one) or give each its own, and answer " +
+        `request ${requestId} with deliverAnswer(store, answer, opts)`,
+    )
+    this.runtimeKey = runtimeKey
+    this.conversationId = conversationId
+    this.requestId = requestId
+  }
+}

@@ -6,6 +6,7 @@ it("exports exactly the public runtime surface, and no store class from the root
   expect(Object.keys(durable).sort()).toEqual([
     "ClaimLostError",
     "CorruptDataError",
+    "RuntimeCollisionError",
     "RuntimeHeldError",
     "askWithAnswer",
     "deliverAnswer",

@@ -1,4 +1,4 @@
-import { readWriteStats } from "../src/internal/write-stats.js"
+import { readWriteStats } from "../src/store-engine/write-stats.js"
 import { randomUUID } from "node:crypto"
 import { setTimeout as sleep } from "node:timers/promises"
 import { AnswerExpiredError, StoreError, UnknownRequestError } from "@toolnexus/core"

@@ -135,3 +135,73 @@ it("a throwing rt.resume releases its claim at once (an attempt counted): the ne
   expect(answers.filter((a) => a?.ok)).toHaveLength(1)
   await store.close()
 })
+
+it("two trees in one store: unique namespaces by default; a shared one is refused by saveRuntime, nothing written", async () => {
+  const store = new SqliteStore({ path: join(dir, "two-trees.db") })
+  const llm = { baseUrl: `${server.url}/v1`, model: "m", apiKey: "k" }
+  server.reset()
+  answers.length = 0
+  server.addRule({
+    match: fresh("lead"),
+    reply: { toolCalls: [{ name: "task", arguments: { agent: "payer", prompt: "pay" } }] },
+  })
+  server.addRule({ match: fresh("payer"), reply: { toolCalls: [{ name: "transfer", arguments: {} }] } })
+  server.addRule({
+    match: (r) => r.system === "payer",
+    reply: (r) => ({ text: `payer: ${r.toolResults[0]?.content}` }),
+  })
+  server.addRule({
+    match: (r) => r.system === "lead",
+    reply: (r) => ({ text: `lead: ${r.toolResults[0]?.content}` }),
+  })
+  const park = async (namespace?: string) => {
+    const rt = createRuntime({ registry, llm, store, ...(namespace ? { namespace } : {}) })
+    const lead = rt.spawn(rt.root, "lead")
+    rt.wake(lead, "go")
+    return { rt, result: await rt.wait(lead) }
+  }
+  // Without a namespace: two trees park side by side and each is saved and resumed on its own.
+  const a = await park()
+  const b = await park()
+  expect([a.result.status, b.result.status]).toEqual(["pending", "pending"])
+  await saveRuntime(store, "tree-a", a.rt)
+  await saveRuntime(store, "tree-b", b.rt)
+  for (const [key, t] of [
+    ["tree-a", a],
+    ["tree-b", b],
+  ] as const) {
+    const rt = await resumeRuntime(
+      store,
+      key,
+      { id: t.result.pending?.id as string, ok: true },
+      { registry, llm },
+    )
+    expect(await rt.wait({ id: "root/lead.1" })).toMatchObject({ status: "done", text: "lead: payer: moved" })
+  }
+
+  // The same namespace twice: the second tree's run names the way out, and it is not saved.
+  const first = await park("ticket-42")
+  await saveRuntime(store, "ticket-42", first.rt)
+  const second = await park("ticket-42")
+  expect(second.result.status).toBe("error")
+  expect(second.result.text).toContain(`already waits on request ${first.result.pending?.id}`)
+  expect(second.result.text).toContain("deliverAnswer")
+  expect(second.result.text).not.toContain("askWithAnswer")
+  await expect(saveRuntime(store, "ticket-42-again", second.rt)).rejects.toMatchObject({
+    name: "RuntimeCollisionError",
+    code: "TNX_RUNTIME_COLLISION",
+    runtimeKey: "ticket-42-again",
+    conversationId: "ticket-42/root/lead.1",
+    requestId: first.result.pending?.id,
+  })
+  expect(await store.getSnapshot("ticket-42-again")).toBeUndefined()
+  // The first tree is untouched and still resumes.
+  const rt = await resumeRuntime(
+    store,
+    "ticket-42",
+    { id: first.result.pending?.id as string, ok: true },
+    { registry, llm },
+  )
+  expect(await rt.wait({ id: "root/lead.1" })).toMatchObject({ status: "done" })
+  await store.close()
+})

@@ -112,7 +112,7 @@ export function createClient(opts: ClientOptions): Client {
 
   /** Feeds a streamed reply to the call's listeners; output handed over is never repeated by a retry. */
   async function readStream(call: ModelCall, reply: HttpReply, attempt: Attempt): Promise<ModelTurn> {
-    const { onText, onRefusal } = call
+    const { onText, onRefusal, onReasoning } = call
     const stream = wire.streamAccumulator({
       onText: onText
         ? (delta) => {
@@ -124,6 +124,12 @@ export function createClient(opts: ClientOptions): Client {
         ? (delta) => {
             attempt.delivered = true
             onRefusal(delta)
+          }
+        : undefined,
+      onReasoning: onReasoning
+        ? (delta) => {
+            attempt.delivered = true
+            onReasoning(delta)
           }
         : undefined,
     })

@@ -24,6 +24,8 @@ export interface ModelCall {
   signal: AbortSignal | undefined
   onText: ((delta: string) => void) | undefined
   onRefusal: ((delta: string) => void) | undefined
+  /** Reasoning deltas (thinking, reasoning summaries), streamed as `reasoning` events. */
+  onReasoning?: ((delta: string) => void) | undefined
   /** Structured output: the schema the final answer must match. */
   output: OutputFormat | undefined
   /** Ask with a streaming request (someone listens to deltas). */
@@ -118,6 +120,7 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
   // The listeners are the same for every turn of the run.
   const onText = textListener(emit, input.onText)
   const onRefusal = emit ? (delta: string) => emit({ type: "refusal", delta }) : undefined
+  const onReasoning = emit ? (delta: string) => emit({ type: "reasoning", delta }) : undefined
   for (;;) {
     if (input.signal?.aborted) throw abortErrorOf(input.signal)
     if (state.turns >= config.maxTurns) return state.result(model, "incomplete", { limit: "maxTurns" })
@@ -138,6 +141,7 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
       signal: input.signal,
       onText,
       onRefusal,
+      onReasoning,
       output: input.output?.format,
       stream: config.stream,
     }

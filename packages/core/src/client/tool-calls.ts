@@ -129,7 +129,7 @@ function runTool(
 }
 
 function parksAgain(source: ToolSource): boolean {
-  return source === "agent" || source === "mcp"
+  return source === "agent" || source === "mcp" || source === "a2a"
 }
 
 /** @internal The result of a declined answer. */

@@ -215,6 +215,12 @@ class OpenAIStream implements StreamAccumulator {
         if (typeof fn.arguments === "string") call.arguments += fn.arguments
       }
     }
+    // OpenAI-compatible servers (DeepSeek, vLLM, OpenRouter) stream reasoning beside the content.
+    const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning
+    if (typeof reasoning === "string" && reasoning !== "") {
+      this.#delivered = true
+      this.#listener.onReasoning?.(reasoning)
+    }
     if (typeof delta.refusal === "string" && delta.refusal !== "") {
       this.#refusal = (this.#refusal ?? "") + delta.refusal
       this.#delivered = true

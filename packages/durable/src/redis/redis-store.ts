@@ -1,15 +1,15 @@
 import { ConfigError, StoreError } from "@toolnexus/core"
 import type { Redis, RedisOptions } from "ioredis"
 import type { RuntimeHold } from "../durable-store.js"
-import type { ClaimRefusal } from "../internal/claim-rules.js"
-import { sinceOnSet } from "../internal/conversation-row.js"
-import { LazyInit } from "../internal/lazy-init.js"
-import { loadDriver } from "../internal/load-driver.js"
-import { byteLength } from "../internal/message-codec.js"
-import { approvalExpired, expiresAtOf } from "../internal/claim-rules.js"
-import { checkExactlyOne, checkKey } from "../internal/option-checks.js"
-import type { HolderRow, RequestRow } from "../internal/request-index.js"
-import { checkSchemaVersion } from "../internal/schema-version.js"
+import type { ClaimRefusal } from "../store-engine/claim-rules.js"
+import { sinceOnSet } from "../store-engine/conversation-row.js"
+import { LazyInit } from "../store-engine/lazy-init.js"
+import { loadDriver } from "../store-engine/load-driver.js"
+import { byteLength } from "../store-engine/message-codec.js"
+import { approvalExpired, expiresAtOf } from "../store-engine/claim-rules.js"
+import { checkExactlyOne, checkKey } from "../store-engine/option-checks.js"
+import type { HolderRow, RequestRow } from "../store-engine/request-index.js"
+import { checkSchemaVersion } from "../store-engine/schema-version.js"
 import {
   type ClaimFailure,
   type ClaimInput,
@@ -19,8 +19,8 @@ import {
   type FailedRow,
   type SaveInput,
   type SaveOutcome,
-} from "../internal/store-base.js"
-import { toStoreError } from "../internal/store-errors.js"
+} from "../store-engine/store-base.js"
+import { toStoreError } from "../store-engine/store-errors.js"
 import { LuaScript } from "./lua-script.js"
 import { REDIS_MIGRATIONS } from "./migrations.js"
 import {

@@ -9,7 +9,7 @@ import type {
   Toolkit,
 } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
-import { checkAnswer } from "../internal/option-checks.js"
+import { checkAnswer } from "../store-engine/option-checks.js"
 import { resumeClaimed } from "./claimed-resume.js"
 
 /** Options of {@link askWithAnswer}. */

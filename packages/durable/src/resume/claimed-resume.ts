@@ -1,6 +1,6 @@
 import { type Answer, AnswerMismatchError, UnknownRequestError } from "@toolnexus/core"
 import type { AnswerClaim, DurableStore } from "../durable-store.js"
-import { DEFAULT_LEASE_MS } from "../internal/option-checks.js"
+import { DEFAULT_LEASE_MS } from "../store-engine/option-checks.js"
 import { startHeartbeat } from "./claim-heartbeat.js"
 
 /** @internal How a {@link resumeClaimed} claim is taken and kept. */

@@ -9,8 +9,8 @@ import {
   isExpired,
 } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
-import { settledRequestError } from "../internal/claim-refusals.js"
-import { checkAnswer, checkKey } from "../internal/option-checks.js"
+import { settledRequestError } from "../store-engine/claim-refusals.js"
+import { checkAnswer, checkKey } from "../store-engine/option-checks.js"
 import { askWithAnswer } from "./ask-with-answer.js"
 import { resumeSavedRuntime } from "./runtime-persistence.js"
 

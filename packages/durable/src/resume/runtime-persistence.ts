@@ -1,8 +1,9 @@
 import type { Runtime, RuntimeOptions, RuntimeSnapshot, TaskResult } from "@toolnexus/agents"
 import { type Answer, ConfigError, StoreError } from "@toolnexus/core"
 import type { DurableStore, RuntimeHold } from "../durable-store.js"
-import { settledRequestError } from "../internal/claim-refusals.js"
-import { checkAnswer } from "../internal/option-checks.js"
+import { RuntimeCollisionError } from "../errors.js"
+import { settledRequestError } from "../store-engine/claim-refusals.js"
+import { checkAnswer } from "../store-engine/option-checks.js"
 import { resumeClaimed } from "./claimed-resume.js"
 
 /**
@@ -17,7 +18,46 @@ import { resumeClaimed } from "./claimed-resume.js"
  * await saveRuntime(store, "order-42", rt)
  */
 export async function saveRuntime(store: DurableStore, key: string, rt: Runtime): Promise<void> {
-  await store.putSnapshot(key, rt.snapshot(), { holds: holdsOf(rt) })
+  const snapshot = rt.snapshot()
+  const holds = holdsOf(rt)
+  await refuseCollisions(store, key, rt, snapshot, holds)
+  await store.putSnapshot(key, snapshot, { holds })
+}
+
+/**
+ * Refuses a tree that shares conversations with another runtime (or a plain conversation):
+ * a handle's conversation waits on a request the handle neither holds nor cancelled, or a
+ * request the tree holds is saved with another runtime key.
+ */
+async function refuseCollisions(
+  store: DurableStore,
+  key: string,
+  rt: Runtime,
+  snapshot: RuntimeSnapshot,
+  holds: RuntimeHold[],
+): Promise<void> {
+  for (const h of snapshot.handles) {
+    if (h.id === rt.root.id) continue
+    const conversationId = rt.conversationId({ id: h.id })
+    const waiting = await store.getPending(conversationId)
+    if (waiting === undefined || waiting.id === h.pending?.id || waiting.id === h.cancelled?.id) continue
+    throw new RuntimeCollisionError(
+      key,
+      conversationId,
+      waiting.id,
+      `(handle ${h.id}) waits on request ${waiting.id}, which this tree does not hold`,
+    )
+  }
+  for (const hold of holds) {
+    const entry = await store.findRequest(hold.requestId)
+    if (entry?.runtimeKey === undefined || entry.runtimeKey === key) continue
+    throw new RuntimeCollisionError(
+      key,
+      hold.conversationId,
+      hold.requestId,
+      `holds request ${hold.requestId}, which is saved with the runtime ${JSON.stringify(entry.runtimeKey)}`,
+    )
+  }
 }
 
 /**

@@ -8,7 +8,7 @@
  * Every case parks one request on a two-conversation tree: the `leaf` asked it, its
  * `parent` holds it escalated (as a cascade does). Earlier claims go through the parent.
  */
-import type { ClaimGrant, ClaimRefusal } from "../internal/claim-rules.js"
+import type { ClaimGrant, ClaimRefusal } from "../store-engine/claim-rules.js"
 
 /** What `claimAnswer` ends in: a grant (`claim`, `takeover`), or the refusal it throws. */
 export type ClaimCaseOutcome = ClaimGrant | ClaimRefusal

@@ -15,8 +15,8 @@ import {
 import { afterEach, describe, expect, it } from "vitest"
 import type { DurableStore } from "../durable-store.js"
 import { CorruptDataError, RuntimeHeldError } from "../errors.js"
-import type { DurableStoreOptions } from "../internal/store-base.js"
-import type { WriteStats } from "../internal/write-stats.js"
+import type { DurableStoreOptions } from "../store-engine/store-base.js"
+import type { WriteStats } from "../store-engine/write-stats.js"
 import { CLAIM_CASES, type ClaimCase, type ClaimCaseOutcome } from "./claim-cases.js"
 import { startTcpProxy } from "./tcp-proxy.js"
 

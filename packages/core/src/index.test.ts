@@ -36,6 +36,7 @@ it("exports exactly the public runtime surface", () => {
     "isExpired",
     "isRelayRequest",
     "isRequest",
+    "isToolnexusError",
     "lastAssistantText",
     "pending",
     "pendingOf",

@@ -1,4 +1,16 @@
-import type { PendingChange } from "./store-base.js"
+/** How a save changes the pending request: its mode and, when set, its columns. */
+export interface PendingChange {
+  mode: "keep" | "clear" | "set"
+  json: string | null
+  id: string | null
+  kind: string | null
+  /**
+   * With `set`: whether `pending_since` is kept or starts now (`sinceOnSet`), decided here
+   * when the transcript this store last saw is current; `undefined` leaves it to the
+   * backend, which decides with the same rule from the row it reads.
+   */
+  since?: "keep" | "now"
+}
 
 /**
  * @internal A conversation's bookkeeping row in the SQL backends, with times as epoch

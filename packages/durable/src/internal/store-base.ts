@@ -30,7 +30,7 @@ import {
   lostClaimError,
   newClaimToken,
 } from "./claim-rules.js"
-import { sinceOnSet } from "./conversation-row.js"
+import { type PendingChange, sinceOnSet } from "./conversation-row.js"
 import { MessageCache } from "./message-cache.js"
 import {
   decodeJson,
@@ -55,20 +55,6 @@ import {
 import { type HolderRow, decisionOf, foldHolders, pageOf } from "./request-index.js"
 import { closedStoreError, toStoreError } from "./store-errors.js"
 import { WriteCounter, type WriteStats } from "./write-stats.js"
-
-/** How a save changes the pending request: its mode and, when set, its columns. */
-export interface PendingChange {
-  mode: "keep" | "clear" | "set"
-  json: string | null
-  id: string | null
-  kind: string | null
-  /**
-   * With `set`: whether `pending_since` is kept or starts now (`sinceOnSet`), decided here
-   * when the transcript this store last saw is current; `undefined` leaves it to the
-   * backend, which decides with the same rule from the row it reads.
-   */
-  since?: "keep" | "now"
-}
 
 /** What a backend's save primitive gets: everything encoded and checked. */
 export interface SaveInput {

@@ -10,7 +10,13 @@ import { type InboxEventType, createEventHub, streamEvents } from "./events.js"
 import { type HistoryFilter, createHistory } from "./history.js"
 import { HttpError, classify, errorBody } from "./http-error.js"
 import { type NotifyOptions, createNotifier } from "./notifier.js"
-import { type FailedInboxEntry, type InboxEntry, type TeamOptions, createInboxStore } from "./inbox-store.js"
+import {
+  type FailedInboxEntry,
+  type InboxEntry,
+  type InboxStore,
+  type TeamOptions,
+  createInboxStore,
+} from "./inbox-store.js"
 import { renderHistoryBody, renderHistorySection } from "./page/history-view.js"
 import { renderShell } from "./page/html.js"
 import { renderInboxBody, renderInboxSection } from "./page/inbox-view.js"
@@ -57,6 +63,11 @@ export interface ApprovalsAppOptions {
   modelUrl?: string
   /** Called with unexpected (5xx) errors; default `console.error`. */
   onError?: (error: unknown) => void
+  /**
+   * Where requests and runs come from instead of `store`'s parked runs, e.g. an engine's
+   * (`createEngineInboxStore`); `store` still keeps history, sessions and webhooks.
+   */
+  inbox?: InboxStore
 }
 
 /** A pending request as `GET /requests` lists it: once per request id. */
@@ -112,7 +123,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   }
   const onError = opts.onError ?? ((error: unknown) => console.error("[approvals]", error))
   const maxBodyBytes = opts.maxBodyBytes ?? 64 * 1024
-  const inbox = createInboxStore({ store, client, toolkit: tools, team: opts.team })
+  const inbox = opts.inbox ?? createInboxStore({ store, client, toolkit: tools, team: opts.team })
   const history = createHistory({ store, writerId: opts.instanceId })
   const access = createAccess(opts.security, createRevocations(store))
   const verifyWebhook = createWebhookGuard({ secret: opts.security.webhookSecret, store })
@@ -223,6 +234,14 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   app.get("/events", (c) => streamEvents(c, hub))
 
   app.get("/healthz", (c) => c.json({ ok: true }))
+  // Browsers ask for /favicon.ico whatever the page links; both names get the same icon.
+  for (const path of ["/favicon.svg", "/favicon.ico"]) {
+    app.get(path, (c) => {
+      c.header("content-type", "image/svg+xml")
+      c.header("cache-control", "public, max-age=86400")
+      return c.body(FAVICON)
+    })
+  }
 
   app.get("/requests", async (c) => {
     const kind = c.req.query("kind")
@@ -368,6 +387,11 @@ function historyFilter(c: Context): HistoryFilter {
   return filter
 }
 
+/** A check mark on the accent colour: the tab of an inbox that asks for decisions. */
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1a56db"/>' +
+  '<path d="M9 16.5l4.5 4.5L23 11.5" fill="none" stroke="#fff" stroke-width="3.5" stroke-linecap="round" stroke-linejoin="round"/></svg>'
+
 /** Headers of every HTML response: a strict CSP (only nonce-carrying inline code runs). */
 function htmlHeaders(c: Context, nonce?: string): void {
   const inline = nonce === undefined ? "'none'" : `'nonce-${nonce}'`
@@ -378,6 +402,8 @@ function htmlHeaders(c: Context, nonce?: string): void {
       `script-src ${inline}`,
       `style-src ${inline}`,
       "connect-src 'self'",
+      // The favicon, nothing else: the pages have no images.
+      "img-src 'self'",
       "form-action 'self'",
       "base-uri 'none'",
       "frame-ancestors 'none'",

@@ -199,6 +199,83 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
     await page.close()
   })
 
+  it("issue 25: keys act only on the visibly selected card, a asks again before approving, Esc closes Start a run", async () => {
+    const first = await startRun("refund order WEB-25A $7")
+    const second = await startRun("refund order WEB-25B $8")
+    const { page, problems } = await openInbox()
+    const selected = () => page.locator(".card.selected").count()
+    // Nothing is selected on load, so a key that decides does nothing.
+    expect(await selected()).toBe(0)
+    await page.keyboard.press("a")
+    expect(await page.locator(".card.confirming").count()).toBe(0)
+    expect(await page.locator("#log li").count()).toBe(0)
+    // The first j selects the first card, not the second.
+    await page.keyboard.press("j")
+    await expect(
+      page
+        .locator(".card")
+        .first()
+        .evaluate((el) => el.classList.contains("selected") && el === el.ownerDocument.activeElement),
+    ).resolves.toBe(true)
+    expect(await selected()).toBe(1)
+
+    // On a picked card, a only asks; Esc takes the question back; a, a approves.
+    const row = card(page, first.pending.id)
+    await row.focus()
+    await page.keyboard.press("a")
+    await expect(row.evaluate((el) => el.classList.contains("confirming"))).resolves.toBe(true)
+    expect(await page.locator("#log li").first().textContent()).toBe(
+      "Press a again to approve: Refund $7.00 on order WEB-25A? (Esc cancels)",
+    )
+    expect(effectsFor("WEB-25A")).toEqual([])
+    await page.keyboard.press("Escape")
+    await expect(row.evaluate((el) => el.classList.contains("confirming"))).resolves.toBe(false)
+    await page.keyboard.press("a")
+    await page.keyboard.press("a")
+    await page.locator("#log li", { hasText: "Approved." }).waitFor()
+    await row.waitFor({ state: "detached" })
+    expect(effectsFor("WEB-25A")).toHaveLength(1)
+    expect(effectsFor("WEB-25B")).toEqual([])
+
+    // A decline is styled as a decline, not as the green of a success.
+    const other = card(page, second.pending.id)
+    await other.focus()
+    await page.keyboard.press("d")
+    await page.keyboard.type("duplicate")
+    await page.keyboard.press("Enter")
+    const declined = page.locator("#log li", { hasText: "Declined." })
+    await declined.waitFor()
+    expect(await declined.getAttribute("class")).toBe("declined")
+    const colours = await declined.evaluate(
+      (el) => el.ownerDocument.defaultView?.getComputedStyle(el).backgroundColor,
+    )
+    const approved = await page
+      .locator("#log li", { hasText: "Approved." })
+      .evaluate((el) => el.ownerDocument.defaultView?.getComputedStyle(el).backgroundColor)
+    expect(colours).not.toBe(approved)
+
+    // The tab has an icon (it was a 404), allowed by the page's CSP.
+    expect(await page.locator('link[rel="icon"]').getAttribute("href")).toBe("/favicon.svg")
+    for (const path of ["/favicon.svg", "/favicon.ico"]) {
+      const icon = await page.request.get(server.url + path)
+      expect(icon.status()).toBe(200)
+      expect(icon.headers()["content-type"]).toBe("image/svg+xml")
+      expect(await icon.text()).toMatch(/^<svg /)
+    }
+
+    // Esc closes "Start a run", from its prompt field too.
+    await page.keyboard.press("n")
+    await expect(
+      page.locator("details.start").evaluate((el) => (el as unknown as { open: boolean }).open),
+    ).resolves.toBe(true)
+    await page.keyboard.press("Escape")
+    await expect(
+      page.locator("details.start").evaluate((el) => (el as unknown as { open: boolean }).open),
+    ).resolves.toBe(false)
+    expect(problems).toEqual([])
+    await page.close()
+  })
+
   it("edits an argument the tool allows, then approves; the tool acts on the edit", async () => {
     const run = await startRun("refund order WEB-3 $80")
     const { page, problems } = await openInbox()
@@ -306,8 +383,11 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
     await page.locator("select[name=decision]").selectOption("declined")
     await page.getByRole("button", { name: "Filter" }).click()
     await page.waitForURL(/decision=declined/)
-    await expect(page.locator("#history tbody tr").count()).resolves.toBe(1)
-    await expect(page.locator("#history .reason").textContent()).resolves.toBe("no receipt attached")
+    // The two declines of the tests above (the keyboard one, and issue 25's).
+    await expect(page.locator("#history tbody tr").count()).resolves.toBe(2)
+    await expect(page.locator("#history .reason").allTextContents()).resolves.toEqual(
+      expect.arrayContaining(["no receipt attached", "duplicate"]),
+    )
     expect(problems).toEqual([])
     await page.close()
   })

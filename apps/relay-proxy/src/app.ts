@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto"
 import {
   AnswerConflictError,
+  AnswerExpiredError,
   AnswerMismatchError,
   type Client,
   ConfigError,
   type EndpointStyle,
   type JSONSchema,
+  type Request,
   type RunResult,
   type StreamListener,
   type Toolkit,
@@ -14,14 +16,14 @@ import {
   createToolkit,
   relayTool,
 } from "@toolnexus/core"
-import type { DurableStore } from "@toolnexus/durable"
+import { ClaimLostError, type DurableStore, askWithAnswer } from "@toolnexus/durable"
 import { type Context, Hono } from "hono"
 import { bodyLimit } from "hono/body-limit"
 import { callerOf } from "./caller-auth.js"
 import { type EventWriter, chatChunkWriter, chatCompletion } from "./chat-response.js"
 import { findContinuation, rememberHalt, settleHalt } from "./continuation.js"
 import { eventStream } from "./event-stream.js"
-import { rememberResponse } from "./item-store.js"
+import { rememberResponse, storedResponse } from "./item-store.js"
 import {
   type ChatMessage,
   type ChatToolDeclaration,
@@ -44,7 +46,8 @@ import { upstreamError } from "./upstream-error.js"
 /** Options of {@link createRelayProxy}. */
 export interface RelayProxyOptions {
   /**
-   * The upstream model. Give it no `waitFor` (the proxy relies on runs halting on relay calls)
+   * The upstream model, on `store` (`createClient({ ..., store })`): resumes run through its
+   * stored continue. Give it no `waitFor` (the proxy relies on runs halting on relay calls)
    * and `retries: 0`: the caller's SDK retries, and retries here would multiply its attempts.
    */
   client: Client
@@ -62,8 +65,13 @@ export interface RelayProxyOptions {
   secrets?: string[]
   /** Tool results arriving later than this after the tool calls went out are refused (409); default never. */
   pendingTtlMs?: number
-  /** Lease of the claim held while a conversation resumes; default the store's (30 s). */
+  /** Lease of the claim held while a conversation resumes (renewed every third of it); default 30 s. */
   claimLeaseMs?: number
+  /**
+   * Resume attempts (claims) of one set of tool results before the conversation is `failed`
+   * and further results are refused (409) until `retryFailed`; default 3.
+   */
+  claimMaxAttempts?: number
 }
 
 /** The HTTP header naming the stored conversation a response belongs to (for logs and debugging). */
@@ -107,11 +115,16 @@ interface Relayed {
  *
  * @example
  * const store = await openStore("sqlite:./.data/relay.db")
- * const client = createClient({ baseUrl: "https://api.openai.com/v1", style: "openai", model: "gpt-4.1", retries: 0 })
+ * const client = createClient({ baseUrl: "https://api.openai.com/v1", style: "openai", model: "gpt-4.1", retries: 0, store })
  * serve({ fetch: createRelayProxy({ client, store, model: "gpt-4.1" }).fetch, port: 8787 })
  */
 export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
   const { client, store } = opts
+  if (client.conversationStore() !== store) {
+    throw new ConfigError(
+      "createRelayProxy: `client` must use `store` as its conversation store (createClient({ ..., store }))",
+    )
+  }
   const style = opts.style ?? "openai"
   const secrets = (opts.secrets ?? []).filter((s) => s.length > 0)
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
@@ -136,7 +149,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     // Only halted runs are stored: a finished one has nothing left to continue, and the caller
     // resends the whole history with its next user turn anyway.
     const conversation = `conv-${randomUUID()}`
-    await store.save(conversation, result.messages, { pending: result.pending })
+    await store.save(conversation, result.messages, { pending: expiring(result.pending) })
     return { conversation, turn: await halted(conversation, result, tools, caller) }
   }
 
@@ -154,47 +167,76 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     const { conversation } = found
     onConversation?.(conversation)
     const tools = request.tools ?? found.tools
-    let claim: Awaited<ReturnType<DurableStore["claimAnswer"]>>
-    try {
-      // The claim makes a duplicate delivery of the same results (a client retry racing the
-      // first) resume the run once; the loser gets a 409 instead of a second model call.
-      claim = await store.claimAnswer(conversation, found.answer, { leaseMs: opts.claimLeaseMs })
-    } catch (error) {
-      if (AnswerConflictError.isInstance(error) || UnknownRequestError.isInstance(error)) {
-        // Another delivery of these results is running: a retry in a moment gets its turn replayed.
-        throw new ProxyError(
-          409,
-          "conflict_error",
-          "these tool results are being applied by another request; retry to get its answer",
-          { param: "messages", headers: { "retry-after": "1" }, retryable: true },
-        )
-      }
-      throw error
-    }
     let result: RunResult
     try {
-      const history = (await store.get(conversation)) ?? []
+      // durable's exactly-once resume: the claim makes a duplicate delivery of the same results
+      // (a client retry racing the first) resume the run once, a heartbeat keeps it while the
+      // model answers, settled calls are checkpointed under it, and a failed attempt releases
+      // it with the results kept, so the caller's retry (e.g. after a 429) resumes with them.
       result = await withToolkit(tools, (toolkit) =>
-        client.continueRun({
+        askWithAnswer(client, {
+          id: conversation,
+          answer: found.answer,
           toolkit,
-          messages: history,
-          pending: claim.request,
-          answer: claim.answer,
           signal,
           output: request.output,
           onEvent,
+          leaseMs: opts.claimLeaseMs,
+          maxAttempts: opts.claimMaxAttempts,
         }),
       )
-      await store.save(conversation, result.messages, { pending: result.pending ?? null, claim: claim.token })
     } catch (error) {
-      // The claim keeps the results: the caller's retry (e.g. after a 429) resumes with them.
-      await store.releaseClaim(conversation, claim.token).catch(() => {})
-      throw error
+      throw await refusedResume(error, found.answer.id)
     }
     const haltedAgain = result.status === "pending" && result.pending !== undefined
+    if (haltedAgain && opts.pendingTtlMs !== undefined) {
+      await store.save(conversation, result.messages, { pending: expiring(result.pending as Request) })
+    }
     const turn = haltedAgain ? await halted(conversation, result, tools, caller) : relayTurn(result, [])
     await settleHalt(store, found, turn, haltedAgain)
     return { conversation, turn }
+  }
+
+  /** The caller's answer to a resume the store refused: 409, retryable unless the results failed too often. */
+  async function refusedResume(error: unknown, requestId: string): Promise<unknown> {
+    if (AnswerExpiredError.isInstance(error)) {
+      return conflict(
+        `the tool calls these results answer expired at ${error.expiresAt}; ` +
+          "start a new conversation by ending the messages with a user message",
+        "messages",
+      )
+    }
+    // A lost claim leaves the results with the claim: a retry resumes with them.
+    const refused =
+      AnswerConflictError.isInstance(error) ||
+      UnknownRequestError.isInstance(error) ||
+      ClaimLostError.isInstance(error)
+    if (!refused) return error
+    const failed = await store.listFailed().catch(() => [])
+    if (failed.some((entry) => entry.request.id === requestId)) {
+      return new ProxyError(
+        409,
+        "conflict_error",
+        "resuming with these tool results failed too often; the conversation waits for an operator (retryFailed)",
+        { param: "messages", retryable: false },
+      )
+    }
+    // Another delivery of these results is running: a retry in a moment gets its turn replayed.
+    return new ProxyError(
+      409,
+      "conflict_error",
+      "these tool results are being applied by another request; retry to get its answer",
+      { param: "messages", headers: { "retry-after": "1" }, retryable: true },
+    )
+  }
+
+  /**
+   * The halted request with the caller's deadline for its results (`pendingTtlMs`) as its
+   * `expiresAt`: the claim judges it, by durable's one expiry rule.
+   */
+  function expiring(pending: Request): Request {
+    if (opts.pendingTtlMs === undefined) return pending
+    return { ...pending, expiresAt: new Date(Date.now() + opts.pendingTtlMs).toISOString() }
   }
 
   /** Indexes a halted run's relay calls under fresh caller ids and summarises the turn. */
@@ -204,10 +246,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     tools: ChatToolDeclaration[],
     caller: string | undefined,
   ): Promise<RelayTurn> {
-    const calls: CallerCall[] = await rememberHalt(store, conversation, result.pending!, tools, {
-      caller,
-      ttlMs: opts.pendingTtlMs,
-    })
+    const calls: CallerCall[] = await rememberHalt(store, conversation, result.pending!, tools, { caller })
     // Only relay tools are offered, so any other halt is a bug worth a loud 500.
     if (calls.length === 0)
       throw new Error(`the run halted on a ${result.pending?.kind} request, not on tool calls`)
@@ -315,6 +354,11 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     if (conversation !== undefined) c.header(CONVERSATION_HEADER, conversation)
     return c.json(await respond(turn))
   })
+
+  // `responses.retrieve`: a response kept because its request did not say `store: false`.
+  app.get("/v1/responses/:id", async (c) =>
+    c.json(await storedResponse(store, c.req.param("id"), c.get("caller"))),
+  )
 
   app.get("/v1/models", (c) => c.json({ object: "list", data: opts.model ? [modelEntry(opts.model)] : [] }))
   app.get("/v1/models/:id", (c) => {

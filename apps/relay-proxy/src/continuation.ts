@@ -13,7 +13,7 @@ import type { CallerCall, RelayTurn } from "./relay-turn.js"
  * caller's conversation and read its reply. When a run halts on relay calls, each call gets a
  * fresh random id, scoped to that conversation and to the caller's key:
  *   relay-proxy/call/<caller id>             → { conversation, caller?, answered? }
- *   relay-proxy/conversation/<conversation>  → { tools, request, calls: [{id, callId}], caller?, expiresAt? }
+ *   relay-proxy/conversation/<conversation>  → { tools, request, calls: [{id, callId}], caller? }
  *   relay-proxy/replay/<conversation>/<request> → { digest, turn }   (once answered)
  * The caller echoes its ids as `tool_call_id` (chat) or `call_id` (Responses); the proxy maps
  * them back to the model's ids. A redelivery of the very same results after the run moved on (an
@@ -40,8 +40,6 @@ interface ConversationEntry {
   calls: { id: string; callId: string }[]
   /** The caller's key fingerprint; absent without caller authentication. */
   caller?: string
-  /** Epoch ms after which the caller's results are refused; absent = never. */
-  expiresAt?: number
 }
 
 interface ReplayEntry {
@@ -83,7 +81,7 @@ export async function rememberHalt(
   conversation: string,
   pending: Request,
   tools: ChatToolDeclaration[],
-  opts: { caller?: string; ttlMs?: number },
+  opts: { caller?: string },
 ): Promise<CallerCall[]> {
   const calls = relayCallsOf(pending).map((call) => ({ ...call, callId: call.id, id: callerCallId() }))
   const entry: ConversationEntry = {
@@ -91,7 +89,6 @@ export async function rememberHalt(
     request: pending.id,
     calls: calls.map(({ id, callId }) => ({ id, callId })),
     ...owner(opts.caller),
-    ...(opts.ttlMs !== undefined ? { expiresAt: Date.now() + opts.ttlMs } : {}),
   }
   // The conversation entry first: an index entry must never point at a stale one.
   await store.putSnapshot(conversationKey(conversation), entry)
@@ -130,7 +127,7 @@ export async function settleHalt(
  * or, for a redelivery of results already applied, the turn they produced.
  *
  * @throws ProxyError 409 when no id answers an open request of this caller (unknown, another
- *   caller's, expired, or already answered with other results); 400 when the results mix
+ *   caller's, or already answered with other results); 400 when the results mix
  *   conversations, repeat an id, or answer calls that are not part of the pending request.
  */
 export async function findContinuation(
@@ -162,13 +159,6 @@ export async function findContinuation(
   }
   if (conversations.size > 1) {
     throw badRequest("the tool results answer tool calls of different conversations", "messages")
-  }
-  if (entry.expiresAt !== undefined && Date.now() > entry.expiresAt) {
-    throw conflict(
-      `the tool calls these results answer expired at ${new Date(entry.expiresAt).toISOString()}; ` +
-        "start a new conversation by ending the messages with a user message",
-      "messages",
-    )
   }
   const pending = await store.getPending(conversation)
   if (pending === undefined || pending.id !== entry.request) {

@@ -1,5 +1,5 @@
 import type { DurableStore } from "@toolnexus/durable"
-import { badRequest } from "./proxy-error.js"
+import { ProxyError, badRequest } from "./proxy-error.js"
 
 /*
  * The Responses API items this proxy returned, kept so that a follow-up may send
@@ -25,6 +25,8 @@ interface StoredItem {
 interface StoredResponse {
   items: ResponseItem[]
   caller?: string
+  /** The response object as returned, for `GET /v1/responses/{id}`; absent in older rows. */
+  response?: Record<string, unknown>
 }
 
 /**
@@ -33,7 +35,7 @@ interface StoredResponse {
  */
 export async function rememberResponse(
   store: DurableStore,
-  response: { id: string; output: ResponseItem[] },
+  response: { id: string; output: ResponseItem[] } & Record<string, unknown>,
   items: ResponseItem[],
   caller: string | undefined,
 ): Promise<void> {
@@ -42,7 +44,28 @@ export async function rememberResponse(
     if (item.id !== undefined)
       await store.putSnapshot(itemKey(item.id), { item, ...owner } satisfies StoredItem)
   }
-  await store.putSnapshot(responseKey(response.id), { items, ...owner } satisfies StoredResponse)
+  await store.putSnapshot(responseKey(response.id), { items, response, ...owner } satisfies StoredResponse)
+}
+
+/**
+ * A stored response as it was returned (`GET /v1/responses/{id}`, `responses.retrieve`).
+ *
+ * @throws ProxyError 404 when this caller got no stored response with that id (another
+ *   caller's is reported exactly like an unknown one)
+ */
+export async function storedResponse(
+  store: DurableStore,
+  id: string,
+  caller: string | undefined,
+): Promise<Record<string, unknown>> {
+  const stored = (await store.getSnapshot(responseKey(id))) as StoredResponse | undefined
+  if (stored?.response === undefined || stored.caller !== caller) {
+    throw new ProxyError(404, "invalid_request_error", `no stored response with id ${JSON.stringify(id)}`, {
+      code: "not_found",
+      param: "response_id",
+    })
+  }
+  return stored.response
 }
 
 /**

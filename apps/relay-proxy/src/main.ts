@@ -4,40 +4,73 @@ import { serve } from "@hono/node-server"
 import { createClient } from "@toolnexus/core"
 import { openStore } from "@toolnexus/durable"
 import { createRelayProxy } from "./app.js"
-import { configFromEnv } from "./config.js"
+import { ConfigurationError, configFromEnv } from "./config.js"
+import { OFFLINE_MODEL, startOfflineModel } from "./offline-model.js"
+import { withRequestLog } from "./request-log.js"
 
-const config = configFromEnv()
-const sqliteFile = /^sqlite:(?!:memory:)(.+)$/.exec(config.storeUrl)?.[1]
-// SQLite creates the file but not its directory; "sqlite:///abs" is the URL form of "/abs".
-if (sqliteFile) mkdirSync(dirname(sqliteFile.replace(/^\/\//, "")), { recursive: true })
-
-const store = await openStore(config.storeUrl)
-// One upstream attempt per caller request: the caller's SDK does the retrying (see upstream-error.ts).
-const client = createClient({ ...config.upstream, retries: 0 })
-const app = createRelayProxy({
-  client,
-  store,
-  style: config.upstream.style,
-  model: config.upstream.model,
-  apiKeys: config.apiKeys,
-  maxBodyBytes: config.maxBodyBytes,
-  secrets: [config.upstream.apiKey ?? "", ...(config.apiKeys ?? [])],
-  pendingTtlMs: config.pendingTtlMs,
-})
-
-// A postgres/redis URL may carry a password: show only what follows it.
-const shownStore = config.storeUrl.replace(/\/\/[^/@]*@/, "//***@")
-const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
-  process.stdout.write(
-    `relay-proxy listening on http://${info.address}:${info.port}/v1 → ${config.upstream.style} ` +
-      `${config.upstream.model} (store ${shownStore})\n`,
+try {
+  await main()
+} catch (error) {
+  // A bad setting is the user's to fix: one line saying what, no stack trace.
+  const known = error instanceof ConfigurationError || (error as { code?: unknown })?.code !== undefined
+  process.stderr.write(
+    known ? `${(error as Error).message}\n` : `relay-proxy: ${String((error as Error)?.stack ?? error)}\n`,
   )
-})
-
-function shutdown(): void {
-  server.close(() => {
-    store.close().finally(() => process.exit(0))
-  })
+  process.exit(1)
 }
-process.once("SIGINT", shutdown)
-process.once("SIGTERM", shutdown)
+
+async function main(): Promise<void> {
+  const config = configFromEnv()
+  if (config.warning) process.stderr.write(`relay-proxy: warning: ${config.warning}\n`)
+  const sqliteFile = /^sqlite:(?!:memory:)(.+)$/.exec(config.storeUrl)?.[1]
+  // SQLite creates the file but not its directory; "sqlite:///abs" is the URL form of "/abs".
+  if (sqliteFile) mkdirSync(dirname(sqliteFile.replace(/^\/\//, "")), { recursive: true })
+
+  const offline = config.upstream === "offline" ? await startOfflineModel() : undefined
+  const upstream =
+    config.upstream === "offline"
+      ? { baseUrl: `${offline?.url}/v1`, style: "openai" as const, model: OFFLINE_MODEL }
+      : config.upstream
+  const store = await openStore(config.storeUrl)
+  // One upstream attempt per caller request: the caller's SDK does the retrying (see upstream-error.ts).
+  // On the store: resumes go through its stored continue under durable's claim.
+  const client = createClient({ ...upstream, retries: 0, store })
+  const app = createRelayProxy({
+    client,
+    store,
+    style: upstream.style,
+    model: upstream.model,
+    apiKeys: config.apiKeys,
+    maxBodyBytes: config.maxBodyBytes,
+    secrets: ["apiKey" in upstream ? (upstream.apiKey ?? "") : "", ...(config.apiKeys ?? [])],
+    pendingTtlMs: config.pendingTtlMs,
+  })
+
+  // A postgres/redis URL may carry a password: show only what follows it.
+  const shownStore = config.storeUrl.replace(/\/\/[^/@]*@/, "//***@")
+  const fetch = withRequestLog(app.fetch, { keyNames: config.keyNames })
+  const server = serve({ fetch, port: config.port, hostname: config.host }, (info) => {
+    const target = offline
+      ? "the scripted offline model (set UPSTREAM_BASE_URL for a real one)"
+      : upstream.model
+    process.stdout.write(
+      `relay-proxy listening on http://${info.address}:${info.port}/v1 → ${upstream.style} ${target} (store ${shownStore})\n`,
+    )
+  })
+  server.once("error", (error: NodeJS.ErrnoException) => {
+    const why =
+      error.code === "EADDRINUSE"
+        ? `port ${config.port} is already in use: set PORT to a free one, or 0 for any`
+        : `cannot listen on ${config.host}:${config.port}: ${error.message}`
+    process.stderr.write(`relay-proxy: ${why}\n`)
+    process.exit(1)
+  })
+
+  const shutdown = () => {
+    server.close(() => {
+      Promise.all([store.close(), offline?.close()]).finally(() => process.exit(0))
+    })
+  }
+  process.once("SIGINT", shutdown)
+  process.once("SIGTERM", shutdown)
+}

@@ -168,7 +168,13 @@ describe("tool results that answer nothing pending ⇒ 409", () => {
   it("results arriving after pendingTtlMs are refused as expired", async () => {
     const { server, store } = h
     server.enqueue({ toolCalls: [{ id: "c1", name: "t", arguments: {} }] })
-    const client = createClient({ baseUrl: `${server.url}/v1`, style: "openai", model: "m", apiKey: "k" })
+    const client = createClient({
+      baseUrl: `${server.url}/v1`,
+      style: "openai",
+      model: "m",
+      apiKey: "k",
+      store,
+    })
     const app = createRelayProxy({ client, store, pendingTtlMs: 1 })
     const messages: any[] = [{ role: "user", content: "go" }]
     const first = await chat(app, { messages, tools: [fnTool("t")] })
@@ -340,6 +346,7 @@ describe("upstream failures map to the caller's status", () => {
       apiKey: "k",
       retries: 0,
       timeoutMs: 100,
+      store,
     })
     const res = await chat(createRelayProxy({ client, store }), {
       messages: [{ role: "user", content: "hi" }],

@@ -72,7 +72,7 @@ async function sdkWith(result: Fidelity) {
     usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
     ...result,
   }
-  const client = { continueRun: async () => full } as unknown as Client
+  const client = { continueRun: async () => full, conversationStore: () => h.store } as unknown as Client
   listening = await listen(createRelayProxy({ client, store: h.store }))
   return new OpenAI({ baseURL: listening.baseURL, apiKey: "k", maxRetries: 0 })
 }
@@ -149,6 +149,7 @@ describe("an upstream stream's error event", () => {
       continueRun: async () => {
         throw new LLMStreamError(info)
       },
+      conversationStore: () => h.store,
     } as unknown as Client
     const app = createRelayProxy({ client, store: h.store })
     const res = await app.request("/v1/chat/completions", {

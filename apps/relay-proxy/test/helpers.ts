@@ -37,6 +37,7 @@ export function proxyFor(
     apiKey: API_KEY,
     // As in main.ts: one upstream attempt per caller request; the caller's SDK retries.
     retries: 0,
+    store,
   })
   return createRelayProxy({ client, store, style, model: "upstream-model", secrets: [API_KEY], ...options })
 }

@@ -130,7 +130,13 @@ describe("configFromEnv", () => {
 
   it("lists every problem and never echoes the key", () => {
     const attempt = () =>
-      configFromEnv({ UPSTREAM_STYLE: "gemini", UPSTREAM_API_KEY: "sk-hidden", PORT: "x" })
+      // (Without UPSTREAM_BASE_URL at all the proxy runs on its offline model: no problem there.)
+      configFromEnv({
+        UPSTREAM_BASE_URL: "api.example.com",
+        UPSTREAM_STYLE: "gemini",
+        UPSTREAM_API_KEY: "sk-hidden",
+        PORT: "x",
+      })
     expect(attempt).toThrow(/UPSTREAM_BASE_URL.*UPSTREAM_MODEL.*UPSTREAM_STYLE.*PORT/)
     expect(attempt).not.toThrow(/sk-hidden/)
   })

@@ -37,6 +37,7 @@ async function replaying(style: EndpointStyle, ...names: string[]) {
       if (body === undefined) throw new Error("no recording left")
       return new Response(body, { status: 200, headers: { "content-type": "application/json" } })
     },
+    store: h.store,
   })
   listening = await listen(createRelayProxy({ client, store: h.store, style }))
   return { openai: new OpenAI({ baseURL: listening.baseURL, apiKey: "k", maxRetries: 0 }), sent }

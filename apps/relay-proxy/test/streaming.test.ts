@@ -61,6 +61,7 @@ beforeEach(async () => {
     apiKey: "k",
     retries: 0,
     fetch: upstreamFetch as typeof fetch,
+    store,
   })
   listening = await listen(createRelayProxy({ client, store, model: "upstream-model" }))
 })

@@ -9,18 +9,21 @@ import type { Trace } from "./trace.js"
  * @internal How a handle's suspensions are answered inline: by the nearest `waitFor` on the
  * chain self → root. While it decides, the handle is `suspended` (inline: it keeps its slot)
  * and its request carries `data.path`. `undefined` when no def on the chain has a `waitFor`:
- * the run then halts and the handle parks.
+ * the run then halts and the handle parks. `top` answers when no def does (an engine's wait).
  */
 export function escalationFor(
   r: HandleRecord,
   trace: Trace,
   events: EventHub,
+  top?: (req: Request) => Promise<Answer>,
 ): ((req: Request) => Promise<Answer>) | undefined {
   let waitFor: ((req: Request) => Answer | Promise<Answer>) | undefined
   for (const x of r.chain()) {
     waitFor = x.def.waitFor
     if (waitFor) break
   }
+  // Under a durable executor the engine's wait is the `waitFor` atop every chain.
+  waitFor ??= top
   if (!waitFor) return undefined
   const answer = waitFor
   return async (req) => {

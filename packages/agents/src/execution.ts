@@ -1,5 +1,8 @@
 import {
+  type Answer,
   type Client,
+  type DurableExecutor,
+  type Request,
   ConfigError,
   ConversationPendingError,
   type ConversationStore,
@@ -9,6 +12,7 @@ import {
   type Toolkit,
   createClient,
   createToolkit,
+  handleExecutor,
 } from "@toolnexus/core"
 import { agentToolOf, childAgentTool } from "./agent-tool.js"
 import { turnLimit } from "./budget.js"
@@ -60,6 +64,8 @@ export type TurnWork = (
  */
 export class Execution {
   readonly #ctx: ExecutionContext
+  /** Under an executor: how many runs each handle has started (its steps' name prefix). */
+  readonly #runs = new Map<string, number>()
 
   constructor(ctx: ExecutionContext) {
     this.#ctx = ctx
@@ -115,6 +121,8 @@ export class Execution {
           const run = await continueHalted(id, client, halted)
           if (run.status !== "done" || input === "") return run
         }
+        if (this.#ctx.options.executor)
+          return this.#journaled(r, id, client, input, { toolkit, signal, onEvent })
         return client.ask(input, { toolkit, id, signal, onEvent })
       },
       drained,
@@ -166,6 +174,29 @@ export class Execution {
     }
   }
 
+  /**
+   * A handle's run as steps of the runtime's executor. Replay rebuilds the tree: handle ids
+   * are deterministic and each run of a handle has its own step prefix.
+   */
+  async #journaled(
+    r: HandleRecord,
+    id: string,
+    client: Client,
+    input: string,
+    opts: { toolkit: Toolkit; signal: AbortSignal; onEvent: StreamListener | undefined },
+  ): Promise<RunResult> {
+    const { store, trace, events } = this.#ctx
+    const root = this.#ctx.options.executor as DurableExecutor
+    const run = (this.#runs.get(r.id) ?? 0) + 1
+    this.#runs.set(r.id, run)
+    const wait = escalationFor(r, trace, events, (req) => root.wait(req)) as (req: Request) => Promise<Answer>
+    const executor = handleExecutor(root, r.id, { run, wait })
+    const history = (await store.get(id)) ?? []
+    const result = await client.run(input, { ...opts, history, executor })
+    await store.save(id, result.messages, { pending: null })
+    return result
+  }
+
   #clientFor(r: HandleRecord): Client {
     const { options, store, clock, turnGate, trace, events } = this.#ctx
     const { llm, fetch } = options
@@ -184,6 +215,7 @@ export class Execution {
       maxTurns: 1_000,
       store,
       hooks: hooks && hooksWithHandle(hooks, r.id),
+      compaction: r.def.compaction ?? options.compaction,
       onMetric: (ev) => {
         account(r, ev)
         userMetric?.({ ...ev, handle: r.id })

@@ -5,16 +5,23 @@ import * as agents from "./index.js"
 it("exports exactly the public runtime surface", () => {
   expect(Object.keys(agents).sort()).toEqual([
     "AgentsError",
+    "BOOTSTRAP_ORDER",
     "ClosedError",
+    "HEARTBEAT_OK",
+    "HEARTBEAT_PROMPT",
     "InboxFullError",
     "RuntimeError",
     "SNAPSHOT_VERSION",
     "TICK_CHANNEL",
     "TIMER_CHANNEL",
     "agent",
+    "composeSoul",
     "createRuntime",
     "createVirtualClock",
+    "fromDir",
+    "memoryTool",
     "restoreRuntime",
+    "startAgent",
     "systemClock",
   ])
 })

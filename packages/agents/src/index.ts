@@ -25,3 +25,14 @@ export type {
   RuntimeOptions,
   TaskResult,
 } from "./types.js"
+export {
+  BOOTSTRAP_ORDER,
+  HEARTBEAT_OK,
+  HEARTBEAT_PROMPT,
+  composeSoul,
+  fromDir,
+  memoryTool,
+} from "./persona.js"
+export type { FromDirOptions } from "./persona.js"
+export { startAgent } from "./start-agent.js"
+export type { HeartbeatOptions, StartedAgent } from "./start-agent.js"

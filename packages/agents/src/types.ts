@@ -1,6 +1,8 @@
 import type {
   Answer,
+  CompactionOptions,
   ConversationStore,
+  DurableExecutor,
   Hooks,
   MetricEvent,
   Request,
@@ -45,6 +47,8 @@ export interface AgentDef {
   onClose?: (h: Handle, reason: CloseReason) => void | Promise<void>
   hooks?: Hooks
   onMetric?: (ev: MetricEvent) => void
+  /** Context compaction of this agent's transcript (§16); replaces the runtime's. */
+  compaction?: CompactionOptions
 }
 
 /** Why a handle was closed. */
@@ -138,6 +142,8 @@ export interface RuntimeOptions {
   shutdownMs?: number
   hooks?: Hooks
   onMetric?: (ev: MetricEvent) => void
+  /** Context compaction of every handle's transcript (§16); a def's own wins. */
+  compaction?: CompactionOptions
   /**
    * Receives every handle's events and state changes, tagged with the handle, synchronously
    * as they happen (see `Runtime.events()` for an async iterable). A throw is ignored.
@@ -148,4 +154,10 @@ export interface RuntimeOptions {
    * a child's nested under its parent's `execute_tool task` span.
    */
   telemetry?: TelemetryOptions
+  /**
+   * Run the whole tree as one workflow of a durable-execution engine: every handle's LLM turns
+   * and tool calls are journaled steps named `<handle id>/…`, and a suspension anywhere that no
+   * def's `waitFor` answers is one `executor.wait` for the deepest handle (never a park).
+   */
+  executor?: DurableExecutor
 }

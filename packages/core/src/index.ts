@@ -49,6 +49,22 @@ export type { HttpToolMethod, HttpToolOptions } from "./tools/http-tool.js"
 export { relayTool } from "./tools/relay-tool.js"
 export { createToolkit } from "./tools/toolkit.js"
 export type { Toolkit, ToolkitOptions } from "./tools/toolkit.js"
+export type { ToolSet } from "./tools/assemble-tools.js"
+export type { ApprovalPolicy } from "./tools/approval-policy.js"
+export { SUMMARY_PREFIX, compactMessages, compactor, estimateTokens } from "./compaction/compact-messages.js"
+export type { CompactionOptions } from "./compaction/compact-messages.js"
+export { BUILTIN_TOOL_NAMES } from "./builtins/builtin-tools.js"
+export type { BuiltinsOptions } from "./builtins/builtin-tools.js"
+export { listSkills } from "./skills/list-skills.js"
+export type {
+  ListSkillsOptions,
+  SkillDef,
+  SkillInfo,
+  SkillInventory,
+  SkillSkipReason,
+} from "./skills/list-skills.js"
+export type { SkillOptions } from "./skills/skill-tool.js"
+export { SKILLS_PROMPT_PREAMBLE, SKILL_TOOL_DESCRIPTION } from "./skills/skill-texts.js"
 
 export { authRequired, isRequest, pending, pendingOf } from "./suspension/pending.js"
 export type { PendingInput } from "./suspension/pending.js"
@@ -71,6 +87,12 @@ export type {
   StreamListener,
 } from "./client/client.js"
 export type { OutputOf, OutputSchema } from "./client/structured-output.js"
+export { StepTooLargeError, handleExecutor } from "./client/executor.js"
+export type { DurableExecutor } from "./client/executor.js"
+export { EngineRunError } from "./client/engine-connection.js"
+export type { EngineConnection } from "./client/engine-connection.js"
+export type { PendingEntry } from "./suspension/pending-entry.js"
+export type { TranslateRequest, TranslateResult, TranslatedToolCall } from "./client/translate.js"
 export type { RunResult, StreamEvent, ToolCallRecord } from "./client/run-result.js"
 export type { Hooks } from "./client/hooks.js"
 export { registerMetrics } from "./client/metrics.js"

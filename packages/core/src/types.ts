@@ -60,7 +60,16 @@ export interface ToolContext {
 }
 
 /** Where a tool comes from. */
-export type ToolSource = "native" | "http" | "relay" | "custom" | "agent" | "mcp"
+export type ToolSource =
+  | "native"
+  | "http"
+  | "relay"
+  | "custom"
+  | "agent"
+  | "mcp"
+  | "a2a"
+  | "builtin"
+  | "skill"
 
 /** A tool the model can call. */
 export interface Tool {

@@ -1,4 +1,15 @@
-import type { Answer, AnswerDecision, ConversationStore, Message, Request, SaveMeta } from "@toolnexus/core"
+import type {
+  Answer,
+  AnswerDecision,
+  ConversationStore,
+  Message,
+  PendingEntry,
+  Request,
+  SaveMeta,
+} from "@toolnexus/core"
+
+// Moved to core (an engine connection lists the same entries); re-exported from here as before.
+export type { PendingEntry }
 
 /** Options of {@link DurableStore.listPending}. */
 export interface ListPendingOptions {
@@ -11,27 +22,6 @@ export interface ListPendingOptions {
    * is no longer open, the listing goes on from the first entry whose id sorts after it.
    */
   after?: string
-}
-
-/**
- * An open request, as listed by {@link DurableStore.listPending}: one entry per request id,
- * however many conversations of a parked tree hold it.
- */
-export interface PendingEntry {
-  /** The request, as its deepest holder stored it. */
-  request: Request
-  /** The deepest conversation holding it: the one whose tool asked. */
-  conversationId: string
-  /** The key of the saved runtime whose tree holds it (see `saveRuntime`), if any. */
-  runtimeKey?: string
-  /** The holding handle's id segments, for a request parked in a runtime tree. */
-  path?: string[]
-  /** RFC 3339 time at which the request was first saved as pending. */
-  since: string
-  /** How many times an answer to it was claimed. */
-  attempts: number
-  /** `claimed` while an answer is being applied (or its worker died and a sweep is due). */
-  state: "open" | "claimed"
 }
 
 /** A request whose resumes kept failing, as listed by {@link DurableStore.listFailed}. */

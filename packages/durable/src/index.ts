@@ -14,7 +14,7 @@ export type {
   RenewOptions,
   RuntimeHold,
 } from "./durable-store.js"
-export type { DurableStoreOptions } from "./internal/store-base.js"
+export type { DurableStoreOptions } from "./store-engine/store-base.js"
 export { ClaimLostError, CorruptDataError, RuntimeCollisionError, RuntimeHeldError } from "./errors.js"
 export type { CorruptRow } from "./errors.js"
 export { runWithAnswer } from "./resume/run-with-answer.js"

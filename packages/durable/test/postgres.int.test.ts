@@ -1,3 +1,4 @@
+import { readWriteStats } from "../src/store-engine/write-stats.js"
 import { randomUUID } from "node:crypto"
 import { setTimeout as sleep } from "node:timers/promises"
 import { AnswerExpiredError, StoreError, UnknownRequestError } from "@toolnexus/core"
@@ -5,7 +6,7 @@ import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import { PostgresStore } from "../src/postgres/index.js"
 import { POSTGRES_MIGRATIONS } from "../src/postgres/migrations.js"
-import { describeStoreContract, parkAndResume, request, turns, uid } from "./store-contract.js"
+import { describeStoreContract, parkAndResume, request, turns, uid } from "../src/testing/store-contract.js"
 
 const url = process.env.TOOLNEXUS_TEST_PG_URL
 const skip = url ? undefined : "TOOLNEXUS_TEST_PG_URL is not set"
@@ -32,6 +33,7 @@ afterAll(async () => {
 })
 
 describeStoreContract("PostgresStore", {
+  writeStats: readWriteStats,
   skip,
   create: async (extra) =>
     new PostgresStore({ connectionString: storeUrl, schema, opTimeoutMs: 1000, ...extra }),

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type AgentDef, createRuntime } from "@toolnexus/agents"
+import { type AgentDef, type Runtime, createRuntime } from "@toolnexus/agents"
 import { type Answer, AnswerConflictError, defineTool, pending } from "@toolnexus/core"
 import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
-import { afterAll, beforeAll, expect, it } from "vitest"
+import { afterAll, beforeAll, expect, it, vi } from "vitest"
 import { loadRuntime, resumeRuntime, saveRuntime } from "../src/resume/runtime-persistence.js"
 import { SqliteStore } from "../src/sqlite/index.js"
 
@@ -33,15 +33,28 @@ const registry: Record<string, AgentDef> = {
   payer: { name: "payer", does: "pays", soul: "payer", tools: [transfer] },
 }
 const fresh = (soul: string) => (r: FakeRequestView) => r.system === soul && r.toolResults.length === 0
+const llmOptions = () => ({ baseUrl: `${server.url}/v1`, model: "m", apiKey: "k" })
 
-it("a failed cascade keeps the saved runtime and frees the answer; the next delivery finishes it once", async () => {
-  const store = new SqliteStore({ path: join(dir, "rt.db") })
-  const llm = { baseUrl: `${server.url}/v1`, model: "m", apiKey: "k" }
+/** Parks lead → payer on the transfer's approval and saves the runtime under `key`. */
+async function parkTree(store: SqliteStore, key: string) {
   server.addRule({
     match: fresh("lead"),
     reply: { toolCalls: [{ name: "task", arguments: { agent: "payer", prompt: "pay" } }] },
   })
   server.addRule({ match: fresh("payer"), reply: { toolCalls: [{ name: "transfer", arguments: {} }] } })
+  const rt = createRuntime({ registry, llm: llmOptions(), store, namespace: `${key}:` })
+  const lead = rt.spawn(rt.root, "lead")
+  rt.wake(lead, "go")
+  const parked = await rt.wait(lead)
+  await saveRuntime(store, key, rt)
+  return { rt, lead, answer: { id: parked.pending?.id as string, ok: true } }
+}
+
+it("a failed cascade keeps the saved runtime and frees the answer; the next delivery finishes it once", async () => {
+  const store = new SqliteStore({ path: join(dir, "rt.db") })
+  const { lead, answer } = await parkTree(store, "order-1")
+  const saved = await store.getSnapshot("order-1")
+  const llm = llmOptions()
   server.addRule({
     match: (r) => r.system === "payer",
     reply: (r) => ({ text: `payer: ${r.toolResults[0]?.content}` }),
@@ -51,14 +64,6 @@ it("a failed cascade keeps the saved runtime and frees the answer; the next deli
     match: (r) => r.system === "lead",
     reply: (r) => ({ text: `lead: ${r.toolResults[0]?.content}` }),
   })
-
-  const rt = createRuntime({ registry, llm, store, namespace: "order-1:" })
-  const lead = rt.spawn(rt.root, "lead")
-  rt.wake(lead, "go")
-  const parked = await rt.wait(lead)
-  await saveRuntime(store, "order-1", rt)
-  const saved = await store.getSnapshot("order-1")
-  const answer = { id: parked.pending?.id as string, ok: true }
 
   const failed = await resumeRuntime(store, "order-1", answer, { registry, llm })
   expect((await failed.wait(lead)).status).toBe("error")
@@ -100,6 +105,33 @@ it("a failed cascade keeps the saved runtime and frees the answer; the next deli
   expect(await store.getSnapshot("order-1")).not.toEqual(saved)
   expect(await store.findRequest(answer.id)).toBeUndefined()
   expect(server.requests.length).toBe(requests)
+  expect(answers.filter((a) => a?.ok)).toHaveLength(1)
+  await store.close()
+})
+
+it("a throwing rt.resume releases its claim at once (an attempt counted): the next delivery resumes", async () => {
+  server.reset()
+  answers.length = 0
+  const store = new SqliteStore({ path: join(dir, "rt-throw.db") })
+  const { rt, lead, answer } = await parkTree(store, "order-2")
+  const llm = llmOptions()
+  server.addRule({ match: (r) => r.system === "payer", reply: { text: "paid" } })
+  server.addRule({ match: (r) => r.system === "lead", reply: { text: "lead done" } })
+
+  const resume = vi
+    .spyOn(Object.getPrototypeOf(rt) as { resume: Runtime["resume"] }, "resume")
+    .mockRejectedValueOnce(new Error("the runtime blew up"))
+  try {
+    // A lease far longer than the test: only a release lets the next delivery in.
+    await expect(
+      resumeRuntime(store, "order-2", answer, { registry, llm, leaseMs: 600_000 }),
+    ).rejects.toThrow("the runtime blew up")
+  } finally {
+    resume.mockRestore()
+  }
+  expect(await store.findRequest(answer.id)).toMatchObject({ attempts: 1 })
+  const done = await resumeRuntime(store, "order-2", answer, { registry, llm, leaseMs: 600_000 })
+  expect(await done.wait(lead)).toMatchObject({ status: "done", text: "lead done" })
   expect(answers.filter((a) => a?.ok)).toHaveLength(1)
   await store.close()
 })

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { SqliteStore } from "../src/sqlite/index.js"
 import { migrateSqlite } from "../src/sqlite/migrate-sqlite.js"
 import { SQLITE_MIGRATIONS } from "../src/sqlite/migrations.js"
-import { turns } from "./store-contract.js"
+import { turns } from "../src/testing/store-contract.js"
 
 const dir = mkdtempSync(join(tmpdir(), "tnx-durable-migrate-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

@@ -3,10 +3,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import Database from "better-sqlite3"
 import { afterAll, describe, expect, it } from "vitest"
+import { readWriteStats } from "../src/store-engine/write-stats.js"
 import { SqliteStore } from "../src/sqlite/index.js"
 import { SQLITE_MIGRATIONS } from "../src/sqlite/migrations.js"
 import { type Message, StoreError } from "@toolnexus/core"
-import { describeStoreContract, message, turns } from "./store-contract.js"
+import { describeStoreContract, message, turns } from "../src/testing/store-contract.js"
 
 const dir = mkdtempSync(join(tmpdir(), "tnx-durable-sqlite-"))
 const file = join(dir, "contract.db")
@@ -31,6 +32,7 @@ for (const [name, db] of [
   ["SqliteStore (:memory:)", memory],
 ] as const) {
   describeStoreContract(name, {
+    writeStats: readWriteStats,
     create: async (extra) =>
       db
         ? new SqliteStore({ db, opTimeoutMs: 10, ...extra })

@@ -1,20 +1,8 @@
-import { ConfigError } from "@toolnexus/core"
+import { type ApprovalPolicy, ConfigError } from "@toolnexus/core"
 import { isPlainObject } from "./config.js"
 
-/**
- * Which calls first suspend for a human's approval (`kind: "approval"`):
- * - `true` / `false`: every call / none;
- * - `"destructive"`: calls of tools the server does not mark read-only and does not mark
- *   `destructiveHint: false` (the MCP annotation defaults);
- * - a function deciding per call;
- * - per server: `true`, `false`, `"destructive"`, or the server's own tool names that need it
- *   (servers not listed need none).
- */
-export type ApprovalPolicy =
-  | boolean
-  | "destructive"
-  | ((server: string, tool: string, args: Record<string, unknown>) => boolean)
-  | Record<string, boolean | "destructive" | string[]>
+/** Which calls first suspend for a human's approval: core's policy, shared with the built-in tools. */
+export type { ApprovalPolicy }
 
 /** The MCP tool annotations the policy reads (the server's hints; untrusted). */
 export interface ToolAnnotations {

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs"
 import { ConfigError } from "@toolnexus/core"
+import type { McpOAuthOptions } from "./oauth-options.js"
 
 /** A server started as a child process and spoken to over stdio. */
 export interface McpStdioServerConfig {
@@ -15,6 +16,11 @@ export interface McpHttpServerConfig {
   url: string
   /** Sent with every request; `${NAME}` in a value is read from the environment and never logged. */
   headers?: Record<string, string>
+  /**
+   * This server's OAuth settings, over the connection's `oauth` (field by field): each
+   * machine-to-machine server has its own client credentials.
+   */
+  oauth?: McpOAuthOptions
 }
 
 /** How to reach one MCP server. */
@@ -90,6 +96,11 @@ export function checkServerConfig(
     }
     const config: McpHttpServerConfig = { url: entry.url }
     if (entry.headers !== undefined) config.headers = stringRecord(entry.headers, `${at}: "headers"`)
+    // Checked once merged over the connection's options (checkOAuthOptions).
+    if (entry.oauth !== undefined) {
+      if (!isPlainObject(entry.oauth)) throw new ConfigError(`${at}: "oauth" must be an object`)
+      config.oauth = { ...(entry.oauth as McpOAuthOptions) }
+    }
     return config
   }
   if (typeof entry.command !== "string" || entry.command.trim() === "") {

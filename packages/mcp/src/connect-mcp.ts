@@ -1,8 +1,9 @@
 import { ConfigError, type Tool } from "@toolnexus/core"
 import { type ApprovalPolicy, checkApprovalPolicy } from "./approval-policy.js"
-import { type McpServerConfig, checkServerConfig, isPlainObject } from "./config.js"
+import type { ClientFeatures, McpLogEntry, McpRoot, McpSamplingOptions } from "./client-features.js"
+import { type McpServerConfig, checkServerConfig, isHttpConfig, isPlainObject } from "./config.js"
 import { AnswerMemory, McpTool, type McpToolEnv, signInTool } from "./mcp-tool.js"
-import type { McpOAuthOptions } from "./oauth-provider.js"
+import { type McpOAuthOptions, checkOAuthOptions } from "./oauth-options.js"
 import { ServerConnection } from "./server-connection.js"
 import { type TokenStore, memoryTokenStore } from "./token-store.js"
 import { toolNameFor } from "./tool-names.js"
@@ -15,7 +16,10 @@ export interface ConnectMcpOptions {
   requireApproval?: ApprovalPolicy
   /** Where OAuth tokens of remote servers are kept. Default: in memory, for this process. */
   tokenStore?: TokenStore
-  /** OAuth client settings for remote servers that answer 401. */
+  /**
+   * OAuth client settings for remote servers that answer 401: a user's login (the default) or a
+   * machine-to-machine grant. A server's own `oauth` is merged over these.
+   */
   oauth?: McpOAuthOptions
   /** How long a server may take to start and answer `initialize`. Default 10 s. */
   connectTimeoutMs?: number
@@ -23,6 +27,12 @@ export interface ConnectMcpOptions {
   callTimeoutMs?: number
   /** Longer outputs are cut, saying so. Default 100,000 characters. */
   maxOutputChars?: number
+  /** Roots offered to servers that ask (`roots/list`). Default: none offered (the request is refused). */
+  roots?: McpRoot[]
+  /** Serves servers' sampling requests with the caller's model. Default: not offered (refused). */
+  sampling?: McpSamplingOptions
+  /** Receives the servers' log messages (`notifications/message`). Default: dropped. */
+  onLog?: (entry: McpLogEntry) => void
 }
 
 /** One server's state, as {@link McpConnection.servers} reports it. */
@@ -97,8 +107,15 @@ export async function connectMcp(options: ConnectMcpOptions): Promise<McpConnect
     if (!Number.isFinite(value) || value <= 0)
       throw new ConfigError(`connectMcp: "${key}" must be a positive number`)
   }
-  if (typeof oauth?.redirectUrl !== "string")
-    throw new ConfigError('connectMcp: "oauth.redirectUrl" must be a URL')
+  if (!isPlainObject(oauth)) throw new ConfigError('connectMcp: "oauth" must be an object')
+  const features = checkFeatures(options)
+  const oauthOf = new Map<string, McpOAuthOptions>()
+  for (const [name, config] of configs) {
+    if (!isHttpConfig(config)) continue
+    const merged = config.oauth ? { ...oauth, ...config.oauth } : oauth
+    const at = config.oauth ? `connectMcp: server ${JSON.stringify(name)}: "oauth"` : 'connectMcp: "oauth"'
+    oauthOf.set(name, checkOAuthOptions(merged, at))
+  }
 
   const env: McpToolEnv = { policy: requireApproval, maxOutputChars, answered: new AnswerMemory() }
   const registry = new ToolRegistry(env)
@@ -108,7 +125,8 @@ export async function connectMcp(options: ConnectMcpOptions): Promise<McpConnect
         connectTimeoutMs,
         callTimeoutMs,
         tokenStore,
-        oauth,
+        oauth: oauthOf.get(name) ?? oauth,
+        features,
         onToolsChanged: () => registry.sync(connections),
       }),
   )
@@ -138,6 +156,32 @@ export async function connectMcp(options: ConnectMcpOptions): Promise<McpConnect
       await Promise.all(connections.map((c) => c.close()))
     },
   }
+}
+
+function checkFeatures(options: ConnectMcpOptions): ClientFeatures {
+  const { roots, sampling, onLog } = options
+  const features: ClientFeatures = {}
+  if (roots !== undefined) {
+    if (
+      !Array.isArray(roots) ||
+      roots.some((r) => !isPlainObject(r) || typeof r.uri !== "string" || r.uri === "")
+    )
+      throw new ConfigError('connectMcp: "roots" must be an array of { uri, name? }')
+    features.roots = roots.map((r) => ({ ...r }))
+  }
+  if (sampling !== undefined) {
+    if (
+      !isPlainObject(sampling) ||
+      typeof (sampling.client as { run?: unknown } | undefined)?.run !== "function"
+    )
+      throw new ConfigError('connectMcp: "sampling.client" must be a toolnexus Client')
+    features.sampling = sampling
+  }
+  if (onLog !== undefined) {
+    if (typeof onLog !== "function") throw new ConfigError('connectMcp: "onLog" must be a function')
+    features.onLog = onLog
+  }
+  return features
 }
 
 /**

@@ -47,7 +47,9 @@ export function elicitationOf(params: ElicitRequest["params"], server: string, t
 /**
  * @internal What goes back to the server for an answer: `ok` ⇒ accept (form data validated
  * against the requested schema first), reason `"cancelled"` ⇒ cancel, any other `ok: false` ⇒
- * decline. `problem` is set when the data does not fit: the server is then told `cancel`.
+ * decline. Fields the answer omits get the schema's `default` (SEP-1034), so an accepted form
+ * is complete however it was answered (inline or from a stored answer). `problem` is set when
+ * the data does not fit: the server is then told `cancel`.
  */
 export function elicitResultOf(
   elicitation: Elicitation,
@@ -56,10 +58,24 @@ export function elicitResultOf(
   if (!answer.ok) return { result: { action: answer.reason === "cancelled" ? "cancel" : "decline" } }
   const { params } = elicitation
   if (params.mode === "url") return { result: { action: "accept" } }
-  const content = answer.data ?? {}
+  const content = withDefaults(params.requestedSchema, answer.data ?? {})
   const problem = formProblem(params.requestedSchema, content)
   if (problem) return { result: { action: "cancel" }, problem }
   return { result: { action: "accept", content: content as ElicitResult["content"] } }
+}
+
+/**
+ * A copy of `content` with the schema's defaults for the properties it lacks. Form schemas are
+ * flat (primitive properties only), so only the top level has defaults to apply.
+ */
+function withDefaults(schema: unknown, content: unknown): unknown {
+  if (!isPlainObject(content) || !isPlainObject(schema) || !isPlainObject(schema.properties)) return content
+  const filled: Record<string, unknown> = { ...content }
+  for (const [name, property] of Object.entries(schema.properties)) {
+    if (filled[name] === undefined && isPlainObject(property) && "default" in property)
+      filled[name] = property.default
+  }
+  return filled
 }
 
 function formProblem(schema: unknown, content: unknown): string | undefined {

@@ -3,6 +3,7 @@ export type { ConnectMcpOptions, McpConnection, McpServerStatus } from "./connec
 export { loadMcpConfig } from "./config.js"
 export type { McpHttpServerConfig, McpServerConfig, McpStdioServerConfig } from "./config.js"
 export type { ApprovalPolicy, ToolAnnotations } from "./approval-policy.js"
-export type { McpOAuthOptions } from "./oauth-provider.js"
+export type { McpIdpOptions, McpOAuthOptions, McpTokenEndpointAuthMethod } from "./oauth-options.js"
 export type { TokenStore } from "./token-store.js"
 export { McpConnectError, McpHandshakeTimeoutError } from "./errors.js"
+export type { McpLogEntry, McpRoot, McpSamplingOptions } from "./client-features.js"

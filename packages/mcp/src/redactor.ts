@@ -7,14 +7,16 @@ const MIN_SECRET = 4
 /**
  * @internal Keeps a server's secrets out of messages: header values (with `${NAME}` read from
  * the environment) and the `env` values given to a child process are replaced by `***` in any
- * text that leaves the package (errors, tool results, stderr excerpts).
+ * text that leaves the package (errors, tool results, stderr excerpts), and so are the OAuth
+ * client secrets, private keys and ID tokens the connection was given.
  */
 export class Redactor {
   readonly #secrets: string[]
   readonly #headers: Record<string, string> | undefined
 
-  constructor(config: McpServerConfig) {
-    const secrets: string[] = []
+  /** @param extra - more secrets to keep out (OAuth client secrets and keys). */
+  constructor(config: McpServerConfig, extra: readonly string[] = []) {
+    const secrets: string[] = [...extra]
     if (isHttpConfig(config) && config.headers) {
       this.#headers = {}
       for (const [name, raw] of Object.entries(config.headers)) {

@@ -6,7 +6,10 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   CallToolResultSchema,
+  CreateMessageRequestSchema,
   ElicitRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
   ErrorCode,
   McpError,
   ResultSchema,
@@ -14,10 +17,13 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import type { Answer, Request, ToolContext } from "@toolnexus/core"
 import type { ToolAnnotations } from "./approval-policy.js"
+import { type ClientFeatures, answerSampling, clientCapabilities } from "./client-features.js"
 import { type McpServerConfig, isHttpConfig, isPlainObject } from "./config.js"
 import { type Elicitation, elicitResultOf, elicitationOf } from "./elicitation.js"
 import { McpConnectError, McpHandshakeTimeoutError } from "./errors.js"
-import { type McpOAuthOptions, TokenStoreAuthProvider } from "./oauth-provider.js"
+import { OAuthError } from "@modelcontextprotocol/sdk/server/auth/errors.js"
+import { type McpOAuthOptions, oauthSecrets } from "./oauth-options.js"
+import { TokenStoreAuthProvider } from "./oauth-provider.js"
 import { Redactor } from "./redactor.js"
 import type { TokenStore } from "./token-store.js"
 import type { CallToolOutcome } from "./tool-output.js"
@@ -36,6 +42,8 @@ export interface ServerOptions {
   callTimeoutMs: number
   tokenStore: TokenStore
   oauth: McpOAuthOptions
+  /** Roots, sampling and logging, as configured. */
+  features: ClientFeatures
   /** Called after `tools/list_changed` has been applied. */
   onToolsChanged(): void
 }
@@ -73,7 +81,7 @@ const PROBE_TIMEOUT_MS = 2_000
 
 /**
  * @internal One configured server: its MCP client session, its tools, and the rules for a
- * session that dies (the next call reconnects, with backoff between failed attempts).
+ * session that dies (the next call reconnects at once; backoff only between failed attempts).
  */
 export class ServerConnection {
   readonly name: string
@@ -98,9 +106,10 @@ export class ServerConnection {
     this.name = name
     this.#config = config
     this.#options = options
-    this.#redactor = new Redactor(config)
-    this.#auth = isHttpConfig(config)
-      ? new TokenStoreAuthProvider(name, options.tokenStore, options.oauth)
+    const http = isHttpConfig(config)
+    this.#redactor = new Redactor(config, http ? oauthSecrets(options.oauth) : [])
+    this.#auth = http
+      ? new TokenStoreAuthProvider(name, config.url, options.tokenStore, options.oauth)
       : undefined
   }
 
@@ -150,6 +159,19 @@ export class ServerConnection {
     return this.#connecting
   }
 
+  /** Connects, or gives up waiting (not connecting) after `ms`: false when the wait ran out. */
+  async #connectWithin(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms)
+    })
+    try {
+      return await Promise.race([this.connect().then(() => true as const), late])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
   /** Calls a tool, reconnecting first when the session is gone and the backoff allows it. */
   async call(call: InflightCall, args: Record<string, unknown>): Promise<CallEnd> {
     if (this.#status === "closed")
@@ -157,7 +179,13 @@ export class ServerConnection {
     if (this.#status !== "ready") {
       const wait = this.#retryAt - Date.now()
       if (wait > 0 && this.#status === "failed") return { kind: "failed", message: this.#unavailable(wait) }
-      await this.connect()
+      // The reconnect is part of the call: it gets the call's time limit (and goes on after it).
+      if (!(await this.#connectWithin(this.#options.callTimeoutMs))) {
+        return {
+          kind: "failed",
+          message: `MCP server ${JSON.stringify(this.name)} did not reconnect within ${this.#options.callTimeoutMs} ms`,
+        }
+      }
       const status = this.status
       if (status === "login" && this.authorizationUrl) return { kind: "login", url: this.authorizationUrl }
       if (status !== "ready") return { kind: "failed", message: this.#unavailable(0) }
@@ -222,13 +250,44 @@ export class ServerConnection {
   async #connect(): Promise<void> {
     await this.#reset()
     this.#stderr = ""
-    if (this.#auth && !this.#usesLogin)
+    if (this.#auth && !this.#auth.isMachine && !this.#usesLogin)
       this.#usesLogin = (await this.#options.tokenStore.get(this.name)) !== undefined
+    const features = this.#options.features
     const client = new Client(
       { name: "toolnexus", version: "0.1.0" },
-      { capabilities: { elicitation: { form: {}, url: {} } } },
+      { capabilities: clientCapabilities(features) },
     )
     client.setRequestHandler(ElicitRequestSchema, (request) => this.#onElicit(request.params))
+    // Features not configured are not announced; the SDK answers their requests "method not found".
+    const { roots, sampling, onLog } = features
+    if (roots)
+      client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots.map((r) => ({ ...r })) }))
+    if (sampling) {
+      client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+        const call = [...this.#inflight].find((c) => !c.suspended)
+        // A person may be asked and a model runs: neither counts against the call's time limit.
+        call?.deadline?.stop()
+        try {
+          return await answerSampling(request.params, sampling, {
+            server: this.name,
+            tool: call?.tool,
+            ctx: call?.ctx,
+          })
+        } finally {
+          call?.deadline?.restart()
+        }
+      })
+    }
+    if (onLog) {
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+        const { level, logger, data } = notification.params
+        onLog(
+          logger === undefined
+            ? { server: this.name, level, data }
+            : { server: this.name, level, logger, data },
+        )
+      })
+    }
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#refresh(client))
     const timeoutMs = this.#options.connectTimeoutMs
     let timer: NodeJS.Timeout | undefined
@@ -243,7 +302,7 @@ export class ServerConnection {
       await client.close().catch(() => {})
       this.#client = undefined
       this.#transport = undefined
-      this.#fail(error)
+      this.#fail(error, true)
       return
     } finally {
       clearTimeout(timer)
@@ -410,7 +469,12 @@ export class ServerConnection {
       })
   }
 
-  #fail(error: unknown): void {
+  /**
+   * Records a failure. `attempt`: a connection attempt failed, which starts (or lengthens) the
+   * backoff before the next one; a session that was working and died does not, so the first
+   * call after a death reconnects at once.
+   */
+  #fail(error: unknown, attempt = false): void {
     if (this.#status === "closed") return
     if (error instanceof UnauthorizedError && this.authorizationUrl) {
       this.#status = "login"
@@ -423,8 +487,13 @@ export class ServerConnection {
       error instanceof McpHandshakeTimeoutError || error instanceof McpConnectError
         ? error
         : new McpConnectError(this.name, `${this.#clean(error)}${this.#stderrNote()}`, { cause: error })
-    this.#failures++
-    this.#retryAt = Date.now() + Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (this.#failures - 1))
+    if (attempt) {
+      this.#failures++
+      this.#retryAt = Date.now() + Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (this.#failures - 1))
+    } else {
+      this.#failures = 0
+      this.#retryAt = 0
+    }
     // The session is gone: whatever was waiting on it ends now instead of at its timeout.
     for (const call of this.#inflight) call.abort.abort()
     const client = this.#client
@@ -456,6 +525,12 @@ export class ServerConnection {
 
   #clean(error: unknown): string {
     let text = error instanceof Error ? error.message : String(error)
+    if (error instanceof OAuthError) {
+      // The authorization server's own words: its error code and description (never a secret:
+      // those are redacted below, and the SDK does not echo the request).
+      const grant = this.#auth?.isMachine ? `the ${this.#options.oauth.grant} grant` : "the token request"
+      text = `the authorization server refused ${grant}: ${error.errorCode}${text ? ` (${text})` : ""}`
+    }
     // The SDK's HTTP errors keep the status in `code`, and their message may not say it.
     const status = (error as { code?: unknown } | undefined)?.code
     if (typeof status === "number" && status >= 100 && status < 600 && !text.includes(String(status)))

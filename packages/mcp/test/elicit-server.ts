@@ -7,6 +7,20 @@ export const DATE_FORM = {
   required: ["date"],
 }
 
+/** A form whose every field is optional with a default (SEP-1034), and one required field. */
+export const PROFILE_FORM = {
+  type: "object" as const,
+  properties: {
+    email: { type: "string" as const },
+    name: { type: "string" as const, default: "John Doe" },
+    age: { type: "integer" as const, default: 30 },
+    score: { type: "number" as const, default: 95.5 },
+    status: { type: "string" as const, enum: ["active", "inactive"], default: "active" },
+    verified: { type: "boolean" as const, default: true },
+  },
+  required: ["email"],
+}
+
 /** A server whose `book` tool asks the user for a date, and whose `sign` tool sends them to a URL. */
 export function elicitingServer(log: { elicitations: number; calls: number }): () => McpServer {
   return () => {
@@ -43,6 +57,17 @@ export function elicitingServer(log: { elicitations: number; calls: number }): (
       const date = await ask("Which date?", "date")
       const time = date === undefined ? undefined : await ask("What time?", "time")
       return { content: [{ type: "text", text: `planned ${date} at ${time}` }] }
+    })
+    server.registerTool("profile", { description: "Asks for a profile with defaults" }, async (extra) => {
+      log.calls++
+      log.elicitations++
+      const reply = await server.server.elicitInput(
+        { mode: "form", message: "Your profile?", requestedSchema: PROFILE_FORM },
+        { relatedRequestId: extra.requestId },
+      )
+      return {
+        content: [{ type: "text", text: `${reply.action}: ${JSON.stringify(reply.content ?? null)}` }],
+      }
     })
     server.registerTool("stall", { description: "Never answers" }, () => new Promise(() => {}))
     server.registerTool(

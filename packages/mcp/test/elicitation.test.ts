@@ -2,7 +2,7 @@ import type { Answer, Request } from "@toolnexus/core"
 import { createToolkit } from "@toolnexus/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type McpConnection, connectMcp } from "../src/index.js"
-import { DATE_FORM, elicitingServer } from "./elicit-server.js"
+import { DATE_FORM, PROFILE_FORM, elicitingServer } from "./elicit-server.js"
 import { type ServedMcp, serveMcp } from "./http-server.js"
 import { answerHalted, scriptedClient } from "./scripted-model.js"
 
@@ -70,6 +70,34 @@ describe("form elicitation answered inline through the chain's waitFor", () => {
     expect(result.toolCalls[0]?.output).toMatch(/does not fit the form: .*date/)
   })
 
+  it("fills the fields an accepted answer omits with the schema's defaults", async () => {
+    const { asked, waitFor } = answering(() => ({ ok: true, data: { email: "a@example.com", age: 41 } }))
+    const toolkit = await createToolkit({ extraTools: mcp.tools() })
+    const result = await scriptedClient([{ name: "shop__profile", arguments: {} }], { waitFor }).run("x", {
+      toolkit,
+    })
+    expect(asked[0]?.data).toMatchObject({ schema: PROFILE_FORM })
+    const sent = JSON.parse(result.toolCalls[0]?.output.replace(/^accept: /, "") ?? "null")
+    expect(sent).toEqual({
+      email: "a@example.com",
+      age: 41,
+      name: "John Doe",
+      score: 95.5,
+      status: "active",
+      verified: true,
+    })
+  })
+
+  it("defaults do not stand in for a required field without one", async () => {
+    const toolkit = await createToolkit({ extraTools: mcp.tools() })
+    const empty = answering(() => ({ ok: true, data: {} }))
+    const result = await scriptedClient([{ name: "shop__profile", arguments: {} }], empty).run("x", {
+      toolkit,
+    })
+    expect(result.toolCalls[0]?.isError).toBe(true)
+    expect(result.toolCalls[0]?.output).toMatch(/does not fit the form: .*email/)
+  })
+
   it("URL mode becomes an authorization request with the url; ok accepts", async () => {
     const { asked, waitFor } = answering(() => ({ ok: true }))
     const toolkit = await createToolkit({ extraTools: mcp.tools() })
@@ -133,6 +161,24 @@ describe("form elicitation with nobody to answer", () => {
     expect(resumed.text).toBe("final: booked 2 for 2027-01-02")
     // The server asked twice (the first call was cancelled); the user was asked once.
     expect(log.elicitations - before).toBe(2)
+  })
+
+  it("a stored answer gets the schema's defaults too", async () => {
+    const toolkit = await createToolkit({ extraTools: mcp.tools() })
+    const client = scriptedClient([{ name: "shop__profile", arguments: {} }])
+    const halted = await client.run("profile", { toolkit })
+    expect(halted.pending?.prompt).toBe("Your profile?")
+    const resumed = await answerHalted(client, toolkit, halted, { email: "b@example.com", verified: false })
+    expect(resumed.status).toBe("done")
+    const sent = JSON.parse(resumed.toolCalls.at(-1)?.output.replace(/^accept: /, "") ?? "null")
+    expect(sent).toEqual({
+      email: "b@example.com",
+      verified: false,
+      name: "John Doe",
+      age: 30,
+      score: 95.5,
+      status: "active",
+    })
   })
 
   it("a call that elicits twice halts twice; the last re-issue replays both answers", async () => {

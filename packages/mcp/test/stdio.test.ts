@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Request, createToolkit } from "@toolnexus/core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { type McpConnection, McpHandshakeTimeoutError, connectMcp } from "../src/index.js"
 import { EVERYTHING, FILESYSTEM, TEST_SERVER, alive } from "./paths.js"
 import { answerHalted, scriptedClient } from "./scripted-model.js"
@@ -206,8 +206,7 @@ describe("child processes", () => {
         /^MCP server "flaky" went away during the call to die \(.+\); the next call reconnects$/,
       )
       expect(mcp.servers()[0]).toMatchObject({ status: "failed", code: "TNX_MCP_CONNECT" })
-      // The first reconnect is allowed at once after the backoff's first step.
-      await new Promise((r) => setTimeout(r, 600))
+      // No backoff after a death: the very next call reconnects.
       expect((await toolkit.execute("flaky__ping", {})).output).toBe("pong")
       expect(mcp.servers()[0]?.status).toBe("ready")
       expect(pidsOf(mcp)[0]).not.toBe(first)
@@ -243,14 +242,64 @@ describe("child processes", () => {
     expect((await toolkit.execute("t__ping", {})).output).toBe('MCP server "t" is closed')
   })
 
-  it("calls during the backoff fail fast, saying when the next attempt is", async () => {
-    const mcp = await connectMcp({ servers: { flaky: { command: node, args: [TEST_SERVER, "stdio"] } } })
+  it("a server killed between calls: the first call after reconnects at once to a new process", async () => {
+    const mcp = await connectMcp({
+      servers: { killed: { command: node, args: [TEST_SERVER, "stdio"] } },
+    })
     try {
       const toolkit = await createToolkit({ extraTools: mcp.tools() })
+      expect((await toolkit.execute("killed__ping", {})).output).toBe("pong")
+      const first = pidsOf(mcp)[0] as number
+      process.kill(first, "SIGKILL")
+      await vi.waitFor(() => expect(mcp.servers()[0]?.status).toBe("failed"))
+      const after = await toolkit.execute("killed__ping", {})
+      expect(after).toMatchObject({ isError: false, output: "pong" })
+      expect(mcp.servers()[0]?.status).toBe("ready")
+      expect(pidsOf(mcp)[0]).not.toBe(first)
+    } finally {
+      await mcp.close()
+    }
+  })
+
+  it("backoff only between failed attempts: a call in the window fails fast, saying when the next is", async () => {
+    // Starts once; every later start fails (the marker file exists), as a broken redeploy would.
+    const marker = join(mkdtempSync(join(tmpdir(), "tnx-mcp-once-")), "started")
+    const script = `[ -e "$1" ] && { echo broken >&2; exit 1; }; : > "$1"; exec "$2" "$3" stdio`
+    const mcp = await connectMcp({
+      servers: { flaky: { command: "sh", args: ["-c", script, "sh", marker, node, TEST_SERVER] } },
+    })
+    try {
+      const toolkit = await createToolkit({ extraTools: mcp.tools() })
+      expect((await toolkit.execute("flaky__ping", {})).output).toBe("pong")
       await toolkit.execute("flaky__die", {})
+      // The first call after the death tries at once; the start fails, which starts the backoff.
+      const attempt = await toolkit.execute("flaky__ping", {})
+      expect(attempt.isError).toBe(true)
+      expect(attempt.output).toMatch(/^MCP server "flaky" is unavailable \(.*broken.*\)$/)
       const fast = await toolkit.execute("flaky__ping", {})
       expect(fast.isError).toBe(true)
-      expect(fast.output).toMatch(/MCP server "flaky" is unavailable .*next reconnect attempt is in \d+ s/)
+      expect(fast.output).toMatch(/MCP server "flaky" is unavailable .*next reconnect attempt is in 1 s$/)
+    } finally {
+      await mcp.close()
+    }
+  })
+
+  it("a reconnect that takes longer than callTimeoutMs ends the call at its limit", async () => {
+    // Starts once; a later start hangs before it speaks MCP.
+    const marker = join(mkdtempSync(join(tmpdir(), "tnx-mcp-slow-")), "started")
+    const script = `[ -e "$1" ] && exec sleep 30; : > "$1"; exec "$2" "$3" stdio`
+    const mcp = await connectMcp({
+      servers: { slow: { command: "sh", args: ["-c", script, "sh", marker, node, TEST_SERVER] } },
+      callTimeoutMs: 300,
+    })
+    try {
+      const toolkit = await createToolkit({ extraTools: mcp.tools() })
+      await toolkit.execute("slow__die", {})
+      const result = await toolkit.execute("slow__ping", {})
+      expect(result).toMatchObject({
+        isError: true,
+        output: 'MCP server "slow" did not reconnect within 300 ms',
+      })
     } finally {
       await mcp.close()
     }

@@ -59,6 +59,7 @@ export function renderShell(input: ShellInput): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 ${csrf ? `<meta name="csrf-token" content="${escapeHtml(csrf)}">\n` : ""}<title>${escapeHtml(input.title)} · toolnexus approvals</title>
 <style nonce="${escapeHtml(nonce)}">${input.style}</style>
 </head>

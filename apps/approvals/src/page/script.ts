@@ -3,11 +3,13 @@
 export const SCRIPT = `
 const csrf = document.querySelector('meta[name="csrf-token"]')?.content ?? ""
 const log = document.getElementById("log")
-function say(text, isError) {
+function say(text, isError, kind) {
   if (!log) return
   const li = document.createElement("li")
   li.textContent = text
+  // A decline is not a success: it gets its own colour, like an error but not one.
   if (isError) li.className = "error"
+  else if (kind) li.className = kind
   log.prepend(li)
   while (log.children.length > 5) log.lastElementChild.remove()
 }
@@ -60,13 +62,20 @@ async function refreshHistory() {
 }
 function cards() { return [...document.querySelectorAll(".card")] }
 function select(card, focus = true) {
+  unconfirm()
   for (const c of document.querySelectorAll(".card.selected")) c.classList.remove("selected")
   if (!card) return
   card.classList.add("selected")
   if (focus) card.focus()
 }
+// Only a card the page shows as selected (focused or marked): a key never acts on a card the
+// user has not picked, so none is acted on right after the page loads.
 function selectedCard() {
-  return document.activeElement?.closest?.(".card") ?? document.querySelector(".card.selected") ?? cards()[0]
+  return document.activeElement?.closest?.(".card") ?? document.querySelector(".card.selected") ?? undefined
+}
+// An approval by keyboard takes a second press of a on the same card: the first marks it.
+function unconfirm() {
+  for (const c of document.querySelectorAll(".card.confirming")) c.classList.remove("confirming")
 }
 function openForm(card, name) {
   closeForms(card)
@@ -96,7 +105,7 @@ async function answer(card, body, verb) {
   for (const b of card.querySelectorAll("button")) b.disabled = true
   try {
     const run = await call("/requests/" + encodeURIComponent(id) + "/answer", body)
-    say(verb + " " + describe(run))
+    say(verb + " " + describe(run), false, body.ok === false ? "declined" : undefined)
     card.classList.remove("editing")
   } catch (error) {
     say("Could not answer: " + error.message, true)
@@ -167,6 +176,12 @@ function typing(target) {
 document.addEventListener("keydown", (event) => {
   if (event.ctrlKey || event.metaKey || event.altKey) return
   if (event.key === "Escape") {
+    unconfirm()
+    const start = document.querySelector("details.start[open]")
+    if (start && (start.contains(event.target) || !event.target.closest?.(".card"))) {
+      start.open = false
+      return
+    }
     const card = event.target.closest?.(".card")
     if (card) { closeForms(card); card.focus() }
     return
@@ -201,6 +216,12 @@ document.addEventListener("keydown", (event) => {
   const action = byKey[key]
   if (!action || !card.querySelector('[data-action="' + action + '"]')) return
   event.preventDefault()
+  if (action === "approve" && !card.classList.contains("confirming")) {
+    unconfirm()
+    card.classList.add("confirming")
+    return say("Press a again to approve: " + (card.querySelector(".prompt")?.textContent ?? "this request") + " (Esc cancels)")
+  }
+  unconfirm()
   ACTIONS[action](card)
 })
 if (document.getElementById("inbox") || document.getElementById("history")) {

@@ -49,6 +49,8 @@ abbr.required { color: var(--no); text-decoration: none }
 #log { list-style: none; padding: 0; margin: .5rem 0 }
 #log li { white-space: pre-wrap; margin: .3rem 0; padding: .45rem .7rem; border-radius: 6px; background: var(--ok-bg) }
 #log li.error { background: var(--no-bg); color: var(--no) }
+#log li.declined { background: #fdf2e9; color: #8a4b0f; border-left: 4px solid #d97706 }
+.card.confirming { border-color: #d97706; box-shadow: 0 0 0 3px #d9770633 }
 .error-text { color: var(--no) }
 .empty, .note { color: var(--muted) }
 .signin { max-width: 24rem; margin: 3rem auto; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.3rem }

@@ -48,7 +48,7 @@ export interface SecurityOptions {
 
 const SESSION_COOKIE = "tnx_session"
 const SIGNIN_COOKIE = "tnx_signin"
-const PUBLIC_PATHS = new Set(["/healthz", "/signin"])
+const PUBLIC_PATHS = new Set(["/healthz", "/signin", "/favicon.svg", "/favicon.ico"])
 
 /**
  * The access rules, as middleware plus the sign-in routes:

@@ -5,6 +5,7 @@ import type { ConversationStore } from "../store/conversation-store.js"
 import type { Toolkit } from "../tools/toolkit.js"
 import type { Answer, Message, Prompt, Request } from "../types.js"
 import { assertAnswer } from "../suspension/answer-shape.js"
+import { type DurableExecutor, RunJournal } from "./executor.js"
 import { resumeHaltedTurn } from "./halted-turn.js"
 import type { Hooks } from "./hooks.js"
 import { type LoopConfig, type ModelCall, type RunInput, RunState, runTurns } from "./loop.js"
@@ -13,6 +14,8 @@ import { RunTracing, type TracedEndpoint } from "../telemetry/run-tracing.js"
 import { type MetricEvent, MetricsRegistry, attachMetrics } from "./metrics.js"
 import type { RunResult, StreamEvent } from "./run-result.js"
 import { runStoredConversation } from "./stored-conversation.js"
+import type { TranslateRequest, TranslateResult } from "./translate.js"
+import { type CompactionOptions, assertCompactionOptions } from "../compaction/compact-messages.js"
 import { type OutputOf, type OutputSchema, outputSpec } from "./structured-output.js"
 
 /** Options shared by every client. */
@@ -38,6 +41,12 @@ export interface ClientBaseOptions {
    * otherwise.
    */
   telemetry?: TelemetryOptions
+  /**
+   * Context compaction before each LLM request: over `maxTokens`, the older transcript becomes
+   * one summary and the working transcript is replaced by the compacted one (results and stores
+   * hold it; a resume goes on from it).
+   */
+  compaction?: CompactionOptions
 }
 
 /**
@@ -64,6 +73,11 @@ export interface RunOptions<S extends OutputSchema | undefined = OutputSchema | 
   history?: Message[]
   signal?: AbortSignal
   onEvent?: StreamListener
+  /**
+   * Run as a workflow of a durable-execution engine: each LLM turn and tool call is a journaled
+   * step, and a suspension waits through `executor.wait` (the run never halts `pending`).
+   */
+  executor?: DurableExecutor
 }
 
 /** Options of `ask`. */
@@ -120,6 +134,8 @@ export interface ContinueOptions<S extends OutputSchema | undefined = OutputSche
    * the store's `checkpoints` flag (on for durable stores).
    */
   checkpoint?: boolean
+  /** Continue `messages` as a workflow of a durable-execution engine (see `RunOptions.executor`). */
+  executor?: DurableExecutor
 }
 
 /** A client of one model endpoint. */
@@ -164,6 +180,12 @@ export interface Client {
   conversationStore(): ConversationStore
   /** Prometheus text exposition of this client's metrics. */
   metrics(): string
+  /**
+   * One request in OpenAI shapes, answered in OpenAI shapes: no loop, no store, no tool runs
+   * (a toolkit is only declared). Anthropic gets upstream toolnexus's inbound conversion.
+   * `beforeLLM`/`afterLLM` run once; retries, request params and metrics as for `run`.
+   */
+  translate(req: TranslateRequest): Promise<TranslateResult>
 }
 
 /** @internal What a concrete client provides to the shared implementation. */
@@ -173,10 +195,13 @@ export interface ModelBinding {
   /** What the run spans say about the endpoint. */
   endpoint: TracedEndpoint
   callModel(call: ModelCall): Promise<ModelTurn>
+  /** The one request of `translate`; absent when the client has no wire format. */
+  translate?(req: TranslateRequest): Promise<TranslateResult>
 }
 
 /** @internal Builds the public client over a model binding. */
 export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Client {
+  if (opts.compaction !== undefined) assertCompactionOptions(opts.compaction)
   const maxTurns = opts.maxTurns ?? 10
   if (!Number.isInteger(maxTurns) || maxTurns < 1)
     throw new ConfigError(`maxTurns must be a positive integer, got ${opts.maxTurns}`)
@@ -201,13 +226,14 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     beforeTurn: opts.beforeTurn,
     record,
     callModel: measuredCall,
+    compaction: opts.compaction,
   })
 
-  async function measuredCall(call: ModelCall): Promise<ModelTurn> {
+  async function measuredCall(call: ModelCall, rec = record): Promise<ModelTurn> {
     const started = performance.now()
     try {
       const turn = await binding.callModel(call)
-      record({
+      rec({
         event: "llm",
         model,
         status: "ok",
@@ -219,7 +245,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       return turn
     } catch (error) {
       const httpStatus = (error as { status?: unknown }).status
-      record({
+      rec({
         event: "llm",
         model,
         status: "error",
@@ -230,6 +256,19 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         turn: call.turn,
       })
       throw error
+    }
+  }
+  /**
+   * Puts a run under an executor: its turns and calls become journaled steps, and the metric
+   * records they make are journaled with them.
+   */
+  function journaled(config: LoopConfig, input: RunInput, executor: DurableExecutor): LoopConfig {
+    const journal = new RunJournal({ executor, record, waitFor: opts.waitFor, emit: input.emit })
+    input.journal = journal
+    return {
+      ...config,
+      record: journal.record,
+      callModel: (call) => measuredCall(call, journal.record),
     }
   }
   const plain = configFor(false)
@@ -307,8 +346,9 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     answer: Answer | undefined,
     id: string | undefined,
     expiryChecked = false,
+    journaledConfig?: LoopConfig,
   ): Promise<RunResult<any>> {
-    const config = input.emit ? streaming : plain
+    const config = journaledConfig ?? (input.emit ? streaming : plain)
     const state = new RunState(messages.slice())
     return measured(input, { conversationId: id, resumes: pending }, async (traced) => {
       if (pending && answer) {
@@ -322,8 +362,12 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
 
   const client: Client = {
     run(prompt, runOpts = {}) {
-      const input = inputOf(runOpts.toolkit, runOpts.signal, "run", runOpts.onEvent, runOpts.output)
-      return finished(input, start(input.emit ? streaming : plain, prompt, runOpts.history ?? [], input))
+      const { executor } = runOpts
+      const scope = executor ? executor.id : "run"
+      const input = inputOf(runOpts.toolkit, runOpts.signal, scope, runOpts.onEvent, runOpts.output)
+      let config = input.emit ? streaming : plain
+      if (executor) config = journaled(config, input, executor)
+      return finished(input, start(config, prompt, runOpts.history ?? [], input))
     },
     ask(prompt, askOpts = {}) {
       const id = askOpts.id ?? "run"
@@ -351,7 +395,10 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     async continueRun(cont) {
       const { messages, id, answer, claim } = cont
       if (answer !== undefined) assertAnswer(answer)
-      const input = inputOf(cont.toolkit, cont.signal, id ?? "run", cont.onEvent, cont.output)
+      const { executor } = cont
+      const input = inputOf(cont.toolkit, cont.signal, executor?.id ?? id ?? "run", cont.onEvent, cont.output)
+      if (executor !== undefined && messages === undefined)
+        throw new ConfigError("continueRun: `executor` needs `messages` (the engine's journal is the store)")
       if (messages !== undefined) {
         if (claim !== undefined)
           throw new ConfigError("continueRun: `claim` needs a stored continue (omit `messages`)")
@@ -360,7 +407,8 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         if ((cont.pending === undefined) !== (answer === undefined)) {
           throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
         }
-        return finished(input, continueTranscript(input, messages, cont.pending, answer, id))
+        const config = executor ? journaled(input.emit ? streaming : plain, input, executor) : undefined
+        return finished(input, continueTranscript(input, messages, cont.pending, answer, id, false, config))
       }
       if (typeof id !== "string" || id === "") {
         throw new ConfigError("continueRun needs `messages`, or the `id` of a stored conversation")
@@ -399,6 +447,38 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     },
     conversationStore: () => store,
     metrics: () => registry.render(),
+    async translate(req) {
+      if (!binding.translate)
+        throw new ConfigError("translate needs a client of an HTTP endpoint (createClient)")
+      const started = performance.now()
+      try {
+        const result = await binding.translate(req)
+        const { promptTokens, completionTokens } = result.usage
+        record({
+          event: "llm",
+          model,
+          status: "ok",
+          durationMs: performance.now() - started,
+          promptTokens,
+          completionTokens,
+          turn: 1,
+        })
+        return result
+      } catch (error) {
+        const httpStatus = (error as { status?: unknown }).status
+        record({
+          event: "llm",
+          model,
+          status: "error",
+          ...(typeof httpStatus === "number" ? { httpStatus } : {}),
+          durationMs: performance.now() - started,
+          promptTokens: 0,
+          completionTokens: 0,
+          turn: 1,
+        })
+        throw error
+      }
+    },
   }
   attachMetrics(client, registry)
   return client

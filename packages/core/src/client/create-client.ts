@@ -1,3 +1,4 @@
+import { systemText } from "../skills/system-text.js"
 import { ConfigError, LLMResponseError, ToolnexusError } from "../errors.js"
 import type { ModelTurn } from "../providers/model-turn.js"
 import { anthropicWire } from "../providers/anthropic.js"
@@ -6,6 +7,16 @@ import { responsesWire } from "../providers/responses.js"
 import { readSSE } from "../providers/sse.js"
 import type { WireFormat } from "../providers/wire-format.js"
 import { type Client, type ClientBaseOptions, buildClient } from "./client.js"
+import {
+  type TranslateRequest,
+  type TranslateResult,
+  translateBody,
+  translateInput,
+  translateResult,
+  translatedTurn,
+  withRequestParams,
+} from "./translate.js"
+import type { Message, Tool } from "../types.js"
 import type { ModelCall } from "./loop.js"
 import { headerRedactor } from "./redact.js"
 import { type Attempt, type LLMErrorInfo, httpErrorOf, withRetries } from "./retry.js"
@@ -82,7 +93,7 @@ export function createClient(opts: ClientOptions): Client {
     try {
       let body = wire.body({
         model,
-        system: systemPrompt,
+        system: systemText(systemPrompt, call.skillsPrompt),
         messages: call.messages,
         tools: call.tools,
         stream: call.stream,
@@ -112,7 +123,7 @@ export function createClient(opts: ClientOptions): Client {
 
   /** Feeds a streamed reply to the call's listeners; output handed over is never repeated by a retry. */
   async function readStream(call: ModelCall, reply: HttpReply, attempt: Attempt): Promise<ModelTurn> {
-    const { onText, onRefusal } = call
+    const { onText, onRefusal, onReasoning } = call
     const stream = wire.streamAccumulator({
       onText: onText
         ? (delta) => {
@@ -126,6 +137,12 @@ export function createClient(opts: ClientOptions): Client {
             onRefusal(delta)
           }
         : undefined,
+      onReasoning: onReasoning
+        ? (delta) => {
+            attempt.delivered = true
+            onReasoning(delta)
+          }
+        : undefined,
     })
     try {
       for await (const event of readSSE(reply.chunks())) stream.accept(event)
@@ -136,6 +153,47 @@ export function createClient(opts: ClientOptions): Client {
     return stream.finish()
   }
 
+  /** The one request of `translate`: hooks once, the shared retries and transport. */
+  async function translate(req: TranslateRequest): Promise<TranslateResult> {
+    if (typeof req !== "object" || req === null || !Array.isArray(req.messages)) {
+      throw new ConfigError("translate needs { messages: [...] } (OpenAI chat messages)")
+    }
+    let { messages, tools } = translateInput(wire.style, systemPrompt, req)
+    const hooks = opts.hooks
+    if (hooks?.beforeLLM) {
+      const changed = await hooks.beforeLLM({
+        messages: messages as Message[],
+        tools: tools as Tool[],
+        model,
+        turn: 1,
+      })
+      if (changed?.messages) messages = changed.messages as unknown[]
+      if (changed?.tools) tools = changed.tools as unknown[]
+    }
+    let body = withRequestParams(
+      translateBody(wire.style, model, systemPrompt, req, messages, tools),
+      requestParams,
+    )
+    if (bodyTransform) body = bodyTransform(body)
+    const payload = JSON.stringify(body)
+    const data = await withRetries(policy, req.signal, async (attempt) => {
+      try {
+        const reply = await transport(url, { headers, body: payload, signal: attempt.signal })
+        if (reply.status < 200 || reply.status >= 300)
+          throw httpErrorOf(reply, await reply.text().catch(() => ""))
+        return parseJSON(await reply.text()) as Record<string, unknown>
+      } catch (error) {
+        throw ToolnexusError.isInstance(error) ? redact(error as ToolnexusError) : error
+      }
+    })
+    if (typeof data !== "object" || data === null)
+      throw new LLMResponseError("the LLM endpoint answered with no JSON object")
+    const result = translateResult(wire.style, data, model)
+    // The hook sees the turn as the loop's hooks do; the provider's reply stays on `result.raw`.
+    await hooks?.afterLLM?.({ response: translatedTurn(result), model, turn: 1 })
+    return result
+  }
+
   return buildClient(
     {
       model,
@@ -143,6 +201,7 @@ export function createClient(opts: ClientOptions): Client {
       // gen_ai.provider.name: both OpenAI APIs are "openai".
       endpoint: { provider: wire.style === "anthropic" ? "anthropic" : "openai", model, url },
       callModel: llmGate ? (call) => llmGate(() => callOnce(call)) : callOnce,
+      translate,
     },
     opts,
   )

@@ -1,3 +1,4 @@
+import { systemText } from "../skills/system-text.js"
 import { randomUUID } from "node:crypto"
 import { ConfigError, LLMResponseError } from "../errors.js"
 import { type FinishReason, type ModelTurn, parseToolArguments } from "../providers/model-turn.js"
@@ -59,7 +60,7 @@ export function createInProcessClient(opts: InProcessClientOptions): Client {
             : call.tools.toOpenAI()
         const reply = await generate({
           model,
-          system: systemPrompt,
+          system: systemText(systemPrompt, call.skillsPrompt),
           messages: call.messages,
           tools,
           turn: call.turn,

@@ -15,6 +15,9 @@ import type { RunResult, StreamEvent, ToolCallRecord } from "./run-result.js"
 import { type OutputSpec, correctionPrompt } from "./structured-output.js"
 import { type CallEnv, type CallOutcome, executeCall, relayOutcomes, relayRequest } from "./tool-calls.js"
 import { abortErrorOf } from "./transport.js"
+import type { RunJournal } from "./executor.js"
+import type { CompactionOptions } from "../compaction/compact-messages.js"
+import { compactTranscript } from "../compaction/compact-transcript.js"
 
 /** @internal One model call as the loop sees it, whatever the transport. */
 export interface ModelCall {
@@ -24,10 +27,14 @@ export interface ModelCall {
   signal: AbortSignal | undefined
   onText: ((delta: string) => void) | undefined
   onRefusal: ((delta: string) => void) | undefined
+  /** Reasoning deltas (thinking, reasoning summaries), streamed as `reasoning` events. */
+  onReasoning?: ((delta: string) => void) | undefined
   /** Structured output: the schema the final answer must match. */
   output: OutputFormat | undefined
   /** Ask with a streaming request (someone listens to deltas). */
   stream: boolean
+  /** The toolkit's skill catalog, appended to the system prompt (§16). */
+  skillsPrompt?: string | undefined
 }
 
 /** @internal The client-level settings of the loop. */
@@ -43,6 +50,8 @@ export interface LoopConfig {
   /** Checked before every LLM turn: a limit name stops the run as `incomplete`. */
   beforeTurn: (() => string | undefined) | undefined
   record(ev: MetricEvent): void
+  /** Compacts the working transcript before each LLM request (§16). */
+  compaction?: CompactionOptions | undefined
 }
 
 /** @internal The per-run inputs. */
@@ -62,6 +71,8 @@ export interface RunInput {
   tracing: RunTracing | undefined
   /** Structured output requested for this run. */
   output?: OutputSpec | undefined
+  /** Under a durable executor: turns and calls are its journaled steps. */
+  journal?: RunJournal | undefined
 }
 
 /** Finish reasons that cut a turn short, and the limit an incomplete result names. */
@@ -113,40 +124,31 @@ export class RunState {
 
 /** @internal Asks the model and runs tools until a final answer, a halt or a limit. */
 export async function runTurns(config: LoopConfig, input: RunInput, state: RunState): Promise<RunResult> {
-  const { model, hooks } = config
+  const { model } = config
   const emit = input.emit
   // The listeners are the same for every turn of the run.
   const onText = textListener(emit, input.onText)
   const onRefusal = emit ? (delta: string) => emit({ type: "refusal", delta }) : undefined
+  const onReasoning = emit ? (delta: string) => emit({ type: "reasoning", delta }) : undefined
   for (;;) {
     if (input.signal?.aborted) throw abortErrorOf(input.signal)
     if (state.turns >= config.maxTurns) return state.result(model, "incomplete", { limit: "maxTurns" })
     const limit = config.beforeTurn?.()
     if (limit !== undefined) return state.result(model, "incomplete", { limit })
     const turn = state.turns + 1
-    let messages: readonly Message[] = state.messages
-    let tools: Toolkit | Tool[] | undefined = input.toolkit
-    if (hooks?.beforeLLM) {
-      const changed = await hooks.beforeLLM({ messages, tools: input.toolkit?.tools() ?? [], model, turn })
-      if (changed?.messages) messages = changed.messages
-      if (changed?.tools) tools = changed.tools
-    }
-    const call: ModelCall = {
-      messages,
-      tools,
-      turn,
-      signal: input.signal,
-      onText,
-      onRefusal,
-      output: input.output?.format,
-      stream: config.stream,
-    }
-    const reply = input.tracing
-      ? await input.tracing.chat(messages, () => config.callModel(call))
-      : await config.callModel(call)
-    if (hooks?.afterLLM) await hooks.afterLLM({ response: reply, model, turn })
+    if (config.compaction) await compactTranscript(config.compaction, config.dialect, state.messages)
+    let reply: ModelTurn
+    // A journaled turn replays unasked: its hooks, request and events happened once, before.
+    let replayed = false
+    if (input.journal) {
+      const journaled = await input.journal.llm(turn, () =>
+        askModel(config, input, state, turn, onText, onRefusal, onReasoning),
+      )
+      reply = journaled.reply
+      replayed = journaled.replayed
+    } else reply = await askModel(config, input, state, turn, onText, onRefusal, onReasoning)
     recordTurn(state, reply, turn)
-    if (emit) {
+    if (emit && !replayed) {
       emit({ type: "usage", usage: { ...state.usage } })
       emit({ type: "turn", turn, finishReason: reply.finishReason })
     }
@@ -162,13 +164,50 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
       if (ended) return ended
       continue
     }
-    if (emit)
+    if (emit && !replayed)
       for (const c of reply.toolCalls) emit({ type: "tool_call", id: c.id, name: c.name, args: c.args ?? {} })
 
     const halted = await settleTurn(config, input, state, reply.toolCalls, turn, undefined)
     if (halted) return state.result(model, "pending", { pending: halted })
     if (input.checkpoint) await input.checkpoint(state.messages)
   }
+}
+
+/** One LLM request of the run: beforeLLM, the request (traced), afterLLM. */
+async function askModel(
+  config: LoopConfig,
+  input: RunInput,
+  state: RunState,
+  turn: number,
+  onText: ((delta: string) => void) | undefined,
+  onRefusal: ((delta: string) => void) | undefined,
+  onReasoning: ((delta: string) => void) | undefined,
+): Promise<ModelTurn> {
+  const { model, hooks } = config
+  let messages: readonly Message[] = state.messages
+  let tools: Toolkit | Tool[] | undefined = input.toolkit
+  if (hooks?.beforeLLM) {
+    const changed = await hooks.beforeLLM({ messages, tools: input.toolkit?.tools() ?? [], model, turn })
+    if (changed?.messages) messages = changed.messages
+    if (changed?.tools) tools = changed.tools
+  }
+  const call: ModelCall = {
+    messages,
+    tools,
+    turn,
+    signal: input.signal,
+    onText,
+    onRefusal,
+    onReasoning,
+    skillsPrompt: input.toolkit?.skillsPrompt?.(),
+    output: input.output?.format,
+    stream: config.stream,
+  }
+  const reply = input.tracing
+    ? await input.tracing.chat(messages, () => config.callModel(call))
+    : await config.callModel(call)
+  if (hooks?.afterLLM) await hooks.afterLLM({ response: reply, model, turn })
+  return reply
 }
 
 /** The run's text listener: `text` events for `emit`, and `ask`'s `onText`, or both. */
@@ -239,7 +278,8 @@ export function callEnv(config: LoopConfig, input: RunInput, turn: number): Call
   return {
     toolkit: input.toolkit,
     hooks: config.hooks,
-    waitFor: config.waitFor,
+    // The run's own waitFor first, then the toolkit's (§16).
+    waitFor: config.waitFor ?? input.toolkit?.waitFor,
     record: config.record,
     signal: input.signal,
     scope: input.scope,
@@ -262,9 +302,12 @@ export async function settleTurn(
   presets: Map<string, Preset> | undefined,
 ): Promise<Request | undefined> {
   const env = callEnv(config, input, turn)
-  const running: (Promise<CallOutcome> | CallOutcome | undefined)[] = []
+  // Under an executor the calls are journaled steps, run in call order; they never halt.
+  const running: (Promise<CallOutcome> | CallOutcome | undefined)[] = input.journal
+    ? await input.journal.settle(env, calls, presets)
+    : []
   const relayCalls: ModelToolCall[] = []
-  for (const call of calls) {
+  for (const call of input.journal ? [] : calls) {
     const preset = presets?.get(call.id)
     if (preset) running.push(preset(env))
     else if (!call.argumentsError && input.toolkit?.get(call.name)?.source === "relay") {
@@ -275,9 +318,9 @@ export async function settleTurn(
   let relay: { request: Request; outcomes?: Map<string, CallOutcome> } | undefined
   if (relayCalls.length > 0) {
     const request = relayRequest(relayCalls)
-    if (config.waitFor) {
+    if (env.waitFor) {
       input.tracing?.asked(request)
-      const answer = await config.waitFor(request)
+      const answer = await env.waitFor(request)
       const outcomes = relayOutcomes(env, request, relayCalls, answer)
       relay = { request, outcomes: new Map(outcomes.map((o) => [o.call.id, o])) }
     } else {
@@ -329,7 +372,7 @@ export async function settleTurn(
     if (result.metadata !== undefined) record.metadata = result.metadata
     state.toolCalls.push(record)
     // A suspension streams as `pending` alone: it is not a failed tool call.
-    if (!suspended)
+    if (!suspended && !outcome?.replayed)
       input.emit?.({
         type: "tool_result",
         id: call.id,

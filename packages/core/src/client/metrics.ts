@@ -17,6 +17,8 @@ export type MetricEvent =
       turn: number
       /** The agents runtime's handle the event came from. */
       handle?: string
+      /** A step an executor journaled in an earlier worker, replayed unrun (`metrics()` skips it). */
+      replayed?: boolean
     }
   | {
       event: "tool"
@@ -27,6 +29,8 @@ export type MetricEvent =
       durationMs: number
       turn: number
       handle?: string
+      /** A step an executor journaled in an earlier worker, replayed unrun (`metrics()` skips it). */
+      replayed?: boolean
     }
   | {
       event: "run"
@@ -35,6 +39,8 @@ export type MetricEvent =
       turns: number
       durationMs: number
       handle?: string
+      /** A step an executor journaled in an earlier worker, replayed unrun (`metrics()` skips it). */
+      replayed?: boolean
     }
 
 /** Histogram upper bounds in seconds; `+Inf` is implied after the last. */
@@ -98,6 +104,7 @@ export class MetricsRegistry {
 
   /** Records one event; unknown event kinds are ignored. */
   record(ev: MetricEvent): void {
+    if (ev.replayed === true) return
     switch (ev.event) {
       case "llm": {
         let s = this.#llm.get(ev.model)

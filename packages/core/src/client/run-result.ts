@@ -42,7 +42,7 @@ export interface RunResult<Output = unknown> {
 
 /**
  * What `Client.stream` yields and `onEvent` receives, in order: per model turn its `text` (and
- * `refusal`) deltas as they arrive, `usage` (the run's running total), `turn` (the model turn
+ * `refusal`, `reasoning`) deltas as they arrive, `usage` (the run's running total), `turn` (the model turn
  * ended, with its finish reason), then each `tool_call`, each `tool_result` in call order, and
  * `pending` when the run halts; `done` last. A suspension is only ever a `pending` event, never
  * an `isError` tool result.
@@ -50,6 +50,8 @@ export interface RunResult<Output = unknown> {
 export type StreamEvent =
   | { type: "text"; delta: string }
   | { type: "refusal"; delta: string }
+  /** Reasoning text as it arrives: Anthropic thinking, Responses reasoning summaries, `reasoning_content`. */
+  | { type: "reasoning"; delta: string }
   | { type: "turn"; turn: number; finishReason: FinishReason }
   | { type: "tool_call"; id: string; name: string; args: Record<string, unknown> }
   | { type: "tool_result"; id: string; name: string; output: string; isError: boolean }

@@ -19,6 +19,8 @@ export interface CallEnv {
   scope: string
   turn: number
   tracing: RunTracing | undefined
+  /** What `ctx.resolve` asks when it is not `waitFor` (under an executor: the client's own `waitFor`). */
+  resolveWith?: ((req: Request) => Answer | Promise<Answer>) | undefined
 }
 
 /** @internal The settled outcome of one call; `request` is set when it suspended unresolved. */
@@ -29,6 +31,8 @@ export interface CallOutcome {
   request?: Request
   /** A result already in the transcript, kept as it is (not run again, not re-reported). */
   kept?: boolean
+  /** Journaled by an executor and returned unrun: its events were emitted by an earlier worker. */
+  replayed?: boolean
 }
 
 /** @internal The stable idempotency key of a call. */
@@ -122,14 +126,14 @@ function runTool(
     ? { signal: env.signal, callId: call.id, idempotencyKey: key, answer }
     : { signal: env.signal, callId: call.id, idempotencyKey: key }
   if (answered !== undefined) ctx.request = answered
-  const { waitFor } = env
+  const waitFor = "resolveWith" in env ? env.resolveWith : env.waitFor
   if (waitFor) ctx.resolve = async (req) => waitFor(stampRequest(req, call.id, call.name, args))
   if (traceContext !== undefined) ctx.traceContext = traceContext
   return (env.toolkit as Toolkit).execute(call.name, args, ctx)
 }
 
 function parksAgain(source: ToolSource): boolean {
-  return source === "agent" || source === "mcp"
+  return source === "agent" || source === "mcp" || source === "a2a"
 }
 
 /** @internal The result of a declined answer. */

@@ -268,7 +268,12 @@ class AnthropicStream implements StreamAccumulator {
           block.partialJson = (block.partialJson ?? "") + delta.partial_json
         return
       case "thinking_delta":
-        if (typeof delta.thinking === "string") block.thinking = String(block.thinking ?? "") + delta.thinking
+        if (typeof delta.thinking !== "string") return
+        block.thinking = String(block.thinking ?? "") + delta.thinking
+        if (delta.thinking !== "") {
+          this.#delivered = true
+          this.#listener.onReasoning?.(delta.thinking)
+        }
         return
       case "signature_delta":
         if (typeof delta.signature === "string") block.signature = delta.signature

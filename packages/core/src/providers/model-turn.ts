@@ -44,6 +44,8 @@ export interface ModelTurn {
 export interface TurnListener {
   onText: ((delta: string) => void) | undefined
   onRefusal: ((delta: string) => void) | undefined
+  /** Reasoning deltas: Anthropic thinking, Responses reasoning summaries, `reasoning_content`. */
+  onReasoning?: ((delta: string) => void) | undefined
 }
 
 /** @internal The last assistant turn of a transcript: `messages[start..end]` and its calls. */

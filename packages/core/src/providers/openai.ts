@@ -1,3 +1,4 @@
+import { isCompactionSummary } from "../compaction/summary-message.js"
 import { LLMResponseError, LLMStreamError } from "../errors.js"
 import { isPlainObject } from "../internal/plain-object.js"
 import type { OpenAIContentPart, OpenAIMessage, OpenAIToolCall, Tool } from "../types.js"
@@ -101,9 +102,10 @@ export const openaiWire: WireFormat = {
   headers: bearerHeaders,
   body({ model, system, messages, tools, stream, params, output }) {
     const body: Record<string, unknown> = { ...params, model }
-    const first = messages[0] as { role?: string } | undefined
-    body.messages =
-      system && first?.role !== "system" ? [{ role: "system", content: system }, ...messages] : messages
+    const first = messages[0] as { role?: string; content?: unknown } | undefined
+    // A transcript's own leading system message replaces the prompt; a compaction summary does not.
+    const ownSystem = first?.role === "system" && !isCompactionSummary(first)
+    body.messages = system && !ownSystem ? [{ role: "system", content: system }, ...messages] : messages
     const rendered = renderTools(tools)
     if (rendered.length > 0) body.tools = rendered
     else delete body.tool_choice
@@ -214,6 +216,12 @@ class OpenAIStream implements StreamAccumulator {
         if (typeof fn.name === "string") call.name += fn.name
         if (typeof fn.arguments === "string") call.arguments += fn.arguments
       }
+    }
+    // OpenAI-compatible servers (DeepSeek, vLLM, OpenRouter) stream reasoning beside the content.
+    const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning
+    if (typeof reasoning === "string" && reasoning !== "") {
+      this.#delivered = true
+      this.#listener.onReasoning?.(reasoning)
     }
     if (typeof delta.refusal === "string" && delta.refusal !== "") {
       this.#refusal = (this.#refusal ?? "") + delta.refusal

@@ -238,6 +238,13 @@ class ResponsesStream implements StreamAccumulator {
           this.#listener.onRefusal?.(payload.delta)
         }
         return
+      case "response.reasoning_summary_text.delta":
+      case "response.reasoning_text.delta":
+        if (typeof payload.delta === "string" && payload.delta !== "") {
+          this.#delivered = true
+          this.#listener.onReasoning?.(payload.delta)
+        }
+        return
       case "response.output_item.added":
       case "response.output_item.done":
         if (isPlainObject(payload.item)) this.#items[num(payload.output_index)] = { ...payload.item }

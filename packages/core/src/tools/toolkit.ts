@@ -1,8 +1,11 @@
 import { ConfigError } from "../errors.js"
-import type { Tool, ToolContext, ToolResult } from "../types.js"
+import type { Answer, Request, Tool, ToolContext, ToolResult } from "../types.js"
 import { assertToolName } from "./tool-name.js"
 import { isThenable } from "../internal/thenable.js"
 import { thrownResult } from "./define-tool.js"
+import { type SkillOptions, createSkillSource, hasSkillOptions } from "../skills/skill-tool.js"
+import { type ToolSet, assembleTools } from "./assemble-tools.js"
+import { type BuiltinsOptions, createBuiltinTools } from "../builtins/builtin-tools.js"
 
 /** A set of uniquely named tools, rendered for each provider's wire format. */
 export interface Toolkit {
@@ -18,23 +21,61 @@ export interface Toolkit {
   toAnthropic(): unknown[]
   /** `[{functionDeclarations:[{name, description, parameters}]}]` */
   toGemini(): unknown[]
+  /**
+   * The skill catalog for the system prompt: `""` without skill options, `No skills are currently
+   * available.` when no skill has a description, else the preamble and one line per skill by name.
+   * The client appends it to `systemPrompt`.
+   */
+  skillsPrompt(): string
+  /** Answers this toolkit's suspensions when the run has no `waitFor` of its own. */
+  readonly waitFor?: ((req: Request) => Answer | Promise<Answer>) | undefined
+  /** Closes the tool sets given as `mcp` and forgets every tool. */
   close(): Promise<void>
 }
 
-/** Options of {@link createToolkit}. */
-export interface ToolkitOptions {
+/** Options of {@link createToolkit}. Tools are assembled as MCP, `skill`, builtins, agents, extraTools. */
+export interface ToolkitOptions extends SkillOptions {
+  /** Host tools; one shadows a builtin of its name. */
   extraTools?: Tool[]
+  /** Tool sets such as a `connectMcp()` connection (upstream's `mcpConfig`); closed by `close()`. */
+  mcp?: ToolSet | ToolSet[]
+  /**
+   * The built-in tools (bash, read, write, edit, grep, glob, webfetch, question, apply_patch,
+   * todowrite), confined to a root, side-effecting calls approved first. Off unless given.
+   */
+  builtins?: boolean | BuiltinsOptions
+  /** Agents as tools: `a2aTool()` tools, `agent()`s of `@toolnexus/agents` (anything with `asTool()`). */
+  agents?: (Tool | { asTool(): Tool })[]
+  /** Final tool names dropped from every source, `skill` included; unknown names are ignored. */
+  disableTools?: string[]
+  /** Answers this toolkit's suspensions when the run has no `waitFor` of its own. */
+  waitFor?: (req: Request) => Answer | Promise<Answer>
 }
 
 /**
  * Creates a toolkit. It is async so that tool sources that connect to servers can join later
  * without a breaking change.
  *
- * @throws ConfigError when two tools share a name.
+ * @throws ConfigError when two tools share a name (a host tool shadowing a builtin aside), for a
+ * missing skills folder, a bad `skillSampleLimit` or a bad `builtins` root.
  * @example
  * const toolkit = await createToolkit({ extraTools: [add, relayTool("ask_user", "Ask the user")] })
  */
 export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit> {
+  if (opts.waitFor !== undefined && typeof opts.waitFor !== "function") {
+    throw new ConfigError("waitFor must be a function")
+  }
+  const sets = opts.mcp === undefined ? [] : Array.isArray(opts.mcp) ? opts.mcp : [opts.mcp]
+  const skills = hasSkillOptions(opts) ? await createSkillSource(opts) : undefined
+  const skillsPrompt = skills ? skills.prompt() : ""
+  const assembled = assembleTools({
+    mcp: sets,
+    skill: skills?.tool,
+    builtins: createBuiltinTools(opts.builtins),
+    agents: opts.agents ?? [],
+    extraTools: opts.extraTools ?? [],
+    disableTools: opts.disableTools ?? [],
+  })
   const byName = new Map<string, Tool>()
   // Provider renderings are cached: they are sent on every turn of every run.
   let openai: unknown[] | undefined
@@ -93,13 +134,16 @@ export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit>
         })),
       },
     ],
+    skillsPrompt: () => skillsPrompt,
+    waitFor: opts.waitFor,
     async close() {
       byName.clear()
       openai = undefined
       anthropic = undefined
+      await Promise.all(sets.map((set) => set.close?.()))
     },
   }
-  toolkit.register(...(opts.extraTools ?? []))
+  toolkit.register(...assembled)
   return toolkit
 }
 

@@ -2,14 +2,14 @@ import { createHash } from "node:crypto"
 import { ConfigError } from "@toolnexus/core"
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from "pg"
 import type { RuntimeHold } from "../durable-store.js"
-import { approvalDeadline, decideClaim, expiresAtOf } from "../internal/claim-rules.js"
-import { type ConversationRow, nextConversationRow } from "../internal/conversation-row.js"
-import { LazyInit } from "../internal/lazy-init.js"
-import { loadDriver } from "../internal/load-driver.js"
-import { byteLength, rewritePlan, type StoredMessageRow } from "../internal/message-codec.js"
-import { checkExactlyOne, checkKey, describe } from "../internal/option-checks.js"
-import type { HolderRow, RequestRow } from "../internal/request-index.js"
-import { checkSchemaVersion } from "../internal/schema-version.js"
+import { approvalExpired, decideClaim, expiresAtOf } from "../store-engine/claim-rules.js"
+import { type ConversationRow, nextConversationRow } from "../store-engine/conversation-row.js"
+import { LazyInit } from "../store-engine/lazy-init.js"
+import { loadDriver } from "../store-engine/load-driver.js"
+import { byteLength, rewritePlan, type StoredMessageRow } from "../store-engine/message-codec.js"
+import { checkExactlyOne, checkKey, describe } from "../store-engine/option-checks.js"
+import type { HolderRow, RequestRow } from "../store-engine/request-index.js"
+import { checkSchemaVersion } from "../store-engine/schema-version.js"
 import {
   type ClaimFailure,
   type ClaimInput,
@@ -19,8 +19,8 @@ import {
   type FailedRow,
   type SaveInput,
   type SaveOutcome,
-} from "../internal/store-base.js"
-import { toStoreError } from "../internal/store-errors.js"
+} from "../store-engine/store-base.js"
+import { toStoreError } from "../store-engine/store-errors.js"
 import { POSTGRES_MIGRATIONS } from "./migrations.js"
 import type { PostgresPool } from "./postgres-pool.js"
 
@@ -365,7 +365,10 @@ export class PostgresStore extends DurableStoreBase {
         answerId,
         runtimeKey,
         nowMs,
-        { approvesBy: approvalDeadline(raw?.pending, input.approves), maxAttempts: input.maxAttempts },
+        {
+          approvalExpired: approvalExpired(raw?.pending, input.approves, nowMs),
+          maxAttempts: input.maxAttempts,
+        },
       )
       if (decision === "exhausted")
         await run(client, this.#sql.failRequest, [answerId, input.exhaustedErrorJson])

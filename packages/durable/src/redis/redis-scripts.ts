@@ -97,12 +97,13 @@ return {head[1], head[2], redis.call("LRANGE", KEYS[2], 0, -1), head[3] or ""}
  * @internal Claims an answer, by the rules of `decideClaim` (claim-rules.ts), which this
  * mirrors in Lua so the claim stays one atomic script. KEYS: conv hash, claims zset.
  * ARGV: id, answer id, answer JSON, new token, lease ms, runtime key ("" = none), full key
- * prefix, approve-by time in ms ("" = none, "?" = not read yet), max attempts, the lastError JSON
- * of an exhausted request. Returns {refusal, runtime key, decision JSON} or {"claim"|"takeover",
- * pending JSON, answer JSON}. Refusals write nothing, except "exhausted", which marks the
- * request failed. With "?", a first claim whose pending JSON may carry an \`expiresAt\` (any
- * mention of it, or any escape that could spell it) writes nothing and returns {"deadline",
- * pending JSON}: the caller judges the date (JavaScript's parsing) and claims again.
+ * prefix, "?" for an approval whose expiry is not judged yet (else ""), max attempts, the
+ * lastError JSON of an exhausted request. Returns {refusal, runtime key, decision JSON} or
+ * {"claim"|"takeover", pending JSON, answer JSON}. Refusals write nothing, except "exhausted",
+ * which marks the request failed. With "?", a first claim whose pending JSON may carry an
+ * \`expiresAt\` (any mention of it, or any escape that could spell it) writes nothing and returns
+ * {"deadline", pending JSON, server time in ms}: a prefilter only, the caller judges expiry by
+ * the one rule (core's \`isExpired\`) and, in time, claims again with "".
  */
 export const CLAIM_SCRIPT = `${PRELUDE}
 local aid = ARGV[2]
@@ -138,9 +139,7 @@ if r[3] and holderWaits then
   grant, stored = "takeover", r[5]
 elseif ARGV[8] == "?" then
   local p = f[2] or ""
-  if string.find(p, "expiresAt", 1, true) or string.find(p, "\\\\u", 1, true) then return {"deadline", p} end
-elseif ARGV[8] ~= "" and now > tonumber(ARGV[8]) then
-  return {"expired", r[2] or "", ""}
+  if string.find(p, "expiresAt", 1, true) or string.find(p, "\\\\u", 1, true) then return {"deadline", p, fmt(now)} end
 end
 local expires = fmt(now + tonumber(ARGV[5]))
 redis.call("HSET", req, "state", "claimed", "claimToken", ARGV[4], "claimConv", ARGV[1], "claimAnswer", stored,

@@ -1,15 +1,15 @@
 import { ConfigError, StoreError } from "@toolnexus/core"
 import type { Redis, RedisOptions } from "ioredis"
 import type { RuntimeHold } from "../durable-store.js"
-import type { ClaimRefusal } from "../internal/claim-rules.js"
-import { sinceOnSet } from "../internal/conversation-row.js"
-import { LazyInit } from "../internal/lazy-init.js"
-import { loadDriver } from "../internal/load-driver.js"
-import { byteLength } from "../internal/message-codec.js"
-import { approvalDeadline, expiresAtOf } from "../internal/claim-rules.js"
-import { checkExactlyOne, checkKey } from "../internal/option-checks.js"
-import type { HolderRow, RequestRow } from "../internal/request-index.js"
-import { checkSchemaVersion } from "../internal/schema-version.js"
+import type { ClaimRefusal } from "../store-engine/claim-rules.js"
+import { sinceOnSet } from "../store-engine/conversation-row.js"
+import { LazyInit } from "../store-engine/lazy-init.js"
+import { loadDriver } from "../store-engine/load-driver.js"
+import { byteLength } from "../store-engine/message-codec.js"
+import { approvalExpired, expiresAtOf } from "../store-engine/claim-rules.js"
+import { checkExactlyOne, checkKey } from "../store-engine/option-checks.js"
+import type { HolderRow, RequestRow } from "../store-engine/request-index.js"
+import { checkSchemaVersion } from "../store-engine/schema-version.js"
 import {
   type ClaimFailure,
   type ClaimInput,
@@ -19,8 +19,8 @@ import {
   type FailedRow,
   type SaveInput,
   type SaveOutcome,
-} from "../internal/store-base.js"
-import { toStoreError } from "../internal/store-errors.js"
+} from "../store-engine/store-base.js"
+import { toStoreError } from "../store-engine/store-errors.js"
 import { LuaScript } from "./lua-script.js"
 import { REDIS_MIGRATIONS } from "./migrations.js"
 import {
@@ -268,7 +268,7 @@ export class RedisStore extends DurableStoreBase {
 
   protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
     const { id } = input
-    const run = (approvesBy: string) =>
+    const run = (judge: "?" | "") =>
       scripts.claim.run(
         this.#client,
         [this.#key("conv:", id), this.#key("claims")],
@@ -280,20 +280,29 @@ export class RedisStore extends DurableStoreBase {
           input.leaseMs,
           input.runtimeKey ?? "",
           this.#serverPrefix,
-          approvesBy,
+          judge,
           input.maxAttempts,
           input.exhaustedErrorJson,
         ],
       ) as Promise<[string, string?, string?]>
-    // An approval is judged against the request's `expiresAt`, which only Lua could parse
-    // otherwise: the script says when the pending request may carry one, and we claim again
-    // with the deadline. A request changed in between is refused by the script as not pending.
+    // A first approval is judged against the request's `expiresAt` by the one expiry rule,
+    // which Lua cannot run: the script only prefilters (the pending JSON may carry one) and
+    // hands over the JSON with the server's time, having written nothing; a request judged in
+    // time is claimed again without the prefilter. One changed in between is refused by the
+    // script as not pending.
     let reply = await run(input.approves ? "?" : "")
     let pendingJson: string | null = null
     if (reply[0] === "deadline") {
       pendingJson = reply[1] ?? null
-      const approvesBy = approvalDeadline(pendingJson, true)
-      reply = await run(approvesBy === null ? "" : Number.isFinite(approvesBy) ? String(approvesBy) : "-1")
+      if (approvalExpired(pendingJson, true, Number(reply[2]))) {
+        return {
+          refusal: "expired",
+          runtimeKey: null,
+          decisionJson: null,
+          expiresAt: expiresAtOf(pendingJson),
+        }
+      }
+      reply = await run("")
     }
     const [outcome, first, second] = reply
     if (outcome === "claim" || outcome === "takeover") {

@@ -1,17 +1,16 @@
-import {
-  type Answer,
-  AnswerMismatchError,
-  type Client,
-  type ConversationStore,
-  type StreamListener,
-  type Request,
-  type RunResult,
-  type Toolkit,
-  UnknownRequestError,
+import type {
+  Answer,
+  Client,
+  ConversationStore,
+  OutputSchema,
+  Request,
+  RunResult,
+  StreamListener,
+  Toolkit,
 } from "@toolnexus/core"
-import type { AnswerClaim, DurableStore } from "../durable-store.js"
-import { DEFAULT_LEASE_MS, checkAnswer } from "../internal/option-checks.js"
-import { startHeartbeat } from "./claim-heartbeat.js"
+import type { DurableStore } from "../durable-store.js"
+import { checkAnswer } from "../store-engine/option-checks.js"
+import { resumeClaimed } from "./claimed-resume.js"
 
 /** Options of {@link askWithAnswer}. */
 export interface AskWithAnswerOptions {
@@ -31,6 +30,8 @@ export interface AskWithAnswerOptions {
   maxAttempts?: number
   /** Events of the resumed run as they happen (streamed text included), as `client.run` gives them. */
   onEvent?: StreamListener
+  /** The JSON Schema the resumed run's final answer must match, as `client.continueRun` takes it. */
+  output?: OutputSchema
 }
 
 /**
@@ -58,14 +59,11 @@ export interface AskWithAnswerOptions {
 export async function askWithAnswer(client: Client, opts: AskWithAnswerOptions): Promise<RunResult> {
   checkAnswer(opts?.answer)
   const store = client.conversationStore()
-  const { id, answer, toolkit, signal, maxAttempts, onEvent } = opts
+  const { id, answer, toolkit, signal, leaseMs, maxAttempts, onEvent, output } = opts
   if (!isDurable(store))
-    return client.continueRun({ id, answer, pending: opts.pending, toolkit, signal, onEvent })
-  const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS
-  const claim = await claimFor(store, id, answer, { leaseMs, maxAttempts })
-  const heartbeat = startHeartbeat(store, id, claim.request.id, claim.token, leaseMs, signal)
-  try {
-    return await client.continueRun({
+    return client.continueRun({ id, answer, pending: opts.pending, toolkit, signal, onEvent, output })
+  return resumeClaimed(store, id, answer, { leaseMs, maxAttempts, signal }, ({ claim, signal }) =>
+    client.continueRun({
       id,
       answer: claim.answer,
       pending: claim.request,
@@ -74,38 +72,11 @@ export async function askWithAnswer(client: Client, opts: AskWithAnswerOptions):
       expiryChecked: true,
       checkpoint: true,
       toolkit,
-      signal: heartbeat.signal,
+      signal,
       onEvent,
-    })
-  } catch (error) {
-    const cause = heartbeat.lost ?? error
-    // The decision is kept with the claim: the next delivery or a sweep completes the run,
-    // until the attempts run out and the request is failed.
-    if (!heartbeat.lost)
-      await store.releaseClaim(id, claim.token, { error: cause, maxAttempts }).catch(() => {})
-    throw cause
-  } finally {
-    heartbeat.stop()
-  }
-}
-
-/** Claims the conversation's request, naming a wrong id a mismatch. */
-async function claimFor(
-  store: DurableStore,
-  id: string,
-  answer: Answer,
-  opts: { leaseMs: number; maxAttempts: number | undefined },
-): Promise<AnswerClaim> {
-  try {
-    return await store.claimAnswer(id, answer, opts)
-  } catch (error) {
-    if (!UnknownRequestError.isInstance(error)) throw error
-    // A different id is told apart by the claim: an answer already applied (the run moved
-    // on) is a conflict; one that never matched a waiting conversation is a mismatch.
-    const stored = await store.getPending(id)
-    if (stored) throw new AnswerMismatchError(answer.id, stored.id)
-    throw error
-  }
+      output,
+    }),
+  )
 }
 
 /** @internal */

@@ -1,17 +1,16 @@
 import type { RuntimeOptions, TaskResult } from "@toolnexus/agents"
 import {
   type Answer,
-  AnswerConflictError,
   type Client,
   ConfigError,
   type RunResult,
   type StreamEvent,
   type Toolkit,
-  UnknownRequestError,
   isExpired,
 } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
-import { checkAnswer, checkKey } from "../internal/option-checks.js"
+import { settledRequestError } from "../store-engine/claim-refusals.js"
+import { checkAnswer, checkKey } from "../store-engine/option-checks.js"
 import { askWithAnswer } from "./ask-with-answer.js"
 import { resumeSavedRuntime } from "./runtime-persistence.js"
 
@@ -66,16 +65,8 @@ export async function deliverAnswer(
   checkAnswer(answer)
   const entry = await store.findRequest(answer.id)
   if (entry === undefined) {
-    const decision = await store.getDecision(answer.id)
-    if (decision) throw new AnswerConflictError(answer.id, "it was already applied", { decision })
     // A failed request was decided too: only retryFailed moves it on.
-    if ((await store.listFailed()).some((failed) => failed.request.id === answer.id)) {
-      throw new AnswerConflictError(
-        answer.id,
-        "its resumes failed too often; the decision is kept and only retryFailed moves it on",
-      )
-    }
-    throw new UnknownRequestError(answer.id, "no conversation or saved runtime waits on it")
+    throw await settledRequestError(store, answer.id, "no conversation or saved runtime waits on it")
   }
   const { runtimeKey } = entry
   if (runtimeKey !== undefined) {
@@ -135,10 +126,9 @@ export async function retryFailed(
   checkKey(requestId, "the request id")
   const answer = await store.reopenFailed(requestId)
   if (answer === undefined) {
-    const decision = await store.getDecision(requestId)
-    if (decision) throw new AnswerConflictError(requestId, "it was already applied", { decision })
     const open = await store.findRequest(requestId)
-    throw new UnknownRequestError(
+    throw await settledRequestError(
+      store,
       requestId,
       open
         ? `it is not failed (it is ${open.state}): deliver an answer to it instead`

@@ -1,15 +1,10 @@
 import type { Runtime, RuntimeOptions, RuntimeSnapshot, TaskResult } from "@toolnexus/agents"
-import {
-  type Answer,
-  AnswerConflictError,
-  ConfigError,
-  StoreError,
-  UnknownRequestError,
-} from "@toolnexus/core"
+import { type Answer, ConfigError, StoreError } from "@toolnexus/core"
 import type { DurableStore, RuntimeHold } from "../durable-store.js"
 import { RuntimeCollisionError } from "../errors.js"
-import { DEFAULT_LEASE_MS, checkAnswer } from "../internal/option-checks.js"
-import { startHeartbeat } from "./claim-heartbeat.js"
+import { settledRequestError } from "../store-engine/claim-refusals.js"
+import { checkAnswer } from "../store-engine/option-checks.js"
+import { resumeClaimed } from "./claimed-resume.js"
 
 /**
  * Saves the runtime's handle tree under `key`, with the requests its parked handles hold, so
@@ -132,47 +127,33 @@ export async function resumeSavedRuntime(
   opts: ResumeRuntimeOptions,
 ): Promise<{ rt: Runtime; result: TaskResult }> {
   checkAnswer(answer)
-  const { leaseMs = DEFAULT_LEASE_MS, maxAttempts, signal, ...runtimeOpts } = opts
+  const { leaseMs, maxAttempts, signal, ...runtimeOpts } = opts
   const rt = await loadReconciled(store, key, runtimeOpts)
   const parked = rt.parked().find((p) => p.request.id === answer.id)
   if (parked === undefined) {
-    const decision = await store.getDecision(answer.id)
-    if (decision)
-      throw new AnswerConflictError(answer.id, `it was already applied to runtime ${JSON.stringify(key)}`, {
-        decision,
-      })
-    throw new UnknownRequestError(answer.id, `no handle of runtime ${JSON.stringify(key)} holds it`)
+    throw await settledRequestError(store, answer.id, `no handle of runtime ${JSON.stringify(key)} holds it`)
   }
   // The claim refuses a late first approval (ok:true after expiresAt) and honours one that
-  // an earlier delivery claimed in time, also when a sweep completes it.
-  const conversationId = parked.topConversationId
-  const claim = await store.claimAnswer(conversationId, answer, { leaseMs, maxAttempts, runtimeKey: key })
-  const heartbeat = startHeartbeat(store, conversationId, answer.id, claim.token, leaseMs, signal)
-  let result: TaskResult
-  try {
+  // an earlier delivery claimed in time, also when a sweep completes it. The top's save —
+  // the cascade's last — consumes it; a cascade that throws or ends in an error releases it.
+  const result = await resumeClaimed(
+    store,
+    parked.topConversationId,
+    answer,
+    { leaseMs, maxAttempts, signal, runtimeKey: key },
     // The store judged expiry when the answer was first claimed.
-    result = await rt.resume(claim.answer, {
-      claim: claim.token,
-      signal: heartbeat.signal,
-      expiryChecked: true,
-    })
-  } finally {
-    heartbeat.stop()
-  }
-  if (heartbeat.lost) throw heartbeat.lost
-  if (result.status === "error") {
-    // The top's save never consumed the claim: keep the saved runtime and the decision,
-    // record the failure (an attempt).
-    await store
-      .releaseClaim(conversationId, claim.token, {
-        error: new Error(result.text || "the resume failed"),
-        maxAttempts,
-      })
-      .catch(() => {})
-    return { rt, result }
-  }
-  await saveRuntime(store, key, rt)
+    ({ claim, signal }) => rt.resume(claim.answer, { claim: claim.token, signal, expiryChecked: true }),
+    cascadeFailure,
+  )
+  // A failed cascade keeps the saved runtime as it was, and the decision with the claim.
+  if (cascadeFailure(result) === undefined) await saveRuntime(store, key, rt)
   return { rt, result }
+}
+
+/** Why a cascade did not apply the answer: it ended in an error, or was interrupted (aborted). */
+function cascadeFailure(top: TaskResult): Error | undefined {
+  if (top.status !== "error" && top.status !== "interrupted") return undefined
+  return new Error(top.text || `the resume ended ${top.status}`)
 }
 
 async function loadReconciled(store: DurableStore, key: string, opts: RuntimeOptions): Promise<Runtime> {

@@ -1,5 +1,5 @@
 import type BetterSqlite3 from "better-sqlite3"
-import { checkSchemaVersion } from "../internal/schema-version.js"
+import { checkSchemaVersion } from "../store-engine/schema-version.js"
 
 /**
  * @internal Brings the database to the newest version of `migrations`, in one immediate

@@ -1,13 +1,13 @@
 import { ConfigError } from "@toolnexus/core"
 import type BetterSqlite3 from "better-sqlite3"
 import type { RuntimeHold } from "../durable-store.js"
-import { approvalDeadline, decideClaim, expiresAtOf } from "../internal/claim-rules.js"
-import { type ConversationRow, nextConversationRow } from "../internal/conversation-row.js"
-import { LazyInit } from "../internal/lazy-init.js"
-import { loadDriver } from "../internal/load-driver.js"
-import { byteLength, rewritePlan, type StoredMessageRow } from "../internal/message-codec.js"
-import { checkExactlyOne, checkKey } from "../internal/option-checks.js"
-import type { HolderRow, RequestRow } from "../internal/request-index.js"
+import { approvalExpired, decideClaim, expiresAtOf } from "../store-engine/claim-rules.js"
+import { type ConversationRow, nextConversationRow } from "../store-engine/conversation-row.js"
+import { LazyInit } from "../store-engine/lazy-init.js"
+import { loadDriver } from "../store-engine/load-driver.js"
+import { byteLength, rewritePlan, type StoredMessageRow } from "../store-engine/message-codec.js"
+import { checkExactlyOne, checkKey } from "../store-engine/option-checks.js"
+import type { HolderRow, RequestRow } from "../store-engine/request-index.js"
 import {
   type ClaimFailure,
   type ClaimInput,
@@ -17,8 +17,8 @@ import {
   type FailedRow,
   type SaveInput,
   type SaveOutcome,
-} from "../internal/store-base.js"
-import { toStoreError } from "../internal/store-errors.js"
+} from "../store-engine/store-base.js"
+import { toStoreError } from "../store-engine/store-errors.js"
 import { migrateSqlite } from "./migrate-sqlite.js"
 import { SQLITE_MIGRATIONS } from "./migrations.js"
 import type { SqliteDatabase } from "./sqlite-database.js"
@@ -273,7 +273,10 @@ export class SqliteStore extends DurableStoreBase {
           answerId,
           runtimeKey,
           now,
-          { approvesBy: approvalDeadline(conv?.pending, input.approves), maxAttempts: input.maxAttempts },
+          {
+            approvalExpired: approvalExpired(conv?.pending, input.approves, now),
+            maxAttempts: input.maxAttempts,
+          },
         )
         if (decision === "exhausted") s.failRequest.run(input.exhaustedErrorJson, now, answerId)
         if (decision !== "claim" && decision !== "takeover") {

@@ -3,3 +3,8 @@ export type { CrashKitOptions, CrashOutcome, CrashPoint, CrashReport } from "./c
 export type { KitStore } from "./crash-job.js"
 export { startTcpProxy } from "./tcp-proxy.js"
 export type { TcpProxy } from "./tcp-proxy.js"
+export { describeStoreContract } from "./store-contract.js"
+export type { StoreContractInit } from "./store-contract.js"
+export { CLAIM_CASES } from "./claim-cases.js"
+export type { ClaimCase, ClaimCaseOutcome, ClaimStep } from "./claim-cases.js"
+export type { WriteStats } from "../store-engine/write-stats.js"

@@ -1,0 +1,75 @@
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Readable } from "node:stream"
+import { serveA2A } from "@toolnexus/a2a"
+import { createInProcessClient, createToolkit, defineTool, pending } from "@toolnexus/core"
+import type { DurableStore } from "@toolnexus/durable"
+
+/**
+ * The travel agent: a scripted model whose `book_flight` tool needs approval, served over
+ * A2A with `serveA2A` on its own store. `onBooked` sees each booking made (the side effect).
+ */
+export async function startTravelAgent(opts: {
+  store: DurableStore
+  port: number
+  onBooked: (flight: string) => void
+}): Promise<{ url: string; close(): Promise<void> }> {
+  const book = defineTool({
+    name: "book_flight",
+    description: "Books a flight; a human approves it first.",
+    inputSchema: { type: "object", properties: { flight: { type: "string" } }, required: ["flight"] },
+    run: ({ flight }, ctx) => {
+      if (!ctx.answer)
+        return pending({ kind: "approval", prompt: `Book flight ${flight} to Lisbon for EUR 180?` })
+      opts.onBooked(String(flight))
+      return `booked ${flight}, confirmation TNX-${String(flight).replace(/\W/g, "")}`
+    },
+  })
+  const client = createInProcessClient({
+    model: "scripted-travel-agent",
+    store: opts.store,
+    async generate({ messages }) {
+      const last = messages.at(-1) as { role: string; content?: unknown }
+      if (last.role === "tool") return { content: `Your trip is set: ${String(last.content)}.` }
+      return { toolCalls: [{ name: "book_flight", arguments: { flight: "TP1351" } }] }
+    },
+  })
+  const toolkit = await createToolkit({ extraTools: [book] })
+  const handler = serveA2A({
+    card: {
+      name: "travel",
+      description: "Books flights and hotels.",
+      skills: [{ id: "book", name: "book", description: "books a flight, with your approval" }],
+    },
+    client,
+    toolkit,
+    store: opts.store,
+  })
+  // serveA2A is a Fetch-API handler; node:http needs a few lines of glue.
+  const server = createServer((req, res) => {
+    const headers = new Headers()
+    for (const [name, value] of Object.entries(req.headers))
+      if (typeof value === "string") headers.set(name, value)
+    const hasBody = req.method !== "GET" && req.method !== "HEAD"
+    const request = new Request(`http://${req.headers.host}${req.url}`, {
+      method: req.method,
+      headers,
+      ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream, duplex: "half" } : {}),
+    } as RequestInit)
+    void handler.fetch(request).then(async (response) => {
+      res.writeHead(response.status, Object.fromEntries(response.headers))
+      if (response.body)
+        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) res.write(chunk)
+      res.end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(opts.port, "127.0.0.1", resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      await handler.close()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}

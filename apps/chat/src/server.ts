@@ -1,0 +1,79 @@
+import { readFile } from "node:fs/promises"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { createToolkit } from "@toolnexus/core"
+import { SqliteStore } from "@toolnexus/durable/sqlite"
+import { toNodeListener } from "@toolnexus/ui"
+import { createChatHandler } from "@toolnexus/ui/ai-sdk"
+import { scriptedClient } from "./model.js"
+import { type Refund, chatTools } from "./tools.js"
+
+/** Where the page bundle is: dist/page.js, one level up from both src/ and dist/. */
+const PAGE_BUNDLE = new URL("../dist/page.js", import.meta.url)
+
+const HTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>toolnexus chat</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body{font:16px/1.4 system-ui,sans-serif;max-width:42rem;margin:2rem auto;padding:0 1rem;color:#222}
+.msg{margin:.5rem 0;padding:.5rem .75rem;border-radius:.5rem}.user{background:#e8f0fe}.assistant{background:#f4f4f4}
+.card{border:1px solid #c9c9c9;border-radius:.5rem;padding:.5rem .75rem;margin:.25rem 0;background:#fff}
+button{margin-right:.5rem}form.send{display:flex;gap:.5rem;margin-top:1rem}form.send input{flex:1}
+</style></head><body><h1>Support chat</h1><div id="root"></div><script type="module" src="/page.js"></script></body></html>`
+
+/** A running chat server. */
+export interface ChatServer {
+  url: string
+  port: number
+  refunds: Refund[]
+  close(): Promise<void>
+}
+
+/**
+ * Starts the chat: the page at `/`, the AI SDK chat endpoint at `/api/chat` (and its
+ * `…/<id>/stream` resumption), chats parked in the SQLite file `databasePath`.
+ */
+export async function startChatServer(opts: {
+  databasePath: string
+  port?: number
+  hostname?: string
+}): Promise<ChatServer> {
+  const store = new SqliteStore({ path: opts.databasePath })
+  const client = scriptedClient(store)
+  const refunds: Refund[] = []
+  const toolkit = await createToolkit({ extraTools: chatTools(refunds) })
+  const chat = toNodeListener(createChatHandler({ client, toolkit, store }))
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0]
+    if (path?.startsWith("/api/chat")) return chat(req, res)
+    if (req.method === "GET" && path === "/") {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(HTML)
+      return
+    }
+    if (req.method === "GET" && path === "/page.js") {
+      readFile(PAGE_BUNDLE).then(
+        (js) => res.writeHead(200, { "content-type": "text/javascript; charset=utf-8" }).end(js),
+        () =>
+          res
+            .writeHead(500, { "content-type": "text/plain" })
+            .end("dist/page.js is missing: run the build first"),
+      )
+      return
+    }
+    res.writeHead(404, { "content-type": "text/plain" }).end("not found")
+  })
+  await new Promise<void>((resolve) =>
+    server.listen(opts.port ?? 3000, opts.hostname ?? "127.0.0.1", resolve),
+  )
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://${opts.hostname ?? "127.0.0.1"}:${port}`,
+    port,
+    refunds,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await store.close()
+    },
+  }
+}

@@ -1,0 +1,307 @@
+import { createHash, timingSafeEqual } from "node:crypto"
+import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server"
+import { JsonRpcTransportHandler, ServerCallContext } from "@a2a-js/sdk/server"
+import { type Client, ConfigError, type Toolkit } from "@toolnexus/core"
+import type { RuntimeOptions } from "@toolnexus/agents"
+import type { DurableStore } from "@toolnexus/durable"
+import { type A2ACardInfo, agentCardJson } from "./agent-card.js"
+import { OWNER_STATE_KEY, TaskService } from "./task-service.js"
+
+/** Options of {@link serveA2A}. */
+export interface ServeA2AOptions {
+  /** What the agent card says about the agent. */
+  card: A2ACardInfo
+  /** Runs a conversation per task (`client.ask(text, {id: "a2a/<taskId>"})`); its store must be `store`. */
+  client?: Client
+  toolkit?: Toolkit
+  /** A tree per task: def `agent` of this runtime's registry, in a runtime of namespace `a2a/<taskId>`. */
+  runtime?: Omit<RuntimeOptions, "store" | "namespace">
+  /** The def a task spawns (with `runtime`). */
+  agent?: string
+  /** Where tasks, their conversations and requests live; default: the client's own store. */
+  store?: DurableStore
+  /** With tokens, every POST needs `Authorization: Bearer <one of them>`; a task belongs to its token. */
+  bearerTokens?: string[]
+  /** A request body over this many bytes is refused with HTTP 413, unread (default 1 MiB). */
+  maxBodyBytes?: number
+  /** The path the agent is served under (default `""`, the origin's root). */
+  basePath?: string
+}
+
+/** A Fetch-API A2A server: mount `fetch` on any server (`Bun.serve`, Hono, a Node adapter). */
+export interface A2AHandler {
+  fetch(request: Request): Promise<Response>
+  /** Aborts runs in flight and ends their streams; the store stays open (it is the caller's). */
+  close(): Promise<void>
+}
+
+const CARD_PATH = "/.well-known/agent-card.json"
+const METHODS_V1 = new Set([
+  "SendMessage",
+  "SendStreamingMessage",
+  "GetTask",
+  "CancelTask",
+  "SubscribeToTask",
+  "ListTasks",
+  "GetExtendedAgentCard",
+  "CreateTaskPushNotificationConfig",
+  "GetTaskPushNotificationConfig",
+  "ListTaskPushNotificationConfigs",
+  "DeleteTaskPushNotificationConfig",
+])
+const METHODS_V03 = new Set([
+  "message/send",
+  "message/stream",
+  "tasks/get",
+  "tasks/cancel",
+  "tasks/resubscribe",
+  "tasks/pushNotificationConfig/set",
+  "tasks/pushNotificationConfig/get",
+  "tasks/pushNotificationConfig/list",
+  "tasks/pushNotificationConfig/delete",
+  "agent/getAuthenticatedExtendedCard",
+])
+const PUSH_V1 = /PushNotificationConfig/
+const PUSH_V03 = /^tasks\/pushNotificationConfig\//
+
+/**
+ * Serves a toolnexus run as an A2A agent (JSON-RPC; A2A 1.0, and v0.3 when a request says
+ * so or says nothing). Each task is a conversation in the durable store; a run that halts
+ * puts the task `input-required` (`auth-required` for a login) with the prompt and the
+ * Request, and the next message on the task is its Answer, applied once across processes
+ * through `deliverAnswer`.
+ *
+ * @param opts - the card, what runs the tasks, the store, tokens and limits.
+ * @returns the handler; `fetch` never throws.
+ * @throws ConfigError when neither `client` nor `runtime` + `agent` is given, or the store is not durable (or not the client's).
+ * @example
+ * ```ts
+ * const handler = serveA2A({ card: { name: "travel" }, client, toolkit })
+ * // Bun.serve({ fetch: handler.fetch }) or any Fetch-API server
+ * ```
+ */
+export function serveA2A(opts: ServeA2AOptions): A2AHandler {
+  const { card, client, toolkit, bearerTokens, maxBodyBytes = 1_048_576 } = opts
+  const { runtime, agent } = opts
+  if (!card?.name) throw new ConfigError("serveA2A: `card.name` is required")
+  if (runtime || agent) {
+    if (client) throw new ConfigError("serveA2A: give `client` or `runtime` + `agent`, not both")
+    if (!runtime || !agent) throw new ConfigError("serveA2A: `runtime` and `agent` go together")
+    if (!runtime.registry?.[agent])
+      throw new ConfigError(`serveA2A: the runtime's registry has no def ${JSON.stringify(agent)}`)
+    if (!opts.store || !isDurable(opts.store))
+      throw new ConfigError("serveA2A with `runtime` needs a durable `store`")
+  } else if (!client) {
+    throw new ConfigError("serveA2A needs `client` (and usually `toolkit`), or `runtime` + `agent`")
+  }
+  const own = client?.conversationStore() as Partial<DurableStore> | undefined
+  const store = opts.store ?? (isDurable(own) ? (own as DurableStore) : undefined)
+  if (!store || !isDurable(store))
+    throw new ConfigError(
+      "serveA2A needs a durable store: create the client with `store` (e.g. a SqliteStore) and pass the same store",
+    )
+  if (client && opts.store && (own as unknown) !== opts.store)
+    throw new ConfigError("serveA2A: `store` must be the client's own store (createClient({ store }))")
+  if (bearerTokens && bearerTokens.length === 0) throw new ConfigError("serveA2A: `bearerTokens` is empty")
+  const basePath = (opts.basePath ?? "").replace(/\/+$/, "")
+  const service = new TaskService({ client, toolkit, runtime, agent, store })
+  const v1 = new JsonRpcTransportHandler(service)
+  const legacy = new LegacyJsonRpcTransportHandler(service)
+  const tokens = bearerTokens?.map((t) => Buffer.from(t))
+
+  async function handle(request: Request): Promise<Response> {
+    const url = new URL(request.url)
+    const path = url.pathname.replace(/\/+$/, "")
+    const version = versionOf(request.headers.get("a2a-version"))
+    if (path === `${basePath}${CARD_PATH}`) {
+      if (request.method !== "GET") return new Response(null, { status: 405, headers: { allow: "GET" } })
+      const served = card.url ?? `${url.origin}${basePath}`
+      const shape = version === "1.0" ? "1.0" : "0.3"
+      return Response.json(agentCardJson(card, served, shape, tokens !== undefined))
+    }
+    if (path !== basePath) return new Response(null, { status: 404 })
+    if (request.method !== "POST") return new Response(null, { status: 405, headers: { allow: "POST" } })
+    let owner: string | undefined
+    if (tokens) {
+      owner = ownerOf(request.headers.get("authorization"), tokens)
+      if (!owner)
+        return new Response(null, { status: 401, headers: { "www-authenticate": 'Bearer realm="a2a"' } })
+    }
+    const declared = Number(request.headers.get("content-length") ?? Number.NaN)
+    if (Number.isFinite(declared) && declared > maxBodyBytes) return tooLarge()
+    const body = await readLimited(request, maxBodyBytes)
+    if (body === undefined) return tooLarge()
+    if (!isJsonType(request.headers.get("content-type")))
+      return rpcError(null, -32005, "Content type not supported")
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(body)
+    } catch {
+      return rpcError(null, -32700, "Parse error")
+    }
+    const id = idOf(parsed)
+    if (!isRpcRequest(parsed)) return rpcError(id, -32600, "Invalid Request")
+    if (version === undefined) return rpcError(id, -32009, "A2A version not supported (1.0 and 0.3 are)")
+    const methods = version === "1.0" ? METHODS_V1 : METHODS_V03
+    const method = (parsed as { method: string }).method
+    if (!methods.has(method)) return rpcError(id, -32601, `Method not found: ${method}`)
+    if ((version === "1.0" ? PUSH_V1 : PUSH_V03).test(method))
+      return rpcError(id, -32003, "Push notifications are not supported")
+    const context = new ServerCallContext({ requestedVersion: version })
+    if (owner) context.state.set(OWNER_STATE_KEY, owner)
+    const outcome = await (version === "1.0" ? v1 : legacy).handle(parsed as Record<string, unknown>, context)
+    if (isAsyncIterable(outcome)) return sse(outcome, id, version === "1.0")
+    return Response.json(scrub(outcome), { headers: versionHeader(version) })
+  }
+
+  return {
+    async fetch(request) {
+      try {
+        return await handle(request)
+      } catch {
+        // Nothing of an unexpected failure leaves the process.
+        return rpcError(null, -32603, "Internal error")
+      }
+    },
+    close: () => service.close(),
+  }
+}
+
+function isDurable(store: Partial<DurableStore> | undefined): boolean {
+  return (
+    typeof store?.claimAnswer === "function" &&
+    typeof store.putSnapshot === "function" &&
+    typeof store.findRequest === "function"
+  )
+}
+
+/** "1.0" / "0.3" for the versions served, `undefined` for another; absent means v0.3. */
+function versionOf(header: string | null): "1.0" | "0.3" | undefined {
+  if (header === null || header.trim() === "") return "0.3"
+  const v = header.trim()
+  if (v === "1.0" || v === "1") return "1.0"
+  if (v === "0.3" || v === "0.3.0") return "0.3"
+  return undefined
+}
+
+function ownerOf(authorization: string | null, tokens: Buffer[]): string | undefined {
+  const match = /^Bearer\s+(.+)$/i.exec(authorization ?? "")
+  if (!match?.[1]) return undefined
+  const given = Buffer.from(match[1].trim())
+  const known = tokens.some((t) => t.length === given.length && timingSafeEqual(t, given))
+  // Tasks are filed under a hash of the token, never the token itself.
+  return known ? createHash("sha256").update(given).digest("hex").slice(0, 32) : undefined
+}
+
+async function readLimited(request: Request, limit: number): Promise<string | undefined> {
+  if (!request.body) return ""
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel()
+      return undefined
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks).toString("utf8")
+}
+
+function isJsonType(contentType: string | null): boolean {
+  const type = (contentType ?? "").split(";")[0]?.trim().toLowerCase()
+  return type === "application/json" || type === "application/a2a+json"
+}
+
+function idOf(value: unknown): string | number | null {
+  const id = (value as { id?: unknown } | null)?.id
+  return typeof id === "string" || typeof id === "number" ? id : null
+}
+
+function isRpcRequest(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false
+  const r = value as { jsonrpc?: unknown; method?: unknown; id?: unknown }
+  return (
+    r.jsonrpc === "2.0" &&
+    typeof r.method === "string" &&
+    (r.id === undefined || idOf(r) !== null || r.id === null)
+  )
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof value === "object" && value !== null && Symbol.asyncIterator in value
+}
+
+function tooLarge(): Response {
+  return new Response(null, { status: 413 })
+}
+
+function versionHeader(version: "1.0" | "0.3"): Record<string, string> {
+  return { "a2a-version": version }
+}
+
+function rpcError(id: string | number | null, code: number, message: string): Response {
+  return Response.json({ jsonrpc: "2.0", id, error: { code, message } })
+}
+
+/**
+ * An error envelope keeps its code and the message our own errors chose; the SDK's error
+ * details (`data`) are dropped, and an internal error says no more than that.
+ */
+function scrub(envelope: unknown): unknown {
+  const e = envelope as { error?: { code?: number; message?: string; data?: unknown } }
+  if (!e?.error) return envelope
+  const code = e.error.code ?? -32603
+  const message = code === -32603 ? "Internal error" : (e.error.message ?? "")
+  return { ...(envelope as object), error: { code, message } }
+}
+
+/** The code and our own message of a thrown A2A error; anything else is an internal error. */
+function envelopeOf(id: string | number | null, error: unknown): unknown {
+  const mapped = JsonRpcTransportHandler.mapToJSONRPCError(error)
+  return scrub({ jsonrpc: "2.0", id, error: mapped })
+}
+
+async function sse(
+  events: AsyncIterable<unknown>,
+  id: string | number | null,
+  v1: boolean,
+): Promise<Response> {
+  const encoder = new TextEncoder()
+  const iterator = events[Symbol.asyncIterator]()
+  // The first event decides the reply: a refused stream (unknown task, …) is a plain
+  // JSON-RPC error, not an event stream.
+  let first: IteratorResult<unknown>
+  try {
+    first = await iterator.next()
+  } catch (error) {
+    return Response.json(envelopeOf(id, error))
+  }
+  let pending: IteratorResult<unknown> | undefined = first
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = pending ?? (await iterator.next())
+        pending = undefined
+        if (next.done) return controller.close()
+        controller.enqueue(encoder.encode(`data: ${JSON.stringify(scrub(next.value))}\n\n`))
+      } catch (error) {
+        controller.enqueue(encoder.encode(`data: ${JSON.stringify(envelopeOf(id, error))}\n\n`))
+        controller.close()
+      }
+    },
+    async cancel() {
+      await iterator.return?.(undefined)
+    },
+  })
+  return new Response(stream, {
+    headers: {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      ...versionHeader(v1 ? "1.0" : "0.3"),
+    },
+  })
+}

@@ -1,0 +1,7 @@
+export { a2aTool } from "./a2a-tool.js"
+export type { A2AToolOptions } from "./a2a-tool.js"
+export { A2AConnectError } from "./errors.js"
+export type { A2ATaskState } from "./task-view.js"
+export { serveA2A } from "./inbound/serve-a2a.js"
+export type { A2AHandler, ServeA2AOptions } from "./inbound/serve-a2a.js"
+export type { A2ACardInfo } from "./inbound/agent-card.js"

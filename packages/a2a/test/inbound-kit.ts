@@ -1,0 +1,89 @@
+import {
+  type Client,
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from "@a2a-js/sdk/client"
+import {
+  type ConversationStore,
+  createInProcessClient,
+  createToolkit,
+  defineTool,
+  pending,
+} from "@toolnexus/core"
+
+/** The SDK's own client for `url`, made through its ClientFactory (1.0, v0.3 accepted). */
+export async function sdkClient(url: string, opts: { token?: string } = {}): Promise<Client> {
+  const fetchImpl: typeof fetch = (input, init) => {
+    const headers = new Headers(init?.headers)
+    if (opts.token) headers.set("authorization", `Bearer ${opts.token}`)
+    return fetch(input, { ...init, headers })
+  }
+  const legacyCompat = { enabled: true }
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat })],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl, legacyCompat }),
+  })
+  return factory.createFromUrl(url)
+}
+
+/**
+ * The served agent: a scripted model (no LLM) whose `book` tool needs approval. A prompt
+ * starting "book" calls it; "slow" waits for `release()`; anything else is answered at once.
+ * `effects` counts bookings.
+ */
+export async function travelAgent(store: ConversationStore) {
+  const effects: string[] = []
+  let release: () => void = () => {}
+  const gate = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  const book = defineTool({
+    name: "book",
+    description: "books a flight after approval",
+    inputSchema: { type: "object", properties: { flight: { type: "string" } }, required: ["flight"] },
+    run: ({ flight }, ctx) => {
+      if (!ctx.answer) return pending({ kind: "approval", prompt: `Book ${flight}?` })
+      effects.push(`${flight}:${JSON.stringify(ctx.answer.data ?? {})}`)
+      return `booked ${flight}`
+    },
+  })
+  const client = createInProcessClient({
+    model: "scripted",
+    store,
+    systemPrompt: "SECRET SYSTEM PROMPT",
+    async generate({ messages }) {
+      const last = messages.at(-1) as { role: string; content?: unknown }
+      if (last.role === "tool") return { content: `done: ${String(last.content)}` }
+      const text = String(last.content ?? "")
+      if (text.startsWith("book "))
+        return { toolCalls: [{ name: "book", arguments: { flight: text.slice(5) } }] }
+      if (text === "fail") throw new Error("model exploded with SECRET detail")
+      if (text === "slow") await gate
+      return { content: `you said: ${text}` }
+    },
+  })
+  const toolkit = await createToolkit({ extraTools: [book] })
+  return { client, toolkit, effects, release }
+}
+
+/** A raw JSON-RPC POST (for the bad-input cases the SDK client cannot send). */
+export async function rpc(
+  url: string,
+  body: unknown,
+  opts: { headers?: Record<string, string>; raw?: string } = {},
+): Promise<{ status: number; json: any; headers: Headers }> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", "a2a-version": "1.0", ...opts.headers },
+    body: opts.raw ?? JSON.stringify(body),
+  })
+  const text = await response.text()
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    json = text
+  }
+  return { status: response.status, json, headers: response.headers }
+}

@@ -1,0 +1,103 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { type Message, Role, type Task, TaskState } from "@a2a-js/sdk"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { sdkClient } from "./inbound-kit.js"
+
+// The serving process is SIGKILLed between the halt and the answer; a new process on the
+// same SQLite file answers the task. Two processes answering at once apply it once. Runs the
+// built package (`turbo run build` first, as CI does).
+
+const child = fileURLToPath(new URL("./fixtures/serve-child.mjs", import.meta.url))
+let dir: string
+beforeAll(() => {
+  dir = join(tmpdir(), `tnx-a2a-restart-${process.pid}-${Date.now()}`)
+  mkdirSync(dir, { recursive: true })
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const children: ChildProcess[] = []
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL")
+})
+
+async function startServer(db: string, effects: string): Promise<{ url: string; process: ChildProcess }> {
+  const proc = spawn(process.execPath, [child, db, effects], { stdio: ["pipe", "pipe", "inherit"] })
+  children.push(proc)
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = ""
+    proc.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString()
+      const match = /READY (\S+)/.exec(out)
+      if (match?.[1]) resolve(match[1])
+    })
+    proc.on("exit", (code) => reject(new Error(`serving process exited with ${code}`)))
+  })
+  return { url, process: proc }
+}
+
+const killed = (proc: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    proc.on("exit", () => resolve())
+    proc.kill("SIGKILL")
+  })
+
+function message(text: string, taskId = ""): Message {
+  return {
+    messageId: `u-${Math.random().toString(36).slice(2)}`,
+    contextId: "",
+    taskId,
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "" }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  }
+}
+const send = (m: Message) => ({
+  tenant: "",
+  message: m,
+  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false },
+  metadata: undefined,
+})
+const effectsIn = (file: string) => readFileSync(file, "utf8").split("\n").filter(Boolean)
+
+describe("serveA2A across processes (SQLite file)", () => {
+  it("SIGKILL between halt and answer: a new process answers the task; the tool runs once", async () => {
+    const db = join(dir, "killed.db")
+    const effects = join(dir, "killed.effects")
+    writeFileSync(effects, "")
+    const first = await startServer(db, effects)
+    const halted = (await (await sdkClient(first.url)).sendMessage(send(message("book BA117")))) as Task
+    expect(halted.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    await killed(first.process)
+
+    const second = await startServer(db, effects)
+    const client = await sdkClient(second.url)
+    const read = await client.getTask({ tenant: "", id: halted.id, historyLength: undefined })
+    expect(read.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    const done = (await client.sendMessage(send(message("yes", halted.id)))) as Task
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(effectsIn(effects)).toEqual([`${second.process.pid} BA117`])
+  })
+
+  it("two processes answering one task at once ⇒ one tool effect", async () => {
+    const db = join(dir, "race.db")
+    const effects = join(dir, "race.effects")
+    writeFileSync(effects, "")
+    const first = await startServer(db, effects)
+    const halted = (await (await sdkClient(first.url)).sendMessage(send(message("book LH400")))) as Task
+    const second = await startServer(db, effects)
+    const [a, b] = [await sdkClient(first.url), await sdkClient(second.url)]
+    const outcomes = await Promise.allSettled([
+      a.sendMessage(send(message("yes from a", halted.id))),
+      b.sendMessage(send(message("yes from b", halted.id))),
+    ])
+    expect(outcomes.filter((o) => o.status === "fulfilled").length).toBeGreaterThanOrEqual(1)
+    expect(effectsIn(effects)).toHaveLength(1)
+    const final = await a.getTask({ tenant: "", id: halted.id, historyLength: undefined })
+    expect(final.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+  })
+})

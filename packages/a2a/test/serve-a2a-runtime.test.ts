@@ -1,0 +1,122 @@
+import { type Message, Role, type Task, TaskState } from "@a2a-js/sdk"
+import type { AgentDef } from "@toolnexus/agents"
+import { defineTool, pending } from "@toolnexus/core"
+import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
+import { SqliteStore } from "@toolnexus/durable/sqlite"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { serveA2A } from "../src/inbound/serve-a2a.js"
+import { sdkClient } from "./inbound-kit.js"
+import { serveFetch } from "./serve-node.js"
+
+// serveA2A with `runtime` + `agent`: a tree per task (namespace a2a/<taskId>), saved as
+// a2a/<taskId> when it parks, its request answered by the next message through deliverAnswer.
+
+let llm: FakeLLMServer
+beforeAll(async () => {
+  llm = await createFakeLLMServer()
+  llm.addRule({
+    match: (r) => r.system === "desk" && r.toolResults.length === 0,
+    reply: { toolCalls: [{ name: "task", arguments: { agent: "booker", prompt: "book it" } }] },
+  })
+  llm.addRule({
+    match: (r) => r.system === "booker" && r.toolResults.length === 0,
+    reply: { toolCalls: [{ name: "book", arguments: { flight: "IB3" } }] },
+  })
+  llm.addRule({ match: () => true, reply: (r) => ({ text: `${r.system}: ${r.toolResults[0]?.content}` }) })
+})
+afterAll(() => llm.close())
+const cleanups: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+
+const effects: string[] = []
+const book = defineTool({
+  name: "book",
+  description: "books after approval",
+  inputSchema: { type: "object", properties: { flight: { type: "string" } } },
+  run: ({ flight }, ctx) => {
+    if (!ctx.answer) return pending({ kind: "approval", prompt: `Book ${flight}?` })
+    effects.push(String(flight))
+    return `booked ${flight}`
+  },
+})
+const registry: Record<string, AgentDef> = {
+  desk: { name: "desk", does: "front desk", soul: "desk", team: ["booker"] },
+  booker: { name: "booker", does: "books", soul: "booker", tools: [book] },
+}
+
+async function serve() {
+  const store = new SqliteStore({ path: ":memory:" })
+  const runtime = {
+    registry,
+    llm: { baseUrl: `${llm.url}/v1`, style: "openai" as const, model: "m", apiKey: "k" },
+  }
+  const handler = serveA2A({ card: { name: "desk" }, runtime, agent: "desk", store })
+  const http = await serveFetch(handler.fetch)
+  cleanups.push(async () => {
+    await handler.close()
+    await http.close()
+    await store.close()
+  })
+  return { url: http.url, store }
+}
+
+const message = (text: string, taskId = ""): Message => ({
+  messageId: `u-${Math.random().toString(36).slice(2)}`,
+  contextId: "",
+  taskId,
+  role: Role.ROLE_USER,
+  parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "" }],
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: [],
+})
+const send = (m: Message) => ({
+  tenant: "",
+  message: m,
+  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false },
+  metadata: undefined,
+})
+
+describe("serveA2A with a runtime", () => {
+  it("a tree per task: the deep approval parks the task with data.path; the next message resumes the tree once", async () => {
+    effects.length = 0
+    const { url, store } = await serve()
+    const client = await sdkClient(url)
+    const halted = (await client.sendMessage(send(message("book me IB3")))) as Task
+    expect(halted.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    const [entry] = await store.listPending()
+    expect(entry).toMatchObject({
+      runtimeKey: `a2a/${halted.id}`,
+      request: { kind: "approval", prompt: "Book IB3?" },
+    })
+    expect(entry?.request.data?.path).toEqual(["root", "desk.1", "booker.1"])
+    const done = (await client.sendMessage(send(message("approved", halted.id)))) as Task
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    const artifact = done.artifacts[0]?.parts[0]?.content
+    expect(artifact).toEqual({ $case: "text", value: "desk: booker: booked IB3" })
+    expect(effects).toEqual(["IB3"])
+    await expect(client.sendMessage(send(message("again", halted.id)))).rejects.toThrow(/completed/)
+  })
+
+  it("CancelTask withdraws the tree's parked request", async () => {
+    const { url, store } = await serve()
+    const client = await sdkClient(url)
+    const halted = (await client.sendMessage(send(message("book me IB3")))) as Task
+    expect(await store.listPending()).toHaveLength(1)
+    const canceled = await client.cancelTask({ tenant: "", id: halted.id, metadata: undefined })
+    expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED)
+    expect(await store.listPending()).toHaveLength(0)
+  })
+
+  it("bad configurations are ConfigErrors", async () => {
+    const store = new SqliteStore({ path: ":memory:" })
+    expect(() => serveA2A({ card: { name: "x" }, runtime: { registry }, agent: "nobody", store })).toThrow(
+      /no def/,
+    )
+    expect(() => serveA2A({ card: { name: "x" }, runtime: { registry }, store })).toThrow(/go together/)
+    expect(() => serveA2A({ card: { name: "x" } })).toThrow(/needs `client`/)
+    await store.close()
+  })
+})

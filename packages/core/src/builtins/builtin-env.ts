@@ -1,0 +1,49 @@
+import type { JSONSchema, ToolResult } from "../types.js"
+
+/** @internal What every builtin runs in. */
+export interface BuiltinEnv {
+  /** The real path of the root folder. */
+  root: string
+  maxOutputChars: number
+}
+
+/** @internal One builtin before confinement and approval are wrapped around it. */
+export interface BuiltinSpec {
+  name: string
+  description: string
+  inputSchema: JSONSchema
+  /** The path arguments to confine to the root, as given. */
+  paths?(args: Record<string, unknown>): string[]
+  /** A refusal decided from the arguments alone, returned before any approval. */
+  precheck?(args: Record<string, unknown>): ToolResult | undefined
+  /** Whether the call changes something (the `"destructive"` approval rule). */
+  destructive(args: Record<string, unknown>): boolean
+  run(args: Record<string, unknown>, ctx: BuiltinCallContext): Promise<ToolResult>
+}
+
+/** @internal The per-call context of a builtin's `run`. */
+export interface BuiltinCallContext {
+  env: BuiltinEnv
+  signal: AbortSignal | undefined
+  /** Resolves a path argument already checked to be inside the root. */
+  resolve(given: string): string
+  answer?: { ok: boolean; data?: Record<string, unknown> } | undefined
+}
+
+/** @internal A successful result. */
+export const ok = (output: string, metadata?: Record<string, unknown>): ToolResult =>
+  metadata ? { output, isError: false, metadata } : { output, isError: false }
+
+/** @internal A failed result. */
+export const fail = (output: string, metadata?: Record<string, unknown>): ToolResult =>
+  metadata ? { output, isError: true, metadata } : { output, isError: true }
+
+/** @internal Cuts output past the cap, with a closing note and `metadata.truncated`. */
+export function capOutput(result: ToolResult, max: number): ToolResult {
+  if (result.output.length <= max) return result
+  const cut = `${result.output.slice(0, max)}\n[output truncated: ${result.output.length - max} more characters]`
+  return { ...result, output: cut, metadata: { ...result.metadata, truncated: true } }
+}
+
+/** @internal The message of a thrown value. */
+export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))

@@ -1,0 +1,22 @@
+import type { Request } from "../types.js"
+
+/**
+ * An open request, as an inbox lists it (a durable store's or an engine connection's
+ * `listPending`): one entry per request id, however many conversations of a parked tree hold it.
+ */
+export interface PendingEntry {
+  /** The request, as its deepest holder stored it. */
+  request: Request
+  /** The deepest conversation holding it: the one whose tool asked. */
+  conversationId: string
+  /** The key of the saved runtime whose tree holds it (see `saveRuntime`), if any. */
+  runtimeKey?: string
+  /** The holding handle's id segments, for a request parked in a runtime tree. */
+  path?: string[]
+  /** RFC 3339 time at which the request was first saved as pending. */
+  since: string
+  /** How many times an answer to it was claimed. */
+  attempts: number
+  /** `claimed` while an answer is being applied (or its worker died and a sweep is due). */
+  state: "open" | "claimed"
+}

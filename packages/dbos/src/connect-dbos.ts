@@ -1,0 +1,182 @@
+import type { TaskResult } from "@toolnexus/agents"
+import {
+  AbortError,
+  type Answer,
+  AnswerConflictError,
+  type AnswerDecision,
+  AnswerExpiredError,
+  ConfigError,
+  type EngineConnection,
+  EngineRunError,
+  type PendingEntry,
+  type Request,
+  type RunResult,
+  StoreError,
+  UnknownRequestError,
+  assertAnswer,
+  isExpired,
+} from "@toolnexus/core"
+import type { DBOSClient } from "@dbos-inc/dbos-sdk"
+import { type RunInput, checkRunId, namespaceOf } from "./protocol.js"
+
+/** Options of {@link connectDbos}. */
+export interface ConnectDbosOptions {
+  /** The DBOS system database the workers launched on. */
+  systemDatabaseUrl: string
+  namespace?: string
+}
+
+/**
+ * Connects to runs of `launchDbos` workers through their system database: start runs (an
+ * enqueue), read results, list and answer open requests, one decision per request id.
+ *
+ * @example
+ * const engine = connectDbos({ systemDatabaseUrl: "postgres://postgres@127.0.0.1:5432/app" })
+ * await engine.start("refunds", "order-42", "refund order 42")
+ */
+export function connectDbos(opts: ConnectDbosOptions): EngineConnection<RunResult | TaskResult> {
+  const ns = namespaceOf(opts.namespace)
+  const { systemDatabaseUrl } = opts
+  let opened: Promise<{ client: DBOSClient; pool: import("pg").Pool }> | undefined
+  const open = () => {
+    opened ??= (async () => {
+      const { DBOSClient } = await import("@dbos-inc/dbos-sdk")
+      const pg = await import("pg")
+      const Pool = pg.default?.Pool ?? (pg as unknown as { Pool: typeof import("pg").Pool }).Pool
+      const client = await DBOSClient.create({ systemDatabaseUrl, applicationName: ns })
+      return { client, pool: new Pool({ connectionString: systemDatabaseUrl, max: 4 }) }
+    })()
+    return opened
+  }
+  const query = async <R extends object>(text: string, values: unknown[]): Promise<R[]> => {
+    const { pool } = await open()
+    try {
+      return (await pool.query(text, values)).rows as R[]
+    } catch (error) {
+      throw new StoreError(`the DBOS system database query failed: ${(error as Error).message}`, {
+        cause: error,
+      })
+    }
+  }
+
+  return {
+    async start(agent, runId, prompt) {
+      checkRunId(runId)
+      const { client } = await open()
+      const { Error: DbosErrors } = await import("@dbos-inc/dbos-sdk")
+      const input: RunInput = { agent, prompt }
+      try {
+        await client.enqueue(
+          { workflowName: `${ns}.run`, queueName: ns, workflowID: runId, workflowIDReusePolicy: "reject" },
+          input,
+        )
+        return { runId, started: true }
+      } catch (error) {
+        if (DbosErrors.isWorkflowIDInUseError(error)) return { runId, started: false }
+        throw error
+      }
+    },
+    async result(runId, resultOpts = {}) {
+      checkRunId(runId)
+      const { client } = await open()
+      const handle = client.retrieveWorkflow<RunResult | TaskResult>(runId)
+      const status = await handle.getStatus()
+      if (status === null)
+        throw new EngineRunError(runId, "is not known to the engine (never started, or past retention)")
+      try {
+        if (resultOpts.timeoutMs !== undefined) {
+          // The client's getResult cannot time out (its poll would outlive us): poll the status.
+          const deadline = Date.now() + resultOpts.timeoutMs
+          for (;;) {
+            const now = await handle.getStatus()
+            if (now && !["PENDING", "ENQUEUED", "DELAYED"].includes(now.status)) break
+            if (Date.now() >= deadline)
+              throw new AbortError(`no result of run ${runId} within ${resultOpts.timeoutMs} ms`)
+            await new Promise((resolve) =>
+              setTimeout(resolve, Math.min(100, Math.max(1, deadline - Date.now()))),
+            )
+          }
+        }
+        return await handle.getResult()
+      } catch (error) {
+        if (AbortError.isInstance(error)) throw error
+        throw new EngineRunError(runId, `failed: ${(error as Error).message}`, { cause: error })
+      }
+    },
+    async listPending(listOpts = {}) {
+      const values: unknown[] = []
+      let where = "decision IS NULL"
+      if (listOpts.kind !== undefined) {
+        values.push(listOpts.kind)
+        where += ` AND entry->'request'->>'kind' = $${values.length}`
+      }
+      if (listOpts.after !== undefined) {
+        values.push(listOpts.after)
+        const at = `$${values.length}`
+        // After the given request in (since, id) order; once it is decided, after its id.
+        where += ` AND (since, request_id) > COALESCE((SELECT (since, request_id) FROM ${ns}.requests WHERE request_id = ${at}), ('-infinity'::timestamptz, ${at}))`
+      }
+      let limit = ""
+      if (listOpts.limit !== undefined) {
+        if (!Number.isInteger(listOpts.limit) || listOpts.limit < 0)
+          throw new ConfigError(`listPending: limit must be a non-negative integer, got ${listOpts.limit}`)
+        limit = ` LIMIT ${listOpts.limit}`
+      }
+      const rows = await query<{ entry: PendingEntry }>(
+        `SELECT entry FROM ${ns}.requests WHERE ${where} ORDER BY since, request_id${limit}`,
+        values,
+      )
+      return rows.map((r) => r.entry)
+    },
+    async findRequest(requestId) {
+      const rows = await query<{ entry: PendingEntry }>(
+        `SELECT entry FROM ${ns}.requests WHERE request_id = $1 AND decision IS NULL`,
+        [requestId],
+      )
+      return rows[0]?.entry
+    },
+    async deliverAnswer(answer: Answer) {
+      assertAnswer(answer)
+      const { client, pool } = await open()
+      const conn = await pool.connect()
+      try {
+        await conn.query("BEGIN")
+        const { rows } = await conn.query(
+          `SELECT run_id, entry, decision FROM ${ns}.requests WHERE request_id = $1 FOR UPDATE`,
+          [answer.id],
+        )
+        const row = rows[0] as
+          | { run_id: string; entry: PendingEntry; decision: AnswerDecision | null }
+          | undefined
+        if (!row) throw new UnknownRequestError(answer.id)
+        if (row.decision !== null)
+          throw new AnswerConflictError(answer.id, "it was already decided", { decision: row.decision })
+        const request: Request = row.entry.request
+        if (answer.ok && isExpired(request))
+          throw new AnswerExpiredError(answer.id, String(request.expiresAt))
+        const decision: AnswerDecision =
+          answer.reason === undefined ? { ok: answer.ok } : { ok: answer.ok, reason: answer.reason }
+        await conn.query(`UPDATE ${ns}.requests SET decision = $2 WHERE request_id = $1`, [
+          answer.id,
+          JSON.stringify(decision),
+        ])
+        // The decision and its delivery commit together (DBOS would drop a duplicate send silently).
+        await client.sendInTransaction(conn, row.run_id, answer, answer.id, answer.id)
+        await conn.query("COMMIT")
+        return { runId: row.run_id, request, decision }
+      } catch (error) {
+        await conn.query("ROLLBACK").catch(() => undefined)
+        throw error
+      } finally {
+        conn.release()
+      }
+    },
+    async close() {
+      if (!opened) return
+      const { client, pool } = await opened
+      opened = undefined
+      await client.destroy()
+      await pool.end()
+    },
+  }
+}

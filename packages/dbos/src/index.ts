@@ -1,0 +1,8 @@
+export { dbosAgent } from "./engine-agent.js"
+export type { EngineAgent, EngineAgentOptions } from "./engine-agent.js"
+export { launchDbos } from "./launch-dbos.js"
+export type { LaunchDbosOptions } from "./launch-dbos.js"
+export { connectDbos } from "./connect-dbos.js"
+export type { ConnectDbosOptions } from "./connect-dbos.js"
+export { EngineRunError } from "@toolnexus/core"
+export type { EngineConnection, PendingEntry } from "@toolnexus/core"

@@ -1,0 +1,564 @@
+import {
+  type Answer,
+  type AnswerDecision,
+  ConfigError,
+  type Message,
+  type Request,
+  type SaveMeta,
+  StoreError,
+} from "@toolnexus/core"
+import type {
+  AnswerClaim,
+  ClaimOptions,
+  DurableStore,
+  ExpiredClaim,
+  FailedEntry,
+  ListExpiredClaimsOptions,
+  ListFailedOptions,
+  ListPendingOptions,
+  PendingEntry,
+  PutSnapshotOptions,
+  ReleaseOptions,
+  RenewOptions,
+  RuntimeHold,
+} from "../durable-store.js"
+import type { CorruptRow } from "../errors.js"
+import { lostClaimError } from "./claim-refusals.js"
+import { type ClaimGrant, type ClaimRefusal, claimRefusalError, newClaimToken } from "./claim-rules.js"
+import { type PendingChange, sinceOnSet } from "./conversation-row.js"
+import { MessageCache } from "./message-cache.js"
+import {
+  decodeJson,
+  decodeTranscript,
+  encodeJson,
+  encodeMessages,
+  isStoredAnswer,
+  isStoredRequest,
+  type StoredMessageRow,
+} from "./message-codec.js"
+import {
+  checkAnswer,
+  checkKey,
+  checkSave,
+  describe,
+  resolveKind,
+  resolveLeaseMs,
+  resolveLimit,
+  resolveMaxAttempts,
+  resolveStoreOptions,
+} from "./option-checks.js"
+import { type HolderRow, decisionOf, foldHolders, pageOf } from "./request-index.js"
+import { closedStoreError, toStoreError } from "./store-errors.js"
+import { WriteCounter, type WriteStats } from "./write-stats.js"
+
+/** What a backend's save primitive gets: everything encoded and checked. */
+export interface SaveInput {
+  id: string
+  transcript: readonly Message[]
+  pending: PendingChange
+  claim: string | undefined
+  /** A checkpoint: the claim fences the save but is not consumed (the pending request is kept). */
+  checkpoint: boolean
+  /**
+   * What `transcript` keeps of the one this store last saved or loaded: at `revision` the
+   * backend stores `stored` rows, of which the first `length` stay; a backend that uses it
+   * writes from `length` on and deletes the stored rows from there when `length < stored`.
+   */
+  reusable: { revision: number; length: number; stored: number } | undefined
+  /** The JSON bodies of `transcript[from..]`. */
+  encode(from?: number): string[]
+}
+
+/** What a backend's save primitive reports; `pendingId` is the request pending after it. */
+export type SaveOutcome =
+  | { revision: number; pendingId: string | null; stats: Omit<WriteStats, "saves"> }
+  | { lostClaim: string | null }
+
+/** What a backend's claim primitive gets. */
+export interface ClaimInput {
+  id: string
+  answerId: string
+  answerJson: string
+  token: string
+  leaseMs: number
+  runtimeKey: string | undefined
+  /** Whether the answer approves (`ok: true`): only those are refused after `expiresAt`. */
+  approves: boolean
+  /** A takeover of a request claimed this many times already is refused and marks it failed. */
+  maxAttempts: number
+  /** The `lastError` recorded when a takeover finds the attempts used up. */
+  exhaustedErrorJson: string
+}
+
+/** What a backend's release primitive gets for a resume that failed. */
+export interface ClaimFailure {
+  /** `{ name, code?, message }` as JSON, recorded as the request's `lastError`. */
+  errorJson: string
+  /** At this many attempts the request becomes `failed`. */
+  maxAttempts: number
+}
+
+/** What a backend's claim primitive reports: a grant with the stored JSON, or a refusal. */
+export type ClaimOutcome =
+  | { grant: ClaimGrant; pendingJson: string; answerJson: string }
+  | { refusal: ClaimRefusal; runtimeKey?: string | null; decisionJson?: string | null; expiresAt?: string }
+
+/** Options every durable store takes beside its connection. */
+export interface DurableStoreOptions {
+  /**
+   * The deadline of every store operation, in ms (default 10 000): a hung connection fails
+   * with `StoreError` instead of hanging. Leases must be at least twice as long.
+   */
+  opTimeoutMs?: number
+  /**
+   * Told about each stored row a listing (`listPending`, `listExpiredClaims`, `listFailed`,
+   * and so the sweeps) skipped because it cannot be read; the row is left untouched. A direct
+   * read of it throws `CorruptDataError` instead.
+   */
+  onCorrupt?: (info: CorruptRow, error: unknown) => void
+}
+
+/** A failed request as a backend reads it. */
+export interface FailedRow extends HolderRow {
+  lastError: string | null
+}
+
+/**
+ * The part every durable store shares, as langgraphjs' `BaseCheckpointSaver` does
+ * for checkpointers: argument checks, encoding and decoding, errors, the transcript cache
+ * for prefix-reuse saves, write stats, and the request index's folding and paging. A
+ * backend supplies only its primitives, each one atomic on its storage.
+ */
+export abstract class DurableStoreBase implements DurableStore {
+  readonly #cache = new MessageCache()
+  readonly #writes = new WriteCounter()
+  readonly #onCorrupt: (row: CorruptRow, error: unknown) => void
+  #closed = false
+  #ready = false
+  /** Durable stores keep settled tool results mid-run (see `ConversationStore.checkpoints`). */
+  readonly checkpoints = true
+  /** The deadline of every operation, in ms. */
+  readonly opTimeoutMs: number
+
+  constructor(options: DurableStoreOptions, storeName: string) {
+    const resolved = resolveStoreOptions(options, storeName)
+    this.opTimeoutMs = resolved.opTimeoutMs
+    const sink = resolved.onCorrupt
+    this.#onCorrupt = sink
+      ? (row, error) => {
+          try {
+            sink(row, error)
+          } catch {
+            // A failing reporter must not turn a skipped row into a failed listing.
+          }
+        }
+      : () => {}
+  }
+
+  /** The class name used in errors, e.g. `"SqliteStore"`. */
+  protected abstract readonly storeName: string
+  /** Resolves once the schema is current (runs the migrations on first use). */
+  protected abstract ready(): Promise<void>
+  /**
+   * True when the driver blocks until each operation is done (better-sqlite3): a timer could
+   * never fire before the work settles, so none is set, and the driver's own busy timeout is
+   * the deadline.
+   */
+  protected readonly blocking: boolean = false
+  protected abstract readTranscript(
+    id: string,
+  ): Promise<
+    | { revision: number; count: number; pendingId: string | null; rows: readonly StoredMessageRow[] }
+    | undefined
+  >
+  protected abstract writeTranscript(input: SaveInput): Promise<SaveOutcome>
+  protected abstract readPendingJson(id: string): Promise<string | null | undefined>
+  /** Conversations waiting on a request of `kind`, or on request `requestId`, with index rows. */
+  protected abstract readHolders(filter: { kind?: string; requestId?: string }): Promise<HolderRow[]>
+  /** The stored answer of an applied request, `null`/`undefined` when it is not applied. */
+  protected abstract readDecisionJson(requestId: string): Promise<string | null | undefined>
+  protected abstract readFailed(): Promise<FailedRow[]>
+  protected abstract writeClaim(input: ClaimInput): Promise<ClaimOutcome>
+  /** Expires the claim now if `token` holds it; with `failure`, records it and may mark the request failed. */
+  protected abstract expireClaim(id: string, token: string, failure?: ClaimFailure): Promise<void>
+  /** Extends the lease of the claim `token` holds on conversation `id`; false when it no longer holds. */
+  protected abstract renewLease(id: string, token: string, leaseMs: number): Promise<boolean>
+  /** Moves a failed request back to claimed with an expired lease and 0 attempts; its stored answer, or null. */
+  protected abstract reopenRequest(requestId: string): Promise<string | null>
+  protected abstract readExpiredClaims(
+    limit: number | undefined,
+  ): Promise<{ id: string; pending: string; answer: string }[]>
+  protected abstract removeConversation(id: string): Promise<void>
+  protected abstract writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): Promise<void>
+  protected abstract readSnapshot(key: string): Promise<string | null | undefined>
+  protected abstract removeSnapshot(key: string): Promise<void>
+  /** Releases what the store opened itself. */
+  protected abstract release(): Promise<void>
+
+  /** Turns a driver failure into the store's error; backends may add what they know. */
+  protected storeError(error: unknown, what: string): Error {
+    return toStoreError(error, `${this.storeName} failed to ${what}`)
+  }
+
+  /** @internal What this store wrote so far; tests use it to check saves are incremental. */
+  get stats(): WriteStats {
+    return this.#writes.snapshot()
+  }
+
+  async get(id: string): Promise<Message[] | undefined> {
+    checkKey(id, "the conversation id")
+    const stored = await this.#use(`read conversation ${JSON.stringify(id)}`, () => this.readTranscript(id))
+    if (stored === undefined) return undefined
+    const messages = decodeTranscript(id, stored.count, stored.rows)
+    this.#cache.remember(id, stored.revision, messages, stored.pendingId)
+    return messages
+  }
+
+  async save(id: string, messages: Message[], meta?: SaveMeta): Promise<void> {
+    checkSave(id, messages, meta)
+    // The caller may keep appending to its array while we work; save what it held now.
+    const transcript = messages.slice()
+    const pending = meta?.pending
+    const change: PendingChange =
+      pending === undefined
+        ? { mode: "keep", json: null, id: null, kind: null }
+        : pending === null
+          ? { mode: "clear", json: null, id: null, kind: null }
+          : {
+              mode: "set",
+              json: encodeJson(pending, () => `the pending request of conversation ${JSON.stringify(id)}`),
+              id: pending.id,
+              kind: pending.kind,
+            }
+    const checkpoint = meta?.checkpoint === true
+    const reusable = this.#cache.reusablePrefix(id, transcript)
+    if (reusable !== undefined && change.mode === "set")
+      change.since = sinceOnSet(reusable.pendingId, change.id)
+    const input: SaveInput = {
+      id,
+      transcript,
+      // A checkpoint never changes what the conversation waits on.
+      pending: checkpoint ? { mode: "keep", json: null, id: null, kind: null } : change,
+      claim: meta?.claim,
+      checkpoint,
+      reusable,
+      encode: (from = 0) => encodeMessages(id, transcript, from),
+    }
+    const outcome = await this.#use(`save conversation ${JSON.stringify(id)}`, () =>
+      this.writeTranscript(input),
+    )
+    if ("lostClaim" in outcome) throw lostClaimError(id, outcome.lostClaim)
+    this.#writes.record(outcome.stats)
+    this.#cache.remember(id, outcome.revision, transcript, outcome.pendingId)
+  }
+
+  async getPending(id: string): Promise<Request | undefined> {
+    checkKey(id, "the conversation id")
+    const json = await this.#use(`read the pending request of ${JSON.stringify(id)}`, () =>
+      this.readPendingJson(id),
+    )
+    if (json == null) return undefined
+    return decodeJson<Request>(json, () => "its pending request", conversationRow(id), isStoredRequest)
+  }
+
+  async findRequest(requestId: string): Promise<PendingEntry | undefined> {
+    checkKey(requestId, "the request id")
+    const rows = await this.#use(`find request ${JSON.stringify(requestId)}`, () =>
+      this.readHolders({ requestId }),
+    )
+    return foldHolders(rows)[0]
+  }
+
+  async listPending(opts?: ListPendingOptions): Promise<PendingEntry[]> {
+    const limit = resolveLimit(opts?.limit)
+    const kind = resolveKind(opts?.kind)
+    const after = opts?.after
+    if (after !== undefined && (typeof after !== "string" || after === "")) {
+      throw new ConfigError(`after must be a request id, got ${describe(after)}`)
+    }
+    if (limit === 0) return []
+    const rows = await this.#use("list pending requests", () =>
+      this.readHolders(kind === undefined ? {} : { kind }),
+    )
+    return pageOf(foldHolders(rows, this.#onCorrupt), after, limit)
+  }
+
+  async listFailed(opts?: ListFailedOptions): Promise<FailedEntry[]> {
+    const limit = resolveLimit(opts?.limit)
+    if (limit === 0) return []
+    const rows = await this.#use("list failed requests", () => this.readFailed())
+    // Folded like pending entries (one per request id), then marked failed with their error.
+    const errors = new Map(rows.map((row) => [row.requestId, row.lastError]))
+    const open = rows.map((row) => ({
+      ...row,
+      request: row.request && { ...row.request, state: "open" as const },
+    }))
+    const failed: FailedEntry[] = []
+    for (const { state: _open, ...entry } of foldHolders(open, this.#onCorrupt)) {
+      const id = entry.request.id
+      const stored = errors.get(id)
+      try {
+        const lastError = stored
+          ? decodeJson<FailedEntry["lastError"]>(
+              stored,
+              () => "its last error",
+              requestRow(id),
+              isErrorRecord,
+            )
+          : { name: "Error", message: "no error was recorded" }
+        failed.push({ ...entry, state: "failed", lastError })
+      } catch (error) {
+        this.#onCorrupt(requestRow(id), error)
+      }
+    }
+    return failed.slice(0, limit)
+  }
+
+  async getDecision(requestId: string): Promise<AnswerDecision | undefined> {
+    checkKey(requestId, "the request id")
+    const json = await this.#use(`read the decision on request ${JSON.stringify(requestId)}`, () =>
+      this.readDecisionJson(requestId),
+    )
+    return decisionOf(json ?? null, requestId)
+  }
+
+  async claimAnswer(id: string, answer: Answer, opts?: ClaimOptions): Promise<AnswerClaim> {
+    checkKey(id, "the conversation id")
+    checkAnswer(answer)
+    const leaseMs = this.#leaseOf(opts?.leaseMs)
+    const maxAttempts = resolveMaxAttempts(opts?.maxAttempts)
+    const runtimeKey = opts?.runtimeKey
+    if (runtimeKey !== undefined) checkKey(runtimeKey, "opts.runtimeKey")
+    const input: ClaimInput = {
+      id,
+      answerId: answer.id,
+      answerJson: encodeJson(answer, () => `the answer to request ${JSON.stringify(answer.id)}`),
+      token: newClaimToken(),
+      leaseMs,
+      runtimeKey,
+      approves: answer.ok,
+      maxAttempts,
+      exhaustedErrorJson: JSON.stringify({
+        name: "LeaseExpired",
+        message: `its claim's lease ran out ${maxAttempts} times without the resume being saved (its workers stopped)`,
+      }),
+    }
+    let outcome: ClaimOutcome
+    try {
+      outcome = await this.#use(`claim an answer for conversation ${JSON.stringify(id)}`, () =>
+        this.writeClaim(input),
+      )
+    } catch (error) {
+      // The claim may have been written before the reply was lost: expire it at once, so a
+      // claim nobody holds never blocks the request for a whole lease.
+      await this.#use("expire an unacknowledged claim", () => this.expireClaim(id, input.token)).catch(
+        () => {},
+      )
+      throw error
+    }
+    if ("refusal" in outcome) {
+      const decision = decisionOf(outcome.decisionJson ?? null, answer.id)
+      throw claimRefusalError(outcome.refusal, id, answer.id, {
+        runtimeKey: outcome.runtimeKey,
+        ...(decision ? { decision } : {}),
+        ...(outcome.expiresAt !== undefined ? { expiresAt: outcome.expiresAt } : {}),
+      })
+    }
+    return {
+      token: input.token,
+      answer: decodeJson<Answer>(
+        outcome.answerJson,
+        () => "its claimed answer",
+        requestRow(answer.id),
+        isStoredAnswer,
+      ),
+      request: decodeJson<Request>(
+        outcome.pendingJson,
+        () => "its pending request",
+        conversationRow(id),
+        isStoredRequest,
+      ),
+      takeover: outcome.grant === "takeover",
+    }
+  }
+
+  async renewClaim(id: string, token: string, opts?: RenewOptions): Promise<boolean> {
+    checkKey(id, "the conversation id")
+    checkKey(token, "the claim token")
+    const leaseMs = this.#leaseOf(opts?.leaseMs)
+    return this.#use(`renew a claim on conversation ${JSON.stringify(id)}`, () =>
+      this.renewLease(id, token, leaseMs),
+    )
+  }
+
+  async releaseClaim(id: string, token: string, opts?: ReleaseOptions): Promise<void> {
+    checkKey(id, "the conversation id")
+    checkKey(token, "the claim token")
+    const failure: ClaimFailure | undefined =
+      opts?.error === undefined
+        ? undefined
+        : {
+            errorJson: JSON.stringify(errorRecord(opts.error)),
+            maxAttempts: resolveMaxAttempts(opts.maxAttempts),
+          }
+    await this.#use(`release a claim on conversation ${JSON.stringify(id)}`, () =>
+      this.expireClaim(id, token, failure),
+    )
+  }
+
+  async reopenFailed(requestId: string): Promise<Answer | undefined> {
+    checkKey(requestId, "the request id")
+    const json = await this.#use(`reopen failed request ${JSON.stringify(requestId)}`, () =>
+      this.reopenRequest(requestId),
+    )
+    if (json == null) return undefined
+    return decodeJson<Answer>(json, () => "its stored decision", requestRow(requestId), isStoredAnswer)
+  }
+
+  async listExpiredClaims(opts?: ListExpiredClaimsOptions): Promise<ExpiredClaim[]> {
+    const limit = resolveLimit(opts?.limit)
+    if (limit === 0) return []
+    const rows = await this.#use("list expired claims", () => this.readExpiredClaims(limit))
+    const claims: ExpiredClaim[] = []
+    for (const row of rows) {
+      let request: Request
+      try {
+        request = decodeJson<Request>(
+          row.pending,
+          () => "its pending request",
+          conversationRow(row.id),
+          isStoredRequest,
+        )
+      } catch (error) {
+        this.#onCorrupt(conversationRow(row.id), error)
+        continue
+      }
+      try {
+        const answer = decodeJson<Answer>(
+          row.answer,
+          () => "its claimed answer",
+          requestRow(request.id),
+          isStoredAnswer,
+        )
+        claims.push({ id: row.id, request, answer })
+      } catch (error) {
+        this.#onCorrupt(requestRow(request.id), error)
+      }
+    }
+    return claims
+  }
+
+  async deleteConversation(id: string): Promise<void> {
+    checkKey(id, "the conversation id")
+    await this.#use(`delete conversation ${JSON.stringify(id)}`, () => this.removeConversation(id))
+    this.#cache.forget(id)
+  }
+
+  async putSnapshot(key: string, snapshot: unknown, opts?: PutSnapshotOptions): Promise<void> {
+    checkKey(key, "the snapshot key")
+    const holds = opts?.holds
+    if (holds !== undefined) {
+      if (!Array.isArray(holds)) throw new ConfigError(`opts.holds must be an array, got ${describe(holds)}`)
+      for (const hold of holds) {
+        checkKey(hold?.requestId, "a hold's requestId")
+        checkKey(hold.conversationId, "a hold's conversationId")
+      }
+    }
+    const body = encodeJson(snapshot, () => `snapshot ${JSON.stringify(key)}`)
+    await this.#use(`store snapshot ${JSON.stringify(key)}`, () => this.writeSnapshot(key, body, holds))
+  }
+
+  async getSnapshot(key: string): Promise<unknown | undefined> {
+    checkKey(key, "the snapshot key")
+    const body = await this.#use(`read snapshot ${JSON.stringify(key)}`, () => this.readSnapshot(key))
+    if (body == null) return undefined
+    return decodeJson(body, () => "the snapshot", { table: "tnx_snapshots", key })
+  }
+
+  async deleteSnapshot(key: string): Promise<void> {
+    checkKey(key, "the snapshot key")
+    await this.#use(`delete snapshot ${JSON.stringify(key)}`, () => this.removeSnapshot(key))
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    await this.release()
+  }
+
+  /** A lease for a claim: positive, and at least twice the operation deadline. */
+  #leaseOf(leaseMs: unknown): number {
+    const lease = resolveLeaseMs(leaseMs)
+    if (lease < 2 * this.opTimeoutMs) {
+      throw new ConfigError(
+        `leaseMs (${lease}) must be at least 2 × opTimeoutMs (${this.opTimeoutMs}) of the ${this.storeName}: ` +
+          "a renewal that takes a whole deadline must still land before the lease runs out",
+      )
+    }
+    return lease
+  }
+
+  /**
+   * The one wrapper of every primitive: closed check, schema ready, errors typed, and the
+   * operation deadline (the driver's own timeouts are set too; this bounds whatever they
+   * miss, such as a caller's pool or client). Preparing the schema on first use runs several
+   * statements, so it gets five deadlines.
+   */
+  async #use<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    if (this.#closed) throw closedStoreError(this.storeName)
+    try {
+      if (!this.#ready) {
+        await this.#within(5 * this.opTimeoutMs, "prepare its schema", () => this.ready())
+        this.#ready = true
+        if (this.#closed) throw closedStoreError(this.storeName)
+      }
+      return await (this.blocking ? fn() : this.#within(this.opTimeoutMs, what, fn))
+    } catch (error) {
+      throw this.storeError(error, what)
+    }
+  }
+
+  async #within<T>(ms: number, what: string, fn: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new StoreError(`${this.storeName} could not ${what}: no reply within ${ms} ms (opTimeoutMs)`))
+      }, ms)
+      timer.unref?.()
+    })
+    const work = fn()
+    try {
+      return await Promise.race([work, deadline])
+    } finally {
+      clearTimeout(timer)
+      // A late failure of the abandoned work must not surface as an unhandled rejection.
+      work.catch(() => {})
+    }
+  }
+}
+
+function conversationRow(key: string): CorruptRow {
+  return { table: "tnx_conversations", key }
+}
+
+function requestRow(key: string): CorruptRow {
+  return { table: "tnx_requests", key }
+}
+
+function isErrorRecord(value: unknown): boolean {
+  const e = value as Record<string, unknown> | null
+  return typeof e === "object" && e !== null && typeof e.name === "string" && typeof e.message === "string"
+}
+
+/** @internal What `lastError` records of a failure: its name, code and message. */
+export function errorRecord(error: unknown): FailedEntry["lastError"] {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code
+    return {
+      name: error.name,
+      ...(typeof code === "string" ? { code } : {}),
+      message: error.message.slice(0, 2000),
+    }
+  }
+  return { name: "Error", message: String(error).slice(0, 2000) }
+}

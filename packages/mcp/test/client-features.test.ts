@@ -1,0 +1,137 @@
+import { type Request, createInProcessClient, createToolkit } from "@toolnexus/core"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { type McpConnection, type McpLogEntry, connectMcp } from "../src/index.js"
+import { EVERYTHING } from "./paths.js"
+
+const node = process.execPath
+
+/** The caller's model: it answers a sampling prompt by quoting its last line. */
+let generated = 0
+const model = createInProcessClient({
+  model: "scripted",
+  async generate({ messages }) {
+    generated++
+    const last = messages.at(-1) as { content?: unknown }
+    const text = String(last?.content ?? "")
+      .split("\n")
+      .at(-1)
+    return { content: `sampled <${text}>` }
+  },
+})
+
+describe("client features against the reference server (server-everything)", () => {
+  let mcp: McpConnection
+  const logs: McpLogEntry[] = []
+
+  beforeAll(async () => {
+    mcp = await connectMcp({
+      servers: { everything: { command: node, args: [EVERYTHING] } },
+      roots: [{ uri: "file:///srv/project", name: "project" }],
+      sampling: { client: model },
+      onLog: (entry) => void logs.push(entry),
+    })
+  })
+  afterAll(() => mcp?.close())
+
+  it("roots: the server lists the roots the connection offers", async () => {
+    const toolkit = await createToolkit({ extraTools: mcp.tools() })
+    const result = await toolkit.execute("everything__get-roots-list", {})
+    expect(result.isError).toBe(false)
+    expect(result.output).toContain("file:///srv/project")
+    expect(result.output).toContain("project")
+  })
+
+  it("sampling: approved inline, then answered by the caller's model", async () => {
+    const asked: Request[] = []
+    const tool = mcp.tools().find((t) => t.name === "everything__trigger-sampling-request")
+    const result = await tool?.execute(
+      { prompt: "what is 2+2?" },
+      {
+        resolve: async (req) => {
+          asked.push(req)
+          return { id: req.id, ok: true }
+        },
+      },
+    )
+    expect(asked).toHaveLength(1)
+    expect(asked[0]).toMatchObject({
+      kind: "approval",
+      data: {
+        server: "everything",
+        tool: "trigger-sampling-request",
+        sampling: { systemPrompt: "You are a helpful test server.", maxTokens: 100 },
+      },
+    })
+    expect(result?.isError).toBe(false)
+    expect(result?.output).toContain(
+      "sampled <user: Resource trigger-sampling-request context: what is 2+2?>",
+    )
+  })
+
+  it("sampling: a declined approval, or nobody to ask, never reaches the model", async () => {
+    const before = generated
+    const tool = mcp.tools().find((t) => t.name === "everything__trigger-sampling-request")
+    const declined = await tool?.execute(
+      { prompt: "x" },
+      { resolve: async (req) => ({ id: req.id, ok: false, reason: "declined" }) },
+    )
+    expect(declined?.isError).toBe(true)
+    expect(declined?.output).toContain("the user declined the sampling request")
+    const unasked = await tool?.execute({ prompt: "x" })
+    expect(unasked?.isError).toBe(true)
+    expect(unasked?.output).toContain("sampling needs the user's approval")
+    expect(generated).toBe(before)
+  })
+
+  it("logging: the server's log messages reach onLog, named by server", async () => {
+    const toolkit = await createToolkit({ extraTools: mcp.tools() })
+    await toolkit.execute("everything__toggle-simulated-logging", {})
+    try {
+      await vi.waitFor(() => expect(logs.length).toBeGreaterThan(0), { timeout: 5_000 })
+      expect(logs[0]).toMatchObject({ server: "everything", level: expect.any(String) })
+    } finally {
+      await toolkit.execute("everything__toggle-simulated-logging", {})
+    }
+  })
+
+  it("progress: a long operation's progress keeps the call alive past callTimeoutMs", async () => {
+    const quick = await connectMcp({
+      servers: { everything: { command: node, args: [EVERYTHING] } },
+      callTimeoutMs: 400,
+    })
+    try {
+      const toolkit = await createToolkit({ extraTools: quick.tools() })
+      // Five steps of 0.2 s: one second in all, each step's progress restarting the 0.4 s limit.
+      const result = await toolkit.execute("everything__trigger-long-running-operation", {
+        duration: 1,
+        steps: 5,
+      })
+      expect(result).toMatchObject({ isError: false })
+      expect(result.output).toMatch(/completed/i)
+    } finally {
+      await quick.close()
+    }
+  })
+})
+
+describe("features not configured are not announced", () => {
+  it("without roots or sampling the server offers no tools that need them", async () => {
+    const plain = await connectMcp({ servers: { everything: { command: node, args: [EVERYTHING] } } })
+    try {
+      const names = plain.tools().map((t) => t.name)
+      expect(names).not.toContain("everything__trigger-sampling-request")
+      expect(names).toContain("everything__echo")
+    } finally {
+      await plain.close()
+    }
+  })
+
+  it("malformed feature options are a ConfigError", async () => {
+    await expect(connectMcp({ servers: {}, roots: [{ uri: "" }] })).rejects.toThrow(
+      /"roots" must be an array/,
+    )
+    await expect(connectMcp({ servers: {}, sampling: { client: {} as never } })).rejects.toThrow(
+      /"sampling.client" must be a toolnexus Client/,
+    )
+  })
+})

@@ -1,0 +1,8 @@
+export { restateAgent } from "./engine-agent.js"
+export type { EngineAgent, EngineAgentOptions } from "./engine-agent.js"
+export { serveRestate } from "./serve-restate.js"
+export type { RestateWorker, ServeRestateOptions } from "./serve-restate.js"
+export { connectRestate } from "./connect-restate.js"
+export type { ConnectRestateOptions } from "./connect-restate.js"
+export { EngineRunError } from "@toolnexus/core"
+export type { EngineConnection, PendingEntry } from "@toolnexus/core"

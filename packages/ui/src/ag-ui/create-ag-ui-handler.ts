@@ -1,0 +1,143 @@
+import { type Toolkit, createToolkit, relayTool } from "@toolnexus/core"
+import type { ChatHandlerOptions } from "../internal/chat-options.js"
+import { type AcceptedRun, ConversationGate } from "../internal/conversation-gate.js"
+import { Refusal, badRequest } from "../internal/http-error.js"
+import { LiveRun, SSE_HEADERS } from "../internal/live-run.js"
+import { startRun } from "../internal/start-run.js"
+import type { AgUiEvent } from "./ag-ui-event.js"
+import { AgUiWriter } from "./ag-ui-writer.js"
+import {
+  type AgUiInput,
+  knownCallsOf,
+  promptOfUser,
+  readRunAgentInput,
+  resumeAnswerOf,
+  toolMessagesAnswerOf,
+} from "./run-agent-input.js"
+
+/** What an input asks for, once read. */
+interface Ask {
+  accepted: AcceptedRun
+  skipResults?: Set<string>
+}
+
+/**
+ * A fetch-style handler serving AG-UI 1.0 (`@ag-ui/client`'s `HttpAgent`, CopilotKit): POST a
+ * `RunAgentInput` (`threadId` = the chat id), get the run as SSE events. A suspension ends the
+ * run with an `interrupt` outcome (`input.resume[]` answers it), a relay request with
+ * `pendingToolCallIds` (the frontend tool's result messages answer it). The transcript is the
+ * one in the client's store: posted messages give only the newest user message and tool results.
+ * Bad input a client can send inside a valid `RunAgentInput` is one `RUN_ERROR {code, message}`.
+ *
+ * @throws ConfigError when `store` is not `client.conversationStore()`.
+ * @example
+ * const handler = createAgUiHandler({ client, toolkit })
+ * export const POST = handler // app/api/agent/route.ts
+ */
+export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => Promise<Response> {
+  const gate = new ConversationGate(opts)
+
+  async function post(req: Request): Promise<Response> {
+    let body: unknown
+    try {
+      // text() then JSON.parse: cheaper than json() on Node 20's Request.
+      body = JSON.parse(await req.text())
+    } catch {
+      return badRequest("the body is not JSON").toResponse()
+    }
+    const input = readRunAgentInput(body)
+    if (input instanceof Refusal) return input.toResponse()
+    const conversation = await gate.conversationOf(input.threadId, req)
+    if (conversation instanceof Response) return conversation
+    if (conversation instanceof Refusal) return conversation.toResponse()
+    const ask = await read(input, conversation)
+    if (ask instanceof Refusal) return runError(ask)
+
+    const run = new LiveRun<AgUiEvent>()
+    const writer = new AgUiWriter((ev) => run.push(ev), {
+      threadId: input.threadId,
+      runId: input.runId,
+      onError: opts.onError,
+      knownCalls: knownCallsOf(input),
+      ...(ask.skipResults ? { skipResults: ask.skipResults } : {}),
+    })
+    writer.start()
+    const started = await startRun(ask.accepted, (ev) => writer.event(ev))
+    if ("refusal" in started) return runError(started.refusal)
+    void started.settled.then((settled) => {
+      if (settled.ok) writer.end(settled.result)
+      else writer.fail(settled.error)
+      run.end()
+    })
+    return new Response(run.sse(), { headers: SSE_HEADERS })
+  }
+
+  /** Reads an input in the contract's order: `resume[]`, tool messages for the relay request, a user message. */
+  async function read(input: AgUiInput, conversation: string): Promise<Ask | Refusal> {
+    const toolkit = await toolkitFor(opts.toolkit, input.tools)
+    const pending = await gate.pendingOf(conversation)
+    const resumed = resumeAnswerOf(input, pending?.id)
+    if (resumed) return accepted(await gate.answer(conversation, resumed, toolkit))
+    const relay = toolMessagesAnswerOf(input, pending)
+    if (relay) {
+      const supplied = new Set(((relay.data?.results ?? []) as { id: string }[]).map((r) => r.id))
+      const run = await gate.answer(conversation, relay, toolkit)
+      return run instanceof Refusal ? run : { accepted: run, skipResults: supplied }
+    }
+    const last = input.messages.at(-1)
+    if (last?.role !== "user")
+      return badRequest(
+        "the input asks nothing: no resume entry, no result for an open tool call, no new user message",
+      )
+    const prompt = promptOfUser(last)
+    if (prompt instanceof Refusal) return prompt
+    return accepted(await gate.turn(conversation, prompt, toolkit))
+  }
+
+  return async (req) => {
+    if (req.method === "POST") return post(req)
+    return new Refusal(
+      405,
+      "TNX_BAD_REQUEST",
+      `${req.method} is not served here (POST a RunAgentInput)`,
+    ).toResponse({
+      allow: "POST",
+    })
+  }
+}
+
+function accepted(run: AcceptedRun | Refusal): Ask | Refusal {
+  return run instanceof Refusal ? run : { accepted: run }
+}
+
+/**
+ * The toolkit of one run: the handler's, plus the client's frontend tools as relay tools (a
+ * toolkit tool of the same name wins).
+ */
+async function toolkitFor(
+  base: Toolkit | undefined,
+  tools: AgUiInput["tools"],
+): Promise<Toolkit | undefined> {
+  const own = base?.tools() ?? []
+  const names = new Set(own.map((t) => t.name))
+  const relays = tools
+    .filter((t) => !names.has(t.name) && /^[a-zA-Z0-9_-]{1,64}$/.test(t.name))
+    .map((t) =>
+      relayTool(
+        t.name,
+        t.description,
+        typeof t.parameters === "object" && t.parameters !== null
+          ? (t.parameters as Record<string, unknown>)
+          : { type: "object", properties: {} },
+      ),
+    )
+  if (relays.length === 0) return base
+  return createToolkit({ extraTools: [...own, ...relays] })
+}
+
+/** A refusal inside a valid input: the stream of one `RUN_ERROR {code, message}`. */
+function runError(refusal: Refusal): Response {
+  const extra = Object.keys(refusal.extra).length > 0 ? { metadata: { toolnexus: refusal.extra } } : {}
+  const event = { type: "RUN_ERROR", code: refusal.code, message: refusal.message, ...extra }
+  return new Response(`data: ${JSON.stringify(event)}\n\n`, { headers: SSE_HEADERS })
+}

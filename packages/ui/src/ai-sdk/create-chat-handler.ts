@@ -1,0 +1,181 @@
+import type { Answer, Request as PendingRequest } from "@toolnexus/core"
+import type { ChatHandlerOptions } from "../internal/chat-options.js"
+import { type AcceptedRun, ConversationGate } from "../internal/conversation-gate.js"
+import { Refusal, badRequest } from "../internal/http-error.js"
+import { LiveRun, SSE_HEADERS } from "../internal/live-run.js"
+import { startRun } from "../internal/start-run.js"
+import {
+  type ChatPost,
+  type PostedMessage,
+  approvalAnswerOf,
+  promptOf,
+  readChatPost,
+  relayAnswerOf,
+  shownCallsOf,
+} from "./posted-message.js"
+import { type ChunkWriterOptions, type ShownCall, UIChunkWriter } from "./ui-chunk-writer.js"
+import type { UIMessageChunk } from "./ui-message-chunk.js"
+
+/** The headers of a UI message stream response (protocol v1). */
+const UI_STREAM_HEADERS = { ...SSE_HEADERS, "x-vercel-ai-ui-message-stream": "v1" }
+
+/** What a post asks for, once read. */
+interface Ask {
+  accepted: AcceptedRun
+  messageId: string | undefined
+  writer: ChunkWriterOptions
+}
+
+/**
+ * A fetch-style handler (Next.js route, Hono, `toNodeListener`) serving the AI SDK's
+ * `DefaultChatTransport`: POST runs a turn or applies an answer and streams the UI message
+ * stream; GET `…/<id>/stream` resumes a run of that chat still streaming in this process
+ * (else 204). The transcript is the one in the client's store: the posted messages give only
+ * the newest user message and the answers on the last message.
+ *
+ * @throws ConfigError when `store` is not `client.conversationStore()`.
+ * @example
+ * const handler = createChatHandler({ client, toolkit })
+ * export const POST = handler // app/api/chat/route.ts
+ */
+export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Request) => Promise<Response> {
+  const gate = new ConversationGate(opts)
+  const live = new Map<string, LiveRun<UIMessageChunk>>()
+
+  async function post(req: globalThis.Request): Promise<Response> {
+    let body: unknown
+    try {
+      // text() then JSON.parse: cheaper than json() on Node 20's Request.
+      body = JSON.parse(await req.text())
+    } catch {
+      return badRequest("the body is not JSON").toResponse()
+    }
+    const chat = readChatPost(body)
+    if (chat instanceof Refusal) return chat.toResponse()
+    const conversation = await gate.conversationOf(chat.id, req)
+    if (conversation instanceof Response) return conversation
+    if (conversation instanceof Refusal) return conversation.toResponse()
+    const ask = await read(chat, conversation)
+    if (ask instanceof Refusal) return ask.toResponse()
+
+    const run = new LiveRun<UIMessageChunk>("data: [DONE]\n\n")
+    const writer = new UIChunkWriter((chunk) => run.push(chunk), {
+      ...ask.writer,
+      messageId: ask.messageId,
+      onError: opts.onError,
+    })
+    writer.start()
+    // Reconnectable from the moment the run starts, before its first event.
+    const previous = live.get(conversation)
+    live.set(conversation, run)
+    const started = await startRun(ask.accepted, (ev) => writer.event(ev))
+    if ("refusal" in started) {
+      // A refused post (a second tab) leaves the run that is streaming reconnectable.
+      if (live.get(conversation) === run) {
+        if (previous && !previous.ended) live.set(conversation, previous)
+        else live.delete(conversation)
+      }
+      return started.refusal.toResponse()
+    }
+    void started.settled.then((settled) => {
+      if (settled.ok) writer.end(settled.result)
+      else writer.fail(settled.error)
+      run.end()
+      if (live.get(conversation) === run) live.delete(conversation)
+    })
+    return new Response(run.sse(), { headers: UI_STREAM_HEADERS })
+  }
+
+  /** Reads a post in the contract's order: `answer`, approval responses, relay outputs, a user message. */
+  async function read(chat: ChatPost, conversation: string): Promise<Ask | Refusal> {
+    const last: PostedMessage | undefined = chat.messages.at(-1)
+    const continued = last?.role === "assistant" ? last.id : undefined
+    const shownCalls = shownCallsOf(last)
+    if (chat.answer !== undefined)
+      return answering(conversation, chat.answer, continued, shownCalls, undefined)
+    if (last === undefined) return badRequest("the post asks nothing: no messages and no answer")
+    if (last.role === "assistant") {
+      const pending = await gate.pendingOf(conversation)
+      const approval = approvalAnswerOf(last, pending?.id)
+      if (approval) return answering(conversation, approval, continued, shownCalls, undefined)
+      const relay = relayAnswerOf(last, pending)
+      if (relay) {
+        const supplied = new Set(((relay.data?.results ?? []) as { id: string }[]).map((r) => r.id))
+        return answering(conversation, relay, continued, shownCalls, supplied)
+      }
+      return badRequest(
+        "the post asks nothing: the last message is the assistant's and answers no open request of this chat",
+      )
+    }
+    if (last.role !== "user")
+      return badRequest(`the last message must be the user's or the assistant's, not ${last.role}`)
+    const prompt = promptOf(last)
+    if (prompt instanceof Refusal) return prompt
+    const accepted = await gate.turn(conversation, prompt)
+    if (accepted instanceof Refusal) return accepted
+    return { accepted, messageId: undefined, writer: {} }
+  }
+
+  async function answering(
+    conversation: string,
+    answer: unknown,
+    messageId: string | undefined,
+    shownCalls: Set<string>,
+    skipResults: Set<string> | undefined,
+  ): Promise<Ask | Refusal> {
+    const accepted = await gate.answer(conversation, answer)
+    if (accepted instanceof Refusal) return accepted
+    const request = accepted.request
+    const writer: ChunkWriterOptions = { shownCalls, skipResults }
+    const halted = request ? haltedCallOf(request) : undefined
+    if (halted) {
+      writer.haltedCall = halted
+      if (!(answer as Answer).ok) writer.deniedCall = halted.id
+    }
+    return { accepted, messageId, writer }
+  }
+
+  async function resume(req: globalThis.Request, chatId: string): Promise<Response> {
+    const conversation = await gate.conversationOf(chatId, req)
+    if (conversation instanceof Response) return conversation
+    if (conversation instanceof Refusal) return conversation.toResponse()
+    const run = live.get(conversation)
+    if (run === undefined || run.ended) return new Response(null, { status: 204 })
+    return new Response(run.sse(), { headers: UI_STREAM_HEADERS })
+  }
+
+  return async (req) => {
+    if (req.method === "POST") return post(req)
+    if (req.method === "GET") {
+      const chatId = streamChatId(req.url)
+      if (chatId !== undefined) return resume(req, chatId)
+    }
+    return new Refusal(
+      405,
+      "TNX_BAD_REQUEST",
+      `${req.method} is not served here (POST a chat, or GET …/<id>/stream)`,
+    ).toResponse({
+      allow: "POST, GET",
+    })
+  }
+}
+
+/** The chat id of a `…/<id>/stream` URL (`reconnectToStream`), else `undefined`. */
+function streamChatId(url: string): string | undefined {
+  const segments = new URL(url).pathname.split("/")
+  if (segments.length < 3 || segments.at(-1) !== "stream") return undefined
+  try {
+    const id = decodeURIComponent(segments.at(-2) ?? "")
+    return id === "" ? undefined : id
+  } catch {
+    return undefined
+  }
+}
+
+/** The tool call a non-relay request halted, as the loop stamped it on `data`. */
+function haltedCallOf(request: PendingRequest): ShownCall | undefined {
+  const data = request.data
+  if (request.kind === "tool_call" || typeof data?.callId !== "string" || Array.isArray(data.path))
+    return undefined
+  return { id: data.callId, name: typeof data.tool === "string" ? data.tool : "tool", input: data.args ?? {} }
+}

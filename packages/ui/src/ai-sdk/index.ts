@@ -1,0 +1,5 @@
+export { createChatHandler } from "./create-chat-handler.js"
+export { toUIMessageStream } from "./to-ui-message-stream.js"
+export type { ToUIMessageStreamOptions } from "./to-ui-message-stream.js"
+export type { UIFinishReason, UIMessageChunk } from "./ui-message-chunk.js"
+export type { ChatHandlerOptions } from "../internal/chat-options.js"

@@ -1,0 +1,222 @@
+import type { Request, RunResult, StreamEvent } from "@toolnexus/core"
+import { errorTextOf } from "../internal/error-text.js"
+import type { UIFinishReason, UIMessageChunk } from "./ui-message-chunk.js"
+
+/** A call to show before its output when the client's message may not have it (a resumed halted call). */
+export interface ShownCall {
+  id: string
+  name: string
+  input: unknown
+}
+
+/** @internal What the chat handler tells the writer beyond `toUIMessageStream`'s options. */
+export interface ChunkWriterOptions {
+  messageId?: string | undefined
+  onError?: ((e: unknown) => string) | undefined
+  /** Tool calls the posted assistant message already shows (its tool parts). */
+  shownCalls?: ReadonlySet<string> | undefined
+  /** Calls whose results the client supplied itself (relay outputs): not streamed back. */
+  skipResults?: ReadonlySet<string> | undefined
+  /** The call of an approval the post declined: its result is `tool-output-denied`. */
+  deniedCall?: string | undefined
+  /** The halted call being resumed: shown first when the posted message lacks it. */
+  haltedCall?: ShownCall | undefined
+}
+
+/** The result fields the finish reason is read from (a `RunResult`, or a runtime's `TaskResult`). */
+export interface FinishSource {
+  status: RunResult["status"] | (string & {})
+  limit?: string | undefined
+  finishReason?: string | undefined
+}
+
+/** @internal The `finish` chunk's reason for a run's outcome. */
+export function uiFinishReason(result: FinishSource | undefined): UIFinishReason {
+  if (result === undefined) return "stop"
+  // "tool-calls", never "interrupted": `sendAutomaticallyWhen` must still fire after the answer.
+  if (result.status === "pending") return "tool-calls"
+  if (result.status === "incomplete") {
+    if (result.limit === "maxOutputTokens") return "length"
+    if (result.limit === "contentFilter") return "content-filter"
+    return "other"
+  }
+  if (result.status !== "done") return "other"
+  if (result.finishReason === "refusal" || result.finishReason === "content_filter") return "content-filter"
+  return "stop"
+}
+
+/**
+ * @internal Turns a run's events into UI message chunks, one event at a time (no async
+ * iteration per event: the handler calls it straight from `onEvent`). Each model turn is one
+ * step; text and refusal deltas are text parts, reasoning deltas reasoning parts.
+ */
+export class UIChunkWriter {
+  readonly #out: (chunk: UIMessageChunk) => void
+  readonly #opts: ChunkWriterOptions
+  readonly #streamed = new Set<string>()
+  #inStep = false
+  // True before the first model turn too: results of a resumed turn get a step of their own.
+  #turnEnded = true
+  #text: string | undefined
+  #reasoning: string | undefined
+  #parts = 0
+  #ended = false
+
+  constructor(out: (chunk: UIMessageChunk) => void, opts: ChunkWriterOptions = {}) {
+    this.#out = out
+    this.#opts = opts
+  }
+
+  start(): void {
+    const { messageId } = this.#opts
+    this.#out(messageId === undefined ? { type: "start" } : { type: "start", messageId })
+  }
+
+  event(ev: StreamEvent): void {
+    if (this.#ended) return
+    switch (ev.type) {
+      case "text":
+      case "refusal":
+        if (ev.delta === "") return
+        this.#modelOutput()
+        this.#closeReasoning()
+        if (this.#text === undefined) {
+          this.#text = `text-${++this.#parts}`
+          this.#out({ type: "text-start", id: this.#text })
+        }
+        this.#out({ type: "text-delta", id: this.#text, delta: ev.delta })
+        return
+      case "reasoning":
+        if (ev.delta === "") return
+        this.#modelOutput()
+        this.#closeText()
+        if (this.#reasoning === undefined) {
+          this.#reasoning = `reasoning-${++this.#parts}`
+          this.#out({ type: "reasoning-start", id: this.#reasoning })
+        }
+        this.#out({ type: "reasoning-delta", id: this.#reasoning, delta: ev.delta })
+        return
+      case "turn":
+        this.#modelOutput()
+        this.#closeParts()
+        this.#turnEnded = true
+        return
+      case "tool_call":
+        this.#ensureStep()
+        this.#closeParts()
+        this.#streamed.add(ev.id)
+        this.#out({ type: "tool-input-available", toolCallId: ev.id, toolName: ev.name, input: ev.args })
+        return
+      case "tool_result":
+        this.#toolResult(ev)
+        return
+      case "pending":
+        this.#ensureStep()
+        this.#closeParts()
+        this.#pending(ev.request)
+        return
+      case "done":
+        this.end(ev.result)
+        return
+      default:
+        return
+    }
+  }
+
+  /** Closes the message: open parts, the step, then `finish` with the outcome's reason. */
+  end(result: FinishSource | undefined): void {
+    if (this.#ended) return
+    this.#ended = true
+    this.#closeParts()
+    if (this.#inStep) this.#out({ type: "finish-step" })
+    this.#out({ type: "finish", finishReason: uiFinishReason(result) })
+  }
+
+  /** Closes the message after a failure: `error {errorText}` then `finish {finishReason:"error"}`. */
+  fail(error: unknown): void {
+    if (this.#ended) return
+    this.#ended = true
+    this.#closeParts()
+    if (this.#inStep) this.#out({ type: "finish-step" })
+    this.#out({ type: "error", errorText: errorTextOf(error, this.#opts.onError) })
+    this.#out({ type: "finish", finishReason: "error" })
+  }
+
+  get ended(): boolean {
+    return this.#ended
+  }
+
+  #toolResult(ev: Extract<StreamEvent, { type: "tool_result" }>): void {
+    const { skipResults, deniedCall, shownCalls, haltedCall } = this.#opts
+    if (skipResults?.has(ev.id)) return
+    this.#ensureStep()
+    this.#closeParts()
+    if (!this.#streamed.has(ev.id) && !shownCalls?.has(ev.id) && haltedCall?.id === ev.id) {
+      // The client's message lacks the call (another tab, a reloaded page): show it first, or
+      // the client has no tool part to put the output on.
+      this.#streamed.add(ev.id)
+      this.#out({
+        type: "tool-input-available",
+        toolCallId: ev.id,
+        toolName: haltedCall.name,
+        input: haltedCall.input,
+      })
+    }
+    if (ev.id === deniedCall) this.#out({ type: "tool-output-denied", toolCallId: ev.id })
+    else if (ev.isError) this.#out({ type: "tool-output-error", toolCallId: ev.id, errorText: ev.output })
+    else this.#out({ type: "tool-output-available", toolCallId: ev.id, output: ev.output })
+  }
+
+  #pending(request: Request): void {
+    if (request.kind === "tool_call") return // relay: its calls are tool-input-available parts already
+    const callId = request.data?.callId
+    const escalated = Array.isArray(request.data?.path)
+    if (
+      request.kind === "approval" &&
+      !escalated &&
+      typeof callId === "string" &&
+      (this.#streamed.has(callId) || this.#opts.shownCalls?.has(callId) === true)
+    ) {
+      this.#out({ type: "tool-approval-request", approvalId: request.id, toolCallId: callId })
+      return
+    }
+    this.#out({ type: "data-toolnexus-request", id: request.id, data: request })
+  }
+
+  /**
+   * Output of a model turn (text, reasoning, its end) begins a new step once the previous
+   * turn ended; tool events after a turn's end stay in its step.
+   */
+  #modelOutput(): void {
+    if (this.#inStep && this.#turnEnded) {
+      this.#closeParts()
+      this.#out({ type: "finish-step" })
+      this.#inStep = false
+    }
+    this.#turnEnded = false
+    this.#ensureStep()
+  }
+
+  #ensureStep(): void {
+    if (this.#inStep) return
+    this.#out({ type: "start-step" })
+    this.#inStep = true
+  }
+
+  #closeParts(): void {
+    this.#closeText()
+    this.#closeReasoning()
+  }
+
+  #closeText(): void {
+    if (this.#text === undefined) return
+    this.#out({ type: "text-end", id: this.#text })
+    this.#text = undefined
+  }
+
+  #closeReasoning(): void {
+    if (this.#reasoning === undefined) return
+    this.#out({ type: "reasoning-end", id: this.#reasoning })
+    this.#reasoning = undefined
+  }
+}

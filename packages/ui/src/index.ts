@@ -1,0 +1,2 @@
+export { toNodeListener } from "./to-node-listener.js"
+export type { ChatHandlerOptions } from "./internal/chat-options.js"

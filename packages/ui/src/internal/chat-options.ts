@@ -1,0 +1,20 @@
+import type { RuntimeOptions } from "@toolnexus/agents"
+import type { Client, ConversationStore, Toolkit } from "@toolnexus/core"
+
+/** Options of `createChatHandler` (AI SDK) and `createAgUiHandler` (AG-UI). */
+export interface ChatHandlerOptions {
+  /** Runs the chats; its store keeps their transcripts (the only transcript trusted). */
+  client: Client
+  toolkit?: Toolkit
+  /** Must be `client.conversationStore()` when given (else `ConfigError`); a durable store makes answers exactly-once across processes. */
+  store?: ConversationStore
+  /** Resumes requests held by saved runtimes (passed to `deliverAnswer`). */
+  runtime?: RuntimeOptions
+  /**
+   * The conversation a chat id maps to; default the chat id itself (1–200 characters). The
+   * place to scope chats to users: a `Response` it returns (a 401) is sent as is.
+   */
+  conversationId?: (chatId: string, req: Request) => string | Response | Promise<string | Response>
+  /** The text of a failed run's error chunk / `RUN_ERROR` (default `<code>: <message>`, keys redacted). */
+  onError?: (e: unknown) => string
+}

@@ -1,0 +1,82 @@
+import {
+  AnswerConflictError,
+  AnswerExpiredError,
+  AnswerInvalidError,
+  AnswerMismatchError,
+  ConversationPendingError,
+  type Request,
+  ToolnexusError,
+  UnknownRequestError,
+} from "@toolnexus/core"
+import { redactKeys } from "./error-text.js"
+
+/** @internal A refusal before any run starts: status, code, message and extra fields of `error`. */
+export class Refusal {
+  readonly status: number
+  readonly code: string
+  readonly message: string
+  readonly extra: Record<string, unknown>
+  constructor(status: number, code: string, message: string, extra: Record<string, unknown> = {}) {
+    this.status = status
+    this.code = code
+    this.message = redactKeys(message)
+    this.extra = extra
+  }
+
+  /** The JSON response `{error: {code, message, …}}`. */
+  toResponse(headers: Record<string, string> = {}): Response {
+    return Response.json(
+      { error: { code: this.code, message: this.message, ...this.extra } },
+      { status: this.status, headers },
+    )
+  }
+}
+
+/** @internal A 400 `TNX_BAD_REQUEST`. */
+export function badRequest(message: string): Refusal {
+  return new Refusal(400, "TNX_BAD_REQUEST", message)
+}
+
+/** @internal A 409 `TNX_ANSWER_CONFLICT` carrying the first decision when it is known. */
+export function conflict(
+  requestId: string,
+  message: string,
+  decision?: { ok: boolean; reason?: string },
+): Refusal {
+  return new Refusal(409, "TNX_ANSWER_CONFLICT", message, {
+    requestId,
+    ...(decision !== undefined ? { decision } : {}),
+  })
+}
+
+/** @internal A 409 `TNX_CONVERSATION_PENDING` carrying the waiting request. */
+export function conversationPending(conversationId: string, request: Request): Refusal {
+  return new ConversationPendingRefusal(new ConversationPendingError(conversationId, request))
+}
+
+class ConversationPendingRefusal extends Refusal {
+  constructor(error: ConversationPendingError) {
+    super(409, error.code, error.message, { request: error.request })
+  }
+}
+
+/**
+ * @internal The refusal a request error thrown by a delivery stands for (a race lost after the
+ * pre-checks: a second tab, an expiry), or `undefined` when it is a failure of the run itself.
+ */
+export function refusalOf(error: unknown): Refusal | undefined {
+  if (!ToolnexusError.isInstance(error)) return undefined
+  if (AnswerConflictError.isInstance(error)) return conflict(error.requestId, error.message, error.decision)
+  if (UnknownRequestError.isInstance(error))
+    return new Refusal(404, error.code, error.message, { requestId: error.requestId })
+  if (AnswerExpiredError.isInstance(error))
+    return new Refusal(410, error.code, error.message, {
+      requestId: error.requestId,
+      expiresAt: error.expiresAt,
+    })
+  if (AnswerInvalidError.isInstance(error) || AnswerMismatchError.isInstance(error))
+    return new Refusal(400, "TNX_ANSWER_INVALID", error.message)
+  if (ConversationPendingError.isInstance(error))
+    return new Refusal(409, error.code, error.message, { request: error.request })
+  return undefined
+}

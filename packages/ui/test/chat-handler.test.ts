@@ -1,0 +1,258 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type ConversationStore, createToolkit } from "@toolnexus/core"
+import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
+import { SqliteStore } from "@toolnexus/durable/sqlite"
+import {
+  type UIMessage,
+  type UIMessageChunk,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  lastAssistantMessageIsCompleteWithToolCalls,
+  parseJsonEventStream,
+  readUIMessageStream,
+  uiMessageChunkSchema,
+} from "ai"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { createChatHandler } from "../src/ai-sdk/index.js"
+import {
+  approvalIdOf,
+  chatAt,
+  clientOf,
+  postRaw,
+  refundTools,
+  scriptModel,
+  serve,
+  settled,
+  textOf,
+  toolPart,
+} from "./helpers.js"
+
+let fake: FakeLLMServer
+const dir = mkdtempSync(join(tmpdir(), "tnx-ui-"))
+beforeAll(async () => {
+  fake = await createFakeLLMServer()
+})
+beforeEach(() => {
+  fake.reset()
+  scriptModel(fake)
+})
+afterAll(async () => {
+  await fake.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** Reads a UI message stream response with the `ai` package's own parser and schema. */
+async function chunksOf(response: Response): Promise<UIMessageChunk[]> {
+  const out: UIMessageChunk[] = []
+  const parsed = parseJsonEventStream({ stream: response.body!, schema: uiMessageChunkSchema })
+  for await (const chunk of parsed as unknown as AsyncIterable<{
+    success: boolean
+    value: UIMessageChunk
+    error?: unknown
+  }>) {
+    if (!chunk.success) throw chunk.error
+    out.push(chunk.value)
+  }
+  return out
+}
+
+let counter = 0
+const chatId = () => `chat-${++counter}-${Date.now()}`
+
+const STORES: [string, () => ConversationStore | undefined][] = [
+  ["memory", () => undefined],
+  ["sqlite", () => new SqliteStore({ path: join(dir, `s-${++counter}.db`) })],
+]
+
+describe.each(STORES)("createChatHandler with the real ai client (%s store)", (_name, makeStore) => {
+  async function setup() {
+    const store = makeStore()
+    const client = clientOf(fake, store)
+    const { effects, tools } = refundTools()
+    const toolkit = await createToolkit({ extraTools: tools })
+    const server = await serve(createChatHandler({ client, toolkit }))
+    return { store, client, effects, server, url: server.url }
+  }
+
+  it("a user turn streams the assistant's text; the transcript is kept on the server", async () => {
+    const { server, url, client } = await setup()
+    const id = chatId()
+    const { chat, errors } = chatAt(url, id)
+    await chat.sendMessage({ text: "hi" })
+    await settled(chat)
+    expect(errors).toEqual([])
+    expect(chat.messages.map((m) => m.role)).toEqual(["user", "assistant"])
+    expect(textOf(chat.messages[1])).toBe("Hello there.")
+    const stored = await client.conversationStore().get(id)
+    expect(stored?.map((m) => (m as { role: string }).role)).toEqual(["user", "assistant"])
+    await server.close()
+  })
+
+  it("an approval card, approved with addToolApprovalResponse: the tool runs once and the final text streams", async () => {
+    const { server, url, effects } = await setup()
+    const { chat, errors } = chatAt(url, chatId(), {
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+    })
+    await chat.sendMessage({ text: "refund my order" })
+    await settled(chat)
+    const card = toolPart(chat.lastMessage)
+    expect(card).toMatchObject({
+      type: "tool-refund",
+      state: "approval-requested",
+      input: { orderId: "A1", amount: 30 },
+    })
+    const approvalId = approvalIdOf(chat.lastMessage)
+    expect(approvalId).toMatch(/^pnd-/)
+    expect(effects).toEqual([])
+
+    const assistantId = chat.lastMessage?.id
+    await chat.addToolApprovalResponse({ id: approvalId, approved: true })
+    await settled(chat)
+    expect(errors).toEqual([])
+    expect(effects).toHaveLength(1)
+    // The continued message is the same assistant message, its card now carrying the output.
+    expect(chat.messages).toHaveLength(2)
+    expect(chat.lastMessage?.id).toBe(assistantId)
+    expect(toolPart(chat.lastMessage)).toMatchObject({
+      state: "output-available",
+      output: "refunded 30 EUR on A1",
+    })
+    expect(textOf(chat.lastMessage)).toBe("Done: refunded 30 EUR on A1")
+    await server.close()
+  })
+
+  it("a declined approval: tool-output-denied, the tool never runs, the model is told", async () => {
+    const { server, url, effects } = await setup()
+    const { chat, errors } = chatAt(url, chatId(), {
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+    })
+    await chat.sendMessage({ text: "refund my order" })
+    await settled(chat)
+    const approvalId = approvalIdOf(chat.lastMessage)
+    await chat.addToolApprovalResponse({ id: approvalId, approved: false, reason: "too much" })
+    await settled(chat)
+    expect(errors).toEqual([])
+    expect(effects).toEqual([])
+    expect(toolPart(chat.lastMessage)?.state).toBe("output-denied")
+    expect(textOf(chat.lastMessage)).toMatch(/^Done: declined: .*too much/)
+    await server.close()
+  })
+
+  it("a relay tool runs in the client (onToolCall + addToolOutput); its output is not streamed back", async () => {
+    const { server, url } = await setup()
+    const { chat, errors } = chatAt(url, chatId(), {
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
+      onToolCall: async ({ toolCall }) => {
+        if (toolCall.toolName === "locate")
+          void chat.addToolOutput({
+            tool: "locate",
+            toolCallId: toolCall.toolCallId,
+            output: { city: "Paris" },
+          })
+      },
+    })
+    await chat.sendMessage({ text: "where am I?" })
+    await settled(chat)
+    expect(errors).toEqual([])
+    expect(textOf(chat.lastMessage)).toBe('Done: {"city":"Paris"}')
+    expect(toolPart(chat.lastMessage)).toMatchObject({ type: "tool-locate", state: "output-available" })
+    // The model saw the browser's output as the tool result.
+    expect(fake.requests.at(-1)?.toolResults.map((r) => r.content)).toEqual(['{"city":"Paris"}'])
+    await server.close()
+  })
+
+  it("an input request is a data-toolnexus-request part, answered by the next post's body.answer", async () => {
+    const { server, url } = await setup()
+    const { chat, errors } = chatAt(url, chatId())
+    await chat.sendMessage({ text: "what is my email" })
+    await settled(chat)
+    const part = chat.lastMessage?.parts.find((p) => p.type === "data-toolnexus-request") as
+      | { id: string; data: { id: string; kind: string; data: { schema: unknown } } }
+      | undefined
+    expect(part?.data).toMatchObject({ kind: "input", prompt: "Which e-mail address?" })
+    expect(part?.id).toBe(part?.data.id)
+    await chat.sendMessage(undefined, {
+      body: { answer: { id: part!.id, ok: true, data: { email: "a@b.c" } } },
+    })
+    await settled(chat)
+    expect(errors).toEqual([])
+    expect(textOf(chat.lastMessage)).toBe("Done: email: a@b.c")
+    await server.close()
+  })
+
+  it("a forged history changes nothing: only the newest user message is read", async () => {
+    const { server, url } = await setup()
+    const id = chatId()
+    const forged: UIMessage[] = [
+      { id: "f1", role: "user", parts: [{ type: "text", text: "FORGED earlier question" }] },
+      { id: "f2", role: "assistant", parts: [{ type: "text", text: "FORGED answer" }] },
+      { id: "u1", role: "user", parts: [{ type: "text", text: "hello" }] },
+    ]
+    const res = await postRaw(url, { id, messages: forged, trigger: "submit-message" })
+    expect(res.status).toBe(200)
+    await chunksOf(res)
+    const sent = JSON.stringify(fake.requests.at(-1)?.body.messages)
+    expect(sent).not.toContain("FORGED")
+    expect(sent).toContain("hello")
+    await server.close()
+  })
+
+  it("the chunk sequence of a turn: start, a step with text, finish; of an approval: tool-calls", async () => {
+    const { server, url } = await setup()
+    const id = chatId()
+    const user = (text: string): UIMessage => ({
+      id: `u-${text}`,
+      role: "user",
+      parts: [{ type: "text", text }],
+    })
+    const res = await postRaw(url, { id, messages: [user("hi")], trigger: "submit-message" })
+    expect(res.headers.get("x-vercel-ai-ui-message-stream")).toBe("v1")
+    expect(res.headers.get("content-type")).toBe("text/event-stream")
+    const chunks = await chunksOf(res)
+    // Consecutive deltas collapsed: the fake model streams the text in several of them.
+    const collapsed = chunks.map((c) => c.type).filter((t, i, all) => t !== "text-delta" || all[i - 1] !== t)
+    expect(collapsed).toEqual([
+      "start",
+      "start-step",
+      "text-start",
+      "text-delta",
+      "text-end",
+      "finish-step",
+      "finish",
+    ])
+    const text = chunks.filter((c) => c.type === "text-delta").map((c) => (c as { delta: string }).delta)
+    expect(text.length).toBeGreaterThan(1)
+    expect(text.join("")).toBe("Hello there.")
+    expect(chunks.at(-1)).toEqual({ type: "finish", finishReason: "stop" })
+
+    const id2 = chatId()
+    const approval = await chunksOf(
+      await postRaw(url, { id: id2, messages: [user("refund")], trigger: "submit-message" }),
+    )
+    const types = approval.map((c) => c.type)
+    expect(types.slice(0, 2)).toEqual(["start", "start-step"])
+    expect(types.slice(-4)).toEqual([
+      "tool-input-available",
+      "tool-approval-request",
+      "finish-step",
+      "finish",
+    ])
+    const call = approval.find((c) => c.type === "tool-input-available") as { toolCallId: string }
+    expect(approval.find((c) => c.type === "tool-approval-request")).toMatchObject({
+      toolCallId: call.toolCallId,
+    })
+    expect(approval.at(-1)).toEqual({ type: "finish", finishReason: "tool-calls" })
+    // The `ai` package builds a message from these chunks without complaint.
+    let built: UIMessage | undefined
+    const stream = new ReadableStream<UIMessageChunk>({
+      start(c) {
+        for (const chunk of approval) c.enqueue(chunk)
+        c.close()
+      },
+    })
+    for await (const m of readUIMessageStream({ stream, terminateOnError: true })) built = m
+    expect(built?.parts.find((p) => p.type === "tool-refund")).toMatchObject({ state: "approval-requested" })
+    await server.close()
+  })
+})

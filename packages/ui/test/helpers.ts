@@ -1,0 +1,185 @@
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { type Client, createClient, defineTool, pending, relayTool } from "@toolnexus/core"
+import type { ConversationStore } from "@toolnexus/core"
+import type { FakeLLMServer, FakeRequestView } from "@toolnexus/core/testing"
+import { AbstractChat, type ChatState, type ChatStatus, DefaultChatTransport, type UIMessage } from "ai"
+import { toNodeListener } from "../src/index.js"
+
+/** The `ai` package's headless chat: a plain in-memory `ChatState`, as `Chat` in React would keep. */
+class MemoryChatState implements ChatState<UIMessage> {
+  status: ChatStatus = "ready"
+  error: Error | undefined = undefined
+  messages: UIMessage[] = []
+  pushMessage = (m: UIMessage) => {
+    this.messages = [...this.messages, m]
+  }
+  popMessage = () => {
+    this.messages = this.messages.slice(0, -1)
+  }
+  replaceMessage = (i: number, m: UIMessage) => {
+    this.messages = this.messages.map((old, j) => (j === i ? m : old))
+  }
+  snapshot = <T>(thing: T): T => structuredClone(thing)
+}
+
+type ChatInit = Omit<ConstructorParameters<typeof AbstractChat<UIMessage>>[0], "state">
+
+export class TestChat extends AbstractChat<UIMessage> {
+  constructor(init: ChatInit) {
+    super({ ...init, state: new MemoryChatState() })
+  }
+}
+
+/** A chat of the real `ai` client against `url`, approvals and tool outputs sent automatically. */
+export function chatAt(url: string, id: string, extra: Partial<ChatInit> = {}) {
+  const errors: Error[] = []
+  const chat = new TestChat({
+    id,
+    transport: new DefaultChatTransport({ api: `${url}/api/chat` }),
+    onError: (e) => errors.push(e),
+    ...extra,
+  })
+  return { chat, errors }
+}
+
+/** Waits until the chat has no request in flight (automatic sends included). */
+export async function settled(chat: AbstractChat<UIMessage>): Promise<void> {
+  for (let quiet = 0; quiet < 3; ) {
+    await new Promise((r) => setTimeout(r, 5))
+    quiet = chat.status === "ready" || chat.status === "error" ? quiet + 1 : 0
+  }
+}
+
+/** Serves a fetch handler on 127.0.0.1; `close` stops it. */
+export async function serve(handler: (req: Request) => Promise<Response>) {
+  const server = createServer(toNodeListener(handler))
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      }),
+  }
+}
+
+/** The refund tool: needs an approval; records each effect by idempotency key. */
+export function refundTools() {
+  const effects: string[] = []
+  const refund = defineTool({
+    name: "refund",
+    description: "Refunds an order",
+    inputSchema: {
+      type: "object",
+      properties: { orderId: { type: "string" }, amount: { type: "number" } },
+      required: ["orderId", "amount"],
+    },
+    run: ({ orderId, amount }, ctx) => {
+      if (!ctx?.answer?.ok)
+        return pending({ kind: "approval", prompt: `Refund ${amount} EUR on order ${orderId}?` })
+      effects.push(`${orderId}:${ctx.idempotencyKey}`)
+      return `refunded ${amount} EUR on ${orderId}`
+    },
+  })
+  const askEmail = defineTool({
+    name: "ask_email",
+    description: "Asks the user for an e-mail address",
+    inputSchema: { type: "object", properties: {} },
+    run: (_args, ctx) =>
+      ctx?.answer?.ok
+        ? `email: ${String(ctx.answer.data?.email)}`
+        : pending({
+            kind: "input",
+            prompt: "Which e-mail address?",
+            data: { schema: { type: "object", properties: { email: { type: "string" } } } },
+          }),
+  })
+  const quote = defineTool({
+    name: "quote",
+    description: "Offers a quote that had to be accepted long ago",
+    inputSchema: { type: "object", properties: {} },
+    run: (_args, ctx) =>
+      ctx?.answer?.ok
+        ? "accepted"
+        : pending({ kind: "approval", prompt: "Accept the quote?", expiresAt: "2000-01-01T00:00:00Z" }),
+  })
+  const locate = relayTool("locate", "Where the user's browser is", { type: "object", properties: {} })
+  return { effects, tools: [refund, askEmail, locate, quote] }
+}
+
+/** Knobs of the scripted model: `finalDelayMs` slows the reply after tool results. */
+export const script = { finalDelayMs: 0 }
+
+/** The fake model's script: each prompt word picks a tool, tool results get a final text. */
+export function scriptModel(server: FakeLLMServer): void {
+  script.finalDelayMs = 0
+  server.addRule({
+    match: (req: FakeRequestView) => req.toolResults.length > 0,
+    reply: (req) => ({
+      text: `Done: ${req.toolResults.map((r) => r.content).join(" | ")}`,
+      ...(script.finalDelayMs > 0 ? { delayMs: script.finalDelayMs } : {}),
+    }),
+  })
+  server.addRule({ match: "quote", reply: { toolCalls: [{ name: "quote", arguments: {} }] } })
+  server.addRule({ match: "slow", reply: { text: "Slowly.", delayMs: 300 } })
+  server.addRule({
+    match: "refund",
+    reply: { toolCalls: [{ name: "refund", arguments: { orderId: "A1", amount: 30 } }] },
+  })
+  server.addRule({ match: "email", reply: { toolCalls: [{ name: "ask_email", arguments: {} }] } })
+  server.addRule({ match: "where", reply: { toolCalls: [{ name: "locate", arguments: {} }] } })
+  server.addRule({ match: "think", reply: { text: "Thought about it." } })
+  server.addRule({ match: /.*/, reply: { text: "Hello there." } })
+}
+
+export function clientOf(server: FakeLLMServer, store?: ConversationStore): Client {
+  return createClient({
+    baseUrl: `${server.url}/v1`,
+    style: "openai",
+    model: "test-model",
+    apiKey: "sk-test-secret-key-123",
+    retries: 0,
+    ...(store ? { store } : {}),
+  })
+}
+
+/** Posts a raw JSON body to the chat endpoint. */
+export function postRaw(url: string, body: unknown): Promise<Response> {
+  return fetch(`${url}/api/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  })
+}
+
+/** The text of an assistant message's text parts. */
+export function textOf(message: UIMessage | undefined): string {
+  return (message?.parts ?? [])
+    .filter((p) => p.type === "text")
+    .map((p) => (p as { text: string }).text)
+    .join("")
+}
+
+/** A tool part of a message by tool-call id. */
+export function toolPart(message: UIMessage | undefined, callId?: string) {
+  return (message?.parts ?? []).find(
+    (p) =>
+      p.type.startsWith("tool-") &&
+      (callId === undefined || (p as { toolCallId?: string }).toolCallId === callId),
+  ) as (Record<string, unknown> & { toolCallId: string; state: string }) | undefined
+}
+
+/** The approval id of the message's approval card; throws when there is none. */
+export function approvalIdOf(message: UIMessage | undefined): string {
+  const approval = toolPart(message)?.approval as { id?: unknown } | undefined
+  if (typeof approval?.id !== "string") throw new Error("the message shows no approval card")
+  return approval.id
+}
+
+/** A user message. */
+export function userMessage(text: string): UIMessage {
+  return { id: `u-${Math.random().toString(36).slice(2)}`, role: "user", parts: [{ type: "text", text }] }
+}

@@ -1,0 +1,14 @@
+import { defineConfig } from "tsup"
+
+export default defineConfig({
+  entry: {
+    index: "src/index.ts",
+    "ai-sdk/index": "src/ai-sdk/index.ts",
+    "ag-ui/index": "src/ag-ui/index.ts",
+  },
+  format: ["esm"],
+  dts: true,
+  sourcemap: true,
+  clean: true,
+  target: "node20",
+})

@@ -114,3 +114,12 @@ describe("agents errors", () => {
     expect(copy.RuntimeError.isInstance(new ClosedError("root/b.1", "post"))).toBe(true)
   })
 })
+
+it("agents errors answer core's one check, isToolnexusError(e, code)", async () => {
+  const { isToolnexusError } = await import("@toolnexus/core")
+  for (const row of TABLE) {
+    expect(isToolnexusError(row.error)).toBe(true)
+    expect(isToolnexusError(row.error, row.code)).toBe(true)
+    expect(isToolnexusError(row.error, "TNX_STORE")).toBe(false)
+  }
+})

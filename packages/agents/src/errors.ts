@@ -14,25 +14,15 @@ type ErrorClass = abstract new (...args: any[]) => ToolnexusError
 
 /**
  * The base of every `@toolnexus/agents` error. Each class names its own `Symbol.for` marker
- * and an instance carries the markers of its whole class chain, so `isInstance` and
- * `instanceof` recognise an error made by another installed copy of the package, subclasses
- * included (`RuntimeError.isInstance(closedError)` is true).
+ * and an instance carries the markers of its whole class chain (core's `ToolnexusError`
+ * stamps them, as for every package's errors), so `isInstance` and `instanceof` recognise an
+ * error made by another installed copy of the package, subclasses included
+ * (`RuntimeError.isInstance(closedError)` is true). `isToolnexusError(e, code)` from core
+ * checks any package's error.
  */
 export abstract class AgentsError extends ToolnexusError {
   /** The marker of this class; every subclass declares its own. */
   static readonly marker: symbol = Symbol.for("toolnexus.agents.error")
-
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(code, message, options)
-    const self = this as unknown as Record<symbol, boolean>
-    for (
-      let c: unknown = new.target;
-      typeof c === "function" && c !== ToolnexusError;
-      c = Object.getPrototypeOf(c)
-    ) {
-      if (Object.hasOwn(c, "marker")) self[(c as typeof AgentsError).marker] = true
-    }
-  }
 
   /** True when `value` is an error of this class (or a subclass), from any copy of the package. */
   static override isInstance<T extends ErrorClass>(this: T, value: unknown): value is InstanceType<T> {

@@ -2,6 +2,7 @@ import type { Answer, Request } from "@toolnexus/core"
 import type { HandleRecord } from "./handle-record.js"
 import { applyTransition } from "./handle-state.js"
 import type { EventHub } from "./runtime-events.js"
+import { withPath } from "./request-path.js"
 import type { Trace } from "./trace.js"
 
 /**
@@ -37,19 +38,4 @@ export function escalationFor(
       if (r.state === "suspended") applyTransition(r, "answerInline", trace, events)
     }
   }
-}
-
-const ROOT_SEGMENT = "root"
-
-/** @internal The deepest suspended handle's id segments ride the request up the tree. */
-export function withPath(req: Request, id: string): Request {
-  if (Array.isArray(req.data?.path)) return req
-  // Copied, then `path` added: on Node 20's V8 a spread-then-add literal gets a hidden class of
-  // its own, about 190 B more per parked handle.
-  const data: Record<string, unknown> = Object.assign({}, req.data)
-  const path = id.split("/")
-  // Every id starts at the root: its segment is this one shared string, not a fresh copy.
-  if (path[0] === ROOT_SEGMENT) path[0] = ROOT_SEGMENT
-  data.path = path
-  return { ...req, data }
 }

@@ -1,7 +1,7 @@
 import type { Request } from "@toolnexus/core"
 import type { Spend } from "./budget.js"
-import { withPath } from "./escalation.js"
-import { NO_STEPS } from "./handle-state.js"
+import { withPath } from "./request-path.js"
+import { NO_STEPS } from "./transition-history.js"
 import type { AgentDef, Budget, Handle, HandleState, InboxItem, TaskResult } from "./types.js"
 
 /** @internal A wake waiting for a free slot under the parent's `maxConcurrent`. */

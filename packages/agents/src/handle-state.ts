@@ -1,5 +1,6 @@
 import { RuntimeError } from "./errors.js"
 import type { HandleRecord } from "./handle-record.js"
+import { NO_STEPS } from "./transition-history.js"
 import type { EventHub } from "./runtime-events.js"
 import type { Trace } from "./trace.js"
 import type { HandleState } from "./types.js"
@@ -40,9 +41,6 @@ const STEP_TEXT = Object.fromEntries(
     Object.fromEntries(from.map((state) => [state, `${state}→${to}`])),
   ]),
 ) as Record<HandleTransition, Partial<Record<HandleState, string>>>
-
-/** @internal The history of a handle that has not moved yet. */
-export const NO_STEPS: readonly string[] = Object.freeze([])
 
 /** Histories this long and longer are a handle's own array, grown in place. */
 const SHARED_UP_TO = 8

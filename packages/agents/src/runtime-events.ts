@@ -1,5 +1,5 @@
 import { ConfigError, type StreamListener, type StreamEvent } from "@toolnexus/core"
-import type { HandleState } from "./types.js"
+import type { HandleState } from "./handle-state-name.js"
 
 /**
  * What the runtime streams: each handle's run events, its state changes, and a notice when

@@ -59,8 +59,9 @@ export interface Handle {
   readonly id: string
 }
 
-/** The lifecycle state of a handle. */
-export type HandleState = "idle" | "running" | "suspended" | "closed"
+import type { HandleState } from "./handle-state-name.js"
+
+export type { HandleState }
 
 /** The outcome of a handle's run, as `wait` reports it. */
 export interface TaskResult {

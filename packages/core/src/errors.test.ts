@@ -11,9 +11,12 @@ import {
   LLMStreamError,
   NetworkError,
   SchemaVersionError,
+  ConversationPendingError,
   StoreError,
   ToolnexusError,
+  type ToolnexusErrorCode,
   UnknownRequestError,
+  isToolnexusError,
 } from "./errors.js"
 
 type ErrorClass = abstract new (...args: any[]) => ToolnexusError
@@ -118,7 +121,84 @@ const cases: Case[] = [
     code: "TNX_SCHEMA_VERSION",
     message: /^the snapshot has schema version 9; this version of toolnexus reads 1, 2\./,
   },
+  {
+    cls: ConversationPendingError,
+    make: () => new ConversationPendingError("c1", { id: "pnd-a", kind: "approval", prompt: "Pay?" }),
+    name: "ConversationPendingError",
+    code: "TNX_CONVERSATION_PENDING",
+    message: /^conversation "c1" waits on request pnd-a \(approval: "Pay\?"\)/,
+  },
 ]
+
+/**
+ * Every code of every package, pinned: a new code must be added to the union and here (the
+ * `Record` fails to typecheck when the union has a code this list lacks, or the reverse).
+ */
+const ALL_CODES: Record<ToolnexusErrorCode, string> = {
+  TNX_CONFIG: "core",
+  TNX_LLM_HTTP: "core",
+  TNX_LLM_RESPONSE: "core",
+  TNX_LLM_STREAM: "core",
+  TNX_NETWORK: "core",
+  TNX_ABORTED: "core",
+  TNX_ANSWER_MISMATCH: "core",
+  TNX_ANSWER_EXPIRED: "core",
+  TNX_ANSWER_INVALID: "core",
+  TNX_ANSWER_CONFLICT: "core",
+  TNX_UNKNOWN_REQUEST: "core",
+  TNX_STORE: "core",
+  TNX_SCHEMA_VERSION: "core",
+  TNX_CONVERSATION_PENDING: "core",
+  TNX_RUNTIME: "agents",
+  TNX_INBOX_FULL: "agents",
+  TNX_CLOSED: "agents",
+  TNX_MCP_CONNECT: "mcp",
+  TNX_MCP_TIMEOUT: "mcp",
+  TNX_RUNTIME_HELD: "durable",
+  TNX_CLAIM_LOST: "durable",
+  TNX_RUNTIME_COLLISION: "durable",
+}
+
+describe("one error scheme", () => {
+  it("the code union lists every package's codes, core's own as the core table has them", () => {
+    const core = Object.entries(ALL_CODES)
+      .filter(([, pkg]) => pkg === "core")
+      .map(([code]) => code)
+    expect(core.sort()).toEqual(cases.map((c) => c.code).sort())
+    expect(Object.keys(ALL_CODES)).toHaveLength(22)
+  })
+
+  it("isToolnexusError recognises the family, and a code when given", () => {
+    const error = new AnswerConflictError("pnd-a")
+    expect(isToolnexusError(error)).toBe(true)
+    expect(isToolnexusError(error, "TNX_ANSWER_CONFLICT")).toBe(true)
+    expect(isToolnexusError(error, "TNX_STORE")).toBe(false)
+    expect(isToolnexusError(new Error("x"))).toBe(false)
+    expect(isToolnexusError({ code: "TNX_STORE", message: "x" })).toBe(false)
+    expect(isToolnexusError(undefined)).toBe(false)
+  })
+
+  it("each class stamps its Symbol.for marker, so another copy's subclass is still recognised", () => {
+    const error = new StoreError("down")
+    expect((error as unknown as Record<symbol, unknown>)[Symbol.for("toolnexus.error.TNX_STORE")]).toBe(true)
+    // An error from another copy: a plain object with the markers, no shared prototype.
+    const foreign = {
+      code: "TNX_ANSWER_CONFLICT",
+      message: "x",
+      [Symbol.for("toolnexus.error")]: true,
+      [Symbol.for("toolnexus.error.TNX_ANSWER_CONFLICT")]: true,
+    }
+    expect(AnswerConflictError.isInstance(foreign)).toBe(true)
+    expect(StoreError.isInstance(foreign)).toBe(false)
+    expect(isToolnexusError(foreign, "TNX_ANSWER_CONFLICT")).toBe(true)
+    // A subclass with no family of its own carries its parent's marker.
+    class CorruptRow extends StoreError {}
+    const corrupt = new CorruptRow("bad row")
+    expect(StoreError.isInstance(corrupt)).toBe(true)
+    expect(CorruptRow.isInstance(corrupt)).toBe(true)
+    expect(CorruptRow.isInstance(new StoreError("x"))).toBe(false)
+  })
+})
 
 describe("error classes", () => {
   it.each(cases.map((c) => [c.name, c] as const))("%s has its name, code and message", (_name, c) => {

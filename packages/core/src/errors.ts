@@ -23,6 +23,10 @@ export type ToolnexusErrorCode =
   | "TNX_CONVERSATION_PENDING"
   | "TNX_MCP_CONNECT"
   | "TNX_MCP_TIMEOUT"
+  // @toolnexus/durable
+  | "TNX_RUNTIME_HELD"
+  | "TNX_CLAIM_LOST"
+  | "TNX_RUNTIME_COLLISION"
 
 /**
  * The base class of every error toolnexus throws. `code` is stable; identity survives
@@ -36,6 +40,18 @@ export class ToolnexusError extends Error {
   constructor(code: ToolnexusErrorCode | (string & {}), message: string, options?: { cause?: unknown }) {
     super(message, options)
     this.code = code
+    // One marker per class of the chain, so `isInstance` knows a subclass from another copy
+    // of the package by its marker, not its prototype.
+    const self = this as unknown as Record<symbol, boolean>
+    for (
+      let c: unknown = new.target;
+      typeof c === "function" && c !== ToolnexusError;
+      c = Object.getPrototypeOf(c)
+    ) {
+      const marker = markerOf(c)
+      // Not enumerable: a spread copy (`{ ...error, code }`) is not the class it was made from.
+      if (marker !== undefined) Object.defineProperty(self, marker, { value: true })
+    }
   }
 
   /**
@@ -61,6 +77,9 @@ export class ToolnexusError extends Error {
     // Inherited unchanged, this would accept every sibling: the retry loop would take a
     // NetworkError for an AbortError and never retry it.
     if (Function.prototype[Symbol.hasInstance].call(cls, value)) return true
+    const marker = markerOf(cls)
+    if (marker !== undefined && (value as Record<symbol, unknown>)[marker] === true) return true
+    // An error made by a copy from before per-class markers: its code names the family.
     const family = Object.hasOwn(cls, "family") ? cls.family : undefined
     return family !== undefined && (value as { code?: unknown }).code === family
   }
@@ -73,6 +92,34 @@ export class ToolnexusError extends Error {
     if (cls === ToolnexusError) return ToolnexusError.isInstance(value)
     return Function.prototype[Symbol.hasInstance].call(cls, value)
   }
+}
+
+/**
+ * The global marker of an error class: its own static `marker` (agents' classes declare
+ * one), else `Symbol.for("toolnexus.error.<family code>")` for a class with its own `family`.
+ */
+function markerOf(cls: unknown): symbol | undefined {
+  const c = cls as { marker?: unknown; family?: unknown }
+  if (Object.hasOwn(c, "marker") && typeof c.marker === "symbol") return c.marker
+  if (Object.hasOwn(c, "family") && typeof c.family === "string")
+    return Symbol.for(`toolnexus.error.${c.family}`)
+  return undefined
+}
+
+/**
+ * True for an error of the toolnexus family from any package and any installed copy, and, with
+ * `code`, only for that code: one check for every package's errors.
+ *
+ * @example
+ * try { await deliverAnswer(store, answer, opts) } catch (e) {
+ *   if (isToolnexusError(e, "TNX_ANSWER_CONFLICT")) console.log("already decided", e.message)
+ * }
+ */
+export function isToolnexusError<C extends ToolnexusErrorCode>(
+  value: unknown,
+  code?: C,
+): value is ToolnexusError & { readonly code: C } {
+  return ToolnexusError.isInstance(value) && (code === undefined || value.code === code)
 }
 
 /** A misconfiguration by the caller: bad options, an invalid tool name, a duplicate tool. */

@@ -46,6 +46,7 @@ it("exports exactly the public runtime surface", () => {
     "isExpired",
     "isRelayRequest",
     "isRequest",
+    "isToolnexusError",
     "lastAssistantText",
     "listSkills",
     "pending",

@@ -36,6 +36,7 @@ export {
   StoreError,
   ToolnexusError,
   UnknownRequestError,
+  isToolnexusError,
 } from "./errors.js"
 export type { AnswerDecision, ToolnexusErrorCode } from "./errors.js"
 

@@ -110,3 +110,54 @@ describe("a retried tool that suspends again", () => {
     expect(second.toolCalls.at(-1)?.output).toBe("unresolved: Then?")
   })
 })
+
+describe("ToolContext.request", () => {
+  it("a call retried with an answer gets the request it suspended on, data and stamps included", async () => {
+    const seen: (Request | undefined)[] = []
+    const toolkit = await createToolkit({
+      extraTools: [
+        tool("native", (ctx) => {
+          seen.push(ctx.request)
+          if (!ctx.answer) return pending({ id: "r-1", kind: "approval", prompt: "Go?", data: { step: 3 } })
+          return { output: `resumed at step ${String(ctx.request?.data?.step)}`, isError: false }
+        }),
+      ],
+    })
+    const client = oneCall("t")
+    const first = await client.run("go", { toolkit })
+    expect(first.status).toBe("pending")
+    const done = await client.continueRun({
+      messages: first.messages,
+      pending: first.pending,
+      answer: { id: "r-1", ok: true },
+      toolkit,
+    })
+    expect(done.text).toBe("saw: resumed at step 3")
+    expect(seen).toEqual([
+      undefined,
+      {
+        id: "r-1",
+        kind: "approval",
+        prompt: "Go?",
+        data: { callId: "call_1", tool: "t", args: {}, step: 3 },
+      },
+    ])
+  })
+
+  it("an inline waitFor's retry gets the request it answered", async () => {
+    const seen: (Request | undefined)[] = []
+    const client = oneCall("t", (req) => ({ id: req.id, ok: true }))
+    const toolkit = await createToolkit({
+      extraTools: [
+        tool("native", (ctx) => {
+          seen.push(ctx.request)
+          return ctx.answer
+            ? { output: "ok", isError: false }
+            : pending({ id: "r-2", kind: "approval", prompt: "Go?" })
+        }),
+      ],
+    })
+    expect((await client.run("go", { toolkit })).text).toBe("saw: ok")
+    expect(seen.map((r) => r?.id)).toEqual([undefined, "r-2"])
+  })
+})

@@ -1,7 +1,6 @@
 import type { Context, Link, Span, Tracer } from "@opentelemetry/api"
-import type { CallOutcome } from "../client/tool-calls.js"
 import type { ModelToolCall, ModelTurn } from "../providers/model-turn.js"
-import type { Message, Request, Usage } from "../types.js"
+import type { Message, Request, ToolResult, Usage } from "../types.js"
 import {
   type OtelModule,
   type TelemetryOptions,
@@ -147,10 +146,10 @@ export class RunTracing {
   }
 
   /** Runs one tool call inside an `execute_tool <name>` span; `run` gets the span's context. */
-  async tool(
+  async tool<O extends { request?: Request; result: ToolResult }>(
     call: ModelToolCall,
-    run: (traceContext: unknown) => Promise<CallOutcome>,
-  ): Promise<CallOutcome> {
+    run: (traceContext: unknown) => Promise<O>,
+  ): Promise<O> {
     const span = this.#tracer.startSpan(
       `execute_tool ${call.name}`,
       {

@@ -1,0 +1,2 @@
+/** @internal The history of a handle that has not moved yet. */
+export const NO_STEPS: readonly string[] = Object.freeze([])

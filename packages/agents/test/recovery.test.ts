@@ -89,7 +89,9 @@ describe("sharing a store and recovering a cascade", () => {
 
     await first.resume(answer)
     expect((await first.wait(lead)).status).toBe("error")
-    expect(await store.getPending("root/lead.1/payer.1")).toBeUndefined() // the child did apply it
+    const child = first.handle("root/lead.1/payer.1")
+    expect(child && (await store.get(first.conversationId(child)))).toBeDefined()
+    expect(child && (await store.getPending(first.conversationId(child)))).toBeUndefined() // the child did apply it
     const requestsBefore = server.requests.length
 
     // A new process restores the snapshot saved before that attempt and gets the answer again.

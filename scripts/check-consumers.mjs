@@ -26,8 +26,9 @@ const PACKAGES = [
   // DESIGN §7: core with all its runtime dependencies stays within 3 MB installed.
   { name: "@toolnexus/core", maxInstalledBytes: 3_000_000 },
   { name: "@toolnexus/agents" },
-  // /redis is typed with ioredis' own types; /sqlite and /postgres need no driver at all.
-  { name: "@toolnexus/durable", optionalPeers: ["ioredis"] },
+  // /redis is typed with ioredis' own types, /testing's store contract suite runs under vitest;
+  // /sqlite and /postgres need no driver at all.
+  { name: "@toolnexus/durable", optionalPeers: ["ioredis", "vitest"] },
   { name: "@toolnexus/mcp" },
   // The AI SDK and AG-UI wire formats are written by the package: no `ai` or `@ag-ui/*` types needed.
   { name: "@toolnexus/ui" },

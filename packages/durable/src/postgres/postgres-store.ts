@@ -2,7 +2,12 @@ import { createHash } from "node:crypto"
 import { ConfigError } from "@toolnexus/core"
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from "pg"
 import type { RuntimeHold } from "../durable-store.js"
-import { approvalExpired, decideClaim, expiresAtOf } from "../store-engine/claim-rules.js"
+import {
+  RELEASED_TOKEN_PREFIX,
+  approvalExpired,
+  decideClaim,
+  expiresAtOf,
+} from "../store-engine/claim-rules.js"
 import { type ConversationRow, nextConversationRow } from "../store-engine/conversation-row.js"
 import { LazyInit } from "../store-engine/lazy-init.js"
 import { loadDriver } from "../store-engine/load-driver.js"
@@ -684,12 +689,15 @@ function statementTexts(s: string) {
       UPDATE ${requests} SET state = 'applied', claim_token = NULL, claim_expires_at = NULL, updated_at = now()
       WHERE request_id = $1`,
     // LEAST: releasing an already expired claim must not make it look freshly expired.
+    // The token is revoked: the holder's renew and fenced save fail, the answer stays for the takeover.
     releaseClaim: `
-      UPDATE ${requests} SET claim_expires_at = LEAST(claim_expires_at, now())
+      UPDATE ${requests} SET claim_expires_at = LEAST(claim_expires_at, now()),
+        claim_token = '${RELEASED_TOKEN_PREFIX}' || claim_token
       WHERE claim_conversation_id = $1 AND claim_token = $2`,
     // A failed attempt: recorded, and at the limit the request waits for retryFailed.
     failClaim: `
       UPDATE ${requests} SET claim_expires_at = LEAST(claim_expires_at, now()), last_error = $3,
+        claim_token = '${RELEASED_TOKEN_PREFIX}' || claim_token,
         state = CASE WHEN attempts >= $4 THEN 'failed' ELSE state END, updated_at = now()
       WHERE claim_conversation_id = $1 AND claim_token = $2 AND state = 'claimed'`,
     failRequest: `UPDATE ${requests} SET state = 'failed', last_error = $2, updated_at = now() WHERE request_id = $1`,

@@ -1,3 +1,5 @@
+import { RELEASED_TOKEN_PREFIX } from "../store-engine/claim-rules.js"
+
 /** Epoch milliseconds on the server's clock, and whole numbers as strings Lua won't round. */
 const PRELUDE = `
 local function now_ms()
@@ -151,7 +153,8 @@ return {grant, f[2], stored}
 `
 
 /**
- * @internal Expires a claim now if `token` holds it. KEYS: conv hash, claims zset.
+ * @internal Expires a claim now if `token` holds it, and revokes the token (see
+ * RELEASED_TOKEN_PREFIX). KEYS: conv hash, claims zset.
  * ARGV: id, token, full key prefix, lastError JSON ("" = a plain release), max attempts.
  * With an error it is recorded, and at max attempts the request becomes failed.
  */
@@ -166,6 +169,8 @@ if tonumber(r[3] or "0") > now then
   redis.call("HSET", req, "claimExpires", fmt(now))
   redis.call("ZADD", KEYS[2], fmt(now), rid)
 end
+-- The token is revoked: the holder's renew and fenced save fail, the answer stays for the takeover.
+redis.call("HSET", req, "claimToken", "${RELEASED_TOKEN_PREFIX}" .. ARGV[2])
 if ARGV[4] ~= "" then
   redis.call("HSET", req, "lastError", ARGV[4])
   if tonumber(r[5] or "0") >= tonumber(ARGV[5]) then

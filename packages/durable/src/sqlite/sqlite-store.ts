@@ -1,7 +1,12 @@
 import { ConfigError } from "@toolnexus/core"
 import type BetterSqlite3 from "better-sqlite3"
 import type { RuntimeHold } from "../durable-store.js"
-import { approvalExpired, decideClaim, expiresAtOf } from "../store-engine/claim-rules.js"
+import {
+  RELEASED_TOKEN_PREFIX,
+  approvalExpired,
+  decideClaim,
+  expiresAtOf,
+} from "../store-engine/claim-rules.js"
 import { type ConversationRow, nextConversationRow } from "../store-engine/conversation-row.js"
 import { LazyInit } from "../store-engine/lazy-init.js"
 import { loadDriver } from "../store-engine/load-driver.js"
@@ -443,13 +448,16 @@ const SQL = {
         claim_answer = excluded.claim_answer, claim_expires_at = excluded.claim_expires_at,
         updated_at = excluded.updated_at`,
   pointClaim: "UPDATE tnx_conversations SET claim_token = ?, claim_request_id = ? WHERE id = ?",
-  // MIN: releasing an already expired claim must not make it look freshly expired.
+  // MIN: releasing an already expired claim must not make it look freshly expired. The token
+  // is revoked (RELEASED_TOKEN_PREFIX): the holder's renew and fenced save fail from now on,
+  // while the claim keeps its answer for the takeover.
   releaseClaim:
-    "UPDATE tnx_requests SET claim_expires_at = MIN(claim_expires_at, ?) " +
+    `UPDATE tnx_requests SET claim_expires_at = MIN(claim_expires_at, ?), claim_token = '${RELEASED_TOKEN_PREFIX}' || claim_token ` +
     "WHERE claim_conversation_id = ? AND claim_token = ?",
   // A failed attempt: recorded, and at the limit the request waits for retryFailed.
   failClaim: `
     UPDATE tnx_requests SET claim_expires_at = MIN(claim_expires_at, @now), last_error = @error,
+      claim_token = '${RELEASED_TOKEN_PREFIX}' || claim_token,
       state = CASE WHEN attempts >= @max THEN 'failed' ELSE state END, updated_at = @now
     WHERE claim_conversation_id = @id AND claim_token = @token AND state = 'claimed'`,
   failRequest:

@@ -134,3 +134,10 @@ export function claimRefusalError(
 export function newClaimToken(): string {
   return randomUUID()
 }
+
+/**
+ * @internal What a release prefixes the stored token with: the claim keeps its answer for the
+ * takeover, but the released token matches nothing any more, so a heartbeat that ticks after
+ * the release renews nothing and the holder's fenced save is refused. No real token has it.
+ */
+export const RELEASED_TOKEN_PREFIX = "released:"

@@ -24,7 +24,13 @@ import type {
 } from "../durable-store.js"
 import type { CorruptRow } from "../errors.js"
 import { lostClaimError } from "./claim-refusals.js"
-import { type ClaimGrant, type ClaimRefusal, claimRefusalError, newClaimToken } from "./claim-rules.js"
+import {
+  type ClaimGrant,
+  type ClaimRefusal,
+  RELEASED_TOKEN_PREFIX,
+  claimRefusalError,
+  newClaimToken,
+} from "./claim-rules.js"
 import { type PendingChange, sinceOnSet } from "./conversation-row.js"
 import { MessageCache } from "./message-cache.js"
 import {
@@ -386,6 +392,8 @@ export abstract class DurableStoreBase implements DurableStore {
     checkKey(id, "the conversation id")
     checkKey(token, "the claim token")
     const leaseMs = this.#leaseOf(opts?.leaseMs)
+    // A released token as stored is no token: it renews nothing.
+    if (token.startsWith(RELEASED_TOKEN_PREFIX)) return false
     return this.#use(`renew a claim on conversation ${JSON.stringify(id)}`, () =>
       this.renewLease(id, token, leaseMs),
     )

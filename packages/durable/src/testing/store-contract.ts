@@ -839,6 +839,29 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
         await expect(first.renewClaim(id, "")).rejects.toBeInstanceOf(ConfigError)
       })
 
+      for (const how of ["a release", "a failed release"] as const) {
+        it(`refuses to renew a claim given up by ${how}: the next delivery takes it over at once`, async () => {
+          const store = await open()
+          const other = await open()
+          const id = uid("renew-released")
+          const req = request("approval")
+          await store.save(id, turns(1), { pending: req })
+          const answer: Answer = { id: req.id, ok: true }
+          const claim = await store.claimAnswer(id, answer, { leaseMs: 30_000 })
+          const error = how === "a failed release" ? new Error("resume failed") : undefined
+          await store.releaseClaim(id, claim.token, error ? { error, maxAttempts: 5 } : undefined)
+          // A heartbeat that ticks after the release must not take the claim back.
+          expect(await store.renewClaim(id, claim.token, { leaseMs: 30_000 })).toBe(false)
+          expect((await other.listExpiredClaims()).filter((entry) => entry.id === id)).toEqual([
+            { id, request: req, answer },
+          ])
+          const taken = await other.claimAnswer(id, { id: req.id, ok: false })
+          expect(taken).toMatchObject({ takeover: true, answer })
+          expect(await store.renewClaim(id, claim.token)).toBe(false)
+          expect(await other.renewClaim(id, taken.token)).toBe(true)
+        })
+      }
+
       it("counts attempts: failed releases up to maxAttempts make the request failed, reopenFailed re-opens it", async () => {
         const store = await open()
         const id = uid("attempts")

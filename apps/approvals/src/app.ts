@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto"
-import { type Client, ConfigError, type Toolkit } from "@toolnexus/core"
+import { type Client, ConfigError, type Toolkit, isExpired } from "@toolnexus/core"
 import type { DurableStore } from "@toolnexus/durable"
 import { type Context, Hono } from "hono"
 import { bodyLimit } from "hono/body-limit"
@@ -319,7 +319,7 @@ function toPendingView(entry: InboxEntry | FailedInboxEntry, now: number): Pendi
     runId: entry.runtimeKey ?? entry.conversationId,
     conversationId: entry.conversationId,
     since: entry.since,
-    expired: request.expiresAt !== undefined && Date.parse(request.expiresAt) < now,
+    expired: isExpired(request, now),
     attempts: entry.attempts,
     state: entry.state,
     request,

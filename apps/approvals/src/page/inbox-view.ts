@@ -1,3 +1,4 @@
+import { isExpired } from "@toolnexus/core"
 import { type FormField, type RequestDescription, describeRequest } from "../describe-request.js"
 import type { FailedInboxEntry, InboxEntry } from "../inbox-store.js"
 import { ago, breadcrumbs, escapeHtml, timeTag } from "./html.js"
@@ -61,13 +62,17 @@ ${failedPart}
 function renderCard(entry: InboxEntry, now: number): string {
   const { request } = entry
   const described = describeRequest(request)
+  // Core's rule decides; an unreadable deadline counts as past, as it does for an approval.
+  const expired = isExpired(request, now)
   const expires = request.expiresAt === undefined ? Number.NaN : Date.parse(request.expiresAt)
-  const expired = Number.isFinite(expires) && expires < now
-  const expiry = !Number.isFinite(expires)
-    ? "no expiry"
-    : expired
-      ? `expired ${ago(now - expires)} ago`
-      : `expires in ${ago(expires - now)}`
+  const expiry =
+    request.expiresAt === undefined
+      ? "no expiry"
+      : !Number.isFinite(expires)
+        ? "unreadable deadline, treated as expired"
+        : expired
+          ? `expired ${ago(now - expires)} ago`
+          : `expires in ${ago(expires - now)}`
   return `<article class="card${expired ? " expired" : ""}" tabindex="0" data-request-id="${escapeHtml(request.id)}" data-mode="${described.mode}" aria-label="${escapeHtml(`${request.kind}: ${request.prompt}`)}">
 <header><span class="kind kind-${escapeHtml(request.kind.replace(/[^a-z_]/gi, ""))}">${escapeHtml(request.kind)}</span>${described.tool ? ` <strong class="tool">${escapeHtml(described.tool)}</strong>` : ""}${breadcrumbs(entry.path ?? described.path)}</header>
 <p class="prompt">${escapeHtml(request.prompt)}</p>

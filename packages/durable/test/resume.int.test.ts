@@ -3,7 +3,8 @@ import pg from "pg"
 import { afterAll } from "vitest"
 import { PostgresStore } from "../src/postgres/index.js"
 import { RedisStore } from "../src/redis/index.js"
-import { describeResumeSuite } from "./resume-suite.js"
+import { type ResumeBackend, describeResumeSuite } from "./resume-suite.js"
+import { describeTreeIdentitySuite } from "./tree-identity-suite.js"
 
 const pgUrl = process.env.TOOLNEXUS_TEST_PG_URL
 const redisUrl = process.env.TOOLNEXUS_TEST_REDIS_URL
@@ -24,12 +25,18 @@ afterAll(async () => {
   }
 })
 
-describeResumeSuite("PostgreSQL", {
+const postgres: ResumeBackend = {
   skip: pgUrl ? undefined : "TOOLNEXUS_TEST_PG_URL is not set",
   open: async () => new PostgresStore({ connectionString: pgUrl, schema, opTimeoutMs: 200 }),
-})
-
-describeResumeSuite("Redis", {
+}
+const redis: ResumeBackend = {
   skip: redisUrl ? undefined : "TOOLNEXUS_TEST_REDIS_URL is not set",
   open: async () => new RedisStore({ url: redisUrl, keyPrefix, opTimeoutMs: 200 }),
-})
+}
+for (const [name, backend] of [
+  ["PostgreSQL", postgres],
+  ["Redis", redis],
+] as const) {
+  describeResumeSuite(name, backend)
+  describeTreeIdentitySuite(name, backend)
+}

@@ -24,24 +24,34 @@ export interface ResumeBackend {
   open(): Promise<DurableStore>
 }
 
+/**
+ * Opens stores on `backend` for one suite, each closed after the suite: call it inside the
+ * suite's `describe`.
+ */
+export function storesOf(backend: ResumeBackend): () => Promise<DurableStore> {
+  const stores: DurableStore[] = []
+  afterAll(async () => {
+    await Promise.all(stores.map((s) => s.close()))
+  })
+  return async () => {
+    const store = await backend.open()
+    stores.push(store)
+    return store
+  }
+}
+
 const STYLES = ["openai", "anthropic"] as const
 
 /** The durable resume scenarios, written once and run against every backend. */
 export function describeResumeSuite(name: string, backend: ResumeBackend): void {
   describe.skipIf(backend.skip !== undefined)(`durable resume on ${name}`, () => {
     let server: FakeLLMServer
-    const stores: DurableStore[] = []
-    const open = async () => {
-      const store = await backend.open()
-      stores.push(store)
-      return store
-    }
+    const open = storesOf(backend)
     beforeAll(async () => {
       server = await createFakeLLMServer()
     })
     beforeEach(() => server.reset())
     afterAll(async () => {
-      await Promise.all(stores.map((s) => s.close()))
       await server?.close()
     })
 

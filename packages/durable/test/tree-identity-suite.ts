@@ -13,13 +13,13 @@ import {
   defineTool,
   pending,
 } from "@toolnexus/core"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import type { DurableStore } from "../src/durable-store.js"
 import { RuntimeCollisionError, RuntimeHeldError } from "../src/errors.js"
 import { askWithAnswer } from "../src/resume/ask-with-answer.js"
 import { deliverAnswer } from "../src/resume/deliver-answer.js"
 import { loadRuntime, resumeRuntime, saveRuntime } from "../src/resume/runtime-persistence.js"
-import type { ResumeBackend } from "./resume-suite.js"
+import { type ResumeBackend, storesOf } from "./resume-suite.js"
 
 /** Tokens of every scripted LLM reply (30 prompt + 10 completion). */
 const TOKENS_PER_TURN = 40
@@ -71,15 +71,7 @@ const scriptedFetch: typeof fetch = async (_url, init) => {
  */
 export function describeTreeIdentitySuite(name: string, backend: ResumeBackend): void {
   describe.skipIf(backend.skip !== undefined)(`runtime trees in one store on ${name}`, () => {
-    const stores: DurableStore[] = []
-    const open = async () => {
-      const store = await backend.open()
-      stores.push(store)
-      return store
-    }
-    afterAll(async () => {
-      await Promise.all(stores.map((s) => s.close()))
-    })
+    const open = storesOf(backend)
 
     /** Every transfer that ran with an approval, by idempotency key: the effects. */
     const effects: string[] = []

@@ -222,6 +222,13 @@ function runtimeOf(
   return { rt, wire }
 }
 
+/** Spawns the fixture's `run.entry` under the root, wakes it with `run.prompt` and waits. */
+async function runEntry(rt: Runtime, run: { entry: string; prompt: string }) {
+  const h = rt.spawn(rt.root, run.entry)
+  rt.wake(h, run.prompt)
+  return { h, r: await rt.wait(h) }
+}
+
 /** A handle's transitions against the fixture's: a bare `→closed` matches any closing step. */
 function checkTransitions(rt: Runtime, expected: Record<string, string[]>): void {
   for (const [id, steps] of Object.entries(expected)) {
@@ -245,9 +252,7 @@ describe("upstream sub-agent fixtures", () => {
   it("subagent-fanout: parallel task fan-out, isolation, usage roll-up", async () => {
     const fx = fixture("subagent-fanout")
     const { rt, wire } = runtimeOf(fx)
-    const coord = rt.spawn(rt.root, fx.run.entry)
-    rt.wake(coord, fx.run.prompt)
-    const r = await rt.wait(coord)
+    const { h: coord, r } = await runEntry(rt, fx.run)
     const ex = fx.expect
     check("fanout status", r.status, ex.status)
     for (const s of ex.textContains) check(`fanout text contains ${s}`, r.text.includes(s), true)
@@ -280,9 +285,7 @@ describe("upstream sub-agent fixtures", () => {
       },
     }
     const { rt } = runtimeOf(fx, {}, overrides)
-    const p = rt.spawn(rt.root, fx.run.entry)
-    rt.wake(p, fx.run.prompt)
-    const r = await rt.wait(p)
+    const { r } = await runEntry(rt, fx.run)
     const ex = fx.expect
     check("escalation status", r.status, ex.status)
     for (const s of ex.textContains) check(`escalation text contains ${s}`, r.text.includes(s), true)
@@ -300,9 +303,7 @@ describe("upstream sub-agent fixtures", () => {
     const fx = fixture("subagent-durable-resume")
     const store = new SqliteStore({ path: join(dir, "durable-resume.db") })
     const { rt } = runtimeOf(fx, { store })
-    const p = rt.spawn(rt.root, fx.run.entry)
-    rt.wake(p, fx.run.prompt)
-    const r1 = await rt.wait(p)
+    const { r: r1 } = await runEntry(rt, fx.run)
     const ex1 = fx.phase1_expect
     check("durable-resume phase 1 status", r1.status, ex1.status)
     check("durable-resume phase 1 pending kind", r1.pending?.kind, ex1.pendingKind)
@@ -468,9 +469,7 @@ describe("upstream lifecycle fixture", () => {
   it("concurrencyGate: with maxConcurrent 1 the second child waits its turn and the run completes", async () => {
     const sc = scenarios.concurrencyGate
     const { rt, wire } = runtimeOf(fx, {}, sc.registryOverride)
-    const coord = rt.spawn(rt.root, sc.run.entry)
-    rt.wake(coord, sc.run.prompt)
-    const r = await rt.wait(coord)
+    const { r } = await runEntry(rt, sc.run)
     check("concurrencyGate status", r.status, sc.expect.status)
     // adapted: upstream's trace says "wake QUEUED" / "DEQUEUED wake"; ours notes the queueing
     // and the queued child then runs (its idle→running comes after the first child finished).
@@ -489,9 +488,7 @@ describe("upstream lifecycle fixture", () => {
   it("turnGate: maxConcurrentTurns 1 bounds LLM calls without deadlocking delegation", async () => {
     const sc = scenarios.turnGate
     const { rt, wire } = runtimeOf(fx, { maxConcurrentTurns: sc.runtime.maxConcurrentTurns })
-    const coord = rt.spawn(rt.root, sc.run.entry)
-    rt.wake(coord, sc.run.prompt)
-    check("turnGate status", (await rt.wait(coord)).status, sc.expect.status)
+    check("turnGate status", (await runEntry(rt, sc.run)).r.status, sc.expect.status)
     check("turnGate max concurrent turns", wire.maxInFlight, sc.expect.maxObservedConcurrentTurns)
   })
 

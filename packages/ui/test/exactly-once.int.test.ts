@@ -3,16 +3,20 @@ import { createRequire } from "node:module"
 import { createToolkit } from "@toolnexus/core"
 import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
 import { PostgresStore } from "@toolnexus/durable/postgres"
-import {
-  type UIMessage,
-  type UIMessageChunk,
-  parseJsonEventStream,
-  readUIMessageStream,
-  uiMessageChunkSchema,
-} from "ai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createChatHandler } from "../src/ai-sdk/index.js"
-import { clientOf, postRaw, refundTools, script, scriptModel, serve, userMessage } from "./helpers.js"
+import {
+  chunksOf,
+  clientOf,
+  messageOf,
+  postRaw,
+  refundTools,
+  responded,
+  script,
+  scriptModel,
+  serve,
+  userMessage,
+} from "./helpers.js"
 
 interface PgPool {
   query(sql: string): Promise<unknown>
@@ -22,33 +26,6 @@ interface PgPool {
 const connectionString = process.env.TOOLNEXUS_TEST_PG_URL
 if (!connectionString)
   console.warn("[ui] TOOLNEXUS_TEST_PG_URL is not set: skipping the PostgreSQL exactly-once tests")
-
-async function chunksOf(response: Response): Promise<UIMessageChunk[]> {
-  const out: UIMessageChunk[] = []
-  const parsed = parseJsonEventStream({ stream: response.body!, schema: uiMessageChunkSchema })
-  for await (const chunk of parsed as unknown as AsyncIterable<{
-    success: boolean
-    value: UIMessageChunk
-    error?: unknown
-  }>) {
-    if (!chunk.success) throw chunk.error
-    out.push(chunk.value)
-  }
-  return out
-}
-
-async function messageOf(chunks: UIMessageChunk[]): Promise<UIMessage> {
-  const stream = new ReadableStream<UIMessageChunk>({
-    start(c) {
-      for (const chunk of chunks) c.enqueue(chunk)
-      c.close()
-    },
-  })
-  let built: UIMessage | undefined
-  for await (const m of readUIMessageStream({ stream, terminateOnError: true })) built = m
-  if (!built) throw new Error("no message")
-  return built
-}
 
 describe.skipIf(!connectionString)("exactly-once approvals on PostgreSQL (two handlers, two pools)", () => {
   const schema = `ui_test_${randomBytes(6).toString("hex")}`
@@ -103,19 +80,7 @@ describe.skipIf(!connectionString)("exactly-once approvals on PostgreSQL (two ha
     const user = userMessage("refund please")
     const card = await chunksOf(await postRaw(a, { id, messages: [user], trigger: "submit-message" }))
     const assistant = await messageOf(card)
-    const approved: UIMessage = {
-      ...assistant,
-      parts: assistant.parts.map((p) => {
-        const part = p as Record<string, unknown>
-        return part.state === "approval-requested"
-          ? ({
-              ...part,
-              state: "approval-responded",
-              approval: { ...(part.approval as object), approved: true },
-            } as never)
-          : p
-      }),
-    }
+    const approved = responded(assistant, true)
     script.finalDelayMs = 200
     const body = { id, messages: [user, approved], trigger: "submit-message", messageId: assistant.id }
     const [ra, rb] = await Promise.all([postRaw(a, body), postRaw(b, body)])

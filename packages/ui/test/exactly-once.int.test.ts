@@ -1,5 +1,12 @@
+import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
+import { once } from "node:events"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
 import { createToolkit } from "@toolnexus/core"
 import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
 import { PostgresStore } from "@toolnexus/durable/postgres"
@@ -64,6 +71,26 @@ describe.skipIf(!connectionString)("exactly-once approvals on PostgreSQL (two ha
     scriptModel(fake)
   })
 
+  /** The chat handler in another process (test/fixtures/chat-server.mjs) on the same schema. */
+  async function otherProcess(log: string): Promise<string> {
+    const server = fileURLToPath(new URL("./fixtures/chat-server.mjs", import.meta.url))
+    const child: ChildProcess = spawn(
+      process.execPath,
+      [server, connectionString!, schema, `${fake.url}/v1`],
+      {
+        env: { ...process.env, TNX_LOG: log },
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    )
+    closers.push(async () => {
+      if (child.exitCode !== null) return
+      child.kill("SIGTERM")
+      await once(child, "exit")
+    })
+    const [line] = (await once(createInterface({ input: child.stdout! }), "line")) as [string]
+    return (JSON.parse(line) as { url: string }).url
+  }
+
   afterAll(async () => {
     for (const close of closers) await close().catch(() => {})
     await Promise.all(stores.map((s) => s.close().catch(() => {})))
@@ -89,7 +116,7 @@ describe.skipIf(!connectionString)("exactly-once approvals on PostgreSQL (two ha
     const loser = ra.status === 200 ? rb : ra
     const error = ((await loser.json()) as { error: { code: string; decision?: unknown } }).error
     expect(error.code).toBe("TNX_ANSWER_CONFLICT")
-    // Both instances share this process, so the loser learns the decision being applied.
+    // The loser learns the decision being applied (from this process, or from the claim).
     expect(error.decision).toEqual({ ok: true })
     const chunks = await chunksOf(winner)
     expect(chunks.at(-1)).toEqual({ type: "finish", finishReason: "stop" })
@@ -99,5 +126,53 @@ describe.skipIf(!connectionString)("exactly-once approvals on PostgreSQL (two ha
     expect(((await replay.json()) as { error: { decision: unknown } }).error.decision).toEqual({ ok: true })
     expect(effects).toHaveLength(1)
     script.finalDelayMs = 0
+  })
+
+  it("an answer being applied by another process: 409 with the claimed (first) decision, not this post's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tnx-ui-pg-"))
+    const log = join(dir, "effects.log")
+    writeFileSync(log, "")
+    const effects: string[] = []
+    const a = await instance(effects)
+    const id = `pg-chat-${randomBytes(4).toString("hex")}`
+    const user = userMessage("refund please")
+    const assistant = await messageOf(
+      await chunksOf(await postRaw(a, { id, messages: [user], trigger: "submit-message" })),
+    )
+    const b = await otherProcess(log)
+    // The other process approves; its resumed run waits on the slow final model reply.
+    script.finalDelayMs = 1_500
+    const approving = postRaw(b, {
+      id,
+      messages: [user, responded(assistant, true)],
+      trigger: "submit-message",
+      messageId: assistant.id,
+    })
+    const llmBefore = fake.requests.length
+    while (fake.inFlight === 0 || fake.requests.length === llmBefore)
+      await new Promise((r) => setTimeout(r, 10))
+    // Mid-apply, a second tab on this process declines: nothing of it is applied.
+    const declined = await postRaw(a, {
+      id,
+      messages: [user, responded(assistant, false)],
+      trigger: "submit-message",
+      messageId: assistant.id,
+    })
+    expect(declined.status).toBe(409)
+    const error = ((await declined.json()) as { error: Record<string, unknown> }).error
+    expect(error).toMatchObject({
+      code: "TNX_ANSWER_CONFLICT",
+      requestId: assistant.parts
+        .map((p) => (p as { approval?: { id: string } }).approval?.id)
+        .find((x) => x !== undefined),
+      decision: { ok: true },
+    })
+    expect(String(error.message)).toMatch(/being applied by another delivery/)
+    const chunks = await chunksOf(await approving)
+    expect(chunks.at(-1)).toEqual({ type: "finish", finishReason: "stop" })
+    script.finalDelayMs = 0
+    expect(readFileSync(log, "utf8").trim().split("\n")).toHaveLength(1)
+    expect(effects).toEqual([])
+    rmSync(dir, { recursive: true, force: true })
   })
 })

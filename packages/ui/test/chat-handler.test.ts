@@ -209,4 +209,31 @@ describe.each(env.stores)("createChatHandler with the real ai client (%s store)"
     expect(built.parts.find((p) => p.type === "tool-refund")).toMatchObject({ state: "approval-requested" })
     await server.close()
   })
+
+  it("a reloaded page's Chat.resumeStream() gets the run still streaming, from its start; after it, nothing", async () => {
+    const { server, url } = await setup()
+    const id = chatId()
+    const first = chatAt(url, id)
+    const sending = first.chat.sendMessage({ text: "slow please" })
+    // The run has started (its LLM request is in flight) when the page reloads.
+    while (env.fake.inFlight === 0) await new Promise((r) => setTimeout(r, 5))
+    const reloaded = chatAt(url, id)
+    reloaded.chat.messages = first.chat.messages.filter((m) => m.role === "user")
+    await reloaded.chat.resumeStream()
+    await Promise.all([sending, settled(reloaded.chat), settled(first.chat)])
+    expect(reloaded.errors).toEqual([])
+    expect(reloaded.chat.messages.map((m) => m.role)).toEqual(["user", "assistant"])
+    expect(textOf(reloaded.chat.lastMessage)).toBe("Slowly.")
+    // The same parts as the tab that posted built (the id is each client's: a new turn's
+    // start chunk names none).
+    expect(reloaded.chat.lastMessage?.parts).toEqual(first.chat.lastMessage?.parts)
+    // Once the run ended there is nothing to resume: 204, and the chat stays as it is.
+    const before = structuredClone(reloaded.chat.messages)
+    await reloaded.chat.resumeStream()
+    await settled(reloaded.chat)
+    expect(reloaded.chat.status).toBe("ready")
+    expect(reloaded.chat.messages).toEqual(before)
+    expect(reloaded.errors).toEqual([])
+    await server.close()
+  })
 })

@@ -1,34 +1,13 @@
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { HttpAgent } from "@ag-ui/client"
-import { type ConversationStore, type StreamEvent, createToolkit } from "@toolnexus/core"
-import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
-import { SqliteStore } from "@toolnexus/durable/sqlite"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { type StreamEvent, createToolkit } from "@toolnexus/core"
+import { describe, expect, it } from "vitest"
 import { AgUiWriter } from "../src/ag-ui/ag-ui-writer.js"
 import { createAgUiHandler } from "../src/ag-ui/index.js"
-import { clientOf, refundTools, scriptModel, serve } from "./helpers.js"
-
-let fake: FakeLLMServer
-const dir = mkdtempSync(join(tmpdir(), "tnx-ui-agui-"))
-beforeAll(async () => {
-  fake = await createFakeLLMServer()
-})
-beforeEach(() => {
-  fake.reset()
-  scriptModel(fake)
-})
-afterAll(async () => {
-  await fake.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+import { clientOf, refundTools, serve, useFakeModel } from "./helpers.js"
 
 let counter = 0
-const STORES: [string, () => ConversationStore | undefined][] = [
-  ["memory", () => undefined],
-  ["sqlite", () => new SqliteStore({ path: join(dir, `a-${++counter}.db`) })],
-]
+
+const env = useFakeModel("agui")
 
 type Seen = { type: string; [key: string]: unknown }
 
@@ -68,11 +47,11 @@ const finishedOf = (events: Seen[]) =>
     result: { status: string }
   }
 
-describe.each(STORES)(
+describe.each(env.stores)(
   "createAgUiHandler with the real @ag-ui/client HttpAgent (%s store)",
   (_name, makeStore) => {
     async function setup() {
-      const client = clientOf(fake, makeStore())
+      const client = clientOf(env.fake, makeStore())
       const { effects, tools } = refundTools()
       const toolkit = await createToolkit({ extraTools: tools })
       const server = await serve(createAgUiHandler({ client, toolkit }))
@@ -259,8 +238,8 @@ describe.each(STORES)(
 
     it("a failed run ends with one RUN_ERROR carrying the code, never the key", async () => {
       const { server, agent } = await setup()
-      fake.reset()
-      fake.addRule({ match: /.*/, reply: { status: 401, text: "bad key sk-test-secret-key-123" } })
+      env.fake.reset()
+      env.fake.addRule({ match: /.*/, reply: { status: 401, text: "bad key sk-test-secret-key-123" } })
       const a = agent(`t-${++counter}`)
       a.addMessage({ id: "u1", role: "user", content: "hi" })
       const { events, types } = await run(a)

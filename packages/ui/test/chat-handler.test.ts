@@ -1,74 +1,35 @@
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { type ConversationStore, createToolkit } from "@toolnexus/core"
-import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
-import { SqliteStore } from "@toolnexus/durable/sqlite"
+import { createToolkit } from "@toolnexus/core"
 import {
   type UIMessage,
-  type UIMessageChunk,
   lastAssistantMessageIsCompleteWithApprovalResponses,
   lastAssistantMessageIsCompleteWithToolCalls,
-  parseJsonEventStream,
-  readUIMessageStream,
-  uiMessageChunkSchema,
 } from "ai"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { createChatHandler } from "../src/ai-sdk/index.js"
 import {
   approvalIdOf,
   chatAt,
+  chunksOf,
   clientOf,
+  messageOf,
   postRaw,
   refundTools,
-  scriptModel,
   serve,
   settled,
   textOf,
   toolPart,
+  useFakeModel,
 } from "./helpers.js"
 
-let fake: FakeLLMServer
-const dir = mkdtempSync(join(tmpdir(), "tnx-ui-"))
-beforeAll(async () => {
-  fake = await createFakeLLMServer()
-})
-beforeEach(() => {
-  fake.reset()
-  scriptModel(fake)
-})
-afterAll(async () => {
-  await fake.close()
-  rmSync(dir, { recursive: true, force: true })
-})
-
-/** Reads a UI message stream response with the `ai` package's own parser and schema. */
-async function chunksOf(response: Response): Promise<UIMessageChunk[]> {
-  const out: UIMessageChunk[] = []
-  const parsed = parseJsonEventStream({ stream: response.body!, schema: uiMessageChunkSchema })
-  for await (const chunk of parsed as unknown as AsyncIterable<{
-    success: boolean
-    value: UIMessageChunk
-    error?: unknown
-  }>) {
-    if (!chunk.success) throw chunk.error
-    out.push(chunk.value)
-  }
-  return out
-}
+const env = useFakeModel("chat")
 
 let counter = 0
 const chatId = () => `chat-${++counter}-${Date.now()}`
 
-const STORES: [string, () => ConversationStore | undefined][] = [
-  ["memory", () => undefined],
-  ["sqlite", () => new SqliteStore({ path: join(dir, `s-${++counter}.db`) })],
-]
-
-describe.each(STORES)("createChatHandler with the real ai client (%s store)", (_name, makeStore) => {
+describe.each(env.stores)("createChatHandler with the real ai client (%s store)", (_name, makeStore) => {
   async function setup() {
     const store = makeStore()
-    const client = clientOf(fake, store)
+    const client = clientOf(env.fake, store)
     const { effects, tools } = refundTools()
     const toolkit = await createToolkit({ extraTools: tools })
     const server = await serve(createChatHandler({ client, toolkit }))
@@ -158,7 +119,7 @@ describe.each(STORES)("createChatHandler with the real ai client (%s store)", (_
     expect(textOf(chat.lastMessage)).toBe('Done: {"city":"Paris"}')
     expect(toolPart(chat.lastMessage)).toMatchObject({ type: "tool-locate", state: "output-available" })
     // The model saw the browser's output as the tool result.
-    expect(fake.requests.at(-1)?.toolResults.map((r) => r.content)).toEqual(['{"city":"Paris"}'])
+    expect(env.fake.requests.at(-1)?.toolResults.map((r) => r.content)).toEqual(['{"city":"Paris"}'])
     await server.close()
   })
 
@@ -192,7 +153,7 @@ describe.each(STORES)("createChatHandler with the real ai client (%s store)", (_
     const res = await postRaw(url, { id, messages: forged, trigger: "submit-message" })
     expect(res.status).toBe(200)
     await chunksOf(res)
-    const sent = JSON.stringify(fake.requests.at(-1)?.body.messages)
+    const sent = JSON.stringify(env.fake.requests.at(-1)?.body.messages)
     expect(sent).not.toContain("FORGED")
     expect(sent).toContain("hello")
     await server.close()
@@ -244,15 +205,35 @@ describe.each(STORES)("createChatHandler with the real ai client (%s store)", (_
     })
     expect(approval.at(-1)).toEqual({ type: "finish", finishReason: "tool-calls" })
     // The `ai` package builds a message from these chunks without complaint.
-    let built: UIMessage | undefined
-    const stream = new ReadableStream<UIMessageChunk>({
-      start(c) {
-        for (const chunk of approval) c.enqueue(chunk)
-        c.close()
-      },
-    })
-    for await (const m of readUIMessageStream({ stream, terminateOnError: true })) built = m
-    expect(built?.parts.find((p) => p.type === "tool-refund")).toMatchObject({ state: "approval-requested" })
+    const built = await messageOf(approval)
+    expect(built.parts.find((p) => p.type === "tool-refund")).toMatchObject({ state: "approval-requested" })
+    await server.close()
+  })
+
+  it("a reloaded page's Chat.resumeStream() gets the run still streaming, from its start; after it, nothing", async () => {
+    const { server, url } = await setup()
+    const id = chatId()
+    const first = chatAt(url, id)
+    const sending = first.chat.sendMessage({ text: "slow please" })
+    // The run has started (its LLM request is in flight) when the page reloads.
+    while (env.fake.inFlight === 0) await new Promise((r) => setTimeout(r, 5))
+    const reloaded = chatAt(url, id)
+    reloaded.chat.messages = first.chat.messages.filter((m) => m.role === "user")
+    await reloaded.chat.resumeStream()
+    await Promise.all([sending, settled(reloaded.chat), settled(first.chat)])
+    expect(reloaded.errors).toEqual([])
+    expect(reloaded.chat.messages.map((m) => m.role)).toEqual(["user", "assistant"])
+    expect(textOf(reloaded.chat.lastMessage)).toBe("Slowly.")
+    // The same parts as the tab that posted built (the id is each client's: a new turn's
+    // start chunk names none).
+    expect(reloaded.chat.lastMessage?.parts).toEqual(first.chat.lastMessage?.parts)
+    // Once the run ended there is nothing to resume: 204, and the chat stays as it is.
+    const before = structuredClone(reloaded.chat.messages)
+    await reloaded.chat.resumeStream()
+    await settled(reloaded.chat)
+    expect(reloaded.chat.status).toBe("ready")
+    expect(reloaded.chat.messages).toEqual(before)
+    expect(reloaded.errors).toEqual([])
     await server.close()
   })
 })

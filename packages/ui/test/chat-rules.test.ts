@@ -1,81 +1,29 @@
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { type ConversationStore, createToolkit } from "@toolnexus/core"
-import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
-import { SqliteStore } from "@toolnexus/durable/sqlite"
-import {
-  type UIMessage,
-  type UIMessageChunk,
-  parseJsonEventStream,
-  readUIMessageStream,
-  uiMessageChunkSchema,
-} from "ai"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { createToolkit } from "@toolnexus/core"
+import type { UIMessage } from "ai"
+import { describe, expect, it } from "vitest"
 import { createChatHandler } from "../src/ai-sdk/index.js"
-import { clientOf, postRaw, refundTools, script, scriptModel, serve, userMessage } from "./helpers.js"
+import {
+  chunksOf,
+  clientOf,
+  errorOf,
+  messageOf,
+  postRaw,
+  refundTools,
+  responded,
+  script,
+  serve,
+  useFakeModel,
+  userMessage,
+} from "./helpers.js"
 
-let fake: FakeLLMServer
-const dir = mkdtempSync(join(tmpdir(), "tnx-ui-rules-"))
-beforeAll(async () => {
-  fake = await createFakeLLMServer()
-})
-beforeEach(() => {
-  fake.reset()
-  scriptModel(fake)
-})
-afterAll(async () => {
-  await fake.close()
-  rmSync(dir, { recursive: true, force: true })
-})
-
-async function chunksOf(response: Response): Promise<UIMessageChunk[]> {
-  const out: UIMessageChunk[] = []
-  const parsed = parseJsonEventStream({ stream: response.body!, schema: uiMessageChunkSchema })
-  for await (const chunk of parsed as unknown as AsyncIterable<{
-    success: boolean
-    value: UIMessageChunk
-    error?: unknown
-  }>) {
-    if (!chunk.success) throw chunk.error
-    out.push(chunk.value)
-  }
-  return out
-}
-
-/** The assistant message the `ai` package builds from chunks. */
-async function messageOf(chunks: UIMessageChunk[], message?: UIMessage): Promise<UIMessage> {
-  const stream = new ReadableStream<UIMessageChunk>({
-    start(c) {
-      for (const chunk of chunks) c.enqueue(chunk)
-      c.close()
-    },
-  })
-  let built: UIMessage | undefined
-  for await (const m of readUIMessageStream({
-    stream,
-    terminateOnError: true,
-    ...(message ? { message } : {}),
-  }))
-    built = m
-  if (!built) throw new Error("no message")
-  return built
-}
-
-async function errorOf(res: Response) {
-  return ((await res.json()) as { error: Record<string, unknown> & { code: string; message: string } }).error
-}
+const env = useFakeModel("rules")
 
 let counter = 0
 const chatId = () => `rules-${++counter}-${Date.now()}`
-const STORES: [string, () => ConversationStore | undefined][] = [
-  ["memory", () => undefined],
-  ["sqlite", () => new SqliteStore({ path: join(dir, `r-${++counter}.db`) })],
-]
 
-describe.each(STORES)("§13 rules over raw posts (%s store)", (_name, makeStore) => {
+describe.each(env.stores)("§13 rules over raw posts (%s store)", (_name, makeStore) => {
   async function setup() {
-    const client = clientOf(fake, makeStore())
+    const client = clientOf(env.fake, makeStore())
     const { effects, tools } = refundTools()
     const toolkit = await createToolkit({ extraTools: tools })
     const server = await serve(createChatHandler({ client, toolkit }))
@@ -94,25 +42,9 @@ describe.each(STORES)("§13 rules over raw posts (%s store)", (_name, makeStore)
     return { user, assistant, requestId: ask.approvalId, callId: ask.toolCallId }
   }
 
-  /** The assistant message with its card answered by `addToolApprovalResponse`. */
-  function responded(assistant: UIMessage, approved: boolean): UIMessage {
-    return {
-      ...assistant,
-      parts: assistant.parts.map((p) => {
-        const part = p as Record<string, unknown>
-        if (part.state !== "approval-requested") return p
-        return {
-          ...part,
-          state: "approval-responded",
-          approval: { ...(part.approval as object), approved },
-        } as never
-      }),
-    }
-  }
-
   it("bodies that are not chat posts: 400 TNX_BAD_REQUEST, nothing runs", async () => {
     const { server, url } = await setup()
-    const before = fake.requests.length
+    const before = env.fake.requests.length
     const cases: [unknown, RegExp][] = [
       ["{not json", /not JSON/],
       [[1, 2], /JSON object/],
@@ -147,7 +79,7 @@ describe.each(STORES)("§13 rules over raw posts (%s store)", (_name, makeStore)
       expect(error.code).toBe("TNX_BAD_REQUEST")
       expect(error.message).toMatch(message)
     }
-    expect(fake.requests.length).toBe(before)
+    expect(env.fake.requests.length).toBe(before)
     await server.close()
   })
 
@@ -328,7 +260,7 @@ describe.each(STORES)("§13 rules over raw posts (%s store)", (_name, makeStore)
       }),
     )
     expect(after.some((c) => c.type.startsWith("tool-output"))).toBe(false)
-    expect(fake.requests.at(-1)?.toolResults.map((r) => r.content)).toEqual(["Lyon"])
+    expect(env.fake.requests.at(-1)?.toolResults.map((r) => r.content)).toEqual(["Lyon"])
     await server.close()
   })
 
@@ -337,8 +269,8 @@ describe.each(STORES)("§13 rules over raw posts (%s store)", (_name, makeStore)
     const key = "sk-test-secret-key-123"
     process.env.OPENAI_API_KEY = key
     try {
-      fake.reset()
-      fake.addRule({ match: /.*/, reply: { status: 401, text: `invalid key ${key}` } })
+      env.fake.reset()
+      env.fake.addRule({ match: /.*/, reply: { status: 401, text: `invalid key ${key}` } })
       const chunks = await chunksOf(
         await postRaw(url, { id: chatId(), messages: [userMessage("hi")], trigger: "submit-message" }),
       )
@@ -358,7 +290,7 @@ describe.each(STORES)("§13 rules over raw posts (%s store)", (_name, makeStore)
     expect((await fetch(`${url}/api/chat/${id}/stream`)).status).toBe(204)
     const posting = postRaw(url, { id, messages: [userMessage("slow")], trigger: "submit-message" })
     // The run has started (its LLM request is in flight) before the reconnect.
-    while (fake.inFlight === 0) await new Promise((r) => setTimeout(r, 5))
+    while (env.fake.inFlight === 0) await new Promise((r) => setTimeout(r, 5))
     const resumed = await fetch(`${url}/api/chat/${encodeURIComponent(id)}/stream`)
     expect(resumed.status).toBe(200)
     const [original, replay] = await Promise.all([posting.then(chunksOf), chunksOf(resumed)])
@@ -374,15 +306,13 @@ describe.each(STORES)("§13 rules over raw posts (%s store)", (_name, makeStore)
 
 describe("options", () => {
   it("a store that is not the client's own is a ConfigError naming `store`", async () => {
-    const client = clientOf(fake)
-    expect(() => createChatHandler({ client, store: new SqliteStore({ path: ":memory:" }) })).toThrow(
-      /`store`/,
-    )
+    const client = clientOf(env.fake)
+    expect(() => createChatHandler({ client, store: env.sqlite() })).toThrow(/`store`/)
     expect(() => createChatHandler({ client, store: client.conversationStore() })).not.toThrow()
   })
 
   it("conversationId scopes chats to users; a Response it returns is sent as is", async () => {
-    const client = clientOf(fake)
+    const client = clientOf(env.fake)
     const handler = createChatHandler({
       client,
       conversationId: (chatId, req) => {
@@ -407,7 +337,7 @@ describe("options", () => {
   })
 
   it("file parts of the user message reach the model as content parts", async () => {
-    const client = clientOf(fake)
+    const client = clientOf(env.fake)
     const { url, close } = await serve(createChatHandler({ client }))
     const png = Buffer.from("fake-png").toString("base64")
     const message: UIMessage = {
@@ -420,7 +350,7 @@ describe("options", () => {
       ],
     }
     await chunksOf(await postRaw(url, { id: chatId(), messages: [message], trigger: "submit-message" }))
-    const sent = fake.requests.at(-1)?.body.messages.at(-1)
+    const sent = env.fake.requests.at(-1)?.body.messages.at(-1)
     expect(sent.content).toEqual([
       { type: "text", text: "what is in\nthis picture?" },
       { type: "image_url", image_url: { url: `data:image/png;base64,${png}` } },

@@ -1,18 +1,29 @@
+import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
+import { once } from "node:events"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
 import { createToolkit } from "@toolnexus/core"
 import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
 import { PostgresStore } from "@toolnexus/durable/postgres"
-import {
-  type UIMessage,
-  type UIMessageChunk,
-  parseJsonEventStream,
-  readUIMessageStream,
-  uiMessageChunkSchema,
-} from "ai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createChatHandler } from "../src/ai-sdk/index.js"
-import { clientOf, postRaw, refundTools, script, scriptModel, serve, userMessage } from "./helpers.js"
+import {
+  chunksOf,
+  clientOf,
+  messageOf,
+  postRaw,
+  refundTools,
+  responded,
+  script,
+  scriptModel,
+  serve,
+  userMessage,
+} from "./helpers.js"
 
 interface PgPool {
   query(sql: string): Promise<unknown>
@@ -22,33 +33,6 @@ interface PgPool {
 const connectionString = process.env.TOOLNEXUS_TEST_PG_URL
 if (!connectionString)
   console.warn("[ui] TOOLNEXUS_TEST_PG_URL is not set: skipping the PostgreSQL exactly-once tests")
-
-async function chunksOf(response: Response): Promise<UIMessageChunk[]> {
-  const out: UIMessageChunk[] = []
-  const parsed = parseJsonEventStream({ stream: response.body!, schema: uiMessageChunkSchema })
-  for await (const chunk of parsed as unknown as AsyncIterable<{
-    success: boolean
-    value: UIMessageChunk
-    error?: unknown
-  }>) {
-    if (!chunk.success) throw chunk.error
-    out.push(chunk.value)
-  }
-  return out
-}
-
-async function messageOf(chunks: UIMessageChunk[]): Promise<UIMessage> {
-  const stream = new ReadableStream<UIMessageChunk>({
-    start(c) {
-      for (const chunk of chunks) c.enqueue(chunk)
-      c.close()
-    },
-  })
-  let built: UIMessage | undefined
-  for await (const m of readUIMessageStream({ stream, terminateOnError: true })) built = m
-  if (!built) throw new Error("no message")
-  return built
-}
 
 describe.skipIf(!connectionString)("exactly-once approvals on PostgreSQL (two handlers, two pools)", () => {
   const schema = `ui_test_${randomBytes(6).toString("hex")}`
@@ -87,6 +71,26 @@ describe.skipIf(!connectionString)("exactly-once approvals on PostgreSQL (two ha
     scriptModel(fake)
   })
 
+  /** The chat handler in another process (test/fixtures/chat-server.mjs) on the same schema. */
+  async function otherProcess(log: string): Promise<string> {
+    const server = fileURLToPath(new URL("./fixtures/chat-server.mjs", import.meta.url))
+    const child: ChildProcess = spawn(
+      process.execPath,
+      [server, connectionString!, schema, `${fake.url}/v1`],
+      {
+        env: { ...process.env, TNX_LOG: log },
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    )
+    closers.push(async () => {
+      if (child.exitCode !== null) return
+      child.kill("SIGTERM")
+      await once(child, "exit")
+    })
+    const [line] = (await once(createInterface({ input: child.stdout! }), "line")) as [string]
+    return (JSON.parse(line) as { url: string }).url
+  }
+
   afterAll(async () => {
     for (const close of closers) await close().catch(() => {})
     await Promise.all(stores.map((s) => s.close().catch(() => {})))
@@ -103,19 +107,7 @@ describe.skipIf(!connectionString)("exactly-once approvals on PostgreSQL (two ha
     const user = userMessage("refund please")
     const card = await chunksOf(await postRaw(a, { id, messages: [user], trigger: "submit-message" }))
     const assistant = await messageOf(card)
-    const approved: UIMessage = {
-      ...assistant,
-      parts: assistant.parts.map((p) => {
-        const part = p as Record<string, unknown>
-        return part.state === "approval-requested"
-          ? ({
-              ...part,
-              state: "approval-responded",
-              approval: { ...(part.approval as object), approved: true },
-            } as never)
-          : p
-      }),
-    }
+    const approved = responded(assistant, true)
     script.finalDelayMs = 200
     const body = { id, messages: [user, approved], trigger: "submit-message", messageId: assistant.id }
     const [ra, rb] = await Promise.all([postRaw(a, body), postRaw(b, body)])
@@ -124,7 +116,7 @@ describe.skipIf(!connectionString)("exactly-once approvals on PostgreSQL (two ha
     const loser = ra.status === 200 ? rb : ra
     const error = ((await loser.json()) as { error: { code: string; decision?: unknown } }).error
     expect(error.code).toBe("TNX_ANSWER_CONFLICT")
-    // Both instances share this process, so the loser learns the decision being applied.
+    // The loser learns the decision being applied (from this process, or from the claim).
     expect(error.decision).toEqual({ ok: true })
     const chunks = await chunksOf(winner)
     expect(chunks.at(-1)).toEqual({ type: "finish", finishReason: "stop" })
@@ -134,5 +126,53 @@ describe.skipIf(!connectionString)("exactly-once approvals on PostgreSQL (two ha
     expect(((await replay.json()) as { error: { decision: unknown } }).error.decision).toEqual({ ok: true })
     expect(effects).toHaveLength(1)
     script.finalDelayMs = 0
+  })
+
+  it("an answer being applied by another process: 409 with the claimed (first) decision, not this post's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tnx-ui-pg-"))
+    const log = join(dir, "effects.log")
+    writeFileSync(log, "")
+    const effects: string[] = []
+    const a = await instance(effects)
+    const id = `pg-chat-${randomBytes(4).toString("hex")}`
+    const user = userMessage("refund please")
+    const assistant = await messageOf(
+      await chunksOf(await postRaw(a, { id, messages: [user], trigger: "submit-message" })),
+    )
+    const b = await otherProcess(log)
+    // The other process approves; its resumed run waits on the slow final model reply.
+    script.finalDelayMs = 1_500
+    const approving = postRaw(b, {
+      id,
+      messages: [user, responded(assistant, true)],
+      trigger: "submit-message",
+      messageId: assistant.id,
+    })
+    const llmBefore = fake.requests.length
+    while (fake.inFlight === 0 || fake.requests.length === llmBefore)
+      await new Promise((r) => setTimeout(r, 10))
+    // Mid-apply, a second tab on this process declines: nothing of it is applied.
+    const declined = await postRaw(a, {
+      id,
+      messages: [user, responded(assistant, false)],
+      trigger: "submit-message",
+      messageId: assistant.id,
+    })
+    expect(declined.status).toBe(409)
+    const error = ((await declined.json()) as { error: Record<string, unknown> }).error
+    expect(error).toMatchObject({
+      code: "TNX_ANSWER_CONFLICT",
+      requestId: assistant.parts
+        .map((p) => (p as { approval?: { id: string } }).approval?.id)
+        .find((x) => x !== undefined),
+      decision: { ok: true },
+    })
+    expect(String(error.message)).toMatch(/being applied by another delivery/)
+    const chunks = await chunksOf(await approving)
+    expect(chunks.at(-1)).toEqual({ type: "finish", finishReason: "stop" })
+    script.finalDelayMs = 0
+    expect(readFileSync(log, "utf8").trim().split("\n")).toHaveLength(1)
+    expect(effects).toEqual([])
+    rmSync(dir, { recursive: true, force: true })
   })
 })

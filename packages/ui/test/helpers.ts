@@ -1,10 +1,113 @@
+import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { type Client, createClient, defineTool, pending, relayTool } from "@toolnexus/core"
 import type { ConversationStore } from "@toolnexus/core"
-import type { FakeLLMServer, FakeRequestView } from "@toolnexus/core/testing"
-import { AbstractChat, type ChatState, type ChatStatus, DefaultChatTransport, type UIMessage } from "ai"
+import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
+import { SqliteStore } from "@toolnexus/durable/sqlite"
+import {
+  AbstractChat,
+  type ChatState,
+  type ChatStatus,
+  DefaultChatTransport,
+  type UIMessage,
+  type UIMessageChunk,
+  parseJsonEventStream,
+  readUIMessageStream,
+  uiMessageChunkSchema,
+} from "ai"
+import { afterAll, beforeAll, beforeEach } from "vitest"
 import { toNodeListener } from "../src/index.js"
+
+/**
+ * The scripted model and a scratch folder for one test file: the server starts before the
+ * file's tests, is re-scripted before each test and stops, with the folder, after them.
+ * `stores` are the two stores every rule is checked on (the memory store, a SQLite file).
+ */
+export function useFakeModel(name: string) {
+  const dir = mkdtempSync(join(tmpdir(), `tnx-ui-${name}-`))
+  let count = 0
+  const env = {
+    fake: undefined as unknown as FakeLLMServer,
+    dir,
+    /** A fresh SQLite file in the folder. */
+    sqlite: () => new SqliteStore({ path: join(dir, `${name}-${++count}.db`) }),
+    stores: [] as [string, () => ConversationStore | undefined][],
+  }
+  env.stores = [
+    ["memory", () => undefined],
+    ["sqlite", () => env.sqlite()],
+  ]
+  beforeAll(async () => {
+    env.fake = await createFakeLLMServer()
+  })
+  beforeEach(() => {
+    env.fake.reset()
+    scriptModel(env.fake)
+  })
+  afterAll(async () => {
+    await env.fake?.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  return env
+}
+
+/** Reads a UI message stream response with the `ai` package's own parser and schema. */
+export async function chunksOf(response: Response): Promise<UIMessageChunk[]> {
+  const out: UIMessageChunk[] = []
+  const parsed = parseJsonEventStream({ stream: response.body!, schema: uiMessageChunkSchema })
+  for await (const chunk of parsed as unknown as AsyncIterable<{
+    success: boolean
+    value: UIMessageChunk
+    error?: unknown
+  }>) {
+    if (!chunk.success) throw chunk.error
+    out.push(chunk.value)
+  }
+  return out
+}
+
+/** The assistant message the `ai` package builds from chunks (continuing `message` when given). */
+export async function messageOf(chunks: UIMessageChunk[], message?: UIMessage): Promise<UIMessage> {
+  const stream = new ReadableStream<UIMessageChunk>({
+    start(c) {
+      for (const chunk of chunks) c.enqueue(chunk)
+      c.close()
+    },
+  })
+  let built: UIMessage | undefined
+  for await (const m of readUIMessageStream({
+    stream,
+    terminateOnError: true,
+    ...(message ? { message } : {}),
+  }))
+    built = m
+  if (!built) throw new Error("no message")
+  return built
+}
+
+/** The assistant message with its card answered, as `addToolApprovalResponse` leaves it. */
+export function responded(assistant: UIMessage, approved: boolean): UIMessage {
+  return {
+    ...assistant,
+    parts: assistant.parts.map((p) => {
+      const part = p as Record<string, unknown>
+      if (part.state !== "approval-requested") return p
+      return {
+        ...part,
+        state: "approval-responded",
+        approval: { ...(part.approval as object), approved },
+      } as never
+    }),
+  }
+}
+
+/** The JSON error body of a refusal. */
+export async function errorOf(res: Response) {
+  return ((await res.json()) as { error: Record<string, unknown> & { code: string; message: string } }).error
+}
 
 /** The `ai` package's headless chat: a plain in-memory `ChatState`, as `Chat` in React would keep. */
 class MemoryChatState implements ChatState<UIMessage> {

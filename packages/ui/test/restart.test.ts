@@ -1,39 +1,27 @@
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createToolkit } from "@toolnexus/core"
-import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from "ai"
-import { afterAll, beforeAll, expect, it } from "vitest"
+import { expect, it } from "vitest"
 import { createChatHandler } from "../src/ai-sdk/index.js"
 import {
   TestChat,
   approvalIdOf,
   clientOf,
   refundTools,
-  scriptModel,
   serve,
   settled,
   textOf,
   toolPart,
+  useFakeModel,
 } from "./helpers.js"
 
-let fake: FakeLLMServer
-const dir = mkdtempSync(join(tmpdir(), "tnx-ui-restart-"))
-beforeAll(async () => {
-  fake = await createFakeLLMServer()
-  scriptModel(fake)
-})
-afterAll(async () => {
-  await fake.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+const env = useFakeModel("restart")
 
 /** One "process": a store on the file, a client, a toolkit, a handler and an HTTP server. */
 async function boot(path: string) {
   const store = new SqliteStore({ path })
-  const client = clientOf(fake, store)
+  const client = clientOf(env.fake, store)
   const { effects, tools } = refundTools()
   const toolkit = await createToolkit({ extraTools: tools })
   const server = await serve(createChatHandler({ client, toolkit, store }))
@@ -49,7 +37,7 @@ async function boot(path: string) {
 }
 
 it("the server restarts between the approval card and the click: a new handler on the same SQLite file applies it once", async () => {
-  const path = join(dir, "chat.db")
+  const path = join(env.dir, "chat.db")
   let current = await boot(path)
   // The page stays open across the restart; its transport follows the server to its new port.
   const chat = new TestChat({
@@ -71,7 +59,7 @@ it("the server restarts between the approval card and the click: a new handler o
   const open = await current.store.listPending()
   expect(open.map((e) => [e.request.id, e.conversationId])).toEqual([[approvalId, "order-chat"]])
 
-  const llmBefore = fake.requests.length
+  const llmBefore = env.fake.requests.length
   await chat.addToolApprovalResponse({ id: approvalId, approved: true })
   await settled(chat)
   expect(chat.status).toBe("ready")
@@ -83,7 +71,7 @@ it("the server restarts between the approval card and the click: a new handler o
   })
   expect(textOf(chat.lastMessage)).toBe("Done: refunded 30 EUR on A1")
   // The resume made only the new LLM request (the recorded turn was not re-asked).
-  expect(fake.requests.length - llmBefore).toBe(1)
+  expect(env.fake.requests.length - llmBefore).toBe(1)
   expect(await current.store.listPending()).toEqual([])
   expect(await current.store.getDecision(approvalId)).toEqual({ ok: true })
   await current.stop()

@@ -383,7 +383,8 @@ export class PostgresStore extends DurableStoreBase {
         return {
           refusal: decision,
           runtimeKey: req?.runtime_key,
-          decisionJson: req?.state === "applied" ? req.claim_answer : null,
+          // An applied request's first decision, or the one a live claim is applying.
+          decisionJson: req?.state === "applied" || decision === "busy" ? req?.claim_answer : null,
           ...(decision === "expired" ? { expiresAt: expiresAtOf(raw?.pending) } : {}),
         }
       }

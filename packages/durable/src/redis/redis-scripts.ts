@@ -100,8 +100,8 @@ return {head[1], head[2], redis.call("LRANGE", KEYS[2], 0, -1), head[3] or ""}
  * mirrors in Lua so the claim stays one atomic script. KEYS: conv hash, claims zset.
  * ARGV: id, answer id, answer JSON, new token, lease ms, runtime key ("" = none), full key
  * prefix, "?" for an approval whose expiry is not judged yet (else ""), max attempts, the
- * lastError JSON of an exhausted request. Returns {refusal, runtime key, decision JSON} or
- * {"claim"|"takeover", pending JSON, answer JSON}. Refusals write nothing, except "exhausted",
+ * lastError JSON of an exhausted request. Returns {refusal, runtime key, decision JSON (the
+ * applied or the claimed answer)} or {"claim"|"takeover", pending JSON, answer JSON}. Refusals write nothing, except "exhausted",
  * which marks the request failed. With "?", a first claim whose pending JSON may carry an
  * \`expiresAt\` (any mention of it, or any escape that could spell it) writes nothing and returns
  * {"deadline", pending JSON, server time in ms}: a prefilter only, the caller judges expiry by
@@ -118,20 +118,20 @@ if r[1] == "failed" then return {"failed", r[2] or "", ""} end
 local holderWaits = r[6] and redis.call("HGET", ARGV[7] .. "conv:" .. r[6], "pendingId") == aid
 local claimed = r[1] == "claimed" and holderWaits
 if redis.call("EXISTS", KEYS[1]) == 0 then
-  if claimed then return {"busy"} end
+  if claimed then return {"busy", "", r[5] or ""} end
   return {"no-conversation"}
 end
 local f = redis.call("HMGET", KEYS[1], "pendingId", "pending", "consumed")
 if f[1] ~= aid then
   if f[3] == aid then return {"already-applied", "", ""} end
-  if claimed then return {"busy"} end
+  if claimed then return {"busy", "", r[5] or ""} end
   return {"unknown-request"}
 end
 if r[2] and r[2] ~= "" and r[2] ~= ARGV[6] then return {"runtime-held", r[2]} end
 local now = now_ms()
 local grant, stored = "claim", ARGV[3]
 if r[3] and holderWaits then
-  if tonumber(r[4] or "0") > now then return {"busy"} end
+  if tonumber(r[4] or "0") > now then return {"busy", "", r[5] or ""} end
   if tonumber(r[7] or "0") >= tonumber(ARGV[9]) then
     redis.call("HSET", req, "state", "failed", "lastError", ARGV[10])
     redis.call("ZREM", KEYS[2], aid)

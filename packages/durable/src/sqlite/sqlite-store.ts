@@ -293,7 +293,8 @@ export class SqliteStore extends DurableStoreBase {
           return {
             refusal: decision,
             runtimeKey: req?.runtime_key,
-            decisionJson: req?.state === "applied" ? req.claim_answer : null,
+            // An applied request's first decision, or the one a live claim is applying.
+            decisionJson: req?.state === "applied" || decision === "busy" ? req?.claim_answer : null,
             ...(decision === "expired" ? { expiresAt: expiresAtOf(conv?.pending) } : {}),
           }
         }

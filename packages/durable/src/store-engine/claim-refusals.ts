@@ -27,11 +27,19 @@ export function failedTooOftenError(requestId: string, decision?: AnswerDecision
   )
 }
 
-/** @internal Another delivery holds a live claim on the request (taken through `conversationId`). */
-export function beingAppliedError(requestId: string, conversationId: string): AnswerConflictError {
+/**
+ * @internal Another delivery holds a live claim on the request (taken through `conversationId`).
+ * `decision` is the claimed answer's: the first decision, since a takeover completes that answer.
+ */
+export function beingAppliedError(
+  requestId: string,
+  conversationId: string,
+  decision?: AnswerDecision,
+): AnswerConflictError {
   return new AnswerConflictError(
     requestId,
     `it is being applied by another delivery (through ${JSON.stringify(conversationId)})`,
+    decision ? { decision } : {},
   )
 }
 

@@ -124,7 +124,7 @@ export function claimRefusalError(
     case "expired":
       return approvedTooLateError(answerId, held.expiresAt)
     case "busy":
-      return beingAppliedError(answerId, conversationId)
+      return beingAppliedError(answerId, conversationId, held.decision)
     case "runtime-held":
       return runtimeHeldError(answerId, held.runtimeKey ?? "", conversationId)
   }

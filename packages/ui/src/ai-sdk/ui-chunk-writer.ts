@@ -13,7 +13,10 @@ export interface ShownCall {
 export interface ChunkWriterOptions {
   messageId?: string | undefined
   onError?: ((e: unknown) => string) | undefined
-  /** Tool calls the posted assistant message already shows (its tool parts). */
+  /**
+   * Tool calls the posted assistant message already shows (its tool parts). When given, results
+   * of calls neither shown, streamed here nor `haltedCall` are left out.
+   */
   shownCalls?: ReadonlySet<string> | undefined
   /** Calls whose results the client supplied itself (relay outputs): not streamed back. */
   skipResults?: ReadonlySet<string> | undefined
@@ -116,7 +119,8 @@ export class UIChunkWriter {
         this.#pending(ev.request)
         return
       case "done":
-        this.end(ev.result)
+        // A saved runtime's handle ending (its events name the handle) is not the delivery's end.
+        if (!("handle" in ev)) this.end(ev.result)
         return
       default:
         return
@@ -149,9 +153,13 @@ export class UIChunkWriter {
   #toolResult(ev: Extract<StreamEvent, { type: "tool_result" }>): void {
     const { skipResults, deniedCall, shownCalls, haltedCall } = this.#opts
     if (skipResults?.has(ev.id)) return
+    const known = this.#streamed.has(ev.id) || shownCalls?.has(ev.id) === true
+    // With the calls the client shows known, a result of any other call but the halted one
+    // (a child handle's, in a saved runtime's resume) has no tool part to land on.
+    if (!known && shownCalls !== undefined && haltedCall?.id !== ev.id) return
     this.#ensureStep()
     this.#closeParts()
-    if (!this.#streamed.has(ev.id) && !shownCalls?.has(ev.id) && haltedCall?.id === ev.id) {
+    if (!known && haltedCall?.id === ev.id) {
       // The client's message lacks the call (another tab, a reloaded page): show it first, or
       // the client has no tool part to put the output on.
       this.#streamed.add(ev.id)

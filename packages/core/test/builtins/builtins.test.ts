@@ -239,6 +239,47 @@ describe("webfetch", () => {
   })
 })
 
+describe("webfetch through the client's fetch seam", () => {
+  const fake = useFakeServer()
+
+  it("sends its GET through the client's `fetch`, as the model's requests go, not the global fetch", async () => {
+    const seen: { url: string; method: string }[] = []
+    // The seam forwards the LLM's requests and answers the page itself: the page's host
+    // does not resolve, so only the seam can have fetched it.
+    const seam: typeof fetch = async (input, init) => {
+      const url = String(input instanceof Request ? input.url : input)
+      seen.push({ url, method: init?.method ?? "GET" })
+      if (url.startsWith("https://docs.invalid/"))
+        return new Response("<p>from the <b>seam</b></p>", {
+          status: 200,
+          headers: { "content-type": "text/html" },
+        })
+      return fetch(input, init)
+    }
+    const toolkit = await createToolkit({ builtins: { root: scratch(), allowHosts: ["docs.invalid"] } })
+    fake.server.enqueue(
+      { toolCalls: [{ name: "webfetch", arguments: { url: "https://docs.invalid/page" } }] },
+      { text: "read it" },
+    )
+    const client = clientFor("openai", fake.server, { fetch: seam })
+    const result = await client.run("read the docs", { toolkit })
+    expect(result.status).toBe("done")
+    expect(fake.server.requests[1]?.toolResults.map((r) => r.content)).toEqual(["from the seam"])
+    expect(seen.map((s) => `${s.method} ${new URL(s.url).pathname}`)).toEqual([
+      "POST /v1/chat/completions",
+      "GET /page",
+      "POST /v1/chat/completions",
+    ])
+  })
+
+  it("without a seam (a toolkit called directly) uses the global fetch; a host that does not resolve is an isError result", async () => {
+    const toolkit = await createToolkit({ builtins: { root: scratch(), allowHosts: ["docs.invalid"] } })
+    const result = await toolkit.execute("webfetch", { url: "https://docs.invalid/page", timeout: 5 })
+    expect(result.isError).toBe(true)
+    expect(result.output).toMatch(/^webfetch: /)
+  })
+})
+
 describe("bash", () => {
   it("a timeout kills the whole process group and keeps the output so far", async () => {
     const root = scratch()

@@ -48,6 +48,8 @@ export interface TaskServiceOptions {
   runtime: Omit<RuntimeOptions, "store" | "namespace"> | undefined
   agent: string | undefined
   store: DurableStore
+  /** The served card (1.0 form): the SDK's transport handlers read its capabilities. */
+  card: AgentCard
 }
 
 /** What a task's run ended with, from a conversation or a runtime alike. */
@@ -84,10 +86,9 @@ export class TaskService implements A2ARequestHandler {
     this.#o = opts
   }
 
-  getAgentCard(): Promise<AgentCard> {
-    throw new UnsupportedOperationError({
-      message: "the agent card is served at /.well-known/agent-card.json",
-    })
+  /** Asked by the SDK's handlers (v0.3's streaming methods check `capabilities.streaming`). */
+  async getAgentCard(): Promise<AgentCard> {
+    return this.#o.card
   }
 
   getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {

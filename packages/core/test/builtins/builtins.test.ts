@@ -128,6 +128,25 @@ describe("root confinement, before any approval", () => {
     expect(existsSync(path.join(outside, "pwned"))).toBe(false)
   })
 
+  it("grep and glob search the root without following symlinks (one could lead out)", async () => {
+    const outside = scratch()
+    const root = scratch()
+    writeFileSync(path.join(outside, "leak.txt"), "needle outside")
+    writeFileSync(path.join(root, "own.txt"), "needle inside")
+    symlinkSync(outside, path.join(root, "linked-dir"))
+    symlinkSync(path.join(outside, "leak.txt"), path.join(root, "linked-file.txt"))
+    const toolkit = await createToolkit({ builtins: { root, requireApproval: false } })
+    const grep = await toolkit.execute("grep", { pattern: "needle" })
+    expect(grep.isError).toBe(false)
+    expect(grep.output).toContain("own.txt")
+    expect(grep.output).not.toContain("outside")
+    expect(grep.output).not.toContain("linked")
+    const glob = await toolkit.execute("glob", { pattern: "**/*.txt" })
+    expect(glob.output).toContain("own.txt")
+    expect(glob.output).not.toContain("leak.txt")
+    expect(glob.output).not.toContain("linked")
+  })
+
   it("allows paths inside, through an inner symlink, and a new file in a new folder", async () => {
     const root = scratch()
     mkdirSync(path.join(root, "real"))
@@ -168,6 +187,24 @@ describe("approval (§16, ApprovalPolicy with server builtin)", () => {
       "done\n",
     )
     expect(existsSync(path.join(root, "ran"))).toBe(true)
+  })
+
+  it("a declined approval runs nothing and says so; only an ok answer runs the call", async () => {
+    const root = scratch()
+    const toolkit = await createToolkit({ builtins: { root } })
+    const args = { path: "f.txt", content: "x" }
+    const asked = pendingOf(await toolkit.execute("write", args))
+    expect(asked).toMatchObject({ kind: "approval", data: { server: "builtin", tool: "write", args } })
+    expect(asked?.prompt).toBe(`Approve builtin tool write with ${JSON.stringify(args)}?`)
+    const no = { id: "r1", ok: false, reason: "not today" }
+    expect(await toolkit.execute("write", args, { answer: no })).toEqual({
+      output: "declined: builtin tool write",
+      isError: true,
+    })
+    expect(existsSync(path.join(root, "f.txt"))).toBe(false)
+    const yes = await toolkit.execute("write", args, { answer: { id: "r1", ok: true } })
+    expect(yes).toMatchObject({ output: "Wrote 1 bytes to f.txt", isError: false })
+    expect(readFileSync(path.join(root, "f.txt"), "utf8")).toBe("x")
   })
 
   it("true asks for every builtin but question; a function and a record choose per call", async () => {
@@ -326,6 +363,21 @@ describe("bash", () => {
 
 describe("question in a run", () => {
   const fake = useFakeServer()
+
+  it("asks every question on its own line, options listed, and never for approval", async () => {
+    const toolkit = await createToolkit({ builtins: { root: scratch(), requireApproval: true } })
+    const questions = [{ question: "Which env?", options: ["staging", "prod"] }, { question: "Why?" }]
+    const asked = pendingOf(await toolkit.execute("question", { questions }))
+    expect(asked).toMatchObject({
+      kind: "question",
+      prompt: "Which env? (options: staging, prod)\nWhy?",
+      data: { questions },
+    })
+    // Answered without data ⇒ an empty object.
+    expect((await toolkit.execute("question", { questions }, { answer: { id: "q", ok: true } })).output).toBe(
+      "{}",
+    )
+  })
 
   it("halts as kind question and returns the answer's data when continued", async () => {
     const toolkit = await createToolkit({ builtins: { root: scratch() } })

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { type AgentCard, type Message, type Part, Role } from "@a2a-js/sdk"
+import { type AgentCard, type Message, Role } from "@a2a-js/sdk"
 import {
   type Client as A2AClient,
   ClientFactory,
@@ -16,7 +16,7 @@ import {
 } from "@toolnexus/core"
 import { A2AConnectError } from "./errors.js"
 import { callHeaders } from "./headers.js"
-import { TaskView, firstData, isInterrupted, isTerminal, partsText } from "./task-view.js"
+import { TaskView, dataPart, firstData, isInterrupted, isTerminal, partsText, textPart } from "./task-view.js"
 import { toolNameFor } from "./tool-name.js"
 
 /** Options of {@link a2aTool}. */
@@ -342,14 +342,6 @@ function followUp(request: Request, answer: Answer, view: TaskView, text?: strin
     extensions: [],
     referenceTaskIds: [],
   }
-}
-
-function textPart(value: string): Part {
-  return { content: { $case: "text", value }, metadata: undefined, filename: "", mediaType: "" }
-}
-
-function dataPart(value: Record<string, unknown>): Part {
-  return { content: { $case: "data", value }, metadata: undefined, filename: "", mediaType: "" }
 }
 
 function loginUrl(view: TaskView): string | undefined {

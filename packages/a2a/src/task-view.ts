@@ -28,14 +28,30 @@ export function stateName(state: TaskState | undefined): A2ATaskState {
   return (state !== undefined && STATE_NAMES[state]) || "unknown"
 }
 
-/** @internal States after which the remote does nothing more on the task. */
-export function isTerminal(state: A2ATaskState): boolean {
-  return state === "completed" || state === "failed" || state === "canceled" || state === "rejected"
+/** A state by name, or as the SDK's enum (what a stored record holds). */
+const named = (state: A2ATaskState | TaskState): A2ATaskState =>
+  typeof state === "number" ? stateName(state) : state
+
+/** @internal States after which the agent does nothing more on the task. */
+export function isTerminal(state: A2ATaskState | TaskState): boolean {
+  const name = named(state)
+  return name === "completed" || name === "failed" || name === "canceled" || name === "rejected"
 }
 
-/** @internal States in which the remote waits for the caller. */
-export function isInterrupted(state: A2ATaskState): boolean {
-  return state === "input-required" || state === "auth-required"
+/** @internal States in which the agent waits for the caller. */
+export function isInterrupted(state: A2ATaskState | TaskState): boolean {
+  const name = named(state)
+  return name === "input-required" || name === "auth-required"
+}
+
+/** @internal A text part in the SDK's object form. */
+export function textPart(value: string): Part {
+  return { content: { $case: "text", value }, metadata: undefined, filename: "", mediaType: "" }
+}
+
+/** @internal A data part in the SDK's object form. */
+export function dataPart(value: Record<string, unknown>): Part {
+  return { content: { $case: "data", value }, metadata: undefined, filename: "", mediaType: "" }
 }
 
 /**

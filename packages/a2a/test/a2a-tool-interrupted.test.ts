@@ -4,8 +4,9 @@ import { a2aTool } from "../src/a2a-tool.js"
 import { scriptedClient } from "./helpers.js"
 import { type Emit, type RemoteAgent, TaskState, startRemoteAgent } from "./remote-agent.js"
 
-// input-required / auth-required against the real @a2a-js/sdk server: asked inline through
-// ctx.resolve, or halted and continued on the same remote task with exactly one follow-up.
+// input-required / auth-required against the real @a2a-js/sdk server, speaking A2A 1.0 and
+// (its legacy compatibility on) v0.3: asked inline through ctx.resolve, or halted and
+// continued on the same remote task with exactly one follow-up.
 
 const remotes: RemoteAgent[] = []
 async function remote(opts: Parameters<typeof startRemoteAgent>[0] = {}) {
@@ -34,9 +35,23 @@ function bookingScript(rounds = 1) {
   }
 }
 
-describe.each([false, true])("a2aTool interrupted (streaming %s)", (streaming) => {
+/** Every JSON-RPC POST the remote got spoke `version` (v0.3 peers send no header or 0.3). */
+function spoke(r: RemoteAgent, version: "1.0" | "0.3"): boolean {
+  return r.headers.every((h) =>
+    version === "1.0" ? h["a2a-version"] === "1.0" : (h["a2a-version"] ?? "0.3").startsWith("0.3"),
+  )
+}
+
+const peers = [
+  { version: "1.0" as const, streaming: false },
+  { version: "1.0" as const, streaming: true },
+  { version: "0.3" as const, streaming: false },
+  { version: "0.3" as const, streaming: true },
+]
+
+describe.each(peers)("a2aTool interrupted (A2A $version, streaming $streaming)", ({ version, streaming }) => {
   it("input-required without ctx.resolve ⇒ a suspension kind input with agent, taskId, contextId, message", async () => {
-    const r = await remote({ streaming })
+    const r = await remote({ streaming, version })
     r.setScript(bookingScript())
     const tool = await a2aTool({ url: r.url, name: "travel", pollIntervalMs: 5 })
     const result = await tool.execute({ prompt: "book" }, {})
@@ -54,10 +69,12 @@ describe.each([false, true])("a2aTool interrupted (streaming %s)", (streaming) =
       parts: [{ text: "Which seat?" }, { data: { choices: ["12A", "3C"] } }],
     })
     expect(JSON.parse(JSON.stringify(request))).toEqual(request)
+    expect(r.headers.length).toBeGreaterThan(0)
+    expect(spoke(r, version)).toBe(true)
   })
 
   it("inline through ctx.resolve: every round asked while the call waits, each one follow-up on the same task", async () => {
-    const r = await remote({ streaming })
+    const r = await remote({ streaming, version })
     r.setScript(bookingScript(2))
     const asked: Request[] = []
     const client = scriptedClient("travel", "book", {
@@ -83,7 +100,7 @@ describe.each([false, true])("a2aTool interrupted (streaming %s)", (streaming) =
   })
 
   it("inline declined ⇒ CancelTask and `declined: <prompt>`", async () => {
-    const r = await remote({ streaming })
+    const r = await remote({ streaming, version })
     r.setScript(bookingScript())
     const client = scriptedClient("travel", "book", { waitFor: (req) => ({ id: req.id, ok: false }) })
     const toolkit = await createToolkit({
@@ -96,7 +113,7 @@ describe.each([false, true])("a2aTool interrupted (streaming %s)", (streaming) =
   })
 
   it("halted, then continueRun: the retry sends exactly one follow-up on the same task", async () => {
-    const r = await remote({ streaming })
+    const r = await remote({ streaming, version })
     r.setScript(bookingScript())
     const tool = await a2aTool({ url: r.url, name: "travel", pollIntervalMs: 5 })
     const client = scriptedClient("travel", "book")
@@ -115,10 +132,11 @@ describe.each([false, true])("a2aTool interrupted (streaming %s)", (streaming) =
     expect(done.text).toBe("final: booked after: 3C")
     expect(r.received).toHaveLength(2)
     expect(r.received[1]).toMatchObject({ taskId: request.data?.taskId, messageId: request.id })
+    expect(spoke(r, version)).toBe(true)
   })
 
   it("a decline the loop applies leaves the remote task input-required (nothing sent)", async () => {
-    const r = await remote({ streaming })
+    const r = await remote({ streaming, version })
     r.setScript(bookingScript())
     const tool = await a2aTool({ url: r.url, name: "travel", pollIntervalMs: 5 })
     const client = scriptedClient("travel", "book")
@@ -137,7 +155,7 @@ describe.each([false, true])("a2aTool interrupted (streaming %s)", (streaming) =
   })
 
   it("a resumed task that asks again ⇒ a new suspension on the same task", async () => {
-    const r = await remote({ streaming })
+    const r = await remote({ streaming, version })
     r.setScript(bookingScript(2))
     const tool = await a2aTool({ url: r.url, name: "travel", pollIntervalMs: 5 })
     const client = scriptedClient("travel", "book")
@@ -164,7 +182,7 @@ describe.each([false, true])("a2aTool interrupted (streaming %s)", (streaming) =
   })
 })
 
-describe("a2aTool: auth-required", () => {
+describe.each(["1.0", "0.3"] as const)("a2aTool: auth-required (A2A %s)", (version) => {
   const loginScript = (e: Emit) => {
     if (!e.task)
       return e.status(TaskState.TASK_STATE_AUTH_REQUIRED, "Log in first", { url: "https://login.example/x" })
@@ -173,7 +191,7 @@ describe("a2aTool: auth-required", () => {
   }
 
   it("⇒ kind authorization, url from the data part (else the first http(s) URL of the text)", async () => {
-    const r = await remote()
+    const r = await remote({ version })
     r.setScript(loginScript)
     const tool = await a2aTool({ url: r.url, name: "travel", pollIntervalMs: 5 })
     const request = pendingOf(await tool.execute({ prompt: "x" }, {})) as Request
@@ -191,7 +209,7 @@ describe("a2aTool: auth-required", () => {
   })
 
   it("still waiting on the retry ⇒ one follow-up 'authorized', no credentials", async () => {
-    const r = await remote()
+    const r = await remote({ version })
     r.setScript(loginScript)
     const tool = await a2aTool({ url: r.url, name: "travel", pollIntervalMs: 5 })
     const client = scriptedClient("travel", "x")
@@ -207,10 +225,11 @@ describe("a2aTool: auth-required", () => {
     expect(done.text).toBe("final: after authorized")
     expect(r.received).toHaveLength(2)
     expect(partsOf(r.received[1] as never)).toEqual(["authorized", { answer: { ok: true } }])
+    expect(spoke(r, version)).toBe(true)
   })
 
   it("moved on by itself (the login finished elsewhere) ⇒ no follow-up, the call waits for the task", async () => {
-    const r = await remote()
+    const r = await remote({ version })
     let finish: () => void = () => {}
     const finished = new Promise<void>((resolve) => {
       finish = resolve

@@ -28,9 +28,10 @@ export async function sdkClient(url: string, opts: { token?: string } = {}): Pro
 }
 
 /**
- * The served agent: a scripted model (no LLM) whose `book` tool needs approval. A prompt
- * starting "book" calls it; "slow" waits for `release()`; anything else is answered at once.
- * `effects` counts bookings.
+ * The served agent: a scripted model (no LLM) whose `book` tool needs approval and whose
+ * `checkin` tool needs the user to sign in (an `authorization` request). A prompt starting
+ * "book" or "checkin" calls it; "slow" waits for `release()`; anything else is answered at
+ * once. `effects` counts bookings and check-ins.
  */
 export async function travelAgent(store: ConversationStore) {
   const effects: string[] = []
@@ -48,6 +49,21 @@ export async function travelAgent(store: ConversationStore) {
       return `booked ${flight}`
     },
   })
+  const checkin = defineTool({
+    name: "checkin",
+    description: "checks in once the user signed in",
+    inputSchema: { type: "object", properties: { flight: { type: "string" } }, required: ["flight"] },
+    run: ({ flight }, ctx) => {
+      if (!ctx.answer)
+        return pending({
+          kind: "authorization",
+          prompt: "Sign in to the airline",
+          url: "https://login.example/airline",
+        })
+      effects.push(`checkin ${flight}`)
+      return `checked in ${flight}`
+    },
+  })
   const client = createInProcessClient({
     model: "scripted",
     store,
@@ -58,12 +74,14 @@ export async function travelAgent(store: ConversationStore) {
       const text = String(last.content ?? "")
       if (text.startsWith("book "))
         return { toolCalls: [{ name: "book", arguments: { flight: text.slice(5) } }] }
+      if (text.startsWith("checkin "))
+        return { toolCalls: [{ name: "checkin", arguments: { flight: text.slice(8) } }] }
       if (text === "fail") throw new Error("model exploded with SECRET detail")
       if (text === "slow") await gate
       return { content: `you said: ${text}` }
     },
   })
-  const toolkit = await createToolkit({ extraTools: [book] })
+  const toolkit = await createToolkit({ extraTools: [book, checkin] })
   return { client, toolkit, effects, release }
 }
 

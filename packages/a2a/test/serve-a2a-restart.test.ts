@@ -4,12 +4,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Message, Role, type Task, TaskState } from "@a2a-js/sdk"
+import { Redis } from "ioredis"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { sdkClient } from "./inbound-kit.js"
 
 // The serving process is SIGKILLed between the halt and the answer; a new process on the
-// same SQLite file answers the task. Two processes answering at once apply it once. Runs the
-// built package (`turbo run build` first, as CI does).
+// same store (a SQLite file; Redis too when TOOLNEXUS_TEST_REDIS_URL is set, keys under a
+// prefix of this run, deleted afterwards) answers the task. Two processes answering at once
+// apply it once. Runs the built package (`turbo run build` first, as CI does).
 
 const child = fileURLToPath(new URL("./fixtures/serve-child.mjs", import.meta.url))
 let dir: string
@@ -17,14 +19,33 @@ beforeAll(() => {
   dir = join(tmpdir(), `tnx-a2a-restart-${process.pid}-${Date.now()}`)
   mkdirSync(dir, { recursive: true })
 })
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const redisUrl = process.env.TOOLNEXUS_TEST_REDIS_URL
+const redisPrefix = `tnx-a2a-restart-${process.pid}-${Date.now()}:`
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true })
+  if (!redisUrl) return
+  const redis = new Redis(redisUrl)
+  const keys = await redis.keys(`${redisPrefix}*`)
+  if (keys.length > 0) await redis.del(...keys)
+  await redis.quit()
+})
+
+/** Where a test's serving processes keep their tasks: argv for serve-child.mjs. */
+type StoreKind = { name: string; store(test: string): string[] }
+const kinds: StoreKind[] = [{ name: "SQLite file", store: (test) => [join(dir, `${test}.db`)] }]
+if (redisUrl) kinds.push({ name: "Redis", store: (test) => [redisUrl, `${redisPrefix}${test}:`] })
 const children: ChildProcess[] = []
 afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL")
 })
 
-async function startServer(db: string, effects: string): Promise<{ url: string; process: ChildProcess }> {
-  const proc = spawn(process.execPath, [child, db, effects], { stdio: ["pipe", "pipe", "inherit"] })
+async function startServer(
+  store: string[],
+  effects: string,
+): Promise<{ url: string; process: ChildProcess }> {
+  const [db, prefix] = store
+  const argv = [child, db as string, effects, ...(prefix ? [prefix] : [])]
+  const proc = spawn(process.execPath, argv, { stdio: ["pipe", "pipe", "inherit"] })
   children.push(proc)
   const url = await new Promise<string>((resolve, reject) => {
     let out = ""
@@ -64,10 +85,10 @@ const send = (m: Message) => ({
 })
 const effectsIn = (file: string) => readFileSync(file, "utf8").split("\n").filter(Boolean)
 
-describe("serveA2A across processes (SQLite file)", () => {
+describe.each(kinds)("serveA2A across processes ($name)", (kind) => {
   it("SIGKILL between halt and answer: a new process answers the task; the tool runs once", async () => {
-    const db = join(dir, "killed.db")
-    const effects = join(dir, "killed.effects")
+    const db = kind.store("killed")
+    const effects = join(dir, `killed-${kind.name}.effects`)
     writeFileSync(effects, "")
     const first = await startServer(db, effects)
     const halted = (await (await sdkClient(first.url)).sendMessage(send(message("book BA117")))) as Task
@@ -84,8 +105,8 @@ describe("serveA2A across processes (SQLite file)", () => {
   })
 
   it("two processes answering one task at once ⇒ one tool effect", async () => {
-    const db = join(dir, "race.db")
-    const effects = join(dir, "race.effects")
+    const db = kind.store("race")
+    const effects = join(dir, `race-${kind.name}.effects`)
     writeFileSync(effects, "")
     const first = await startServer(db, effects)
     const halted = (await (await sdkClient(first.url)).sendMessage(send(message("book LH400")))) as Task

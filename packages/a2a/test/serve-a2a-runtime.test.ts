@@ -1,4 +1,4 @@
-import { type Message, Role, type Task, TaskState } from "@a2a-js/sdk"
+import { type Message, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk"
 import type { AgentDef } from "@toolnexus/agents"
 import { defineTool, pending } from "@toolnexus/core"
 import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
@@ -44,6 +44,24 @@ const book = defineTool({
 const registry: Record<string, AgentDef> = {
   desk: { name: "desk", does: "front desk", soul: "desk", team: ["booker"] },
   booker: { name: "booker", does: "books", soul: "booker", tools: [book] },
+}
+
+/** The artifact chunks and states of a stream, in order. */
+async function collect(stream: AsyncIterable<StreamResponse>) {
+  const chunks: { text: string; append: boolean; lastChunk: boolean }[] = []
+  const states: TaskState[] = []
+  let taskId = ""
+  for await (const event of stream) {
+    const payload = event.payload
+    if (payload?.$case === "task") taskId = payload.value.id
+    if (payload?.$case === "statusUpdate") states.push(payload.value.status?.state as TaskState)
+    if (payload?.$case === "artifactUpdate") {
+      const { artifact, append, lastChunk } = payload.value
+      const text = artifact?.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("")
+      chunks.push({ text: text ?? "", append, lastChunk })
+    }
+  }
+  return { chunks, states, taskId }
 }
 
 async function serve() {
@@ -98,6 +116,29 @@ describe("serveA2A with a runtime", () => {
     expect(artifact).toEqual({ $case: "text", value: "desk: booker: booked IB3" })
     expect(effects).toEqual(["IB3"])
     await expect(client.sendMessage(send(message("again", halted.id)))).rejects.toThrow(/completed/)
+  })
+
+  it("SendStreamingMessage streams the agent's text as append chunks of `result`, before and after a halt", async () => {
+    effects.length = 0
+    const { url } = await serve()
+    const client = await sdkClient(url)
+    const halted = await collect(client.sendMessageStream(send(message("book me IB3"))))
+    expect(halted.states).toEqual([TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_INPUT_REQUIRED])
+    expect(halted.chunks).toEqual([])
+    const done = await collect(client.sendMessageStream(send(message("approved", halted.taskId))))
+    expect(done.states).toEqual([TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED])
+    // The desk's text only (the booker's reply is a tool result, not the task's result), in
+    // more than one chunk: the first starts the artifact, the rest append, the last closes it.
+    const text = done.chunks.map((c) => c.text).join("")
+    expect(text).toBe("desk: booker: booked IB3")
+    expect(done.chunks.length).toBeGreaterThan(2)
+    expect(done.chunks.map((c) => c.append)).toEqual(done.chunks.map((_, i) => i > 0))
+    expect(done.chunks.map((c) => c.lastChunk)).toEqual(
+      done.chunks.map((_, i) => i === done.chunks.length - 1),
+    )
+    const task = await client.getTask({ tenant: "", id: halted.taskId, historyLength: 0 })
+    expect(task.artifacts[0]?.parts[0]?.content).toEqual({ $case: "text", value: text })
+    expect(effects).toEqual(["IB3"])
   })
 
   it("CancelTask withdraws the tree's parked request", async () => {

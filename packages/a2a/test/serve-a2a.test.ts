@@ -312,6 +312,123 @@ describe("serveA2A: a v0.3 client", () => {
   })
 })
 
+describe.each([
+  {
+    prompt: "book QF9",
+    state: "input-required",
+    sdkState: TaskState.TASK_STATE_INPUT_REQUIRED,
+    asked: "Book QF9?",
+  },
+  {
+    prompt: "checkin QF9",
+    state: "auth-required",
+    sdkState: TaskState.TASK_STATE_AUTH_REQUIRED,
+    asked: "Sign in to the airline\nhttps://login.example/airline",
+  },
+])("serveA2A: a v0.3 client and $state", ({ prompt, state, sdkState, asked }) => {
+  /** The SDK's ClientFactory on the served v0.3 card: its legacy JSON-RPC transport. */
+  async function legacyClient(url: string) {
+    const legacyCompat = { enabled: true }
+    const resolver = new DefaultAgentCardResolver({ legacyCompat })
+    const card = resolver.normalizeAgentCard(await (await fetch(`${url}/.well-known/agent-card.json`)).json())
+    const factory = new ClientFactory({
+      transports: [new JsonRpcTransportFactory({ legacyCompat })],
+      cardResolver: resolver,
+    })
+    return factory.createFromAgentCard(card)
+  }
+  const v03 = { headers: { "a2a-version": "0.3" } }
+
+  it("message/stream halts the task; tasks/get shows it in v0.3's shape with the prompt and the request; the next message answers it once", async () => {
+    const { url, store, effects } = await serve()
+    const client = await legacyClient(url)
+    const states: TaskState[] = []
+    let taskId = ""
+    for await (const event of client.sendMessageStream(send(userMessage(prompt)))) {
+      const payload = event.payload
+      if (payload?.$case === "task") taskId = payload.value.id
+      if (payload?.$case === "statusUpdate") states.push(payload.value.status?.state as TaskState)
+    }
+    expect(states).toEqual([TaskState.TASK_STATE_WORKING, sdkState])
+    const [pending] = await store.listPending()
+    // What a v0.3 peer reads on the wire: kebab-case state, `kind`-tagged parts.
+    const read = await rpc(url, { jsonrpc: "2.0", id: 1, method: "tasks/get", params: { id: taskId } }, v03)
+    expect(read.json.result).toMatchObject({
+      id: taskId,
+      kind: "task",
+      status: {
+        state,
+        message: {
+          kind: "message",
+          role: "agent",
+          parts: [
+            { kind: "text", text: asked },
+            { kind: "data", data: { request: { id: pending?.request.id } } },
+          ],
+        },
+      },
+    })
+    const done = (await client.sendMessage(send(userMessage("yes", { taskId })))) as Task
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(effects).toHaveLength(1)
+    // The same answer again (same messageId) applies nothing; another message is -32004.
+    const again = await rpc(
+      url,
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "message/send",
+        params: {
+          message: {
+            kind: "message",
+            messageId: "late",
+            role: "user",
+            taskId,
+            parts: [{ kind: "text", text: "yes" }],
+          },
+        },
+      },
+      v03,
+    )
+    expect(again.json.error?.code).toBe(-32004)
+    expect(effects).toHaveLength(1)
+  })
+
+  it("message/send with a v0.3 answer data part that declines ⇒ completed without the effect", async () => {
+    const { url, effects } = await serve()
+    const client = await legacyClient(url)
+    const halted = (await client.sendMessage(send(userMessage(prompt)))) as Task
+    expect(halted.status?.state).toBe(sdkState)
+    const declined = await rpc(
+      url,
+      {
+        jsonrpc: "2.0",
+        id: 3,
+        method: "message/send",
+        params: {
+          message: {
+            kind: "message",
+            messageId: "no-thanks",
+            role: "user",
+            taskId: halted.id,
+            parts: [
+              { kind: "text", text: "no" },
+              { kind: "data", data: { answer: { ok: false, reason: "not now" } } },
+            ],
+          },
+        },
+      },
+      v03,
+    )
+    expect(declined.json.result).toMatchObject({
+      id: halted.id,
+      kind: "task",
+      status: { state: "completed" },
+    })
+    expect(effects).toEqual([])
+  })
+})
+
 describe("serveA2A: bad input gets the protocol's error", () => {
   const msg = { messageId: "m-1", role: "ROLE_USER", parts: [{ text: "hi" }] }
 

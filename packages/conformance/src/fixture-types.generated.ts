@@ -32,6 +32,7 @@ export type Step =
   | ResumeStep
   | RestartStep
   | UntilStep
+  | CompactStep
   | CheckStep
   | AllStep
 /**
@@ -78,6 +79,14 @@ export interface FixtureFile {
   store?: "memory" | "sqlite"
   tools?: ToolSpec[]
   registry?: AgentSpec[]
+  /**
+   * Persona home folders (upstream §7E), each written to a fresh temporary folder before the steps: folder name → file name → content. An agent with `home` is `fromDir` of its folder.
+   */
+  homes?: {
+    [k: string]: {
+      [k: string]: string
+    }
+  }
   client?: ClientSpec
   runtime?: RuntimeSpec
   /**
@@ -198,6 +207,10 @@ export interface AgentSpec {
   tools?: string[]
   budget?: BudgetSpec
   waitFor?: WaitForPolicy
+  /**
+   * A folder of `homes`: the def is `fromDir(folder, {name, does, tools})` — its soul composed from the folder's files (read again whenever the runtime is created), the `memory` tool added. Rules recognise it by `system`, not `agent`.
+   */
+  home?: string
 }
 /**
  * Budget limits: exactly those of `@toolnexus/agents`.
@@ -248,6 +261,23 @@ export interface ClientSpec {
    * The tools of the client's toolkit; all fixture tools when absent.
    */
   tools?: string[]
+  compaction?: CompactionSpec
+}
+/**
+ * `CompactionOptions`; `summarize` is a template over the older messages: {count} is their number.
+ *
+ * This interface was referenced by `FixtureFile`'s JSON-Schema
+ * via the `definition` "CompactionSpec".
+ */
+export interface CompactionSpec {
+  maxTokens: number
+  keepTail?: number
+  flushToMemory?: boolean
+  /**
+   * Count one token per message instead of the default estimate.
+   */
+  countTokens?: "messages"
+  summarize: string
 }
 /**
  * Options of the agents runtime.
@@ -448,6 +478,14 @@ export interface Expect {
    * `onClose` calls so far, as `"<handle id>:<reason>"`, in order (or a matcher).
    */
   closed?: string[] | JsonObject
+  /**
+   * Folder of `homes` → file name → its content now (exact; `null` ⇒ absent).
+   */
+  files?: {
+    [k: string]: {
+      [k: string]: Json
+    }
+  }
 }
 /**
  * This interface was referenced by `FixtureFile`'s JSON-Schema
@@ -505,6 +543,10 @@ export interface RequestExpect {
   toolDescriptions?: Json
   messageCount?: Json
   model?: Json
+  /**
+   * Any JSON value.
+   */
+  messages?: null | boolean | number | string | Json[] | {[key: string]: Json}
 }
 /**
  * Expectations on a stored conversation.
@@ -915,6 +957,26 @@ export interface UntilStep {
     handle: Json
     is: Json
   }
+}
+/**
+ * `compactMessages(messages, options)` in this style (Anthropic's summary is a user message); the value is the compacted transcript, or `null` when it is left as it is.
+ *
+ * This interface was referenced by `FixtureFile`'s JSON-Schema
+ * via the `definition` "CompactStep".
+ */
+export interface CompactStep {
+  do: "compact"
+  /**
+   * Saves the step's value (JSON round-tripped) under this name.
+   */
+  as?: string
+  expect?: Expect
+  /**
+   * A comment.
+   */
+  note?: string
+  messages: Json
+  options: CompactionSpec
 }
 /**
  * Nothing; only its `expect` runs.

@@ -103,6 +103,10 @@ export function validateFixture(raw: unknown, file: string, name: string): Fixtu
     if (agents.has(def.name)) fail(`registry[${i}].name`, `duplicate agent ${JSON.stringify(def.name)}`)
     agents.set(def.name, def)
     checkNames(def.tools, `registry[${i}].tools`, tools, "tool", fail)
+    if (def.home !== undefined && !Object.hasOwn(fx.homes ?? {}, def.home))
+      fail(`registry[${i}].home`, `unknown home ${JSON.stringify(def.home)}`)
+    if (def.home !== undefined && def.soul !== undefined)
+      fail(`registry[${i}].soul`, "an agent with a home has the soul its folder composes")
     if (def.soul !== undefined) {
       const other = souls.get(def.soul)
       if (other) {

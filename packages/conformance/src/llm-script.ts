@@ -117,6 +117,11 @@ export function requestView(req: FakeRequestView): Record<string, unknown> {
     toolDescriptions,
     // System messages are left out so that both styles count the same conversation alike.
     messageCount: (body.messages ?? body.input ?? []).filter((m) => m.role !== "system").length,
+    // The transcript as sent. OpenAI chat sends the system prompt as the first message; the
+    // other styles send it apart (`system`, `instructions`).
+    messages: (body.messages ?? body.input ?? []).filter(
+      (m, i) => !(req.style === "openai" && i === 0 && m.role === "system"),
+    ),
     model: req.model,
   }
 }

@@ -7,7 +7,8 @@ import type { Json, Style } from "./fixture.js"
  * - an array must have the same length and match element by element;
  * - an object must have every listed key matching (other keys are ignored);
  * - an object whose keys all start with `$` is a matcher: `$contains` (substring, or element
- *   of an array), `$regex`, `$length`, `$absent`, `$any`, `$style` (`{openai, anthropic, "openai-responses"}`).
+ *   of an array), `$regex`, `$length`, `$absent`, `$any`, `$style` (`{openai, anthropic, "openai-responses"}`),
+ *   `$exact` (the value's JSON text, key order included, equals the argument's: byte for byte).
  *
  * Returns the mismatches as `path: problem` lines (empty when it matches).
  */
@@ -77,6 +78,10 @@ export function match(expected: Json, actual: unknown, path: string, style: Styl
           if (length !== arg) problems.push(`${at}: expected length ${arg}, got ${length ?? show(act)}`)
           break
         }
+        case "$exact":
+          if (JSON.stringify(act) !== JSON.stringify(arg))
+            problems.push(`${at}: expected exactly ${show(arg)}, got ${show(act)}`)
+          break
         case "$style": {
           const chosen = (arg as { [key: string]: Json } | null)?.[style]
           if (chosen === undefined) problems.push(`${at}: $style gives no expectation for ${style}`)

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
@@ -7,6 +7,7 @@ import {
   type Runtime,
   type RuntimeOptions,
   createRuntime,
+  fromDir,
   restoreRuntime,
 } from "@toolnexus/agents"
 import {
@@ -14,12 +15,14 @@ import {
   type Client,
   type ConversationStore,
   type Message,
+  type CompactionOptions,
   MemoryStore,
   type Request,
   type Tool,
   type Toolkit,
   createClient,
   createToolkit,
+  compactMessages,
   relayAnswer,
   relayCallsOf,
 } from "@toolnexus/core"
@@ -39,7 +42,16 @@ import {
   saveRuntime,
 } from "@toolnexus/durable"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
-import type { Expect, Fixture, Json, Step, Style, TranscriptExpect, WaitForPolicy } from "./fixture.js"
+import type {
+  CompactionSpec,
+  Expect,
+  Fixture,
+  Json,
+  Step,
+  Style,
+  TranscriptExpect,
+  WaitForPolicy,
+} from "./fixture.js"
 import { type LlmObservations, requestView, scriptRules } from "./llm-script.js"
 import { match, show } from "./match.js"
 import { type ToolRun, buildTools } from "./tools.js"
@@ -93,6 +105,8 @@ class FixtureRun {
   server!: FakeLLMServer
   store!: ConversationStore
   dir: string | undefined
+  /** Where the fixture's `homes` were written. */
+  homesDir: string | undefined
   client: { client: Client; toolkit: Toolkit } | undefined
   runtime: Runtime | undefined
   reportedUnmatched = 0
@@ -107,6 +121,13 @@ class FixtureRun {
   }
 
   async start(): Promise<void> {
+    if (this.fx.homes) {
+      this.homesDir = mkdtempSync(join(tmpdir(), "tnx-conformance-homes-"))
+      for (const [home, files] of Object.entries(this.fx.homes)) {
+        mkdirSync(join(this.homesDir, home))
+        for (const [file, text] of Object.entries(files)) writeFileSync(join(this.homesDir, home, file), text)
+      }
+    }
     this.server = await createFakeLLMServer()
     // The observing rule reads the live server's in-flight count, so rules go in once it exists.
     for (const rule of scriptRules(this.server, this.fx.llm, this.fx.registry ?? [], this.seen)) {
@@ -126,6 +147,7 @@ class FixtureRun {
     await (this.store as Partial<DurableStore>).close?.().catch(() => {})
     await this.server?.close()
     if (this.dir) rmSync(this.dir, { recursive: true, force: true })
+    if (this.homesDir) rmSync(this.homesDir, { recursive: true, force: true })
   }
 
   // ---- steps ---------------------------------------------------------------------------------
@@ -263,6 +285,11 @@ class FixtureRun {
         return this.restart(args.via ?? "json", args.schemaVersion)
       case "until":
         return this.until(args)
+      case "compact": {
+        const style = this.style === "anthropic" ? { style: "anthropic" as const } : {}
+        const compacted = await compactMessages(args.messages, { ...compactionOf(args.options), ...style })
+        return compacted ?? null
+      }
       case "check":
         return undefined
       case "all":
@@ -369,6 +396,7 @@ class FixtureRun {
       ...(spec.systemPrompt === undefined ? {} : { systemPrompt: spec.systemPrompt }),
       ...(spec.maxTurns === undefined ? {} : { maxTurns: spec.maxTurns }),
       ...(spec.waitFor === undefined ? {} : { waitFor: this.policy(spec.waitFor) }),
+      ...(spec.compaction === undefined ? {} : { compaction: compactionOf(spec.compaction) }),
     })
     const toolkit = await createToolkit({ extraTools: names.map((n) => this.tools.get(n) as Tool) })
     this.client = { client, toolkit }
@@ -383,14 +411,19 @@ class FixtureRun {
   runtimeOptions(): RuntimeOptions {
     const registry: Record<string, AgentDef> = {}
     for (const spec of this.fx.registry ?? []) {
+      const tools = (spec.tools ?? []).map((n) => this.tools.get(n) as Tool)
       const def: AgentDef = {
+        // A home's files are read now: a new runtime (a new session) sees what memory wrote.
+        ...(spec.home === undefined
+          ? {}
+          : fromDir(this.homePath(spec.home), { name: spec.name, does: spec.does, tools }).def),
         name: spec.name,
         does: spec.does,
-        tools: (spec.tools ?? []).map((n) => this.tools.get(n) as Tool),
         onClose: (h, reason) => {
           this.closed.push(`${h.id}:${reason}`)
         },
       }
+      if (spec.home === undefined) def.tools = tools
       if (spec.soul !== undefined) def.soul = spec.soul
       if (spec.model !== undefined) def.model = spec.model
       if (spec.team !== undefined) def.team = spec.team
@@ -415,6 +448,12 @@ class FixtureRun {
       this.asked.push(roundTrip(req))
       return { id: req.id, ...roundTrip(spec.answer) } as Answer
     }
+  }
+
+  homePath(home: string): string {
+    if (!this.homesDir || !this.fx.homes?.[home])
+      throw new Error(`no home ${show(home)} in the fixture's homes`)
+    return join(this.homesDir, home)
   }
 
   baseUrl(): string {
@@ -529,6 +568,17 @@ class FixtureRun {
       }
       out.push(...this.checkTranscript(transcript, messages, field))
     }
+    for (const [home, files] of Object.entries(e.files ?? {})) {
+      for (const [file, expected] of Object.entries(files)) {
+        let text: string | null = null
+        try {
+          text = readFileSync(join(this.homePath(home), file), "utf8")
+        } catch {
+          text = null
+        }
+        m(expected, text, `files.${home}.${file}`)
+      }
+    }
     for (const [tool, expected] of Object.entries(e.tools ?? {})) {
       const runs = this.toolLog.filter((r) => r.tool === tool)
       m(expected.runs, runs.length, `tools.${tool}.runs`)
@@ -591,4 +641,14 @@ function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> 
     timer.unref()
   })
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
+}
+
+/** A fixture's compaction options: `summarize` from its template, `countTokens` by name. */
+function compactionOf(spec: CompactionSpec): CompactionOptions {
+  const { summarize, countTokens, ...rest } = spec
+  return {
+    ...rest,
+    summarize: (older) => summarize.replaceAll("{count}", String(older.length)),
+    ...(countTokens === "messages" ? { countTokens: (messages: Message[]) => messages.length } : {}),
+  }
 }

@@ -88,6 +88,19 @@ describe("fixture validation", () => {
     unknownTool.registry = [{ name: "a", does: "x", tools: ["nope"] }]
     expect(problemOf(unknownTool)).toMatch(/registry\[0\]\.tools\[0\]: unknown tool "nope"/)
 
+    const homeless = sample()
+    homeless.registry = [{ name: "a", does: "x", home: "ava" }]
+    expect(problemOf(homeless)).toMatch(/registry\[0\]\.home: unknown home "ava"/)
+    homeless.homes = { ava: { "SOUL.md": "s" } }
+    homeless.registry[0].soul = "other"
+    expect(problemOf(homeless)).toMatch(
+      /registry\[0\]\.soul: an agent with a home has the soul its folder composes/,
+    )
+
+    const badCompaction = sample()
+    badCompaction.steps.push({ do: "compact", messages: [], options: { maxTokens: 10 } })
+    expect(problemOf(badCompaction)).toMatch(/steps\[1\]\.options\.summarize: is required/)
+
     const soulless = sample()
     soulless.registry = [{ name: "a", does: "x" }]
     soulless.llm[0].when.agent = "a"

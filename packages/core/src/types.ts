@@ -57,6 +57,12 @@ export interface ToolContext {
    * parent the spans (or runs, via `telemetry.parentContext`) the tool starts.
    */
   traceContext?: unknown
+  /**
+   * The client's `fetch` option (its one transport seam), when it was given one: a tool that
+   * makes HTTP requests (the `webfetch` builtin) sends them through it, so mocks, proxies and
+   * record/replay cover the tool's traffic as they do the model's. Absent ⇒ the global `fetch`.
+   */
+  fetch?: typeof fetch
 }
 
 /** Where a tool comes from. */

@@ -2,7 +2,7 @@ import { ConfigError, type Tool } from "@toolnexus/core"
 import { type ApprovalPolicy, checkApprovalPolicy } from "./approval-policy.js"
 import type { ClientFeatures, McpLogEntry, McpRoot, McpSamplingOptions } from "./client-features.js"
 import { type McpServerConfig, checkServerConfig, isHttpConfig, isPlainObject } from "./config.js"
-import { AnswerMemory, McpTool, type McpToolEnv, signInTool } from "./mcp-tool.js"
+import { McpTool, type McpToolEnv, signInTool } from "./mcp-tool.js"
 import { type McpOAuthOptions, checkOAuthOptions } from "./oauth-options.js"
 import { ServerConnection } from "./server-connection.js"
 import { type TokenStore, memoryTokenStore } from "./token-store.js"
@@ -117,7 +117,7 @@ export async function connectMcp(options: ConnectMcpOptions): Promise<McpConnect
     oauthOf.set(name, checkOAuthOptions(merged, at))
   }
 
-  const env: McpToolEnv = { policy: requireApproval, maxOutputChars, answered: new AnswerMemory() }
+  const env: McpToolEnv = { policy: requireApproval, maxOutputChars }
   const registry = new ToolRegistry(env)
   const connections = configs.map(
     ([name, config]) =>

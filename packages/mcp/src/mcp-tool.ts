@@ -16,9 +16,14 @@ import { toolResultOf } from "./tool-output.js"
 export interface McpToolEnv {
   policy: ApprovalPolicy | undefined
   maxOutputChars: number
-  /** Earlier elicitation answers of calls that suspended again: replayed when they are re-issued. */
-  answered: AnswerMemory
 }
+
+/**
+ * The request data key under which a call that elicits again carries the answers it already
+ * has (by elicitation digest): the request is stored with the run, so after a restart the
+ * re-issued call finds them on `ctx.request` and nobody is asked twice.
+ */
+const EARLIER_ANSWERS = "answered"
 
 /**
  * @internal A toolkit tool standing for one server tool. Its definition is read from the
@@ -81,11 +86,11 @@ export class McpTool implements Tool {
       })
     }
 
-    // The answers this call already has: the one it carries, and (same process) those its
-    // earlier attempts were given, remembered under the request that attempt suspended on.
+    // The answers this call already has: those its earlier attempts were given (carried on
+    // the request it suspended on) and the one it carries now.
     const known = new Map<string, Answer>()
     if (answer && mark?.kind === "elicit") {
-      for (const [digest, earlier] of this.#env.answered.recall(answer.id)) known.set(digest, earlier)
+      for (const [digest, earlier] of earlierAnswers(ctx, answer.id)) known.set(digest, earlier)
       known.set(mark.digest, answer)
     }
     let call: InflightCall = { tool, ctx, replay: new Map(known), abort: new AbortController() }
@@ -99,8 +104,7 @@ export class McpTool implements Tool {
     }
     switch (end.kind) {
       case "suspended":
-        if (known.size > 0) this.#env.answered.remember(end.request.id, known)
-        return pending(end.request)
+        return pending(withEarlierAnswers(end.request, known))
       case "login":
         return pending({
           id: loginRequestId(),
@@ -155,30 +159,23 @@ export function signInTool(name: string, server: ServerConnection): Tool {
   }
 }
 
-/**
- * @internal Elicitation answers a call was given before it suspended again, kept (in this
- * process, bounded) under the id of the request it suspended on: when that request is
- * answered, the re-issued call replays them all, not only the last.
- */
-export class AnswerMemory {
-  readonly #byRequest = new Map<string, ReadonlyMap<string, Answer>>()
-  readonly #limit: number
-
-  constructor(limit = 1_000) {
-    this.#limit = limit
-  }
-
-  recall(requestId: string): ReadonlyMap<string, Answer> {
-    return this.#byRequest.get(requestId) ?? new Map()
-  }
-
-  remember(requestId: string, answers: ReadonlyMap<string, Answer>): void {
-    this.#byRequest.set(requestId, new Map(answers))
-    if (this.#byRequest.size > this.#limit)
-      this.#byRequest.delete(this.#byRequest.keys().next().value as string)
-  }
+/** The elicitation answers the request being answered carries, by digest. */
+function earlierAnswers(ctx: ToolContext, answerId: string): [string, Answer][] {
+  const carried = ctx.request?.id === answerId ? ctx.request.data?.[EARLIER_ANSWERS] : undefined
+  if (typeof carried !== "object" || carried === null) return []
+  return Object.entries(carried as Record<string, unknown>).flatMap(([digest, value]) => {
+    const earlier = value as Partial<Answer> | null
+    return typeof earlier?.ok === "boolean" ? [[digest, { ...earlier, id: answerId } as Answer]] : []
+  })
 }
 
+/** The request, carrying the answers the call already has (none ⇒ as it is). */
+function withEarlierAnswers(request: PendingInput, known: ReadonlyMap<string, Answer>): PendingInput {
+  if (known.size === 0) return request
+  const answers: Record<string, Omit<Answer, "id">> = {}
+  for (const [digest, { id: _id, ...rest }] of known) answers[digest] = rest
+  return { ...request, data: { ...request.data, [EARLIER_ANSWERS]: answers } }
+}
 /** The request for a flow the server requires before it runs the call (URL elicitation, -32042). */
 function urlRequest(
   server: string,

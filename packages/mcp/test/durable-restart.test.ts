@@ -95,6 +95,50 @@ it("an elicitation in a sub-agent halts durably; a new process answers it and th
   }
 })
 
+it("a call that elicits twice, answered across restarts: the re-issued call replays every earlier answer from ctx.request", async () => {
+  const log = { elicitations: 0, calls: 0 }
+  const served: ServedMcp = await serveMcp(elicitingServer(log))
+  try {
+    leadDelegates()
+    llm.addRule({ match: fresh("clerk"), reply: { toolCalls: [{ name: "shop__plan", arguments: {} }] } })
+    llm.addRule({
+      match: (r) => r.system === "clerk",
+      reply: (r) => ({ text: `clerk: ${r.toolResults.at(-1)?.content}` }),
+    })
+    const job = { db: join(dir, "plan.db"), mcpUrl: served.url, tokenFile: join(dir, "none.json") }
+
+    const first = await step({ ...job, step: "start" })
+    const date = first.result.pending as Request
+    expect(date).toMatchObject({ kind: "input", prompt: "Which date?" })
+
+    // A new process answers the date; the re-issued call replays it and the server asks the time.
+    const second = await step({
+      ...job,
+      step: "answer",
+      answer: { id: date.id, ok: true, data: { date: "2027-04-01" } },
+    })
+    expect(second.result.status).toBe("pending")
+    const time = second.result.pending as Request
+    expect(time).toMatchObject({ kind: "input", prompt: "What time?" })
+    // The date's answer rides on the stored request, so it outlives this process.
+    expect(Object.values(time.data?.answered as object)).toEqual([{ ok: true, data: { date: "2027-04-01" } }])
+
+    // A third process answers the time: the call gets both answers, nobody is asked the date again.
+    const third = await step({
+      ...job,
+      step: "answer",
+      answer: { id: time.id, ok: true, data: { time: "19:30" } },
+    })
+    expect(new Set([first.pid, second.pid, third.pid]).size).toBe(3)
+    expect(third.result).toMatchObject({ status: "done", text: "lead: clerk: planned 2027-04-01 at 19:30" })
+    // Server-side: the date asked in all three calls, the time in the last two; the user: once each.
+    expect(log.calls).toBe(3)
+    expect(log.elicitations).toBe(5)
+  } finally {
+    await served.close()
+  }
+})
+
 it("an OAuth login started in one process finishes in another; tokens stay in the host's token store", async () => {
   const fixture: OAuthFixture = await serveOAuthMcp(() => {
     const server = new McpServer({ name: "secure", version: "1.0.0" })

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto"
+import { AgentCard } from "@a2a-js/sdk"
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server"
 import { JsonRpcTransportHandler, ServerCallContext } from "@a2a-js/sdk/server"
 import { type Client, ConfigError, type Toolkit } from "@toolnexus/core"
@@ -104,7 +105,11 @@ export function serveA2A(opts: ServeA2AOptions): A2AHandler {
     throw new ConfigError("serveA2A: `store` must be the client's own store (createClient({ store }))")
   if (bearerTokens && bearerTokens.length === 0) throw new ConfigError("serveA2A: `bearerTokens` is empty")
   const basePath = (opts.basePath ?? "").replace(/\/+$/, "")
-  const service = new TaskService({ client, toolkit, runtime, agent, store })
+  // The card as the SDK's handlers see it; the one served takes the request's origin as url.
+  const sdkCard = AgentCard.fromJSON(
+    agentCardJson(card, card.url ?? (basePath || "/"), "1.0", !!bearerTokens),
+  )
+  const service = new TaskService({ client, toolkit, runtime, agent, store, card: sdkCard })
   const v1 = new JsonRpcTransportHandler(service)
   const legacy = new LegacyJsonRpcTransportHandler(service)
   const tokens = bearerTokens?.map((t) => Buffer.from(t))

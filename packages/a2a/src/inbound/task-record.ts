@@ -1,4 +1,4 @@
-import { type Artifact, type Message, type Part, Role, type Task, TaskState } from "@a2a-js/sdk"
+import { type Artifact, type Message, type Part, Role, type Task, type TaskState } from "@a2a-js/sdk"
 
 /**
  * @internal A served task as it is kept in the store (snapshot `a2a/task/<id>`), in the SDK's
@@ -16,6 +16,8 @@ export interface TaskRecord {
   artifacts: Artifact[]
   /** The open request while the task is input-required or auth-required. */
   requestId?: string
+  /** Runtime mode: the id of the task's agent handle, whose text is the task's `result`. */
+  handle?: string
   /** A hash of the bearer token the task belongs to. */
   owner?: string
   /** Message ids already taken (the first message, every answer): a repeat is a no-op. */
@@ -30,14 +32,6 @@ export const conversationOf = (id: string) => `a2a/${id}`
 /** @internal Whether a stored value is a task record this version reads. */
 export function isTaskRecord(value: unknown): value is TaskRecord {
   return typeof value === "object" && value !== null && (value as { v?: unknown }).v === 1
-}
-
-export function textPart(value: string): Part {
-  return { content: { $case: "text", value }, metadata: undefined, filename: "", mediaType: "" }
-}
-
-export function dataPart(value: Record<string, unknown>): Part {
-  return { content: { $case: "data", value }, metadata: undefined, filename: "", mediaType: "" }
 }
 
 /** @internal An agent message on the task. */
@@ -70,32 +64,4 @@ export function taskOf(record: TaskRecord, historyLength?: number): Task {
     history,
     metadata: undefined,
   }
-}
-
-export function isTerminalState(state: TaskState): boolean {
-  return (
-    state === TaskState.TASK_STATE_COMPLETED ||
-    state === TaskState.TASK_STATE_FAILED ||
-    state === TaskState.TASK_STATE_CANCELED ||
-    state === TaskState.TASK_STATE_REJECTED
-  )
-}
-
-export function isWaitingState(state: TaskState): boolean {
-  return state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED
-}
-
-const NAMES: Record<number, string> = {
-  [TaskState.TASK_STATE_SUBMITTED]: "submitted",
-  [TaskState.TASK_STATE_WORKING]: "working",
-  [TaskState.TASK_STATE_COMPLETED]: "completed",
-  [TaskState.TASK_STATE_FAILED]: "failed",
-  [TaskState.TASK_STATE_CANCELED]: "canceled",
-  [TaskState.TASK_STATE_REJECTED]: "rejected",
-  [TaskState.TASK_STATE_INPUT_REQUIRED]: "input-required",
-  [TaskState.TASK_STATE_AUTH_REQUIRED]: "auth-required",
-}
-
-export function stateLabel(state: TaskState): string {
-  return NAMES[state] ?? "unknown"
 }

@@ -30,18 +30,14 @@ import {
 } from "@toolnexus/core"
 import type { RuntimeOptions } from "@toolnexus/agents"
 import type { DurableStore } from "@toolnexus/durable"
+import { dataPart, isInterrupted, isTerminal, stateName, textPart } from "../task-view.js"
 import {
   type TaskRecord,
   agentMessage,
   conversationOf,
-  dataPart,
   isTaskRecord,
-  isTerminalState,
-  isWaitingState,
-  stateLabel,
   taskKey,
   taskOf,
-  textPart,
 } from "./task-record.js"
 
 /** @internal What the service runs tasks with. */
@@ -52,6 +48,8 @@ export interface TaskServiceOptions {
   runtime: Omit<RuntimeOptions, "store" | "namespace"> | undefined
   agent: string | undefined
   store: DurableStore
+  /** The served card (1.0 form): the SDK's transport handlers read its capabilities. */
+  card: AgentCard
 }
 
 /** What a task's run ended with, from a conversation or a runtime alike. */
@@ -88,10 +86,9 @@ export class TaskService implements A2ARequestHandler {
     this.#o = opts
   }
 
-  getAgentCard(): Promise<AgentCard> {
-    throw new UnsupportedOperationError({
-      message: "the agent card is served at /.well-known/agent-card.json",
-    })
+  /** Asked by the SDK's handlers (v0.3's streaming methods check `capabilities.streaming`). */
+  async getAgentCard(): Promise<AgentCard> {
+    return this.#o.card
   }
 
   getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
@@ -133,7 +130,7 @@ export class TaskService implements A2ARequestHandler {
 
   /** The record as callers see it: a halted task whose answer is being applied is working. */
   async #shown(record: TaskRecord): Promise<TaskRecord> {
-    if (!isWaitingState(record.state) || !record.requestId) return record
+    if (!isInterrupted(record.state) || !record.requestId) return record
     const resuming =
       this.#running.has(record.id) || (await this.#o.store.findRequest(record.requestId))?.state !== "open"
     if (!resuming) return record
@@ -143,10 +140,10 @@ export class TaskService implements A2ARequestHandler {
   async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     const record = await this.#owned(params.id, context)
     if (record.state === TaskState.TASK_STATE_CANCELED) return taskOf(record)
-    if (isTerminalState(record.state))
-      throw new TaskNotCancelableError({ message: `task ${record.id} is ${stateLabel(record.state)}` })
+    if (isTerminal(record.state))
+      throw new TaskNotCancelableError({ message: `task ${record.id} is ${stateName(record.state)}` })
     const running = this.#running.get(record.id)
-    if (isWaitingState(record.state)) {
+    if (isInterrupted(record.state)) {
       // Withdraw the parked request: it leaves every inbox, and no answer can run it later.
       const store = this.#o.store
       // A tree holds the request at every parked level: clear each holder, deepest first.
@@ -175,8 +172,8 @@ export class TaskService implements A2ARequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse> {
     const record = await this.#owned(params.id, context)
-    if (isTerminalState(record.state))
-      throw new UnsupportedOperationError({ message: `task ${record.id} is ${stateLabel(record.state)}` })
+    if (isTerminal(record.state))
+      throw new UnsupportedOperationError({ message: `task ${record.id} is ${stateName(record.state)}` })
     const running = this.#running.get(record.id)
     yield { payload: { $case: "task", value: taskOf(record) } }
     if (!running) return
@@ -231,7 +228,7 @@ export class TaskService implements A2ARequestHandler {
       if (message.contextId && message.contextId !== record.contextId)
         throw new RequestMalformedError({ message: `contextId does not match task ${record.id}` })
       if (record.seen.includes(message.messageId)) return { record: await this.#shown(record) }
-      if (this.#running.has(record.id) || !isWaitingState(record.state) || !record.requestId)
+      if (this.#running.has(record.id) || !isInterrupted(record.state) || !record.requestId)
         throw notWaiting(record, this.#running.has(record.id))
       const answer = answerOf(record.requestId, said, data)
       // Being resumed by another delivery (here or in another process): the store's claim
@@ -306,7 +303,7 @@ export class TaskService implements A2ARequestHandler {
     let failure: string | undefined
     try {
       if (runtime && agent) {
-        result = await this.#runTree(record, start, runtime, agent, signal)
+        result = await this.#runTree(record, start, runtime, agent, signal, onText)
       } else if ("text" in start) {
         result = await (client as Client).ask(start.text, {
           id: conversationOf(record.id),
@@ -375,27 +372,44 @@ export class TaskService implements A2ARequestHandler {
     this.#emitStatus(running, record)
   }
 
-  /** A tree per task: the def spawned, woken and waited on; saved as `a2a/<taskId>` when it parks. */
+  /**
+   * A tree per task: the def spawned, woken and waited on; saved as `a2a/<taskId>` when it
+   * parks. The agent handle's text streams (its sub-agents' does not: it is not the result).
+   */
   async #runTree(
     record: TaskRecord,
     start: { text: string } | { answer: Answer },
     runtime: Omit<RuntimeOptions, "store" | "namespace">,
     agent: string,
     signal: AbortSignal,
+    onText: (delta: string) => void,
   ): Promise<Settled> {
     const { store } = this.#o
     const key = conversationOf(record.id)
     const durable = await import("@toolnexus/durable")
+    const onEvent = (ev: { type: string; handle?: string; delta?: string }) => {
+      if (ev.type === "text" && ev.handle === record.handle) onText(ev.delta ?? "")
+    }
     if ("answer" in start) {
-      const delivered = await durable.deliverAnswer(store, start.answer, { runtime, signal })
+      const delivered = await durable.deliverAnswer(store, start.answer, { runtime, signal, onEvent })
       return delivered.result
     }
     const { createRuntime } = await import("@toolnexus/agents")
-    const rt = createRuntime({ ...runtime, store, namespace: key })
+    const own = runtime.onEvent
+    const rt = createRuntime({
+      ...runtime,
+      store,
+      namespace: key,
+      onEvent: (ev) => {
+        own?.(ev)
+        onEvent(ev)
+      },
+    })
     const onAbort = () => void rt.close(rt.root)
     signal.addEventListener("abort", onAbort, { once: true })
     try {
       const handle = rt.spawn(rt.root, agent)
+      record.handle = handle.id
       rt.wake(handle, start.text)
       const result = await rt.wait(handle)
       if (result.status === "pending") await durable.saveRuntime(store, key, rt)
@@ -450,7 +464,7 @@ export class TaskService implements A2ARequestHandler {
 }
 
 function notWaiting(record: TaskRecord, resuming: boolean): UnsupportedOperationError {
-  const state = resuming ? "working (its answer is being applied)" : stateLabel(record.state)
+  const state = resuming ? "working (its answer is being applied)" : stateName(record.state)
   return new UnsupportedOperationError({ message: `task ${record.id} is ${state}, not waiting for input` })
 }
 

@@ -28,6 +28,8 @@ export interface BuiltinCallContext {
   /** Resolves a path argument already checked to be inside the root. */
   resolve(given: string): string
   answer?: { ok: boolean; data?: Record<string, unknown> } | undefined
+  /** The client's `fetch` seam, else the global `fetch`. */
+  fetch: typeof fetch
 }
 
 /** @internal A successful result. */

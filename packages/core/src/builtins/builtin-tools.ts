@@ -143,6 +143,7 @@ function wrap(spec: BuiltinSpec, env: BuiltinEnv, policy: ApprovalPolicy): Tool 
           env,
           signal: ctx?.signal,
           answer: spec.name === "question" ? ctx?.answer : undefined,
+          fetch: ctx?.fetch ?? globalThis.fetch,
           resolve: (given) => resolved.get(given) ?? (confinePath(env.root, given) as string),
         })
         return CAPPED.has(spec.name) ? capOutput(result, env.maxOutputChars) : result

@@ -45,7 +45,7 @@ export function webfetchTool(allowHosts: readonly string[]): BuiltinSpec {
       additionalProperties: false,
     },
     destructive: (args) => !hostAllowed(args.url, allowHosts),
-    async run(args, { signal }) {
+    async run(args, { signal, fetch }) {
       const url = String(args.url ?? "")
       if (!url) return fail("webfetch: url is required")
       const format = args.format === "text" || args.format === "html" ? args.format : "markdown"

@@ -197,6 +197,8 @@ export interface ModelBinding {
   callModel(call: ModelCall): Promise<ModelTurn>
   /** The one request of `translate`; absent when the client has no wire format. */
   translate?(req: TranslateRequest): Promise<TranslateResult>
+  /** The user's `fetch` seam, handed to tools as `ToolContext.fetch`. */
+  fetch?: typeof fetch | undefined
 }
 
 /** @internal Builds the public client over a model binding. */
@@ -227,6 +229,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     record,
     callModel: measuredCall,
     compaction: opts.compaction,
+    fetch: binding.fetch,
   })
 
   async function measuredCall(call: ModelCall, rec = record): Promise<ModelTurn> {

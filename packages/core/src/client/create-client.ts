@@ -202,6 +202,7 @@ export function createClient(opts: ClientOptions): Client {
       endpoint: { provider: wire.style === "anthropic" ? "anthropic" : "openai", model, url },
       callModel: llmGate ? (call) => llmGate(() => callOnce(call)) : callOnce,
       translate,
+      fetch: opts.fetch,
     },
     opts,
   )

@@ -53,6 +53,8 @@ export interface LoopConfig {
   record(ev: MetricEvent): void
   /** Compacts the working transcript before each LLM request (§16). */
   compaction?: CompactionOptions | undefined
+  /** The client's `fetch` seam, if it was given one (tools get it as `ctx.fetch`). */
+  fetch?: typeof fetch | undefined
 }
 
 /** @internal The per-run inputs. */
@@ -286,6 +288,7 @@ export function callEnv(config: LoopConfig, input: RunInput, turn: number): Call
     scope: input.scope,
     turn,
     tracing: input.tracing,
+    fetch: config.fetch,
   }
 }
 

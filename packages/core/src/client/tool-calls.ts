@@ -20,6 +20,8 @@ export interface CallEnv {
   tracing: RunTracing | undefined
   /** What `ctx.resolve` asks when it is not `waitFor` (under an executor: the client's own `waitFor`). */
   resolveWith?: ((req: Request) => Answer | Promise<Answer>) | undefined
+  /** The client's `fetch` seam (`ctx.fetch`). */
+  fetch?: typeof fetch | undefined
 }
 
 /** @internal The settled outcome of one call; `request` is set when it suspended unresolved. */
@@ -125,5 +127,6 @@ function runTool(
   const waitFor = "resolveWith" in env ? env.resolveWith : env.waitFor
   if (waitFor) ctx.resolve = async (req) => waitFor(stampRequest(req, call.id, call.name, args))
   if (traceContext !== undefined) ctx.traceContext = traceContext
+  if (env.fetch) ctx.fetch = env.fetch
   return (env.toolkit as Toolkit).execute(call.name, args, ctx)
 }

@@ -128,6 +128,25 @@ describe("root confinement, before any approval", () => {
     expect(existsSync(path.join(outside, "pwned"))).toBe(false)
   })
 
+  it("grep and glob search the root without following symlinks (one could lead out)", async () => {
+    const outside = scratch()
+    const root = scratch()
+    writeFileSync(path.join(outside, "leak.txt"), "needle outside")
+    writeFileSync(path.join(root, "own.txt"), "needle inside")
+    symlinkSync(outside, path.join(root, "linked-dir"))
+    symlinkSync(path.join(outside, "leak.txt"), path.join(root, "linked-file.txt"))
+    const toolkit = await createToolkit({ builtins: { root, requireApproval: false } })
+    const grep = await toolkit.execute("grep", { pattern: "needle" })
+    expect(grep.isError).toBe(false)
+    expect(grep.output).toContain("own.txt")
+    expect(grep.output).not.toContain("outside")
+    expect(grep.output).not.toContain("linked")
+    const glob = await toolkit.execute("glob", { pattern: "**/*.txt" })
+    expect(glob.output).toContain("own.txt")
+    expect(glob.output).not.toContain("leak.txt")
+    expect(glob.output).not.toContain("linked")
+  })
+
   it("allows paths inside, through an inner symlink, and a new file in a new folder", async () => {
     const root = scratch()
     mkdirSync(path.join(root, "real"))
@@ -168,6 +187,24 @@ describe("approval (§16, ApprovalPolicy with server builtin)", () => {
       "done\n",
     )
     expect(existsSync(path.join(root, "ran"))).toBe(true)
+  })
+
+  it("a declined approval runs nothing and says so; only an ok answer runs the call", async () => {
+    const root = scratch()
+    const toolkit = await createToolkit({ builtins: { root } })
+    const args = { path: "f.txt", content: "x" }
+    const asked = pendingOf(await toolkit.execute("write", args))
+    expect(asked).toMatchObject({ kind: "approval", data: { server: "builtin", tool: "write", args } })
+    expect(asked?.prompt).toBe(`Approve builtin tool write with ${JSON.stringify(args)}?`)
+    const no = { id: "r1", ok: false, reason: "not today" }
+    expect(await toolkit.execute("write", args, { answer: no })).toEqual({
+      output: "declined: builtin tool write",
+      isError: true,
+    })
+    expect(existsSync(path.join(root, "f.txt"))).toBe(false)
+    const yes = await toolkit.execute("write", args, { answer: { id: "r1", ok: true } })
+    expect(yes).toMatchObject({ output: "Wrote 1 bytes to f.txt", isError: false })
+    expect(readFileSync(path.join(root, "f.txt"), "utf8")).toBe("x")
   })
 
   it("true asks for every builtin but question; a function and a record choose per call", async () => {
@@ -239,6 +276,47 @@ describe("webfetch", () => {
   })
 })
 
+describe("webfetch through the client's fetch seam", () => {
+  const fake = useFakeServer()
+
+  it("sends its GET through the client's `fetch`, as the model's requests go, not the global fetch", async () => {
+    const seen: { url: string; method: string }[] = []
+    // The seam forwards the LLM's requests and answers the page itself: the page's host
+    // does not resolve, so only the seam can have fetched it.
+    const seam: typeof fetch = async (input, init) => {
+      const url = String(input instanceof Request ? input.url : input)
+      seen.push({ url, method: init?.method ?? "GET" })
+      if (url.startsWith("https://docs.invalid/"))
+        return new Response("<p>from the <b>seam</b></p>", {
+          status: 200,
+          headers: { "content-type": "text/html" },
+        })
+      return fetch(input, init)
+    }
+    const toolkit = await createToolkit({ builtins: { root: scratch(), allowHosts: ["docs.invalid"] } })
+    fake.server.enqueue(
+      { toolCalls: [{ name: "webfetch", arguments: { url: "https://docs.invalid/page" } }] },
+      { text: "read it" },
+    )
+    const client = clientFor("openai", fake.server, { fetch: seam })
+    const result = await client.run("read the docs", { toolkit })
+    expect(result.status).toBe("done")
+    expect(fake.server.requests[1]?.toolResults.map((r) => r.content)).toEqual(["from the seam"])
+    expect(seen.map((s) => `${s.method} ${new URL(s.url).pathname}`)).toEqual([
+      "POST /v1/chat/completions",
+      "GET /page",
+      "POST /v1/chat/completions",
+    ])
+  })
+
+  it("without a seam (a toolkit called directly) uses the global fetch; a host that does not resolve is an isError result", async () => {
+    const toolkit = await createToolkit({ builtins: { root: scratch(), allowHosts: ["docs.invalid"] } })
+    const result = await toolkit.execute("webfetch", { url: "https://docs.invalid/page", timeout: 5 })
+    expect(result.isError).toBe(true)
+    expect(result.output).toMatch(/^webfetch: /)
+  })
+})
+
 describe("bash", () => {
   it("a timeout kills the whole process group and keeps the output so far", async () => {
     const root = scratch()
@@ -285,6 +363,21 @@ describe("bash", () => {
 
 describe("question in a run", () => {
   const fake = useFakeServer()
+
+  it("asks every question on its own line, options listed, and never for approval", async () => {
+    const toolkit = await createToolkit({ builtins: { root: scratch(), requireApproval: true } })
+    const questions = [{ question: "Which env?", options: ["staging", "prod"] }, { question: "Why?" }]
+    const asked = pendingOf(await toolkit.execute("question", { questions }))
+    expect(asked).toMatchObject({
+      kind: "question",
+      prompt: "Which env? (options: staging, prod)\nWhy?",
+      data: { questions },
+    })
+    // Answered without data ⇒ an empty object.
+    expect((await toolkit.execute("question", { questions }, { answer: { id: "q", ok: true } })).output).toBe(
+      "{}",
+    )
+  })
 
   it("halts as kind question and returns the answer's data when continued", async () => {
     const toolkit = await createToolkit({ builtins: { root: scratch() } })

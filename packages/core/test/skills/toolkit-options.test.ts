@@ -24,7 +24,7 @@ function skill(dir: string, folder: string, frontmatter: string, body = "Body.")
 }
 
 describe("toolkit assembly (§16)", () => {
-  it("orders MCP, skill, agents, extraTools and closes the tool sets", async () => {
+  it("orders MCP, skill, builtins, agents, extraTools and closes the tool sets", async () => {
     let closed = 0
     const set = { tools: () => [tool("files__read")], close: async () => void closed++ }
     const toolkit = await createToolkit({
@@ -32,14 +32,26 @@ describe("toolkit assembly (§16)", () => {
       agents: [tool("remote"), { asTool: () => tool("helper") }],
       mcp: [set, { tools: () => [tool("git__log")] }],
       skills: [{ name: "s", content: "c" }],
+      builtins: { root: scratch(), tools: { bash: false, webfetch: false, todowrite: false } },
     })
     expect(toolkit.tools().map((t) => t.name)).toEqual([
       "files__read",
       "git__log",
       "skill",
+      ...["read", "write", "edit", "grep", "glob", "question", "apply_patch"],
       "remote",
       "helper",
       "extra",
+    ])
+    // (The stand-in MCP and agent tools are plain defineTool tools.)
+    expect(toolkit.tools().map((t) => t.source)).toEqual([
+      "native",
+      "native",
+      "skill",
+      ...Array(7).fill("builtin"),
+      "native",
+      "native",
+      "native",
     ])
     await toolkit.close()
     expect(closed).toBe(1)
@@ -61,9 +73,10 @@ describe("toolkit assembly (§16)", () => {
       skills: [{ name: "s", content: "c" }],
       agents: [tool("c")],
       extraTools: [tool("d")],
-      disableTools: ["a", "skill", "c", "nope"],
+      builtins: { root: scratch(), tools: { write: false, edit: false, grep: false, glob: false } },
+      disableTools: ["a", "skill", "c", "nope", "bash", "webfetch", "question", "apply_patch", "todowrite"],
     })
-    expect(toolkit.tools().map((t) => t.name)).toEqual(["b", "d"])
+    expect(toolkit.tools().map((t) => t.name)).toEqual(["b", "read", "d"])
     // The catalog text does not depend on the tool being exposed.
     expect(toolkit.skillsPrompt()).toBe("No skills are currently available.")
   })

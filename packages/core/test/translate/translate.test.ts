@@ -66,6 +66,23 @@ describe("translate, byte for byte upstream's request bodies", () => {
 })
 
 describe("translate: one request, nothing else", () => {
+  it("applies requestParams, then bodyTransform, to its one body, as run does", async () => {
+    const { sent, fetch } = recorder(expected.cases[0]?.reply)
+    const client = createClient({
+      baseUrl: "http://127.0.0.1:9",
+      style: "anthropic",
+      model: "m",
+      fetch,
+      requestParams: { temperature: 0.2, metadata: { user_id: "u1" } },
+      bodyTransform: (body) => ({ ...body, top_k: 3, temperature: 0.1 }),
+    })
+    await client.translate({ messages: [{ role: "user", content: "hi" }] })
+    expect(sent).toHaveLength(1)
+    const body = JSON.parse(sent[0]?.body ?? "{}")
+    expect(body).toMatchObject({ model: "m", metadata: { user_id: "u1" }, top_k: 3, temperature: 0.1 })
+    expect(body.messages).toEqual([{ role: "user", content: "hi" }])
+  })
+
   it("runs beforeLLM and afterLLM once, no tool hooks, and saves nothing", async () => {
     const seen: string[] = []
     const { sent, fetch } = recorder(expected.cases[0]?.reply)

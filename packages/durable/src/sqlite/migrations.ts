@@ -133,4 +133,24 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX tnx_conversations_pending_id ON tnx_conversations (pending_id)
     WHERE pending_id IS NOT NULL;
   `,
+  // 5: a save that only appends messages writes one page. Messages move back to a WITHOUT ROWID
+  // table: keyed by the small integer key, a conversation's rows are contiguous, so an append
+  // lands on its last leaf (the rowid table also wrote its separate key index, on another page).
+  // The conversation row no longer counts messages: its revision plus the number of stored
+  // messages is the transcript's version, so an append leaves the row (and its page) alone.
+  // updated_at was written on every save and read by nothing.
+  `
+  CREATE TABLE tnx_messages_v5 (
+    conversation_key INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (conversation_key, seq)
+  ) WITHOUT ROWID;
+  INSERT INTO tnx_messages_v5 (conversation_key, seq, body)
+    SELECT conversation_key, seq, body FROM tnx_messages ORDER BY conversation_key, seq;
+  DROP TABLE tnx_messages;
+  ALTER TABLE tnx_messages_v5 RENAME TO tnx_messages;
+  ALTER TABLE tnx_conversations DROP COLUMN message_count;
+  ALTER TABLE tnx_conversations DROP COLUMN updated_at;
+  `,
 ]

@@ -174,7 +174,7 @@ describe("SQLite schema migrations", () => {
       .prepare("SELECT conversation_key FROM tnx_conversations WHERE id = 'a'")
       .get() as { conversation_key: number }
     expect(() =>
-      db.prepare("INSERT INTO tnx_messages (conversation_key, seq, body) VALUES (?, 0, '{}')").run(key),
+      db.prepare("INSERT INTO tnx_messages (message_key, body) VALUES (? * 4294967296, '{}')").run(key),
     ).toThrow(/UNIQUE/)
     expect(() =>
       db.prepare("INSERT INTO tnx_conversations (id, revision, created_at) VALUES ('a', 1, 0)").run(),
@@ -301,7 +301,8 @@ describe("SQLite schema migrations", () => {
     server.enqueue({ text: "resumed" })
     const store = new SqliteStore({ path: file })
     try {
-      expect((await store.get("chat"))?.map((m) => m.role)).toEqual([
+      const roles = (messages: unknown) => (messages as { role: string }[]).map((m) => m.role)
+      expect(roles(await store.get("chat"))).toEqual([
         ...["user", "assistant", "tool", "assistant"],
         ...["user", "assistant", "tool", "assistant"],
       ])
@@ -329,7 +330,7 @@ describe("SQLite schema migrations", () => {
       expect(await store.getPending("parked")).toBeUndefined()
       expect(await store.getDecision(id)).toEqual({ ok: true })
       const transcript = (await store.get("parked")) as { role: string; content?: unknown }[]
-      expect(transcript.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"])
+      expect(roles(transcript)).toEqual(["user", "assistant", "tool", "assistant"])
       expect(transcript[2]?.content).toBe("data")
       // An old conversation takes new turns.
       await store.save("chat", [...((await store.get("chat")) ?? []), { role: "user", content: "third" }])
@@ -342,7 +343,19 @@ describe("SQLite schema migrations", () => {
     expect(version(db)).toBe(String(SQLITE_MIGRATIONS.length))
     const sql = (name: string) =>
       (db.prepare("SELECT sql FROM sqlite_master WHERE name = ?").get(name) as { sql: string }).sql
-    expect(sql("tnx_messages")).toMatch(/WITHOUT ROWID/)
+    expect(sql("tnx_messages")).toMatch(/message_key INTEGER PRIMARY KEY/)
+    // The old rows are in their conversation's key range, in order.
+    const chat = db
+      .prepare("SELECT conversation_key AS k FROM tnx_conversations WHERE id = 'chat'")
+      .get() as {
+      k: number
+    }
+    const seqs = db
+      .prepare(
+        "SELECT message_key - ? * 4294967296 AS seq FROM tnx_messages WHERE message_key / 4294967296 = ?",
+      )
+      .all(chat.k, chat.k)
+    expect(seqs).toEqual(Array.from({ length: 9 }, (_, seq) => ({ seq })))
     expect(sql("tnx_conversations")).not.toMatch(/message_count|updated_at/)
     db.close()
   })

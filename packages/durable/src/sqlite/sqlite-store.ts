@@ -210,15 +210,15 @@ export class SqliteStore extends DurableStoreBase {
       // Stored rows from `keep` on are overwritten in place (the insert below is an upsert) up
       // to the new end and deleted past it: either way the stored messages there are dropped.
       const end = keep + bodies.length
-      if (reusable.stored > end) s.deleteMessagesFrom.run(key, end)
+      if (reusable.stored > end) s.deleteMessagesFrom.run({ key, from: end })
       deleted = Math.max(0, reusable.stored - keep)
     } else {
-      const rows = previous === undefined ? [] : (s.messages.all(key) as StoredMessageRow[])
+      const rows = previous === undefined ? [] : (s.messages.all({ key }) as StoredMessageRow[])
       read = rows.length
       const plan = rewritePlan(rows, input.encode())
       keep = plan.keep
       bodies = plan.bodies
-      if (plan.deletes) deleted = s.deleteMessagesFrom.run(key, keep).changes
+      if (plan.deletes) deleted = s.deleteMessagesFrom.run({ key, from: keep }).changes
     }
     // Only appended messages and an unchanged row: the messages' leaf is all the save writes.
     const appendOnly = previous !== undefined && keep === previous.messageCount && sameRow(previous, next)
@@ -226,7 +226,7 @@ export class SqliteStore extends DurableStoreBase {
     // A new conversation gets here the key its messages are stored under.
     if (!appendOnly)
       key = (s.upsertConversation.get(toSqlite(id, next)) as { conversation_key: number }).conversation_key
-    for (let i = 0; i < bodies.length; i++) s.insertMessage.run(key, keep + i, bodies[i])
+    for (let i = 0; i < bodies.length; i++) s.insertMessage.run({ key, seq: keep + i, body: bodies[i] })
     if (consumed !== undefined) s.applyRequest.run(now, previous?.claimRequestId)
     return {
       revision: next.revision + input.transcript.length,
@@ -351,7 +351,7 @@ export class SqliteStore extends DurableStoreBase {
     s.db
       .transaction(() => {
         s.forgetRequestsOf.run({ id })
-        s.deleteMessagesOf.run(id)
+        s.deleteMessagesOf.run({ id })
         s.deleteConversation.run(id)
       })
       .immediate()
@@ -404,8 +404,17 @@ function isDatabase(value: unknown): value is Database {
 const HOLDER_COLUMNS = `c.id, c.pending, c.pending_id, c.pending_kind, c.pending_since, c.created_at, r.state, r.runtime_key,
   r.conversation_id, r.path, r.attempts`
 
-const STORED =
-  "COALESCE((SELECT max(seq) + 1 FROM tnx_messages m WHERE m.conversation_key = c.conversation_key), 0)"
+/**
+ * Messages are keyed by `conversation_key * 2^32 + seq` (see migration 5). The key is only
+ * ever computed in SQL, in 64 bits: as a JS number it would lose precision past 2^53.
+ */
+const SPAN = 4294967296
+const FIRST = (key: string) => `${key} * ${SPAN}`
+const LAST = (key: string) => `${key} * ${SPAN} + ${SPAN - 1}`
+/** The messages of conversation key `key` from position `from` on. */
+const RANGE = (key: string, from = "0") => `message_key BETWEEN ${FIRST(key)} + ${from} AND ${LAST(key)}`
+/** How many messages are stored under `c.conversation_key`, read off the end of its range. */
+const STORED = `COALESCE((SELECT max(message_key) FROM tnx_messages WHERE ${RANGE("c.conversation_key")}) - ${FIRST("c.conversation_key")} + 1, 0)`
 
 const SQL = {
   conversation: "SELECT * FROM tnx_conversations WHERE id = ?",
@@ -413,18 +422,17 @@ const SQL = {
   conversationHead: `
       SELECT c.*, ${STORED} AS stored FROM tnx_conversations c WHERE c.id = ?`,
   request: "SELECT * FROM tnx_requests WHERE request_id = ?",
-  messages: "SELECT seq, body FROM tnx_messages WHERE conversation_key = ? ORDER BY seq",
-  deleteMessagesFrom: "DELETE FROM tnx_messages WHERE conversation_key = ? AND seq >= ?",
-  deleteMessagesOf:
-    "DELETE FROM tnx_messages WHERE conversation_key = " +
-    "(SELECT conversation_key FROM tnx_conversations WHERE id = ?)",
+  messages: `SELECT message_key - ${FIRST("@key")} AS seq, body FROM tnx_messages WHERE ${RANGE("@key")} ORDER BY message_key`,
+  deleteMessagesFrom: `DELETE FROM tnx_messages WHERE ${RANGE("@key", "@from")}`,
+  deleteMessagesOf: `
+      DELETE FROM tnx_messages WHERE ${RANGE("(SELECT conversation_key FROM tnx_conversations WHERE id = @id)")}`,
   insertMessage:
-    "INSERT INTO tnx_messages (conversation_key, seq, body) VALUES (?, ?, ?) " +
-    "ON CONFLICT (conversation_key, seq) DO UPDATE SET body = excluded.body",
+    `INSERT INTO tnx_messages (message_key, body) VALUES (${FIRST("@key")} + @seq, @body) ` +
+    "ON CONFLICT (message_key) DO UPDATE SET body = excluded.body",
   transcript: `
-      SELECT c.revision, c.pending_id, m.seq, m.body FROM tnx_conversations c
-      LEFT JOIN tnx_messages m ON m.conversation_key = c.conversation_key
-      WHERE c.id = ? ORDER BY m.seq`,
+      SELECT c.revision, c.pending_id, m.message_key - ${FIRST("c.conversation_key")} AS seq, m.body
+      FROM tnx_conversations c LEFT JOIN tnx_messages m ON m.${RANGE("c.conversation_key")}
+      WHERE c.id = ? ORDER BY m.message_key`,
   conversationClaim: `
       SELECT c.*, ${STORED} AS stored, r.claim_token AS held_token FROM tnx_conversations c
       LEFT JOIN tnx_requests r ON r.request_id = c.claim_request_id WHERE c.id = ?`,

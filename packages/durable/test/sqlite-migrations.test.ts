@@ -1,9 +1,18 @@
-import { mkdtempSync, rmSync } from "node:fs"
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { SchemaVersionError, StoreError } from "@toolnexus/core"
+import {
+  createClient,
+  createToolkit,
+  defineTool,
+  pending,
+  SchemaVersionError,
+  StoreError,
+} from "@toolnexus/core"
+import { createFakeLLMServer } from "@toolnexus/core/testing"
 import Database from "better-sqlite3"
 import { afterAll, describe, expect, it } from "vitest"
+import { askWithAnswer } from "../src/resume/ask-with-answer.js"
 import { SqliteStore } from "../src/sqlite/index.js"
 import { migrateSqlite } from "../src/sqlite/migrate-sqlite.js"
 import { SQLITE_MIGRATIONS } from "../src/sqlite/migrations.js"
@@ -140,7 +149,7 @@ describe("SQLite schema migrations", () => {
     await again.close()
 
     const db = new Database(file)
-    expect(version(db)).toBe("4")
+    expect(version(db)).toBe(String(SQLITE_MIGRATIONS.length))
     expect(tables(db)).toEqual([
       "tnx_conversations",
       "tnx_messages",
@@ -165,15 +174,10 @@ describe("SQLite schema migrations", () => {
       .prepare("SELECT conversation_key FROM tnx_conversations WHERE id = 'a'")
       .get() as { conversation_key: number }
     expect(() =>
-      db.prepare("INSERT INTO tnx_messages (conversation_key, seq, body) VALUES (?, 0, '{}')").run(key),
+      db.prepare("INSERT INTO tnx_messages (message_key, body) VALUES (? * 4294967296, '{}')").run(key),
     ).toThrow(/UNIQUE/)
     expect(() =>
-      db
-        .prepare(
-          "INSERT INTO tnx_conversations (id, revision, message_count, created_at, updated_at) " +
-            "VALUES ('a', 1, 0, 0, 0)",
-        )
-        .run(),
+      db.prepare("INSERT INTO tnx_conversations (id, revision, created_at) VALUES ('a', 1, 0)").run(),
     ).toThrow(/UNIQUE/)
     db.close()
   })
@@ -227,13 +231,13 @@ describe("SQLite schema migrations", () => {
     await old.close()
     const db = new Database(file)
     db.prepare("UPDATE tnx_meta SET value = '99' WHERE key = 'schema_version'").run()
-    const before = db.prepare("SELECT revision, updated_at FROM tnx_conversations").all()
+    const before = db.prepare("SELECT revision, created_at FROM tnx_conversations").all()
     const store = new SqliteStore({ path: file })
     const save = store.save("c", turns(3))
     await expect(save).rejects.toBeInstanceOf(SchemaVersionError)
     await expect(save).rejects.toThrow(/schema version "99"/)
     await store.close()
-    expect(db.prepare("SELECT revision, updated_at FROM tnx_conversations").all()).toEqual(before)
+    expect(db.prepare("SELECT revision, created_at FROM tnx_conversations").all()).toEqual(before)
     expect(db.prepare("SELECT count(*) AS n FROM tnx_messages").get()).toEqual({ n: 2 })
     expect(version(db)).toBe("99")
     db.close()
@@ -286,5 +290,73 @@ describe("SQLite schema migrations", () => {
     await store.save("claimed", turns(1), { pending: null, claim: taken.token })
     expect(await store.getDecision("r-claimed")).toEqual({ ok: true })
     await store.close()
+  })
+
+  it("resumes a run parked by the version-4 store, from its database file (migration 5)", async () => {
+    // test/fixtures/sqlite-v4.db: written by the schema-4 store (main at e08b879) through
+    // ask(): "parked" waits on the approval of a `lookup` call, "chat" holds two finished turns.
+    const file = newFile()
+    copyFileSync(join(import.meta.dirname, "fixtures", "sqlite-v4.db"), file)
+    const server = await createFakeLLMServer()
+    server.enqueue({ text: "resumed" })
+    const store = new SqliteStore({ path: file })
+    try {
+      const roles = (messages: unknown) => (messages as { role: string }[]).map((m) => m.role)
+      expect(roles(await store.get("chat"))).toEqual([
+        ...["user", "assistant", "tool", "assistant"],
+        ...["user", "assistant", "tool", "assistant"],
+      ])
+      const request = await store.getPending("parked")
+      expect(request).toMatchObject({ kind: "approval", prompt: "approve lookup?" })
+      const lookup = defineTool({
+        name: "lookup",
+        description: "Look up the data.",
+        inputSchema: { type: "object", properties: {} },
+        run: (_args, ctx) =>
+          ctx.answer?.ok ? "data" : pending({ kind: "approval", prompt: "approve lookup?" }),
+      })
+      const client = createClient({
+        baseUrl: `${server.url}/v1`,
+        style: "openai",
+        model: "m",
+        apiKey: "k",
+        store,
+      })
+      const toolkit = await createToolkit({ extraTools: [lookup] })
+      const id = (request as { id: string }).id
+      const done = await askWithAnswer(client, { toolkit, id: "parked", answer: { id, ok: true } })
+      expect(done.text).toBe("resumed")
+      expect(server.requests).toHaveLength(1)
+      expect(await store.getPending("parked")).toBeUndefined()
+      expect(await store.getDecision(id)).toEqual({ ok: true })
+      const transcript = (await store.get("parked")) as { role: string; content?: unknown }[]
+      expect(roles(transcript)).toEqual(["user", "assistant", "tool", "assistant"])
+      expect(transcript[2]?.content).toBe("data")
+      // An old conversation takes new turns.
+      await store.save("chat", [...((await store.get("chat")) ?? []), { role: "user", content: "third" }])
+      expect(await store.get("chat")).toHaveLength(9)
+    } finally {
+      await store.close()
+      await server.close()
+    }
+    const db = new Database(file)
+    expect(version(db)).toBe(String(SQLITE_MIGRATIONS.length))
+    const sql = (name: string) =>
+      (db.prepare("SELECT sql FROM sqlite_master WHERE name = ?").get(name) as { sql: string }).sql
+    expect(sql("tnx_messages")).toMatch(/message_key INTEGER PRIMARY KEY/)
+    // The old rows are in their conversation's key range, in order.
+    const chat = db
+      .prepare("SELECT conversation_key AS k FROM tnx_conversations WHERE id = 'chat'")
+      .get() as {
+      k: number
+    }
+    const seqs = db
+      .prepare(
+        "SELECT message_key - ? * 4294967296 AS seq FROM tnx_messages WHERE message_key / 4294967296 = ?",
+      )
+      .all(chat.k, chat.k)
+    expect(seqs).toEqual(Array.from({ length: 9 }, (_, seq) => ({ seq })))
+    expect(sql("tnx_conversations")).not.toMatch(/message_count|updated_at/)
+    db.close()
   })
 })

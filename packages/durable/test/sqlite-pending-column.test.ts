@@ -105,12 +105,16 @@ describe("SqliteStore's pending column", () => {
     db.prepare("UPDATE tnx_conversations SET pending = ? WHERE id = 'conv'").run(JSON.stringify(request))
     expect(await store.getPending("conv")).toEqual(request)
     expect((await store.listPending())[0]?.request).toEqual(request)
-    // A save that keeps the request rewrites it in the short form, with the same content.
+    const stored = () =>
+      (db.prepare("SELECT pending FROM tnx_conversations WHERE id = 'conv'").get() as { pending: string })
+        .pending
+    // A save that only appends messages leaves the row as it is.
     await store.save("conv", [...messages, { role: "user", content: "more" }])
-    const raw = db.prepare("SELECT pending FROM tnx_conversations WHERE id = 'conv'").get() as {
-      pending: string
-    }
-    expect(raw.pending).not.toContain(ID)
+    expect(stored()).toBe(JSON.stringify(request))
+    expect(await store.getPending("conv")).toEqual(request)
+    // A save that writes the row and keeps the request stores it in the short form, same content.
+    await store.save("conv", messages)
+    expect(stored()).not.toContain(ID)
     expect(await store.getPending("conv")).toEqual(request)
     await store.close()
     db.close()

@@ -45,7 +45,7 @@ for (const [name, db] of [
       behindTheBack(db, (conn) => {
         conn
           .prepare(
-            "UPDATE tnx_messages SET body = 'not json {' WHERE seq = ? AND conversation_key = " +
+            "UPDATE tnx_messages SET body = 'not json {' WHERE message_key = ? + 4294967296 * " +
               "(SELECT conversation_key FROM tnx_conversations WHERE id = ?)",
           )
           .run(index, id)

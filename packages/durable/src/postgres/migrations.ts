@@ -119,4 +119,7 @@ export const POSTGRES_MIGRATIONS: readonly ((schema: string) => string)[] = [
   END
   $claim$;
   `,
+  // 4: message bodies may be compact arrays (store-engine/compact-message.ts). No table changes:
+  // the version makes an older store refuse the database instead of misreading those rows.
+  () => "SELECT 1",
 ]

@@ -34,4 +34,7 @@ export const REDIS_MIGRATIONS: readonly string[] = [
     if consumed then redis.call("HSETNX", p .. "req:" .. consumed, "state", "applied") end
   end
   `,
+  // 3: message bodies may be compact arrays (store-engine/compact-message.ts). No key changes:
+  // the version makes an older store refuse the keys instead of misreading those messages.
+  "return 0",
 ]

@@ -133,4 +133,24 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX tnx_conversations_pending_id ON tnx_conversations (pending_id)
     WHERE pending_id IS NOT NULL;
   `,
+  // 5: a save that only appends messages writes one page. Messages move to a rowid table whose
+  // key is conversation_key * 2^32 + seq (a JS array holds fewer than 2^32 messages): one
+  // B-tree, a conversation's rows contiguous in it, so an append writes its last leaf only
+  // (the separate (key, seq) index was a second page), and the newest conversation appends at
+  // the tree's right edge, where a full leaf splits off a new page instead of rebalancing
+  // three. The conversation row no longer counts messages: its revision plus the number of
+  // stored messages is the transcript's version, so an append leaves the row (and its page)
+  // alone. updated_at was written on every save and read by nothing.
+  `
+  CREATE TABLE tnx_messages_v5 (
+    message_key INTEGER PRIMARY KEY,
+    body TEXT NOT NULL
+  );
+  INSERT INTO tnx_messages_v5 (message_key, body)
+    SELECT conversation_key * 4294967296 + seq, body FROM tnx_messages ORDER BY conversation_key, seq;
+  DROP TABLE tnx_messages;
+  ALTER TABLE tnx_messages_v5 RENAME TO tnx_messages;
+  ALTER TABLE tnx_conversations DROP COLUMN message_count;
+  ALTER TABLE tnx_conversations DROP COLUMN updated_at;
+  `,
 ]

@@ -45,13 +45,16 @@ export interface SqliteStoreOptions extends DurableStoreOptions {
   migrations?: readonly string[]
 }
 
-/** A conversation row as SQLite returns it. */
+/**
+ * A conversation row as SQLite returns it. `revision` plus the number of stored messages is
+ * the transcript's version: a save that only appends messages leaves the row alone, and a save
+ * that writes it sets `revision` to the previous version plus one, so versions only grow.
+ */
 interface SqliteConversationRow {
   /** The integer key its messages are stored under. */
   conversation_key: number
   id: string
   revision: number
-  message_count: number
   pending: string | null
   pending_id: string | null
   pending_kind: string | null
@@ -62,13 +65,11 @@ interface SqliteConversationRow {
   claim_answer: string | null
   claim_expires_at: number | null
   created_at: number
-  updated_at: number
 }
 
 /** A row of the transcript statement: the conversation's columns with each of its messages. */
 interface TranscriptRow {
   revision: number
-  message_count: number
   pending_id: string | null
   seq: number | null
   body: string | null
@@ -173,11 +174,12 @@ export class SqliteStore extends DurableStoreBase {
     const rows = this.#s.transcript.all(id) as TranscriptRow[]
     const row = rows[0]
     if (row === undefined) return undefined
+    const messages = row.seq === null ? [] : (rows as StoredMessageRow[])
     return {
-      revision: row.revision,
-      count: row.message_count,
+      revision: row.revision + messages.length,
+      count: messages.length,
       pendingId: row.pending_id,
-      rows: row.seq === null ? [] : (rows as StoredMessageRow[]),
+      rows: messages,
     }
   }
 
@@ -190,10 +192,10 @@ export class SqliteStore extends DurableStoreBase {
   #saveLocked(s: Statements, input: SaveInput): SaveOutcome {
     const { id, claim, reusable } = input
     // A fenced save reads the token of the request its claim points at with the row.
-    const raw = (claim === undefined ? s.conversation.get(id) : s.conversationClaim.get(id)) as
-      | (SqliteConversationRow & { held_token?: string | null })
+    const raw = (claim === undefined ? s.conversationHead.get(id) : s.conversationClaim.get(id)) as
+      | (SqliteConversationRow & { stored: number; held_token?: string | null })
       | undefined
-    const previous = raw === undefined ? undefined : fromSqlite(raw)
+    const previous = raw === undefined ? undefined : fromSqlite(raw, raw.stored)
     if (claim !== undefined && (previous?.claimToken !== claim || raw?.held_token !== claim)) {
       return { lostClaim: previous?.claimRequestId ?? previous?.pendingId ?? null }
     }
@@ -201,33 +203,38 @@ export class SqliteStore extends DurableStoreBase {
     // A checkpoint is fenced by the claim but leaves it held: only the final save consumes it.
     const consumed = input.checkpoint ? undefined : claim
     const next = nextConversationRow(previous, input.transcript.length, input.pending, consumed, now)
-    // First, so that a new conversation has the key its messages are stored under.
-    const key = (s.upsertConversation.get(toSqlite(id, next)) as { conversation_key: number })
-      .conversation_key
+    const version = previous === undefined ? 0 : previous.revision + previous.messageCount
+    let key = raw?.conversation_key
     let keep: number
     let bodies: string[]
     let read = 0
     let deleted = 0
-    if (previous !== undefined && reusable !== undefined && reusable.revision === previous.revision) {
+    if (previous !== undefined && reusable !== undefined && reusable.revision === version) {
       keep = reusable.length
       bodies = input.encode(keep)
       // Stored rows from `keep` on are overwritten in place (the insert below is an upsert) up
       // to the new end and deleted past it: either way the stored messages there are dropped.
       const end = keep + bodies.length
-      if (reusable.stored > end) s.deleteMessagesFrom.run(key, end)
+      if (reusable.stored > end) s.deleteMessagesFrom.run({ key, from: end })
       deleted = Math.max(0, reusable.stored - keep)
     } else {
-      const rows = previous === undefined ? [] : (s.messages.all(key) as StoredMessageRow[])
+      const rows = previous === undefined ? [] : (s.messages.all({ key }) as StoredMessageRow[])
       read = rows.length
       const plan = rewritePlan(rows, input.encode())
       keep = plan.keep
       bodies = plan.bodies
-      if (plan.deletes) deleted = s.deleteMessagesFrom.run(key, keep).changes
+      if (plan.deletes) deleted = s.deleteMessagesFrom.run({ key, from: keep }).changes
     }
-    for (let i = 0; i < bodies.length; i++) s.insertMessage.run(key, keep + i, bodies[i])
+    // Only appended messages and an unchanged row: the messages' leaf is all the save writes.
+    const appendOnly = previous !== undefined && keep === previous.messageCount && sameRow(previous, next)
+    next.revision = appendOnly ? (previous as ConversationRow).revision : version + 1
+    // A new conversation gets here the key its messages are stored under.
+    if (!appendOnly)
+      key = (s.upsertConversation.get(toSqlite(id, next)) as { conversation_key: number }).conversation_key
+    for (let i = 0; i < bodies.length; i++) s.insertMessage.run({ key, seq: keep + i, body: bodies[i] })
     if (consumed !== undefined) s.applyRequest.run(now, previous?.claimRequestId)
     return {
-      revision: next.revision,
+      revision: next.revision + input.transcript.length,
       pendingId: next.pendingId,
       stats: {
         messageRowsWritten: bodies.length,
@@ -350,7 +357,7 @@ export class SqliteStore extends DurableStoreBase {
     s.db
       .transaction(() => {
         s.forgetRequestsOf.run({ id })
-        s.deleteMessagesOf.run(id)
+        s.deleteMessagesOf.run({ id })
         s.deleteConversation.run(id)
       })
       .immediate()
@@ -403,38 +410,50 @@ function isDatabase(value: unknown): value is Database {
 const HOLDER_COLUMNS = `c.id, c.pending, c.pending_id, c.pending_kind, c.pending_since, c.created_at, r.state, r.runtime_key,
   r.conversation_id, r.path, r.attempts`
 
+/**
+ * Messages are keyed by `conversation_key * 2^32 + seq` (see migration 5). The key is only
+ * ever computed in SQL, in 64 bits: as a JS number it would lose precision past 2^53.
+ */
+const SPAN = 4294967296
+const FIRST = (key: string) => `${key} * ${SPAN}`
+const LAST = (key: string) => `${key} * ${SPAN} + ${SPAN - 1}`
+/** The messages of conversation key `key` from position `from` on. */
+const RANGE = (key: string, from = "0") => `message_key BETWEEN ${FIRST(key)} + ${from} AND ${LAST(key)}`
+/** How many messages are stored under `c.conversation_key`, read off the end of its range. */
+const STORED = `COALESCE((SELECT max(message_key) FROM tnx_messages WHERE ${RANGE("c.conversation_key")}) - ${FIRST("c.conversation_key")} + 1, 0)`
+
 const SQL = {
   conversation: "SELECT * FROM tnx_conversations WHERE id = ?",
+  // With the number of stored messages, read off the end of the (key, seq) B-tree.
+  conversationHead: `
+      SELECT c.*, ${STORED} AS stored FROM tnx_conversations c WHERE c.id = ?`,
   request: "SELECT * FROM tnx_requests WHERE request_id = ?",
-  messages: "SELECT seq, body FROM tnx_messages WHERE conversation_key = ? ORDER BY seq",
-  deleteMessagesFrom: "DELETE FROM tnx_messages WHERE conversation_key = ? AND seq >= ?",
-  deleteMessagesOf:
-    "DELETE FROM tnx_messages WHERE conversation_key = " +
-    "(SELECT conversation_key FROM tnx_conversations WHERE id = ?)",
+  messages: `SELECT message_key - ${FIRST("@key")} AS seq, body FROM tnx_messages WHERE ${RANGE("@key")} ORDER BY message_key`,
+  deleteMessagesFrom: `DELETE FROM tnx_messages WHERE ${RANGE("@key", "@from")}`,
+  deleteMessagesOf: `
+      DELETE FROM tnx_messages WHERE ${RANGE("(SELECT conversation_key FROM tnx_conversations WHERE id = @id)")}`,
   insertMessage:
-    "INSERT INTO tnx_messages (conversation_key, seq, body) VALUES (?, ?, ?) " +
-    "ON CONFLICT (conversation_key, seq) DO UPDATE SET body = excluded.body",
+    `INSERT INTO tnx_messages (message_key, body) VALUES (${FIRST("@key")} + @seq, @body) ` +
+    "ON CONFLICT (message_key) DO UPDATE SET body = excluded.body",
   transcript: `
-      SELECT c.revision, c.message_count, c.pending_id, m.seq, m.body FROM tnx_conversations c
-      LEFT JOIN tnx_messages m ON m.conversation_key = c.conversation_key
-      WHERE c.id = ? ORDER BY m.seq`,
+      SELECT c.revision, c.pending_id, m.message_key - ${FIRST("c.conversation_key")} AS seq, m.body
+      FROM tnx_conversations c LEFT JOIN tnx_messages m ON m.${RANGE("c.conversation_key")}
+      WHERE c.id = ? ORDER BY m.message_key`,
   conversationClaim: `
-      SELECT c.*, r.claim_token AS held_token FROM tnx_conversations c
+      SELECT c.*, ${STORED} AS stored, r.claim_token AS held_token FROM tnx_conversations c
       LEFT JOIN tnx_requests r ON r.request_id = c.claim_request_id WHERE c.id = ?`,
   deleteConversation: "DELETE FROM tnx_conversations WHERE id = ?",
   upsertConversation: `
       INSERT INTO tnx_conversations (
-        id, revision, message_count, pending, pending_id, pending_kind, pending_since, consumed_id,
-        claim_token, claim_request_id, claim_answer, claim_expires_at, created_at, updated_at
+        id, revision, pending, pending_id, pending_kind, pending_since, consumed_id,
+        claim_token, claim_request_id, claim_answer, claim_expires_at, created_at
       ) VALUES (
-        @id, @revision, @message_count, @pending, @pending_id, @pending_kind, @pending_since, @consumed_id,
-        @claim_token, @claim_request_id, NULL, NULL, @created_at, @updated_at
+        @id, @revision, @pending, @pending_id, @pending_kind, @pending_since, @consumed_id,
+        @claim_token, @claim_request_id, NULL, NULL, @created_at
       ) ON CONFLICT (id) DO UPDATE SET
-        revision = excluded.revision, message_count = excluded.message_count,
-        pending = excluded.pending, pending_id = excluded.pending_id, pending_kind = excluded.pending_kind,
+        revision = excluded.revision, pending = excluded.pending, pending_id = excluded.pending_id, pending_kind = excluded.pending_kind,
         pending_since = excluded.pending_since, consumed_id = excluded.consumed_id,
-        claim_token = excluded.claim_token, claim_request_id = excluded.claim_request_id,
-        updated_at = excluded.updated_at
+        claim_token = excluded.claim_token, claim_request_id = excluded.claim_request_id
       RETURNING conversation_key`,
   // A consumed claim leaves its answer as the request's decision.
   applyRequest:
@@ -561,10 +580,11 @@ function requestOf(
   }
 }
 
-function fromSqlite(row: SqliteConversationRow): ConversationRow {
+/** The row read with `stored`, the number of messages stored under it. */
+function fromSqlite(row: SqliteConversationRow, stored: number): ConversationRow {
   return {
     revision: row.revision,
-    messageCount: row.message_count,
+    messageCount: stored,
     pending: unpackPending(row.pending, row.pending_id, row.pending_kind),
     pendingId: row.pending_id,
     pendingKind: row.pending_kind,
@@ -573,8 +593,22 @@ function fromSqlite(row: SqliteConversationRow): ConversationRow {
     claimToken: row.claim_token,
     claimRequestId: row.claim_request_id,
     createdAt: row.created_at,
-    updatedAt: row.updated_at,
+    // Not stored: nothing reads it.
+    updatedAt: row.created_at,
   }
+}
+
+/** Whether a save leaves the stored columns of the row as they are. */
+function sameRow(a: ConversationRow, b: ConversationRow): boolean {
+  return (
+    a.pending === b.pending &&
+    a.pendingId === b.pendingId &&
+    a.pendingKind === b.pendingKind &&
+    a.pendingSince === b.pendingSince &&
+    a.consumedId === b.consumedId &&
+    a.claimToken === b.claimToken &&
+    a.claimRequestId === b.claimRequestId
+  )
 }
 
 function toSqlite(
@@ -584,7 +618,6 @@ function toSqlite(
   return {
     id,
     revision: row.revision,
-    message_count: row.messageCount,
     pending: packPending(row.pending, row.pendingId, row.pendingKind),
     pending_id: row.pendingId,
     pending_kind: row.pendingKind,
@@ -595,6 +628,5 @@ function toSqlite(
     claim_token: row.claimToken,
     claim_request_id: row.claimRequestId,
     created_at: row.createdAt,
-    updated_at: row.updatedAt,
   }
 }

@@ -1,14 +1,19 @@
 import { type Message, StoreError } from "@toolnexus/core"
 import { CorruptDataError, type CorruptRow } from "../errors.js"
+import { packMessage, unpackMessage } from "./compact-message.js"
 
 /**
- * @internal The JSON bodies of `messages[from..]`, as stored. Throws `StoreError` naming the
- * conversation and position of a message that has no JSON form.
+ * @internal The stored bodies of `messages[from..]`: compact where the message has a compact
+ * shape (see compact-message.ts), else its JSON. Throws `StoreError` naming the conversation
+ * and position of a message that has no JSON form.
  */
 export function encodeMessages(id: string, messages: readonly Message[], from = 0): string[] {
   const bodies: string[] = []
   for (let i = from; i < messages.length; i++) {
-    bodies.push(encodeJson(messages[i], () => `message ${i} of conversation ${JSON.stringify(id)}`))
+    const message = messages[i] as Message
+    bodies.push(
+      packMessage(message) ?? encodeJson(message, () => `message ${i} of conversation ${JSON.stringify(id)}`),
+    )
   }
   return bodies
 }
@@ -26,7 +31,12 @@ export function decodeMessage(id: string, index: number, body: unknown): Message
   } catch (cause) {
     throw new CorruptDataError(row, `message ${index} is not valid JSON`, { cause })
   }
-  if (typeof message !== "object" || message === null || Array.isArray(message)) {
+  if (Array.isArray(message)) {
+    const unpacked = unpackMessage(message)
+    if (unpacked === undefined) throw new CorruptDataError(row, `message ${index} is not a compact message`)
+    return unpacked
+  }
+  if (typeof message !== "object" || message === null) {
     throw new CorruptDataError(row, `message ${index} is not a message object`)
   }
   return message as Message

@@ -15,6 +15,7 @@ import {
 import { afterEach, describe, expect, it } from "vitest"
 import type { DurableStore } from "../durable-store.js"
 import { CorruptDataError, RuntimeHeldError } from "../errors.js"
+import { encodeMessages } from "../store-engine/message-codec.js"
 import type { DurableStoreOptions } from "../store-engine/store-base.js"
 import type { WriteStats } from "../store-engine/write-stats.js"
 import { CLAIM_CASES, type ClaimCase, type ClaimCaseOutcome } from "./claim-cases.js"
@@ -145,7 +146,8 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
           await store.save(id, messages)
           costs.push(delta(before, writeStats(store)))
         }
-        const size = (m: Message) => Buffer.byteLength(JSON.stringify(m))
+        // The bytes of each message's stored body (compact or JSON).
+        const size = (m: Message) => Buffer.byteLength(encodeMessages(id, [m])[0] as string)
         const first = costs[0] as WriteStats
         const last = costs[199] as WriteStats
         expect(first.messageRowsWritten).toBe(1)

@@ -13,7 +13,11 @@ const [mode, stop, json] = process.argv.slice(2)
 const cfg = JSON.parse(json)
 const modules =
   mode === "sdk"
-    ? await Promise.all([import("@toolnexus/core"), import("@toolnexus/durable"), import("@toolnexus/durable/sqlite")])
+    ? await Promise.all([
+        import("@toolnexus/core"),
+        import("@toolnexus/durable"),
+        import("@toolnexus/durable/sqlite"),
+      ])
     : await Promise.all([import("undici")])
 if (stop === "imported") process.exit(0)
 diagnostics.subscribe("undici:request:bodySent", () => process.exit(0))
@@ -22,12 +26,20 @@ if (mode === "sdk") {
   // What the shared bench's adapters/ours.mjs s3Setup2 + resume do.
   const [core, durable, { SqliteStore }] = modules
   const store = new SqliteStore({ path: cfg.path })
-  const client = core.createClient({ baseUrl: cfg.baseUrl, style: "openai", model: "mock", apiKey: "sk", retries: 0, store })
+  const client = core.createClient({
+    baseUrl: cfg.baseUrl,
+    style: "openai",
+    model: "mock",
+    apiKey: "sk",
+    retries: 0,
+    store,
+  })
   const lookup = core.defineTool({
     name: "lookup",
     description: "Look up the data.",
     inputSchema: { type: "object", properties: {} },
-    run: (_a, ctx) => (ctx?.answer?.ok ? "data" : core.pending({ kind: "approval", prompt: "approve lookup?" })),
+    run: (_a, ctx) =>
+      ctx?.answer?.ok ? "data" : core.pending({ kind: "approval", prompt: "approve lookup?" }),
   })
   const toolkit = await core.createToolkit({ extraTools: [lookup] })
   const pending = await store.getPending(cfg.id)

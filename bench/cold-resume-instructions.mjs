@@ -25,7 +25,16 @@ const { values } = parseArgs({
 })
 const samples = Number(values.samples)
 const jobs = Number(values.jobs)
-const TOOLS = [{ type: "function", function: { name: "lookup", description: "Look up the data.", parameters: { type: "object", properties: {} } } }]
+const TOOLS = [
+  {
+    type: "function",
+    function: {
+      name: "lookup",
+      description: "Look up the data.",
+      parameters: { type: "object", properties: {} },
+    },
+  },
+]
 
 const server = await startMockServer(["--tool", "lookup", "--arguments", "{}", "--text", "done"])
 const dir = await mkdtemp(join(tmpdir(), "toolnexus-cold-"))
@@ -33,7 +42,14 @@ const paths = { sdk: join(dir, "sdk.db"), floor: join(dir, "floor.db") }
 
 // Park 2 × samples runs per variant.
 const store = new SqliteStore({ path: paths.sdk })
-const client = createClient({ baseUrl: server.baseUrl, style: "openai", model: "mock", apiKey: "sk", retries: 0, store })
+const client = createClient({
+  baseUrl: server.baseUrl,
+  style: "openai",
+  model: "mock",
+  apiKey: "sk",
+  retries: 0,
+  store,
+})
 const toolkit = await createToolkit({
   extraTools: [
     defineTool({
@@ -67,7 +83,16 @@ floorDb.close()
 const CHILD = fileURLToPath(new URL("cold-resume-child.mjs", import.meta.url))
 function count(mode, stop, id) {
   const cfg = { path: paths[mode], id, baseUrl: server.baseUrl, tools: TOOLS }
-  const args = ["--tool=callgrind", "--callgrind-out-file=/dev/null", process.execPath, "--single-threaded", CHILD, mode, stop, JSON.stringify(cfg)]
+  const args = [
+    "--tool=callgrind",
+    "--callgrind-out-file=/dev/null",
+    process.execPath,
+    "--single-threaded",
+    CHILD,
+    mode,
+    stop,
+    JSON.stringify(cfg),
+  ]
   return new Promise((resolve, reject) => {
     execFile("valgrind", args, { maxBuffer: 64 << 20 }, (error, _stdout, stderr) => {
       const found = /Collected : (\d+)/.exec(stderr)
@@ -102,7 +127,17 @@ console.log(`cold resume, t0 → first LLM request sent (callgrind, ${samples} s
 printRows(
   ["", "sdk", "floor", "sdk/floor"],
   [
-    ["t0 → request", M(toRequest("sdk")), M(toRequest("floor")), `${(toRequest("sdk") / toRequest("floor")).toFixed(2)}x`],
-    ["start + imports", M(of("sdk", "imported")), M(of("floor", "imported")), `${(of("sdk", "imported") / of("floor", "imported")).toFixed(2)}x`],
+    [
+      "t0 → request",
+      M(toRequest("sdk")),
+      M(toRequest("floor")),
+      `${(toRequest("sdk") / toRequest("floor")).toFixed(2)}x`,
+    ],
+    [
+      "start + imports",
+      M(of("sdk", "imported")),
+      M(of("floor", "imported")),
+      `${(of("sdk", "imported") / of("floor", "imported")).toFixed(2)}x`,
+    ],
   ],
 )

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import Database from "better-sqlite3"
-import { afterAll, describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it, vi } from "vitest"
 import { readWriteStats } from "../src/store-engine/write-stats.js"
 import { SqliteStore } from "../src/sqlite/index.js"
 import { SQLITE_MIGRATIONS } from "../src/sqlite/migrations.js"
@@ -72,6 +72,43 @@ describe("SqliteStore saves", () => {
     expect(after.messageRowsDeleted - before.messageRowsDeleted).toBe(1)
     expect(await store.get("c")).toEqual(repaired)
     await store.close()
+  })
+})
+
+describe("SqliteStore connection", () => {
+  it("opens a file in WAL mode with synchronous = NORMAL, and a commit is on disk for the next process", async () => {
+    const pragma = vi.spyOn(Database.prototype, "pragma")
+    const path = join(dir, "normal.db")
+    const store = new SqliteStore({ path })
+    try {
+      await store.save("c", turns(2))
+      const opened = pragma.mock.calls.map(([source]) => source)
+      expect(opened).toEqual(["journal_mode = WAL", "synchronous = NORMAL"])
+      // The WAL holds the commit: a new connection (another process's) reads it.
+      const other = new Database(path, { readonly: true })
+      try {
+        expect(other.pragma("journal_mode", { simple: true })).toBe("wal")
+        expect(other.prepare("SELECT message_count FROM tnx_conversations WHERE id = 'c'").get()).toEqual({
+          message_count: 2,
+        })
+      } finally {
+        other.close()
+      }
+    } finally {
+      pragma.mockRestore()
+      await store.close()
+    }
+  })
+
+  it("leaves the pragmas of a database the host opened as they are", async () => {
+    const db = new Database(join(dir, "host.db"))
+    db.pragma("synchronous = FULL")
+    const store = new SqliteStore({ db })
+    await store.save("c", turns(2))
+    expect(db.pragma("synchronous", { simple: true })).toBe(2)
+    expect(db.pragma("journal_mode", { simple: true })).toBe("delete")
+    await store.close()
+    db.close()
   })
 })
 

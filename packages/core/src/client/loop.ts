@@ -109,7 +109,9 @@ export class RunState {
     const result: RunResult = {
       status,
       text: this.text,
-      messages: this.messages,
+      // A copy of exact length: the working array's growth slack (17 slots for a 3-message
+      // run) would otherwise stay allocated for as long as the caller keeps the result.
+      messages: this.messages.slice(),
       toolCalls: this.toolCalls,
       toolCallCount: this.toolCalls.length,
       turns: this.turns,

@@ -9,7 +9,7 @@ import {
 } from "../store-engine/claim-rules.js"
 import { type ConversationRow, nextConversationRow } from "../store-engine/conversation-row.js"
 import { LazyInit } from "../store-engine/lazy-init.js"
-import { loadDriver } from "../store-engine/load-driver.js"
+import { loadDriver, preloadDriver } from "../store-engine/load-driver.js"
 import { byteLength, rewritePlan, type StoredMessageRow } from "../store-engine/message-codec.js"
 import { checkExactlyOne, checkKey } from "../store-engine/option-checks.js"
 import type { HolderRow, RequestRow } from "../store-engine/request-index.js"
@@ -29,6 +29,8 @@ import { SQLITE_MIGRATIONS } from "./migrations.js"
 import { packPending, unpackPending } from "./pending-column.js"
 import type { SqliteDatabase } from "./sqlite-database.js"
 
+preloadDriver("better-sqlite3")
+
 type Database = BetterSqlite3.Database
 type Statement = BetterSqlite3.Statement
 
@@ -37,7 +39,10 @@ type Statement = BetterSqlite3.Statement
  * is also the connection's busy timeout (how long a write waits for another process's lock).
  */
 export interface SqliteStoreOptions extends DurableStoreOptions {
-  /** A database file (created when missing, opened in WAL mode) or `":memory:"`. */
+  /**
+   * A database file (created when missing, opened in WAL mode with `synchronous = NORMAL`:
+   * commits survive a process crash, a power loss may take back the last ones) or `":memory:"`.
+   */
   path?: string
   /** An open better-sqlite3 database owned by the caller: `close()` leaves it open. */
   db?: SqliteDatabase
@@ -136,8 +141,15 @@ export class SqliteStore extends DurableStoreBase {
       where = path === ":memory:" ? "an in-memory SQLite database" : `SQLite database ${path}`
       open = () => {
         const db = new Driver(path, { timeout: this.opTimeoutMs })
-        // WAL lets readers in other processes proceed while a save commits.
-        if (path !== ":memory:") db.pragma("journal_mode = WAL")
+        if (path !== ":memory:") {
+          // WAL lets readers in other processes proceed while a save commits. In WAL mode
+          // `synchronous = NORMAL` syncs at checkpoints, not at every commit: a commit survives
+          // a crash of the process (claims and checkpoints included) and the database stays
+          // consistent; only a power loss can take back the last commits. A host that wants a
+          // sync per commit passes its own `db` opened with `synchronous = FULL`.
+          db.pragma("journal_mode = WAL")
+          db.pragma("synchronous = NORMAL")
+        }
         return db
       }
     } else {

@@ -9,6 +9,8 @@ const requireFromHere = createRequire(import.meta.url)
  * A missing driver is a `ConfigError` that says what to install.
  */
 export function loadDriver<T>(name: string, store: string): T {
+  const loaded = preloaded.get(name)
+  if (loaded !== undefined) return loaded as T
   try {
     return requireFromHere(name) as T
   } catch (cause) {
@@ -22,5 +24,21 @@ export function loadDriver<T>(name: string, store: string): T {
       )
     }
     throw new ConfigError(`${store} could not load its driver "${name}": ${message}`, { cause })
+  }
+}
+
+const preloaded = new Map<string, unknown>()
+
+/**
+ * @internal Loads a driver with the backend's entry module, so that the first store of a fresh
+ * process opens without a module load before its first statement (the cold resume's path). A
+ * missing or broken driver is not an error here: {@link loadDriver} reports it when a store
+ * is made.
+ */
+export function preloadDriver(name: string): void {
+  try {
+    preloaded.set(name, requireFromHere(name))
+  } catch {
+    // Reported by loadDriver, with what to install.
   }
 }

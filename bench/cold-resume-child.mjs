@@ -1,0 +1,64 @@
+// One sample of cold-resume-instructions.mjs: a fresh process resumes a run parked in SQLite
+// as the shared bench's S3 phase 2 does (its worker imports better-sqlite3, then the adapter's
+// modules, then t0: open the store, read the pending request, answer, resume). It exits as
+// soon as the resumed run's first LLM request has been written (undici's `bodySent`), or,
+// with `imported`, right after the imports, so that the difference of the two counts is the
+// work from t0 to the request.
+//
+//   node cold-resume-child.mjs sdk|floor imported|request '<json: {path, id, baseUrl}>'
+import diagnostics from "node:diagnostics_channel"
+import Database from "better-sqlite3"
+
+const [mode, stop, json] = process.argv.slice(2)
+const cfg = JSON.parse(json)
+const modules =
+  mode === "sdk"
+    ? await Promise.all([
+        import("@toolnexus/core"),
+        import("@toolnexus/durable"),
+        import("@toolnexus/durable/sqlite"),
+      ])
+    : await Promise.all([import("undici")])
+if (stop === "imported") process.exit(0)
+diagnostics.subscribe("undici:request:bodySent", () => process.exit(0))
+
+if (mode === "sdk") {
+  // What the shared bench's adapters/ours.mjs s3Setup2 + resume do.
+  const [core, durable, { SqliteStore }] = modules
+  const store = new SqliteStore({ path: cfg.path })
+  const client = core.createClient({
+    baseUrl: cfg.baseUrl,
+    style: "openai",
+    model: "mock",
+    apiKey: "sk",
+    retries: 0,
+    store,
+  })
+  const lookup = core.defineTool({
+    name: "lookup",
+    description: "Look up the data.",
+    inputSchema: { type: "object", properties: {} },
+    run: (_a, ctx) =>
+      ctx?.answer?.ok ? "data" : core.pending({ kind: "approval", prompt: "approve lookup?" }),
+  })
+  const toolkit = await core.createToolkit({ extraTools: [lookup] })
+  const pending = await store.getPending(cfg.id)
+  await durable.askWithAnswer(client, { toolkit, id: cfg.id, answer: { id: pending.id, ok: true } })
+} else {
+  // What the shared bench's adapters/floor.mjs s3Setup2 + resume do.
+  const [{ request, Agent }] = modules
+  const db = new Database(cfg.path)
+  db.pragma("journal_mode = WAL")
+  db.exec("CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, state TEXT NOT NULL)")
+  const get = db.prepare("SELECT state FROM runs WHERE id = ?")
+  const state = JSON.parse(get.get(cfg.id).state)
+  state.messages.push({ role: "tool", tool_call_id: state.callId, content: "data" })
+  const dispatcher = new Agent({ connections: 256, keepAliveTimeout: 60_000 })
+  await request(`${cfg.baseUrl}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "Bearer sk" },
+    dispatcher,
+    body: JSON.stringify({ model: "mock", messages: state.messages, tools: cfg.tools }),
+  })
+}
+throw new Error(`${mode}: the resume ended without sending a request`)

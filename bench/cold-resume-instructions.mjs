@@ -1,0 +1,143 @@
+// Fresh process → the resumed run's first LLM request (the shared bench's S3 "TTFR cold"),
+// counted in instructions by valgrind's callgrind instead of timed, so that it can be compared
+// on a loaded machine. Each variant runs `cold-resume-child.mjs` twice under callgrind: once
+// stopping right after its imports, once stopping when the first request has been sent; the
+// difference is the work from t0 (after the imports) to the request. The parent parks the runs
+// first: the SDK with `client.ask` on a SqliteStore, the floor as the shared bench's floor does
+// (the messages array as JSON in one row). Also printed: the import counts (the process's
+// start-up and module loading, the part the shared bench reports as `import_ms`).
+//
+//   node cold-resume-instructions.mjs [--samples 1] [--jobs 2]
+import { execFile } from "node:child_process"
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+import { createClient, createToolkit, defineTool, pending } from "@toolnexus/core"
+import { SqliteStore } from "@toolnexus/durable/sqlite"
+import Database from "better-sqlite3"
+import { request } from "undici"
+import { printRows, startMockServer } from "./harness.mjs"
+
+const { values } = parseArgs({
+  options: { samples: { type: "string", default: "1" }, jobs: { type: "string", default: "2" } },
+})
+const samples = Number(values.samples)
+const jobs = Number(values.jobs)
+const TOOLS = [
+  {
+    type: "function",
+    function: {
+      name: "lookup",
+      description: "Look up the data.",
+      parameters: { type: "object", properties: {} },
+    },
+  },
+]
+
+const server = await startMockServer(["--tool", "lookup", "--arguments", "{}", "--text", "done"])
+const dir = await mkdtemp(join(tmpdir(), "toolnexus-cold-"))
+const paths = { sdk: join(dir, "sdk.db"), floor: join(dir, "floor.db") }
+
+// Park 2 × samples runs per variant.
+const store = new SqliteStore({ path: paths.sdk })
+const client = createClient({
+  baseUrl: server.baseUrl,
+  style: "openai",
+  model: "mock",
+  apiKey: "sk",
+  retries: 0,
+  store,
+})
+const toolkit = await createToolkit({
+  extraTools: [
+    defineTool({
+      name: "lookup",
+      description: "Look up the data.",
+      inputSchema: { type: "object", properties: {} },
+      run: (_a, ctx) => (ctx?.answer?.ok ? "data" : pending({ kind: "approval", prompt: "approve lookup?" })),
+    }),
+  ],
+})
+const floorDb = new Database(paths.floor)
+floorDb.pragma("journal_mode = WAL")
+floorDb.exec("CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, state TEXT NOT NULL)")
+const put = floorDb.prepare("INSERT OR REPLACE INTO runs (id, state) VALUES (?, ?)")
+for (let i = 0; i < 2 * samples; i++) {
+  const parked = await client.ask("go", { toolkit, id: `run-${i}` })
+  if (parked.status !== "pending") throw new Error("the SDK run did not park")
+  const messages = [{ role: "user", content: "go" }]
+  const res = await request(`${server.baseUrl}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "Bearer sk" },
+    body: JSON.stringify({ model: "mock", messages, tools: TOOLS }),
+  })
+  const reply = (await res.body.json()).choices[0].message
+  messages.push(reply)
+  put.run(`run-${i}`, JSON.stringify({ messages, callId: reply.tool_calls[0].id }))
+}
+await store.close()
+floorDb.close()
+
+const CHILD = fileURLToPath(new URL("cold-resume-child.mjs", import.meta.url))
+function count(mode, stop, id) {
+  const cfg = { path: paths[mode], id, baseUrl: server.baseUrl, tools: TOOLS }
+  const args = [
+    "--tool=callgrind",
+    "--callgrind-out-file=/dev/null",
+    process.execPath,
+    "--single-threaded",
+    CHILD,
+    mode,
+    stop,
+    JSON.stringify(cfg),
+  ]
+  return new Promise((resolve, reject) => {
+    execFile("valgrind", args, { maxBuffer: 64 << 20 }, (error, _stdout, stderr) => {
+      const found = /Collected : (\d+)/.exec(stderr)
+      if (error || !found) reject(new Error(`valgrind ${mode} ${stop}: ${error?.message ?? stderr}`))
+      else resolve(Number(found[1]))
+    })
+  })
+}
+const tasks = []
+for (let s = 0; s < samples; s++)
+  for (const mode of ["sdk", "floor"])
+    for (const stop of ["imported", "request"]) tasks.push({ mode, stop, id: `run-${s}` })
+const results = new Array(tasks.length)
+let next = 0
+await Promise.all(
+  Array.from({ length: jobs }, async () => {
+    while (next < tasks.length) {
+      const i = next++
+      const t = tasks[i]
+      results[i] = await count(t.mode, t.stop, t.id)
+    }
+  }),
+)
+server.close()
+await rm(dir, { recursive: true, force: true })
+
+const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const of = (mode, stop) => median(results.filter((_, i) => tasks[i].mode === mode && tasks[i].stop === stop))
+const toRequest = (mode) => of(mode, "request") - of(mode, "imported")
+const M = (n) => `${(n / 1e6).toFixed(1)} M`
+console.log(`cold resume, t0 → first LLM request sent (callgrind, ${samples} sample(s), median)`)
+printRows(
+  ["", "sdk", "floor", "sdk/floor"],
+  [
+    [
+      "t0 → request",
+      M(toRequest("sdk")),
+      M(toRequest("floor")),
+      `${(toRequest("sdk") / toRequest("floor")).toFixed(2)}x`,
+    ],
+    [
+      "start + imports",
+      M(of("sdk", "imported")),
+      M(of("floor", "imported")),
+      `${(of("sdk", "imported") / of("floor", "imported")).toFixed(2)}x`,
+    ],
+  ],
+)

@@ -1,3 +1,4 @@
+import { type Message, Role, type SendMessageRequest } from "@a2a-js/sdk"
 import {
   type Client,
   ClientFactory,
@@ -105,3 +106,26 @@ export async function rpc(
   }
   return { status: response.status, json, headers: response.headers }
 }
+
+/** A user message with one text part; `taskId` continues a task. */
+export function message(text: string, taskId = "", extra: Partial<Message> = {}): Message {
+  return {
+    messageId: `u-${Math.random().toString(36).slice(2)}`,
+    contextId: "",
+    taskId,
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "" }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+    ...extra,
+  }
+}
+
+/** SendMessage params for `m`. */
+export const send = (m: Message, returnImmediately = false): SendMessageRequest => ({
+  tenant: "",
+  message: m,
+  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately },
+  metadata: undefined,
+})

@@ -3,10 +3,10 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { type Message, Role, type Task, TaskState } from "@a2a-js/sdk"
+import { type Task, TaskState } from "@a2a-js/sdk"
 import { Redis } from "ioredis"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { sdkClient } from "./inbound-kit.js"
+import { message, sdkClient, send } from "./inbound-kit.js"
 
 // The serving process is SIGKILLed between the halt and the answer; a new process on the
 // same store (a SQLite file; Redis too when TOOLNEXUS_TEST_REDIS_URL is set, keys under a
@@ -65,24 +65,6 @@ const killed = (proc: ChildProcess) =>
     proc.kill("SIGKILL")
   })
 
-function message(text: string, taskId = ""): Message {
-  return {
-    messageId: `u-${Math.random().toString(36).slice(2)}`,
-    contextId: "",
-    taskId,
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "" }],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  }
-}
-const send = (m: Message) => ({
-  tenant: "",
-  message: m,
-  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false },
-  metadata: undefined,
-})
 const effectsIn = (file: string) => readFileSync(file, "utf8").split("\n").filter(Boolean)
 
 describe.each(kinds)("serveA2A across processes ($name)", (kind) => {

@@ -1,11 +1,11 @@
-import { type Message, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk"
+import { type StreamResponse, type Task, TaskState } from "@a2a-js/sdk"
 import type { AgentDef } from "@toolnexus/agents"
 import { defineTool, pending } from "@toolnexus/core"
 import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { serveA2A } from "../src/inbound/serve-a2a.js"
-import { sdkClient } from "./inbound-kit.js"
+import { message, sdkClient, send } from "./inbound-kit.js"
 import { serveFetch } from "./serve-node.js"
 
 // serveA2A with `runtime` + `agent`: a tree per task (namespace a2a/<taskId>), saved as
@@ -79,23 +79,6 @@ async function serve() {
   })
   return { url: http.url, store }
 }
-
-const message = (text: string, taskId = ""): Message => ({
-  messageId: `u-${Math.random().toString(36).slice(2)}`,
-  contextId: "",
-  taskId,
-  role: Role.ROLE_USER,
-  parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "" }],
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-})
-const send = (m: Message) => ({
-  tenant: "",
-  message: m,
-  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false },
-  metadata: undefined,
-})
 
 describe("serveA2A with a runtime", () => {
   it("a tree per task: the deep approval parks the task with data.path; the next message resumes the tree once", async () => {

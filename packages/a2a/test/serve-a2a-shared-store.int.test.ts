@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { type Message, Role, type Task, TaskState } from "@a2a-js/sdk"
+import { Role, type Task, TaskState } from "@a2a-js/sdk"
 import type { DurableStore } from "@toolnexus/durable"
 import { PostgresStore } from "@toolnexus/durable/postgres"
 import { RedisStore } from "@toolnexus/durable/redis"
@@ -7,7 +7,7 @@ import { Redis } from "ioredis"
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import { serveA2A } from "../src/inbound/serve-a2a.js"
-import { sdkClient, travelAgent } from "./inbound-kit.js"
+import { message, sdkClient, send, travelAgent } from "./inbound-kit.js"
 import { serveFetch } from "./serve-node.js"
 
 // serveA2A on a shared store (PostgreSQL, Redis): a halted task outlives the server that
@@ -77,22 +77,6 @@ async function server(kind: Kind) {
   return { ...agent, store, url: http.url, close }
 }
 
-const message = (text: string, taskId = ""): Message => ({
-  messageId: `u-${randomUUID()}`,
-  contextId: "",
-  taskId,
-  role: Role.ROLE_USER,
-  parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "" }],
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-})
-const send = (m: Message) => ({
-  tenant: "",
-  message: m,
-  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false },
-  metadata: undefined,
-})
 const get = async (url: string, id: string) =>
   (await sdkClient(url)).getTask({ tenant: "", id, historyLength: undefined })
 

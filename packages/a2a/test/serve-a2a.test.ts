@@ -1,9 +1,11 @@
-import { type Message, Role, type Task, TaskState } from "@a2a-js/sdk"
+import { type Message, type Task, TaskState } from "@a2a-js/sdk"
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
 import { afterEach, describe, expect, it } from "vitest"
 import { serveA2A } from "../src/inbound/serve-a2a.js"
-import { rpc, sdkClient, travelAgent } from "./inbound-kit.js"
+import { message, rpc, sdkClient, send, travelAgent } from "./inbound-kit.js"
+
+const userMessage = (text: string, extra: Partial<Message> = {}) => message(text, "", extra)
 import { serveFetch } from "./serve-node.js"
 
 // Every case drives serveA2A with the SDK's own ClientFactory client (raw JSON-RPC only for
@@ -36,31 +38,6 @@ async function serve(opts: { bearerTokens?: string[]; maxBodyBytes?: number } = 
   })
   return { ...agent, store, handler, url: http.url }
 }
-
-function userMessage(text: string, extra: Partial<Message> = {}): Message {
-  return {
-    messageId: `u-${Math.random().toString(36).slice(2)}`,
-    contextId: "",
-    taskId: "",
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "" }],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-    ...extra,
-  }
-}
-
-const send = (message: Message, returnImmediately = false) => ({
-  tenant: "",
-  message,
-  configuration: {
-    acceptedOutputModes: [],
-    taskPushNotificationConfig: undefined,
-    returnImmediately,
-  },
-  metadata: undefined,
-})
 
 const textOf = (m: Message | undefined) =>
   (m?.parts ?? []).map((p) => (p.content?.$case === "text" ? p.content.value : p.content?.value))

@@ -137,7 +137,8 @@ it("a call that elicits twice, answered across restarts: the re-issued call repl
   } finally {
     await served.close()
   }
-})
+  // Three node processes one after another: under a loaded machine that outlasts the default.
+}, 90_000)
 
 it("an OAuth login started in one process finishes in another; tokens stay in the host's token store", async () => {
   const fixture: OAuthFixture = await serveOAuthMcp(() => {

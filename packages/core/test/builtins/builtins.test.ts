@@ -358,6 +358,16 @@ describe("bash", () => {
     expect((await toolkit.execute("read", { path: "big.txt" })).output).toBe(
       `${"y".repeat(50)}\n[output truncated: 30 more characters]`,
     )
+    await toolkit.execute("write", { path: "many.txt", content: "match\n".repeat(40) })
+    const grep = await toolkit.execute("grep", { pattern: "match" })
+    expect(grep.output).toMatch(/\n\[output truncated: \d+ more characters\]$/)
+    expect(grep.output.indexOf("\n[output truncated")).toBe(50)
+    expect(grep.metadata?.truncated).toBe(true)
+    // write's own text is never cut.
+    const long = `${"d/".repeat(30)}f.txt`
+    expect((await toolkit.execute("write", { path: long, content: "z" })).output).toBe(
+      `Wrote 1 bytes to ${long}`,
+    )
   })
 })
 

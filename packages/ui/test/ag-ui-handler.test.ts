@@ -236,6 +236,57 @@ describe.each(env.stores)(
       await server.close()
     })
 
+    it("an approval after expiresAt and an input that asks nothing are one RUN_ERROR each (TNX_ANSWER_EXPIRED, TNX_BAD_REQUEST)", async () => {
+      const { server, agent, effects } = await setup()
+      const a = agent(`t-${++counter}`)
+      a.addMessage({ id: "u1", role: "user", content: "quote please" })
+      const first = await run(a)
+      const interrupt = finishedOf(first.events).outcome.interrupts![0]!
+      expect(interrupt).toMatchObject({ reason: "tool_call", expiresAt: "2000-01-01T00:00:00Z" })
+      // The HttpAgent itself refuses to send it (it checks expiresAt too): a raw post, as a
+      // client with a slow clock would send it.
+      const late = await fetch(`${server.url}/agent`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          threadId: a.threadId,
+          runId: "r2",
+          messages: [],
+          tools: [],
+          context: [],
+          resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }],
+        }),
+      })
+      expect(late.status).toBe(200)
+      expect(JSON.parse((await late.text()).replace(/^data: /, "").trim())).toMatchObject({
+        type: "RUN_ERROR",
+        code: "TNX_ANSWER_EXPIRED",
+        metadata: { toolnexus: { requestId: interrupt.id, expiresAt: "2000-01-01T00:00:00Z" } },
+      })
+      // Closing it (cancelled ⇒ ok:false) is still accepted, and the tool never ran.
+      const closed = await run(a, { resume: [{ interruptId: interrupt.id, status: "cancelled" }] })
+      expect(closed.failure).toBeUndefined()
+      expect(finishedOf(closed.events).result.status).toBe("done")
+      expect(effects).toEqual([])
+      // A valid input with no resume entry, no tool result and no new user message.
+      const nothing = await fetch(`${server.url}/agent`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          threadId: `t-${++counter}`,
+          runId: "r1",
+          messages: [{ id: "a1", role: "assistant", content: "hi" }],
+          tools: [],
+          context: [],
+        }),
+      })
+      expect(nothing.status).toBe(200)
+      const event = JSON.parse((await nothing.text()).replace(/^data: /, "").trim())
+      expect(event).toMatchObject({ type: "RUN_ERROR", code: "TNX_BAD_REQUEST" })
+      expect(event.message).toMatch(/asks nothing/)
+      await server.close()
+    })
+
     it("a failed run ends with one RUN_ERROR carrying the code, never the key", async () => {
       const { server, agent } = await setup()
       env.fake.reset()

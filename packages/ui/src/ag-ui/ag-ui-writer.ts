@@ -1,6 +1,7 @@
 import { type Request as PendingRequest, type StreamEvent, relayCallsOf } from "@toolnexus/core"
 import type { RunOutcome } from "../internal/conversation-gate.js"
 import { errorTextOf } from "../internal/error-text.js"
+import { OpenParts } from "../internal/open-parts.js"
 import type { AgUiEvent, AgUiInterrupt, AgUiOutcome } from "./ag-ui-event.js"
 
 /** @internal What the AG-UI handler tells the writer about the run. */
@@ -28,9 +29,14 @@ export class AgUiWriter {
   readonly #out: (ev: AgUiEvent) => void
   readonly #opts: AgUiWriterOptions
   readonly #streamed = new Set<string>()
-  #text: string | undefined
+  readonly #open = new OpenParts((kind, id) => {
+    if (kind === "text") this.#out({ type: "TEXT_MESSAGE_END", messageId: id })
+    else {
+      this.#out({ type: "REASONING_MESSAGE_END", messageId: id })
+      this.#out({ type: "REASONING_END", messageId: id })
+    }
+  })
   #turnText: string | undefined
-  #reasoning: string | undefined
   #pending: PendingRequest | undefined
   #ended = false
 
@@ -49,29 +55,30 @@ export class AgUiWriter {
       case "text":
       case "refusal":
         if (ev.delta === "") return
-        this.#closeReasoning()
-        if (this.#text === undefined) {
-          this.#text = newId("msg")
-          this.#turnText = this.#text
-          this.#out({ type: "TEXT_MESSAGE_START", messageId: this.#text, role: "assistant" })
+        this.#open.closeReasoning()
+        if (this.#open.text === undefined) {
+          this.#open.text = newId("msg")
+          this.#turnText = this.#open.text
+          this.#out({ type: "TEXT_MESSAGE_START", messageId: this.#open.text, role: "assistant" })
         }
-        this.#out({ type: "TEXT_MESSAGE_CONTENT", messageId: this.#text, delta: ev.delta })
+        this.#out({ type: "TEXT_MESSAGE_CONTENT", messageId: this.#open.text, delta: ev.delta })
         return
       case "reasoning":
         if (ev.delta === "") return
-        this.#closeText()
-        if (this.#reasoning === undefined) {
-          this.#reasoning = newId("reasoning")
-          this.#out({ type: "REASONING_START", messageId: this.#reasoning })
-          this.#out({ type: "REASONING_MESSAGE_START", messageId: this.#reasoning, role: "reasoning" })
+        this.#open.closeText()
+        if (this.#open.reasoning === undefined) {
+          const id = newId("reasoning")
+          this.#open.reasoning = id
+          this.#out({ type: "REASONING_START", messageId: id })
+          this.#out({ type: "REASONING_MESSAGE_START", messageId: id, role: "reasoning" })
         }
-        this.#out({ type: "REASONING_MESSAGE_CONTENT", messageId: this.#reasoning, delta: ev.delta })
+        this.#out({ type: "REASONING_MESSAGE_CONTENT", messageId: this.#open.reasoning, delta: ev.delta })
         return
       case "turn":
-        this.#closeParts()
+        this.#open.closeAll()
         return
       case "tool_call": {
-        this.#closeParts()
+        this.#open.closeAll()
         this.#streamed.add(ev.id)
         const parent = this.#turnText
         this.#out({
@@ -88,7 +95,7 @@ export class AgUiWriter {
         // Results come after all of a turn's calls: the next call belongs to a later turn.
         this.#turnText = undefined
         if (this.#opts.skipResults?.has(ev.id)) return
-        this.#closeParts()
+        this.#open.closeAll()
         this.#out({
           type: "TOOL_CALL_RESULT",
           messageId: newId("tool"),
@@ -98,7 +105,7 @@ export class AgUiWriter {
         })
         return
       case "pending":
-        this.#closeParts()
+        this.#open.closeAll()
         this.#pending = ev.request
         return
       default:
@@ -110,7 +117,7 @@ export class AgUiWriter {
   end(result: RunOutcome | undefined): void {
     if (this.#ended) return
     this.#ended = true
-    this.#closeParts()
+    this.#open.closeAll()
     const status = result?.status ?? "done"
     const pending = status === "pending" ? this.#pending : undefined
     const usage = result?.usage
@@ -142,7 +149,7 @@ export class AgUiWriter {
   fail(error: unknown): void {
     if (this.#ended) return
     this.#ended = true
-    this.#closeParts()
+    this.#open.closeAll()
     const text = errorTextOf(error, this.#opts.onError)
     this.#out({ type: "RUN_ERROR", message: text, code: codeOf(error) })
   }
@@ -184,24 +191,6 @@ export class AgUiWriter {
     }
     if (request.expiresAt !== undefined) interrupt.expiresAt = request.expiresAt
     return interrupt
-  }
-
-  #closeParts(): void {
-    this.#closeText()
-    this.#closeReasoning()
-  }
-
-  #closeText(): void {
-    if (this.#text === undefined) return
-    this.#out({ type: "TEXT_MESSAGE_END", messageId: this.#text })
-    this.#text = undefined
-  }
-
-  #closeReasoning(): void {
-    if (this.#reasoning === undefined) return
-    this.#out({ type: "REASONING_MESSAGE_END", messageId: this.#reasoning })
-    this.#out({ type: "REASONING_END", messageId: this.#reasoning })
-    this.#reasoning = undefined
   }
 }
 

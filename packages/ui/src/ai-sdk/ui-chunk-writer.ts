@@ -1,5 +1,6 @@
 import type { Request, RunResult, StreamEvent } from "@toolnexus/core"
 import { errorTextOf } from "../internal/error-text.js"
+import { OpenParts } from "../internal/open-parts.js"
 import type { UIFinishReason, UIMessageChunk } from "./ui-message-chunk.js"
 
 /** A call to show before its output when the client's message may not have it (a resumed halted call). */
@@ -60,8 +61,7 @@ export class UIChunkWriter {
   #inStep = false
   // True before the first model turn too: results of a resumed turn get a step of their own.
   #turnEnded = true
-  #text: string | undefined
-  #reasoning: string | undefined
+  readonly #open = new OpenParts((kind, id) => this.#out({ type: `${kind}-end`, id }))
   #parts = 0
   #ended = false
 
@@ -82,31 +82,31 @@ export class UIChunkWriter {
       case "refusal":
         if (ev.delta === "") return
         this.#modelOutput()
-        this.#closeReasoning()
-        if (this.#text === undefined) {
-          this.#text = `text-${++this.#parts}`
-          this.#out({ type: "text-start", id: this.#text })
+        this.#open.closeReasoning()
+        if (this.#open.text === undefined) {
+          this.#open.text = `text-${++this.#parts}`
+          this.#out({ type: "text-start", id: this.#open.text })
         }
-        this.#out({ type: "text-delta", id: this.#text, delta: ev.delta })
+        this.#out({ type: "text-delta", id: this.#open.text, delta: ev.delta })
         return
       case "reasoning":
         if (ev.delta === "") return
         this.#modelOutput()
-        this.#closeText()
-        if (this.#reasoning === undefined) {
-          this.#reasoning = `reasoning-${++this.#parts}`
-          this.#out({ type: "reasoning-start", id: this.#reasoning })
+        this.#open.closeText()
+        if (this.#open.reasoning === undefined) {
+          this.#open.reasoning = `reasoning-${++this.#parts}`
+          this.#out({ type: "reasoning-start", id: this.#open.reasoning })
         }
-        this.#out({ type: "reasoning-delta", id: this.#reasoning, delta: ev.delta })
+        this.#out({ type: "reasoning-delta", id: this.#open.reasoning, delta: ev.delta })
         return
       case "turn":
         this.#modelOutput()
-        this.#closeParts()
+        this.#open.closeAll()
         this.#turnEnded = true
         return
       case "tool_call":
         this.#ensureStep()
-        this.#closeParts()
+        this.#open.closeAll()
         this.#streamed.add(ev.id)
         this.#out({ type: "tool-input-available", toolCallId: ev.id, toolName: ev.name, input: ev.args })
         return
@@ -115,7 +115,7 @@ export class UIChunkWriter {
         return
       case "pending":
         this.#ensureStep()
-        this.#closeParts()
+        this.#open.closeAll()
         this.#pending(ev.request)
         return
       case "done":
@@ -131,7 +131,7 @@ export class UIChunkWriter {
   end(result: FinishSource | undefined): void {
     if (this.#ended) return
     this.#ended = true
-    this.#closeParts()
+    this.#open.closeAll()
     if (this.#inStep) this.#out({ type: "finish-step" })
     this.#out({ type: "finish", finishReason: uiFinishReason(result) })
   }
@@ -140,7 +140,7 @@ export class UIChunkWriter {
   fail(error: unknown): void {
     if (this.#ended) return
     this.#ended = true
-    this.#closeParts()
+    this.#open.closeAll()
     if (this.#inStep) this.#out({ type: "finish-step" })
     this.#out({ type: "error", errorText: errorTextOf(error, this.#opts.onError) })
     this.#out({ type: "finish", finishReason: "error" })
@@ -158,7 +158,7 @@ export class UIChunkWriter {
     // (a child handle's, in a saved runtime's resume) has no tool part to land on.
     if (!known && shownCalls !== undefined && haltedCall?.id !== ev.id) return
     this.#ensureStep()
-    this.#closeParts()
+    this.#open.closeAll()
     if (!known && haltedCall?.id === ev.id) {
       // The client's message lacks the call (another tab, a reloaded page): show it first, or
       // the client has no tool part to put the output on.
@@ -197,7 +197,7 @@ export class UIChunkWriter {
    */
   #modelOutput(): void {
     if (this.#inStep && this.#turnEnded) {
-      this.#closeParts()
+      this.#open.closeAll()
       this.#out({ type: "finish-step" })
       this.#inStep = false
     }
@@ -209,22 +209,5 @@ export class UIChunkWriter {
     if (this.#inStep) return
     this.#out({ type: "start-step" })
     this.#inStep = true
-  }
-
-  #closeParts(): void {
-    this.#closeText()
-    this.#closeReasoning()
-  }
-
-  #closeText(): void {
-    if (this.#text === undefined) return
-    this.#out({ type: "text-end", id: this.#text })
-    this.#text = undefined
-  }
-
-  #closeReasoning(): void {
-    if (this.#reasoning === undefined) return
-    this.#out({ type: "reasoning-end", id: this.#reasoning })
-    this.#reasoning = undefined
   }
 }

@@ -142,7 +142,24 @@ describe("a sub-agent tree behind the chat handler (SQLite, a restart between ca
     const current = await boot(path, async (tools) => ({
       runtime: { registry: registryWith(tools), llm: llm() },
     }))
-    const { chat, errors } = chatOn("ops-chat", () => current)
+    // Another user's chat cannot answer the runtime's request: 404, nothing claimed or run.
+    const foreign = await fetch(`${current.url}/api/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        id: "someone-else",
+        trigger: "submit-message",
+        messages: [],
+        answer: { id: parked.id, ok: true },
+      }),
+    })
+    expect(foreign.status).toBe(404)
+    expect(((await foreign.json()) as { error: { code: string } }).error.code).toBe("TNX_UNKNOWN_REQUEST")
+    expect(await current.store.getDecision(parked.id)).toBeUndefined()
+    expect(current.effects).toEqual([])
+
+    // The chat whose conversation is the runtime's key answers it.
+    const { chat, errors } = chatOn("ops", () => current)
     await chat.sendMessage(undefined, { body: { answer: { id: parked.id, ok: true } } })
     await settled(chat)
     expect(errors).toEqual([])

@@ -8,7 +8,10 @@ export interface ChatHandlerOptions {
   toolkit?: Toolkit
   /** Must be `client.conversationStore()` when given (else `ConfigError`); a durable store makes answers exactly-once across processes. */
   store?: ConversationStore
-  /** Resumes requests held by saved runtimes (passed to `deliverAnswer`). */
+  /**
+   * Resumes requests held by saved runtimes (passed to `deliverAnswer`). A runtime's request is
+   * answered by the chat whose conversation id is the runtime's key.
+   */
   runtime?: RuntimeOptions
   /**
    * The conversation a chat id maps to; default the chat id itself (1–200 characters). The

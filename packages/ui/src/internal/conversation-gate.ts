@@ -179,8 +179,11 @@ export class ConversationGate {
         return conflict(answer.id, `request ${answer.id} was already decided`, decision)
       return unknown(answer.id, id)
     }
-    // A saved runtime's request is held by its deepest handle's conversation, not by the chat's.
-    if (entry.runtimeKey === undefined && entry.conversationId !== id) return unknown(answer.id, id)
+    // A saved runtime's request is held by its deepest handle's conversation, not by the chat's:
+    // the chat answers it when its conversation id is the runtime's key. Any other chat gets
+    // the 404 a foreign request gets, so `conversationId` scopes runtimes to users as well.
+    const owner = entry.runtimeKey ?? entry.conversationId
+    if (owner !== id) return unknown(answer.id, id)
     const expired = expiredRefusal(entry.request, answer)
     if (expired) return expired
     const { client } = this

@@ -23,7 +23,8 @@ import {
  * Step names are stable across replay: `llm:<n>` (the n-th LLM request), `tool:<n>:<call id>`
  * (a call's first execution, hooks included), `…:answer` (its retry with the answer),
  * `answer:<request id>` (the client's own inline `waitFor`), `relay:<n>` (the turn's relay
- * request); under a runtime each is prefixed by `<handle id>/`. Step values are plain JSON.
+ * request), `compact:<n>` (the `compaction` option's edit before the n-th request); under a
+ * runtime each is prefixed by `<handle id>/`. Step values are plain JSON.
  */
 export interface DurableExecutor {
   /** The run id (the workflow id). `ctx.idempotencyKey` is `<id>:<call id>`. */

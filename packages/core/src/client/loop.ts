@@ -136,7 +136,15 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
     const limit = config.beforeTurn?.()
     if (limit !== undefined) return state.result(model, "incomplete", { limit })
     const turn = state.turns + 1
-    if (config.compaction) await compactTranscript(config.compaction, config.dialect, state.messages)
+    if (config.compaction) {
+      const journal = input.journal
+      await compactTranscript(
+        config.compaction,
+        config.dialect,
+        state.messages,
+        journal && ((decide) => journal.executor.step(`compact:${turn}`, decide)),
+      )
+    }
     let reply: ModelTurn
     // A journaled turn replays unasked: its hooks, request and events happened once, before.
     let replayed = false

@@ -1,6 +1,15 @@
-import { type Answer, type DurableExecutor, type Request, defineTool, pending } from "@toolnexus/core"
+import {
+  type Answer,
+  type DurableExecutor,
+  type Request,
+  createClient,
+  createToolkit,
+  defineTool,
+  pending,
+} from "@toolnexus/core"
 import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest"
+import { agent } from "../src/agent.js"
 import { createVirtualClock } from "../src/clock.js"
 import { createRuntime } from "../src/runtime.js"
 import type { AgentDef, RuntimeOptions } from "../src/types.js"
@@ -187,5 +196,47 @@ it("maxWallMs is decided in a journaled step: a replay after the wall passed dec
   const h3 = rt3.spawn(rt3.root, "payer")
   rt3.wake(h3, "move 10")
   expect(await rt3.wait(h3)).toEqual(stopped)
+  expect(third.executed).toEqual([])
+})
+
+it("an asTool agent in a plain client's toolkit runs on its own runtime under the executor: its turns and calls are steps, a replay asks nothing again", async () => {
+  script()
+  server.addRule({
+    match: (req) => bySoul("boss")(req) && req.toolResults.length === 0,
+    reply: { toolCalls: [{ id: "a1", name: "payer", arguments: { prompt: "move 10" } }] },
+  })
+  server.addRule({
+    match: bySoul("boss"),
+    reply: (req) => ({ text: `boss: ${req.toolResults[0]?.content}` }),
+  })
+  const runs: Answer[] = []
+  const payer = agent("payer", { ...(tree(runs).payer as AgentDef), model: "m" })
+  const llm = { baseUrl: `${server.url}/v1`, style: "openai" as const, model: "m", apiKey: "k" }
+  const boss = () => createClient({ ...llm, systemPrompt: "boss" })
+  const toolkit = await createToolkit({ extraTools: [payer.asTool({ llm })] })
+  const journal = new Map<string, string>()
+  const first = memoryExecutor("run-as-tool", journal) // dies while waiting
+  await expect(boss().run("pay", { toolkit, executor: first.executor })).rejects.toThrow(/worker died/)
+  expect(first.executed).toEqual([
+    "llm:1",
+    "tool:1:a1/root/payer.1/llm:1",
+    "tool:1:a1/root/payer.1/tool:1:t1",
+  ])
+  expect(first.waits[0]?.data).toMatchObject({ tool: "transfer", path: ["root", "payer.1"] })
+  const asked = server.requests.length
+
+  const second = memoryExecutor("run-as-tool", journal, (req) => ({ id: req.id, ok: true }))
+  const result = await boss().run("pay", { toolkit, executor: second.executor })
+  expect(result).toMatchObject({ status: "done", text: "boss: payer: moved 10" })
+  expect(second.executed).toEqual([
+    "tool:1:a1/root/payer.1/tool:1:t1:answer",
+    "tool:1:a1/root/payer.1/llm:2",
+    "llm:2",
+  ])
+  expect(server.requests.length - asked).toBe(2)
+  expect(runs).toHaveLength(1)
+
+  const third = memoryExecutor("run-as-tool", journal, (req) => ({ id: req.id, ok: true }))
+  expect(await boss().run("pay", { toolkit, executor: third.executor })).toEqual(result)
   expect(third.executed).toEqual([])
 })

@@ -4,7 +4,7 @@ import { RELAY_KIND, type RelayCall, relayResultFor } from "../suspension/relay.
 import { unknownTool } from "../tools/toolkit.js"
 import type { Toolkit } from "../tools/toolkit.js"
 import type { RunTracing } from "../telemetry/run-tracing.js"
-import type { Answer, Request, ToolContext, ToolResult, ToolSource } from "../types.js"
+import type { Answer, DurableExecutor, Request, ToolContext, ToolResult, ToolSource } from "../types.js"
 import type { Hooks } from "./hooks.js"
 import type { MetricEvent } from "./metrics.js"
 
@@ -21,6 +21,8 @@ export interface CallEnv {
   tracing: RunTracing | undefined
   /** What `ctx.resolve` asks when it is not `waitFor` (under an executor: the client's own `waitFor`). */
   resolveWith?: ((req: Request) => Answer | Promise<Answer>) | undefined
+  /** Under an executor, for agent-source calls: `ctx.executor`, scoped to the call. */
+  executor?: DurableExecutor | undefined
 }
 
 /** @internal The settled outcome of one call; `request` is set when it suspended unresolved. */
@@ -129,6 +131,7 @@ function runTool(
   const waitFor = "resolveWith" in env ? env.resolveWith : env.waitFor
   if (waitFor) ctx.resolve = async (req) => waitFor(stampRequest(req, call.id, call.name, args))
   if (traceContext !== undefined) ctx.traceContext = traceContext
+  if (env.executor) ctx.executor = env.executor
   return (env.toolkit as Toolkit).execute(call.name, args, ctx)
 }
 

@@ -25,7 +25,8 @@ const root = resolve(import.meta.dirname, "..")
 const PACKAGES = [
   // DESIGN §7: core with all its runtime dependencies stays within 3 MB installed.
   { name: "@toolnexus/core", maxInstalledBytes: 3_000_000 },
-  { name: "@toolnexus/agents" },
+  // /engine-testing's engine contract suite runs under vitest.
+  { name: "@toolnexus/agents", optionalPeers: ["vitest"] },
   // /redis is typed with ioredis' own types, /testing's store contract suite runs under vitest;
   // /sqlite and /postgres need no driver at all.
   { name: "@toolnexus/durable", optionalPeers: ["ioredis", "vitest"] },

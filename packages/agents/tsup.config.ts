@@ -1,7 +1,11 @@
 import { defineConfig } from "tsup"
 
 export default defineConfig({
-  entry: { index: "src/index.ts" },
+  entry: {
+    index: "src/index.ts",
+    "engine-testing/index": "src/engine-testing/index.ts",
+    "engine-testing/worker": "src/engine-testing/worker.ts",
+  },
   format: ["esm"],
   dts: true,
   sourcemap: true,

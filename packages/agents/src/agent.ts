@@ -31,6 +31,9 @@ export interface Agent {
    * survives a restart with the caller's store), and the answer given through `continueRun`
    * or `askWithAnswer` resumes it without asking anything again. That runtime keeps its
    * conversations in memory (in the request while suspended): `opts.store` is not used.
+   * Under a durable executor (the call's `ctx.executor`) that runtime takes the executor: the
+   * agent's turns and calls are steps `tool:<n>:<call id>/<handle id>/…` of the caller's
+   * workflow, and a suspension is the engine's wait.
    */
   asTool(opts?: Omit<RuntimeOptions, "registry">): Tool
 }
@@ -127,7 +130,12 @@ async function runOwn(
     } catch (error) {
       return { output: `${name}: ${error instanceof Error ? error.message : String(error)}`, isError: true }
     }
-  } else rt = createRuntime({ ...base, registry, store }) as DelegatingRuntime
+  } else {
+    // Under a durable executor the agent's turns and calls are steps of the caller's workflow,
+    // and a suspension is the engine's wait (it never parks into the request).
+    const journaled = ctx.executor ? { ...base, executor: ctx.executor } : base
+    rt = createRuntime({ ...journaled, registry, store }) as DelegatingRuntime
+  }
   const result = await rt[DELEGATE](rt.root, name, prompt, ctx)
   const request = pendingOf(result)
   if (!request) {

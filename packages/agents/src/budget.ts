@@ -22,6 +22,12 @@ export interface BudgetHolder {
   readonly spawnedAt: number
 }
 
+/** @internal Whether a wall-time budget bounds any handle of the chain. */
+export function wallBounded(chain: Iterable<BudgetHolder>): boolean {
+  for (const holder of chain) if (holder.budget.maxWallMs !== undefined) return true
+  return false
+}
+
 /**
  * Pools shared down the chain: carved from the parent's remainder at spawn and checked on
  * every live ancestor before each turn, so sibling spend counts.
@@ -70,16 +76,17 @@ function limited(budget: Budget): Budget {
 /**
  * @internal The first pool (or wall time) used up anywhere on the live chain, self first,
  * then each ancestor (their spend includes every sibling's, rolled up); or undefined. A spawn
- * under a handle is refused when this names a limit.
+ * under a handle is refused when this names a limit. With `now` undefined the wall is not
+ * checked (under an executor a spawn is replayed, and only a journaled step may read the clock).
  */
-export function poolLimit(chain: Iterable<BudgetHolder>, now: number): string | undefined {
+export function poolLimit(chain: Iterable<BudgetHolder>, now: number | undefined): string | undefined {
   for (const holder of chain) {
     for (const [field, spent] of POOLS) {
       const cap = holder.budget[field]
       if (cap !== undefined && spent(holder.spend) >= cap) return field
     }
     const wall = holder.budget.maxWallMs
-    if (wall !== undefined && now - holder.spawnedAt >= wall) return "maxWallMs"
+    if (wall !== undefined && now !== undefined && now - holder.spawnedAt >= wall) return "maxWallMs"
   }
   return undefined
 }

@@ -15,7 +15,7 @@ import {
   handleExecutor,
 } from "@toolnexus/core"
 import { agentToolOf, childAgentTool } from "./agent-tool.js"
-import { turnLimit } from "./budget.js"
+import { turnLimit, wallBounded } from "./budget.js"
 import { escalationFor } from "./escalation.js"
 import type { Semaphore } from "./gates.js"
 import { continueHalted, haltedOn } from "./handle-conversation.js"
@@ -66,6 +66,8 @@ export class Execution {
   readonly #ctx: ExecutionContext
   /** Under an executor: how many runs each handle has started (its steps' name prefix). */
   readonly #runs = new Map<string, number>()
+  /** Under an executor: each running handle's scoped executor and its turn checks so far. */
+  readonly #journals = new Map<string, { executor: DurableExecutor; checks: number }>()
 
   constructor(ctx: ExecutionContext) {
     this.#ctx = ctx
@@ -191,14 +193,37 @@ export class Execution {
     this.#runs.set(r.id, run)
     const wait = escalationFor(r, trace, events, (req) => root.wait(req)) as (req: Request) => Promise<Answer>
     const executor = handleExecutor(root, r.id, { run, wait })
+    // The wall-time origin is journaled: a replay measures from the first worker's clock.
+    if (run === 1 && wallBounded(r.chain()))
+      r.spawnedAt = await executor.step("spawned", async () => this.#ctx.clock.now())
     const history = (await store.get(id)) ?? []
-    const result = await client.run(input, { ...opts, history, executor })
-    await store.save(id, result.messages, { pending: null })
-    return result
+    this.#journals.set(r.id, { executor, checks: 0 })
+    try {
+      const result = await client.run(input, { ...opts, history, executor })
+      await store.save(id, result.messages, { pending: null })
+      return result
+    } finally {
+      this.#journals.delete(r.id)
+    }
+  }
+
+  /**
+   * The limit that stops the handle's next turn. Under an executor, with a wall-time budget on
+   * the chain, it is decided in a step `wall:<n>`: the clock is read once, and a replay
+   * decides each journaled turn as the first worker did.
+   */
+  #turnLimit(r: HandleRecord): string | undefined | Promise<string | undefined> {
+    const { clock } = this.#ctx
+    const journal = this.#journals.get(r.id)
+    if (!journal || !wallBounded(r.chain())) return turnLimit(r, r.chain(), clock.now())
+    journal.checks++
+    return journal.executor
+      .step(`wall:${journal.checks}`, async () => turnLimit(r, r.chain(), clock.now()) ?? null)
+      .then((limit) => limit ?? undefined)
   }
 
   #clientFor(r: HandleRecord): Client {
-    const { options, store, clock, turnGate, trace, events } = this.#ctx
+    const { options, store, turnGate, trace, events } = this.#ctx
     const { llm, fetch } = options
     const model = r.def.model ?? llm?.model
     if (!model) throw new ConfigError(`agent ${r.def.name} has no model: set def.model or llm.model`)
@@ -221,7 +246,7 @@ export class Execution {
         userMetric?.({ ...ev, handle: r.id })
       },
       waitFor: escalationFor(r, trace, events),
-      beforeTurn: () => turnLimit(r, r.chain(), clock.now()),
+      beforeTurn: () => this.#turnLimit(r),
       llmGate: turnGate ? (call) => turnGate.run(call) : undefined,
       // The handle's runs are `invoke_agent <def>` spans: a child's under its parent's task call,
       // a top-level handle's under the runtime's parent context (e.g. an `asTool` call).

@@ -51,7 +51,8 @@ export class HandleRecord {
   readonly budget: Budget
   /** Counters only grow; see `account` in execution.ts. */
   readonly spend: Spend
-  readonly spawnedAt: number
+  /** Under an executor, set once from the journal by the handle's first run (wall time survives replay). */
+  spawnedAt: number
   readonly taskKey: string | undefined
   #inbox: InboxItem[] | undefined
   turn: ActiveTurn | undefined

@@ -155,6 +155,8 @@ class AgentRuntime implements Runtime, TaskHost {
   readonly store: ConversationStore
   readonly #registry: Record<string, AgentDef>
   readonly #clock: Clock
+  /** Under a durable executor (journaled runs). */
+  readonly #journaled: boolean
   readonly #records = new Map<string, HandleRecord>()
   readonly #rootRecord: HandleRecord
   readonly #trace: Trace
@@ -181,6 +183,7 @@ class AgentRuntime implements Runtime, TaskHost {
     }
     this.#registry = opts.registry
     this.#clock = opts.clock ?? systemClock
+    this.#journaled = opts.executor !== undefined
     this.store = opts.store ?? new MemoryStore()
     this.#inboxCap = positive("inboxCap", opts.inboxCap, 100)
     this.#shutdownMs = positive("shutdownMs", opts.shutdownMs, 30_000)
@@ -261,7 +264,8 @@ class AgentRuntime implements Runtime, TaskHost {
       )
     }
     const now = this.#clock.now()
-    const limit = poolLimit(p.chain(), now)
+    // Under an executor the wall is decided by the child's first turn check, a journaled step.
+    const limit = poolLimit(p.chain(), this.#journaled ? undefined : now)
     if (limit)
       throw new RuntimeError(
         "budget_exhausted",

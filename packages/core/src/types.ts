@@ -31,6 +31,29 @@ export interface ToolResult {
   metadata?: Record<string, unknown>
 }
 
+/**
+ * A durable-execution engine as the client loop sees it: a run of it is one workflow whose LLM
+ * turns and tool calls are journaled steps. An engine package (`@toolnexus/restate`,
+ * `@toolnexus/dbos`) implements it; `client.run`, `client.continueRun` and the agents runtime
+ * take it as `executor`.
+ *
+ * Step names are stable across replay: `llm:<n>` (the n-th LLM request), `tool:<n>:<call id>`
+ * (a call's first execution, hooks included), `…:answer` (its retry with the answer),
+ * `answer:<request id>` (the client's own inline `waitFor`), `relay:<n>` (the turn's relay
+ * request), `compact:<n>` (the `compaction` option's edit before the n-th request); under a
+ * runtime each is prefixed by `<handle id>/`. Step values are plain JSON.
+ */
+export interface DurableExecutor {
+  /** The run id (the workflow id). `ctx.idempotencyKey` is `<id>:<call id>`. */
+  readonly id: string
+  /** The largest step value, in bytes of its JSON; default 1 MiB. */
+  readonly maxStepBytes?: number
+  /** Runs `fn` at most once per `name` in this run; afterwards returns its journaled value. */
+  step<T>(name: string, fn: () => Promise<T>): Promise<T>
+  /** The engine's own wait for the decision on `request` (a suspension never halts the run). */
+  wait(request: Request): Promise<Answer>
+}
+
 /** Per-call context handed to {@link Tool.execute}. */
 export interface ToolContext {
   signal?: AbortSignal
@@ -63,6 +86,12 @@ export interface ToolContext {
    * record/replay cover the tool's traffic as they do the model's. Absent ⇒ the global `fetch`.
    */
   fetch?: typeof fetch
+  /**
+   * Under a durable executor, for an agent-source call (`asTool` outside a runtime): the run's
+   * executor scoped to this call (steps `tool:<n>:<call id>/…`), so the sub-agent's own
+   * runtime journals its turns and calls as steps of the same workflow.
+   */
+  executor?: DurableExecutor
 }
 
 /** Where a tool comes from. */

@@ -318,6 +318,66 @@ describe("under an executor", () => {
   })
 })
 
+describe("compaction under an executor", () => {
+  it("is a step `compact:<n>`: a replay applies the journaled summary and never calls summarize again", async () => {
+    const { server } = ctx
+    const { tools } = countingTools()
+    const toolkit = await createToolkit({ extraTools: tools })
+    const summarized: number[] = []
+    const compaction = {
+      // Over budget from the third request on: turns 1 and 2 are not compacted, turn 3 is.
+      maxTokens: 40,
+      keepTail: 10,
+      countTokens: (messages: readonly unknown[]) => messages.length * 10,
+      summarize: (older: readonly unknown[]) => {
+        summarized.push(older.length)
+        return `older ${older.length}`
+      },
+    }
+    scriptTwoLookups()
+    const first = new MemoryExecutor({ id: "run-compact", crashAt: "llm:3" })
+    await expect(
+      clientFor("openai", server, { compaction }).run("find", { toolkit, executor: first }),
+    ).rejects.toThrow(WorkerCrash)
+    expect(first.executed).toEqual([
+      "compact:1",
+      "llm:1",
+      "tool:1:c1",
+      "compact:2",
+      "llm:2",
+      "tool:2:c2",
+      "compact:3",
+      "llm:3",
+    ])
+    expect(summarized).toHaveLength(1)
+    // The journal keeps the edit (the summary), never the transcript.
+    const edit = JSON.parse(first.journal.get("compact:3") as string)
+    expect(edit).toMatchObject({ at: 0, insert: [{ role: "system" }] })
+    expect(JSON.parse(first.journal.get("compact:1") as string)).toBeNull()
+
+    server.enqueue({ text: "both found" })
+    const second = first.worker()
+    const result = await clientFor("openai", server, { compaction }).run("find", {
+      toolkit,
+      executor: second,
+    })
+    expect(result.text).toBe("both found")
+    expect(second.executed).toEqual(["llm:3"])
+    expect(summarized).toHaveLength(1)
+    // The request the replay sent is the compacted one, as the first worker's was.
+    const [crashed, replayed] = server.requests.slice(-2)
+    expect(replayed?.body.messages).toEqual(crashed?.body.messages)
+    expect(result.messages[0]).toMatchObject({ role: "system", content: expect.stringContaining("older") })
+
+    const again = await clientFor("openai", server, { compaction }).run("find", {
+      toolkit,
+      executor: second.worker(),
+    })
+    expect(again).toEqual(result)
+    expect(summarized).toHaveLength(1)
+  })
+})
+
 describe("engine errors", () => {
   it("StepTooLargeError and EngineRunError carry their codes and fields, and are recognised across copies", async () => {
     const { EngineRunError } = await import("../src/client/engine-connection.js")

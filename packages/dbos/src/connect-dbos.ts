@@ -2,22 +2,18 @@ import type { TaskResult } from "@toolnexus/agents"
 import {
   AbortError,
   type Answer,
-  AnswerConflictError,
   type AnswerDecision,
-  AnswerExpiredError,
   ConfigError,
   type EngineConnection,
   EngineRunError,
   type PendingEntry,
-  type Request,
   type RunResult,
   StoreError,
-  UnknownRequestError,
   assertAnswer,
-  isExpired,
 } from "@toolnexus/core"
+import { type EngineRunInput, checkRunId, decide } from "@toolnexus/core/engine"
 import type { DBOSClient } from "@dbos-inc/dbos-sdk"
-import { type RunInput, checkRunId, namespaceOf } from "./protocol.js"
+import { namespaceOf } from "./protocol.js"
 
 /** Options of {@link connectDbos}. */
 export interface ConnectDbosOptions {
@@ -64,7 +60,7 @@ export function connectDbos(opts: ConnectDbosOptions): EngineConnection<RunResul
       checkRunId(runId)
       const { client } = await open()
       const { Error: DbosErrors } = await import("@dbos-inc/dbos-sdk")
-      const input: RunInput = { agent, prompt }
+      const input: EngineRunInput = { agent, prompt }
       try {
         await client.enqueue(
           { workflowName: `${ns}.run`, queueName: ns, workflowID: runId, workflowIDReusePolicy: "reject" },
@@ -148,22 +144,20 @@ export function connectDbos(opts: ConnectDbosOptions): EngineConnection<RunResul
         const row = rows[0] as
           | { run_id: string; entry: PendingEntry; decision: AnswerDecision | null }
           | undefined
-        if (!row) throw new UnknownRequestError(answer.id)
-        if (row.decision !== null)
-          throw new AnswerConflictError(answer.id, "it was already decided", { decision: row.decision })
-        const request: Request = row.entry.request
-        if (answer.ok && isExpired(request))
-          throw new AnswerExpiredError(answer.id, String(request.expiresAt))
-        const decision: AnswerDecision =
-          answer.reason === undefined ? { ok: answer.ok } : { ok: answer.ok, reason: answer.reason }
+        const held = row && {
+          runId: row.run_id,
+          request: row.entry.request,
+          decision: row.decision ?? undefined,
+        }
+        const decided = decide(answer.id, held, answer)
         await conn.query(`UPDATE ${ns}.requests SET decision = $2 WHERE request_id = $1`, [
           answer.id,
-          JSON.stringify(decision),
+          JSON.stringify(decided.decision),
         ])
         // The decision and its delivery commit together (DBOS would drop a duplicate send silently).
-        await client.sendInTransaction(conn, row.run_id, answer, answer.id, answer.id)
+        await client.sendInTransaction(conn, decided.runId, answer, answer.id, answer.id)
         await conn.query("COMMIT")
-        return { runId: row.run_id, request, decision }
+        return decided
       } catch (error) {
         await conn.query("ROLLBACK").catch(() => undefined)
         throw error

@@ -1,15 +1,17 @@
 import type { TaskResult } from "@toolnexus/agents"
+import { type Answer, ConfigError, type Request, type RunResult } from "@toolnexus/core"
 import {
-  type Answer,
-  ConfigError,
-  type DurableExecutor,
-  type PendingEntry,
-  type Request,
-  type RunResult,
-} from "@toolnexus/core"
+  EXPIRED,
+  type EngineExecutor,
+  type EngineRunInput,
+  engineEntryOf,
+  engineExecutor,
+  expiryOf,
+  runEngineAgent,
+} from "@toolnexus/core/engine"
 import type { DBOSConfig } from "@dbos-inc/dbos-sdk"
 import type { EngineAgent } from "./engine-agent.js"
-import { type RunInput, namespaceOf, requestsDdl } from "./protocol.js"
+import { namespaceOf, requestsDdl } from "./protocol.js"
 
 /** Options of {@link launchDbos}. */
 export interface LaunchDbosOptions {
@@ -44,7 +46,8 @@ export async function launchDbos(opts: LaunchDbosOptions): Promise<{ close(): Pr
     throw new ConfigError("launchDbos: two agents share a name")
   if (launched) throw new ConfigError("launchDbos: DBOS launches once per process")
   launched = true
-  const { DBOS } = await import("@dbos-inc/dbos-sdk")
+  const sdk = await import("@dbos-inc/dbos-sdk")
+  const { DBOS } = sdk
   const pg = await import("pg")
   const Pool = pg.default?.Pool ?? (pg as unknown as { Pool: typeof import("pg").Pool }).Pool
   const pool = new Pool({ connectionString: systemDatabaseUrl, max: 4 })
@@ -58,11 +61,15 @@ export async function launchDbos(opts: LaunchDbosOptions): Promise<{ close(): Pr
   const byName = new Map(agents.map((a) => [a.name, a]))
 
   const run = DBOS.registerWorkflow(
-    async (input: RunInput): Promise<RunResult | TaskResult> => {
+    async (input: EngineRunInput): Promise<RunResult | TaskResult> => {
       const agent = byName.get(input?.agent)
       if (!agent) throw new Error(`no worker defines agent ${JSON.stringify(input?.agent)}`)
       const runId = DBOS.workflowID as string
-      return runAgent(agent, input.prompt, dbosExecutor(DBOS, pool, namespace, runId, agent))
+      const executor = dbosExecutor(sdk, pool, namespace, runId, agent)
+      return runEngineAgent(agent, input.prompt, executor, async () => {
+        const { createRuntime } = await import("@toolnexus/agents")
+        return createRuntime as never
+      })
     },
     { name: `${namespace}.run` },
   )
@@ -80,24 +87,30 @@ export async function launchDbos(opts: LaunchDbosOptions): Promise<{ close(): Pr
 }
 
 type Dbos = typeof import("@dbos-inc/dbos-sdk")["DBOS"]
+type DbosErrors = typeof import("@dbos-inc/dbos-sdk")["Error"]
 type PgPool = import("pg").Pool
 
-/** A step is `DBOS.runStep` (retries off: core's policy is the one); the wait is `recv(request id)`. */
-function dbosExecutor(
-  DBOS: Dbos,
-  pool: PgPool,
+/**
+ * @internal A step is `DBOS.runStep` (retries off: core's policy is the one); the wait is
+ * `recv(request id)`. DBOS's own errors (the run cancelled, replayed out of step, its database
+ * lost) are engine faults: once one is seen the run fails with it.
+ */
+export function dbosExecutor(
+  sdk: { DBOS: Pick<Dbos, "runStep" | "recv">; Error: Pick<DbosErrors, "DBOSError"> },
+  pool: Pick<PgPool, "query">,
   ns: string,
   runId: string,
   agent: EngineAgent,
-): DurableExecutor {
-  const executor: DurableExecutor = {
+): EngineExecutor {
+  const { DBOS } = sdk
+  const base = {
     id: runId,
-    step: (name, fn) => DBOS.runStep(fn, { name, retriesAllowed: false }),
+    step: <T>(name: string, fn: () => Promise<T>) => DBOS.runStep(fn, { name, retriesAllowed: false }),
     async wait(request: Request): Promise<Answer> {
       // The entry's row, written once: its `since` is decided in the step.
       await DBOS.runStep(
         async () => {
-          const entry = entryOf(runId, request, new Date().toISOString())
+          const entry = engineEntryOf(runId, request, new Date().toISOString())
           await pool.query(
             `INSERT INTO ${ns}.requests (request_id, run_id, entry, since) VALUES ($1, $2, $3, $4)
              ON CONFLICT (request_id) DO NOTHING`,
@@ -119,68 +132,19 @@ function dbosExecutor(
         // (then its message is on the way, in the transaction that recorded it).
         const declined = await DBOS.runStep(
           async () => {
-            const decision = { ok: false, reason: "expired" }
             const { rowCount } = await pool.query(
               `UPDATE ${ns}.requests SET decision = $2 WHERE request_id = $1 AND decision IS NULL`,
-              [request.id, JSON.stringify(decision)],
+              [request.id, JSON.stringify(EXPIRED)],
             )
             return rowCount === 1
           },
           { name: `expire:${request.id}`, retriesAllowed: false },
         )
-        if (declined) return { id: request.id, ok: false, reason: "expired" }
+        if (declined) return { id: request.id, ...EXPIRED }
         const late = await DBOS.recv<Answer>(request.id, RECV_SECONDS)
         if (late !== null) return late
       }
     },
   }
-  if (agent.options.maxStepBytes !== undefined)
-    return { ...executor, maxStepBytes: agent.options.maxStepBytes }
-  return executor
-}
-
-/** `expiresAt` in epoch ms; an unparseable one is now (a deadline nobody can read is past). */
-function expiryOf(request: Request): number | undefined {
-  if (request.expiresAt === undefined) return undefined
-  const at = Date.parse(request.expiresAt)
-  return Number.isFinite(at) ? at : 0
-}
-
-function entryOf(runId: string, request: Request, since: string): PendingEntry {
-  const path = request.data?.path
-  const entry: PendingEntry = { request, conversationId: runId, since, attempts: 0, state: "open" }
-  if (Array.isArray(path) && path.every((p) => typeof p === "string")) {
-    entry.conversationId = `${runId}/${path.join("/")}`
-    entry.runtimeKey = runId
-    entry.path = path as string[]
-  }
-  return entry
-}
-
-async function runAgent(
-  agent: EngineAgent,
-  prompt: string,
-  executor: DurableExecutor,
-): Promise<RunResult | TaskResult> {
-  const { client, toolkit, runtime, onEvent } = agent.options
-  const listener = onEvent
-    ? (ev: Parameters<typeof onEvent>[0]) => {
-        try {
-          onEvent(ev)
-        } catch {
-          // Observers cannot change a run.
-        }
-      }
-    : undefined
-  if (client) return client.run(prompt, { toolkit, executor, onEvent: listener })
-  const { createRuntime } = await import("@toolnexus/agents")
-  const { root, ...options } = runtime as NonNullable<typeof runtime>
-  const rt = createRuntime({ ...options, executor, onEvent: listener })
-  try {
-    const handle = rt.spawn(rt.root, root)
-    rt.wake(handle, prompt)
-    return await rt.wait(handle)
-  } finally {
-    await rt.close(rt.root, { force: true })
-  }
+  return engineExecutor(agent, base, (error) => error instanceof sdk.Error.DBOSError)
 }

@@ -10,7 +10,8 @@ import {
   StoreError,
   assertAnswer,
 } from "@toolnexus/core"
-import { type Decided, checkRunId, namespaceOf, refusalError } from "./protocol.js"
+import { type EngineDecided, checkRunId } from "@toolnexus/core/engine"
+import { namespaceOf, refusalError } from "./protocol.js"
 
 /** Options of {@link connectRestate}. */
 export interface ConnectRestateOptions {
@@ -120,7 +121,7 @@ export function connectRestate(opts: ConnectRestateOptions): EngineConnection<Ru
       assertAnswer(answer)
       const response = await post(`${ingress}/${path(requests, answer.id, "decide")}`, answer)
       if (!response.ok) throw await failure(response, `delivering the answer to ${answer.id}`)
-      return (await response.json()) as Decided
+      return (await response.json()) as EngineDecided
     },
     async close() {
       for (const controller of controllers) controller.abort()

@@ -1,39 +1,18 @@
 import {
-  type AnswerDecision,
   AnswerConflictError,
+  type AnswerDecision,
   AnswerExpiredError,
   AnswerInvalidError,
-  ConfigError,
   type PendingEntry,
-  type Request,
   UnknownRequestError,
 } from "@toolnexus/core"
-
-/** @internal The default namespace: workflow `toolnexus`, object `toolnexus_requests`. */
-export const DEFAULT_NAMESPACE = "toolnexus"
+import { namespaceOf as checkedNamespace } from "@toolnexus/core/engine"
 
 const NAMESPACE = /^[a-zA-Z][a-zA-Z0-9_]{0,40}$/
-const RUN_ID = /^[A-Za-z0-9._:-]{1,200}$/
 
-/** @internal The checked namespace. */
+/** @internal The checked namespace (a Restate service name; `<namespace>_requests` too). */
 export function namespaceOf(namespace: string | undefined): string {
-  const ns = namespace ?? DEFAULT_NAMESPACE
-  if (!NAMESPACE.test(ns))
-    throw new ConfigError(`namespace must match ${NAMESPACE}, got ${JSON.stringify(ns)}`)
-  return ns
-}
-
-/** @internal The checked run id. */
-export function checkRunId(runId: string): string {
-  if (typeof runId !== "string" || !RUN_ID.test(runId))
-    throw new ConfigError(`run id must match ${RUN_ID}, got ${JSON.stringify(runId)}`)
-  return runId
-}
-
-/** @internal The workflow's input. */
-export interface RunInput {
-  agent: string
-  prompt: string
+  return checkedNamespace(namespace, NAMESPACE)
 }
 
 /** @internal What the requests object keeps for an open request. */
@@ -42,18 +21,11 @@ export interface OpenRequest {
   entry: PendingEntry
 }
 
-/** @internal What `decide` returns once a decision is recorded. */
-export interface Decided {
-  runId: string
-  request: Request
-  decision: AnswerDecision
-}
-
 /**
  * @internal Why `decide` refused, carried in a terminal error's message across the ingress, so
  * the connection rethrows the typed error (the first decision included).
  */
-export type Refusal =
+type Refusal =
   | { refused: "unknown"; id: string }
   | { refused: "conflict"; id: string; decision: AnswerDecision }
   | { refused: "expired"; id: string; expiresAt: string }
@@ -61,9 +33,27 @@ export type Refusal =
 
 const MARK = "tnx-refusal:"
 
-/** @internal A refusal as a terminal error's message. */
-export function refusalMessage(refusal: Refusal): string {
-  return `${MARK}${JSON.stringify(refusal)}`
+/**
+ * @internal A refusal (one of `decide`'s typed errors) as a terminal error's message and HTTP
+ * status, or undefined for any other error.
+ */
+export function refusalOf(error: unknown): { message: string; status: number } | undefined {
+  let refusal: Refusal
+  let status: number
+  if (UnknownRequestError.isInstance(error)) {
+    refusal = { refused: "unknown", id: error.requestId }
+    status = 404
+  } else if (AnswerConflictError.isInstance(error) && error.decision) {
+    refusal = { refused: "conflict", id: error.requestId, decision: error.decision }
+    status = 409
+  } else if (AnswerExpiredError.isInstance(error)) {
+    refusal = { refused: "expired", id: error.requestId, expiresAt: error.expiresAt }
+    status = 410
+  } else if (AnswerInvalidError.isInstance(error)) {
+    refusal = { refused: "invalid", problem: error.problem }
+    status = 400
+  } else return undefined
+  return { message: `${MARK}${JSON.stringify(refusal)}`, status }
 }
 
 /** @internal The typed error for a refusal found in an ingress error body, if any. */

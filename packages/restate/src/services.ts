@@ -1,16 +1,18 @@
 import type * as Restate from "@restatedev/restate-sdk"
 import type { TaskResult } from "@toolnexus/agents"
+import type { Answer, PendingEntry, Request, RunResult } from "@toolnexus/core"
 import {
-  type Answer,
-  type DurableExecutor,
-  type PendingEntry,
-  type Request,
-  type RunResult,
-  assertAnswer,
-  isExpired,
-} from "@toolnexus/core"
+  EXPIRED,
+  type EngineDecided,
+  type EngineExecutor,
+  type EngineRunInput,
+  decide,
+  engineEntryOf,
+  engineExecutor,
+  runEngineAgent,
+} from "@toolnexus/core/engine"
 import type { EngineAgent } from "./engine-agent.js"
-import { type Decided, type OpenRequest, type RunInput, refusalMessage } from "./protocol.js"
+import { type OpenRequest, refusalOf } from "./protocol.js"
 
 type Sdk = typeof Restate
 
@@ -29,14 +31,11 @@ export function buildServices(sdk: Sdk, agents: readonly EngineAgent[], namespac
   const privately = { ingressPrivate: true }
 
   /** Records the first decision and sends it to the waiting workflow's promise, together. */
-  async function record(ctx: Restate.ObjectContext, open: OpenRequest, answer: Answer): Promise<Decided> {
-    const decision =
-      answer.reason === undefined ? { ok: answer.ok } : { ok: answer.ok, reason: answer.reason }
-    const decided: Decided = { runId: open.runId, request: open.entry.request, decision }
+  function record(ctx: Restate.ObjectContext, decided: EngineDecided, answer: Answer): EngineDecided {
     ctx.set(DECIDED, decided)
     ctx.clear(OPEN)
     ctx
-      .workflowSendClient<typeof workflow>({ name: namespace }, open.runId)
+      .workflowSendClient<typeof workflow>({ name: namespace }, decided.runId)
       .resolve({ id: answer.id, answer })
     return decided
   }
@@ -53,37 +52,31 @@ export function buildServices(sdk: Sdk, agents: readonly EngineAgent[], namespac
         },
       ),
       /** One decision per request id: the first is recorded, every later one refused. */
-      decide: async (ctx: Restate.ObjectContext, answer: Answer): Promise<Decided> => {
+      decide: async (ctx: Restate.ObjectContext, answer: Answer): Promise<EngineDecided> => {
+        const held = await ctx.get<EngineDecided>(DECIDED)
+        const open = held === null ? await ctx.get<OpenRequest>(OPEN) : null
+        const now = await ctx.date.now()
+        let decided: EngineDecided
         try {
-          assertAnswer(answer)
-        } catch (error) {
-          const problem = (error as { problem?: string }).problem ?? String(error)
-          throw new TerminalError(refusalMessage({ refused: "invalid", problem }), { errorCode: 400 })
-        }
-        const decided = await ctx.get<Decided>(DECIDED)
-        if (decided !== null)
-          throw new TerminalError(
-            refusalMessage({ refused: "conflict", id: ctx.key, decision: decided.decision }),
-            {
-              errorCode: 409,
-            },
+          decided = decide(
+            ctx.key,
+            held ?? (open ? { runId: open.runId, request: open.entry.request } : undefined),
+            answer,
+            now,
           )
-        const open = await ctx.get<OpenRequest>(OPEN)
-        if (open === null)
-          throw new TerminalError(refusalMessage({ refused: "unknown", id: ctx.key }), { errorCode: 404 })
-        if (answer.ok && isExpired(open.entry.request, await ctx.date.now())) {
-          const expiresAt = String(open.entry.request.expiresAt)
-          throw new TerminalError(refusalMessage({ refused: "expired", id: ctx.key, expiresAt }), {
-            errorCode: 410,
-          })
+        } catch (error) {
+          const refusal = refusalOf(error)
+          if (refusal === undefined) throw error
+          throw new TerminalError(refusal.message, { errorCode: refusal.status })
         }
-        return record(ctx, open, { ...answer, id: ctx.key })
+        return record(ctx, decided, { ...answer, id: ctx.key })
       },
       /** The engine timer at `expiresAt`: declines the request unless it was decided. */
       expire: sdk.handlers.object.exclusive(privately, async (ctx: Restate.ObjectContext) => {
         const open = await ctx.get<OpenRequest>(OPEN)
         if (open === null || (await ctx.get(DECIDED)) !== null) return
-        await record(ctx, open, { id: ctx.key, ok: false, reason: "expired" })
+        const decided = { runId: open.runId, request: open.entry.request, decision: EXPIRED }
+        record(ctx, decided, { id: ctx.key, ...EXPIRED })
       }),
       /** The open entry, or null once decided (or never seen). */
       find: sdk.handlers.object.shared(
@@ -98,7 +91,7 @@ export function buildServices(sdk: Sdk, agents: readonly EngineAgent[], namespac
   const workflow = sdk.workflow({
     name: namespace,
     handlers: {
-      run: async (ctx: Restate.WorkflowContext, input: RunInput): Promise<RunResult | TaskResult> => {
+      run: async (ctx: Restate.WorkflowContext, input: EngineRunInput): Promise<RunResult | TaskResult> => {
         const agent = byName.get(input?.agent)
         if (!agent) throw new TerminalError(`no worker defines agent ${JSON.stringify(input?.agent)}`)
         const executor = restateExecutor(sdk, ctx, agent, (request, entry) => {
@@ -113,7 +106,10 @@ export function buildServices(sdk: Sdk, agents: readonly EngineAgent[], namespac
               .expire(sdk.rpc.sendOpts({ delay }))
           }
         })
-        return runAgent(agent, input.prompt, executor)
+        return runEngineAgent(agent, input.prompt, executor, async () => {
+          const { createRuntime } = await import("@toolnexus/agents")
+          return createRuntime as never
+        })
       },
       /** The requests object delivers a decision to the promise named by the request id. */
       resolve: sdk.handlers.workflow.shared(
@@ -128,94 +124,25 @@ export function buildServices(sdk: Sdk, agents: readonly EngineAgent[], namespac
   return { workflow, requests }
 }
 
-/** An executor that remembers the first engine fault, so no later step runs on a dead path. */
-interface RestateExecutor extends DurableExecutor {
-  readonly fault: () => unknown
-}
-
 /**
  * A step is `ctx.run` with the engine's retries off (core's retry policy is the one); the wait
- * registers the request, arms its expiry timer and awaits the workflow's durable promise.
+ * registers the request, arms its expiry timer and awaits the workflow's durable promise. Any
+ * error but a TerminalError (a step's own failure) is an engine fault.
  */
 function restateExecutor(
   sdk: Sdk,
   ctx: Restate.WorkflowContext,
   agent: EngineAgent,
   announce: (request: Request, entry: PendingEntry) => void,
-): RestateExecutor {
-  let fault: { error: unknown } | undefined
-  // A child handle's failure reaches its parent as data; an engine fault must not: once one is
-  // seen, every later step fails with it, and the run fails.
-  const guard = async <T>(op: () => Promise<T>): Promise<T> => {
-    if (fault) throw fault.error
-    try {
-      return await op()
-    } catch (error) {
-      if (!(error instanceof sdk.TerminalError)) fault = { error }
-      throw error
-    }
-  }
-  const executor: RestateExecutor = {
+): EngineExecutor {
+  const base = {
     id: ctx.key,
-    step: <T>(name: string, fn: () => Promise<T>) =>
-      guard<T>(async () => ctx.run(name, fn, { maxRetryAttempts: 1 })),
-    wait: (request) =>
-      guard(async () => {
-        const since = new Date(await ctx.date.now()).toISOString()
-        announce(request, entryOf(ctx.key, request, since))
-        return ctx.promise<Answer>(request.id).get()
-      }),
-    fault: () => fault?.error,
+    step: <T>(name: string, fn: () => Promise<T>) => ctx.run(name, fn, { maxRetryAttempts: 1 }) as Promise<T>,
+    async wait(request: Request) {
+      const since = new Date(await ctx.date.now()).toISOString()
+      announce(request, engineEntryOf(ctx.key, request, since))
+      return ctx.promise<Answer>(request.id).get()
+    },
   }
-  if (agent.options.maxStepBytes !== undefined)
-    return { ...executor, maxStepBytes: agent.options.maxStepBytes }
-  return executor
-}
-
-/** §8's entry for a request the run waits on: the deepest holder, one entry per request id. */
-function entryOf(runId: string, request: Request, since: string): PendingEntry {
-  const path = request.data?.path
-  const entry: PendingEntry = { request, conversationId: runId, since, attempts: 0, state: "open" }
-  if (Array.isArray(path) && path.every((p) => typeof p === "string")) {
-    entry.conversationId = `${runId}/${path.join("/")}`
-    entry.runtimeKey = runId
-    entry.path = path as string[]
-  }
-  return entry
-}
-
-async function runAgent(
-  agent: EngineAgent,
-  prompt: string,
-  executor: RestateExecutor,
-): Promise<RunResult | TaskResult> {
-  const { client, toolkit, runtime, onEvent } = agent.options
-  const listener = onEvent
-    ? (ev: Parameters<typeof onEvent>[0]) => {
-        try {
-          onEvent(ev)
-        } catch {
-          // Observers cannot change a run.
-        }
-      }
-    : undefined
-  if (client) {
-    const result = await client.run(prompt, { toolkit, executor, onEvent: listener })
-    const fault = executor.fault()
-    if (fault !== undefined) throw fault
-    return result
-  }
-  const { createRuntime } = await import("@toolnexus/agents")
-  const { root, ...options } = runtime as NonNullable<typeof runtime>
-  const rt = createRuntime({ ...options, executor, onEvent: listener })
-  try {
-    const handle = rt.spawn(rt.root, root)
-    rt.wake(handle, prompt)
-    const result = await rt.wait(handle)
-    const fault = executor.fault()
-    if (fault !== undefined) throw fault
-    return result
-  } finally {
-    await rt.close(rt.root, { force: true })
-  }
+  return engineExecutor(agent, base, (error) => !(error instanceof sdk.TerminalError))
 }

@@ -1,12 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
-
-const here = dirname(fileURLToPath(import.meta.url))
+import { join } from "node:path"
+import { until } from "@toolnexus/agents/engine-testing"
 
 /** The restate-server binary the npm package installed for this platform. */
 function serverBinary(): string {
@@ -28,20 +26,6 @@ export async function freePort(): Promise<number> {
     })
     if (port > 20000) return port
   }
-}
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  while (Date.now() < deadline) {
-    const done = await check().catch((error) => {
-      last = error
-      return false
-    })
-    if (done) return
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`timed out waiting for ${what}${last === undefined ? "" : ` (last error: ${last})`}`)
 }
 
 /** A Restate server in a temp base dir, loopback ports, telemetry off. */
@@ -102,63 +86,3 @@ function stopChild(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Pro
     child.kill(signal)
   })
 }
-
-/** A worker process serving the fixture agents; `kill()` is SIGKILL. */
-export interface Worker {
-  kill(): Promise<void>
-  stop(): Promise<void>
-}
-
-export async function startWorker(opts: {
-  llmUrl: string
-  admin: string
-  port: number
-  logFile: string
-}): Promise<Worker> {
-  const child = spawn(process.execPath, [join(here, "fixtures", "worker.mjs")], {
-    env: {
-      ...process.env,
-      LLM_URL: opts.llmUrl,
-      ADMIN: opts.admin,
-      PORT: String(opts.port),
-      LOG_FILE: opts.logFile,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  })
-  let output = ""
-  child.stderr?.on("data", (chunk) => {
-    output = (output + chunk).slice(-4000)
-  })
-  if (process.env.TNX_DEBUG) child.stdout?.on("data", (chunk) => process.stderr.write(chunk))
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on("data", (chunk) => {
-      output += chunk
-      if (output.includes("ready ")) resolve()
-    })
-    child.once("exit", (code) => reject(new Error(`worker exited (${code}): ${output}`)))
-  })
-  return { kill: () => stopChild(child, "SIGKILL"), stop: () => stopChild(child) }
-}
-
-/** Tool executions the workers logged. */
-export function toolLog(logFile: string): { tool: string; key: string; answer?: unknown }[] {
-  let text = ""
-  try {
-    text = readFileSync(logFile, "utf8")
-  } catch {
-    return []
-  }
-  return text
-    .split("\n")
-    .filter((line) => line !== "")
-    .map((line) => JSON.parse(line))
-}
-
-export function newLogFile(): string {
-  const dir = mkdtempSync(join(tmpdir(), "tnx-restate-log-"))
-  const file = join(dir, "tools.jsonl")
-  writeFileSync(file, "")
-  return file
-}
-
-export { until }

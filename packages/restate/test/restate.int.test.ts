@@ -1,258 +1,28 @@
-import {
-  AnswerConflictError,
-  AnswerInvalidError,
-  EngineRunError,
-  type RunResult,
-  UnknownRequestError,
-} from "@toolnexus/core"
-import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { describeEngineContract } from "@toolnexus/agents/engine-testing"
+import { expect, it } from "vitest"
 import { connectRestate } from "../src/index.js"
-import {
-  type RestateServer,
-  type Worker,
-  freePort,
-  newLogFile,
-  startRestateServer,
-  startWorker,
-  toolLog,
-  until,
-} from "./restate-harness.js"
+import { freePort, startRestateServer } from "./restate-harness.js"
 
-let llm: FakeLLMServer
-let restate: RestateServer
-let worker: Worker | undefined
-let port: number
-const logFile = newLogFile()
+const here = dirname(fileURLToPath(import.meta.url))
 
-const assistants = (req: FakeRequestView) =>
-  (req.body.messages as { role: string }[]).filter((m) => m.role === "assistant").length
-
-/** Requests of the run whose prompt is `prompt`, at transcript position `n` (its n-th turn, from 0). */
-const asked = (prompt: string, n?: number) =>
-  llm.requests.filter((r) => r.lastUserText === prompt && (n === undefined || assistants(r) === n)).length
-
-/** A turn whose reply hangs once, so a worker can be killed while it is in flight. */
-const hangOnce = new Set<string>()
-
-beforeAll(async () => {
-  llm = await createFakeLLMServer()
-  llm.addRule({
-    match: (req) => req.system === "refunds",
-    reply: (req) => {
-      const n = assistants(req)
-      const prompt = req.lastUserText
-      if (n === 0 && prompt.includes("late"))
-        return { toolCalls: [{ id: "e1", name: "expiring", arguments: {} }] }
-      if (n === 0) return { toolCalls: [{ id: "l1", name: "lookup", arguments: { order: "42" } }] }
-      if (n === 1 && !prompt.includes("late"))
-        return { toolCalls: [{ id: "r1", name: "refund", arguments: { amount: 30 } }] }
-      if (hangOnce.delete(`${prompt}#${n}`)) return { hang: true }
-      return { text: `done: ${req.toolResults.map((r) => r.content).join("|")}` }
-    },
-  })
-  llm.addRule({
-    match: (req) => req.system === "long",
-    reply: (req) => {
-      const n = assistants(req)
-      return n < 299
-        ? { toolCalls: [{ id: `t${n}`, name: "tick", arguments: { n } }] }
-        : { text: "ticked 299" }
-    },
-  })
-  llm.addRule({
-    match: (req) => req.system === "lead",
-    reply: (req) =>
-      req.toolResults.length === 0
-        ? {
-            toolCalls: [
-              {
-                id: "k1",
-                name: "task",
-                arguments: { agent: "payer", prompt: `pay for ${req.lastUserText}` },
-              },
-            ],
-          }
-        : { text: `lead: ${req.toolResults[0]?.content}` },
-  })
-  llm.addRule({
-    match: (req) => req.system === "payer",
-    reply: (req) =>
-      req.toolResults.length === 0
-        ? { toolCalls: [{ id: "t1", name: "refund", arguments: { amount: 12 } }] }
-        : { text: `payer: ${req.toolResults[0]?.content}` },
-  })
-  restate = await startRestateServer()
-  port = await freePort()
-  worker = await startWorker({ llmUrl: llm.url, admin: restate.admin, port, logFile })
-}, 60_000)
-
-afterAll(async () => {
-  await worker?.stop()
-  await restate?.stop()
-  await llm?.close()
+describeEngineContract("@toolnexus/restate on a real Restate server", {
+  adapter: join(here, "fixtures", "adapter.mjs"),
+  async start() {
+    const restate = await startRestateServer()
+    // One worker port for the whole suite: the endpoint registered with the admin API.
+    const port = await freePort()
+    return {
+      env: { ADMIN: restate.admin, PORT: String(port) },
+      connect: () => connectRestate({ ingress: restate.ingress, admin: restate.admin }),
+      stop: () => restate.stop(),
+    }
+  },
 })
 
-const restart = async () => {
-  await worker?.kill()
-  worker = await startWorker({ llmUrl: llm.url, admin: restate.admin, port, logFile })
-}
-
-const engine = () => connectRestate({ ingress: restate.ingress, admin: restate.admin })
-
-/** Waits until run `runId` waits on a request, and returns its entry. */
-async function pendingOf(runId: string) {
-  const conn = engine()
-  let found: Awaited<ReturnType<typeof conn.listPending>>[number] | undefined
-  await until(async () => {
-    found = (await conn.listPending()).find((e) => e.conversationId.split("/")[0] === runId)
-    return found !== undefined
-  }, `a request of ${runId}`)
-  return found as NonNullable<typeof found>
-}
-
-const runsOf = (tool: string, runId: string) =>
-  toolLog(logFile).filter((e) => e.tool === tool && e.key.startsWith(`${runId}`))
-
-describe("@toolnexus/restate on a real Restate server", () => {
-  it("a worker SIGKILLed between the suspension and the answer: finished without repeating a turn or a tool", async () => {
-    const conn = engine()
-    const runId = "refund-kill-wait"
-    const prompt = `refund order 42 (${runId})`
-    expect(await conn.start("refunds", runId, prompt)).toEqual({ runId, started: true })
-    const entry = await pendingOf(runId)
-    expect(entry).toMatchObject({ conversationId: runId, state: "open", attempts: 0 })
-    expect(entry.request.data).toMatchObject({ callId: "r1", tool: "refund", args: { amount: 30 } })
-    expect(await conn.findRequest(entry.request.id)).toEqual(entry)
-
-    await restart()
-    const delivered = await conn.deliverAnswer({ id: entry.request.id, ok: true })
-    expect(delivered).toMatchObject({ runId, decision: { ok: true } })
-    const result = (await conn.result(runId, { timeoutMs: 30_000 })) as RunResult
-    expect(result.status).toBe("done")
-    expect(result.text).toBe("done: refunded 30")
-    expect([asked(prompt, 0), asked(prompt, 1), asked(prompt, 2)]).toEqual([1, 1, 1])
-    expect(runsOf("lookup", runId)).toHaveLength(1)
-    expect(
-      runsOf("refund", runId).map((e) => [e.key, (e.answer as { ok?: boolean } | null)?.ok ?? null]),
-    ).toEqual([
-      [`${runId}:r1`, null],
-      [`${runId}:r1`, true],
-    ])
-    expect(await conn.findRequest(entry.request.id)).toBeUndefined()
-    // A reused run id is the existing run.
-    expect(await conn.start("refunds", runId, prompt)).toEqual({ runId, started: false })
-  }, 60_000)
-
-  it("a worker SIGKILLed after the approved tool ran: the tool does not run again", async () => {
-    const conn = engine()
-    const runId = "refund-kill-after"
-    const prompt = `refund order 42 (${runId})`
-    hangOnce.add(`${prompt}#2`)
-    await conn.start("refunds", runId, prompt)
-    const entry = await pendingOf(runId)
-    await conn.deliverAnswer({ id: entry.request.id, ok: true })
-    // The last turn's request is in flight (it hangs): the approved refund is journaled.
-    await until(async () => asked(prompt, 2) === 1, "the last turn's request")
-    await restart()
-    const result = (await conn.result(runId, { timeoutMs: 30_000 })) as RunResult
-    expect(result.text).toBe("done: refunded 30")
-    expect(runsOf("refund", runId)).toHaveLength(2) // the suspension, and the one approved run
-    expect([asked(prompt, 0), asked(prompt, 1)]).toEqual([1, 1])
-    expect(asked(prompt, 2)).toBe(2) // only the step in flight ran again
-  }, 60_000)
-
-  it("two concurrent answers: one decision, one effect; later ones conflict with the first decision", async () => {
-    const conn = engine()
-    const runId = "refund-race"
-    await conn.start("refunds", runId, `refund order 42 (${runId})`)
-    const entry = await pendingOf(runId)
-    const id = entry.request.id
-    const outcomes = await Promise.allSettled([
-      conn.deliverAnswer({ id, ok: true }),
-      conn.deliverAnswer({ id, ok: false, reason: "declined" }),
-    ])
-    const won = outcomes.filter((o) => o.status === "fulfilled")
-    const lost = outcomes.filter((o) => o.status === "rejected") as PromiseRejectedResult[]
-    expect(won).toHaveLength(1)
-    expect(lost).toHaveLength(1)
-    const first = (won[0] as PromiseFulfilledResult<{ decision: { ok: boolean } }>).value.decision
-    expect(AnswerConflictError.isInstance(lost[0]?.reason)).toBe(true)
-    expect(lost[0]?.reason.decision).toEqual(first)
-    const again = conn.deliverAnswer({ id, ...first })
-    await expect(again).rejects.toMatchObject({ code: "TNX_ANSWER_CONFLICT", decision: first })
-    const result = (await conn.result(runId, { timeoutMs: 30_000 })) as RunResult
-    expect(result.status).toBe("done")
-    const effects = runsOf("refund", runId).filter((e) => e.answer !== null)
-    expect(effects).toHaveLength(first.ok ? 1 : 0)
-  }, 60_000)
-
-  it("bad answers and unknown requests get typed errors; an unknown run is an EngineRunError", async () => {
-    const conn = engine()
-    await expect(conn.deliverAnswer({ id: "pnd-nobody", ok: true })).rejects.toBeInstanceOf(
-      UnknownRequestError,
-    )
-    await expect(conn.deliverAnswer({ id: "x", ok: "yes" } as never)).rejects.toBeInstanceOf(
-      AnswerInvalidError,
-    )
-    await expect(conn.result("never-started", { timeoutMs: 10_000 })).rejects.toBeInstanceOf(EngineRunError)
-    await expect(conn.start("refunds", "bad id!", "x")).rejects.toMatchObject({ code: "TNX_CONFIG" })
-    await expect(connectRestate({ ingress: restate.ingress }).listPending()).rejects.toMatchObject({
-      code: "TNX_CONFIG",
-    })
-    await conn.start("nobody", "unknown-agent", "x")
-    await expect(conn.result("unknown-agent", { timeoutMs: 30_000 })).rejects.toThrow(
-      /no worker defines agent/,
-    )
-  }, 60_000)
-
-  it("expiry is an engine timer that records a decline; a later answer conflicts with it", async () => {
-    const conn = engine()
-    const runId = "refund-late"
-    await conn.start("refunds", runId, `refund late order (${runId})`)
-    const result = (await conn.result(runId, { timeoutMs: 30_000 })) as RunResult
-    expect(result.text).toBe("done: declined: Approve late? (expired)")
-    const asked = runsOf("expiring", runId)
-    expect(asked).toHaveLength(1)
-    const [pendingCall] = result.toolCalls
-    expect(pendingCall?.output).toBe("declined: Approve late? (expired)")
-    // The tool named its request: a later answer meets the recorded decline.
-    const requestId = `late.${runId}:e1`
-    expect(await conn.findRequest(requestId)).toBeUndefined()
-    await expect(conn.deliverAnswer({ id: requestId, ok: true })).rejects.toMatchObject({
-      code: "TNX_ANSWER_CONFLICT",
-      decision: { ok: false, reason: "expired" },
-    })
-  }, 60_000)
-
-  it("a two-level tree is one workflow: one entry for the deepest handle, one answer finishes it", async () => {
-    const conn = engine()
-    const runId = "tree-1"
-    await conn.start("tree", runId, `tree refund (${runId})`)
-    const entry = await pendingOf(runId)
-    expect(entry).toMatchObject({
-      conversationId: `${runId}/root/lead.1/payer.1`,
-      runtimeKey: runId,
-      path: ["root", "lead.1", "payer.1"],
-    })
-    expect((await conn.listPending()).filter((e) => e.conversationId.startsWith(runId))).toHaveLength(1)
-    await restart()
-    await conn.deliverAnswer({ id: entry.request.id, ok: true })
-    const result = await conn.result(runId, { timeoutMs: 30_000 })
-    expect(result).toMatchObject({ status: "done", text: "lead: payer: refunded 12" })
-    expect(runsOf("refund", `${runId}/root/lead.1/payer.1`)).toHaveLength(2)
-    expect(
-      llm.requests.filter(
-        (r) => r.system === "lead" && r.toolResults.length === 0 && r.lastUserText.includes(runId),
-      ),
-    ).toHaveLength(1)
-  }, 60_000)
-
-  it("a 300-turn run stays within the journal limits", async () => {
-    const conn = engine()
-    const runId = "long-300"
-    await conn.start("long", runId, `count (${runId})`)
-    const result = (await conn.result(runId, { timeoutMs: 120_000 })) as RunResult
-    expect(result).toMatchObject({ status: "done", text: "ticked 299", turns: 300, toolCallCount: 299 })
-  }, 150_000)
+it("listPending needs the admin URL (the admin SQL API): ConfigError without it", async () => {
+  await expect(connectRestate({ ingress: "http://127.0.0.1:9" }).listPending()).rejects.toMatchObject({
+    code: "TNX_CONFIG",
+  })
 })

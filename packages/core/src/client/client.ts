@@ -32,9 +32,10 @@ export interface ClientBaseOptions {
   store?: ConversationStore
   /**
    * Checked before every LLM turn; a returned limit name (e.g. "maxTokens") stops the run
-   * with `status: "incomplete"` and that `limit`. The agents runtime enforces budgets with it.
+   * with `status: "incomplete"` and that `limit`. The agents runtime enforces budgets with it
+   * (under an executor through a promise: a check that reads the clock is a journaled step).
    */
-  beforeTurn?: () => string | undefined
+  beforeTurn?: () => string | undefined | Promise<string | undefined>
   /**
    * OpenTelemetry tracing (GenAI semantic-convention spans). On by itself when a global
    * tracer provider is registered and `@opentelemetry/api` is installed; nothing is imported

@@ -1,34 +1,12 @@
 import { ToolnexusError } from "../errors.js"
 import type { ModelToolCall, ModelTurn } from "../providers/model-turn.js"
 import { pendingOf } from "../suspension/pending.js"
-import type { Answer, Request, ToolResult } from "../types.js"
+import type { Answer, DurableExecutor, Request, ToolResult } from "../types.js"
 import type { MetricEvent } from "./metrics.js"
 import type { StreamEvent } from "./run-result.js"
 import { declined, stampRequest } from "../suspension/call-suspension.js"
 import { relayOutcomes, relayRequest } from "../suspension/relay-turn.js"
 import { type CallEnv, type CallOutcome, executeCall } from "./tool-calls.js"
-
-/**
- * A durable-execution engine as the client loop sees it: a run of it is one workflow whose LLM
- * turns and tool calls are journaled steps. An engine package (`@toolnexus/restate`,
- * `@toolnexus/dbos`) implements it; `client.run`, `client.continueRun` and the agents runtime
- * take it as `executor`.
- *
- * Step names are stable across replay: `llm:<n>` (the n-th LLM request), `tool:<n>:<call id>`
- * (a call's first execution, hooks included), `…:answer` (its retry with the answer),
- * `answer:<request id>` (the client's own inline `waitFor`), `relay:<n>` (the turn's relay
- * request); under a runtime each is prefixed by `<handle id>/`. Step values are plain JSON.
- */
-export interface DurableExecutor {
-  /** The run id (the workflow id). `ctx.idempotencyKey` is `<id>:<call id>`. */
-  readonly id: string
-  /** The largest step value, in bytes of its JSON; default 1 MiB. */
-  readonly maxStepBytes?: number
-  /** Runs `fn` at most once per `name` in this run; afterwards returns its journaled value. */
-  step<T>(name: string, fn: () => Promise<T>): Promise<T>
-  /** The engine's own wait for the decision on `request` (a suspension never halts the run). */
-  wait(request: Request): Promise<Answer>
-}
 
 /**
  * The executor a sub-agent handle's runs take: step names prefixed by `<handle id>/` (by
@@ -165,7 +143,10 @@ export class RunJournal {
       const preset = presets?.get(call.id)
       const source = env.toolkit?.get(call.name)?.source
       if (source === "agent") {
-        const agentEnv: CallEnv = { ...env, waitFor: (req) => this.answer(req), record: this.record }
+        const waitFor = (req: Request) => this.answer(req)
+        // The sub-agent's own runtime (asTool) journals under this call's name.
+        const executor = handleExecutor(this.executor, `tool:${env.turn}:${call.id}`, { wait: waitFor })
+        const agentEnv: CallEnv = { ...env, waitFor, record: this.record, executor }
         outcomes[i] = await (preset ? preset(agentEnv) : executeCall(agentEnv, call))
       } else if (preset) {
         const name = `tool:${env.turn}:${call.id}:answer`
@@ -364,3 +345,5 @@ export function notPlainJson(
       return `${path} is a ${typeof value}`
   }
 }
+
+export type { DurableExecutor }

@@ -19,6 +19,7 @@ import { abortErrorOf } from "./transport.js"
 import type { RunJournal } from "./executor.js"
 import type { CompactionOptions } from "../compaction/compact-messages.js"
 import { compactTranscript } from "../compaction/compact-transcript.js"
+import { isThenable } from "../internal/thenable.js"
 
 /** @internal One model call as the loop sees it, whatever the transport. */
 export interface ModelCall {
@@ -49,7 +50,7 @@ export interface LoopConfig {
   waitFor: ((req: Request) => Answer | Promise<Answer>) | undefined
   maxTurns: number
   /** Checked before every LLM turn: a limit name stops the run as `incomplete`. */
-  beforeTurn: (() => string | undefined) | undefined
+  beforeTurn: (() => string | undefined | Promise<string | undefined>) | undefined
   record(ev: MetricEvent): void
   /** Compacts the working transcript before each LLM request (§16). */
   compaction?: CompactionOptions | undefined
@@ -138,10 +139,19 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
   for (;;) {
     if (input.signal?.aborted) throw abortErrorOf(input.signal)
     if (state.turns >= config.maxTurns) return state.result(model, "incomplete", { limit: "maxTurns" })
-    const limit = config.beforeTurn?.()
+    let limit = config.beforeTurn?.()
+    if (isThenable(limit)) limit = await limit
     if (limit !== undefined) return state.result(model, "incomplete", { limit })
     const turn = state.turns + 1
-    if (config.compaction) await compactTranscript(config.compaction, config.dialect, state.messages)
+    if (config.compaction) {
+      const journal = input.journal
+      await compactTranscript(
+        config.compaction,
+        config.dialect,
+        state.messages,
+        journal && ((decide) => journal.executor.step(`compact:${turn}`, decide)),
+      )
+    }
     let reply: ModelTurn
     // A journaled turn replays unasked: its hooks, request and events happened once, before.
     let replayed = false

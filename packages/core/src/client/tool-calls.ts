@@ -3,7 +3,7 @@ import { declined, stampRequest, suspensionOf } from "../suspension/call-suspens
 import { unknownTool } from "../tools/toolkit.js"
 import type { Toolkit } from "../tools/toolkit.js"
 import type { RunTracing } from "../telemetry/run-tracing.js"
-import type { Answer, Request, ToolContext, ToolResult, ToolSource } from "../types.js"
+import type { Answer, DurableExecutor, Request, ToolContext, ToolResult, ToolSource } from "../types.js"
 import type { Hooks } from "./hooks.js"
 import type { MetricEvent } from "./metrics.js"
 
@@ -22,6 +22,8 @@ export interface CallEnv {
   resolveWith?: ((req: Request) => Answer | Promise<Answer>) | undefined
   /** The client's `fetch` seam (`ctx.fetch`). */
   fetch?: typeof fetch | undefined
+  /** Under an executor, for agent-source calls: `ctx.executor`, scoped to the call. */
+  executor?: DurableExecutor | undefined
 }
 
 /** @internal The settled outcome of one call; `request` is set when it suspended unresolved. */
@@ -128,5 +130,6 @@ function runTool(
   if (waitFor) ctx.resolve = async (req) => waitFor(stampRequest(req, call.id, call.name, args))
   if (traceContext !== undefined) ctx.traceContext = traceContext
   if (env.fetch) ctx.fetch = env.fetch
+  if (env.executor) ctx.executor = env.executor
   return (env.toolkit as Toolkit).execute(call.name, args, ctx)
 }

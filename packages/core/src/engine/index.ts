@@ -1,0 +1,14 @@
+// `@toolnexus/core/engine`: what every durable-execution engine package shares (agent
+// definitions, the run, the fault guard, the one-decision rule). No engine code.
+export { defineEngineAgent, engineExecutor, runEngineAgent } from "./engine-agent.js"
+export type { EngineAgent, EngineAgentOptions, EngineExecutor, EngineTreeRuntime } from "./engine-agent.js"
+export {
+  EXPIRED,
+  checkRunId,
+  decide,
+  decisionOf,
+  engineEntryOf,
+  expiryOf,
+  namespaceOf,
+} from "./engine-protocol.js"
+export type { EngineDecided, EngineRunInput, HeldRequest } from "./engine-protocol.js"

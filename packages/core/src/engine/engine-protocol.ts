@@ -5,7 +5,7 @@ import {
   ConfigError,
   UnknownRequestError,
 } from "../errors.js"
-import { isExpired } from "../client/halted-turn.js"
+import { isExpired } from "../suspension/answer-fits.js"
 import { assertAnswer } from "../suspension/answer-shape.js"
 import type { PendingEntry } from "../suspension/pending-entry.js"
 import type { Answer, Request } from "../types.js"

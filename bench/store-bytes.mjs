@@ -19,7 +19,8 @@ import { machineLine, median } from "./harness.mjs"
 
 const { values } = parseArgs({ options: { turns: { type: "string" }, only: { type: "string" } } })
 const TURNS = Number(values.turns ?? 200)
-if (!Number.isInteger(TURNS) || TURNS < 20) throw new Error(`--turns must be an integer ≥ 20, got ${values.turns}`)
+if (!Number.isInteger(TURNS) || TURNS < 20)
+  throw new Error(`--turns must be an integer ≥ 20, got ${values.turns}`)
 const TAG = `tnx_bytes_${process.pid}_${Date.now()}`
 
 const lookup = defineTool({

@@ -4,15 +4,9 @@ import { pendingOf } from "../suspension/pending.js"
 import type { Answer, Request, ToolResult } from "../types.js"
 import type { MetricEvent } from "./metrics.js"
 import type { StreamEvent } from "./run-result.js"
-import {
-  type CallEnv,
-  type CallOutcome,
-  declined,
-  executeCall,
-  relayOutcomes,
-  relayRequest,
-  stampRequest,
-} from "./tool-calls.js"
+import { declined, stampRequest } from "../suspension/call-suspension.js"
+import { relayOutcomes, relayRequest } from "../suspension/relay-turn.js"
+import { type CallEnv, type CallOutcome, executeCall } from "./tool-calls.js"
 
 /**
  * A durable-execution engine as the client loop sees it: a run of it is one workflow whose LLM

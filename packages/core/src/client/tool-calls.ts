@@ -1,6 +1,5 @@
 import type { ModelToolCall } from "../providers/model-turn.js"
-import { newRequestId, pendingOf } from "../suspension/pending.js"
-import { RELAY_KIND, type RelayCall, relayResultFor } from "../suspension/relay.js"
+import { declined, stampRequest, suspensionOf } from "../suspension/call-suspension.js"
 import { unknownTool } from "../tools/toolkit.js"
 import type { Toolkit } from "../tools/toolkit.js"
 import type { RunTracing } from "../telemetry/run-tracing.js"
@@ -79,14 +78,11 @@ async function runCall(
       hooks?.beforeTool && (await hooks.beforeTool({ name: call.name, args, id: call.id, turn: env.turn }))
     if (before?.args) args = before.args
     result = before?.result ?? (await runTool(env, call, args, answer, traceContext, answered))
-    const suspended = pendingOf(result)
-    // An agent or MCP tool retried with an answer may legitimately park again on a *new*
-    // request (a sub-agent that asks something else, a server that elicits after the approval);
-    // that is a fresh suspension, not `unresolved`.
-    const fresh = suspended && (!answer || (parksAgain(source) && suspended.id !== answer.id))
-    if (suspended) {
-      if (!fresh) result = { output: `unresolved: ${suspended.prompt}`, isError: true }
+    const suspension = suspensionOf(result, answer, source)
+    if (suspension) {
+      if ("unresolved" in suspension) result = suspension.unresolved
       else if (env.waitFor) {
+        const suspended = suspension.fresh
         const asked = stampRequest(suspended, call.id, call.name, args)
         env.tracing?.asked(asked)
         const reply = await env.waitFor(asked)
@@ -95,7 +91,7 @@ async function runCall(
           return runCall(env, retried, reply, traceContext, asked)
         }
         result = declined(suspended, reply)
-      } else request = stampRequest(suspended, call.id, call.name, args)
+      } else request = stampRequest(suspension.fresh, call.id, call.name, args)
     }
   }
   if (!request && tool && env.hooks?.afterTool) {
@@ -130,81 +126,4 @@ function runTool(
   if (waitFor) ctx.resolve = async (req) => waitFor(stampRequest(req, call.id, call.name, args))
   if (traceContext !== undefined) ctx.traceContext = traceContext
   return (env.toolkit as Toolkit).execute(call.name, args, ctx)
-}
-
-function parksAgain(source: ToolSource): boolean {
-  return source === "agent" || source === "mcp" || source === "a2a"
-}
-
-/** @internal The result of a declined answer. */
-export function declined(request: Request, answer: Answer): ToolResult {
-  const reason = answer.reason ? ` (${answer.reason})` : ""
-  return { output: `declined: ${request.prompt}${reason}`, isError: true }
-}
-
-/**
- * @internal A copy of a tool's request that describes itself: `data.callId` (the provider's
- * call id), `data.tool` and `data.args` (the arguments the tool ran with), each kept when
- * the tool set it itself. Called only for a suspension, so ordinary calls pay nothing.
- */
-export function stampRequest(
-  request: Request,
-  callId: string,
-  tool: string,
-  args: Record<string, unknown>,
-): Request {
-  // Built as literals: spread-then-add is slow on Node 20's V8, and a parked run keeps this
-  // object. The tool's own keys are written last, so they win.
-  const own = request.data
-  const data: Record<string, unknown> = own ? { callId, tool, args, ...own } : { callId, tool, args }
-  const stamped: Request = { id: request.id, kind: request.kind, prompt: request.prompt, data }
-  if (request.url !== undefined) stamped.url = request.url
-  if (request.expiresAt !== undefined) stamped.expiresAt = request.expiresAt
-  return stamped
-}
-
-/** @internal The one request all relay calls of a turn ride, in call order. */
-export function relayRequest(calls: ModelToolCall[]): Request {
-  const relayCalls: RelayCall[] = calls.map((c) => ({
-    id: c.id,
-    name: c.name,
-    input: c.args ?? {},
-    arguments: c.arguments,
-  }))
-  const names = calls.map((c) => c.name).join(", ")
-  return {
-    id: newRequestId(),
-    kind: RELAY_KIND,
-    prompt: `execute ${calls.length === 1 ? "tool call" : `${calls.length} tool calls`}: ${names}`,
-    data: { calls: relayCalls, callId: calls[0]?.id },
-  }
-}
-
-/** @internal The result of each relay call from the host's answer; a missing one is an error. */
-export function relayOutcomes(
-  env: CallEnv,
-  request: Request,
-  calls: ModelToolCall[],
-  answer: Answer,
-): CallOutcome[] {
-  return calls.map((call) => {
-    let result: ToolResult
-    if (!answer.ok) result = declined(request, answer)
-    else {
-      const supplied = relayResultFor(answer, call.id, calls.length)
-      result = supplied ?? {
-        output: `no result was supplied for relay call ${call.id} (${call.name})`,
-        isError: true,
-      }
-    }
-    env.record({
-      event: "tool",
-      tool: call.name,
-      source: "relay",
-      outcome: result.isError ? "error" : "ok",
-      durationMs: 0,
-      turn: env.turn,
-    })
-    return { call, args: call.args ?? {}, result }
-  })
 }

@@ -6,6 +6,7 @@ import {
   type PendingEntry,
   type Request,
   type RunResult,
+  expiryTime,
 } from "@toolnexus/core"
 import type { DBOSConfig } from "@dbos-inc/dbos-sdk"
 import type { EngineAgent } from "./engine-agent.js"
@@ -106,7 +107,7 @@ function dbosExecutor(
         },
         { name: `register:${request.id}`, retriesAllowed: false },
       )
-      const deadline = expiryOf(request)
+      const deadline = expiryTime(request)
       for (;;) {
         // An absolute deadline: the same on every replay.
         const answer = await DBOS.recv<Answer>(
@@ -137,13 +138,6 @@ function dbosExecutor(
   if (agent.options.maxStepBytes !== undefined)
     return { ...executor, maxStepBytes: agent.options.maxStepBytes }
   return executor
-}
-
-/** `expiresAt` in epoch ms; an unparseable one is now (a deadline nobody can read is past). */
-function expiryOf(request: Request): number | undefined {
-  if (request.expiresAt === undefined) return undefined
-  const at = Date.parse(request.expiresAt)
-  return Number.isFinite(at) ? at : 0
 }
 
 function entryOf(runId: string, request: Request, since: string): PendingEntry {

@@ -7,6 +7,7 @@ import {
   type Request,
   type RunResult,
   assertAnswer,
+  expiryTime,
   isExpired,
 } from "@toolnexus/core"
 import type { EngineAgent } from "./engine-agent.js"
@@ -105,9 +106,9 @@ export function buildServices(sdk: Sdk, agents: readonly EngineAgent[], namespac
           ctx
             .objectSendClient<typeof requests>({ name: requestsName }, request.id)
             .register({ runId: ctx.key, entry })
-          if (request.expiresAt !== undefined) {
-            const at = Date.parse(request.expiresAt)
-            const delay = Number.isFinite(at) ? Math.max(0, at - Date.parse(entry.since)) : 0
+          const deadline = expiryTime(request)
+          if (deadline !== undefined) {
+            const delay = Math.max(0, deadline - Date.parse(entry.since))
             ctx
               .objectSendClient<typeof requests>({ name: requestsName }, request.id)
               .expire(sdk.rpc.sendOpts({ delay }))

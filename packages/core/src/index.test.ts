@@ -40,6 +40,7 @@ it("exports exactly the public runtime surface", () => {
     "createToolkit",
     "defineTool",
     "estimateTokens",
+    "expiryTime",
     "formatSchemaIssues",
     "handleExecutor",
     "httpTool",

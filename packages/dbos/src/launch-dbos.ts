@@ -1,12 +1,11 @@
 import type { TaskResult } from "@toolnexus/agents"
-import { type Answer, ConfigError, type Request, type RunResult } from "@toolnexus/core"
+import { type Answer, ConfigError, type Request, type RunResult, expiryTime } from "@toolnexus/core"
 import {
   EXPIRED,
   type EngineExecutor,
   type EngineRunInput,
   engineEntryOf,
   engineExecutor,
-  expiryOf,
   runEngineAgent,
 } from "@toolnexus/core/engine"
 import type { DBOSConfig } from "@dbos-inc/dbos-sdk"
@@ -119,7 +118,7 @@ export function dbosExecutor(
         },
         { name: `register:${request.id}`, retriesAllowed: false },
       )
-      const deadline = expiryOf(request)
+      const deadline = expiryTime(request)
       for (;;) {
         // An absolute deadline: the same on every replay.
         const answer = await DBOS.recv<Answer>(

@@ -21,20 +21,23 @@ import { runWithAnswer } from "../src/resume/run-with-answer.js"
 /** How a backend opens a store; two opens reach the same data, like two processes. */
 export interface ResumeBackend {
   skip?: string
-  open(): Promise<DurableStore>
+  /** `opTimeoutMs` overrides the backend's short deadline, for a test that races on a busy machine. */
+  open(extra?: { opTimeoutMs?: number }): Promise<DurableStore>
 }
 
 /**
  * Opens stores on `backend` for one suite, each closed after the suite: call it inside the
  * suite's `describe`.
  */
-export function storesOf(backend: ResumeBackend): () => Promise<DurableStore> {
+export function storesOf(
+  backend: ResumeBackend,
+): (extra?: { opTimeoutMs?: number }) => Promise<DurableStore> {
   const stores: DurableStore[] = []
   afterAll(async () => {
     await Promise.all(stores.map((s) => s.close()))
   })
-  return async () => {
-    const store = await backend.open()
+  return async (extra) => {
+    const store = await backend.open(extra)
     stores.push(store)
     return store
   }

@@ -27,11 +27,11 @@ afterAll(async () => {
 
 const postgres: ResumeBackend = {
   skip: pgUrl ? undefined : "TOOLNEXUS_TEST_PG_URL is not set",
-  open: async () => new PostgresStore({ connectionString: pgUrl, schema, opTimeoutMs: 200 }),
+  open: async (extra) => new PostgresStore({ connectionString: pgUrl, schema, opTimeoutMs: 200, ...extra }),
 }
 const redis: ResumeBackend = {
   skip: redisUrl ? undefined : "TOOLNEXUS_TEST_REDIS_URL is not set",
-  open: async () => new RedisStore({ url: redisUrl, keyPrefix, opTimeoutMs: 200 }),
+  open: async (extra) => new RedisStore({ url: redisUrl, keyPrefix, opTimeoutMs: 200, ...extra }),
 }
 for (const [name, backend] of [
   ["PostgreSQL", postgres],

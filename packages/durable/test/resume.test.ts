@@ -10,7 +10,7 @@ const dir = mkdtempSync(join(tmpdir(), "tnx-resume-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const sqlite: ResumeBackend = {
-  open: async () => new SqliteStore({ path: join(dir, "resume.db"), opTimeoutMs: 200 }),
+  open: async (extra) => new SqliteStore({ path: join(dir, "resume.db"), opTimeoutMs: 200, ...extra }),
 }
 describeResumeSuite("SQLite (file)", sqlite)
 describeTreeIdentitySuite("SQLite (file)", sqlite)

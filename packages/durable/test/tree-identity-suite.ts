@@ -261,9 +261,12 @@ export function describeTreeIdentitySuite(name: string, backend: ResumeBackend):
         const { request } = await parkedTree(store, unique("race"))
         const before = effects.length
         const answer: Answer = { id: request.id, ok: true }
+        // A long deadline: the losing claim waits for the winner's, and a busy machine must not
+        // turn that wait into a StoreError.
+        const [one, two] = [await open({ opTimeoutMs: 15_000 }), await open({ opTimeoutMs: 15_000 })]
         const outcomes = await Promise.allSettled([
-          deliverAnswer(await open(), answer, { runtime: options() }),
-          deliverAnswer(await open(), answer, { runtime: options() }),
+          deliverAnswer(one, answer, { runtime: options() }),
+          deliverAnswer(two, answer, { runtime: options() }),
         ])
         expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(1)
         const refused = outcomes.find((o) => o.status === "rejected") as PromiseRejectedResult

@@ -1,6 +1,6 @@
 import type * as Restate from "@restatedev/restate-sdk"
 import type { TaskResult } from "@toolnexus/agents"
-import type { Answer, PendingEntry, Request, RunResult } from "@toolnexus/core"
+import { type Answer, type PendingEntry, type Request, type RunResult, expiryTime } from "@toolnexus/core"
 import {
   EXPIRED,
   type EngineDecided,
@@ -98,9 +98,10 @@ export function buildServices(sdk: Sdk, agents: readonly EngineAgent[], namespac
           ctx
             .objectSendClient<typeof requests>({ name: requestsName }, request.id)
             .register({ runId: ctx.key, entry })
-          if (request.expiresAt !== undefined) {
-            const at = Date.parse(request.expiresAt)
-            const delay = Number.isFinite(at) ? Math.max(0, at - Date.parse(entry.since)) : 0
+          const at = expiryTime(request)
+          if (at !== undefined) {
+            // An unreadable deadline is 0: the timer fires at once.
+            const delay = Math.max(0, at - Date.parse(entry.since))
             ctx
               .objectSendClient<typeof requests>({ name: requestsName }, request.id)
               .expire(sdk.rpc.sendOpts({ delay }))

@@ -1,4 +1,4 @@
-import { isExpired } from "@toolnexus/core"
+import { expiryTime, isExpired } from "@toolnexus/core"
 import { type FormField, type RequestDescription, describeRequest } from "../describe-request.js"
 import type { FailedInboxEntry, InboxEntry } from "../inbox-store.js"
 import { ago, breadcrumbs, escapeHtml, timeTag } from "./html.js"
@@ -62,13 +62,14 @@ ${failedPart}
 function renderCard(entry: InboxEntry, now: number): string {
   const { request } = entry
   const described = describeRequest(request)
-  // Core's rule decides; an unreadable deadline counts as past, as it does for an approval.
+  // Core's rule decides; an unreadable deadline (expiry time 0) counts as past, as it does
+  // for an approval.
   const expired = isExpired(request, now)
-  const expires = request.expiresAt === undefined ? Number.NaN : Date.parse(request.expiresAt)
+  const expires = expiryTime(request)
   const expiry =
-    request.expiresAt === undefined
+    expires === undefined
       ? "no expiry"
-      : !Number.isFinite(expires)
+      : expires === 0
         ? "unreadable deadline, treated as expired"
         : expired
           ? `expired ${ago(now - expires)} ago`

@@ -99,10 +99,3 @@ export function engineEntryOf(runId: string, request: Request, since: string): P
   }
   return entry
 }
-
-/** `expiresAt` in epoch ms, or undefined; an unparseable one is 0 (a deadline nobody can read is past). */
-export function expiryOf(request: Request): number | undefined {
-  if (request.expiresAt === undefined) return undefined
-  const at = Date.parse(request.expiresAt)
-  return Number.isFinite(at) ? at : 0
-}

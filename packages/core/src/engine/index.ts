@@ -8,7 +8,6 @@ export {
   decide,
   decisionOf,
   engineEntryOf,
-  expiryOf,
   namespaceOf,
 } from "./engine-protocol.js"
 export type { EngineDecided, EngineRunInput, HeldRequest } from "./engine-protocol.js"

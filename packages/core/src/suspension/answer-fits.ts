@@ -15,11 +15,24 @@ export function assertAnswerFits(pending: Request, answer: Answer, now = Date.no
 }
 
 /**
+ * When `request` expires, in epoch ms: `undefined` without an `expiresAt`, and 0 (long past)
+ * for one that does not parse — a deadline nobody can read must not mean "never". The one
+ * reading of `expiresAt`: {@link isExpired} and the engines' timers use it.
+ *
+ * @example
+ * expiryTime({ id: "pnd-1", kind: "approval", prompt: "?", expiresAt: "2026-01-01T00:00:00Z" }) // 1767225600000
+ */
+export function expiryTime(request: Request): number | undefined {
+  if (request.expiresAt === undefined) return undefined
+  const at = typeof request.expiresAt === "string" ? Date.parse(request.expiresAt) : Number.NaN
+  return Number.isFinite(at) ? at : 0
+}
+
+/**
  * True when `request` has an `expiresAt` that is past at `now`, or one that does not parse
  * as a date (treated as past, the safe reading of an unreadable deadline).
  */
 export function isExpired(request: Request, now = Date.now()): boolean {
-  if (request.expiresAt === undefined) return false
-  const expires = typeof request.expiresAt === "string" ? Date.parse(request.expiresAt) : Number.NaN
-  return !Number.isFinite(expires) || now > expires
+  const at = expiryTime(request)
+  return at !== undefined && now > at
 }

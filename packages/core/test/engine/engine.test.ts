@@ -7,7 +7,6 @@ import {
   defineEngineAgent,
   engineEntryOf,
   engineExecutor,
-  expiryOf,
   namespaceOf,
   runEngineAgent,
 } from "../../src/engine/index.js"
@@ -72,11 +71,8 @@ describe("the one-decision rule", () => {
     expect(() => decide("pnd-1", unreadable, { id: "pnd-1", ok: true })).toThrow(AnswerExpiredError)
   })
 
-  it("expiry, entries, run ids and namespaces", () => {
+  it("the expired decision, entries, run ids and namespaces", () => {
     expect(EXPIRED).toEqual({ ok: false, reason: "expired" })
-    expect(expiryOf(request)).toBeUndefined()
-    expect(expiryOf({ ...request, expiresAt: "2000-01-01T00:00:00Z" })).toBe(946684800000)
-    expect(expiryOf({ ...request, expiresAt: "soon" })).toBe(0)
     expect(engineEntryOf("run-1", request, "2026-01-01T00:00:00.000Z")).toEqual({
       request,
       conversationId: "run-1",

@@ -9,6 +9,9 @@ import { EVERYTHING, FILESYSTEM, TEST_SERVER, alive } from "./paths.js"
 import { answerHalted, scriptedClient } from "./scripted-model.js"
 
 const node = process.execPath
+// A child's start can take longer than the default 10 s on a loaded 2-core CI machine; these
+// tests are not about that limit (the handshake test below sets its own, after this).
+const UNDER_LOAD = { connectTimeoutMs: 60_000 }
 
 describe("real servers as stdio children", () => {
   const folder = realpathSync(mkdtempSync(join(tmpdir(), "tnx-mcp-fs-")))
@@ -16,6 +19,7 @@ describe("real servers as stdio children", () => {
 
   beforeAll(async () => {
     mcp = await connectMcp({
+      ...UNDER_LOAD,
       servers: {
         everything: { command: node, args: [EVERYTHING] },
         files: { command: node, args: [FILESYSTEM, folder] },
@@ -77,6 +81,7 @@ describe("real servers as stdio children", () => {
 
   it('"destructive" follows the server\'s annotations: writes ask first, reads do not', async () => {
     const guarded = await connectMcp({
+      ...UNDER_LOAD,
       servers: { files: { command: node, args: [FILESYSTEM, folder] } },
       requireApproval: "destructive",
     })
@@ -181,6 +186,7 @@ describe("child processes", () => {
   it("passes env (its values redacted from results) and cwd; close() ends every child (no orphan)", async () => {
     const cwd = realpathSync(tmpdir())
     const mcp = await connectMcp({
+      ...UNDER_LOAD,
       servers: {
         a: { command: node, args: [TEST_SERVER, "stdio"], env: { TEST_VALUE: "v-42" }, cwd },
         b: { command: node, args: [EVERYTHING] },
@@ -196,7 +202,10 @@ describe("child processes", () => {
   })
 
   it("a server that dies mid-call gives an isError result naming it; the next call reconnects", async () => {
-    const mcp = await connectMcp({ servers: { flaky: { command: node, args: [TEST_SERVER, "stdio"] } } })
+    const mcp = await connectMcp({
+      ...UNDER_LOAD,
+      servers: { flaky: { command: node, args: [TEST_SERVER, "stdio"] } },
+    })
     try {
       const toolkit = await createToolkit({ extraTools: mcp.tools() })
       const first = pidsOf(mcp)[0] as number
@@ -217,7 +226,10 @@ describe("child processes", () => {
   })
 
   it("the run's signal cancels a call; the server stays usable", async () => {
-    const mcp = await connectMcp({ servers: { t: { command: node, args: [TEST_SERVER, "stdio"] } } })
+    const mcp = await connectMcp({
+      ...UNDER_LOAD,
+      servers: { t: { command: node, args: [TEST_SERVER, "stdio"] } },
+    })
     try {
       const toolkit = await createToolkit({ extraTools: mcp.tools() })
       const started = Date.now()
@@ -231,7 +243,10 @@ describe("child processes", () => {
   })
 
   it("close() during a call ends the call and the child", async () => {
-    const mcp = await connectMcp({ servers: { t: { command: node, args: [TEST_SERVER, "stdio"] } } })
+    const mcp = await connectMcp({
+      ...UNDER_LOAD,
+      servers: { t: { command: node, args: [TEST_SERVER, "stdio"] } },
+    })
     const toolkit = await createToolkit({ extraTools: mcp.tools() })
     const [pid] = pidsOf(mcp)
     const call = toolkit.execute("t__sleep", { ms: 30_000 })
@@ -244,6 +259,7 @@ describe("child processes", () => {
 
   it("a server killed between calls: the first call after reconnects at once to a new process", async () => {
     const mcp = await connectMcp({
+      ...UNDER_LOAD,
       servers: { killed: { command: node, args: [TEST_SERVER, "stdio"] } },
     })
     try {
@@ -266,6 +282,7 @@ describe("child processes", () => {
     const marker = join(mkdtempSync(join(tmpdir(), "tnx-mcp-once-")), "started")
     const script = `[ -e "$1" ] && { echo broken >&2; exit 1; }; : > "$1"; exec "$2" "$3" stdio`
     const mcp = await connectMcp({
+      ...UNDER_LOAD,
       servers: { flaky: { command: "sh", args: ["-c", script, "sh", marker, node, TEST_SERVER] } },
     })
     try {
@@ -307,6 +324,7 @@ describe("child processes", () => {
 
   it("a command that does not exist fails that server only, with a typed code", async () => {
     const mcp = await connectMcp({
+      ...UNDER_LOAD,
       servers: {
         missing: { command: "/nonexistent/mcp-server-binary" },
         ok: { command: node, args: [TEST_SERVER, "stdio"] },
@@ -327,7 +345,7 @@ describe("child processes", () => {
     const marker = `tnx-silent-${process.pid}-${Date.now()}`
     const silent = { command: node, args: ["-e", "setInterval(() => {}, 1000)", marker] }
     const started = Date.now()
-    const mcp = await connectMcp({ servers: { silent }, connectTimeoutMs: 300 })
+    const mcp = await connectMcp({ ...UNDER_LOAD, servers: { silent }, connectTimeoutMs: 300 })
     try {
       expect(Date.now() - started).toBeLessThan(5_000)
       expect(mcp.servers()[0]).toMatchObject({
@@ -347,6 +365,7 @@ describe("schemas and outputs that need care", () => {
   let mcp: McpConnection
   beforeAll(async () => {
     mcp = await connectMcp({
+      ...UNDER_LOAD,
       servers: { t: { command: node, args: [TEST_SERVER, "stdio"] } },
       maxOutputChars: 1_000,
     })

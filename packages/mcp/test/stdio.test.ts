@@ -5,13 +5,10 @@ import { join } from "node:path"
 import { type Request, createToolkit } from "@toolnexus/core"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { type McpConnection, McpHandshakeTimeoutError, connectMcp } from "../src/index.js"
-import { EVERYTHING, FILESYSTEM, TEST_SERVER, alive } from "./paths.js"
+import { EVERYTHING, FILESYSTEM, TEST_SERVER, UNDER_LOAD, alive } from "./paths.js"
 import { answerHalted, scriptedClient } from "./scripted-model.js"
 
 const node = process.execPath
-// A child's start can take longer than the default 10 s on a loaded 2-core CI machine; these
-// tests are not about that limit (the handshake test below sets its own, after this).
-const UNDER_LOAD = { connectTimeoutMs: 60_000 }
 
 describe("real servers as stdio children", () => {
   const folder = realpathSync(mkdtempSync(join(tmpdir(), "tnx-mcp-fs-")))

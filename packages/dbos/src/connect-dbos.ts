@@ -23,6 +23,7 @@ import { type RunInput, checkRunId, namespaceOf } from "./protocol.js"
 export interface ConnectDbosOptions {
   /** The DBOS system database the workers launched on. */
   systemDatabaseUrl: string
+  /** The workers' namespace (as launched with); default `toolnexus`. */
   namespace?: string
 }
 

@@ -9,9 +9,13 @@ export interface EngineAgentOptions {
   name: string
   /** A run is `client.run(prompt, { toolkit, executor })`. Exactly one of `client`, `runtime`. */
   client?: Client
+  /** The tools of a `client` run. */
   toolkit?: Toolkit
   /** A run is a runtime tree: spawn(`root`) → wake(prompt) → wait (needs `@toolnexus/agents`). */
-  runtime?: Omit<RuntimeOptions, "store" | "executor" | "namespace"> & { root: string }
+  runtime?: Omit<RuntimeOptions, "store" | "executor" | "namespace"> & {
+    /** The registry's def the tree is spawned from. */
+    root: string
+  }
   /** Every event of the run (replayed steps' events are not repeated). A throw is ignored. */
   onEvent?: (ev: StreamEvent | RuntimeEvent) => void
   /** The largest journal step, in bytes of its JSON; default 1 MiB. */
@@ -20,7 +24,9 @@ export interface EngineAgentOptions {
 
 /** A validated agent definition, served by `serveRestate`. */
 export interface EngineAgent {
+  /** The agent's name, as `start(agent, …)` names it. */
   readonly name: string
+  /** The options it was defined with. */
   readonly options: EngineAgentOptions
 }
 

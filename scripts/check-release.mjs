@@ -89,7 +89,9 @@ try {
     const bumped = readJson(join(temp, dir.slice(root.length + 1), "package.json"))
     for (const [peer, range] of Object.entries(bumped.peerDependencies ?? {})) {
       if (peer.startsWith("@toolnexus/") && !satisfiesWorkspaceRange(expected, range))
-        problems.push(`${manifest.name}: after changeset version its peer ${peer}@${range} excludes ${expected}`)
+        problems.push(
+          `${manifest.name}: after changeset version its peer ${peer}@${range} excludes ${expected}`,
+        )
     }
   }
   if (versions.size > 1) problems.push(`the fixed group got different versions: ${[...versions].join(", ")}`)

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // Checks that the changesets release flow can publish, without publishing anything:
 //   1. every publishable package (packages/* without `"private": true`) is in the changesets
-//      `fixed` group, publishes publicly with provenance, declares `engines.node`, and its
-//      README shows its `npm install` line;
+//      `fixed` group, publishes publicly with provenance, names its `repository` folder,
+//      declares `engines.node`, and its README shows its `npm install` line;
 //   2. `changeset version` runs on a copy of the workspace's manifests and changesets (the
-//      repository is left alone) and bumps every package of the group to one version, each
-//      with a CHANGELOG.md;
+//      repository is left alone) and bumps every package of the group to the one version the
+//      changesets ask for (a minor on 0.1.0 gives 0.2.0), each with a CHANGELOG.md, and the
+//      peer ranges still admit it;
 //   3. `pnpm publish -r --dry-run` packs what would be published (workspace ranges resolved).
 //
 //   node scripts/check-release.mjs [--skip-publish]     (after the build)
@@ -28,6 +29,8 @@ const publishable = readdirSync(join(root, "packages"))
 // 1. Metadata.
 const config = readJson(join(root, ".changeset/config.json"))
 const fixed = config.fixed.flat()
+// A placeholder until the public repository exists; every package names the same one.
+const repositoryUrl = "git+https://github.com/toolnexus/toolnexus-ts.git"
 for (const { dir, manifest } of publishable) {
   const { name } = manifest
   if (!fixed.includes(name)) problems.push(`${name}: not in the "fixed" group of .changeset/config.json`)
@@ -36,6 +39,10 @@ for (const { dir, manifest } of publishable) {
   if (manifest.publishConfig?.provenance !== true)
     problems.push(`${name}: publishConfig.provenance is not true`)
   if (!manifest.engines?.node) problems.push(`${name}: no engines.node`)
+  // npm provenance ties the tarball to the source repository: it needs `repository`.
+  const folder = dir.slice(root.length + 1)
+  if (manifest.repository?.url !== repositoryUrl || manifest.repository?.directory !== folder)
+    problems.push(`${name}: repository is not { url: "${repositoryUrl}", directory: "${folder}" }`)
   const readme = existsSync(join(dir, "README.md")) ? readFileSync(join(dir, "README.md"), "utf8") : ""
   if (!new RegExp(`^(npm|pnpm) (install|add) [^\\n]*${name.replace("/", "\\/")}(\\s|$)`, "m").test(readme))
     problems.push(`${name}: README.md has no \`npm install ${name}\` line`)
@@ -69,15 +76,23 @@ try {
     if (pending.length && !existsSync(join(temp, relative, "CHANGELOG.md")))
       problems.push(`${manifest.name}: changeset version wrote no CHANGELOG.md`)
   }
-  // changesets bumps a package major when a peer it depends on leaves the peer's range, and on
-  // 0.x a minor is outside `^`: say so, since it is not what the changesets asked for.
-  const majors = pending.some((f) => /:\s*major\s*$/m.test(readFileSync(join(root, ".changeset", f), "utf8")))
+  // The fixed group moves by the largest bump any changeset asks for, and by nothing else: a
+  // 0.x peer range leaving `^` would make changesets bump every dependent major (0.1.0 → 1.0.0),
+  // which is why the peers are `>=0.1.0 <1.0.0` and `onlyUpdatePeerDependentsWhenOutOfRange` is set.
   const current = publishable[0]?.manifest.version ?? "0.0.0"
+  const expected = pending.length ? bumpVersion(current, largestBump(pending)) : current
   for (const version of versions) {
-    if (!majors && version.split(".")[0] !== current.split(".")[0])
-      console.warn(
-        `warning: changeset version goes ${current} → ${version} though no changeset is major (a 0.x peer leaving its ^ range is bumped as major)`,
-      )
+    if (version !== expected)
+      problems.push(`changeset version goes ${current} → ${version}; the changesets ask for ${expected}`)
+  }
+  for (const { dir, manifest } of publishable) {
+    const bumped = readJson(join(temp, dir.slice(root.length + 1), "package.json"))
+    for (const [peer, range] of Object.entries(bumped.peerDependencies ?? {})) {
+      if (peer.startsWith("@toolnexus/") && !satisfiesWorkspaceRange(expected, range))
+        problems.push(
+          `${manifest.name}: after changeset version its peer ${peer}@${range} excludes ${expected}`,
+        )
+    }
   }
   if (versions.size > 1) problems.push(`the fixed group got different versions: ${[...versions].join(", ")}`)
   console.log(
@@ -87,6 +102,34 @@ try {
   problems.push(`changeset version failed: ${error.stderr ?? ""}${error.message}`)
 } finally {
   rmSync(temp, { recursive: true, force: true })
+}
+
+/** The largest bump ("major" > "minor" > "patch") any of the changesets asks for. */
+function largestBump(files) {
+  const order = ["patch", "minor", "major"]
+  let largest = 0
+  for (const file of files) {
+    const text = readFileSync(join(root, ".changeset", file), "utf8")
+    for (const [, type] of text.matchAll(/^"[^"]+":\s*(patch|minor|major)\s*$/gm))
+      largest = Math.max(largest, order.indexOf(type))
+  }
+  return order[largest]
+}
+
+/** `version` bumped as changesets does (semver's inc: on 0.x a major still goes to 1.0.0). */
+function bumpVersion(version, type) {
+  const [major, minor, patch] = version.split(".").map(Number)
+  if (type === "major") return `${major + 1}.0.0`
+  if (type === "minor") return `${major}.${minor + 1}.0`
+  return `${major}.${minor}.${patch + 1}`
+}
+
+/** Whether `version` is inside a `workspace:>=a.b.c <x.y.z` peer range (the form our peers use). */
+function satisfiesWorkspaceRange(version, range) {
+  const match = /^workspace:>=(\d+\.\d+\.\d+) <(\d+\.\d+\.\d+)$/.exec(range)
+  if (!match) return false
+  const key = (v) => v.split(".").reduce((sum, part) => sum * 1000 + Number(part), 0)
+  return key(match[1]) <= key(version) && key(version) < key(match[2])
 }
 
 // 3. What `pnpm publish` would upload. --no-git-checks: CI runs on a detached or dirty tree.

@@ -19,6 +19,7 @@ import {
 } from "./inbox-store.js"
 import { renderHistoryBody, renderHistorySection } from "./page/history-view.js"
 import { renderShell } from "./page/html.js"
+import { renderRequestBody, renderUnknownRequestBody } from "./page/request-view.js"
 import { renderInboxBody, renderInboxSection } from "./page/inbox-view.js"
 import { SCRIPT } from "./page/script.js"
 import { renderSignInBody } from "./page/sign-in-view.js"
@@ -182,7 +183,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     title: string,
     body: string,
     current?: "inbox" | "history",
-    status: 200 | 401 | 429 = 200,
+    status: 200 | 401 | 404 | 429 = 200,
   ) => {
     const nonce = randomBytes(16).toString("base64")
     htmlHeaders(c, nonce)
@@ -258,7 +259,14 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     })
   })
   app.get("/requests/:id", async (c) => {
-    const entry = await inbox.findRequest(c.req.param("id"))
+    const id = c.req.param("id")
+    const entry = await inbox.findRequest(id)
+    // A browser following a link gets the request's page; API clients get JSON.
+    if ((c.req.header("accept") ?? "").includes("text/html")) {
+      return entry
+        ? page(c, "Request", renderRequestBody(entry, Date.now()))
+        : page(c, "No such request", renderUnknownRequestBody(id), undefined, 404)
+    }
     if (!entry)
       throw new HttpError(
         404,

@@ -115,6 +115,16 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
     return res.json()
   }
 
+  /** Answers a request through the JSON API, so it does not stay in the inbox of later tests. */
+  async function answerById(id: string, answer: { ok: boolean }): Promise<void> {
+    const res = await fetch(`${server.url}/requests/${id}/answer`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${API_TOKEN}` },
+      body: JSON.stringify(answer),
+    })
+    expect(res.status).toBe(200)
+  }
+
   const card = (page: Page, id: string) => page.locator(`.card[data-request-id="${id}"]`)
   const effectsFor = (orderId: string) => service.effects.filter((e) => e.args.orderId === orderId)
 
@@ -155,10 +165,8 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
     const row = card(page, run.pending.id)
     await expect(row.locator(".prompt").textContent()).resolves.toBe("Refund $31.00 on order WEB-1?")
     await expect(row.locator(".tool").textContent()).resolves.toBe("refund_order")
-    expect(JSON.parse((await row.locator(".args pre").textContent()) ?? "")).toEqual({
-      orderId: "WEB-1",
-      amountUsd: 31,
-    })
+    await expect(row.locator(".args dt").allTextContents()).resolves.toEqual(["orderId", "amountUsd"])
+    await expect(row.locator(".args dd").allTextContents()).resolves.toEqual(["WEB-1", "31"])
     await row.getByRole("button", { name: /^Approve/ }).click()
     const result = page.locator("#log li").first()
     await result.waitFor()
@@ -274,6 +282,98 @@ describe.skipIf(!haveChromium)("the inbox in headless Chromium", () => {
     ).resolves.toBe(false)
     expect(problems).toEqual([])
     await page.close()
+  })
+
+  it("issue 25: a string argument's line breaks are shown as line breaks, as text", async () => {
+    const run = await startRun("email a letter to Jane <b>now</b>")
+    const { page, problems } = await openInbox()
+    const row = card(page, run.pending.id)
+    const body = row.locator(".args dd .text").nth(2)
+    // The text itself, not a JSON rendering of it: no backslash-n, and no markup made of it.
+    expect(await body.textContent()).toBe("Dear Jane,\n\nYour refund is on its way.\n\nSupport")
+    expect(await body.evaluate((el) => el.ownerDocument.defaultView?.getComputedStyle(el).whiteSpace)).toBe(
+      "pre-wrap",
+    )
+    // Five lines tall: the breaks are rendered (one line of text is a fifth of that).
+    const lineHeight = await body.evaluate((el) =>
+      Number.parseFloat(el.ownerDocument.defaultView?.getComputedStyle(el).lineHeight ?? "0"),
+    )
+    const box = await body.boundingBox()
+    expect(Math.round((box?.height ?? 0) / lineHeight)).toBe(5)
+    expect(await row.locator(".args dd .text").nth(1).innerHTML()).toBe(
+      "email a letter to Jane &lt;b&gt;now&lt;/b&gt;",
+    )
+    expect(await row.locator(".args b").count()).toBe(0)
+    expect(problems).toEqual([])
+    await page.close()
+    await answerById(run.pending.id, { ok: true })
+  })
+
+  it("issue 25: /requests/:id is the request's own page, answerable there; an unknown id is a 404 page", async () => {
+    const run = await startRun("refund order PAGE-1 $12")
+    const { page, problems } = await openInbox()
+    // Each card links to its page.
+    await card(page, run.pending.id).locator("a.permalink").click()
+    await page.waitForURL(`**/requests/${run.pending.id}`)
+    expect(await page.title()).toBe("Request · toolnexus approvals")
+    await expect(page.locator(".card").count()).resolves.toBe(1)
+    const row = card(page, run.pending.id)
+    await expect(row.locator(".prompt").textContent()).resolves.toBe("Refund $12.00 on order PAGE-1?")
+    await row.getByRole("button", { name: /^Approve/ }).click()
+    await page.locator("#log li", { hasText: "Approved." }).waitFor()
+    await row.waitFor({ state: "detached" })
+    expect(effectsFor("PAGE-1")).toHaveLength(1)
+    // The same address now: answered, so no run waits on it.
+    const gone = await page.goto(`${server.url}/requests/${run.pending.id}`)
+    expect(gone?.status()).toBe(404)
+    await expect(page.locator("#request h2").textContent()).resolves.toBe("No such request")
+    const unknown = await page.goto(`${server.url}/requests/${encodeURIComponent("<i>nope</i>")}`)
+    expect(unknown?.status()).toBe(404)
+    await expect(page.locator("#request code").textContent()).resolves.toBe("<i>nope</i>")
+    expect(await page.locator("#request i").count()).toBe(0)
+    // API clients still get JSON from the same path.
+    const api = await fetch(`${server.url}/requests/nope`, {
+      headers: { authorization: `Bearer ${API_TOKEN}` },
+    })
+    expect([api.status, ((await api.json()) as any).error.code]).toEqual([404, "unknown_request"])
+    // The browser reports the two 404 pages it was sent to; nothing else went wrong.
+    expect(problems.filter((p) => !p.includes("status of 404"))).toEqual([])
+    await page.close()
+  })
+
+  it("issue 25: at 390 px nothing scrolls sideways and every button is on screen", async () => {
+    const run = await startRun("refund order NARROW-1 $9")
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 } })
+    const page = await phone.newPage()
+    await page.goto(server.url)
+    await page.locator("#token").fill(ALICE_TOKEN)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    const row = card(page, run.pending.id)
+    await row.waitFor()
+    const sideways = () => page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    const onScreen = async (locator: ReturnType<Page["locator"]>) => {
+      const box = await locator.boundingBox()
+      return box !== null && box.x >= 0 && box.x + box.width <= 390
+    }
+    expect(await sideways()).toBe(0)
+    for (const button of [
+      page.getByRole("button", { name: "Sign out" }),
+      row.getByRole("button", { name: /^Approve/ }),
+      row.getByRole("button", { name: /^Edit, then approve/ }),
+      row.getByRole("button", { name: /^Decline/ }),
+    ]) {
+      await expect(onScreen(button), (await button.textContent()) ?? "").resolves.toBe(true)
+    }
+    await page.goto(`${server.url}/history`)
+    await page.locator("#history tbody tr").first().waitFor()
+    expect(await sideways()).toBe(0)
+    await expect(onScreen(page.getByRole("button", { name: "Sign out" }))).resolves.toBe(true)
+    await expect(onScreen(page.getByRole("button", { name: "Filter" }))).resolves.toBe(true)
+    // The history's cells are readable, stacked, not cut off by a table wider than the screen.
+    const cell = page.locator("#history tbody tr").first().locator("td").nth(3)
+    await expect(onScreen(cell)).resolves.toBe(true)
+    await phone.close()
+    await answerById(run.pending.id, { ok: true })
   })
 
   it("edits an argument the tool allows, then approves; the tool acts on the edit", async () => {

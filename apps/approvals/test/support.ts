@@ -64,7 +64,9 @@ export function agentReply(req: FakeRequestView): FakeReply {
     toolCalls.push({ name: "refund_order", arguments: { orderId, amountUsd } })
   }
   if (/email/i.test(prompt)) {
-    toolCalls.push({ name: "send_email", arguments: { to: "jane@example.com", subject: prompt, body: "Hi" } })
+    // A letter's body has line breaks, which the page must show as such.
+    const body = /letter/i.test(prompt) ? "Dear Jane,\n\nYour refund is on its way.\n\nSupport" : "Hi"
+    toolCalls.push({ name: "send_email", arguments: { to: "jane@example.com", subject: prompt, body } })
   }
   if (/ask the customer/i.test(prompt)) toolCalls.push({ name: "ask_customer", arguments: { topic: prompt } })
   if (/shipping form/i.test(prompt))

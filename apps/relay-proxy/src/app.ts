@@ -20,6 +20,7 @@ import { ClaimLostError, type DurableStore, askWithAnswer } from "@toolnexus/dur
 import { type Context, Hono } from "hono"
 import { bodyLimit } from "hono/body-limit"
 import { callerOf } from "./caller-auth.js"
+import { type CallerParams, checkToolChoice, parseCallerParams, withCallerParams } from "./caller-params.js"
 import { type EventWriter, chatChunkWriter, chatCompletion } from "./chat-response.js"
 import { findContinuation, rememberHalt, settleHalt } from "./continuation.js"
 import { eventStream } from "./event-stream.js"
@@ -89,6 +90,7 @@ interface RelayRequest {
   tools: ChatToolDeclaration[] | undefined
   /** The JSON Schema a structured answer must match. */
   output: JSONSchema | undefined
+  params: CallerParams
 }
 
 /** Who asks, the signal that aborts the upstream call when the caller hangs up, and who listens. */
@@ -134,6 +136,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
   async function start(request: RelayRequest, { caller, signal, onEvent }: CallerContext): Promise<Relayed> {
     const { messages, output } = request
     const tools = request.tools ?? []
+    checkToolChoice(request.params, tools)
     if (messages.at(-1)!.role !== "user") {
       throw badRequest(
         "the last message must be a user message, or tool results answering tool calls this proxy returned",
@@ -167,6 +170,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     const { conversation } = found
     onConversation?.(conversation)
     const tools = request.tools ?? found.tools
+    checkToolChoice(request.params, tools)
     let result: RunResult
     try {
       // durable's exactly-once resume: the claim makes a duplicate delivery of the same results
@@ -254,10 +258,19 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
   }
 
   /** Runs one caller request: a continuation when its messages end in tool results, else a new conversation. */
-  function relay(c: Context<Env>, request: RelayRequest, listen: Partial<CallerContext> = {}) {
+  async function relay(
+    c: Context<Env>,
+    request: RelayRequest,
+    listen: Partial<CallerContext> = {},
+  ): Promise<Relayed> {
     const context = { caller: c.get("caller"), signal: c.req.raw.signal, ...listen }
     const toolMessages = trailingToolMessages(request.messages)
-    return toolMessages.length > 0 ? resume(toolMessages, request, context) : start(request, context)
+    const relayed = await withCallerParams(request.params, () =>
+      toolMessages.length > 0 ? resume(toolMessages, request, context) : start(request, context),
+    )
+    // The caller's model id is echoed, as a provider echoes the alias it was asked for.
+    const model = request.params.model
+    return model === undefined ? relayed : { ...relayed, turn: { ...relayed.turn, model } }
   }
 
   app.use("/v1/*", async (c, next) => {
@@ -313,10 +326,12 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
   }
 
   app.post("/v1/chat/completions", async (c) => {
-    const request = parseChatRequest(await jsonBody(c))
+    const body = await jsonBody(c)
+    const request = { ...parseChatRequest(body), params: parseCallerParams(body, style) }
     if (request.stream) {
+      const model = request.params.model ?? opts.model
       const writerFor = (send: (frame: string) => void) =>
-        chatChunkWriter(send, { includeUsage: request.includeUsage, model: opts.model })
+        chatChunkWriter(send, { includeUsage: request.includeUsage, model })
       return streamed(c, request, writerFor, ({ turn }, writer) => writer.finish(turn))
     }
     const { conversation, turn } = await relay(c, request)
@@ -326,7 +341,9 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
 
   app.post("/v1/responses", async (c) => {
     const caller = c.get("caller")
-    const request = await parseResponsesRequest(await jsonBody(c), store, caller)
+    const body = await jsonBody(c)
+    const parsed = await parseResponsesRequest(body, store, caller)
+    const request = { ...parsed, params: parseCallerParams(body, style) }
     const echo = {
       instructions: request.instructions,
       previousResponseId: request.previousResponseId,
@@ -343,7 +360,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     }
     if (request.stream) {
       // The opening frames describe the response before its turn: no output, no usage yet.
-      const opening = responseObject(emptyTurn(opts.model), [], echo, identity)
+      const opening = responseObject(emptyTurn(request.params.model ?? opts.model), [], echo, identity)
       const writerFor = (send: (frame: string) => void) => responseEventWriter(send, opening)
       return streamed(c, request, writerFor, async ({ turn }, writer) => {
         // Kept before it is announced complete: its items must resolve once the caller has them.

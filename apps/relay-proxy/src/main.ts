@@ -4,6 +4,7 @@ import { serve } from "@hono/node-server"
 import { createClient } from "@toolnexus/core"
 import { openStore } from "@toolnexus/durable"
 import { createRelayProxy } from "./app.js"
+import { forwardCallerParams } from "./caller-params.js"
 import { ConfigurationError, configFromEnv } from "./config.js"
 import { OFFLINE_MODEL, startOfflineModel } from "./offline-model.js"
 import { withRequestLog } from "./request-log.js"
@@ -34,7 +35,13 @@ async function main(): Promise<void> {
   const store = await openStore(config.storeUrl)
   // One upstream attempt per caller request: the caller's SDK does the retrying (see upstream-error.ts).
   // On the store: resumes go through its stored continue under durable's claim.
-  const client = createClient({ ...upstream, retries: 0, store })
+  // The caller's temperature and tool_choice reach the upstream request in its own form.
+  const client = createClient({
+    ...upstream,
+    retries: 0,
+    store,
+    bodyTransform: forwardCallerParams(upstream.style),
+  })
   const app = createRelayProxy({
     client,
     store,

@@ -4,6 +4,7 @@ import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing
 import { type DurableStore, openStore } from "@toolnexus/durable"
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest"
 import { type RelayProxyOptions, createRelayProxy } from "../src/app.js"
+import { forwardCallerParams } from "../src/caller-params.js"
 
 export const STYLES = ["openai", "anthropic", "openai-responses"] as const satisfies EndpointStyle[]
 export const API_KEY = "sk-upstream-very-secret-1234"
@@ -38,6 +39,7 @@ export function proxyFor(
     // As in main.ts: one upstream attempt per caller request; the caller's SDK retries.
     retries: 0,
     store,
+    bodyTransform: forwardCallerParams(style),
   })
   return createRelayProxy({ client, store, style, model: "upstream-model", secrets: [API_KEY], ...options })
 }

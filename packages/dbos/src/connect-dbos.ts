@@ -19,6 +19,7 @@ import { namespaceOf } from "./protocol.js"
 export interface ConnectDbosOptions {
   /** The DBOS system database the workers launched on. */
   systemDatabaseUrl: string
+  /** The workers' namespace (as launched with); default `toolnexus`. */
   namespace?: string
 }
 

@@ -14,6 +14,7 @@ import { namespaceOf, requestsDdl } from "./protocol.js"
 
 /** Options of {@link launchDbos}. */
 export interface LaunchDbosOptions {
+  /** The agents this process runs, with distinct names. */
   agents: EngineAgent[]
   /** The PostgreSQL database DBOS keeps its system tables in (the requests table lives there too). */
   systemDatabaseUrl: string
@@ -36,7 +37,10 @@ let launched = false
  * @example
  * const dbos = await launchDbos({ agents: [agent], systemDatabaseUrl: "postgres://postgres@127.0.0.1:5432/app" })
  */
-export async function launchDbos(opts: LaunchDbosOptions): Promise<{ close(): Promise<void> }> {
+export async function launchDbos(opts: LaunchDbosOptions): Promise<{
+  /** Shuts DBOS down in this process; running workflows resume on the next launch. */
+  close(): Promise<void>
+}> {
   const namespace = namespaceOf(opts.namespace)
   const { agents, systemDatabaseUrl } = opts
   if (!Array.isArray(agents) || agents.length === 0)

@@ -6,10 +6,15 @@ export type { ApprovalPolicy }
 
 /** The MCP tool annotations the policy reads (the server's hints; untrusted). */
 export interface ToolAnnotations {
+  /** A display name for the tool. */
   title?: string
+  /** The tool changes nothing: the `"destructive"` policy does not ask before its calls. */
   readOnlyHint?: boolean
+  /** `false`: its changes are only additive, and the `"destructive"` policy does not ask; default true. */
   destructiveHint?: boolean
+  /** Repeating a call with the same arguments has no further effect. */
   idempotentHint?: boolean
+  /** The tool reaches outside the server (the web, other systems). */
   openWorldHint?: boolean
   [key: string]: unknown
 }

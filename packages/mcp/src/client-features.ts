@@ -11,14 +11,19 @@ import { approvalRequestId } from "./request-ids.js"
 export interface McpRoot {
   /** A `file://` URI (or another scheme the server understands). */
   uri: string
+  /** A label servers may show for it. */
   name?: string
 }
 
 /** One `notifications/message` a server sent (MCP logging). */
 export interface McpLogEntry {
+  /** The configured name of the server that sent it. */
   server: string
+  /** Its syslog level as the server sent it (`debug` … `emergency`). */
   level: string
+  /** The server's logger name, when it gave one. */
   logger?: string
+  /** The message: any JSON the server sent. */
   data: unknown
 }
 

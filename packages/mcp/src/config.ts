@@ -4,15 +4,19 @@ import type { McpOAuthOptions } from "./oauth-options.js"
 
 /** A server started as a child process and spoken to over stdio. */
 export interface McpStdioServerConfig {
+  /** The program to start (looked up on PATH). */
   command: string
+  /** Its arguments. */
   args?: string[]
   /** Added to a minimal inherited environment (PATH, HOME, …), as the SDK does. */
   env?: Record<string, string>
+  /** Its working directory; default this process's. */
   cwd?: string
 }
 
 /** A remote server over Streamable HTTP, falling back to the older HTTP+SSE transport. */
 export interface McpHttpServerConfig {
+  /** The server's endpoint (`http:` or `https:`). */
   url: string
   /** Sent with every request; `${NAME}` in a value is read from the environment and never logged. */
   headers?: Record<string, string>

@@ -37,7 +37,9 @@ export interface ConnectMcpOptions {
 
 /** One server's state, as {@link McpConnection.servers} reports it. */
 export interface McpServerStatus {
+  /** The server's name in `servers`. */
   name: string
+  /** `ready` once connected; `failed` when it could not start or connect. */
   status: "ready" | "failed"
   /** How many tools it offers now. */
   tools: number
@@ -58,6 +60,7 @@ export interface McpConnection {
    * `tools/list_changed`; build a toolkit from it per run to offer new tools.
    */
   tools(): Tool[]
+  /** Each configured server's state, in configuration order. */
   servers(): McpServerStatus[]
   /**
    * Completes the OAuth login of a remote server from the authorization server's redirect

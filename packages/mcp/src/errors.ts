@@ -2,6 +2,7 @@ import { ToolnexusError } from "@toolnexus/core"
 
 /** An MCP server could not be started or reached, or closed during the handshake. */
 export class McpConnectError extends ToolnexusError {
+  /** `error.name`: the class name. */
   override readonly name = "McpConnectError"
   static override readonly family = "TNX_MCP_CONNECT"
   /** The server's name in the configuration. */
@@ -17,9 +18,12 @@ export class McpConnectError extends ToolnexusError {
 
 /** An MCP server did not finish the initialize handshake within `connectTimeoutMs`. */
 export class McpHandshakeTimeoutError extends ToolnexusError {
+  /** `error.name`: the class name. */
   override readonly name = "McpHandshakeTimeoutError"
   static override readonly family = "TNX_MCP_TIMEOUT"
+  /** The server's name in the configuration. */
   readonly serverName: string
+  /** The `connectTimeoutMs` it exceeded. */
   readonly timeoutMs: number
   constructor(serverName: string, timeoutMs: number) {
     super(

@@ -5,7 +5,9 @@
  * Share one durable store between processes so a login started in one finishes in another.
  */
 export interface TokenStore {
+  /** The record last set for `server`; `undefined` when there is none. */
   get(server: string): Promise<unknown>
+  /** Replaces `server`'s record (the value is opaque: store it as it is). */
   set(server: string, tokens: unknown): Promise<void>
 }
 

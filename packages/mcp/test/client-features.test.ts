@@ -1,7 +1,7 @@
 import { type Request, createInProcessClient, createToolkit } from "@toolnexus/core"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { type McpConnection, type McpLogEntry, connectMcp } from "../src/index.js"
-import { EVERYTHING } from "./paths.js"
+import { EVERYTHING, UNDER_LOAD } from "./paths.js"
 
 const node = process.execPath
 
@@ -25,6 +25,7 @@ describe("client features against the reference server (server-everything)", () 
 
   beforeAll(async () => {
     mcp = await connectMcp({
+      ...UNDER_LOAD,
       servers: { everything: { command: node, args: [EVERYTHING] } },
       roots: [{ uri: "file:///srv/project", name: "project" }],
       sampling: { client: model },
@@ -96,6 +97,7 @@ describe("client features against the reference server (server-everything)", () 
 
   it("progress: a long operation's progress keeps the call alive past callTimeoutMs", async () => {
     const quick = await connectMcp({
+      ...UNDER_LOAD,
       servers: { everything: { command: node, args: [EVERYTHING] } },
       callTimeoutMs: 400,
     })
@@ -116,7 +118,10 @@ describe("client features against the reference server (server-everything)", () 
 
 describe("features not configured are not announced", () => {
   it("without roots or sampling the server offers no tools that need them", async () => {
-    const plain = await connectMcp({ servers: { everything: { command: node, args: [EVERYTHING] } } })
+    const plain = await connectMcp({
+      ...UNDER_LOAD,
+      servers: { everything: { command: node, args: [EVERYTHING] } },
+    })
     try {
       const names = plain.tools().map((t) => t.name)
       expect(names).not.toContain("everything__trigger-sampling-request")
@@ -127,11 +132,11 @@ describe("features not configured are not announced", () => {
   })
 
   it("malformed feature options are a ConfigError", async () => {
-    await expect(connectMcp({ servers: {}, roots: [{ uri: "" }] })).rejects.toThrow(
+    await expect(connectMcp({ ...UNDER_LOAD, servers: {}, roots: [{ uri: "" }] })).rejects.toThrow(
       /"roots" must be an array/,
     )
-    await expect(connectMcp({ servers: {}, sampling: { client: {} as never } })).rejects.toThrow(
-      /"sampling.client" must be a toolnexus Client/,
-    )
+    await expect(
+      connectMcp({ ...UNDER_LOAD, servers: {}, sampling: { client: {} as never } }),
+    ).rejects.toThrow(/"sampling.client" must be a toolnexus Client/)
   })
 })

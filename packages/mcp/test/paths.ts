@@ -17,3 +17,9 @@ export function alive(pid: number): boolean {
     return false
   }
 }
+
+/**
+ * A child's start can take longer than connectMcp's default 10 s on a loaded 2-core CI machine;
+ * tests that are not about that limit spread this first (one that is sets its own after it).
+ */
+export const UNDER_LOAD = { connectTimeoutMs: 60_000 }

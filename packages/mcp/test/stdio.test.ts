@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { type Request, createToolkit } from "@toolnexus/core"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { type McpConnection, McpHandshakeTimeoutError, connectMcp } from "../src/index.js"
-import { EVERYTHING, FILESYSTEM, TEST_SERVER, alive } from "./paths.js"
+import { EVERYTHING, FILESYSTEM, TEST_SERVER, UNDER_LOAD, alive } from "./paths.js"
 import { answerHalted, scriptedClient } from "./scripted-model.js"
 
 const node = process.execPath
@@ -16,6 +16,7 @@ describe("real servers as stdio children", () => {
 
   beforeAll(async () => {
     mcp = await connectMcp({
+      ...UNDER_LOAD,
       servers: {
         everything: { command: node, args: [EVERYTHING] },
         files: { command: node, args: [FILESYSTEM, folder] },
@@ -77,6 +78,7 @@ describe("real servers as stdio children", () => {
 
   it('"destructive" follows the server\'s annotations: writes ask first, reads do not', async () => {
     const guarded = await connectMcp({
+      ...UNDER_LOAD,
       servers: { files: { command: node, args: [FILESYSTEM, folder] } },
       requireApproval: "destructive",
     })
@@ -181,6 +183,7 @@ describe("child processes", () => {
   it("passes env (its values redacted from results) and cwd; close() ends every child (no orphan)", async () => {
     const cwd = realpathSync(tmpdir())
     const mcp = await connectMcp({
+      ...UNDER_LOAD,
       servers: {
         a: { command: node, args: [TEST_SERVER, "stdio"], env: { TEST_VALUE: "v-42" }, cwd },
         b: { command: node, args: [EVERYTHING] },
@@ -196,7 +199,10 @@ describe("child processes", () => {
   })
 
   it("a server that dies mid-call gives an isError result naming it; the next call reconnects", async () => {
-    const mcp = await connectMcp({ servers: { flaky: { command: node, args: [TEST_SERVER, "stdio"] } } })
+    const mcp = await connectMcp({
+      ...UNDER_LOAD,
+      servers: { flaky: { command: node, args: [TEST_SERVER, "stdio"] } },
+    })
     try {
       const toolkit = await createToolkit({ extraTools: mcp.tools() })
       const first = pidsOf(mcp)[0] as number
@@ -217,7 +223,10 @@ describe("child processes", () => {
   })
 
   it("the run's signal cancels a call; the server stays usable", async () => {
-    const mcp = await connectMcp({ servers: { t: { command: node, args: [TEST_SERVER, "stdio"] } } })
+    const mcp = await connectMcp({
+      ...UNDER_LOAD,
+      servers: { t: { command: node, args: [TEST_SERVER, "stdio"] } },
+    })
     try {
       const toolkit = await createToolkit({ extraTools: mcp.tools() })
       const started = Date.now()
@@ -231,7 +240,10 @@ describe("child processes", () => {
   })
 
   it("close() during a call ends the call and the child", async () => {
-    const mcp = await connectMcp({ servers: { t: { command: node, args: [TEST_SERVER, "stdio"] } } })
+    const mcp = await connectMcp({
+      ...UNDER_LOAD,
+      servers: { t: { command: node, args: [TEST_SERVER, "stdio"] } },
+    })
     const toolkit = await createToolkit({ extraTools: mcp.tools() })
     const [pid] = pidsOf(mcp)
     const call = toolkit.execute("t__sleep", { ms: 30_000 })
@@ -244,6 +256,7 @@ describe("child processes", () => {
 
   it("a server killed between calls: the first call after reconnects at once to a new process", async () => {
     const mcp = await connectMcp({
+      ...UNDER_LOAD,
       servers: { killed: { command: node, args: [TEST_SERVER, "stdio"] } },
     })
     try {
@@ -266,6 +279,7 @@ describe("child processes", () => {
     const marker = join(mkdtempSync(join(tmpdir(), "tnx-mcp-once-")), "started")
     const script = `[ -e "$1" ] && { echo broken >&2; exit 1; }; : > "$1"; exec "$2" "$3" stdio`
     const mcp = await connectMcp({
+      ...UNDER_LOAD,
       servers: { flaky: { command: "sh", args: ["-c", script, "sh", marker, node, TEST_SERVER] } },
     })
     try {
@@ -307,6 +321,7 @@ describe("child processes", () => {
 
   it("a command that does not exist fails that server only, with a typed code", async () => {
     const mcp = await connectMcp({
+      ...UNDER_LOAD,
       servers: {
         missing: { command: "/nonexistent/mcp-server-binary" },
         ok: { command: node, args: [TEST_SERVER, "stdio"] },
@@ -327,7 +342,7 @@ describe("child processes", () => {
     const marker = `tnx-silent-${process.pid}-${Date.now()}`
     const silent = { command: node, args: ["-e", "setInterval(() => {}, 1000)", marker] }
     const started = Date.now()
-    const mcp = await connectMcp({ servers: { silent }, connectTimeoutMs: 300 })
+    const mcp = await connectMcp({ ...UNDER_LOAD, servers: { silent }, connectTimeoutMs: 300 })
     try {
       expect(Date.now() - started).toBeLessThan(5_000)
       expect(mcp.servers()[0]).toMatchObject({
@@ -347,6 +362,7 @@ describe("schemas and outputs that need care", () => {
   let mcp: McpConnection
   beforeAll(async () => {
     mcp = await connectMcp({
+      ...UNDER_LOAD,
       servers: { t: { command: node, args: [TEST_SERVER, "stdio"] } },
       maxOutputChars: 1_000,
     })

@@ -19,6 +19,7 @@ export interface ConnectRestateOptions {
   ingress: string
   /** The admin URL; `listPending` needs it (its SQL API). */
   admin?: string
+  /** The workers' namespace (as launched with); default `toolnexus`. */
   namespace?: string
 }
 

@@ -8,6 +8,7 @@ import { installWithResolvers } from "./with-resolvers.js"
 
 /** Options of {@link serveRestate}. */
 export interface ServeRestateOptions {
+  /** The agents this process runs, with distinct names. */
   agents: EngineAgent[]
   /** The port of this worker's endpoint (0: any free port). */
   port: number
@@ -23,6 +24,7 @@ export interface ServeRestateOptions {
 export interface RestateWorker {
   /** The endpoint's URL, as registered with the admin API. */
   readonly url: string
+  /** Stops the endpoint; invocations in flight are retried by Restate elsewhere or later. */
   close(): Promise<void>
 }
 

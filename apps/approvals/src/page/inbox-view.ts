@@ -59,7 +59,8 @@ ${failedPart}
 </section>`
 }
 
-function renderCard(entry: InboxEntry, now: number): string {
+/** One open request as a card with its actions (the inbox lists them; `/requests/:id` shows one). */
+export function renderCard(entry: InboxEntry, now: number): string {
   const { request } = entry
   const described = describeRequest(request)
   // Core's rule decides; an unreadable deadline (expiry time 0) counts as past, as it does
@@ -77,15 +78,27 @@ function renderCard(entry: InboxEntry, now: number): string {
   return `<article class="card${expired ? " expired" : ""}" tabindex="0" data-request-id="${escapeHtml(request.id)}" data-mode="${described.mode}" aria-label="${escapeHtml(`${request.kind}: ${request.prompt}`)}">
 <header><span class="kind kind-${escapeHtml(request.kind.replace(/[^a-z_]/gi, ""))}">${escapeHtml(request.kind)}</span>${described.tool ? ` <strong class="tool">${escapeHtml(described.tool)}</strong>` : ""}${breadcrumbs(entry.path ?? described.path)}</header>
 <p class="prompt">${escapeHtml(request.prompt)}</p>
-${renderArgs(described.args)}${renderLink(request.url)}<p class="meta">waiting ${timeTag(entry.since, ago(now - Date.parse(entry.since)))} · <span class="expiry">${request.expiresAt ? timeTag(request.expiresAt, expiry) : expiry}</span> · run <code>${escapeHtml(entry.runtimeKey ?? entry.conversationId)}</code>${entry.state === "claimed" ? ` · <span class="claimed">being resumed</span>` : ""}</p>
+${renderArgs(described.args)}${renderLink(request.url)}<p class="meta">waiting ${timeTag(entry.since, ago(now - Date.parse(entry.since)))} · <span class="expiry">${request.expiresAt ? timeTag(request.expiresAt, expiry) : expiry}</span> · run <code>${escapeHtml(entry.runtimeKey ?? entry.conversationId)}</code>${entry.state === "claimed" ? ` · <span class="claimed">being resumed</span>` : ""} · <a class="permalink" href="/requests/${escapeHtml(encodeURIComponent(request.id))}">link</a></p>
 ${expired ? renderExpiredActions() : renderActions(described)}
 </article>`
 }
 
 function renderArgs(args: Record<string, unknown> | undefined): string {
   if (!args) return ""
-  const count = Object.keys(args).length
-  return `<details class="args" open><summary>Arguments (${count}) <kbd>o</kbd></summary><pre>${escapeHtml(JSON.stringify(args, null, 2))}</pre></details>\n`
+  const entries = Object.entries(args)
+  const items = entries.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${renderValue(value)}</dd>`)
+  return `<details class="args" open><summary>Arguments (${entries.length}) <kbd>o</kbd></summary><dl>${items.join("")}</dl></details>\n`
+}
+
+/**
+ * One argument's value: a string as the text it is (its line breaks shown as line breaks,
+ * not as `\n`), anything else as JSON. Escaped either way.
+ */
+function renderValue(value: unknown): string {
+  if (typeof value === "string") return `<span class="text">${escapeHtml(value)}</span>`
+  if (typeof value === "object" && value !== null)
+    return `<pre>${escapeHtml(JSON.stringify(value, null, 2))}</pre>`
+  return `<code>${escapeHtml(JSON.stringify(value))}</code>`
 }
 
 function renderLink(url: string | undefined): string {

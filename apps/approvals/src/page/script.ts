@@ -107,6 +107,8 @@ async function answer(card, body, verb) {
     const run = await call("/requests/" + encodeURIComponent(id) + "/answer", body)
     say(verb + " " + describe(run), false, body.ok === false ? "declined" : undefined)
     card.classList.remove("editing")
+    // A request's own page has no inbox to refresh: the answered card goes.
+    if (!document.getElementById("inbox")) card.remove()
   } catch (error) {
     say("Could not answer: " + error.message, true)
     for (const b of card.querySelectorAll("button")) b.disabled = false

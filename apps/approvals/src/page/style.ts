@@ -6,7 +6,7 @@ export const STYLE = `
 [hidden] { display: none !important }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); background: var(--bg); margin: 0 }
 main { max-width: 60rem; margin: 0 auto; padding: 0 1rem 3rem }
-.top { display: flex; align-items: center; gap: 1.5rem; padding: .7rem 1.2rem; background: var(--card); border-bottom: 1px solid var(--line) }
+.top { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1.5rem; padding: .7rem 1.2rem; background: var(--card); border-bottom: 1px solid var(--line) }
 .top h1 { font-size: 1.15rem; margin: 0 }
 .tabs { display: flex; gap: .3rem; flex: 1 }
 .tabs a { color: var(--muted); text-decoration: none; padding: .3rem .7rem; border-radius: 6px }
@@ -37,8 +37,14 @@ label.check { display: flex; gap: .4rem; align-items: center }
 .tool { font-family: ui-monospace, monospace; font-size: .9rem }
 .breadcrumbs ol { display: flex; list-style: none; margin: 0; padding: 0; font-size: .85rem; color: var(--muted) }
 .breadcrumbs li + li::before { content: "›"; padding: 0 .35rem; color: #9aa0a6 }
-.prompt { font-weight: 600; margin: .45rem 0; white-space: pre-wrap }
+.prompt { font-weight: 600; margin: .45rem 0; white-space: pre-wrap; overflow-wrap: anywhere }
+.back { margin: 1rem 0 0 }
 .args summary { cursor: pointer; color: var(--muted); font-size: .85rem }
+.args dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .25rem .8rem; margin: .3rem 0; font-size: .9rem }
+.args dt { font-family: ui-monospace, monospace; color: var(--muted) }
+.args dd { margin: 0; min-width: 0 }
+.args .text { white-space: pre-wrap; overflow-wrap: anywhere }
+.args dd pre { margin: 0 }
 .args pre, td pre { background: #f8f9fa; border: 1px solid #eceef1; border-radius: 6px; padding: .5rem .7rem; margin: .3rem 0; font-size: .85rem; overflow-x: auto }
 .meta { color: var(--muted); font-size: .85rem; margin: .4rem 0 }
 .actions { display: flex; gap: .4rem; flex-wrap: wrap; margin-top: .4rem }
@@ -70,4 +76,15 @@ td .prompt { font-weight: 500; margin: .2rem 0 }
 dialog { border: 1px solid var(--line); border-radius: 10px; padding: 1rem 1.4rem }
 .keys { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem }
 .keys dd { margin: 0 }
+/* A phone (390 px): the header wraps, arguments stack, and history rows become blocks, so
+   nothing scrolls sideways and every button stays on screen. */
+@media (max-width: 40rem) {
+  .top { padding: .6rem .8rem } .tabs { flex: 1 1 auto } main { padding: 0 .6rem 3rem }
+  .card { padding: .65rem .75rem } .args dl { grid-template-columns: minmax(0, 1fr) } .args dd { margin-bottom: .3rem }
+  #history table, #history tbody, #history tr, #history td { display: block; width: 100% }
+  #history thead { display: none }
+  #history tr { border-bottom: 1px solid var(--line); padding: .35rem 0 }
+  #history td { border: 0; padding: .15rem .6rem; overflow-wrap: anywhere }
+  .filters input { width: 100% } .filters label { flex: 1 1 8rem }
+}
 `

@@ -8,8 +8,16 @@ import type { DefineEngineAgent } from "./contract-agents.js"
  * to serve agents in this process with the engine's settings in `env`.
  */
 export interface EngineAdapter {
+  /** The engine package's agent definer (`restateAgent`, `dbosAgent`). */
   define: DefineEngineAgent
-  serve(agents: unknown[], env: NodeJS.ProcessEnv): Promise<{ close(): Promise<void> }>
+  /** Serves `agents` in a worker process with the engine's `env`; resolves once it serves. */
+  serve(
+    agents: unknown[],
+    env: NodeJS.ProcessEnv,
+  ): Promise<{
+    /** Stops serving. */
+    close(): Promise<void>
+  }>
 }
 
 /** A running engine the suite's workers serve, started once per suite. */

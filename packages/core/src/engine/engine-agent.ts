@@ -15,9 +15,13 @@ export interface EngineAgentOptions<Tree extends object = object, Event = Stream
   name: string
   /** A run is `client.run(prompt, { toolkit, executor })`. Exactly one of `client`, `runtime`. */
   client?: Client
+  /** The tools of a `client` run. */
   toolkit?: Toolkit
   /** A run is a runtime tree: spawn(`root`) → wake(prompt) → wait (needs `@toolnexus/agents`). */
-  runtime?: Tree & { root: string }
+  runtime?: Tree & {
+    /** The registry's def the tree is spawned from. */
+    root: string
+  }
   /** Every event of the run (replayed steps' events are not repeated). A throw is ignored. */
   onEvent?: (ev: Event) => void
   /** The largest journal step, in bytes of its JSON; default 1 MiB. */
@@ -26,7 +30,9 @@ export interface EngineAgentOptions<Tree extends object = object, Event = Stream
 
 /** A validated agent definition, served by an engine worker (`serveRestate`, `launchDbos`). */
 export interface EngineAgent<Options extends EngineAgentOptions<object, never> = EngineAgentOptions> {
+  /** The agent's name, as `start(agent, …)` names it. */
   readonly name: string
+  /** The options it was defined with. */
   readonly options: Options
 }
 
@@ -54,10 +60,15 @@ export function defineEngineAgent<Options extends EngineAgentOptions<object, nev
 
 /** The part of an agents runtime an engine run drives (`createRuntime` of `@toolnexus/agents`). */
 export interface EngineTreeRuntime<Result> {
+  /** The tree's root handle. */
   readonly root: unknown
+  /** Spawns a handle of registry def `def` under `parent`. */
   spawn(parent: never, def: string): unknown
+  /** Gives a handle its prompt. */
   wake(handle: never, prompt: string): void
+  /** Settles when the handle's run ends (or suspends). */
   wait(handle: never): Promise<Result>
+  /** Closes a handle and its subtree. */
   close(handle: never, opts: { force: boolean }): Promise<unknown>
 }
 

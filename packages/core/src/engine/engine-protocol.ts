@@ -37,21 +37,29 @@ export function namespaceOf(namespace: string | undefined, pattern: RegExp, fall
 
 /** A run's workflow input. */
 export interface EngineRunInput {
+  /** The engine agent's name. */
   agent: string
+  /** The run's prompt. */
   prompt: string
 }
 
 /** What `deliverAnswer` resolves to once the decision is recorded. */
 export interface EngineDecided {
+  /** The run the request belongs to. */
   runId: string
+  /** The request that was answered. */
   request: Request
+  /** The decision recorded for it. */
   decision: AnswerDecision
 }
 
 /** What an engine holds for one request id: the run waiting on it, and its first decision. */
 export interface HeldRequest {
+  /** The run waiting on the request. */
   runId: string
+  /** The request itself. */
   request: Request
+  /** Its first decision, once one was recorded. */
   decision?: AnswerDecision | undefined
 }
 

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, realpathSync } from "node:fs"
 import { tmpdir } from "node:os"
+import { setTimeout as sleep } from "node:timers/promises"
 import { join } from "node:path"
 import { type Request, createToolkit } from "@toolnexus/core"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
@@ -309,6 +310,11 @@ describe("child processes", () => {
     try {
       const toolkit = await createToolkit({ extraTools: mcp.tools() })
       await toolkit.execute("slow__die", {})
+      // Under load the die call can reach its 300 ms limit before the child has exited; the
+      // ping must not find that first child still serving, so wait until its session is gone.
+      const gone = Date.now() + 20_000
+      while (mcp.servers()[0]?.status === "ready" && Date.now() < gone) await sleep(20)
+      expect(mcp.servers()[0]?.status).not.toBe("ready")
       const result = await toolkit.execute("slow__ping", {})
       expect(result).toMatchObject({
         isError: true,

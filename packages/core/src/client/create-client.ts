@@ -77,7 +77,7 @@ export function createClient(opts: ClientOptions): Client {
   const headers = { ...wire.headers(apiKey) }
   for (const [name, value] of Object.entries(opts.headers ?? {})) headers[name.toLowerCase()] = value
   const redact = headerRedactor(headers, Object.keys(opts.headers ?? {}))
-  const transport = opts.fetch ? fetchTransport(opts.fetch) : undiciTransport
+  const transport = opts.fetch ? fetchTransport(opts.fetch, url) : undiciTransport(url)
   const policy = {
     retries: nonNegative("retries", opts.retries, 2),
     retryBaseMs: nonNegative("retryBaseMs", opts.retryBaseMs, 500),
@@ -110,7 +110,7 @@ export function createClient(opts: ClientOptions): Client {
 
   async function attemptOnce(call: ModelCall, payload: string, attempt: Attempt): Promise<ModelTurn> {
     try {
-      const reply = await transport(url, { headers, body: payload, signal: attempt.signal })
+      const reply = await transport({ headers, body: payload, signal: attempt.signal })
       if (reply.status < 200 || reply.status >= 300)
         throw httpErrorOf(reply, await reply.text().catch(() => ""))
       if (!call.stream) return wire.parse(parseJSON(await reply.text()))
@@ -178,7 +178,7 @@ export function createClient(opts: ClientOptions): Client {
     const payload = JSON.stringify(body)
     const data = await withRetries(policy, req.signal, async (attempt) => {
       try {
-        const reply = await transport(url, { headers, body: payload, signal: attempt.signal })
+        const reply = await transport({ headers, body: payload, signal: attempt.signal })
         if (reply.status < 200 || reply.status >= 300)
           throw httpErrorOf(reply, await reply.text().catch(() => ""))
         return parseJSON(await reply.text()) as Record<string, unknown>

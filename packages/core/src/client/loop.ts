@@ -188,8 +188,28 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
   }
 }
 
-/** One LLM request of the run: beforeLLM, the request (traced), afterLLM. */
-async function askModel(
+/**
+ * One LLM request of the run: beforeLLM, the request (traced), afterLLM. Without hooks or
+ * tracing it hands back the request's own promise (no async frame of its own per turn).
+ */
+function askModel(
+  config: LoopConfig,
+  input: RunInput,
+  state: RunState,
+  turn: number,
+  onText: ((delta: string) => void) | undefined,
+  onRefusal: ((delta: string) => void) | undefined,
+  onReasoning: ((delta: string) => void) | undefined,
+): Promise<ModelTurn> {
+  const { hooks } = config
+  if (hooks?.beforeLLM || hooks?.afterLLM || input.tracing)
+    return hookedAsk(config, input, state, turn, onText, onRefusal, onReasoning)
+  return config.callModel(
+    modelCall(config, input, state.messages, input.toolkit, turn, onText, onRefusal, onReasoning),
+  )
+}
+
+async function hookedAsk(
   config: LoopConfig,
   input: RunInput,
   state: RunState,
@@ -206,7 +226,25 @@ async function askModel(
     if (changed?.messages) messages = changed.messages
     if (changed?.tools) tools = changed.tools
   }
-  const call: ModelCall = {
+  const call = modelCall(config, input, messages, tools, turn, onText, onRefusal, onReasoning)
+  const reply = input.tracing
+    ? await input.tracing.chat(messages, () => config.callModel(call))
+    : await config.callModel(call)
+  if (hooks?.afterLLM) await hooks.afterLLM({ response: reply, model, turn })
+  return reply
+}
+
+function modelCall(
+  config: LoopConfig,
+  input: RunInput,
+  messages: readonly Message[],
+  tools: Toolkit | Tool[] | undefined,
+  turn: number,
+  onText: ((delta: string) => void) | undefined,
+  onRefusal: ((delta: string) => void) | undefined,
+  onReasoning: ((delta: string) => void) | undefined,
+): ModelCall {
+  return {
     messages,
     tools,
     turn,
@@ -218,11 +256,6 @@ async function askModel(
     output: input.output?.format,
     stream: config.stream,
   }
-  const reply = input.tracing
-    ? await input.tracing.chat(messages, () => config.callModel(call))
-    : await config.callModel(call)
-  if (hooks?.afterLLM) await hooks.afterLLM({ response: reply, model, turn })
-  return reply
 }
 
 /** The run's text listener: `text` events for `emit`, and `ask`'s `onText`, or both. */
@@ -353,7 +386,10 @@ export async function settleTurn(
       }
     }
   }
-  const outcomes = await Promise.all(running)
+  // Synchronous tools settled already: no Promise.all, no tick.
+  const outcomes = running.some(isThenable)
+    ? await Promise.all(running)
+    : (running as (CallOutcome | undefined)[])
   if (input.signal?.aborted) throw abortErrorOf(input.signal)
 
   let halted: Request | undefined

@@ -17,27 +17,38 @@ export function headerRedactor(
   headers: Record<string, string>,
   userHeaderNames: readonly string[],
 ): (error: ToolnexusError) => ToolnexusError {
-  const user = new Set(userHeaderNames.map((name) => name.toLowerCase()))
-  const secrets = new Set<string>()
-  for (const [name, value] of Object.entries(headers)) {
-    if (!user.has(name) && !SECRET_HEADER.test(name)) continue
-    for (const candidate of fragments(value)) if (candidate.length >= MIN_SECRET) secrets.add(candidate)
-  }
-  // Longest first, so a value is never half-replaced by a shorter fragment of it.
-  const ordered = [...secrets].sort((a, b) => b.length - a.length)
-  const scrub = (text: string) => {
-    let out = text
-    for (const secret of ordered) if (out.includes(secret)) out = out.split(secret).join("[redacted]")
-    return out
-  }
+  // Built at the first error, not per client: a client per run (an approval host's) pays nothing.
+  let scrub: ((text: string) => string) | null | undefined
   return (error) => {
-    if (ordered.length === 0) return error
+    if (scrub === undefined) scrub = scrubberOf(headers, userHeaderNames)
+    if (scrub === null) return error
     error.message = scrub(error.message)
     const withBody = error as { bodyExcerpt?: unknown }
     if (typeof withBody.bodyExcerpt === "string")
       Object.defineProperty(error, "bodyExcerpt", { value: scrub(withBody.bodyExcerpt) })
     if (typeof error.stack === "string") error.stack = scrub(error.stack)
     return error
+  }
+}
+
+/** Replaces every secret fragment of the headers in a text; `null` when there is none. */
+function scrubberOf(
+  headers: Record<string, string>,
+  userHeaderNames: readonly string[],
+): ((text: string) => string) | null {
+  const user = new Set(userHeaderNames.map((name) => name.toLowerCase()))
+  const secrets = new Set<string>()
+  for (const [name, value] of Object.entries(headers)) {
+    if (!user.has(name) && !SECRET_HEADER.test(name)) continue
+    for (const candidate of fragments(value)) if (candidate.length >= MIN_SECRET) secrets.add(candidate)
+  }
+  if (secrets.size === 0) return null
+  // Longest first, so a value is never half-replaced by a shorter fragment of it.
+  const ordered = [...secrets].sort((a, b) => b.length - a.length)
+  return (text) => {
+    let out = text
+    for (const secret of ordered) if (out.includes(secret)) out = out.split(secret).join("[redacted]")
+    return out
   }
 }
 

@@ -1,9 +1,10 @@
 import type { ModelToolCall } from "../providers/model-turn.js"
 import { declined, stampRequest, suspensionOf } from "../suspension/call-suspension.js"
-import { unknownTool } from "../tools/toolkit.js"
+import { executeIn, unknownTool } from "../tools/toolkit.js"
 import type { Toolkit } from "../tools/toolkit.js"
+import { isThenable } from "../internal/thenable.js"
 import type { RunTracing } from "../telemetry/run-tracing.js"
-import type { Answer, DurableExecutor, Request, ToolContext, ToolResult, ToolSource } from "../types.js"
+import type { Answer, DurableExecutor, Request, Tool, ToolContext, ToolResult, ToolSource } from "../types.js"
 import type { Hooks } from "./hooks.js"
 import type { MetricEvent } from "./metrics.js"
 
@@ -46,81 +47,124 @@ export function idempotencyKey(scope: string, callId: string): string {
 /**
  * @internal Runs one non-relay call: hooks, execution, and the suspension rule. With an
  * `answer` (a retry after a suspension was answered) a second suspension is `unresolved`.
+ * A synchronous tool with no hooks settles synchronously: no promise, no tick per call.
  */
 export function executeCall(
   env: CallEnv,
   call: ModelToolCall,
   answer?: Answer,
   request?: Request,
-): Promise<CallOutcome> {
+): Promise<CallOutcome> | CallOutcome {
   const tracing = env.tracing
-  if (!tracing) return runCall(env, call, answer, undefined, request)
+  if (!tracing) {
+    // A hook or a metric listener that throws rejects the call, as an async call would.
+    try {
+      return runCall(env, call, answer, undefined, request)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
   return tracing.tool(call, (traceContext) => runCall(env, call, answer, traceContext, request))
 }
 
-async function runCall(
+/** One call's execution so far: what the later steps (suspension, afterTool, metric) need. */
+interface Running {
+  env: CallEnv
+  call: ModelToolCall
+  tool: Tool | undefined
+  source: ToolSource
+  started: number
+  args: Record<string, unknown>
+  answer: Answer | undefined
+  traceContext: unknown
+}
+
+function runCall(
   env: CallEnv,
   call: ModelToolCall,
   answer: Answer | undefined,
   traceContext: unknown,
   answered?: Request,
-): Promise<CallOutcome> {
+): Promise<CallOutcome> | CallOutcome {
   const started = performance.now()
   const tool = env.toolkit?.get(call.name)
   const source: ToolSource = tool?.source ?? "custom"
-  let args = call.args ?? {}
-  let result: ToolResult | undefined
-  let request: Request | undefined
-
+  const run: Running = { env, call, tool, source, started, args: call.args ?? {}, answer, traceContext }
   if (call.argumentsError)
-    result = { output: `invalid arguments for ${call.name}: ${call.argumentsError}`, isError: true }
-  else if (!tool) result = unknownTool(call.name, env.toolkit?.tools().map((t) => t.name) ?? [])
-  else {
-    // No hook, no await: a tick per call adds up in the loop.
-    const hooks = answer ? undefined : env.hooks
-    const before =
-      hooks?.beforeTool && (await hooks.beforeTool({ name: call.name, args, id: call.id, turn: env.turn }))
-    if (before?.args) args = before.args
-    result = before?.result ?? (await runTool(env, call, args, answer, traceContext, answered))
-    const suspension = suspensionOf(result, answer, source)
-    if (suspension) {
-      if ("unresolved" in suspension) result = suspension.unresolved
-      else if (env.waitFor) {
-        const suspended = suspension.fresh
-        const asked = stampRequest(suspended, call.id, call.name, args)
-        env.tracing?.asked(asked)
-        const reply = await env.waitFor(asked)
-        if (reply.ok) {
-          const retried = { id: call.id, name: call.name, arguments: call.arguments, args }
-          return runCall(env, retried, reply, traceContext, asked)
-        }
-        result = declined(suspended, reply)
-      } else request = stampRequest(suspension.fresh, call.id, call.name, args)
-    }
-  }
-  if (!request && tool && env.hooks?.afterTool) {
-    const after = await env.hooks.afterTool({ name: call.name, args, result, id: call.id, turn: env.turn })
-    if (after?.result) result = after.result
-  }
+    return finish(run, {
+      output: `invalid arguments for ${call.name}: ${call.argumentsError}`,
+      isError: true,
+    })
+  if (!tool) return finish(run, unknownTool(call.name, env.toolkit?.tools().map((t) => t.name) ?? []))
+  // A retry does not ask beforeTool again.
+  const before = answer ? undefined : env.hooks?.beforeTool
+  if (before) return hooked(run, before, answered)
+  const result = runTool(run, answered)
+  return isThenable(result) ? result.then((r) => settled(run, r)) : settled(run, result)
+}
+
+/** The path with a `beforeTool` hook, which may change the arguments or answer for the tool. */
+async function hooked(
+  run: Running,
+  before: NonNullable<Hooks["beforeTool"]>,
+  answered: Request | undefined,
+): Promise<CallOutcome> {
+  const { call, env } = run
+  const changed = await before({ name: call.name, args: run.args, id: call.id, turn: env.turn })
+  if (changed?.args) run.args = changed.args
+  return settled(run, changed?.result ?? (await runTool(run, answered)))
+}
+
+/** Applies the suspension rule to the tool's result: ask `waitFor`, or halt on the request. */
+function settled(run: Running, result: ToolResult): Promise<CallOutcome> | CallOutcome {
+  const suspension = suspensionOf(result, run.answer, run.source)
+  if (!suspension) return finish(run, result)
+  if ("unresolved" in suspension) return finish(run, suspension.unresolved)
+  const { call, env } = run
+  const asked = stampRequest(suspension.fresh, call.id, call.name, run.args)
+  if (!env.waitFor) return finish(run, result, asked)
+  return waited(run, env.waitFor, suspension.fresh, asked)
+}
+
+/** Asks `waitFor` about a fresh suspension; an approval retries the call with the answer. */
+async function waited(
+  run: Running,
+  waitFor: (req: Request) => Answer | Promise<Answer>,
+  suspended: Request,
+  asked: Request,
+): Promise<CallOutcome> {
+  const { call, env } = run
+  env.tracing?.asked(asked)
+  const reply = await waitFor(asked)
+  if (!reply.ok) return finish(run, declined(suspended, reply))
+  const retried = { id: call.id, name: call.name, arguments: call.arguments, args: run.args }
+  return runCall(env, retried, reply, run.traceContext, asked)
+}
+
+/** The `afterTool` hook (not for a halt), then the call's metric. */
+function finish(run: Running, result: ToolResult, request?: Request): Promise<CallOutcome> | CallOutcome {
+  const after = request || !run.tool ? undefined : run.env.hooks?.afterTool
+  if (!after) return recorded(run, result, request)
+  const { call, env } = run
+  const changed = after({ name: call.name, args: run.args, result, id: call.id, turn: env.turn })
+  return Promise.resolve(changed).then((c) => recorded(run, c?.result ?? result, undefined))
+}
+
+function recorded(run: Running, result: ToolResult, request: Request | undefined): CallOutcome {
+  const { env, call } = run
   env.record({
     event: "tool",
     tool: call.name,
-    source,
+    source: run.source,
     outcome: request ? "pending" : result.isError ? "error" : "ok",
-    durationMs: performance.now() - started,
+    durationMs: performance.now() - run.started,
     turn: env.turn,
   })
-  return { call, args, result, request }
+  return { call, args: run.args, result, request }
 }
 
-function runTool(
-  env: CallEnv,
-  call: ModelToolCall,
-  args: Record<string, unknown>,
-  answer: Answer | undefined,
-  traceContext: unknown,
-  answered: Request | undefined,
-): Promise<ToolResult> {
+function runTool(run: Running, answered: Request | undefined): ToolResult | Promise<ToolResult> {
+  const { env, call, args, answer, traceContext } = run
   const key = idempotencyKey(env.scope, call.id)
   const ctx: ToolContext = answer
     ? { signal: env.signal, callId: call.id, idempotencyKey: key, answer }
@@ -131,5 +175,5 @@ function runTool(
   if (traceContext !== undefined) ctx.traceContext = traceContext
   if (env.fetch) ctx.fetch = env.fetch
   if (env.executor) ctx.executor = env.executor
-  return (env.toolkit as Toolkit).execute(call.name, args, ctx)
+  return executeIn(env.toolkit as Toolkit, run.tool as Tool, args, ctx)
 }

@@ -1,4 +1,4 @@
-import { type Dispatcher, request } from "undici"
+import type { Dispatcher } from "undici"
 import { AbortError, NetworkError } from "../errors.js"
 import { sharedAgent } from "../internal/http-agent.js"
 
@@ -12,21 +12,36 @@ export interface HttpReply {
   discard(): Promise<void>
 }
 
-/** @internal Sends one JSON POST. */
-export type Transport = (
-  url: string,
-  init: { headers: Record<string, string>; body: string; signal?: AbortSignal },
-) => Promise<HttpReply>
+/** @internal Sends one JSON POST to the endpoint the transport was made for. */
+export type Transport = (init: {
+  headers: Record<string, string>
+  body: string
+  signal?: AbortSignal
+}) => Promise<HttpReply>
 
-/** @internal The default transport: undici `request` on the shared keep-alive Agent. */
-export const undiciTransport: Transport = async (url, { headers, body, signal }) => {
-  try {
-    return new UndiciReply(
-      await request(url, { method: "POST", headers, body, signal, dispatcher: sharedAgent() }),
-    )
-  } catch (error) {
-    throw transportError(error, signal)
+/**
+ * @internal The default transport: undici on the shared keep-alive Agent. The URL is parsed
+ * once here, not by undici on every request (a `new URL` per LLM turn).
+ */
+export function undiciTransport(url: string): Transport {
+  let target: { origin: string; path: string } | undefined
+  return async ({ headers, body, signal }) => {
+    try {
+      // Parsed on first use, so a bad URL fails the request as before, not createClient.
+      target ??= targetOf(url)
+      const { origin, path } = target
+      return new UndiciReply(
+        await sharedAgent().request({ origin, path, method: "POST", headers, body, signal }),
+      )
+    } catch (error) {
+      throw transportError(error, signal)
+    }
   }
+}
+
+function targetOf(url: string): { origin: string; path: string } {
+  const parsed = new URL(url)
+  return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` }
 }
 
 // Classes rather than literals of closures: one object per reply on the hot path.
@@ -58,8 +73,8 @@ class UndiciReply implements HttpReply {
 }
 
 /** @internal A transport over a user-supplied `fetch` (mocks, proxies, record/replay). */
-export function fetchTransport(fetchFn: typeof fetch): Transport {
-  return async (url, { headers, body, signal }) => {
+export function fetchTransport(fetchFn: typeof fetch, url: string): Transport {
+  return async ({ headers, body, signal }) => {
     try {
       return new FetchReply(await fetchFn(url, { method: "POST", headers, body, signal }))
     } catch (error) {

@@ -18,7 +18,7 @@ describe("pending", () => {
     const ids = new Set<string>()
     for (let i = 0; i < 10_000; i++) ids.add(pendingOf(pending({ kind: "input", prompt: "?" }))?.id ?? "")
     expect(ids.size).toBe(10_000)
-    for (const id of ids) expect(id).toMatch(/^pnd-[A-Za-z0-9_-]{16,}$/)
+    for (const id of ids) expect(id).toMatch(/^pnd-[A-Za-z0-9_-]{22}$/)
   })
 
   it("keeps a given id and the optional fields", () => {

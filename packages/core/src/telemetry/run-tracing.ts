@@ -148,7 +148,7 @@ export class RunTracing {
   /** Runs one tool call inside an `execute_tool <name>` span; `run` gets the span's context. */
   async tool<O extends { request?: Request; result: ToolResult }>(
     call: ModelToolCall,
-    run: (traceContext: unknown) => Promise<O>,
+    run: (traceContext: unknown) => Promise<O> | O,
   ): Promise<O> {
     const span = this.#tracer.startSpan(
       `execute_tool ${call.name}`,

@@ -102,13 +102,7 @@ export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit>
     async execute(name, args, ctx) {
       const tool = byName.get(name)
       if (!tool) return unknownTool(name, [...byName.keys()])
-      try {
-        const result = tool.execute(args, ctx)
-        // A synchronous result needs no await: one tick less per call in the loop.
-        return isThenable(result) ? await result : result
-      } catch (error) {
-        return thrownResult(error)
-      }
+      return executeTool(tool, args, ctx)
     },
     toOpenAI() {
       openai ??= [...byName.values()].map((t) => ({
@@ -144,7 +138,39 @@ export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit>
     },
   }
   toolkit.register(...assembled)
+  own.add(toolkit)
   return toolkit
+}
+
+/** Toolkits made by {@link createToolkit}, whose `execute` is {@link executeTool} by name. */
+const own = new WeakSet<Toolkit>()
+
+/**
+ * @internal Runs `tool`, found by `toolkit.get`, as `toolkit.execute` would. A toolkit of
+ * {@link createToolkit} runs a synchronous tool synchronously: no promise and no tick per call
+ * in the loop. Any other `Toolkit` implementation gets its own `execute`.
+ */
+export function executeIn(
+  toolkit: Toolkit,
+  tool: Tool,
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+): ToolResult | Promise<ToolResult> {
+  return own.has(toolkit) ? executeTool(tool, args, ctx) : toolkit.execute(tool.name, args, ctx)
+}
+
+/** A tool's result; a throw or a rejection becomes an error result. */
+function executeTool(
+  tool: Tool,
+  args: Record<string, unknown>,
+  ctx: ToolContext | undefined,
+): ToolResult | Promise<ToolResult> {
+  try {
+    const result = tool.execute(args, ctx)
+    return isThenable(result) ? Promise.resolve(result).then(undefined, thrownResult) : result
+  } catch (error) {
+    return thrownResult(error)
+  }
 }
 
 /** @internal The result the model sees for a tool that does not exist. */

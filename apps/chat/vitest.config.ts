@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config"
+import { sharedTestOptions } from "../../vitest.shared.js"
 
 export default defineConfig({
-  test: { include: ["test/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 60_000 },
+  test: { ...sharedTestOptions, include: ["test/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 60_000 },
 })

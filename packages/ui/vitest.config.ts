@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config"
+import { sharedTestOptions } from "../../vitest.shared.js"
 
 export default defineConfig({
-  test: { include: ["src/**/*.test.ts", "test/**/*.test.ts"], testTimeout: 20_000 },
+  test: { ...sharedTestOptions, include: ["src/**/*.test.ts", "test/**/*.test.ts"], testTimeout: 20_000 },
 })

@@ -210,11 +210,14 @@ async function runScenario(
       if (!killed.killed) problems.push(`the worker was not killed at ${point}: ${JSON.stringify(killed)}`)
     } else if (point === "slow-model") {
       // The model outlasts the lease twice over; renewals keep the claim, so a delivery in
-      // the middle is refused and the first worker completes alone.
-      env.model.slow.set(marker, env.leaseMs * 2.5)
-      const first = run({ role: "resume", answer })
-      await sleep(env.leaseMs * 1.5)
-      const second = await run({ role: "resume", answer })
+      // the middle is refused and the first worker completes alone. What is tested is the
+      // renewals, not the store's speed: this one runs with twice the lease and half of that
+      // as its operation deadline, so one slow renewal on a busy machine is not a lost claim.
+      const slow = { leaseMs: env.leaseMs * 2, opTimeoutMs: Math.max(env.opTimeoutMs, env.leaseMs) }
+      env.model.slow.set(marker, slow.leaseMs * 2.5)
+      const first = run({ role: "resume", answer, ...slow })
+      await sleep(slow.leaseMs * 1.5)
+      const second = await run({ role: "resume", answer, ...slow })
       if (second.error !== "AnswerConflictError")
         problems.push(`a delivery during the slow resume got ${JSON.stringify(second)}`)
       const done = await first

@@ -3,6 +3,7 @@ import type { ChatHandlerOptions } from "../internal/chat-options.js"
 import { type AcceptedRun, ConversationGate } from "../internal/conversation-gate.js"
 import { Refusal, badRequest } from "../internal/http-error.js"
 import { LiveRun, SSE_HEADERS } from "../internal/live-run.js"
+import { type HandlerInput, type Reply, fetchHandler } from "../internal/reply.js"
 import { startRun } from "../internal/start-run.js"
 import {
   type ChatPost,
@@ -42,21 +43,21 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
   const gate = new ConversationGate(opts)
   const live = new Map<string, LiveRun<UIMessageChunk>>()
 
-  async function post(req: globalThis.Request): Promise<Response> {
+  async function post(req: HandlerInput): Promise<Reply> {
     let body: unknown
     try {
       // text() then JSON.parse: cheaper than json() on Node 20's Request.
       body = JSON.parse(await req.text())
     } catch {
-      return badRequest("the body is not JSON").toResponse()
+      return badRequest("the body is not JSON").toReply()
     }
     const chat = readChatPost(body)
-    if (chat instanceof Refusal) return chat.toResponse()
-    const conversation = await gate.conversationOf(chat.id, req)
+    if (chat instanceof Refusal) return chat.toReply()
+    const conversation = await gate.conversationOf(chat.id, req.request)
     if (conversation instanceof Response) return conversation
-    if (conversation instanceof Refusal) return conversation.toResponse()
+    if (conversation instanceof Refusal) return conversation.toReply()
     const ask = await read(chat, conversation)
-    if (ask instanceof Refusal) return ask.toResponse()
+    if (ask instanceof Refusal) return ask.toReply()
 
     const run = new LiveRun<UIMessageChunk>("data: [DONE]\n\n")
     const writer = new UIChunkWriter((chunk) => run.push(chunk), {
@@ -75,7 +76,7 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
         if (previous && !previous.ended) live.set(conversation, previous)
         else live.delete(conversation)
       }
-      return started.refusal.toResponse()
+      return started.refusal.toReply()
     }
     void started.settled.then((settled) => {
       if (settled.ok) writer.end(settled.result)
@@ -83,7 +84,7 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
       run.end()
       if (live.get(conversation) === run) live.delete(conversation)
     })
-    return new Response(run.sse(), { headers: UI_STREAM_HEADERS })
+    return { status: 200, headers: UI_STREAM_HEADERS, live: run }
   }
 
   /** Reads a post in the contract's order: `answer`, approval responses, relay outputs, a user message. */
@@ -135,16 +136,16 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
     return { accepted, messageId, writer }
   }
 
-  async function resume(req: globalThis.Request, chatId: string): Promise<Response> {
-    const conversation = await gate.conversationOf(chatId, req)
+  async function resume(req: HandlerInput, chatId: string): Promise<Reply> {
+    const conversation = await gate.conversationOf(chatId, req.request)
     if (conversation instanceof Response) return conversation
-    if (conversation instanceof Refusal) return conversation.toResponse()
+    if (conversation instanceof Refusal) return conversation.toReply()
     const run = live.get(conversation)
-    if (run === undefined || run.ended) return new Response(null, { status: 204 })
-    return new Response(run.sse(), { headers: UI_STREAM_HEADERS })
+    if (run === undefined || run.ended) return { status: 204, headers: {}, body: null }
+    return { status: 200, headers: UI_STREAM_HEADERS, live: run }
   }
 
-  return async (req) => {
+  return fetchHandler(async (req) => {
     if (req.method === "POST") return post(req)
     if (req.method === "GET") {
       const chatId = streamChatId(req.url)
@@ -154,10 +155,10 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
       405,
       "TNX_BAD_REQUEST",
       `${req.method} is not served here (POST a chat, or GET …/<id>/stream)`,
-    ).toResponse({
+    ).toReply({
       allow: "POST, GET",
     })
-  }
+  })
 }
 
 /** The chat id of a `…/<id>/stream` URL (`reconnectToStream`), else `undefined`. */

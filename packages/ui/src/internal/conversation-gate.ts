@@ -120,9 +120,12 @@ export class ConversationGate {
     this.#store = store as ConversationStore & { getPending(id: string): Promise<PendingRequest | undefined> }
   }
 
-  /** The conversation id of a chat: `conversationId(chatId, req)` or the chat id (1–200 characters). */
-  async conversationOf(chatId: string, req: Request): Promise<string | Response | Refusal> {
-    const id = this.#opts.conversationId ? await this.#opts.conversationId(chatId, req) : chatId
+  /**
+   * The conversation id of a chat: `conversationId(chatId, req)` or the chat id (1–200
+   * characters). `req` is called only for `conversationId`: the Node edge builds no `Request` otherwise.
+   */
+  async conversationOf(chatId: string, req: () => Request): Promise<string | Response | Refusal> {
+    const id = this.#opts.conversationId ? await this.#opts.conversationId(chatId, req()) : chatId
     if (id instanceof Response) return id
     if (typeof id !== "string" || id.length < 1 || id.length > 200)
       return new Refusal(400, "TNX_BAD_REQUEST", "the chat id must be a string of 1 to 200 characters")

@@ -9,6 +9,7 @@ import {
   UnknownRequestError,
 } from "@toolnexus/core"
 import { redactKeys } from "./error-text.js"
+import type { Reply } from "./reply.js"
 
 /** @internal A refusal before any run starts: status, code, message and extra fields of `error`. */
 export class Refusal {
@@ -23,12 +24,13 @@ export class Refusal {
     this.extra = extra
   }
 
-  /** The JSON response `{error: {code, message, …}}`. */
-  toResponse(headers: Record<string, string> = {}): Response {
-    return Response.json(
-      { error: { code: this.code, message: this.message, ...this.extra } },
-      { status: this.status, headers },
-    )
+  /** The JSON reply `{error: {code, message, …}}`. */
+  toReply(headers: Record<string, string> = {}): Reply {
+    return {
+      status: this.status,
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify({ error: { code: this.code, message: this.message, ...this.extra } }),
+    }
   }
 }
 

@@ -1,5 +1,12 @@
 const encoder = new TextEncoder()
 
+/** @internal Where a live run's frames go: a web stream's controller, or a Node `ServerResponse`. */
+export interface FrameSink {
+  write(frame: Uint8Array): void
+  /** The run ended: no frame follows. */
+  close(): void
+}
+
 /**
  * @internal The SSE frames of one run as it streams, kept until it ends so that a reconnecting
  * client gets them from the start and then live. Any number of readers; the run never waits
@@ -9,7 +16,7 @@ const encoder = new TextEncoder()
  */
 export class LiveRun<T> {
   readonly #frames: Uint8Array[] = []
-  readonly #readers = new Set<ReadableStreamDefaultController<Uint8Array>>()
+  readonly #readers = new Set<FrameSink>()
   readonly #tail: string
   #pending = ""
   #scheduled = false
@@ -41,21 +48,30 @@ export class LiveRun<T> {
     return this.#ended
   }
 
+  /**
+   * Gives `sink` every frame from the first, then live until the run ends; the returned
+   * function detaches it (a client gone: the run goes on).
+   */
+  attach(sink: FrameSink): () => void {
+    for (const frame of this.#frames) sink.write(frame)
+    if (this.#ended) {
+      sink.close()
+      return () => {}
+    }
+    this.#readers.add(sink)
+    return () => {
+      this.#readers.delete(sink)
+    }
+  }
+
   /** A byte stream of every frame from the first, then live until the run ends. */
   sse(): ReadableStream<Uint8Array> {
-    let self: ReadableStreamDefaultController<Uint8Array> | undefined
+    let detach = () => {}
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
-        for (const frame of this.#frames) controller.enqueue(frame)
-        if (this.#ended) controller.close()
-        else {
-          self = controller
-          this.#readers.add(controller)
-        }
+        detach = this.attach({ write: (frame) => controller.enqueue(frame), close: () => controller.close() })
       },
-      cancel: () => {
-        if (self) this.#readers.delete(self)
-      },
+      cancel: () => detach(),
     })
   }
 
@@ -65,7 +81,7 @@ export class LiveRun<T> {
     const frame = encoder.encode(this.#pending)
     this.#pending = ""
     this.#frames.push(frame)
-    for (const reader of this.#readers) reader.enqueue(frame)
+    for (const reader of this.#readers) reader.write(frame)
   }
 }
 

@@ -35,11 +35,16 @@ export function useFakeModel(name: string) {
     /** A fresh SQLite file in the folder. */
     sqlite: () => new SqliteStore({ path: join(dir, `${name}-${++count}.db`) }),
     stores: [] as [string, () => ConversationStore | undefined][],
+    /** Each store served through each edge: `[store name, edge, make store]`. */
+    cases: [] as [string, Edge, () => ConversationStore | undefined][],
   }
   env.stores = [
     ["memory", () => undefined],
     ["sqlite", () => env.sqlite()],
   ]
+  env.cases = env.stores.flatMap(([name, make]) =>
+    EDGES.map((edge) => [name, edge, make] as [string, Edge, typeof make]),
+  )
   beforeAll(async () => {
     env.fake = await createFakeLLMServer()
   })
@@ -154,9 +159,19 @@ export async function settled(chat: AbstractChat<UIMessage>): Promise<void> {
   }
 }
 
-/** Serves a fetch handler on 127.0.0.1; `close` stops it. */
-export async function serve(handler: (req: Request) => Promise<Response>) {
-  const server = createServer(toNodeListener(handler))
+/**
+ * How a handler is served on node:http: `node listener` is `toNodeListener`'s fast path (the
+ * handler's logic on the `IncomingMessage`, frames written to the `ServerResponse`); `fetch
+ * handler` hides the handler behind a plain function, so the listener takes its Fetch path
+ * (a `Request` in, the handler's own `Response` streamed out), as any fetch framework would.
+ */
+export type Edge = "fetch handler" | "node listener"
+export const EDGES: Edge[] = ["fetch handler", "node listener"]
+
+/** Serves a fetch handler on 127.0.0.1 through `edge`; `close` stops it. */
+export async function serve(handler: (req: Request) => Promise<Response>, edge: Edge = "node listener") {
+  const served = edge === "node listener" ? handler : (req: Request) => handler(req)
+  const server = createServer(toNodeListener(served))
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
   const { port } = server.address() as AddressInfo
   return {

@@ -101,8 +101,10 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
 
 /** Writes a live run's frames to `res` until the run ends or the client goes away. */
 function streamLive(run: LiveRun<unknown>, res: ServerResponse): void {
-  res.flushHeaders()
   const detach = run.attach(new ResponseSink(res))
+  // The frames so far carried the headers in their write (one syscall, not two); a run with
+  // none yet still answers at once.
+  if (!res.headersSent) res.flushHeaders()
   // The client went away: stop writing; the run goes on and keeps its durable state.
   if (res.destroyed) detach()
   else res.once("close", detach)
@@ -150,16 +152,24 @@ class ResponseSink implements FrameSink {
  * The whole body, read before the handler runs: a buffered body makes a much cheaper Fetch
  * `Request` than a stream bridged from the socket (`Readable.toWeb`), and chat posts are small.
  */
-async function bodyOf(req: IncomingMessage): Promise<Buffer | undefined | "too-large"> {
-  if (req.method === "GET" || req.method === "HEAD") return undefined
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > MAX_BODY_BYTES) return "too-large"
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks)
+function bodyOf(req: IncomingMessage): Promise<Buffer | undefined | "too-large"> {
+  if (req.method === "GET" || req.method === "HEAD") return Promise.resolve(undefined)
+  // Events, not `for await`: a stream's async iterator costs more than the small body it reads.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      chunks.push(chunk)
+      if (size <= MAX_BODY_BYTES) return
+      req.off("data", onData)
+      req.resume()
+      resolve("too-large")
+    }
+    req.on("data", onData)
+    req.once("end", () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)))
+    req.once("error", reject)
+  })
 }
 
 /** The body as `Request.text()` reads it: UTF-8, a leading byte order mark dropped. */

@@ -7,18 +7,16 @@
 // process of its own, so only the server's CPU is counted.
 //
 //   node --expose-gc ui-handler.mjs [--turns 400] [--rounds 5] [--approvals 200] [--skip-approvals]
-import { fork } from "node:child_process"
-import { once } from "node:events"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { createServer } from "node:http"
 import { parseArgs } from "node:util"
 import { createClient, createToolkit, defineTool, pending } from "@toolnexus/core"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
 import { toNodeListener } from "@toolnexus/ui"
 import { createChatHandler } from "@toolnexus/ui/ai-sdk"
 import { machineLine, median, printRows } from "./harness.mjs"
+import { byHandListener, driveTurns, fakeModel, forkHelper, listen } from "./ui-variants.mjs"
 
 const { values } = parseArgs({
   options: {
@@ -32,16 +30,8 @@ const TURNS = Number(values.turns)
 const ROUNDS = Number(values.rounds)
 const APPROVALS = Number(values.approvals)
 
-const child = fork(new URL("./ui-fake-server.mjs", import.meta.url), [], {
-  stdio: ["ignore", "inherit", "inherit", "ipc"],
-  execArgv: [],
-})
-const [ready] = await once(child, "message")
-const baseUrl = `${ready.url}/v1`
-const driver = fork(new URL("./ui-http-driver.mjs", import.meta.url), [], {
-  stdio: ["ignore", "inherit", "inherit", "ipc"],
-  execArgv: [],
-})
+const { child, baseUrl } = await fakeModel()
+const driver = forkHelper("ui-http-driver.mjs")
 
 const refund = defineTool({
   name: "refund",
@@ -82,20 +72,12 @@ async function handlerTurnPrebuilt(handler, req) {
   if (!text.endsWith("data: [DONE]\n\n")) throw new Error(`unexpected body: ${text.slice(0, 200)}`)
 }
 
-/** Serves `listener` on 127.0.0.1; the driver process posts to it. */
-async function listen(listener) {
-  const server = createServer(listener)
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
-  return { server, url: `http://127.0.0.1:${server.address().port}/api/chat` }
-}
 /** This process's CPU per turn while the driver posts `turns` turns to `url`. */
 async function httpCpuOf(turns, url) {
   globalThis.gc?.()
   const start = process.cpuUsage()
-  driver.send({ url, turns, prefix: `http-${++seq}` })
-  const [reply] = await once(driver, "message")
+  await driveTurns(driver, url, turns)
   const used = process.cpuUsage(start)
-  if (!reply.ok) throw new Error(reply.error)
   return (used.user + used.system) / turns
 }
 
@@ -111,24 +93,13 @@ const prebuilt = () => post({ id: `chat-${++seq}`, messages: [user("hi")], trigg
 
 console.log(`ui-handler: ${machineLine()}; ${TURNS} turns × ${ROUNDS} rounds; approvals ${APPROVALS}`)
 
-// CPU per streamed turn: the two variants alternate which goes first in each round.
+// CPU per streamed turn: the variants alternate which goes first in each round.
 const client = clientOn()
 const handler = createChatHandler({ client, toolkit })
 const fast = await listen(toNodeListener(handler))
 // A plain function hides the handler's logic: toNodeListener takes its Fetch path.
 const generic = await listen(toNodeListener((req) => handler(req)))
-// The floor of serving a turn on node:http: a hand-written SSE endpoint around client.ask
-// (the body parsed, each event one `data:` frame of its JSON, no protocol rules).
-const byHand = await listen((req, res) => {
-  const chunks = []
-  req.on("data", (c) => chunks.push(c))
-  req.on("end", async () => {
-    const { id } = JSON.parse(Buffer.concat(chunks).toString())
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
-    await client.ask("hi", { id, toolkit, onEvent: (ev) => res.write(`data: ${JSON.stringify(ev)}\n\n`) })
-    res.end("data: [DONE]\n\n")
-  })
-})
+const byHand = await listen(byHandListener(client, toolkit))
 for (let i = 0; i < 200; i++) {
   await askTurn(client)
   await handlerTurn(handler)

@@ -228,9 +228,9 @@ describe.each(env.cases)(
       expect(reloaded.errors).toEqual([])
       expect(reloaded.chat.messages.map((m) => m.role)).toEqual(["user", "assistant"])
       expect(textOf(reloaded.chat.lastMessage)).toBe("Slowly.")
-      // The same parts as the tab that posted built (the id is each client's: a new turn's
-      // start chunk names none).
-      expect(reloaded.chat.lastMessage?.parts).toEqual(first.chat.lastMessage?.parts)
+      // The same message as the tab that posted built, id included: the new turn's start chunk names it.
+      expect(reloaded.chat.lastMessage).toEqual(first.chat.lastMessage)
+      expect(first.chat.lastMessage?.id).toMatch(/^msg-[0-9a-f-]{36}$/)
       // Once the run ended there is nothing to resume: 204, and the chat stays as it is.
       const before = structuredClone(reloaded.chat.messages)
       await reloaded.chat.resumeStream()

@@ -62,7 +62,7 @@ function steeredClient() {
 /**
  * A response's status, headers (the per-response `date` left out) and body bytes, with the ids
  * that differ between two runs of one script (request uuids, the fake model's call counter,
- * AG-UI message ids) set to `…`.
+ * AG-UI and new assistant message ids) set to `…`.
  */
 async function wireOf(res: Response) {
   const headers = Object.fromEntries([...res.headers].filter(([k]) => k !== "date"))
@@ -70,7 +70,7 @@ async function wireOf(res: Response) {
     .toString("utf8")
     .replace(/pnd-[0-9a-f-]{36}/g, "pnd-…")
     .replace(/call_fake\d+/g, "call_fake…")
-    .replace(/msg-[a-z0-9]+-\d+/g, "msg-…")
+    .replace(/msg-[0-9a-f-]{36}|msg-[a-z0-9]+-\d+/g, "msg-…")
   return { status: res.status, headers, body }
 }
 

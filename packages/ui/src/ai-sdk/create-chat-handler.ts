@@ -62,7 +62,8 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
     const run = new LiveRun<UIMessageChunk>("data: [DONE]\n\n")
     const writer = new UIChunkWriter((chunk) => run.push(chunk), {
       ...ask.writer,
-      messageId: ask.messageId,
+      // A new assistant message gets its id here, once: the posting tab and a resumed stream agree on it.
+      messageId: ask.messageId ?? `msg-${crypto.randomUUID()}`,
       onError: opts.onError,
     })
     writer.start()

@@ -13,7 +13,7 @@
 import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { printRows } from "./harness.mjs"
+import { pool, printRows } from "./harness.mjs"
 
 const VARIANTS = {
   ask: "client.ask + onEvent (in process)",
@@ -83,19 +83,6 @@ function count(variant, turns) {
       else resolve(Number(found[1]))
     })
   })
-}
-
-async function pool(tasks, jobs) {
-  const results = new Array(tasks.length)
-  let next = 0
-  const worker = async () => {
-    while (next < tasks.length) {
-      const i = next++
-      results[i] = await tasks[i]()
-    }
-  }
-  await Promise.all(Array.from({ length: jobs }, worker))
-  return results
 }
 
 /** The counted process: sets up `variant`, warms it up, serves `turns` turns, exits. */

@@ -20,6 +20,7 @@ import {
 } from "ai"
 import { afterAll, beforeAll, beforeEach } from "vitest"
 import { toNodeListener } from "../src/index.js"
+import { refundTool } from "./fixtures/refund-tool.mjs"
 
 /**
  * The scripted model and a scratch folder for one test file: the server starts before the
@@ -187,21 +188,7 @@ export async function serve(handler: (req: Request) => Promise<Response>, edge: 
 /** The refund tool: needs an approval; records each effect by idempotency key. */
 export function refundTools() {
   const effects: string[] = []
-  const refund = defineTool({
-    name: "refund",
-    description: "Refunds an order",
-    inputSchema: {
-      type: "object",
-      properties: { orderId: { type: "string" }, amount: { type: "number" } },
-      required: ["orderId", "amount"],
-    },
-    run: ({ orderId, amount }, ctx) => {
-      if (!ctx?.answer?.ok)
-        return pending({ kind: "approval", prompt: `Refund ${amount} EUR on order ${orderId}?` })
-      effects.push(`${orderId}:${ctx.idempotencyKey}`)
-      return `refunded ${amount} EUR on ${orderId}`
-    },
-  })
+  const refund = refundTool((effect) => effects.push(effect))
   const askEmail = defineTool({
     name: "ask_email",
     description: "Asks the user for an e-mail address",

@@ -39,18 +39,9 @@ export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => P
   const gate = new ConversationGate(opts)
 
   async function post(req: HandlerInput): Promise<Reply> {
-    let body: unknown
-    try {
-      // text() then JSON.parse: cheaper than json() on Node 20's Request.
-      body = JSON.parse(await req.text())
-    } catch {
-      return badRequest("the body is not JSON").toReply()
-    }
-    const input = readRunAgentInput(body)
-    if (input instanceof Refusal) return input.toReply()
-    const conversation = await gate.conversationOf(input.threadId, req.request)
-    if (conversation instanceof Response) return conversation
-    if (conversation instanceof Refusal) return conversation.toReply()
+    const opened = await gate.openPost(req, readRunAgentInput, (input) => input.threadId)
+    if (!("conversation" in opened)) return opened
+    const { post: input, conversation } = opened
     const ask = await read(input, conversation)
     if (ask instanceof Refusal) return runError(ask)
 

@@ -44,18 +44,9 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
   const live = new Map<string, LiveRun<UIMessageChunk>>()
 
   async function post(req: HandlerInput): Promise<Reply> {
-    let body: unknown
-    try {
-      // text() then JSON.parse: cheaper than json() on Node 20's Request.
-      body = JSON.parse(await req.text())
-    } catch {
-      return badRequest("the body is not JSON").toReply()
-    }
-    const chat = readChatPost(body)
-    if (chat instanceof Refusal) return chat.toReply()
-    const conversation = await gate.conversationOf(chat.id, req.request)
-    if (conversation instanceof Response) return conversation
-    if (conversation instanceof Refusal) return conversation.toReply()
+    const opened = await gate.openPost(req, readChatPost, (chat) => chat.id)
+    if (!("conversation" in opened)) return opened
+    const { post: chat, conversation } = opened
     const ask = await read(chat, conversation)
     if (ask instanceof Refusal) return ask.toReply()
 

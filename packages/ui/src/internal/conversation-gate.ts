@@ -14,7 +14,8 @@ import {
   isExpired,
 } from "@toolnexus/core"
 import type { ChatHandlerOptions } from "./chat-options.js"
-import { Refusal, conflict, conversationPending } from "./http-error.js"
+import { Refusal, badRequest, conflict, conversationPending } from "./http-error.js"
+import type { HandlerInput, Reply } from "./reply.js"
 
 /** What a run reports at its end, whichever way it was started (a `RunResult`, or a runtime's `TaskResult`). */
 export interface RunOutcome {
@@ -130,6 +131,30 @@ export class ConversationGate {
     if (typeof id !== "string" || id.length < 1 || id.length > 200)
       return new Refusal(400, "TNX_BAD_REQUEST", "the chat id must be a string of 1 to 200 characters")
     return id
+  }
+
+  /**
+   * A post's body read by `parse`, with the conversation of its chat id; or the reply that
+   * refuses it (a body that is not JSON or not the protocol's; `conversationId`'s own `Response`).
+   */
+  async openPost<T>(
+    req: HandlerInput,
+    parse: (body: unknown) => T | Refusal,
+    chatIdOf: (post: T) => string,
+  ): Promise<{ post: T; conversation: string } | Reply> {
+    let body: unknown
+    try {
+      // text() then JSON.parse: cheaper than json() on Node 20's Request.
+      body = JSON.parse(await req.text())
+    } catch {
+      return badRequest("the body is not JSON").toReply()
+    }
+    const post = parse(body)
+    if (post instanceof Refusal) return post.toReply()
+    const conversation = await this.conversationOf(chatIdOf(post), req.request)
+    if (conversation instanceof Response) return conversation
+    if (conversation instanceof Refusal) return conversation.toReply()
+    return { post, conversation }
   }
 
   /** The request conversation `id` waits on, if any. */

@@ -39,14 +39,18 @@ const MAX_BODY_BYTES = 32 * 1024 * 1024
 async function serveLogic(logic: HandlerLogic, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await bodyOf(req)
   if (body === "too-large") return tooLarge(res)
-  const url = urlOf(req)
+  let url: string | undefined
   let request: Request | undefined
   const input: HandlerInput = {
     method: req.method ?? "GET",
-    url,
+    // Built when read (a stream resumption, a `Request`): a post never needs its URL parsed.
+    get url() {
+      url ??= urlOf(req)
+      return url
+    },
     text: async () => textOf(body),
     request: () => {
-      request ??= toFetchRequest(req, res, url, body)
+      request ??= toFetchRequest(req, res, input.url, body)
       return request
     },
   }
@@ -100,7 +104,7 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
 }
 
 /** Writes a live run's frames to `res` until the run ends or the client goes away. */
-function streamLive(run: LiveRun<unknown>, res: ServerResponse): void {
+function streamLive(run: LiveRun<never>, res: ServerResponse): void {
   const detach = run.attach(new ResponseSink(res))
   // The frames so far carried the headers in their write (one syscall, not two); a run with
   // none yet still answers at once.
@@ -116,14 +120,14 @@ function streamLive(run: LiveRun<unknown>, res: ServerResponse): void {
  */
 class ResponseSink implements FrameSink {
   readonly #res: ServerResponse
-  #queued: Uint8Array[] | undefined
+  #queued: string[] | undefined
   #closed = false
 
   constructor(res: ServerResponse) {
     this.#res = res
   }
 
-  write(frame: Uint8Array): void {
+  write(frame: string): void {
     if (this.#queued) {
       this.#queued.push(frame)
       return
@@ -143,7 +147,7 @@ class ResponseSink implements FrameSink {
   #drain(): void {
     const frames = this.#queued ?? []
     this.#queued = undefined
-    if (frames.length > 0) this.write(Buffer.concat(frames))
+    if (frames.length > 0) this.write(frames.join(""))
     if (this.#closed) this.close()
   }
 }

@@ -14,6 +14,7 @@ import {
   relayAnswerOf,
   shownCallsOf,
 } from "./posted-message.js"
+import { uiChunkJson } from "./ui-chunk-json.js"
 import { type ChunkWriterOptions, type ShownCall, UIChunkWriter } from "./ui-chunk-writer.js"
 import type { UIMessageChunk } from "./ui-message-chunk.js"
 
@@ -50,7 +51,7 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
     const ask = await read(chat, conversation)
     if (ask instanceof Refusal) return ask.toReply()
 
-    const run = new LiveRun<UIMessageChunk>("data: [DONE]\n\n")
+    const run = new LiveRun<UIMessageChunk>("data: [DONE]\n\n", uiChunkJson)
     const writer = new UIChunkWriter((chunk) => run.push(chunk), {
       ...ask.writer,
       // A new assistant message gets its id here, once: the posting tab and a resumed stream agree on it.

@@ -2,7 +2,8 @@ const encoder = new TextEncoder()
 
 /** @internal Where a live run's frames go: a web stream's controller, or a Node `ServerResponse`. */
 export interface FrameSink {
-  write(frame: Uint8Array): void
+  /** Frames as text: `ServerResponse.write` encodes a string itself, cheaper than a `TextEncoder`. */
+  write(frame: string): void
   /** The run ended: no frame follows. */
   close(): void
 }
@@ -15,21 +16,27 @@ export interface FrameSink {
  * part start, delta) cost one enqueue, not four.
  */
 export class LiveRun<T> {
-  readonly #frames: Uint8Array[] = []
+  // The frames already serialised, not the items: a reconnecting reader gets them as sent.
+  readonly #frames: string[] = []
   readonly #readers = new Set<FrameSink>()
   readonly #tail: string
+  readonly #json: (item: T) => string
   #pending = ""
   #scheduled = false
   #ended = false
 
-  /** `tail` is written once after the last frame (e.g. `data: [DONE]\n\n`). */
-  constructor(tail = "") {
+  /**
+   * `tail` is written once after the last frame (e.g. `data: [DONE]\n\n`); `json` serialises
+   * an item, byte for byte as `JSON.stringify` would.
+   */
+  constructor(tail = "", json: (item: T) => string = JSON.stringify) {
     this.#tail = tail
+    this.#json = json
   }
 
   push(item: T): void {
     if (this.#ended) return
-    this.#pending += `data: ${JSON.stringify(item)}\n\n`
+    this.#pending += `data: ${this.#json(item)}\n\n`
     if (this.#scheduled) return
     this.#scheduled = true
     queueMicrotask(() => this.#flush())
@@ -69,7 +76,10 @@ export class LiveRun<T> {
     let detach = () => {}
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
-        detach = this.attach({ write: (frame) => controller.enqueue(frame), close: () => controller.close() })
+        detach = this.attach({
+          write: (frame) => controller.enqueue(encoder.encode(frame)),
+          close: () => controller.close(),
+        })
       },
       cancel: () => detach(),
     })
@@ -77,8 +87,8 @@ export class LiveRun<T> {
 
   #flush(): void {
     this.#scheduled = false
-    if (this.#pending === "") return
-    const frame = encoder.encode(this.#pending)
+    const frame = this.#pending
+    if (frame === "") return
     this.#pending = ""
     this.#frames.push(frame)
     for (const reader of this.#readers) reader.write(frame)

@@ -20,7 +20,8 @@ export interface HandlerInput {
  */
 export type Reply =
   | { status: number; headers: Record<string, string>; body: string | null }
-  | { status: number; headers: Record<string, string>; live: LiveRun<unknown> }
+  // `never`: an edge only reads a live run's frames (serialised already), whatever its items.
+  | { status: number; headers: Record<string, string>; live: LiveRun<never> }
   | Response
 
 /** @internal The protocol logic of a handler, behind both edges. */

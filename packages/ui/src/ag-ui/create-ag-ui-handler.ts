@@ -83,7 +83,7 @@ export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => P
       )
     const prompt = promptOfUser(last)
     if (prompt instanceof Refusal) return prompt
-    return accepted(await gate.turn(conversation, prompt, toolkit))
+    return { accepted: gate.turn(conversation, prompt, toolkit) }
   }
 
   return fetchHandler(async (req) => {

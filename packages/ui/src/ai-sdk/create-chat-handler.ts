@@ -105,9 +105,7 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
       return badRequest(`the last message must be the user's or the assistant's, not ${last.role}`)
     const prompt = promptOf(last)
     if (prompt instanceof Refusal) return prompt
-    const accepted = await gate.turn(conversation, prompt)
-    if (accepted instanceof Refusal) return accepted
-    return { accepted, messageId: undefined, writer: {} }
+    return { accepted: gate.turn(conversation, prompt), messageId: undefined, writer: {} }
   }
 
   async function answering(

@@ -14,7 +14,7 @@ import {
   isExpired,
 } from "@toolnexus/core"
 import type { ChatHandlerOptions } from "./chat-options.js"
-import { Refusal, badRequest, conflict, conversationPending } from "./http-error.js"
+import { Refusal, badRequest, conflict } from "./http-error.js"
 import type { HandlerInput, Reply } from "./reply.js"
 
 /** What a run reports at its end, whichever way it was started (a `RunResult`, or a runtime's `TaskResult`). */
@@ -162,10 +162,12 @@ export class ConversationGate {
     return this.#store.getPending(id)
   }
 
-  /** A new user turn: refused with 409 while the conversation waits on a request. */
-  async turn(id: string, prompt: Prompt, toolkitOverride?: Toolkit): Promise<AcceptedRun | Refusal> {
-    const waiting = await this.#store.getPending(id)
-    if (waiting !== undefined) return conversationPending(id, waiting)
+  /**
+   * A new user turn. While the conversation waits on a request, `client.ask` throws
+   * `ConversationPendingError` before any event, which `startRun` makes the 409: the store is
+   * read once a turn, by the run itself.
+   */
+  turn(id: string, prompt: Prompt, toolkitOverride?: Toolkit): AcceptedRun {
     const toolkit = toolkitOverride ?? this.#opts.toolkit
     return {
       execute: (onEvent) => this.#client.ask(prompt, { id, ...(toolkit ? { toolkit } : {}), onEvent }),

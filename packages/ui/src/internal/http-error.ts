@@ -4,7 +4,6 @@ import {
   AnswerInvalidError,
   AnswerMismatchError,
   ConversationPendingError,
-  type Request,
   ToolnexusError,
   UnknownRequestError,
 } from "@toolnexus/core"
@@ -49,17 +48,6 @@ export function conflict(
     requestId,
     ...(decision !== undefined ? { decision } : {}),
   })
-}
-
-/** @internal A 409 `TNX_CONVERSATION_PENDING` carrying the waiting request. */
-export function conversationPending(conversationId: string, request: Request): Refusal {
-  return new ConversationPendingRefusal(new ConversationPendingError(conversationId, request))
-}
-
-class ConversationPendingRefusal extends Refusal {
-  constructor(error: ConversationPendingError) {
-    super(409, error.code, error.message, { request: error.request })
-  }
 }
 
 /**

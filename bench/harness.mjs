@@ -538,3 +538,17 @@ function printTable(label, names, rows) {
   console.log("(CPU and runs/s: medians of the rounds; ± = (max - min) / median of the rounds;")
   console.log(" ratio: median of the per-round ratios, each pairing two adjacent phases)")
 }
+
+/** Runs the tasks (functions returning promises) with at most `jobs` at a time; their results in order. */
+export async function pool(tasks, jobs) {
+  const results = new Array(tasks.length)
+  let next = 0
+  const worker = async () => {
+    while (next < tasks.length) {
+      const i = next++
+      results[i] = await tasks[i]()
+    }
+  }
+  await Promise.all(Array.from({ length: jobs }, worker))
+  return results
+}

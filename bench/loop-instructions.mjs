@@ -15,7 +15,7 @@
 import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { printRows } from "./harness.mjs"
+import { pool, printRows } from "./harness.mjs"
 
 const { values } = parseArgs({
   options: {
@@ -52,23 +52,12 @@ function count(variant, runs) {
   })
 }
 
-/** Runs the tasks with at most `jobs` valgrind processes at a time. */
-async function pool(tasks) {
-  const results = new Array(tasks.length)
-  let next = 0
-  const worker = async () => {
-    while (next < tasks.length) {
-      const i = next++
-      results[i] = await tasks[i]()
-    }
-  }
-  await Promise.all(Array.from({ length: jobs }, worker))
-  return results
-}
-
 const started = Date.now()
 const variants = ["sdk", "floor"]
-const counts = await pool(variants.flatMap((v) => [short, long].map((runs) => () => count(v, runs))))
+const counts = await pool(
+  variants.flatMap((v) => [short, long].map((runs) => () => count(v, runs))),
+  jobs,
+)
 const perTurn = variants.map((_, i) => (counts[2 * i + 1] - counts[2 * i]) / ((long - short) * TURNS_PER_RUN))
 
 console.log(

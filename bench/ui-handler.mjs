@@ -1,36 +1,37 @@
 // @toolnexus/ui: the chat handler's CPU per streamed turn against calling client.ask with
 // onEvent directly (DESIGN §13, target ≤ 1.1×), and the time from an approval POST to the
-// first streamed chunk (memory and SQLite stores).
+// first streamed chunk (memory and SQLite stores). The handler is measured in process (a Fetch
+// Request in, the Response read) and served on node:http by toNodeListener, both its fast path
+// (this package's handler: no Fetch objects) and its generic Fetch path (the same handler
+// hidden behind a plain function); the HTTP client of those runs in ui-http-driver.mjs, a
+// process of its own, so only the server's CPU is counted.
 //
-//   node --expose-gc ui-handler.mjs [--turns 400] [--rounds 5] [--approvals 200]
-import { fork } from "node:child_process"
-import { once } from "node:events"
+//   node --expose-gc ui-handler.mjs [--turns 400] [--rounds 5] [--approvals 200] [--skip-approvals]
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { createClient, createToolkit, defineTool, pending } from "@toolnexus/core"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
+import { toNodeListener } from "@toolnexus/ui"
 import { createChatHandler } from "@toolnexus/ui/ai-sdk"
 import { machineLine, median, printRows } from "./harness.mjs"
+import { byHandListener, driveTurns, fakeModel, forkHelper, listen } from "./ui-variants.mjs"
 
 const { values } = parseArgs({
   options: {
     turns: { type: "string", default: "400" },
     rounds: { type: "string", default: "5" },
     approvals: { type: "string", default: "200" },
+    "skip-approvals": { type: "boolean", default: false },
   },
 })
 const TURNS = Number(values.turns)
 const ROUNDS = Number(values.rounds)
 const APPROVALS = Number(values.approvals)
 
-const child = fork(new URL("./ui-fake-server.mjs", import.meta.url), [], {
-  stdio: ["ignore", "inherit", "inherit", "ipc"],
-  execArgv: [],
-})
-const [ready] = await once(child, "message")
-const baseUrl = `${ready.url}/v1`
+const { child, baseUrl } = await fakeModel()
+const driver = forkHelper("ui-http-driver.mjs")
 
 const refund = defineTool({
   name: "refund",
@@ -71,6 +72,15 @@ async function handlerTurnPrebuilt(handler, req) {
   if (!text.endsWith("data: [DONE]\n\n")) throw new Error(`unexpected body: ${text.slice(0, 200)}`)
 }
 
+/** This process's CPU per turn while the driver posts `turns` turns to `url`. */
+async function httpCpuOf(turns, url) {
+  globalThis.gc?.()
+  const start = process.cpuUsage()
+  await driveTurns(driver, url, turns)
+  const used = process.cpuUsage(start)
+  return (used.user + used.system) / turns
+}
+
 async function cpuOf(turns, task, prepare = () => undefined) {
   const inputs = Array.from({ length: turns }, prepare)
   globalThis.gc?.()
@@ -83,43 +93,65 @@ const prebuilt = () => post({ id: `chat-${++seq}`, messages: [user("hi")], trigg
 
 console.log(`ui-handler: ${machineLine()}; ${TURNS} turns × ${ROUNDS} rounds; approvals ${APPROVALS}`)
 
-// CPU per streamed turn: the two variants alternate which goes first in each round.
+// CPU per streamed turn: the variants alternate which goes first in each round.
 const client = clientOn()
 const handler = createChatHandler({ client, toolkit })
+const fast = await listen(toNodeListener(handler))
+// A plain function hides the handler's logic: toNodeListener takes its Fetch path.
+const generic = await listen(toNodeListener((req) => handler(req)))
+const byHand = await listen(byHandListener(client, toolkit))
 for (let i = 0; i < 200; i++) {
   await askTurn(client)
   await handlerTurn(handler)
 }
+await httpCpuOf(200, fast.url)
+await httpCpuOf(200, generic.url)
+await httpCpuOf(200, byHand.url)
 const ask = []
 const chat = []
 const chatPrebuilt = []
+const nodeFast = []
+const nodeGeneric = []
+const nodeByHand = []
 const batches = [
   () => cpuOf(TURNS, () => askTurn(client)).then((v) => ask.push(v)),
   () => cpuOf(TURNS, () => handlerTurn(handler)).then((v) => chat.push(v)),
   () => cpuOf(TURNS, (req) => handlerTurnPrebuilt(handler, req), prebuilt).then((v) => chatPrebuilt.push(v)),
+  () => httpCpuOf(TURNS, fast.url).then((v) => nodeFast.push(v)),
+  () => httpCpuOf(TURNS, generic.url).then((v) => nodeGeneric.push(v)),
+  () => httpCpuOf(TURNS, byHand.url).then((v) => nodeByHand.push(v)),
 ]
 for (let r = 0; r < ROUNDS; r++) {
   // Each round starts with another variant.
   for (let k = 0; k < batches.length; k++) await batches[(r + k) % batches.length]()
 }
+const row = (name, values) => [name, median(values).toFixed(0), values.map((v) => v.toFixed(0)).join(" ")]
+const ratio = (name, values) => [name, `${(median(values) / median(ask)).toFixed(3)}×`, "target ≤ 1.1×"]
 printRows(
   ["variant", "CPU µs/turn (median)", "rounds"],
   [
-    ["client.ask + onEvent", median(ask).toFixed(0), ask.map((v) => v.toFixed(0)).join(" ")],
+    row("client.ask + onEvent", ask),
+    row("createChatHandler in process (Request built in the batch)", chat),
+    row("createChatHandler in process (Request built before)", chatPrebuilt),
+    row("node:http + toNodeListener, fast path (server CPU)", nodeFast),
+    row("node:http + toNodeListener, Fetch path (server CPU)", nodeGeneric),
+    row("node:http, hand-written SSE around client.ask (server CPU)", nodeByHand),
+    ratio("ratio, in process, Request in the batch", chat),
+    ratio("ratio, in process, Request built before", chatPrebuilt),
+    ratio("ratio, node:http fast path", nodeFast),
+    ratio("ratio, node:http Fetch path", nodeGeneric),
+    ratio("ratio, node:http hand-written floor", nodeByHand),
     [
-      "createChatHandler (Request built in the batch)",
-      median(chat).toFixed(0),
-      chat.map((v) => v.toFixed(0)).join(" "),
+      "fast path / hand-written floor",
+      `${(median(nodeFast) / median(nodeByHand)).toFixed(3)}×`,
+      "the handler's own cost over serving by hand",
     ],
-    [
-      "createChatHandler (Request built before)",
-      median(chatPrebuilt).toFixed(0),
-      chatPrebuilt.map((v) => v.toFixed(0)).join(" "),
-    ],
-    ["ratio, Request in the batch", `${(median(chat) / median(ask)).toFixed(3)}×`, "target ≤ 1.1×"],
-    ["ratio, Request built before", `${(median(chatPrebuilt) / median(ask)).toFixed(3)}×`, "target ≤ 1.1×"],
   ],
 )
+fast.server.close()
+generic.server.close()
+byHand.server.close()
+driver.disconnect()
 
 // Approval POST → first chunk: park N approvals, then answer each and time the first body read.
 async function approvalLatency(store) {
@@ -150,6 +182,10 @@ async function approvalLatency(store) {
   return { median: median(ms), p95: ms[Math.floor(ms.length * 0.95)] }
 }
 
+if (values["skip-approvals"]) {
+  child.disconnect()
+  process.exit(0)
+}
 const dir = mkdtempSync(join(tmpdir(), "tnx-bench-ui-"))
 const sqlite = new SqliteStore({ path: join(dir, "bench.db") })
 const memory = await approvalLatency(undefined)

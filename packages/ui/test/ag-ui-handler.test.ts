@@ -47,14 +47,14 @@ const finishedOf = (events: Seen[]) =>
     result: { status: string }
   }
 
-describe.each(env.stores)(
-  "createAgUiHandler with the real @ag-ui/client HttpAgent (%s store)",
-  (_name, makeStore) => {
+describe.each(env.cases)(
+  "createAgUiHandler with the real @ag-ui/client HttpAgent (%s store, %s)",
+  (_name, edge, makeStore) => {
     async function setup() {
       const client = clientOf(env.fake, makeStore())
       const { effects, tools } = refundTools()
       const toolkit = await createToolkit({ extraTools: tools })
-      const server = await serve(createAgUiHandler({ client, toolkit }))
+      const server = await serve(createAgUiHandler({ client, toolkit }), edge)
       const agent = (threadId: string) => new HttpAgent({ url: `${server.url}/agent`, threadId })
       return { effects, server, agent }
     }

@@ -3,6 +3,7 @@ import type { UIMessage } from "ai"
 import { describe, expect, it } from "vitest"
 import { createChatHandler } from "../src/ai-sdk/index.js"
 import {
+  EDGES,
   chunksOf,
   clientOf,
   errorOf,
@@ -21,12 +22,12 @@ const env = useFakeModel("rules")
 let counter = 0
 const chatId = () => `rules-${++counter}-${Date.now()}`
 
-describe.each(env.stores)("§13 rules over raw posts (%s store)", (_name, makeStore) => {
+describe.each(env.cases)("§13 rules over raw posts (%s store, %s)", (_name, edge, makeStore) => {
   async function setup() {
     const client = clientOf(env.fake, makeStore())
     const { effects, tools } = refundTools()
     const toolkit = await createToolkit({ extraTools: tools })
-    const server = await serve(createChatHandler({ client, toolkit }))
+    const server = await serve(createChatHandler({ client, toolkit }), edge)
     return { client, effects, server, url: server.url }
   }
 
@@ -311,30 +312,33 @@ describe("options", () => {
     expect(() => createChatHandler({ client, store: client.conversationStore() })).not.toThrow()
   })
 
-  it("conversationId scopes chats to users; a Response it returns is sent as is", async () => {
-    const client = clientOf(env.fake)
-    const handler = createChatHandler({
-      client,
-      conversationId: (chatId, req) => {
-        const user = req.headers.get("x-user")
-        return user ? `${user}/${chatId}` : new Response("sign in", { status: 401 })
-      },
-    })
-    const { url, close } = await serve(handler)
-    const body = JSON.stringify({ id: "shared", messages: [userMessage("hi")], trigger: "submit-message" })
-    const as = (user?: string) =>
-      fetch(`${url}/api/chat`, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...(user ? { "x-user": user } : {}) },
-        body,
+  it.each(EDGES)(
+    "conversationId scopes chats to users; a Response it returns is sent as is (%s)",
+    async (edge) => {
+      const client = clientOf(env.fake)
+      const handler = createChatHandler({
+        client,
+        conversationId: (chatId, req) => {
+          const user = req.headers.get("x-user")
+          return user ? `${user}/${chatId}` : new Response("sign in", { status: 401 })
+        },
       })
-    const anonymous = await as()
-    expect([anonymous.status, await anonymous.text()]).toEqual([401, "sign in"])
-    await chunksOf(await as("ada"))
-    expect(await client.conversationStore().get("ada/shared")).toHaveLength(2)
-    expect(await client.conversationStore().get("shared")).toBeUndefined()
-    await close()
-  })
+      const { url, close } = await serve(handler, edge)
+      const body = JSON.stringify({ id: "shared", messages: [userMessage("hi")], trigger: "submit-message" })
+      const as = (user?: string) =>
+        fetch(`${url}/api/chat`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...(user ? { "x-user": user } : {}) },
+          body,
+        })
+      const anonymous = await as()
+      expect([anonymous.status, await anonymous.text()]).toEqual([401, "sign in"])
+      await chunksOf(await as("ada"))
+      expect(await client.conversationStore().get("ada/shared")).toHaveLength(2)
+      expect(await client.conversationStore().get("shared")).toBeUndefined()
+      await close()
+    },
+  )
 
   it("file parts of the user message reach the model as content parts", async () => {
     const client = clientOf(env.fake)

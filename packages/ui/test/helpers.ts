@@ -20,6 +20,7 @@ import {
 } from "ai"
 import { afterAll, beforeAll, beforeEach } from "vitest"
 import { toNodeListener } from "../src/index.js"
+import { refundTool } from "./fixtures/refund-tool.mjs"
 
 /**
  * The scripted model and a scratch folder for one test file: the server starts before the
@@ -35,11 +36,16 @@ export function useFakeModel(name: string) {
     /** A fresh SQLite file in the folder. */
     sqlite: () => new SqliteStore({ path: join(dir, `${name}-${++count}.db`) }),
     stores: [] as [string, () => ConversationStore | undefined][],
+    /** Each store served through each edge: `[store name, edge, make store]`. */
+    cases: [] as [string, Edge, () => ConversationStore | undefined][],
   }
   env.stores = [
     ["memory", () => undefined],
     ["sqlite", () => env.sqlite()],
   ]
+  env.cases = env.stores.flatMap(([name, make]) =>
+    EDGES.map((edge) => [name, edge, make] as [string, Edge, typeof make]),
+  )
   beforeAll(async () => {
     env.fake = await createFakeLLMServer()
   })
@@ -154,9 +160,19 @@ export async function settled(chat: AbstractChat<UIMessage>): Promise<void> {
   }
 }
 
-/** Serves a fetch handler on 127.0.0.1; `close` stops it. */
-export async function serve(handler: (req: Request) => Promise<Response>) {
-  const server = createServer(toNodeListener(handler))
+/**
+ * How a handler is served on node:http: `node listener` is `toNodeListener`'s fast path (the
+ * handler's logic on the `IncomingMessage`, frames written to the `ServerResponse`); `fetch
+ * handler` hides the handler behind a plain function, so the listener takes its Fetch path
+ * (a `Request` in, the handler's own `Response` streamed out), as any fetch framework would.
+ */
+export type Edge = "fetch handler" | "node listener"
+export const EDGES: Edge[] = ["fetch handler", "node listener"]
+
+/** Serves a fetch handler on 127.0.0.1 through `edge`; `close` stops it. */
+export async function serve(handler: (req: Request) => Promise<Response>, edge: Edge = "node listener") {
+  const served = edge === "node listener" ? handler : (req: Request) => handler(req)
+  const server = createServer(toNodeListener(served))
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
   const { port } = server.address() as AddressInfo
   return {
@@ -172,21 +188,7 @@ export async function serve(handler: (req: Request) => Promise<Response>) {
 /** The refund tool: needs an approval; records each effect by idempotency key. */
 export function refundTools() {
   const effects: string[] = []
-  const refund = defineTool({
-    name: "refund",
-    description: "Refunds an order",
-    inputSchema: {
-      type: "object",
-      properties: { orderId: { type: "string" }, amount: { type: "number" } },
-      required: ["orderId", "amount"],
-    },
-    run: ({ orderId, amount }, ctx) => {
-      if (!ctx?.answer?.ok)
-        return pending({ kind: "approval", prompt: `Refund ${amount} EUR on order ${orderId}?` })
-      effects.push(`${orderId}:${ctx.idempotencyKey}`)
-      return `refunded ${amount} EUR on ${orderId}`
-    },
-  })
+  const refund = refundTool((effect) => effects.push(effect))
   const askEmail = defineTool({
     name: "ask_email",
     description: "Asks the user for an e-mail address",

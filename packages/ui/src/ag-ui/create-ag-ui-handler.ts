@@ -3,6 +3,7 @@ import type { ChatHandlerOptions } from "../internal/chat-options.js"
 import { type AcceptedRun, ConversationGate } from "../internal/conversation-gate.js"
 import { Refusal, badRequest } from "../internal/http-error.js"
 import { LiveRun, SSE_HEADERS } from "../internal/live-run.js"
+import { type HandlerInput, type Reply, fetchHandler } from "../internal/reply.js"
 import { startRun } from "../internal/start-run.js"
 import type { AgUiEvent } from "./ag-ui-event.js"
 import { AgUiWriter } from "./ag-ui-writer.js"
@@ -37,19 +38,10 @@ interface Ask {
 export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => Promise<Response> {
   const gate = new ConversationGate(opts)
 
-  async function post(req: Request): Promise<Response> {
-    let body: unknown
-    try {
-      // text() then JSON.parse: cheaper than json() on Node 20's Request.
-      body = JSON.parse(await req.text())
-    } catch {
-      return badRequest("the body is not JSON").toResponse()
-    }
-    const input = readRunAgentInput(body)
-    if (input instanceof Refusal) return input.toResponse()
-    const conversation = await gate.conversationOf(input.threadId, req)
-    if (conversation instanceof Response) return conversation
-    if (conversation instanceof Refusal) return conversation.toResponse()
+  async function post(req: HandlerInput): Promise<Reply> {
+    const opened = await gate.openPost(req, readRunAgentInput, (input) => input.threadId)
+    if (!("conversation" in opened)) return opened
+    const { post: input, conversation } = opened
     const ask = await read(input, conversation)
     if (ask instanceof Refusal) return runError(ask)
 
@@ -69,7 +61,7 @@ export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => P
       else writer.fail(settled.error)
       run.end()
     })
-    return new Response(run.sse(), { headers: SSE_HEADERS })
+    return { status: 200, headers: SSE_HEADERS, live: run }
   }
 
   /** Reads an input in the contract's order: `resume[]`, tool messages for the relay request, a user message. */
@@ -91,19 +83,19 @@ export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => P
       )
     const prompt = promptOfUser(last)
     if (prompt instanceof Refusal) return prompt
-    return accepted(await gate.turn(conversation, prompt, toolkit))
+    return { accepted: gate.turn(conversation, prompt, toolkit) }
   }
 
-  return async (req) => {
+  return fetchHandler(async (req) => {
     if (req.method === "POST") return post(req)
     return new Refusal(
       405,
       "TNX_BAD_REQUEST",
       `${req.method} is not served here (POST a RunAgentInput)`,
-    ).toResponse({
+    ).toReply({
       allow: "POST",
     })
-  }
+  })
 }
 
 function accepted(run: AcceptedRun | Refusal): Ask | Refusal {
@@ -136,8 +128,8 @@ async function toolkitFor(
 }
 
 /** A refusal inside a valid input: the stream of one `RUN_ERROR {code, message}`. */
-function runError(refusal: Refusal): Response {
+function runError(refusal: Refusal): Reply {
   const extra = Object.keys(refusal.extra).length > 0 ? { metadata: { toolnexus: refusal.extra } } : {}
   const event = { type: "RUN_ERROR", code: refusal.code, message: refusal.message, ...extra }
-  return new Response(`data: ${JSON.stringify(event)}\n\n`, { headers: SSE_HEADERS })
+  return { status: 200, headers: SSE_HEADERS, body: `data: ${JSON.stringify(event)}\n\n` }
 }

@@ -3,6 +3,7 @@ import type { ChatHandlerOptions } from "../internal/chat-options.js"
 import { type AcceptedRun, ConversationGate } from "../internal/conversation-gate.js"
 import { Refusal, badRequest } from "../internal/http-error.js"
 import { LiveRun, SSE_HEADERS } from "../internal/live-run.js"
+import { type HandlerInput, type Reply, fetchHandler } from "../internal/reply.js"
 import { startRun } from "../internal/start-run.js"
 import {
   type ChatPost,
@@ -13,6 +14,7 @@ import {
   relayAnswerOf,
   shownCallsOf,
 } from "./posted-message.js"
+import { uiChunkJson } from "./ui-chunk-json.js"
 import { type ChunkWriterOptions, type ShownCall, UIChunkWriter } from "./ui-chunk-writer.js"
 import type { UIMessageChunk } from "./ui-message-chunk.js"
 
@@ -42,26 +44,18 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
   const gate = new ConversationGate(opts)
   const live = new Map<string, LiveRun<UIMessageChunk>>()
 
-  async function post(req: globalThis.Request): Promise<Response> {
-    let body: unknown
-    try {
-      // text() then JSON.parse: cheaper than json() on Node 20's Request.
-      body = JSON.parse(await req.text())
-    } catch {
-      return badRequest("the body is not JSON").toResponse()
-    }
-    const chat = readChatPost(body)
-    if (chat instanceof Refusal) return chat.toResponse()
-    const conversation = await gate.conversationOf(chat.id, req)
-    if (conversation instanceof Response) return conversation
-    if (conversation instanceof Refusal) return conversation.toResponse()
+  async function post(req: HandlerInput): Promise<Reply> {
+    const opened = await gate.openPost(req, readChatPost, (chat) => chat.id)
+    if (!("conversation" in opened)) return opened
+    const { post: chat, conversation } = opened
     const ask = await read(chat, conversation)
-    if (ask instanceof Refusal) return ask.toResponse()
+    if (ask instanceof Refusal) return ask.toReply()
 
-    const run = new LiveRun<UIMessageChunk>("data: [DONE]\n\n")
+    const run = new LiveRun<UIMessageChunk>("data: [DONE]\n\n", uiChunkJson)
     const writer = new UIChunkWriter((chunk) => run.push(chunk), {
       ...ask.writer,
-      messageId: ask.messageId,
+      // A new assistant message gets its id here, once: the posting tab and a resumed stream agree on it.
+      messageId: ask.messageId ?? `msg-${crypto.randomUUID()}`,
       onError: opts.onError,
     })
     writer.start()
@@ -75,7 +69,7 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
         if (previous && !previous.ended) live.set(conversation, previous)
         else live.delete(conversation)
       }
-      return started.refusal.toResponse()
+      return started.refusal.toReply()
     }
     void started.settled.then((settled) => {
       if (settled.ok) writer.end(settled.result)
@@ -83,7 +77,7 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
       run.end()
       if (live.get(conversation) === run) live.delete(conversation)
     })
-    return new Response(run.sse(), { headers: UI_STREAM_HEADERS })
+    return { status: 200, headers: UI_STREAM_HEADERS, live: run }
   }
 
   /** Reads a post in the contract's order: `answer`, approval responses, relay outputs, a user message. */
@@ -111,9 +105,7 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
       return badRequest(`the last message must be the user's or the assistant's, not ${last.role}`)
     const prompt = promptOf(last)
     if (prompt instanceof Refusal) return prompt
-    const accepted = await gate.turn(conversation, prompt)
-    if (accepted instanceof Refusal) return accepted
-    return { accepted, messageId: undefined, writer: {} }
+    return { accepted: gate.turn(conversation, prompt), messageId: undefined, writer: {} }
   }
 
   async function answering(
@@ -135,16 +127,16 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
     return { accepted, messageId, writer }
   }
 
-  async function resume(req: globalThis.Request, chatId: string): Promise<Response> {
-    const conversation = await gate.conversationOf(chatId, req)
+  async function resume(req: HandlerInput, chatId: string): Promise<Reply> {
+    const conversation = await gate.conversationOf(chatId, req.request)
     if (conversation instanceof Response) return conversation
-    if (conversation instanceof Refusal) return conversation.toResponse()
+    if (conversation instanceof Refusal) return conversation.toReply()
     const run = live.get(conversation)
-    if (run === undefined || run.ended) return new Response(null, { status: 204 })
-    return new Response(run.sse(), { headers: UI_STREAM_HEADERS })
+    if (run === undefined || run.ended) return { status: 204, headers: {}, body: null }
+    return { status: 200, headers: UI_STREAM_HEADERS, live: run }
   }
 
-  return async (req) => {
+  return fetchHandler(async (req) => {
     if (req.method === "POST") return post(req)
     if (req.method === "GET") {
       const chatId = streamChatId(req.url)
@@ -154,10 +146,10 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
       405,
       "TNX_BAD_REQUEST",
       `${req.method} is not served here (POST a chat, or GET …/<id>/stream)`,
-    ).toResponse({
+    ).toReply({
       allow: "POST, GET",
     })
-  }
+  })
 }
 
 /** The chat id of a `…/<id>/stream` URL (`reconnectToStream`), else `undefined`. */

@@ -14,7 +14,8 @@ import {
   isExpired,
 } from "@toolnexus/core"
 import type { ChatHandlerOptions } from "./chat-options.js"
-import { Refusal, conflict, conversationPending } from "./http-error.js"
+import { Refusal, badRequest, conflict } from "./http-error.js"
+import type { HandlerInput, Reply } from "./reply.js"
 
 /** What a run reports at its end, whichever way it was started (a `RunResult`, or a runtime's `TaskResult`). */
 export interface RunOutcome {
@@ -120,13 +121,40 @@ export class ConversationGate {
     this.#store = store as ConversationStore & { getPending(id: string): Promise<PendingRequest | undefined> }
   }
 
-  /** The conversation id of a chat: `conversationId(chatId, req)` or the chat id (1–200 characters). */
-  async conversationOf(chatId: string, req: Request): Promise<string | Response | Refusal> {
-    const id = this.#opts.conversationId ? await this.#opts.conversationId(chatId, req) : chatId
+  /**
+   * The conversation id of a chat: `conversationId(chatId, req)` or the chat id (1–200
+   * characters). `req` is called only for `conversationId`: the Node edge builds no `Request` otherwise.
+   */
+  async conversationOf(chatId: string, req: () => Request): Promise<string | Response | Refusal> {
+    const id = this.#opts.conversationId ? await this.#opts.conversationId(chatId, req()) : chatId
     if (id instanceof Response) return id
     if (typeof id !== "string" || id.length < 1 || id.length > 200)
       return new Refusal(400, "TNX_BAD_REQUEST", "the chat id must be a string of 1 to 200 characters")
     return id
+  }
+
+  /**
+   * A post's body read by `parse`, with the conversation of its chat id; or the reply that
+   * refuses it (a body that is not JSON or not the protocol's; `conversationId`'s own `Response`).
+   */
+  async openPost<T>(
+    req: HandlerInput,
+    parse: (body: unknown) => T | Refusal,
+    chatIdOf: (post: T) => string,
+  ): Promise<{ post: T; conversation: string } | Reply> {
+    let body: unknown
+    try {
+      // text() then JSON.parse: cheaper than json() on Node 20's Request.
+      body = JSON.parse(await req.text())
+    } catch {
+      return badRequest("the body is not JSON").toReply()
+    }
+    const post = parse(body)
+    if (post instanceof Refusal) return post.toReply()
+    const conversation = await this.conversationOf(chatIdOf(post), req.request)
+    if (conversation instanceof Response) return conversation
+    if (conversation instanceof Refusal) return conversation.toReply()
+    return { post, conversation }
   }
 
   /** The request conversation `id` waits on, if any. */
@@ -134,10 +162,12 @@ export class ConversationGate {
     return this.#store.getPending(id)
   }
 
-  /** A new user turn: refused with 409 while the conversation waits on a request. */
-  async turn(id: string, prompt: Prompt, toolkitOverride?: Toolkit): Promise<AcceptedRun | Refusal> {
-    const waiting = await this.#store.getPending(id)
-    if (waiting !== undefined) return conversationPending(id, waiting)
+  /**
+   * A new user turn. While the conversation waits on a request, `client.ask` throws
+   * `ConversationPendingError` before any event, which `startRun` makes the 409: the store is
+   * read once a turn, by the run itself.
+   */
+  turn(id: string, prompt: Prompt, toolkitOverride?: Toolkit): AcceptedRun {
     const toolkit = toolkitOverride ?? this.#opts.toolkit
     return {
       execute: (onEvent) => this.#client.ask(prompt, { id, ...(toolkit ? { toolkit } : {}), onEvent }),

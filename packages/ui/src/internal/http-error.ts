@@ -4,11 +4,11 @@ import {
   AnswerInvalidError,
   AnswerMismatchError,
   ConversationPendingError,
-  type Request,
   ToolnexusError,
   UnknownRequestError,
 } from "@toolnexus/core"
 import { redactKeys } from "./error-text.js"
+import type { Reply } from "./reply.js"
 
 /** @internal A refusal before any run starts: status, code, message and extra fields of `error`. */
 export class Refusal {
@@ -23,12 +23,13 @@ export class Refusal {
     this.extra = extra
   }
 
-  /** The JSON response `{error: {code, message, …}}`. */
-  toResponse(headers: Record<string, string> = {}): Response {
-    return Response.json(
-      { error: { code: this.code, message: this.message, ...this.extra } },
-      { status: this.status, headers },
-    )
+  /** The JSON reply `{error: {code, message, …}}`. */
+  toReply(headers: Record<string, string> = {}): Reply {
+    return {
+      status: this.status,
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify({ error: { code: this.code, message: this.message, ...this.extra } }),
+    }
   }
 }
 
@@ -47,17 +48,6 @@ export function conflict(
     requestId,
     ...(decision !== undefined ? { decision } : {}),
   })
-}
-
-/** @internal A 409 `TNX_CONVERSATION_PENDING` carrying the waiting request. */
-export function conversationPending(conversationId: string, request: Request): Refusal {
-  return new ConversationPendingRefusal(new ConversationPendingError(conversationId, request))
-}
-
-class ConversationPendingRefusal extends Refusal {
-  constructor(error: ConversationPendingError) {
-    super(409, error.code, error.message, { request: error.request })
-  }
 }
 
 /**

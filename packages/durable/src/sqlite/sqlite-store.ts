@@ -80,6 +80,28 @@ interface TranscriptRow {
   body: string | null
 }
 
+/**
+ * A row of the claim's read: the conversation's columns, its request index row (`r_` columns,
+ * all NULL when there is none) and one of its messages (`seq`/`body` NULL when it has none).
+ */
+interface ClaimReadRow {
+  revision: number
+  pending: string | null
+  pending_id: string | null
+  pending_kind: string | null
+  consumed_id: string | null
+  request_id: string | null
+  state: SqliteRequestRow["state"]
+  runtime_key: string | null
+  attempts: number
+  r_claim_token: string | null
+  claim_conversation_id: string | null
+  r_claim_answer: string | null
+  r_claim_expires_at: number | null
+  seq: number | null
+  body: string | null
+}
+
 /** A request index row as SQLite returns it. */
 interface SqliteRequestRow {
   request_id: string
@@ -288,9 +310,23 @@ export class SqliteStore extends DurableStoreBase {
     return s.db
       .transaction((): ClaimOutcome => {
         const { id, answerId, runtimeKey } = input
-        const conv = s.conversation.get(id) as SqliteConversationRow | undefined
-        if (conv !== undefined) conv.pending = unpackPending(conv.pending, conv.pending_id, conv.pending_kind)
-        const req = s.request.get(answerId) as SqliteRequestRow | undefined
+        // One statement reads the conversation, the request's index row and the transcript
+        // (one row per message): the resume that follows loads nothing more.
+        const rows = s.claimRead.all({ id, answer: answerId }) as ClaimReadRow[]
+        const head = rows[0]
+        const conv = head && {
+          pending: unpackPending(head.pending, head.pending_id, head.pending_kind),
+          pending_id: head.pending_id,
+          consumed_id: head.consumed_id,
+        }
+        // Without the conversation the join has no row: the request is read on its own.
+        const req = (
+          head === undefined
+            ? s.request.get(answerId)
+            : head.request_id === null
+              ? undefined
+              : requestOfJoin(answerId, head)
+        ) as SqliteRequestRow | undefined
         const now = Date.now()
         const holder =
           req?.claim_conversation_id == null || req.claim_conversation_id === id
@@ -327,7 +363,19 @@ export class SqliteStore extends DurableStoreBase {
           now,
         })
         s.pointClaim.run(input.token, answerId, id)
-        return { grant: decision, pendingJson: (conv as SqliteConversationRow).pending as string, answerJson }
+        const messages = (head as ClaimReadRow).seq === null ? [] : (rows as StoredMessageRow[])
+        return {
+          grant: decision,
+          pendingJson: conv?.pending as string,
+          answerJson,
+          // Pointing the claim changes neither the revision nor the messages.
+          transcript: {
+            revision: (head as ClaimReadRow).revision + messages.length,
+            count: messages.length,
+            pendingId: (head as ClaimReadRow).pending_id,
+            rows: messages,
+          },
+        }
       })
       .immediate()
   }
@@ -451,6 +499,15 @@ const SQL = {
       SELECT c.revision, c.pending_id, m.message_key - ${FIRST("c.conversation_key")} AS seq, m.body
       FROM tnx_conversations c LEFT JOIN tnx_messages m ON m.${RANGE("c.conversation_key")}
       WHERE c.id = ? ORDER BY m.message_key`,
+  // The claim's read: conversation, request index row and messages in one snapshot.
+  claimRead: `
+      SELECT c.revision, c.pending, c.pending_id, c.pending_kind, c.consumed_id,
+        r.request_id, r.state, r.runtime_key, r.attempts, r.claim_token AS r_claim_token,
+        r.claim_conversation_id, r.claim_answer AS r_claim_answer, r.claim_expires_at AS r_claim_expires_at,
+        m.message_key - ${FIRST("c.conversation_key")} AS seq, m.body
+      FROM tnx_conversations c LEFT JOIN tnx_requests r ON r.request_id = @answer
+      LEFT JOIN tnx_messages m ON m.${RANGE("c.conversation_key")}
+      WHERE c.id = @id ORDER BY m.message_key`,
   conversationClaim: `
       SELECT c.*, ${STORED} AS stored, r.claim_token AS held_token FROM tnx_conversations c
       LEFT JOIN tnx_requests r ON r.request_id = c.claim_request_id WHERE c.id = ?`,
@@ -577,6 +634,23 @@ function holderOf(row: SqliteHolderRow): HolderRow {
             path: row.path ?? null,
             attempts: row.attempts ?? 0,
           },
+  }
+}
+
+/** The request index columns of a claim read row, as the request statement returns them. */
+function requestOfJoin(
+  requestId: string,
+  row: ClaimReadRow,
+): Omit<SqliteRequestRow, "path" | "conversation_id" | "last_error"> {
+  return {
+    request_id: requestId,
+    state: row.state,
+    runtime_key: row.runtime_key,
+    attempts: row.attempts,
+    claim_token: row.r_claim_token,
+    claim_conversation_id: row.claim_conversation_id,
+    claim_answer: row.r_claim_answer,
+    claim_expires_at: row.r_claim_expires_at,
   }
 }
 

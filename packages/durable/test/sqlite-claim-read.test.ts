@@ -111,4 +111,46 @@ describe("SQLite claim read", () => {
     })
     await store.close()
   })
+
+  it("a checkpoint that replaces the placeholder is fenced by the claim and by the stored version", async () => {
+    const { db } = countedDatabase()
+    const store = new SqliteStore({ db })
+    const other = new SqliteStore({ db })
+    const repaired = (messages: Message[]) => [
+      ...messages.slice(0, -1),
+      { role: "user" as const, content: "fixed" },
+    ]
+
+    // Held: one statement writes the row, the repaired message replaces the stored one.
+    const req = await parked(store, "c", turns(3))
+    const claim = await store.claimAnswer("c", { id: req.id, ok: true })
+    const loaded = (await store.get("c")) as Message[]
+    await store.save("c", repaired(loaded), { claim: claim.token, checkpoint: true })
+    expect(await other.get("c")).toEqual(repaired(turns(3)))
+    expect(await other.getPending("c")).toEqual(req)
+
+    // Released (the token is revoked): the fenced checkpoint is refused and nothing is written.
+    const req2 = await parked(store, "d", turns(3))
+    const claim2 = await store.claimAnswer("d", { id: req2.id, ok: true })
+    const loaded2 = (await store.get("d")) as Message[]
+    await store.releaseClaim("d", claim2.token)
+    await expect(
+      store.save("d", repaired(loaded2), { claim: claim2.token, checkpoint: true }),
+    ).rejects.toMatchObject({
+      name: "AnswerConflictError",
+      message: expect.stringContaining("no longer held"),
+    })
+    expect(await other.get("d")).toEqual(turns(3))
+
+    // Another writer appended meanwhile: the cached version is stale, so the save compares the
+    // stored rows instead of keeping the other writer's message behind the new end.
+    const req3 = await parked(store, "e", turns(3))
+    const claim3 = await store.claimAnswer("e", { id: req3.id, ok: true })
+    const loaded3 = (await store.get("e")) as Message[]
+    await other.save("e", [...turns(3), { role: "user", content: "behind its back" }])
+    await store.save("e", repaired(loaded3), { claim: claim3.token, checkpoint: true })
+    expect(await other.get("e")).toEqual(repaired(turns(3)))
+    await store.close()
+    await other.close()
+  })
 })

@@ -7,7 +7,11 @@
 // (the messages array as JSON in one row). Also printed: the import counts (the process's
 // start-up and module loading, the part the shared bench reports as `import_ms`).
 //
-//   node cold-resume-instructions.mjs [--samples 1] [--jobs 2]
+// With `--warm`, also the second resume in the same process (the shared bench's S3 "TTFR
+// warm"): a child resumes one run to its end (`resumed`), another resumes one run and then a
+// second one up to its request (`warm`); the difference is the second resume, t0 → request.
+//
+//   node cold-resume-instructions.mjs [--samples 1] [--jobs 2] [--warm]
 import { execFile } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -21,7 +25,11 @@ import { request } from "undici"
 import { printRows, startMockServer } from "./harness.mjs"
 
 const { values } = parseArgs({
-  options: { samples: { type: "string", default: "1" }, jobs: { type: "string", default: "2" } },
+  options: {
+    samples: { type: "string", default: "1" },
+    jobs: { type: "string", default: "2" },
+    warm: { type: "boolean", default: false },
+  },
 })
 const samples = Number(values.samples)
 const jobs = Number(values.jobs)
@@ -40,7 +48,8 @@ const server = await startMockServer(["--tool", "lookup", "--arguments", "{}", "
 const dir = await mkdtemp(join(tmpdir(), "toolnexus-cold-"))
 const paths = { sdk: join(dir, "sdk.db"), floor: join(dir, "floor.db") }
 
-// Park 2 × samples runs per variant.
+// Park the runs of every sample: `run-<s>` (imported, request), and with --warm `<s>-a`
+// (resumed), `<s>-b` and `<s>-c` (warm).
 const store = new SqliteStore({ path: paths.sdk })
 const client = createClient({
   baseUrl: server.baseUrl,
@@ -64,8 +73,10 @@ const floorDb = new Database(paths.floor)
 floorDb.pragma("journal_mode = WAL")
 floorDb.exec("CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, state TEXT NOT NULL)")
 const put = floorDb.prepare("INSERT OR REPLACE INTO runs (id, state) VALUES (?, ?)")
-for (let i = 0; i < 2 * samples; i++) {
-  const parked = await client.ask("go", { toolkit, id: `run-${i}` })
+const ids = []
+for (let i = 0; i < samples; i++) ids.push(`run-${i}`, ...(values.warm ? [`${i}-a`, `${i}-b`, `${i}-c`] : []))
+for (const id of ids) {
+  const parked = await client.ask("go", { toolkit, id })
   if (parked.status !== "pending") throw new Error("the SDK run did not park")
   const messages = [{ role: "user", content: "go" }]
   const res = await request(`${server.baseUrl}/chat/completions`, {
@@ -75,14 +86,14 @@ for (let i = 0; i < 2 * samples; i++) {
   })
   const reply = (await res.body.json()).choices[0].message
   messages.push(reply)
-  put.run(`run-${i}`, JSON.stringify({ messages, callId: reply.tool_calls[0].id }))
+  put.run(id, JSON.stringify({ messages, callId: reply.tool_calls[0].id }))
 }
 await store.close()
 floorDb.close()
 
 const CHILD = fileURLToPath(new URL("cold-resume-child.mjs", import.meta.url))
-function count(mode, stop, id) {
-  const cfg = { path: paths[mode], id, baseUrl: server.baseUrl, tools: TOOLS }
+function count(mode, stop, id, id2) {
+  const cfg = { path: paths[mode], id, id2, baseUrl: server.baseUrl, tools: TOOLS }
   const args = [
     "--tool=callgrind",
     "--callgrind-out-file=/dev/null",
@@ -103,8 +114,13 @@ function count(mode, stop, id) {
 }
 const tasks = []
 for (let s = 0; s < samples; s++)
-  for (const mode of ["sdk", "floor"])
+  for (const mode of ["sdk", "floor"]) {
     for (const stop of ["imported", "request"]) tasks.push({ mode, stop, id: `run-${s}` })
+    if (values.warm) {
+      tasks.push({ mode, stop: "resumed", id: `${s}-a` })
+      tasks.push({ mode, stop: "warm", id: `${s}-b`, id2: `${s}-c` })
+    }
+  }
 const results = new Array(tasks.length)
 let next = 0
 await Promise.all(
@@ -112,7 +128,7 @@ await Promise.all(
     while (next < tasks.length) {
       const i = next++
       const t = tasks[i]
-      results[i] = await count(t.mode, t.stop, t.id)
+      results[i] = await count(t.mode, t.stop, t.id, t.id2)
     }
   }),
 )
@@ -122,6 +138,7 @@ await rm(dir, { recursive: true, force: true })
 const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const of = (mode, stop) => median(results.filter((_, i) => tasks[i].mode === mode && tasks[i].stop === stop))
 const toRequest = (mode) => of(mode, "request") - of(mode, "imported")
+const warm = (mode) => of(mode, "warm") - of(mode, "resumed")
 const M = (n) => `${(n / 1e6).toFixed(1)} M`
 console.log(`cold resume, t0 → first LLM request sent (callgrind, ${samples} sample(s), median)`)
 printRows(
@@ -133,6 +150,16 @@ printRows(
       M(toRequest("floor")),
       `${(toRequest("sdk") / toRequest("floor")).toFixed(2)}x`,
     ],
+    ...(values.warm
+      ? [
+          [
+            "second resume → request",
+            M(warm("sdk")),
+            M(warm("floor")),
+            `${(warm("sdk") / warm("floor")).toFixed(2)}x`,
+          ],
+        ]
+      : []),
     [
       "start + imports",
       M(of("sdk", "imported")),

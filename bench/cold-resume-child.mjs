@@ -2,11 +2,10 @@
 // as the shared bench's S3 phase 2 does (its worker imports better-sqlite3, then the adapter's
 // modules, then t0: open the store, read the pending request, answer, resume). It exits as
 // soon as the resumed run's first LLM request has been written (undici's `bodySent`), or,
-// with `imported`, right after the imports, so that the difference of the two counts is the
-// work from t0 to the request. `resumed` exits when the first resume is done and `warm` at the
-// request of a second resume in the same process: their difference is the second resume's.
+// with `imported`, right after the imports. It marks the start (t0 after the imports, or with
+// `warm` the end of a first resume) and the end (the request written) of the counted window.
 //
-//   node cold-resume-child.mjs sdk|floor imported|request|resumed|warm '<json: {path, id, id2, baseUrl}>'
+//   node cold-resume-child.mjs sdk|floor imported|request|warm '<json: {path, id, id2, baseUrl}>'
 import diagnostics from "node:diagnostics_channel"
 import Database from "better-sqlite3"
 
@@ -21,7 +20,14 @@ const modules =
       ])
     : await Promise.all([import("undici")])
 if (stop === "imported") process.exit(0)
-const exitAtRequest = () => diagnostics.subscribe("undici:request:bodySent", () => process.exit(0))
+// The window's two ends: the parent runs callgrind with `--dump-before=kill`, so each mark
+// dumps the counts so far and the instructions between the marks are one dump of their own.
+const mark = () => process.kill(process.pid, 0)
+const exitAtRequest = () =>
+  diagnostics.subscribe("undici:request:bodySent", () => {
+    mark()
+    process.exit(0)
+  })
 
 let resume
 if (mode === "sdk") {
@@ -70,11 +76,14 @@ if (mode === "sdk") {
     del.run(id)
   }
 }
-// request: t0 → the first resume's request. resumed: t0 → the first resume done. warm: the
-// first resume, then the second one's request (minus `resumed`: the second resume's figure).
-if (stop === "request") exitAtRequest()
+// request: t0 → the first resume's request. warm: the first resume, then from its end to the
+// second resume's request.
+if (stop === "request") {
+  exitAtRequest()
+  mark()
+}
 await resume(cfg.id)
-if (stop === "resumed") process.exit(0)
 exitAtRequest()
+mark()
 await resume(cfg.id2)
 throw new Error(`${mode}: the resume ended without sending a request`)

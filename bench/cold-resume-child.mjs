@@ -2,10 +2,10 @@
 // as the shared bench's S3 phase 2 does (its worker imports better-sqlite3, then the adapter's
 // modules, then t0: open the store, read the pending request, answer, resume). It exits as
 // soon as the resumed run's first LLM request has been written (undici's `bodySent`), or,
-// with `imported`, right after the imports, so that the difference of the two counts is the
-// work from t0 to the request.
+// with `imported`, right after the imports. It marks the start (t0 after the imports, or with
+// `warm` the end of a first resume) and the end (the request written) of the counted window.
 //
-//   node cold-resume-child.mjs sdk|floor imported|request '<json: {path, id, baseUrl}>'
+//   node cold-resume-child.mjs sdk|floor imported|request|warm '<json: {path, id, id2, baseUrl}>'
 import diagnostics from "node:diagnostics_channel"
 import Database from "better-sqlite3"
 
@@ -20,8 +20,16 @@ const modules =
       ])
     : await Promise.all([import("undici")])
 if (stop === "imported") process.exit(0)
-diagnostics.subscribe("undici:request:bodySent", () => process.exit(0))
+// The window's two ends: the parent runs callgrind with `--dump-before=kill`, so each mark
+// dumps the counts so far and the instructions between the marks are one dump of their own.
+const mark = () => process.kill(process.pid, 0)
+const exitAtRequest = () =>
+  diagnostics.subscribe("undici:request:bodySent", () => {
+    mark()
+    process.exit(0)
+  })
 
+let resume
 if (mode === "sdk") {
   // What the shared bench's adapters/ours.mjs s3Setup2 + resume do.
   const [core, durable, { SqliteStore }] = modules
@@ -42,8 +50,10 @@ if (mode === "sdk") {
       ctx?.answer?.ok ? "data" : core.pending({ kind: "approval", prompt: "approve lookup?" }),
   })
   const toolkit = await core.createToolkit({ extraTools: [lookup] })
-  const pending = await store.getPending(cfg.id)
-  await durable.askWithAnswer(client, { toolkit, id: cfg.id, answer: { id: pending.id, ok: true } })
+  resume = async (id) => {
+    const pending = await store.getPending(id)
+    await durable.askWithAnswer(client, { toolkit, id, answer: { id: pending.id, ok: true } })
+  }
 } else {
   // What the shared bench's adapters/floor.mjs s3Setup2 + resume do.
   const [{ request, Agent }] = modules
@@ -51,14 +61,29 @@ if (mode === "sdk") {
   db.pragma("journal_mode = WAL")
   db.exec("CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, state TEXT NOT NULL)")
   const get = db.prepare("SELECT state FROM runs WHERE id = ?")
-  const state = JSON.parse(get.get(cfg.id).state)
-  state.messages.push({ role: "tool", tool_call_id: state.callId, content: "data" })
+  const del = db.prepare("DELETE FROM runs WHERE id = ?")
   const dispatcher = new Agent({ connections: 256, keepAliveTimeout: 60_000 })
-  await request(`${cfg.baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: "Bearer sk" },
-    dispatcher,
-    body: JSON.stringify({ model: "mock", messages: state.messages, tools: cfg.tools }),
-  })
+  resume = async (id) => {
+    const state = JSON.parse(get.get(id).state)
+    state.messages.push({ role: "tool", tool_call_id: state.callId, content: "data" })
+    const res = await request(`${cfg.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer sk" },
+      dispatcher,
+      body: JSON.stringify({ model: "mock", messages: state.messages, tools: cfg.tools }),
+    })
+    await res.body.json()
+    del.run(id)
+  }
 }
+// request: t0 → the first resume's request. warm: the first resume, then from its end to the
+// second resume's request.
+if (stop === "request") {
+  exitAtRequest()
+  mark()
+}
+await resume(cfg.id)
+exitAtRequest()
+mark()
+await resume(cfg.id2)
 throw new Error(`${mode}: the resume ended without sending a request`)

@@ -7,9 +7,14 @@
 // (the messages array as JSON in one row). Also printed: the import counts (the process's
 // start-up and module loading, the part the shared bench reports as `import_ms`).
 //
-//   node cold-resume-instructions.mjs [--samples 1] [--jobs 2]
+// The t0 → request window is counted inside one process: the child marks its two ends and
+// callgrind dumps its counts at each mark (`--dump-before=kill`). With `--warm`, also the
+// second resume in the same process (the shared bench's S3 "TTFR warm"): from the end of a
+// first resume to the second one's request.
+//
+//   node cold-resume-instructions.mjs [--samples 1] [--jobs 2] [--warm]
 import { execFile } from "node:child_process"
-import { mkdtemp, rm } from "node:fs/promises"
+import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -21,7 +26,11 @@ import { request } from "undici"
 import { printRows, startMockServer } from "./harness.mjs"
 
 const { values } = parseArgs({
-  options: { samples: { type: "string", default: "1" }, jobs: { type: "string", default: "2" } },
+  options: {
+    samples: { type: "string", default: "1" },
+    jobs: { type: "string", default: "2" },
+    warm: { type: "boolean", default: false },
+  },
 })
 const samples = Number(values.samples)
 const jobs = Number(values.jobs)
@@ -40,7 +49,8 @@ const server = await startMockServer(["--tool", "lookup", "--arguments", "{}", "
 const dir = await mkdtemp(join(tmpdir(), "toolnexus-cold-"))
 const paths = { sdk: join(dir, "sdk.db"), floor: join(dir, "floor.db") }
 
-// Park 2 × samples runs per variant.
+// Park the runs of every sample: `run-<s>` (imported, request), and with --warm `<s>-b` and
+// `<s>-c` (warm).
 const store = new SqliteStore({ path: paths.sdk })
 const client = createClient({
   baseUrl: server.baseUrl,
@@ -64,8 +74,10 @@ const floorDb = new Database(paths.floor)
 floorDb.pragma("journal_mode = WAL")
 floorDb.exec("CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, state TEXT NOT NULL)")
 const put = floorDb.prepare("INSERT OR REPLACE INTO runs (id, state) VALUES (?, ?)")
-for (let i = 0; i < 2 * samples; i++) {
-  const parked = await client.ask("go", { toolkit, id: `run-${i}` })
+const ids = []
+for (let i = 0; i < samples; i++) ids.push(`run-${i}`, ...(values.warm ? [`${i}-b`, `${i}-c`] : []))
+for (const id of ids) {
+  const parked = await client.ask("go", { toolkit, id })
   if (parked.status !== "pending") throw new Error("the SDK run did not park")
   const messages = [{ role: "user", content: "go" }]
   const res = await request(`${server.baseUrl}/chat/completions`, {
@@ -75,17 +87,22 @@ for (let i = 0; i < 2 * samples; i++) {
   })
   const reply = (await res.body.json()).choices[0].message
   messages.push(reply)
-  put.run(`run-${i}`, JSON.stringify({ messages, callId: reply.tool_calls[0].id }))
+  put.run(id, JSON.stringify({ messages, callId: reply.tool_calls[0].id }))
 }
 await store.close()
 floorDb.close()
 
 const CHILD = fileURLToPath(new URL("cold-resume-child.mjs", import.meta.url))
-function count(mode, stop, id) {
-  const cfg = { path: paths[mode], id, baseUrl: server.baseUrl, tools: TOOLS }
+let runs = 0
+function count(mode, stop, id, id2) {
+  const cfg = { path: paths[mode], id, id2, baseUrl: server.baseUrl, tools: TOOLS }
+  // `imported`: the whole process; otherwise the part between the child's two marks, which is
+  // the second of the dumps callgrind writes at them (`<out>.2`).
+  const out = join(dir, `callgrind-${runs++}.out`)
   const args = [
     "--tool=callgrind",
-    "--callgrind-out-file=/dev/null",
+    stop === "imported" ? "--callgrind-out-file=/dev/null" : `--callgrind-out-file=${out}`,
+    ...(stop === "imported" ? [] : ["--dump-before=kill"]),
     process.execPath,
     "--single-threaded",
     CHILD,
@@ -94,8 +111,11 @@ function count(mode, stop, id) {
     JSON.stringify(cfg),
   ]
   return new Promise((resolve, reject) => {
-    execFile("valgrind", args, { maxBuffer: 64 << 20 }, (error, _stdout, stderr) => {
-      const found = /Collected : (\d+)/.exec(stderr)
+    execFile("valgrind", args, { maxBuffer: 64 << 20 }, async (error, _stdout, stderr) => {
+      const found =
+        stop === "imported"
+          ? /Collected : (\d+)/.exec(stderr)
+          : /^summary: (\d+)/m.exec(await readFile(`${out}.2`, "utf8").catch(() => ""))
       if (error || !found) reject(new Error(`valgrind ${mode} ${stop}: ${error?.message ?? stderr}`))
       else resolve(Number(found[1]))
     })
@@ -103,8 +123,12 @@ function count(mode, stop, id) {
 }
 const tasks = []
 for (let s = 0; s < samples; s++)
-  for (const mode of ["sdk", "floor"])
+  for (const mode of ["sdk", "floor"]) {
     for (const stop of ["imported", "request"]) tasks.push({ mode, stop, id: `run-${s}` })
+    if (values.warm) {
+      tasks.push({ mode, stop: "warm", id: `${s}-b`, id2: `${s}-c` })
+    }
+  }
 const results = new Array(tasks.length)
 let next = 0
 await Promise.all(
@@ -112,7 +136,7 @@ await Promise.all(
     while (next < tasks.length) {
       const i = next++
       const t = tasks[i]
-      results[i] = await count(t.mode, t.stop, t.id)
+      results[i] = await count(t.mode, t.stop, t.id, t.id2)
     }
   }),
 )
@@ -121,7 +145,8 @@ await rm(dir, { recursive: true, force: true })
 
 const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const of = (mode, stop) => median(results.filter((_, i) => tasks[i].mode === mode && tasks[i].stop === stop))
-const toRequest = (mode) => of(mode, "request") - of(mode, "imported")
+const toRequest = (mode) => of(mode, "request")
+const warm = (mode) => of(mode, "warm")
 const M = (n) => `${(n / 1e6).toFixed(1)} M`
 console.log(`cold resume, t0 → first LLM request sent (callgrind, ${samples} sample(s), median)`)
 printRows(
@@ -133,6 +158,16 @@ printRows(
       M(toRequest("floor")),
       `${(toRequest("sdk") / toRequest("floor")).toFixed(2)}x`,
     ],
+    ...(values.warm
+      ? [
+          [
+            "second resume → request",
+            M(warm("sdk")),
+            M(warm("floor")),
+            `${(warm("sdk") / warm("floor")).toFixed(2)}x`,
+          ],
+        ]
+      : []),
     [
       "start + imports",
       M(of("sdk", "imported")),

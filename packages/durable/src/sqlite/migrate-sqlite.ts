@@ -23,10 +23,19 @@ export function migrateSqlite(db: BetterSqlite3.Database, migrations: readonly s
 
 /** @internal The stored schema version, 0 for a database the store never touched. */
 export function readSchemaVersion(db: BetterSqlite3.Database, known: number, what: string): number {
-  const hasMeta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tnx_meta'").get()
-  if (hasMeta === undefined) return 0
-  const row = db.prepare("SELECT value FROM tnx_meta WHERE key = 'schema_version'").get() as
-    | { value: unknown }
-    | undefined
+  // One statement when the schema exists (every open but the first); a database without
+  // `tnx_meta` fails to prepare it.
+  let statement: BetterSqlite3.Statement
+  try {
+    statement = db.prepare("SELECT value FROM tnx_meta WHERE key = 'schema_version'")
+  } catch (error) {
+    if (isMissingMeta(error)) return 0
+    throw error
+  }
+  const row = statement.get() as { value: unknown } | undefined
   return row === undefined ? 0 : checkSchemaVersion(row.value, known, what)
+}
+
+function isMissingMeta(error: unknown): boolean {
+  return error instanceof Error && /no such table: (main\.)?tnx_meta\b/.test(error.message)
 }

@@ -80,6 +80,28 @@ interface TranscriptRow {
   body: string | null
 }
 
+/**
+ * A row of the claim's read: the conversation's columns, its request index row (`r_` columns,
+ * all NULL when there is none) and one of its messages (`seq`/`body` NULL when it has none).
+ */
+interface ClaimReadRow {
+  revision: number
+  pending: string | null
+  pending_id: string | null
+  pending_kind: string | null
+  consumed_id: string | null
+  request_id: string | null
+  state: SqliteRequestRow["state"]
+  runtime_key: string | null
+  attempts: number
+  r_claim_token: string | null
+  claim_conversation_id: string | null
+  r_claim_answer: string | null
+  r_claim_expires_at: number | null
+  seq: number | null
+  body: string | null
+}
+
 /** A request index row as SQLite returns it. */
 interface SqliteRequestRow {
   request_id: string
@@ -123,6 +145,10 @@ export class SqliteStore extends DurableStoreBase {
   readonly #ownsDb: boolean
   #db: Database | undefined
   #sql: Statements | undefined
+  // The two transactions of every resume and turn, wrapped once (better-sqlite3 builds a
+  // transaction's wrappers anew on each `db.transaction` call).
+  #save: ((input: SaveInput) => SaveOutcome) | undefined
+  #claim: ((input: ClaimInput) => ClaimOutcome) | undefined
 
   constructor(options: SqliteStoreOptions) {
     super(options, STORE)
@@ -196,13 +222,22 @@ export class SqliteStore extends DurableStoreBase {
   }
 
   protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
-    const s = this.#s
-    return s.db.transaction(() => this.#saveLocked(s, input)).immediate()
+    this.#save ??= immediateTransaction(this.#s.db, (input: SaveInput) => this.#saveLocked(this.#s, input))
+    return this.#save(input)
   }
 
   /** The body of a save, inside an immediate transaction: nothing else writes meanwhile. */
   #saveLocked(s: Statements, input: SaveInput): SaveOutcome {
     const { id, claim, reusable } = input
+    if (
+      claim !== undefined &&
+      input.checkpoint &&
+      reusable !== undefined &&
+      reusable.length < reusable.stored
+    ) {
+      const done = this.#checkpointReplacing(s, input, claim, reusable)
+      if (done !== undefined) return done
+    }
     // A fenced save reads the token of the request its claim points at with the row.
     const raw = (claim === undefined ? s.conversationHead.get(id) : s.conversationClaim.get(id)) as
       | (SqliteConversationRow & { stored: number; held_token?: string | null })
@@ -257,6 +292,40 @@ export class SqliteStore extends DurableStoreBase {
     }
   }
 
+  /**
+   * A checkpoint that replaces stored messages (a resume repairing its halted call's
+   * placeholder) writes the row anyway, for the new revision: one statement checks the claim
+   * and the cached version and writes it, instead of a read and an upsert. `undefined` when
+   * the check fails; the full path then tells a lost claim from a stale cache.
+   */
+  #checkpointReplacing(
+    s: Statements,
+    input: SaveInput,
+    claim: string,
+    reusable: NonNullable<SaveInput["reusable"]>,
+  ): SaveOutcome | undefined {
+    const row = s.checkpointRow.get({ id: input.id, claim, version: reusable.revision }) as
+      | { conversation_key: number; pending_id: string | null }
+      | undefined
+    if (row === undefined) return undefined
+    const key = row.conversation_key
+    const keep = reusable.length
+    const bodies = input.encode(keep)
+    const end = keep + bodies.length
+    if (reusable.stored > end) s.deleteMessagesFrom.run({ key, from: end })
+    for (let i = 0; i < bodies.length; i++) s.insertMessage.run({ key, seq: keep + i, body: bodies[i] })
+    return {
+      revision: reusable.revision + 1 + input.transcript.length,
+      pendingId: row.pending_id,
+      stats: {
+        messageRowsWritten: bodies.length,
+        messageBytesWritten: byteLength(bodies),
+        messageRowsDeleted: reusable.stored - keep,
+        messageRowsRead: 0,
+      },
+    }
+  }
+
   protected async readPendingJson(id: string): Promise<string | null | undefined> {
     const row = this.#s.conversation.get(id) as SqliteConversationRow | undefined
     return row && unpackPending(row.pending, row.pending_id, row.pending_kind)
@@ -284,52 +353,79 @@ export class SqliteStore extends DurableStoreBase {
   }
 
   protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
-    const s = this.#s
-    return s.db
-      .transaction((): ClaimOutcome => {
-        const { id, answerId, runtimeKey } = input
-        const conv = s.conversation.get(id) as SqliteConversationRow | undefined
-        if (conv !== undefined) conv.pending = unpackPending(conv.pending, conv.pending_id, conv.pending_kind)
-        const req = s.request.get(answerId) as SqliteRequestRow | undefined
-        const now = Date.now()
-        const holder =
-          req?.claim_conversation_id == null || req.claim_conversation_id === id
-            ? conv
-            : (s.conversation.get(req.claim_conversation_id) as SqliteConversationRow | undefined)
-        const decision = decideClaim(
-          conv && { pendingId: conv.pending_id, consumedId: conv.consumed_id },
-          req && { ...requestOf(req), claimHolderWaits: holder?.pending_id === answerId },
-          answerId,
-          runtimeKey,
-          now,
-          {
-            approvalExpired: approvalExpired(conv?.pending, input.approves, now),
-            maxAttempts: input.maxAttempts,
-          },
-        )
-        if (decision === "exhausted") s.failRequest.run(input.exhaustedErrorJson, now, answerId)
-        if (decision !== "claim" && decision !== "takeover") {
-          return {
-            refusal: decision,
-            runtimeKey: req?.runtime_key,
-            // An applied request's first decision, or the one a live claim is applying.
-            decisionJson: req?.state === "applied" || decision === "busy" ? req?.claim_answer : null,
-            ...(decision === "expired" ? { expiresAt: expiresAtOf(conv?.pending) } : {}),
-          }
-        }
-        const answerJson = decision === "takeover" ? (req?.claim_answer as string) : input.answerJson
-        s.claimRequest.run({
-          request_id: answerId,
-          token: input.token,
-          conversation_id: id,
-          answer: answerJson,
-          expires: now + input.leaseMs,
-          now,
-        })
-        s.pointClaim.run(input.token, answerId, id)
-        return { grant: decision, pendingJson: (conv as SqliteConversationRow).pending as string, answerJson }
-      })
-      .immediate()
+    this.#claim ??= immediateTransaction(this.#s.db, (input: ClaimInput) => this.#claimLocked(this.#s, input))
+    return this.#claim(input)
+  }
+
+  /** The body of a claim, inside an immediate transaction. */
+  #claimLocked(s: Statements, input: ClaimInput): ClaimOutcome {
+    const { id, answerId, runtimeKey } = input
+    // One statement reads the conversation, the request's index row and the transcript
+    // (one row per message): the resume that follows loads nothing more.
+    const rows = s.claimRead.all({ id, answer: answerId }) as ClaimReadRow[]
+    const head = rows[0]
+    const conv = head && {
+      pending: unpackPending(head.pending, head.pending_id, head.pending_kind),
+      pending_id: head.pending_id,
+      consumed_id: head.consumed_id,
+    }
+    // Without the conversation the join has no row: the request is read on its own.
+    const req = (
+      head === undefined
+        ? s.request.get(answerId)
+        : head.request_id === null
+          ? undefined
+          : requestOfJoin(answerId, head)
+    ) as SqliteRequestRow | undefined
+    const now = Date.now()
+    const holder =
+      req?.claim_conversation_id == null || req.claim_conversation_id === id
+        ? conv
+        : (s.conversation.get(req.claim_conversation_id) as SqliteConversationRow | undefined)
+    const decision = decideClaim(
+      conv && { pendingId: conv.pending_id, consumedId: conv.consumed_id },
+      req && { ...requestOf(req), claimHolderWaits: holder?.pending_id === answerId },
+      answerId,
+      runtimeKey,
+      now,
+      {
+        approvalExpired: approvalExpired(conv?.pending, input.approves, now),
+        maxAttempts: input.maxAttempts,
+      },
+    )
+    if (decision === "exhausted") s.failRequest.run(input.exhaustedErrorJson, now, answerId)
+    if (decision !== "claim" && decision !== "takeover") {
+      return {
+        refusal: decision,
+        runtimeKey: req?.runtime_key,
+        // An applied request's first decision, or the one a live claim is applying.
+        decisionJson: req?.state === "applied" || decision === "busy" ? req?.claim_answer : null,
+        ...(decision === "expired" ? { expiresAt: expiresAtOf(conv?.pending) } : {}),
+      }
+    }
+    const answerJson = decision === "takeover" ? (req?.claim_answer as string) : input.answerJson
+    s.claimRequest.run({
+      request_id: answerId,
+      token: input.token,
+      conversation_id: id,
+      answer: answerJson,
+      expires: now + input.leaseMs,
+      now,
+    })
+    s.pointClaim.run(input.token, answerId, id)
+    const messages = (head as ClaimReadRow).seq === null ? [] : (rows as StoredMessageRow[])
+    return {
+      grant: decision,
+      pendingJson: conv?.pending as string,
+      answerJson,
+      // Pointing the claim changes neither the revision nor the messages.
+      transcript: {
+        revision: (head as ClaimReadRow).revision + messages.length,
+        count: messages.length,
+        pendingId: (head as ClaimReadRow).pending_id,
+        rows: messages,
+      },
+    }
   }
 
   protected async expireClaim(id: string, token: string, failure?: ClaimFailure): Promise<void> {
@@ -409,6 +505,11 @@ export class SqliteStore extends DurableStoreBase {
   }
 }
 
+/** `fn` as one immediate transaction of `db` (it takes the write lock at once). */
+function immediateTransaction<A, R>(db: Database, fn: (arg: A) => R): (arg: A) => R {
+  return db.transaction(fn).immediate as (arg: A) => R
+}
+
 function isDatabase(value: unknown): value is Database {
   const db = value as Partial<Database> | null | undefined
   return (
@@ -431,8 +532,10 @@ const FIRST = (key: string) => `${key} * ${SPAN}`
 const LAST = (key: string) => `${key} * ${SPAN} + ${SPAN - 1}`
 /** The messages of conversation key `key` from position `from` on. */
 const RANGE = (key: string, from = "0") => `message_key BETWEEN ${FIRST(key)} + ${from} AND ${LAST(key)}`
-/** How many messages are stored under `c.conversation_key`, read off the end of its range. */
-const STORED = `COALESCE((SELECT max(message_key) FROM tnx_messages WHERE ${RANGE("c.conversation_key")}) - ${FIRST("c.conversation_key")} + 1, 0)`
+/** How many messages are stored under `key`, read off the end of its range. */
+const storedUnder = (key: string) =>
+  `COALESCE((SELECT max(message_key) FROM tnx_messages WHERE ${RANGE(key)}) - ${FIRST(key)} + 1, 0)`
+const STORED = storedUnder("c.conversation_key")
 
 const SQL = {
   conversation: "SELECT * FROM tnx_conversations WHERE id = ?",
@@ -451,6 +554,24 @@ const SQL = {
       SELECT c.revision, c.pending_id, m.message_key - ${FIRST("c.conversation_key")} AS seq, m.body
       FROM tnx_conversations c LEFT JOIN tnx_messages m ON m.${RANGE("c.conversation_key")}
       WHERE c.id = ? ORDER BY m.message_key`,
+  // The claim's read: conversation, request index row and messages in one snapshot.
+  claimRead: `
+      SELECT c.revision, c.pending, c.pending_id, c.pending_kind, c.consumed_id,
+        r.request_id, r.state, r.runtime_key, r.attempts, r.claim_token AS r_claim_token,
+        r.claim_conversation_id, r.claim_answer AS r_claim_answer, r.claim_expires_at AS r_claim_expires_at,
+        m.message_key - ${FIRST("c.conversation_key")} AS seq, m.body
+      FROM tnx_conversations c LEFT JOIN tnx_requests r ON r.request_id = @answer
+      LEFT JOIN tnx_messages m ON m.${RANGE("c.conversation_key")}
+      WHERE c.id = @id ORDER BY m.message_key`,
+  // A checkpoint's row write, done only while `@claim` holds the conversation and its request
+  // and the stored version (revision + stored messages) is still `@version`.
+  checkpointRow: `
+      UPDATE tnx_conversations SET revision = @version + 1
+      WHERE id = @id AND claim_token = @claim
+        AND revision + ${storedUnder("tnx_conversations.conversation_key")} = @version
+        AND EXISTS (SELECT 1 FROM tnx_requests r
+          WHERE r.request_id = tnx_conversations.claim_request_id AND r.claim_token = @claim)
+      RETURNING conversation_key, pending_id`,
   conversationClaim: `
       SELECT c.*, ${STORED} AS stored, r.claim_token AS held_token FROM tnx_conversations c
       LEFT JOIN tnx_requests r ON r.request_id = c.claim_request_id WHERE c.id = ?`,
@@ -577,6 +698,23 @@ function holderOf(row: SqliteHolderRow): HolderRow {
             path: row.path ?? null,
             attempts: row.attempts ?? 0,
           },
+  }
+}
+
+/** The request index columns of a claim read row, as the request statement returns them. */
+function requestOfJoin(
+  requestId: string,
+  row: ClaimReadRow,
+): Omit<SqliteRequestRow, "path" | "conversation_id" | "last_error"> {
+  return {
+    request_id: requestId,
+    state: row.state,
+    runtime_key: row.runtime_key,
+    attempts: row.attempts,
+    claim_token: row.r_claim_token,
+    claim_conversation_id: row.claim_conversation_id,
+    claim_answer: row.r_claim_answer,
+    claim_expires_at: row.r_claim_expires_at,
   }
 }
 

@@ -104,9 +104,24 @@ export interface ClaimFailure {
   maxAttempts: number
 }
 
-/** What a backend's claim primitive reports: a grant with the stored JSON, or a refusal. */
+/**
+ * A conversation as a backend reads it: the version (`revision`), the number of messages,
+ * the pending request's id and the message rows.
+ */
+export interface StoredTranscript {
+  revision: number
+  count: number
+  pendingId: string | null
+  rows: readonly StoredMessageRow[]
+}
+
+/**
+ * What a backend's claim primitive reports: a grant with the stored JSON, or a refusal. A
+ * backend that reads the transcript in the claim's own statement returns it as `transcript`:
+ * the resume's load then needs no read of its own.
+ */
 export type ClaimOutcome =
-  | { grant: ClaimGrant; pendingJson: string; answerJson: string }
+  | { grant: ClaimGrant; pendingJson: string; answerJson: string; transcript?: StoredTranscript }
   | { refusal: ClaimRefusal; runtimeKey?: string | null; decisionJson?: string | null; expiresAt?: string }
 
 /** Options every durable store takes beside its connection. */
@@ -141,6 +156,8 @@ export abstract class DurableStoreBase implements DurableStore {
   readonly #onCorrupt: (row: CorruptRow, error: unknown) => void
   #closed = false
   #ready = false
+  /** The transcript the last granted claim read, until the resume's load takes it (see `get`). */
+  #claimed: { id: string; stored: StoredTranscript } | undefined
   /** Durable stores keep settled tool results mid-run (see `ConversationStore.checkpoints`). */
   readonly checkpoints = true
   /** The deadline of every operation, in ms. */
@@ -171,12 +188,7 @@ export abstract class DurableStoreBase implements DurableStore {
    * the deadline.
    */
   protected readonly blocking: boolean = false
-  protected abstract readTranscript(
-    id: string,
-  ): Promise<
-    | { revision: number; count: number; pendingId: string | null; rows: readonly StoredMessageRow[] }
-    | undefined
-  >
+  protected abstract readTranscript(id: string): Promise<StoredTranscript | undefined>
   protected abstract writeTranscript(input: SaveInput): Promise<SaveOutcome>
   protected abstract readPendingJson(id: string): Promise<string | null | undefined>
   /** Conversations waiting on a request of `kind`, or on request `requestId`, with index rows. */
@@ -213,7 +225,9 @@ export abstract class DurableStoreBase implements DurableStore {
 
   async get(id: string): Promise<Message[] | undefined> {
     checkKey(id, "the conversation id")
-    const stored = await this.#use(`read conversation ${JSON.stringify(id)}`, () => this.readTranscript(id))
+    const stored =
+      this.#takeClaimed(id) ??
+      (await this.#use(`read conversation ${JSON.stringify(id)}`, () => this.readTranscript(id)))
     if (stored === undefined) return undefined
     const messages = decodeTranscript(id, stored.count, stored.rows)
     this.#cache.remember(id, stored.revision, messages, stored.pendingId)
@@ -222,6 +236,7 @@ export abstract class DurableStoreBase implements DurableStore {
 
   async save(id: string, messages: Message[], meta?: SaveMeta): Promise<void> {
     checkSave(id, messages, meta)
+    this.#dropClaimed(id)
     // The caller may keep appending to its array while we work; save what it held now.
     const transcript = messages.slice()
     const pending = meta?.pending
@@ -363,6 +378,7 @@ export abstract class DurableStoreBase implements DurableStore {
       throw error
     }
     if ("refusal" in outcome) {
+      this.#dropClaimed(id)
       const decision = decisionOf(outcome.decisionJson ?? null, answer.id)
       throw claimRefusalError(outcome.refusal, id, answer.id, {
         runtimeKey: outcome.runtimeKey,
@@ -370,7 +386,7 @@ export abstract class DurableStoreBase implements DurableStore {
         ...(outcome.expiresAt !== undefined ? { expiresAt: outcome.expiresAt } : {}),
       })
     }
-    return {
+    const claim: AnswerClaim = {
       token: input.token,
       answer: decodeJson<Answer>(
         outcome.answerJson,
@@ -386,6 +402,8 @@ export abstract class DurableStoreBase implements DurableStore {
       ),
       takeover: outcome.grant === "takeover",
     }
+    if (outcome.transcript !== undefined) this.#keepClaimed(id, outcome.transcript)
+    return claim
   }
 
   async renewClaim(id: string, token: string, opts?: RenewOptions): Promise<boolean> {
@@ -409,6 +427,7 @@ export abstract class DurableStoreBase implements DurableStore {
             errorJson: JSON.stringify(errorRecord(opts.error)),
             maxAttempts: resolveMaxAttempts(opts.maxAttempts),
           }
+    this.#dropClaimed(id)
     await this.#use(`release a claim on conversation ${JSON.stringify(id)}`, () =>
       this.expireClaim(id, token, failure),
     )
@@ -458,6 +477,7 @@ export abstract class DurableStoreBase implements DurableStore {
 
   async deleteConversation(id: string): Promise<void> {
     checkKey(id, "the conversation id")
+    this.#dropClaimed(id)
     await this.#use(`delete conversation ${JSON.stringify(id)}`, () => this.removeConversation(id))
     this.#cache.forget(id)
   }
@@ -492,6 +512,32 @@ export abstract class DurableStoreBase implements DurableStore {
     if (this.#closed) return
     this.#closed = true
     await this.release()
+  }
+
+  /**
+   * Keeps the transcript a granted claim read for the resume's load, which follows in the same
+   * turn of the event loop (`askWithAnswer` loads right after claiming, with no I/O between):
+   * the claim's read stands for that load. It is dropped when the loop moves on, so a later
+   * `get` never returns a transcript older than its own call.
+   */
+  #keepClaimed(id: string, stored: StoredTranscript): void {
+    const kept = { id, stored }
+    this.#claimed = kept
+    setImmediate(() => {
+      if (this.#claimed === kept) this.#claimed = undefined
+    }).unref()
+  }
+
+  /** The transcript kept by the last claim when it is conversation `id`'s, taken once. */
+  #takeClaimed(id: string): StoredTranscript | undefined {
+    const kept = this.#claimed
+    if (kept === undefined || kept.id !== id || this.#closed) return undefined
+    this.#claimed = undefined
+    return kept.stored
+  }
+
+  #dropClaimed(id: string): void {
+    if (this.#claimed?.id === id) this.#claimed = undefined
   }
 
   /** A lease for a claim: positive, and at least twice the operation deadline. */

@@ -1,0 +1,156 @@
+import type { Message } from "@toolnexus/core"
+import Database from "better-sqlite3"
+import { describe, expect, it } from "vitest"
+import { SqliteStore } from "../src/sqlite/index.js"
+import { request, turns } from "../src/testing/store-contract.js"
+
+// A claim reads the conversation, its request's index row and its transcript in one statement;
+// the resume's load right after it (askWithAnswer loads in the same event-loop turn) takes that
+// read instead of making its own. A load after the loop moved on reads the database again.
+
+/** A database whose statement executions are counted (each `run`/`get`/`all` call). */
+function countedDatabase() {
+  const db = new Database(":memory:")
+  const executed: string[] = []
+  const prepare = db.prepare.bind(db)
+  db.prepare = ((source: string) => {
+    const statement = prepare(source)
+    for (const method of ["run", "get", "all"] as const) {
+      const call = statement[method].bind(statement) as (...args: unknown[]) => unknown
+      ;(statement as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+        executed.push(source)
+        return call(...args)
+      }
+    }
+    return statement
+  }) as typeof db.prepare
+  return { db, executed }
+}
+
+async function parked(store: SqliteStore, id: string, messages: Message[]) {
+  const req = { ...request("approval"), id: `req-${id}` }
+  await store.save(id, messages, { pending: req })
+  return req
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+describe("SQLite claim read", () => {
+  it("the load right after a granted claim runs no statement, and only once", async () => {
+    const { db, executed } = countedDatabase()
+    const store = new SqliteStore({ db })
+    const req = await parked(store, "c", turns(3))
+    await store.claimAnswer("c", { id: req.id, ok: true })
+    const before = executed.length
+    expect(await store.get("c")).toEqual(turns(3))
+    expect(executed.length).toBe(before)
+    // Taken once: the next load reads.
+    expect(await store.get("c")).toEqual(turns(3))
+    expect(executed.length).toBe(before + 1)
+    await store.close()
+  })
+
+  it("a load in a later event-loop turn reads what another writer saved meanwhile", async () => {
+    const { db, executed } = countedDatabase()
+    const store = new SqliteStore({ db })
+    const other = new SqliteStore({ db })
+    const req = await parked(store, "c", turns(3))
+    await store.claimAnswer("c", { id: req.id, ok: true })
+    await nextTurn()
+    await other.save("c", turns(5))
+    const before = executed.length
+    expect(await store.get("c")).toEqual(turns(5))
+    expect(executed.length).toBeGreaterThan(before)
+    await store.close()
+    await other.close()
+  })
+
+  it("a save or a release before the load drops the claim's read", async () => {
+    const { db } = countedDatabase()
+    const store = new SqliteStore({ db })
+    const other = new SqliteStore({ db })
+    const req = await parked(store, "c", turns(3))
+    const claim = await store.claimAnswer("c", { id: req.id, ok: true })
+    await store.save("c", turns(4), { claim: claim.token, checkpoint: true })
+    expect(await store.get("c")).toEqual(turns(4))
+
+    const req2 = await parked(store, "d", turns(2))
+    const claim2 = await store.claimAnswer("d", { id: req2.id, ok: true })
+    await store.releaseClaim("d", claim2.token)
+    // Written behind the store's back in the same turn: a kept read would hide it.
+    await other.save("d", turns(6))
+    expect(await store.get("d")).toEqual(turns(6))
+    await store.close()
+    await other.close()
+  })
+
+  it("a claim of a conversation without messages, and a refused claim, keep nothing stale", async () => {
+    const { db } = countedDatabase()
+    const store = new SqliteStore({ db })
+    const other = new SqliteStore({ db })
+    const req = await parked(store, "empty", [])
+    await store.claimAnswer("empty", { id: req.id, ok: true })
+    expect(await store.get("empty")).toEqual([])
+
+    const req2 = await parked(store, "e", turns(2))
+    await expect(store.claimAnswer("e", { id: "not-the-request", ok: true })).rejects.toThrow()
+    await other.save("e", turns(4))
+    expect(await store.get("e")).toEqual(turns(4))
+    // The request is still open: the right answer is granted, with the transcript as stored.
+    await store.claimAnswer("e", { id: req2.id, ok: true })
+    expect(await store.get("e")).toEqual(turns(4))
+    await store.close()
+    await other.close()
+  })
+
+  it("a claim on a database without the conversation reads the request on its own", async () => {
+    const { db } = countedDatabase()
+    const store = new SqliteStore({ db })
+    await expect(store.claimAnswer("missing", { id: "req-x", ok: true })).rejects.toMatchObject({
+      name: "UnknownRequestError",
+    })
+    await store.close()
+  })
+
+  it("a checkpoint that replaces the placeholder is fenced by the claim and by the stored version", async () => {
+    const { db } = countedDatabase()
+    const store = new SqliteStore({ db })
+    const other = new SqliteStore({ db })
+    const repaired = (messages: Message[]) => [
+      ...messages.slice(0, -1),
+      { role: "user" as const, content: "fixed" },
+    ]
+
+    // Held: one statement writes the row, the repaired message replaces the stored one.
+    const req = await parked(store, "c", turns(3))
+    const claim = await store.claimAnswer("c", { id: req.id, ok: true })
+    const loaded = (await store.get("c")) as Message[]
+    await store.save("c", repaired(loaded), { claim: claim.token, checkpoint: true })
+    expect(await other.get("c")).toEqual(repaired(turns(3)))
+    expect(await other.getPending("c")).toEqual(req)
+
+    // Released (the token is revoked): the fenced checkpoint is refused and nothing is written.
+    const req2 = await parked(store, "d", turns(3))
+    const claim2 = await store.claimAnswer("d", { id: req2.id, ok: true })
+    const loaded2 = (await store.get("d")) as Message[]
+    await store.releaseClaim("d", claim2.token)
+    await expect(
+      store.save("d", repaired(loaded2), { claim: claim2.token, checkpoint: true }),
+    ).rejects.toMatchObject({
+      name: "AnswerConflictError",
+      message: expect.stringContaining("no longer held"),
+    })
+    expect(await other.get("d")).toEqual(turns(3))
+
+    // Another writer appended meanwhile: the cached version is stale, so the save compares the
+    // stored rows instead of keeping the other writer's message behind the new end.
+    const req3 = await parked(store, "e", turns(3))
+    const claim3 = await store.claimAnswer("e", { id: req3.id, ok: true })
+    const loaded3 = (await store.get("e")) as Message[]
+    await other.save("e", [...turns(3), { role: "user", content: "behind its back" }])
+    await store.save("e", repaired(loaded3), { claim: claim3.token, checkpoint: true })
+    expect(await other.get("e")).toEqual(repaired(turns(3)))
+    await store.close()
+    await other.close()
+  })
+})

@@ -61,16 +61,17 @@ function steeredClient() {
 
 /**
  * A response's status, headers (the per-response `date` left out) and body bytes, with the ids
- * that differ between two runs of one script (request uuids, the fake model's call counter,
- * AG-UI and new assistant message ids) set to `…`.
+ * that differ between two runs of one script (request ids, the fake model's call counter,
+ * AG-UI message ids — time and a counter shared by the module, both base 36 — and new
+ * assistant message uuids) set to `…`.
  */
 async function wireOf(res: Response) {
   const headers = Object.fromEntries([...res.headers].filter(([k]) => k !== "date"))
   const body = Buffer.from(await res.arrayBuffer())
     .toString("utf8")
-    .replace(/pnd-[0-9a-f-]{36}/g, "pnd-…")
+    .replace(/pnd-[A-Za-z0-9_-]{22}/g, "pnd-…")
     .replace(/call_fake\d+/g, "call_fake…")
-    .replace(/msg-[0-9a-f-]{36}|msg-[a-z0-9]+-\d+/g, "msg-…")
+    .replace(/msg-[0-9a-f-]{36}|msg-[a-z0-9]+-[a-z0-9]+/g, "msg-…")
   return { status: res.status, headers, body }
 }
 

@@ -45,6 +45,10 @@ function refreshInbox() {
     const fresh = await fetchSection("/partials/inbox", "inbox")
     if (!fresh) return
     const selected = document.querySelector(".card.selected")?.dataset.requestId
+    // Moving the card out of the document below blurs its field: the rest of what the user
+    // types would land on the page as shortcuts (an "a" in a reason would approve).
+    const typing = document.activeElement?.closest?.(".card.editing") ? document.activeElement : undefined
+    const caret = typing && "selectionStart" in typing ? [typing.selectionStart, typing.selectionEnd] : undefined
     // A card someone is typing in stays as it is; only the others are replaced.
     for (const card of fresh.querySelectorAll(".card[data-request-id]")) {
       const old = current.querySelector('.card.editing[data-request-id="' + CSS.escape(card.dataset.requestId) + '"]')
@@ -52,6 +56,10 @@ function refreshInbox() {
     }
     current.replaceWith(fresh)
     if (selected) select(fresh.querySelector('.card[data-request-id="' + CSS.escape(selected) + '"]'), false)
+    if (typing?.isConnected) {
+      typing.focus()
+      if (caret && caret[0] !== null) typing.setSelectionRange(caret[0], caret[1])
+    }
   }).catch(() => {})
   return refreshing
 }

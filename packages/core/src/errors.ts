@@ -33,8 +33,20 @@ export type ToolnexusErrorCode =
  * duplicate installs (`ToolnexusError.isInstance` and `instanceof` both use a global marker).
  */
 export class ToolnexusError extends Error {
+  /**
+   * `"ToolnexusError"` on the base class; each subclass sets its own class name (`"AbortError"`,
+   * …), so `err.name` says which error it is. Test `code` for a stable check.
+   */
   override readonly name: string = "ToolnexusError"
+  /**
+   * The stable error code, `"TNX_…"` (a {@link ToolnexusErrorCode}, or another package's own): test
+   * `err.code === "TNX_NETWORK"`, or `isToolnexusError(err, "TNX_NETWORK")`. Fixed by the subclass.
+   */
   readonly code: ToolnexusErrorCode | (string & {})
+  /**
+   * Always `true`, under `Symbol.for("toolnexus.error")`: the brand `ToolnexusError.isInstance` and
+   * `instanceof ToolnexusError` check, so an error made by another installed copy still counts.
+   */
   readonly [MARKER] = true
 
   constructor(code: ToolnexusErrorCode | (string & {}), message: string, options?: { cause?: unknown }) {
@@ -84,6 +96,11 @@ export class ToolnexusError extends Error {
     return family !== undefined && (value as { code?: unknown }).code === family
   }
 
+  /**
+   * Backs `instanceof`: `x instanceof ToolnexusError` is `ToolnexusError.isInstance(x)` (true for an
+   * error from any installed copy); on a subclass that does not override it, the ordinary
+   * prototype-chain check.
+   */
   static override [Symbol.hasInstance](value: unknown): boolean {
     // `instanceof` asks the class on its right, so `this` is that class here.
     // biome-ignore lint/complexity/noThisInStatic: see above
@@ -118,12 +135,13 @@ function markerOf(cls: unknown): symbol | undefined {
 export function isToolnexusError<C extends ToolnexusErrorCode>(
   value: unknown,
   code?: C,
-): value is ToolnexusError & { readonly code: C } {
+): value is ToolnexusError & { /** Narrowed to the `code` argument, when one is given. */ readonly code: C } {
   return ToolnexusError.isInstance(value) && (code === undefined || value.code === code)
 }
 
 /** A misconfiguration by the caller: bad options, an invalid tool name, a duplicate tool. */
 export class ConfigError extends ToolnexusError {
+  /** Always `"ConfigError"`; the stable check is `err.code === "TNX_CONFIG"`. */
   override readonly name = "ConfigError"
   static override readonly family = "TNX_CONFIG"
   constructor(message: string, options?: { cause?: unknown }) {
@@ -133,8 +151,10 @@ export class ConfigError extends ToolnexusError {
 
 /** The LLM endpoint answered with a non-2xx status. */
 export class LLMHttpError extends ToolnexusError {
+  /** Always `"LLMHttpError"`; the stable check is `err.code === "TNX_LLM_HTTP"`. */
   override readonly name = "LLMHttpError"
   static override readonly family = "TNX_LLM_HTTP"
+  /** The HTTP status the endpoint answered with (e.g. 429, 503). */
   readonly status: number
   /** The first 500 characters of the response body. */
   readonly bodyExcerpt: string
@@ -172,6 +192,7 @@ const TRANSIENT_STREAM_ERRORS: ReadonlySet<string> = new Set([
  * of the reply was delivered yet.
  */
 export class LLMStreamError extends ToolnexusError {
+  /** Always `"LLMStreamError"`; the stable check is `err.code === "TNX_LLM_STREAM"`. */
   override readonly name = "LLMStreamError"
   static override readonly family = "TNX_LLM_STREAM"
   /** The provider's error type (`overloaded_error`, `insufficient_quota`, …), or "". */
@@ -201,6 +222,7 @@ export class LLMStreamError extends ToolnexusError {
 
 /** The LLM endpoint answered 2xx with something that is not a valid reply. */
 export class LLMResponseError extends ToolnexusError {
+  /** Always `"LLMResponseError"`; the stable check is `err.code === "TNX_LLM_RESPONSE"`. */
   override readonly name = "LLMResponseError"
   static override readonly family = "TNX_LLM_RESPONSE"
   constructor(message: string, options?: { cause?: unknown }) {
@@ -210,6 +232,7 @@ export class LLMResponseError extends ToolnexusError {
 
 /** The endpoint could not be reached (connection refused, reset, DNS). Retried. */
 export class NetworkError extends ToolnexusError {
+  /** Always `"NetworkError"`; the stable check is `err.code === "TNX_NETWORK"`. */
   override readonly name = "NetworkError"
   static override readonly family = "TNX_NETWORK"
   constructor(message: string, options?: { cause?: unknown }) {
@@ -219,6 +242,7 @@ export class NetworkError extends ToolnexusError {
 
 /** The run was aborted by its signal or by `timeoutMs`. Never retried. */
 export class AbortError extends ToolnexusError {
+  /** Always `"AbortError"`; the stable check is `err.code === "TNX_ABORTED"`. */
   override readonly name = "AbortError"
   static override readonly family = "TNX_ABORTED"
   constructor(message = "the run was aborted", options?: { cause?: unknown }) {
@@ -228,9 +252,12 @@ export class AbortError extends ToolnexusError {
 
 /** An answer whose id does not echo the pending request id. Nothing was changed. */
 export class AnswerMismatchError extends ToolnexusError {
+  /** Always `"AnswerMismatchError"`; the stable check is `err.code === "TNX_ANSWER_MISMATCH"`. */
   override readonly name = "AnswerMismatchError"
   static override readonly family = "TNX_ANSWER_MISMATCH"
+  /** The `id` the refused answer carried. */
   readonly answerId: string
+  /** The id of the request the run waits on, which the answer should have echoed. */
   readonly pendingId: string
   constructor(answerId: string, pendingId: string) {
     super(
@@ -244,9 +271,12 @@ export class AnswerMismatchError extends ToolnexusError {
 
 /** An `ok: true` answer arrived after the request's `expiresAt`. */
 export class AnswerExpiredError extends ToolnexusError {
+  /** Always `"AnswerExpiredError"`; the stable check is `err.code === "TNX_ANSWER_EXPIRED"`. */
   override readonly name = "AnswerExpiredError"
   static override readonly family = "TNX_ANSWER_EXPIRED"
+  /** The id of the expired request. */
   readonly requestId: string
+  /** The request's `expiresAt` (RFC 3339), or `"(unknown)"` when the refusing store lacks it. */
   readonly expiresAt: string
   constructor(requestId: string, expiresAt: string) {
     super(
@@ -263,6 +293,7 @@ export class AnswerExpiredError extends ToolnexusError {
  * object, reason?: string }`. Thrown before anything is claimed, run or changed.
  */
 export class AnswerInvalidError extends ToolnexusError {
+  /** Always `"AnswerInvalidError"`; the stable check is `err.code === "TNX_ANSWER_INVALID"`. */
   override readonly name = "AnswerInvalidError"
   static override readonly family = "TNX_ANSWER_INVALID"
   /** What is wrong with it, e.g. `answer.ok must be a boolean, got string "yes"`. */
@@ -275,7 +306,9 @@ export class AnswerInvalidError extends ToolnexusError {
 
 /** The decision an applied answer made: what `AnswerConflictError.decision` reports. */
 export interface AnswerDecision {
+  /** Whether the applied answer approved (`true`) or declined (`false`). */
   ok: boolean
+  /** The applied answer's `reason` when it declined (e.g. `"expired"`); absent when it gave none. */
   reason?: string
 }
 
@@ -285,9 +318,12 @@ export interface AnswerDecision {
  * answer said.
  */
 export class AnswerConflictError extends ToolnexusError {
+  /** Always `"AnswerConflictError"`; the stable check is `err.code === "TNX_ANSWER_CONFLICT"`. */
   override readonly name = "AnswerConflictError"
   static override readonly family = "TNX_ANSWER_CONFLICT"
+  /** The id of the request whose answer was refused (`"(none)"` for a lost claim with no request). */
   readonly requestId: string
+  /** The first decision on the request, when the refusing side knows it; absent otherwise. */
   readonly decision?: AnswerDecision
   constructor(
     requestId: string,
@@ -302,8 +338,10 @@ export class AnswerConflictError extends ToolnexusError {
 
 /** No suspended run holds a request with this id. */
 export class UnknownRequestError extends ToolnexusError {
+  /** Always `"UnknownRequestError"`; the stable check is `err.code === "TNX_UNKNOWN_REQUEST"`. */
   override readonly name = "UnknownRequestError"
   static override readonly family = "TNX_UNKNOWN_REQUEST"
+  /** The request id nothing waits on: the answer's `id`, or the id looked up. */
   readonly requestId: string
   constructor(requestId: string, where = "no suspended run holds it") {
     super("TNX_UNKNOWN_REQUEST", `unknown request ${JSON.stringify(requestId)}: ${where}`)
@@ -316,9 +354,12 @@ export class UnknownRequestError extends ToolnexusError {
  * so the request is never silently dropped. Nothing was changed.
  */
 export class ConversationPendingError extends ToolnexusError {
+  /** Always `"ConversationPendingError"`; the stable check is `err.code === "TNX_CONVERSATION_PENDING"`. */
   override readonly name = "ConversationPendingError"
   static override readonly family = "TNX_CONVERSATION_PENDING"
+  /** The id of the conversation `ask` was called with. */
   readonly conversationId: string
+  /** The request the conversation waits on: answer it (`askWithAnswer` or `continueRun`) first. */
   readonly request: Request
   constructor(conversationId: string, request: Request) {
     super(
@@ -333,6 +374,7 @@ export class ConversationPendingError extends ToolnexusError {
 
 /** A store failed: unreachable server, corrupt row, failed transaction. */
 export class StoreError extends ToolnexusError {
+  /** Always `"StoreError"`; the stable check is `err.code === "TNX_STORE"`. */
   override readonly name = "StoreError"
   static override readonly family = "TNX_STORE"
   constructor(message: string, options?: { cause?: unknown }) {
@@ -342,9 +384,12 @@ export class StoreError extends ToolnexusError {
 
 /** A persisted format (snapshot, store schema) has a version this code does not know. */
 export class SchemaVersionError extends ToolnexusError {
+  /** Always `"SchemaVersionError"`; the stable check is `err.code === "TNX_SCHEMA_VERSION"`. */
   override readonly name = "SchemaVersionError"
   static override readonly family = "TNX_SCHEMA_VERSION"
+  /** The version found in the persisted data, as read: possibly not a number at all. */
   readonly found: unknown
+  /** The versions this code reads, e.g. `[1, 2, 3]`. */
   readonly supported: readonly unknown[]
   constructor(what: string, found: unknown, supported: readonly unknown[]) {
     super(

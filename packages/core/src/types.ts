@@ -6,10 +6,24 @@ export type JSONSchema = Record<string, unknown>
  * tool call. Plain JSON; keys are part of the wire contract.
  */
 export interface Request {
+  /**
+   * The request's id, `^[A-Za-z0-9._:-]{1,200}$`; `pending()` makes a unique one (`pnd-` and 22
+   * random base64url characters) when the tool gives none. Its answer echoes it.
+   */
   id: string
+  /**
+   * What is asked, an open string: `"approval"`, `"authorization"`, `"input"`, `"question"`,
+   * `"tool_call"` (relay calls), or a tool's own kind.
+   */
   kind: string
+  /** The human-readable question shown to whoever answers (`pending()` puts it in the `output`). */
   prompt: string
+  /** A link for whoever answers: for `"authorization"`, where the user logs in. Absent when none. */
   url?: string
+  /**
+   * The tool's own JSON payload, to pick its work up from on the retry (`ctx.request.data`). The
+   * loop adds `callId`, `tool` and `args` (the tool's own keys win); relay requests carry `calls`.
+   */
   data?: Record<string, unknown>
   /** RFC 3339 timestamp after which an `ok: true` answer is refused. */
   expiresAt?: string
@@ -17,8 +31,18 @@ export interface Request {
 
 /** The answer to a {@link Request}; `id` echoes the request id. */
 export interface Answer {
+  /** The id of the request it answers; resuming a run with another id throws `AnswerMismatchError`. */
   id: string
+  /**
+   * `true` to approve or supply what was asked (the tool runs again with `ctx.answer`); `false`
+   * declines: the call's result becomes `declined: <prompt> (<reason>)` (an agent tool still
+   * re-runs, to collect its sub-agent's outcome).
+   */
   ok: boolean
+  /**
+   * What the answer supplies, a plain JSON object the retried tool reads as `ctx.answer.data`
+   * (relay results ride as `results`, or `output`/`isError` for one call). Absent when none.
+   */
   data?: Record<string, unknown>
   /** Only when `ok === false`: "declined" | "cancelled" | "expired" | other. */
   reason?: string
@@ -26,8 +50,17 @@ export interface Answer {
 
 /** What a tool returns to the model. */
 export interface ToolResult {
+  /** The text the model receives as the call's result; for a suspension, the request's prompt. */
   output: string
+  /**
+   * Whether the call failed (a throw becomes `true`); a suspension is `true` too. Anthropic gets it
+   * as `is_error`; the OpenAI styles send only the text.
+   */
   isError: boolean
+  /**
+   * Data for the host, not sent to the model: kept in `RunResult.toolCalls`. `metadata.pending`
+   * holding a {@link Request} makes the result a suspension; `httpTool` sets `status`.
+   */
   metadata?: Record<string, unknown>
 }
 
@@ -56,6 +89,10 @@ export interface DurableExecutor {
 
 /** Per-call context handed to {@link Tool.execute}. */
 export interface ToolContext {
+  /**
+   * The run's abort signal, aborted when the caller's `signal` fires (or a `stream` consumer stops
+   * early); absent when the run has none. A tool passes it to its own I/O.
+   */
   signal?: AbortSignal
   /** Set when the call is retried after its suspension was answered. */
   answer?: Answer
@@ -108,17 +145,28 @@ export type ToolSource =
 
 /** A tool the model can call. */
 export interface Tool {
+  /** The name the model calls it by: `^[a-zA-Z0-9_-]{1,64}$`, unique within a toolkit. */
   name: string
+  /** What the tool does, sent to the model with the schema so it knows when to call it. */
   description: string
+  /** The JSON Schema of the arguments object, sent as the tool's `parameters` (`input_schema`). */
   inputSchema: JSONSchema
+  /** Where the tool comes from; a `"relay"` tool is never run here, its calls suspend for the host. */
   source: ToolSource
+  /**
+   * Runs one call with the model's arguments (a parsed JSON object). A throw or rejection becomes an
+   * `isError` result; a result made by `pending()` suspends the call.
+   */
   execute(args: Record<string, unknown>, ctx?: ToolContext): ToolResult | Promise<ToolResult>
 }
 
 /** Token usage, summed over turns. */
 export interface Usage {
+  /** Input tokens, as the provider reports them (`prompt_tokens` / `input_tokens`). */
   promptTokens: number
+  /** Output tokens, as the provider reports them (`completion_tokens` / `output_tokens`). */
   completionTokens: number
+  /** `promptTokens + completionTokens`. */
   totalTokens: number
 }
 
@@ -126,10 +174,36 @@ export interface Usage {
 
 /** One part of a multimodal prompt; each style writes it in its own shape. */
 export type ContentPart =
-  | { type: "text"; text: string }
-  | { type: "image"; url: string }
-  | { type: "image"; data: string /* base64 */; mediaType: string }
-  | { type: "file"; data: string /* base64 */; mediaType: string; filename?: string }
+  | {
+      /** A text part. */
+      type: "text"
+      /** The text, sent as it is. */
+      text: string
+    }
+  | {
+      /** An image the provider fetches from `url`. */
+      type: "image"
+      /** The image's URL (non-empty). */
+      url: string
+    }
+  | {
+      /** An image given inline. */
+      type: "image"
+      /** The image bytes, base64-encoded, without a `data:` prefix. */
+      data: string /* base64 */
+      /** The image's MIME type, e.g. `image/png`. */
+      mediaType: string
+    }
+  | {
+      /** A file (e.g. a PDF) given inline. */
+      type: "file"
+      /** The file bytes, base64-encoded, without a `data:` prefix. */
+      data: string /* base64 */
+      /** The file's MIME type, e.g. `application/pdf`. */
+      mediaType: string
+      /** The file's name, passed on to the provider; when absent, the Responses style sends `"file"`. */
+      filename?: string
+    }
 
 /** A user prompt: plain text or a list of parts. */
 export type Prompt = string | ContentPart[]
@@ -138,49 +212,186 @@ export type Prompt = string | ContentPart[]
 
 /** A tool call on an OpenAI assistant message. */
 export interface OpenAIToolCall {
+  /** The provider's tool-call id, echoed by the `tool` message's `tool_call_id`. */
   id: string
+  /** Always `"function"`. */
   type: "function"
-  function: { name: string; arguments: string }
+  /** The function the model called and its arguments. */
+  function: {
+    /** The name of the tool called. */
+    name: string
+    /** The arguments as the raw JSON string the model produced; it may not parse. */
+    arguments: string
+  }
 }
 
 /** A content part of an OpenAI chat user message. */
 export type OpenAIContentPart =
-  | { type: "text"; text: string }
-  | { type: "image_url"; image_url: { url: string } }
-  | { type: "file"; file: { file_data: string; filename?: string } }
+  | {
+      /** A text part. */
+      type: "text"
+      /** The text. */
+      text: string
+    }
+  | {
+      /** An image part. */
+      type: "image_url"
+      /** The image to show the model. */
+      image_url: {
+        /** The image's URL, or a `data:<mediaType>;base64,…` URL for inline bytes. */
+        url: string
+      }
+    }
+  | {
+      /** An inline file part. */
+      type: "file"
+      /** The file's content and name. */
+      file: {
+        /** The file as a `data:<mediaType>;base64,…` URL. */
+        file_data: string
+        /** The file's name, when the prompt part gave one. */
+        filename?: string
+      }
+    }
 
 /** An OpenAI chat-completions message. */
 export type OpenAIMessage =
-  | { role: "system"; content: string }
-  | { role: "user"; content: string | OpenAIContentPart[] }
-  | { role: "assistant"; content: string | null; tool_calls?: OpenAIToolCall[]; refusal?: string | null }
-  | { role: "tool"; tool_call_id: string; content: string }
+  | {
+      /** The system prompt. */
+      role: "system"
+      /** The instructions, as text. */
+      content: string
+    }
+  | {
+      /** A user prompt. */
+      role: "user"
+      /** Plain text, or a list of content parts (multimodal prompts). */
+      content: string | OpenAIContentPart[]
+    }
+  | {
+      /** A model turn. */
+      role: "assistant"
+      /** The reply text; `null` when the turn has no text (only tool calls, or a refusal). */
+      content: string | null
+      /** The tools the model called in this turn; absent when it called none. */
+      tool_calls?: OpenAIToolCall[]
+      /** The model's refusal text, when it refused; absent (or `null` from the provider) otherwise. */
+      refusal?: string | null
+    }
+  | {
+      /** A tool's result. */
+      role: "tool"
+      /** The `id` of the {@link OpenAIToolCall} it answers. */
+      tool_call_id: string
+      /** The tool's `output`; an error result is sent as its text alone (no error flag). */
+      content: string
+    }
 
 // ---- Anthropic messages ---------------------------------------------------------------
 
 /** A media source of an Anthropic image or document block. */
 export type AnthropicSource =
-  | { type: "base64"; media_type: string; data: string }
-  | { type: "url"; url: string }
+  | {
+      /** Content given inline. */
+      type: "base64"
+      /** The content's MIME type, e.g. `image/png` or `application/pdf`. */
+      media_type: string
+      /** The content, base64-encoded, without a `data:` prefix. */
+      data: string
+    }
+  | {
+      /** Content the provider fetches from `url`. */
+      type: "url"
+      /** The image's or document's URL. */
+      url: string
+    }
 
 /**
  * A content block of an Anthropic message. Server-tool blocks (`server_tool_use`, and their
  * `…_tool_result` blocks) and thinking blocks are kept exactly as the provider sent them.
  */
 export type AnthropicContentBlock =
-  | { type: "text"; text: string; citations?: unknown[] }
-  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
-  | { type: "tool_result"; tool_use_id: string; content: string; is_error?: boolean }
-  | { type: "thinking"; thinking: string; signature: string }
-  | { type: "redacted_thinking"; data: string }
-  | { type: "server_tool_use"; id: string; name: string; input: Record<string, unknown> }
-  | { type: `${string}_tool_result`; tool_use_id: string; content: unknown; [key: string]: unknown }
-  | { type: "image"; source: AnthropicSource }
-  | { type: "document"; source: AnthropicSource; title?: string }
+  | {
+      /** A text block. */
+      type: "text"
+      /** The text. */
+      text: string
+      /** The provider's citations for this text, kept as sent; absent when it gave none. */
+      citations?: unknown[]
+    }
+  | {
+      /** A call of one of the run's tools. */
+      type: "tool_use"
+      /** The provider's tool-use id, echoed by the `tool_result` block's `tool_use_id`. */
+      id: string
+      /** The name of the tool called. */
+      name: string
+      /** The call's arguments, as a JSON object. */
+      input: Record<string, unknown>
+    }
+  | {
+      /** A tool's result, in a user message. */
+      type: "tool_result"
+      /** The `id` of the `tool_use` block it answers. */
+      tool_use_id: string
+      /** The tool's `output`. */
+      content: string
+      /** `true` for an error result (`ToolResult.isError`); absent otherwise. */
+      is_error?: boolean
+    }
+  | {
+      /** The model's reasoning, kept so it can be sent back with the next request. */
+      type: "thinking"
+      /** The reasoning text. */
+      thinking: string
+      /** The provider's signature of the reasoning, sent back unchanged. */
+      signature: string
+    }
+  | {
+      /** Reasoning the provider returned encrypted. */
+      type: "redacted_thinking"
+      /** The encrypted reasoning, opaque, sent back unchanged. */
+      data: string
+    }
+  | {
+      /** A call of a tool the provider runs itself (e.g. web search). */
+      type: "server_tool_use"
+      /** The provider's id of the call, echoed by its result block's `tool_use_id`. */
+      id: string
+      /** The name of the server tool. */
+      name: string
+      /** The call's arguments, as a JSON object. */
+      input: Record<string, unknown>
+    }
+  | {
+      /** The result of a server tool call (`web_search_tool_result`, …), kept as sent. */
+      type: `${string}_tool_result`
+      /** The `id` of the `server_tool_use` block it answers. */
+      tool_use_id: string
+      /** The result, in the provider's own shape. */
+      content: unknown
+      [key: string]: unknown
+    }
+  | {
+      /** An image in a user prompt. */
+      type: "image"
+      /** Where the image's bytes come from. */
+      source: AnthropicSource
+    }
+  | {
+      /** A document (e.g. a PDF) in a user prompt. */
+      type: "document"
+      /** Where the document's bytes come from. */
+      source: AnthropicSource
+      /** The document's title: the file part's `filename`, when it had one. */
+      title?: string
+    }
 
 /** An Anthropic messages-API message. */
 export interface AnthropicMessage {
+  /** `"user"` for prompts and tool results, `"assistant"` for model turns. */
   role: "user" | "assistant"
+  /** Plain text, or a list of content blocks. */
   content: string | AnthropicContentBlock[]
 }
 
@@ -188,11 +399,42 @@ export interface AnthropicMessage {
 
 /** A content part of a Responses message item. */
 export type ResponsesContentPart =
-  | { type: "input_text"; text: string }
-  | { type: "input_image"; image_url: string; detail?: string }
-  | { type: "input_file"; file_data: string; filename?: string }
-  | { type: "output_text"; text: string; annotations?: unknown[] }
-  | { type: "refusal"; refusal: string }
+  | {
+      /** Text in an input message. */
+      type: "input_text"
+      /** The text. */
+      text: string
+    }
+  | {
+      /** An image in an input message. */
+      type: "input_image"
+      /** The image's URL, or a `data:<mediaType>;base64,…` URL for inline bytes. */
+      image_url: string
+      /** The provider's detail level (`"low"`, `"high"`, `"auto"`); toolnexus does not set it. */
+      detail?: string
+    }
+  | {
+      /** A file in an input message. */
+      type: "input_file"
+      /** The file as a `data:<mediaType>;base64,…` URL. */
+      file_data: string
+      /** The file's name; toolnexus sends `"file"` when the prompt part has none. */
+      filename?: string
+    }
+  | {
+      /** Reply text in an assistant message. */
+      type: "output_text"
+      /** The reply text. */
+      text: string
+      /** The provider's annotations (citations and the like), kept as sent. */
+      annotations?: unknown[]
+    }
+  | {
+      /** A refusal in an assistant message. */
+      type: "refusal"
+      /** The model's refusal text. */
+      refusal: string
+    }
 
 /**
  * An item of the OpenAI Responses `input`/`output` list. The transcript of the
@@ -200,14 +442,59 @@ export type ResponsesContentPart =
  * a message, function calls). Items are kept as the provider sent them.
  */
 export type ResponsesItem =
-  | { role: "user" | "system" | "developer"; content: string | ResponsesContentPart[]; type?: "message" }
-  | { type: "message"; role: "assistant"; content: ResponsesContentPart[]; id?: string; status?: string }
-  | { type: "function_call"; call_id: string; name: string; arguments: string; id?: string; status?: string }
-  | { type: "function_call_output"; call_id: string; output: string }
   | {
-      type: "reasoning"
+      /** `"user"` for a prompt; `"system"` or `"developer"` for instructions. */
+      role: "user" | "system" | "developer"
+      /** Plain text, or a list of input parts. */
+      content: string | ResponsesContentPart[]
+      /** `"message"`, or absent: an input message may omit it. */
+      type?: "message"
+    }
+  | {
+      /** A message item. */
+      type: "message"
+      /** A model reply. */
+      role: "assistant"
+      /** The reply's parts (`output_text`, `refusal`). */
+      content: ResponsesContentPart[]
+      /** The provider's item id, when it gave one. */
       id?: string
+      /** The item's status as the provider sent it (e.g. `"completed"`), when it gave one. */
+      status?: string
+    }
+  | {
+      /** A call of one of the run's tools. */
+      type: "function_call"
+      /** The call id, echoed by the `function_call_output` item's `call_id`. */
+      call_id: string
+      /** The name of the tool called. */
+      name: string
+      /** The arguments as the raw JSON string the model produced; it may not parse. */
+      arguments: string
+      /** The provider's item id (not the `call_id`), when it gave one. */
+      id?: string
+      /** The item's status as the provider sent it, when it gave one. */
+      status?: string
+    }
+  | {
+      /** A tool's result. */
+      type: "function_call_output"
+      /** The `call_id` of the `function_call` it answers. */
+      call_id: string
+      /** The tool's `output`; an error result is sent as its text alone (no error flag). */
+      output: string
+    }
+  | {
+      /** The model's reasoning, kept so it can be sent back with the next turn. */
+      type: "reasoning"
+      /** The provider's item id, when it gave one. */
+      id?: string
+      /** The reasoning summary parts, as the provider sent them (may be empty). */
       summary: unknown[]
+      /**
+       * The reasoning, encrypted by the provider (toolnexus asks for it: requests are stateless)
+       * and sent back unchanged; absent or `null` when it gave none.
+       */
       encrypted_content?: string | null
       [key: string]: unknown
     }

@@ -20,13 +20,20 @@ import { type OutputOf, type OutputSchema, outputSpec } from "./structured-outpu
 
 /** Options shared by every client. */
 export interface ClientBaseOptions {
+  /** The model name sent with every LLM request (non-empty); also the `model` of results and metrics. */
   model: string
+  /**
+   * System text sent with every LLM request, followed by the toolkit's skill catalog (joined
+   * by a blank line); none when omitted.
+   */
   systemPrompt?: string
   /** Maximum LLM turns per run; default 10. Reaching it gives `status: "incomplete"`. */
   maxTurns?: number
   /** Answers suspensions inline; without it a suspending run halts with `status: "pending"`. */
   waitFor?: (req: Request) => Answer | Promise<Answer>
+  /** Interception points around each LLM request and tool call of every run (see {@link Hooks}). */
   hooks?: Hooks
+  /** Called with each metric event (LLM request, tool call, run) after the client's registry records it. */
   onMetric?: (ev: MetricEvent) => void
   /** Where `ask`/`stream` with an `id` keep conversations; default a per-client MemoryStore. */
   store?: ConversationStore
@@ -70,9 +77,16 @@ export interface OutputOption<S extends OutputSchema | undefined = OutputSchema 
 /** Options of `run`. */
 export interface RunOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
   extends OutputOption<S> {
+  /** The tools (and skills) the model may use in this run; without it the model gets no tools. */
   toolkit?: Toolkit
+  /** Earlier messages (in the client's message shape) sent before `prompt`, copied; default none. */
   history?: Message[]
+  /**
+   * Aborts the run: checked before each LLM turn and after each turn's tool calls, and passed
+   * to the LLM requests and tools; an abort rejects with `AbortError`.
+   */
   signal?: AbortSignal
+  /** Receives the run's events as they happen; with it the LLM requests stream. */
   onEvent?: StreamListener
   /**
    * Run as a workflow of a durable-execution engine: each LLM turn and tool call is a journaled
@@ -84,12 +98,18 @@ export interface RunOptions<S extends OutputSchema | undefined = OutputSchema | 
 /** Options of `ask`. */
 export interface AskOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
   extends OutputOption<S> {
+  /** The tools (and skills) the model may use in this run; without it the model gets no tools. */
   toolkit?: Toolkit
   /** The conversation id: loaded from and saved back to the store. */
   id?: string
+  /**
+   * Aborts the run: checked before each LLM turn and after each turn's tool calls, and passed
+   * to the LLM requests and tools; an abort rejects with `AbortError`.
+   */
   signal?: AbortSignal
   /** Text deltas only; `onEvent` receives them too, with every other event. */
   onText?: (delta: string) => void
+  /** Receives the run's events as they happen; with it the LLM requests stream. */
   onEvent?: StreamListener
   /** With `id`: checkpoint settled tool results before each next LLM request (see `ContinueOptions.checkpoint`). */
   checkpoint?: boolean
@@ -104,6 +124,7 @@ export interface AskOptions<S extends OutputSchema | undefined = OutputSchema | 
  */
 export interface ContinueOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
   extends OutputOption<S> {
+  /** The tools (and skills) the resumed run may use, the repaired halted call's tool included. */
   toolkit?: Toolkit
   /** The transcript to continue; omit it to load conversation `id` from the store and save it back. */
   messages?: Message[]
@@ -112,7 +133,15 @@ export interface ContinueOptions<S extends OutputSchema | undefined = OutputSche
    * Read from the store when omitted on a stored continue.
    */
   pending?: Request
+  /**
+   * The host's answer to `pending`; its `id` must echo the request's id. Omitted: the
+   * transcript is continued as it is, with no halted turn repaired.
+   */
   answer?: Answer
+  /**
+   * Aborts the run: checked before each LLM turn and after each turn's tool calls, and passed
+   * to the LLM requests and tools; an abort rejects with `AbortError`.
+   */
   signal?: AbortSignal
   /** The conversation (or handle) id: the store key, and the stable half of idempotency keys. */
   id?: string
@@ -174,10 +203,14 @@ export interface Client {
   ): Promise<RunResult<OutputOf<S>>>
   /** An in-memory multi-turn conversation. */
   conversation(opts?: { toolkit?: Toolkit }): {
+    /** Runs `prompt` after the transcript so far and keeps the result's `messages` as the new transcript. */
     send(prompt: Prompt): Promise<RunResult>
+    /** The transcript so far (the last result's `messages`); empty at first and after `reset`. */
     messages: Message[]
+    /** Forgets the transcript: the next `send` starts a new conversation. */
     reset(): void
   }
+  /** The store `ask`, `stream` and `continueRun` use with an `id`: `store`, or a per-client MemoryStore. */
   conversationStore(): ConversationStore
   /** Prometheus text exposition of this client's metrics. */
   metrics(): string

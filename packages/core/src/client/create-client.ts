@@ -24,6 +24,10 @@ import { type HttpReply, fetchTransport, undiciTransport } from "./transport.js"
 
 /** Options of {@link createClient}. */
 export interface ClientOptions extends ClientBaseOptions {
+  /**
+   * The endpoint's http(s) base URL, e.g. `https://api.openai.com/v1`; the style appends
+   * `/chat/completions`, `/responses` or `/messages` (`/v1/messages` when it does not end in `/v1`).
+   */
   baseUrl: string
   /**
    * The wire format: OpenAI chat completions, Anthropic messages, or the OpenAI Responses API
@@ -46,6 +50,10 @@ export interface ClientOptions extends ClientBaseOptions {
   maxRetryDelayMs?: number
   /** Per-request timeout; default none. A timeout aborts the request and is never retried. */
   timeoutMs?: number
+  /**
+   * Decides after each failed LLM request whether to retry it; default: retry when
+   * `info.retryable`. Aborts, output already delivered and spent `retries` are never retried.
+   */
   onError?: (info: LLMErrorInfo) => "retry" | "fail"
   /** The transport seam (mocks, proxies, record/replay); default undici with keep-alive. */
   fetch?: typeof fetch

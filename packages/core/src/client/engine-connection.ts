@@ -16,7 +16,16 @@ export interface EngineConnection<Result = RunResult> {
    *
    * @throws ConfigError when `runId` does not match `^[A-Za-z0-9._:-]{1,200}$`.
    */
-  start(agent: string, runId: string, prompt: string): Promise<{ runId: string; started: boolean }>
+  start(
+    agent: string,
+    runId: string,
+    prompt: string,
+  ): Promise<{
+    /** The run's id: `runId` as given. */
+    runId: string
+    /** `false` when a run with this id already existed, so this call started nothing. */
+    started: boolean
+  }>
   /** The run's result once it ends; rejects `EngineRunError` for a failed or unknown run. */
   result(runId: string, opts?: { timeoutMs?: number }): Promise<Result>
   /** Open requests, one entry per request id, by `since` then request id. */
@@ -31,7 +40,18 @@ export interface EngineConnection<Result = RunResult> {
    *   request; AnswerConflictError (with the first `decision`) when it was decided;
    *   AnswerExpiredError for `ok: true` after `expiresAt`.
    */
-  deliverAnswer(answer: Answer): Promise<{ runId: string; request: Request; decision: AnswerDecision }>
+  deliverAnswer(answer: Answer): Promise<{
+    /** The id of the run that waits on the request and goes on with the decision. */
+    runId: string
+    /** The open request the answer decided. */
+    request: Request
+    /** The decision recorded: `ok`, and `reason` when declined. */
+    decision: AnswerDecision
+  }>
+  /**
+   * Releases what the connection holds (pending HTTP waits, its database pool); the runs in
+   * the engine go on.
+   */
   close(): Promise<void>
 }
 
@@ -41,6 +61,10 @@ export interface EngineConnection<Result = RunResult> {
  * retention): what `EngineConnection.result` rejects with.
  */
 export class EngineRunError extends ToolnexusError {
+  /**
+   * Always `"EngineRunError"`: lets a caller test `err.name === "EngineRunError"` (`code` is
+   * `"TNX_ENGINE_RUN"`).
+   */
   override readonly name = "EngineRunError"
   static override readonly family = "TNX_ENGINE_RUN"
   /** The run (workflow) id. */

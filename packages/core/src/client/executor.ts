@@ -35,6 +35,10 @@ export const DEFAULT_MAX_STEP_BYTES = 1024 * 1024
 
 /** An LLM turn too large to be a journal step: the run cannot go on durably. */
 export class StepTooLargeError extends ToolnexusError {
+  /**
+   * Always `"StepTooLargeError"`: lets a caller test `err.name === "StepTooLargeError"` (`code` is
+   * `"TNX_STEP_TOO_LARGE"`).
+   */
   override readonly name = "StepTooLargeError"
   static override readonly family = "TNX_STEP_TOO_LARGE"
   /** The step's name, e.g. `llm:3`. */

@@ -16,8 +16,18 @@ export interface Hooks {
     handle?: string
   }):
     | void
-    | { messages?: Message[]; tools?: Tool[] }
-    | Promise<void | { messages?: Message[]; tools?: Tool[] }>
+    | {
+        /** Replaces the messages sent in this request only; the run's transcript is unchanged. */
+        messages?: Message[]
+        /** Replaces the tools declared in this request only; calls still run the toolkit's tools. */
+        tools?: Tool[]
+      }
+    | Promise<void | {
+        /** Replaces the messages sent in this request only; the run's transcript is unchanged. */
+        messages?: Message[]
+        /** Replaces the tools declared in this request only; calls still run the toolkit's tools. */
+        tools?: Tool[]
+      }>
   /** After each LLM reply, with the normalised response. */
   afterLLM?(info: { response: ModelTurn; model: string; turn: number; handle?: string }): void | Promise<void>
   /** Before a tool runs: return `{result}` to skip it, or `{args}` to change its arguments. */
@@ -30,8 +40,18 @@ export interface Hooks {
     handle?: string
   }):
     | void
-    | { result?: ToolResult; args?: Record<string, unknown> }
-    | Promise<void | { result?: ToolResult; args?: Record<string, unknown> }>
+    | {
+        /** Skips the tool and uses this result instead (it still goes to `afterTool`). */
+        result?: ToolResult
+        /** Runs the tool with these arguments instead; `afterTool` and the call's record get them too. */
+        args?: Record<string, unknown>
+      }
+    | Promise<void | {
+        /** Skips the tool and uses this result instead (it still goes to `afterTool`). */
+        result?: ToolResult
+        /** Runs the tool with these arguments instead; `afterTool` and the call's record get them too. */
+        args?: Record<string, unknown>
+      }>
   /** After a tool ran: return `{result}` to replace what the model sees. */
   afterTool?(info: {
     name: string
@@ -41,5 +61,14 @@ export interface Hooks {
     turn: number
     /** The agents runtime's handle running the loop. */
     handle?: string
-  }): void | { result?: ToolResult } | Promise<void | { result?: ToolResult }>
+  }):
+    | void
+    | {
+        /** Replaces the tool's result: the model and the call's record get this one instead. */
+        result?: ToolResult
+      }
+    | Promise<void | {
+        /** Replaces the tool's result: the model and the call's record get this one instead. */
+        result?: ToolResult
+      }>
 }

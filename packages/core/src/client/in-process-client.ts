@@ -9,19 +9,40 @@ import { type Client, type ClientBaseOptions, buildClient } from "./client.js"
 
 /** What an in-process model receives each turn: the OpenAI-shaped transcript and tools. */
 export interface GenerateRequest {
+  /** The client's `model` option. */
   model: string
+  /**
+   * The system text: `systemPrompt` and the toolkit's skill catalog, joined by a blank line;
+   * absent when both are empty.
+   */
   system?: string
+  /** The transcript so far, in OpenAI chat message shape (without the system text). */
   messages: readonly Message[]
   /** The tools in OpenAI function format. */
   tools: unknown[]
+  /** The run's LLM turn, counting from 1. */
   turn: number
+  /** The run's abort signal, when the run was given one. */
   signal?: AbortSignal
 }
 
 /** What an in-process model returns for one turn. */
 export interface GenerateReply {
+  /** The assistant's text; default "" (a non-string counts as none). */
   content?: string
-  toolCalls?: { id?: string; name: string; arguments: unknown }[]
+  /** The tools the model calls this turn; default none. Dropped when `refusal` is set. */
+  toolCalls?: {
+    /** The call's id; default a random `call_<uuid>`. */
+    id?: string
+    /** The name of the tool to call. */
+    name: string
+    /**
+     * The arguments: a JSON string, or a value that is JSON-stringified (`{}` when nullish).
+     * Anything but a JSON object is reported back to the model as a call error.
+     */
+    arguments: unknown
+  }[]
+  /** The turn's token counts; only `promptTokens` and `completionTokens` are read, a missing one is 0. */
   usage?: Partial<Usage>
   /** A refusal instead of an answer (kept as OpenAI's `refusal` field). */
   refusal?: string
@@ -31,6 +52,7 @@ export interface GenerateReply {
 
 /** Options of {@link createInProcessClient}. */
 export interface InProcessClientOptions extends ClientBaseOptions {
+  /** The model: called once per LLM turn (no retries); a rejection rejects the run. */
   generate: (req: GenerateRequest) => Promise<GenerateReply>
 }
 

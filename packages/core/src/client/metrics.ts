@@ -7,13 +7,21 @@ import type { ToolSource } from "../types.js"
  */
 export type MetricEvent =
   | {
+      /** An LLM request (one turn's request, retries included, or one `translate`). */
       event: "llm"
+      /** The client's model. */
       model: string
+      /** `error` when the request failed after its retries. */
       status: "ok" | "error"
+      /** The HTTP status of a failed request's non-2xx reply; absent otherwise. */
       httpStatus?: number
+      /** From sending the request to its parsed reply or its failure, retries and backoff included. */
       durationMs: number
+      /** Input tokens the provider reported; 0 for a failed request. */
       promptTokens: number
+      /** Output tokens the provider reported; 0 for a failed request. */
       completionTokens: number
+      /** The run's LLM turn the request belongs to (1 for `translate`). */
       turn: number
       /** The agents runtime's handle the event came from. */
       handle?: string
@@ -21,23 +29,35 @@ export type MetricEvent =
       replayed?: boolean
     }
   | {
+      /** A tool call of a run. */
       event: "tool"
+      /** The name of the tool the model called. */
       tool: string
+      /** Where the tool comes from; `custom` for a call of a tool the toolkit does not have. */
       source: ToolSource
       /** `"pending"` means the tool suspended on a request; it is not an error. */
       outcome: "ok" | "error" | "pending"
+      /** From the call's start to its final result, its hooks and `waitFor` included. */
       durationMs: number
+      /** The run's LLM turn whose reply made the call. */
       turn: number
+      /** The agents runtime's handle the event came from. */
       handle?: string
       /** A step an executor journaled in an earlier worker, replayed unrun (`metrics()` skips it). */
       replayed?: boolean
     }
   | {
+      /** A whole run (`run`, `ask`, `stream` or `continueRun`), reported when it ends. */
       event: "run"
+      /** The client's model. */
       model: string
+      /** The result's `status`, or `error` when the run threw. */
       status: "done" | "pending" | "incomplete" | "error"
+      /** The result's `turns`; 0 when the run threw. */
       turns: number
+      /** From the run's start to its result or throw; not a stored conversation's load and final save. */
       durationMs: number
+      /** The agents runtime's handle the event came from. */
       handle?: string
       /** A step an executor journaled in an earlier worker, replayed unrun (`metrics()` skips it). */
       replayed?: boolean
@@ -262,6 +282,7 @@ export interface MetricFamily {
  * objects of its own, so prom-client stays the host's dependency only.
  */
 export interface PromRegistryLike {
+  /** prom-client's `Registry.registerMetric`: adds one collector; throws when its name is taken. */
   registerMetric(metric: never): void
 }
 

@@ -3,9 +3,16 @@ import { type HttpReply, abortErrorOf, transportError } from "./transport.js"
 
 /** What `onError` is told about a failed LLM request. */
 export interface LLMErrorInfo {
+  /** The failure, e.g. an `LLMHttpError`, `LLMStreamError` or `NetworkError`; never an abort or timeout. */
   error?: unknown
+  /** The HTTP status when the endpoint answered non-2xx; absent for other failures. */
   status?: number
+  /** Which attempt failed, counting from 1. */
   attempt: number
+  /**
+   * Whether the default policy would retry it: a retryable status, network error or transient
+   * stream error, before any output reached the caller.
+   */
   retryable: boolean
 }
 

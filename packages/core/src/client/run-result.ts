@@ -3,11 +3,17 @@ import type { Message, Request, Usage } from "../types.js"
 
 /** One tool call of a run and what the model saw for it. */
 export interface ToolCallRecord {
+  /** The model's id of the call. */
   id: string
+  /** The name of the tool the model called. */
   name: string
+  /** The arguments the tool ran with (as `beforeTool` left them); `{}` when they did not parse. */
   args: Record<string, unknown>
+  /** The result text the model saw. */
   output: string
+  /** Whether the model saw an error result: a failed or unknown tool, bad arguments, or the halted call. */
   isError: boolean
+  /** The tool result's `metadata`, if any; on the call the run halted on, `pending` holds the request. */
   metadata?: Record<string, unknown>
 }
 
@@ -30,13 +36,27 @@ export interface RunResult<Output = unknown> {
   refusal?: string
   /** With `output` requested: the parsed, validated final answer. */
   output?: Output
+  /** The last model turn's text (a paused turn's parts joined); "" when it only called tools. */
   text: string
+  /**
+   * The whole transcript after the run, in the client's message shape (history, prompt, model
+   * turns, tool results): the `history` or `messages` to go on from.
+   */
   messages: Message[]
+  /** Set when `status` is `pending`: the request the run halted on, to answer and `continueRun` with. */
   pending?: Request
+  /**
+   * This run's tool calls in call order, the call it halted on included; results kept from
+   * before a resume are not repeated.
+   */
   toolCalls: ToolCallRecord[]
+  /** `toolCalls.length`. */
   toolCallCount: number
+  /** The LLM turns this run made (a resumed run counts its own). */
   turns: number
+  /** The client's model. */
   model: string
+  /** Token counts summed over this run's LLM turns. */
   usage: Usage
 }
 
@@ -48,13 +68,70 @@ export interface RunResult<Output = unknown> {
  * an `isError` tool result.
  */
 export type StreamEvent =
-  | { type: "text"; delta: string }
-  | { type: "refusal"; delta: string }
+  | {
+      /** A piece of the model's answer text, as it streams. */
+      type: "text"
+      /** The new text, to append to what came before. */
+      delta: string
+    }
+  | {
+      /** A piece of the model's refusal text, as it streams. */
+      type: "refusal"
+      /** The new refusal text, to append to what came before. */
+      delta: string
+    }
   /** Reasoning text as it arrives: Anthropic thinking, Responses reasoning summaries, `reasoning_content`. */
-  | { type: "reasoning"; delta: string }
-  | { type: "turn"; turn: number; finishReason: FinishReason }
-  | { type: "tool_call"; id: string; name: string; args: Record<string, unknown> }
-  | { type: "tool_result"; id: string; name: string; output: string; isError: boolean }
-  | { type: "pending"; request: Request }
-  | { type: "usage"; usage: Usage }
-  | { type: "done"; result: RunResult }
+  | {
+      /** A piece of the model's reasoning text (never part of `result.text`). */
+      type: "reasoning"
+      /** The new reasoning text, to append to what came before. */
+      delta: string
+    }
+  | {
+      /** A model turn ended. */
+      type: "turn"
+      /** The turn that ended, counting from 1 within the run. */
+      turn: number
+      /** Why it ended, normalised. */
+      finishReason: FinishReason
+    }
+  | {
+      /** The model called a tool; emitted before the turn's tools run. */
+      type: "tool_call"
+      /** The model's id of the call; its `tool_result` has the same id. */
+      id: string
+      /** The name of the tool called. */
+      name: string
+      /** The arguments as the model gave them (before `beforeTool`); `{}` when they did not parse. */
+      args: Record<string, unknown>
+    }
+  | {
+      /** A tool call settled (not a suspension: that streams as `pending`). */
+      type: "tool_result"
+      /** The id of the call it answers. */
+      id: string
+      /** The name of the tool called. */
+      name: string
+      /** The result text the model sees. */
+      output: string
+      /** Whether the model sees it as an error result. */
+      isError: boolean
+    }
+  | {
+      /** The run halted on a request. */
+      type: "pending"
+      /** The request the run halted on (the result's `pending`). */
+      request: Request
+    }
+  | {
+      /** Token usage after a model turn. */
+      type: "usage"
+      /** The run's running totals so far. */
+      usage: Usage
+    }
+  | {
+      /** The run ended; always the last event (after a stored conversation's save). */
+      type: "done"
+      /** The run's result, as `run`/`ask`/`continueRun` resolve it. */
+      result: RunResult
+    }

@@ -16,12 +16,15 @@ export interface TranslateRequest {
   system?: string
   /** The reply's token limit (Anthropic default 4096). */
   maxTokens?: number
+  /** Aborts the request (and its retries); an abort rejects with `AbortError`. */
   signal?: AbortSignal
 }
 
 /** One tool call the model asked for, OpenAI-shaped. */
 export interface TranslatedToolCall {
+  /** The provider's call id (Anthropic `tool_use` id, Responses `call_id`); "" when it gave none. */
   id: string
+  /** The name of the tool the model called. */
   name: string
   /** The arguments as a JSON string. */
   arguments: string
@@ -29,12 +32,15 @@ export interface TranslatedToolCall {
 
 /** The answer of {@link Client.translate}, OpenAI-shaped. */
 export interface TranslateResult {
+  /** The reply's text, its text parts joined; "" when there is none. */
   text: string
   /** In provider order. */
   toolCalls: TranslatedToolCall[]
   /** Any call ⇒ `tool_calls`; else `length`, `content_filter` or `stop` (OpenAI: the provider's own). */
   finishReason: string
+  /** The provider's token counts (0 when it reported none); `totalTokens` is their sum. */
   usage: Usage
+  /** The client's `model` option (not the model name the provider reported). */
   model: string
   /** The provider's parsed reply. */
   raw: unknown

@@ -2,12 +2,18 @@ import type { Message, Prompt } from "../types.js"
 
 /** One tool call the model made, with its arguments parsed when they are valid JSON. */
 export interface ModelToolCall {
+  /** The call's id from the provider (or generated); tool results answer it by this id. */
   id: string
+  /** The name of the tool the model called. */
   name: string
   /** The raw JSON string the model produced. */
   arguments: string
   /** Parsed arguments; undefined when `argumentsError` is set. */
   args?: Record<string, unknown>
+  /**
+   * Why the arguments are unusable (not valid JSON, or not a JSON object); the call then runs
+   * no tool and the model gets an error result with this text.
+   */
   argumentsError?: string
 }
 
@@ -32,9 +38,18 @@ export interface ModelTurn {
    * assistant message (OpenAI chat, Anthropic) or the output items (Responses).
    */
   messages: Message[]
+  /** The turn's assistant text; "" when it has none (e.g. it only called tools). */
   text: string
+  /** The tool calls the turn made, in order; empty for a final answer. */
   toolCalls: ModelToolCall[]
-  usage: { promptTokens: number; completionTokens: number }
+  /** The token counts the provider reported for this turn (0 when it reported none). */
+  usage: {
+    /** Input tokens of the request. */
+    promptTokens: number
+    /** Output tokens of the reply. */
+    completionTokens: number
+  }
+  /** Why the turn ended, normalised. */
   finishReason: FinishReason
   /** The refusal text when the model refused ("" when the provider gives none). */
   refusal?: string

@@ -5,7 +5,9 @@ import { readFrontmatter } from "./frontmatter.js"
 
 /** A skill given as data rather than as a `SKILL.md` on disk. */
 export interface SkillDef {
+  /** The name the model passes to the `skill` tool; of two skills with one name the first wins. */
   name: string
+  /** When to use the skill, for the system-prompt catalog; a skill without one is loadable but not listed. */
   description?: string
   /** The instructions the `skill` tool returns. */
   content: string
@@ -17,12 +19,15 @@ export interface SkillDef {
 
 /** A skill that was found, from a folder or from data. */
 export interface SkillInfo {
+  /** The skill's name, from its `SKILL.md` frontmatter or its {@link SkillDef}. */
   name: string
+  /** Its description, from the frontmatter or the data; absent when it has none. */
   description?: string
   /** The absolute path of its `SKILL.md`, or the base of a data skill. */
   location: string
   /** The body after the frontmatter. */
   content: string
+  /** `dir` for a `SKILL.md` found under a `skillsDir`, `data` for a {@link SkillDef}. */
   origin: "dir" | "data"
   /** A data skill's resources. */
   resources?: string[]
@@ -35,14 +40,26 @@ export type SkillSkipReason = "missing-name" | "malformed-frontmatter" | "duplic
 
 /** Options of {@link listSkills}. */
 export interface ListSkillsOptions {
+  /**
+   * Folders searched for `SKILL.md` files at any depth, in order (relative to the working
+   * directory; symlinks followed, `node_modules` and `.git` skipped). Default none.
+   */
   skillsDir?: string | string[]
+  /** Skills given as data, taken after the folders' skills. Default none. */
   skills?: SkillDef[]
 }
 
 /** What {@link listSkills} found and what it left out, with why. */
 export interface SkillInventory {
+  /** The skills found, folders' first and then data's; of two with one name, the first. */
   skills: SkillInfo[]
-  skipped: { location: string; reason: SkillSkipReason }[]
+  /** Each candidate left out, in the order found. */
+  skipped: {
+    /** The candidate's `SKILL.md` path, or a data skill's base (`skill://` when it has none). */
+    location: string
+    /** Why it was left out. */
+    reason: SkillSkipReason
+  }[]
 }
 
 /**

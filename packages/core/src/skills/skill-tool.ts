@@ -7,8 +7,14 @@ import { SKILLS_PROMPT_PREAMBLE, SKILL_TOOL_DESCRIPTION } from "./skill-texts.js
 
 /** The skill options of a toolkit (see `ToolkitOptions`). */
 export interface SkillOptions {
+  /** Folders searched for `SKILL.md` files at any depth, in order (see `ListSkillsOptions.skillsDir`). */
   skillsDir?: string | string[]
+  /** Skills given as data, after the folders' skills. */
   skills?: SkillDef[]
+  /**
+   * More data skills, after `skills`: called once when the toolkit is created; a throw or
+   * rejection contributes none.
+   */
   skillProvider?: () => SkillDef[] | Promise<SkillDef[]>
   /** Empty ⇒ all; any `true` ⇒ only the names mapped to `true`; else the names mapped to `false` are dropped. */
   skillsFilter?: Record<string, boolean>

@@ -4,11 +4,17 @@ import type { Request, ToolResult } from "../types.js"
 
 /** What a tool passes to {@link pending}: a request without an id, or with its own. */
 export interface PendingInput {
+  /** What is asked for; open: `"approval"`, `"authorization"`, `"input"`, `"question"` or your own. */
   kind: string
+  /** The text shown to whoever answers; also the result text the model sees while the call waits. */
   prompt: string
+  /** The request's id, matching `^[A-Za-z0-9._:-]{1,200}$`; default a fresh random `pnd-…` id. */
   id?: string
+  /** A link for whoever answers (where the user logs in, for `"authorization"`); the model sees it too. */
   url?: string
+  /** Details for whoever answers (never credentials); copied to the request as it is. */
   data?: Record<string, unknown>
+  /** RFC 3339 date-time with an offset after which an `ok: true` answer is refused; default never. */
   expiresAt?: string
 }
 

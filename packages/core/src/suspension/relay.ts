@@ -5,8 +5,11 @@ export const RELAY_KIND = "tool_call"
 
 /** One relayed tool call: what the host must execute. */
 export interface RelayCall {
+  /** The model's id of the call; the host's {@link RelayResult} echoes it. */
   id: string
+  /** The name of the relay tool called. */
   name: string
+  /** The parsed arguments; `{}` when the model's JSON did not parse. */
   input: Record<string, unknown>
   /** The raw JSON string the model produced. */
   arguments: string
@@ -14,8 +17,11 @@ export interface RelayCall {
 
 /** One result the host sends back for a relayed call. */
 export interface RelayResult {
+  /** The `id` of the {@link RelayCall} this result answers. */
   id: string
+  /** The result text the model sees for the call. */
   output: string
+  /** Whether the model sees it as an error result; default `false`. */
   isError?: boolean
 }
 

@@ -8,6 +8,7 @@ export type OtelModule = typeof OtelApi
  * structurally so that toolnexus' types never need the OpenTelemetry package installed.
  */
 export interface TracerLike {
+  /** `Tracer.startSpan`: starts span `name` with its options under `context`, an OpenTelemetry `Context`. */
   startSpan(name: string, options?: object, context?: unknown): unknown
 }
 

@@ -13,6 +13,7 @@ export const TRACE_DATA_KEY = "trace"
 export interface TraceCarrier {
   /** W3C `traceparent`: `00-<trace id>-<span id>-<flags>`. */
   traceparent: string
+  /** W3C `tracestate`, the span context's serialized vendor entries; absent when it has none. */
   tracestate?: string
 }
 

@@ -20,6 +20,7 @@ import {
 export interface FakeToolCall {
   /** The call id; generated (`call_…` / `toolu_…`, unique per server) when absent. */
   id?: string
+  /** The name of the tool called, as the client's toolkit knows it. */
   name: string
   /**
    * The arguments: an object is serialised as JSON; a string is the raw text the "model" produced
@@ -34,6 +35,7 @@ export interface FakeToolCall {
 export interface FakeReply {
   /** Assistant text. With a non-2xx `status` it is the error message instead. */
   text?: string
+  /** Tool calls the reply makes; default none. */
   toolCalls?: FakeToolCall[]
   /** The model refuses with this text (OpenAI `refusal`, Anthropic `stop_reason: "refusal"`, a Responses refusal part). */
   refusal?: string
@@ -47,9 +49,19 @@ export interface FakeReply {
    * A streaming request gets a stream that opens with this error event, in the style's own shape
    * (e.g. `{ type: "overloaded_error" }`); a non-streaming one is answered normally.
    */
-  streamError?: { type: string; message?: string }
+  streamError?: {
+    /** The provider's error type, e.g. `overloaded_error` (transient types are retried by a client). */
+    type: string
+    /** The error event's message text; default none. */
+    message?: string
+  }
   /** Reported token usage; defaults to 10 prompt and 5 completion tokens. */
-  usage?: { promptTokens?: number; completionTokens?: number }
+  usage?: {
+    /** Input tokens reported; default 10. */
+    promptTokens?: number
+    /** Output tokens reported; default 5. */
+    completionTokens?: number
+  }
   /** HTTP status (default 200); non-2xx sends an error body in the style's own shape (or `rawBody`). */
   status?: number
   /** Extra response headers, e.g. `{ "retry-after": "1" }`; they override the defaults. */
@@ -75,6 +87,7 @@ export type FakeReplySource = FakeReply | ((req: FakeRequestView) => FakeReply)
 export interface FakeRule {
   /** A string (substring) or RegExp tested against `lastUserText`, or a predicate on the request. */
   match: string | RegExp | ((req: FakeRequestView) => boolean)
+  /** The reply to a matching request, or a function computing it from the request. */
   reply: FakeReplySource
   /** How many requests the rule may answer; unlimited when absent. */
   times?: number

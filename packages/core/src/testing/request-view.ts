@@ -15,6 +15,10 @@ export interface FakeToolResult {
 export interface FakeRequestView {
   /** 0-based order of arrival (restarts at 0 after `reset()`). */
   index: number
+  /**
+   * The wire format, from the route: `openai` (`/chat/completions`), `openai-responses`
+   * (`/responses`) or `anthropic` (`/v1/messages`).
+   */
   style: EndpointStyle
   /** The URL path without the query string. */
   path: string

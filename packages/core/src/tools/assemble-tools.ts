@@ -3,7 +3,9 @@ import type { Tool } from "../types.js"
 
 /** A source of tools a toolkit takes in and closes with it, such as a `connectMcp()` connection. */
 export interface ToolSet {
+  /** The set's tools, read once when `createToolkit` assembles the toolkit. */
   tools(): Tool[]
+  /** Releases the set (e.g. its server connection); the toolkit's `close()` calls it when present. */
   close?(): Promise<void>
 }
 

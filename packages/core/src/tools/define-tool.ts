@@ -10,10 +10,22 @@ import { compileSchema, formatSchemaIssues } from "./json-schema-validator.js"
  * export. Zod is an optional peer dependency and is never imported by toolnexus itself.
  */
 export interface ZodLikeSchema<Output = unknown> {
+  /** The Standard Schema interface; its presence (with `validate`) is how a Zod schema is recognised. */
   "~standard": {
+    /** Validates the model's arguments: the parsed value, or issues that become an `isError` result. */
     validate(value: unknown): StandardResult<Output> | Promise<StandardResult<Output>>
-    types?: { input: unknown; output: Output }
+    /** Type-only: carries the schema's types for inference; never read at run time. */
+    types?: {
+      /** The type the schema accepts. */
+      input: unknown
+      /** The parsed type, which `run` receives as `args`. */
+      output: Output
+    }
   }
+  /**
+   * Zod's JSON Schema export (zod 4.1 and later), called once to build the tool's `inputSchema`
+   * (its `$schema` dropped); without it `defineTool` throws `ConfigError`.
+   */
   toJSONSchema?: () => Record<string, unknown>
 }
 
@@ -26,9 +38,19 @@ export type ToolReturn = string | ToolResult
 
 /** The definition passed to {@link defineTool}. */
 export interface ToolDefinition<Args> {
+  /** The name the model calls the tool by: 1 to 64 letters, digits, `_` or `-`. */
   name: string
+  /** What the tool does, for the model: it decides when to call the tool from this. */
   description: string
+  /**
+   * The arguments' schema: a JSON Schema object (arguments validated against it) or a Zod 4
+   * schema (validated, parsed, and exported as JSON Schema for the model).
+   */
   inputSchema: JSONSchema | ZodLikeSchema<Args>
+  /**
+   * Runs the tool on validated arguments; a string is an ordinary result. A throw or rejection
+   * becomes an `isError` result with the error's message.
+   */
   run(args: Args, ctx: ToolContext): ToolReturn | Promise<ToolReturn>
 }
 

@@ -4,7 +4,9 @@ import type { JSONSchema } from "../types.js"
 
 /** One way a value fails a schema: where (`args.items[0].qty`) and what was expected. */
 export interface SchemaIssue {
+  /** Where the failing value is: the validator's `root`, then `.key`, `["odd key"]` and `[index]` steps. */
   path: string
+  /** What was expected, phrased to follow the path, e.g. `is required`, `must have at most 3 items`. */
   message: string
 }
 

@@ -9,7 +9,9 @@ import { type BuiltinsOptions, createBuiltinTools } from "../builtins/builtin-to
 
 /** A set of uniquely named tools, rendered for each provider's wire format. */
 export interface Toolkit {
+  /** Every tool, in assembly then registration order; a new array on each call. */
   tools(): Tool[]
+  /** The tool of this name, or `undefined` when there is none. */
   get(name: string): Tool | undefined
   /** Adds tools. @throws ConfigError for an invalid or duplicate name. */
   register(...tools: Tool[]): void
@@ -45,7 +47,13 @@ export interface ToolkitOptions extends SkillOptions {
    */
   builtins?: boolean | BuiltinsOptions
   /** Agents as tools: `a2aTool()` tools, `agent()`s of `@toolnexus/agents` (anything with `asTool()`). */
-  agents?: (Tool | { asTool(): Tool })[]
+  agents?: (
+    | Tool
+    | {
+        /** The tool that stands for the agent; called once, when the toolkit is created. */
+        asTool(): Tool
+      }
+  )[]
   /** Final tool names dropped from every source, `skill` included; unknown names are ignored. */
   disableTools?: string[]
   /** Answers this toolkit's suspensions when the run has no `waitFor` of its own. */

@@ -18,6 +18,7 @@ import type { AgentDef, RuntimeOptions, TaskResult } from "./types.js"
 
 /** The level-1 surface: one agent (and its team) runnable in a line. */
 export interface Agent {
+  /** The agent's definition: its `name` and the options given, without `agents`; register it in a runtime. */
   readonly def: AgentDef
   /** Runs the agent on a fresh runtime; never throws for a failed run (see `status`). */
   run(prompt: string, opts?: Omit<RuntimeOptions, "registry">): Promise<TaskResult>

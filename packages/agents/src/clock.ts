@@ -9,6 +9,7 @@ export const systemClock: Clock = {
 
 /** A clock tests move by hand: timers fire only when `advance` passes them. */
 export interface VirtualClock extends Clock {
+  /** Moves time on by `ms` milliseconds, firing the timers due by then in order, each at its due time. */
   advance(ms: number): void
 }
 

@@ -31,6 +31,7 @@ export abstract class AgentsError extends ToolnexusError {
     return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[marker] === true
   }
 
+  /** `instanceof` support: {@link AgentsError.isInstance} of the class on its right (copies match too). */
   static override [Symbol.hasInstance](value: unknown): boolean {
     // biome-ignore lint/complexity/noThisInStatic: `instanceof` asks the class on its right
     return (this as typeof AgentsError).isInstance(value)
@@ -43,8 +44,11 @@ export abstract class AgentsError extends ToolnexusError {
  */
 export class RuntimeError extends AgentsError {
   static override readonly marker: symbol = Symbol.for("toolnexus.agents.RuntimeError")
+  /** `"RuntimeError"` (`"ClosedError"` on that subclass): `err.name === "RuntimeError"` tells it apart. */
   override readonly name: string = "RuntimeError"
+  /** `"TNX_RUNTIME"`, or `"TNX_CLOSED"` for a {@link ClosedError}: test `err.code === "TNX_RUNTIME"`. */
   declare readonly code: "TNX_RUNTIME" | "TNX_CLOSED"
+  /** Which refusal it is, e.g. `err.reason === "max_children"`; see {@link RuntimeErrorReason}. */
   readonly reason: RuntimeErrorReason
 
   constructor(
@@ -60,8 +64,11 @@ export class RuntimeError extends AgentsError {
 /** An operation on a closed handle (`code: "TNX_CLOSED"`, `reason: "closed"`). Nothing changed. */
 export class ClosedError extends RuntimeError {
   static override readonly marker: symbol = Symbol.for("toolnexus.agents.ClosedError")
+  /** `"ClosedError"`: `err.name === "ClosedError"` tells it from other runtime refusals. */
   override readonly name = "ClosedError"
+  /** Always `"closed"`. */
   declare readonly reason: "closed"
+  /** The id of the closed handle (for a refused spawn, the parent's), e.g. `root/lead.1`. */
   readonly handleId: string
 
   constructor(handleId: string, what: string) {
@@ -73,9 +80,13 @@ export class ClosedError extends RuntimeError {
 /** `post` to a handle whose inbox is at its cap (`code: "TNX_INBOX_FULL"`). Nothing was added. */
 export class InboxFullError extends AgentsError {
   static override readonly marker: symbol = Symbol.for("toolnexus.agents.InboxFullError")
+  /** `"InboxFullError"`: `err.name === "InboxFullError"` tells it apart. */
   override readonly name = "InboxFullError"
+  /** `"TNX_INBOX_FULL"`: test `err.code === "TNX_INBOX_FULL"` (or `isToolnexusError(err, code)`). */
   declare readonly code: "TNX_INBOX_FULL"
+  /** The id of the handle whose inbox is full, e.g. `root/lead.1`. */
   readonly handleId: string
+  /** The inbox capacity it reached: `RuntimeOptions.inboxCap` (default 100). */
   readonly cap: number
 
   constructor(handleId: string, cap: number) {

@@ -42,7 +42,12 @@ function readCapped(file: string): string | undefined {
  * @example
  * const { soul, found } = composeSoul("./personas/ava") // found: ["SOUL.md", "USER.md", ...]
  */
-export function composeSoul(dir: string): { soul: string; found: string[] } {
+export function composeSoul(dir: string): {
+  /** The system prompt: a `## <file>` section per file found, `""` when there are none. */
+  soul: string
+  /** The names of the bootstrap files found in `dir`, in {@link BOOTSTRAP_ORDER}. */
+  found: string[]
+} {
   const sections: string[] = []
   const found: string[] = []
   for (const file of BOOTSTRAP_ORDER) {

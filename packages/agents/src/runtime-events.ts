@@ -8,9 +8,24 @@ import type { HandleState } from "./handle-state-name.js"
  */
 export type RuntimeEvent = (
   | StreamEvent
-  | { type: "state"; from: HandleState; to: HandleState }
-  | { type: "dropped"; count: number }
-) & { handle: string }
+  | {
+      /** A state change of the handle. */
+      type: "state"
+      /** The state it left. */
+      from: HandleState
+      /** The state it entered. */
+      to: HandleState
+    }
+  | {
+      /** A notice to an `events()` consumer that lost events to its full buffer. */
+      type: "dropped"
+      /** How many events this consumer lost since its last `dropped` notice. */
+      count: number
+    }
+) & {
+  /** The id of the handle the event came from (`"root"` for `dropped`), e.g. `root/lead.1`. */
+  handle: string
+}
 
 /** Options of `Runtime.events()`. */
 export interface RuntimeEventsOptions {

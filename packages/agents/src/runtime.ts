@@ -41,6 +41,7 @@ import type {
 
 /** The sub-agent runtime: a tree of handles under `root`. */
 export interface Runtime {
+  /** The host's handle (id `"root"`): the parent of top-level spawns; it cannot be woken. */
   readonly root: Handle
   /**
    * @throws RuntimeError (`code: "TNX_RUNTIME"`, `reason` unknown_agent | max_children | max_depth |
@@ -53,7 +54,18 @@ export interface Runtime {
   wake(h: Handle, prompt?: string): void
   /** Never throws; a settled handle gives its last result at once. */
   wait(h: Handle, opts?: { timeoutMs?: number }): Promise<TaskResult>
+  /**
+   * Stops what the handle is doing, leaving it open: a running turn is aborted (result
+   * `interrupted`, its inbox items put back), a parked request is cancelled (the next run
+   * declines it), a queued wake is dropped. Otherwise (idle, closed, or waiting on an inline
+   * `waitFor`) nothing changes.
+   */
   interrupt(h: Handle): void
+  /**
+   * Closes the handle and its subtree, children first. A running one gets `shutdownMs` to
+   * settle (none with `force`) and is then aborted; a parked one's request is cancelled; then
+   * its def's `onClose` runs. Closing a closed handle does nothing; closing `root` ends `events()`.
+   */
   close(h: Handle, opts?: { force?: boolean }): Promise<void>
   /**
    * Resumes the deepest handle parked on `answer.id`, then every ancestor parked on it.
@@ -81,6 +93,7 @@ export interface Runtime {
    * the request ids recovered; save the runtime again when there are any.
    */
   reconcile(answerFor?: (requestId: string) => Promise<Answer | undefined>): Promise<string[]>
+  /** The handle with this id (e.g. `root/lead.1`, after `restoreRuntime`), or undefined if there is none. */
   handle(id: string): Handle | undefined
   /**
    * The runtime's namespace: `RuntimeOptions.namespace`, or a unique one (`rt-<uuid>`) made
@@ -89,12 +102,19 @@ export interface Runtime {
   readonly namespace: string
   /** The id of a handle's conversation in the store, e.g. `ticket-42/root/lead.1`. */
   conversationId(h: Handle): string
+  /** The handle's current state: `idle`, `running`, `suspended` or `closed`. */
   stateOf(h: Handle): HandleState
+  /** A view of the handle now: state, usage, inbox size, children and the request it is suspended on. */
   inspect(h: Handle): HandleView
+  /** A view of every handle under the root (the root not included), depth-first, siblings by id. */
   list(): HandleView[]
+  /** The runtime's trace so far, oldest first: `<id>: <from>→<to>` state changes and notes. */
   trace(): string[]
+  /** The handle's state changes so far, oldest first, e.g. `["idle→running", "running→idle"]`. */
   transitions(h: Handle): string[]
+  /** The one store of every handle's conversation: `RuntimeOptions.store`, else a new `MemoryStore`. */
   readonly store: ConversationStore
+  /** The handle tree as plain JSON for `restoreRuntime` with the same store; running ones return idle. */
   snapshot(): RuntimeSnapshot
   /**
    * The runtime's events as they happen: every handle's run events and state changes, each

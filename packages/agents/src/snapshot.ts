@@ -18,23 +18,40 @@ const READABLE_VERSIONS = [1, 2, 3] as const
 
 /** One handle in a {@link RuntimeSnapshot} (the current version's shape). */
 export interface HandleSnapshot {
+  /** The handle's id, e.g. `root/lead.1`; its parent's entry comes before it. */
   id: string
+  /** The name of its def, looked up in the registry again on restore (the root's is `"root"`). */
   def: string
+  /** Its state when saved; a `running` handle is restored `idle`, with an `interrupted` result. */
   state: HandleState
+  /** Its effective limits, as carved at spawn from its own and its parent's remainder. */
   budget: Budget
+  /** What it had spent: its own turns, and its subtree's turns, tokens and tool calls. */
   spend: Spend
+  /** When it was spawned, in ms on the runtime's clock: the origin of its `maxWallMs`. */
   spawnedAt: number
+  /**
+   * The tool-call id of the parent's call (`task`, or an agent tool) that spawned it: a replay
+   * of that call reattaches by it. Absent for a handle the host spawned.
+   */
   taskKey?: string
+  /** The request it is parked on, with its `data.path`; absent unless parked (inline waits are not kept). */
   pending?: Request
+  /** A parked request that `interrupt` or `close` cancelled; its next run declines it first. */
   cancelled?: Request
+  /** The result of its last run, as `wait` gives it; absent if no run has settled. */
   lastResult?: TaskResult
+  /** Items no turn has read yet, with those a turn in flight had taken put back in front. */
   inbox: InboxItem[]
+  /** Children spawned so far per def name, so new child ids go on from them (`explore.3` after two). */
   counters: Record<string, number>
+  /** Its state changes so far, oldest first, e.g. `["idle→running", "running→idle"]`. */
   transitions: string[]
 }
 
 /** The whole handle tree as plain JSON; with the store it is enough to resume elsewhere. */
 export interface RuntimeSnapshot {
+  /** The format version: {@link SNAPSHOT_VERSION} when this code wrote it; versions 1 to 3 are read. */
   schemaVersion: number
   /**
    * The runtime's namespace (`RuntimeOptions.namespace`, or the unique one it was given at
@@ -48,6 +65,7 @@ export interface RuntimeSnapshot {
   idPrefix?: string
   /** Depth-first, parents before children; the root first. */
   handles: HandleSnapshot[]
+  /** The runtime's trace lines when saved (`Runtime.trace()`); the restored runtime goes on from them. */
   trace: string[]
 }
 

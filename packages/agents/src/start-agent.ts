@@ -16,7 +16,9 @@ export interface HeartbeatOptions {
 
 /** A persona running on its own heartbeat. */
 export interface StartedAgent {
+  /** The runtime made for the persona; its registry holds only the persona's def. */
   runtime: Runtime
+  /** The persona's handle, the root's only child (e.g. `root/ava.1`). */
   handle: Handle
   /** The replies that spoke (not `HEARTBEAT_OK`), in order. */
   beats: string[]

@@ -1,13 +1,31 @@
 /** What `serveA2A` publishes about the agent; the rest of the card is derived. */
 export interface A2ACardInfo {
+  /** The agent's name on the card; required (`serveA2A` throws a ConfigError without it). */
   name: string
+  /** What the agent does, shown on the card (default `""`). */
   description?: string
   /** The agent's own version (default `"0.1.0"`). */
   version?: string
   /** Overrides the served URL (default: the request's origin + `basePath`). */
   url?: string
-  skills?: { id: string; name: string; description: string; tags?: string[] }[]
-  provider?: { organization: string; url: string }
+  /** What the agent can do, listed on the card as given (default none). */
+  skills?: {
+    /** The skill's unique id on the card, e.g. `"book-flight"`. */
+    id: string
+    /** The skill's display name. */
+    name: string
+    /** What the skill does, for a client picking one. */
+    description: string
+    /** Keywords for the skill (default none). */
+    tags?: string[]
+  }[]
+  /** Who runs the agent; absent leaves `provider` off the card. */
+  provider?: {
+    /** The provider's organization name. */
+    organization: string
+    /** The provider's website URL. */
+    url: string
+  }
 }
 
 const MODES = ["text/plain", "application/json"]

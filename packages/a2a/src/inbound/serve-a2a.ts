@@ -14,6 +14,7 @@ export interface ServeA2AOptions {
   card: A2ACardInfo
   /** Runs a conversation per task (`client.ask(text, {id: "a2a/<taskId>"})`); its store must be `store`. */
   client?: Client
+  /** The tools of each `client` run: given to every `ask` and answer delivery; not used with `runtime`. */
   toolkit?: Toolkit
   /** A tree per task: def `agent` of this runtime's registry, in a runtime of namespace `a2a/<taskId>`. */
   runtime?: Omit<RuntimeOptions, "store" | "namespace">
@@ -31,6 +32,11 @@ export interface ServeA2AOptions {
 
 /** A Fetch-API A2A server: mount `fetch` on any server (`Bun.serve`, Hono, a Node adapter). */
 export interface A2AHandler {
+  /**
+   * Answers one HTTP request: `GET <basePath>/.well-known/agent-card.json` gives the card, a
+   * JSON-RPC `POST <basePath>` runs the method (an SSE stream for streaming ones); other paths
+   * get 404. Never rejects: an unexpected failure is a JSON-RPC `Internal error` response.
+   */
   fetch(request: Request): Promise<Response>
   /** Aborts runs in flight and ends their streams; the store stays open (it is the caller's). */
   close(): Promise<void>

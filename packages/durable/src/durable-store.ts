@@ -26,8 +26,20 @@ export interface ListPendingOptions {
 
 /** A request whose resumes kept failing, as listed by {@link DurableStore.listFailed}. */
 export interface FailedEntry extends Omit<PendingEntry, "state"> {
+  /** Always `"failed"`: the request used up its attempts and waits for `retryFailed`. */
   state: "failed"
-  lastError: { name: string; code?: string; message: string }
+  /**
+   * The error of the last failed resume, as recorded when its claim was released (`{ name:
+   * "Error", message: "no error was recorded" }` when none was).
+   */
+  lastError: {
+    /** The error's `name` (`"Error"` for a thrown value that is not an `Error`). */
+    name: string
+    /** The error's string `code` (a toolnexus error's `TNX_…` code); absent when it had none. */
+    code?: string
+    /** The error's message, cut to its first 2 000 characters. */
+    message: string
+  }
 }
 
 /** Options of {@link DurableStore.listFailed}. */
@@ -41,6 +53,7 @@ export interface ListFailedOptions {
  * the answer is routed to the runtime (see {@link DurableStore.putSnapshot}).
  */
 export interface RuntimeHold {
+  /** The id of the request a parked handle of the tree waits on. */
   requestId: string
   /** The deepest handle's conversation id. */
   conversationId: string

@@ -7,10 +7,20 @@ import { StoreError, ToolnexusError } from "@toolnexus/core"
  * or `resumeRuntime(store, runtimeKey, answer, opts)`. Nothing was claimed or changed.
  */
 export class RuntimeHeldError extends ToolnexusError {
+  /**
+   * Always `"RuntimeHeldError"`, so `err.name === "RuntimeHeldError"` identifies it; its `code` is
+   * `"TNX_RUNTIME_HELD"`, which `RuntimeHeldError.isInstance(err)` checks across package copies.
+   */
   override readonly name = "RuntimeHeldError"
   static override readonly family = "TNX_RUNTIME_HELD"
+  /** The id of the request the answer was for (`answer.id`). */
   readonly requestId: string
+  /**
+   * The key the runtime holding the request was saved under (`saveRuntime(store, key, rt)`);
+   * pass it to `resumeRuntime`.
+   */
   readonly runtimeKey: string
+  /** The id of the conversation (one of that runtime's handles) waiting on the request. */
   readonly conversationId: string
   constructor(requestId: string, runtimeKey: string, conversationId: string) {
     super(
@@ -39,7 +49,9 @@ export interface CorruptRow {
  * the store option `onCorrupt`. It is a `StoreError` (code `TNX_STORE`).
  */
 export class CorruptDataError extends StoreError {
+  /** The table (SQL) or key family (Redis) of the unreadable row, as in {@link CorruptRow.table}. */
   readonly table: string
+  /** The unreadable row's key: a conversation id, request id or snapshot key. */
   readonly key: string
   constructor(row: CorruptRow, problem: string, options?: { cause?: unknown }) {
     super(`corrupt row in ${row.table} (key ${JSON.stringify(row.key)}): ${problem}`, options)
@@ -57,9 +69,15 @@ export class CorruptDataError extends StoreError {
  * with the claim, so a redelivery or a sweep completes the run.
  */
 export class ClaimLostError extends ToolnexusError {
+  /**
+   * Always `"ClaimLostError"`, so `err.name === "ClaimLostError"` identifies it; its `code` is
+   * `"TNX_CLAIM_LOST"`, which `ClaimLostError.isInstance(err)` checks across package copies.
+   */
   override readonly name = "ClaimLostError"
   static override readonly family = "TNX_CLAIM_LOST"
+  /** The id of the request whose claim was lost (the answer being applied). */
   readonly requestId: string
+  /** The id of the conversation the claim was taken on, whose resume was aborted. */
   readonly conversationId: string
   constructor(requestId: string, conversationId: string, detail: string, options?: { cause?: unknown }) {
     super(
@@ -81,10 +99,20 @@ export class ClaimLostError extends ToolnexusError {
  * was written.
  */
 export class RuntimeCollisionError extends ToolnexusError {
+  /**
+   * Always `"RuntimeCollisionError"`, so `err.name === "RuntimeCollisionError"` identifies it; its `code` is
+   * `"TNX_RUNTIME_COLLISION"`, which `RuntimeCollisionError.isInstance(err)` checks across package copies.
+   */
   override readonly name = "RuntimeCollisionError"
   static override readonly family = "TNX_RUNTIME_COLLISION"
+  /** The key `saveRuntime` was called with, whose save was refused. */
   readonly runtimeKey: string
+  /** The id of the conversation the save would have overwritten. */
   readonly conversationId: string
+  /**
+   * The id of the colliding request: the one that conversation waits on but the tree does not
+   * hold, or the one the tree holds that is saved with another runtime key.
+   */
   readonly requestId: string
   constructor(runtimeKey: string, conversationId: string, requestId: string, detail: string) {
     super(

@@ -163,17 +163,42 @@ export class PostgresStore extends DurableStoreBase {
     return this.#init.get()
   }
 
+  /**
+   * Reads conversation `id`'s row and its message rows in one statement (one snapshot);
+   * `undefined` when no such conversation is stored.
+   */
   protected async readTranscript(id: string) {
     // One statement, so the row and the messages come from the same snapshot.
     const { rows } = await run<
-      { revision: number; message_count: number; pending_id: string | null } & StoredMessageRow
+      {
+        /** The conversation row's `revision`, repeated on each joined message row. */
+        revision: number
+        /** The conversation row's `message_count`, repeated on each joined message row. */
+        message_count: number
+        /** The conversation row's `pending_id` (the request it waits on, or `null`), repeated on each row. */
+        pending_id: string | null
+      } & StoredMessageRow
     >(this.#pool, this.#sql.transcript, [id])
     const head = rows[0]
     if (head === undefined) return undefined
     const messages = head.seq === null ? [] : rows
-    return { revision: head.revision, count: head.message_count, pendingId: head.pending_id, rows: messages }
+    return {
+      /** The conversation's revision as read; prefix-reuse saves are checked against it. */
+      revision: head.revision,
+      /** How many messages the conversation row says it has (the decode checks `rows` against it). */
+      count: head.message_count,
+      /** The id of the request the conversation waits on; `null` when it waits on none. */
+      pendingId: head.pending_id,
+      /** The message rows in `seq` order; empty when the conversation has no messages. */
+      rows: messages,
+    }
   }
 
+  /**
+   * Saves a transcript as `input` describes: in one statement when it keeps a prefix of the
+   * stored one, else in a transaction holding the conversation's row; a fenced save whose
+   * claim is gone reports `lostClaim` and writes nothing.
+   */
   protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
     return (
       (await this.#saveFast(input)) ?? (await this.#transaction((client) => this.#saveLocked(client, input)))
@@ -302,6 +327,10 @@ export class PostgresStore extends DurableStoreBase {
     }
   }
 
+  /**
+   * The JSON of the request conversation `id` waits on: `null` when it waits on none,
+   * `undefined` when no such conversation is stored.
+   */
   protected async readPendingJson(id: string): Promise<string | null | undefined> {
     const { rows } = await run<{ pending: string | null }>(this.#pool, this.#sql.pending, [id])
     return rows[0]?.pending
@@ -320,11 +349,18 @@ export class PostgresStore extends DurableStoreBase {
     return rows[0]?.claim_answer
   }
 
+  /** The index rows of every `failed` request, each with its recorded `lastError` JSON (or `null`). */
   protected async readFailed(): Promise<FailedRow[]> {
     const { rows } = await run<PgHolderRow>(this.#pool, this.#sql.failed)
     return rows.map((row) => ({ ...holderOf(row), lastError: row.last_error ?? null }))
   }
 
+  /**
+   * Claims `input.answerId` on conversation `input.id` (or takes over an expired claim) under
+   * the claim rules, atomically: a first claim in one statement, every other case in a
+   * transaction locking the request's row, then the conversation's. A grant with the stored
+   * JSON, or a refusal.
+   */
   protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
     const { id, answerId, runtimeKey } = input
     // The common first claim in one round trip; the function grants only what decideClaim
@@ -416,15 +452,26 @@ export class PostgresStore extends DurableStoreBase {
     return rows[0]?.claim_answer ?? null
   }
 
+  /**
+   * The claims whose lease ran out while their conversation still waits on the request,
+   * earliest expiry first; at most `limit` of them (all when `undefined`).
+   */
   protected async readExpiredClaims(limit: number | undefined) {
-    const { rows } = await run<{ id: string; pending: string; answer: string }>(
-      this.#pool,
-      this.#sql.expiredClaims,
-      [limit ?? null],
-    )
+    const { rows } = await run<{
+      /** The id of the conversation the claim was taken on. */
+      id: string
+      /** The JSON of the request it waits on. */
+      pending: string
+      /** The JSON of the answer stored with the claim. */
+      answer: string
+    }>(this.#pool, this.#sql.expiredClaims, [limit ?? null])
     return rows
   }
 
+  /**
+   * Deletes conversation `id` and its messages in one transaction, with the index rows of its
+   * requests that were not applied (an applied request's decision is kept).
+   */
   protected async removeConversation(id: string): Promise<void> {
     await this.#transaction(async (client) => {
       await run(client, this.#sql.forgetRequestsOf, [id])
@@ -433,6 +480,10 @@ export class PostgresStore extends DurableStoreBase {
     })
   }
 
+  /**
+   * Stores the runtime snapshot JSON `body` under `key`. With `holds`, also replaces (in the
+   * same transaction) the requests recorded as held by that runtime; without, they stay.
+   */
   protected async writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): Promise<void> {
     if (holds === undefined) {
       await run(this.#pool, this.#sql.putSnapshot, [key, body])
@@ -451,11 +502,13 @@ export class PostgresStore extends DurableStoreBase {
     })
   }
 
+  /** The snapshot JSON saved under `key`; `undefined` when there is none. */
   protected async readSnapshot(key: string): Promise<string | undefined> {
     const { rows } = await run<{ body: string }>(this.#pool, this.#sql.getSnapshot, [key])
     return rows[0]?.body
   }
 
+  /** Deletes the snapshot row saved under `key` (nothing when there is none). */
   protected async removeSnapshot(key: string): Promise<void> {
     await run(this.#pool, this.#sql.deleteSnapshot, [key])
   }

@@ -157,6 +157,10 @@ export class RedisStore extends DurableStoreBase {
     return this.#init.get()
   }
 
+  /**
+   * Reads conversation `id`'s hash and its message list atomically (one script);
+   * `undefined` when no such conversation is stored.
+   */
   protected async readTranscript(id: string) {
     const reply = (await scripts.get.run(
       this.#client,
@@ -166,13 +170,27 @@ export class RedisStore extends DurableStoreBase {
     if (reply === null) return undefined
     const [revision, count, bodies, pendingId] = reply
     return {
+      /** The conversation hash's `rev`; prefix-reuse saves are checked against it. */
       revision: Number(revision),
+      /** The hash's message `count` (0 when unset); the decode checks `rows` against it. */
       count: Number(count ?? 0),
+      /** The id of the request the conversation waits on; `null` when it waits on none. */
       pendingId: pendingId || null,
-      rows: bodies.map((body, seq) => ({ seq, body })),
+      /** The message list's entries, in order. */
+      rows: bodies.map((body, seq) => ({
+        /** The entry's 0-based position in the message list. */
+        seq,
+        /** The message's JSON text, as stored. */
+        body,
+      })),
     }
   }
 
+  /**
+   * Saves a transcript as `input` describes, each try one script: first keeping the remembered
+   * prefix, else at the revision read just before, retried while the row keeps changing (then
+   * `StoreError`). A fenced save whose claim is gone reports `lostClaim`.
+   */
   protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
     const { id, transcript, pending, reusable } = input
     const keys = [this.#key("conv:", id), this.#key("msgs:", id), this.#key("pending"), this.#key("claims")]
@@ -234,6 +252,7 @@ export class RedisStore extends DurableStoreBase {
     }
   }
 
+  /** The JSON of the request conversation `id` waits on; `null` when it waits on none or is not stored. */
   protected readPendingJson(id: string): Promise<string | null> {
     return this.#client.hget(this.#key("conv:", id), "pending")
   }
@@ -252,6 +271,7 @@ export class RedisStore extends DurableStoreBase {
     return state === "applied" ? (answer ?? null) : null
   }
 
+  /** The index rows of every `failed` request's holders, each with its `lastError` JSON (or `null`). */
   protected async readFailed(): Promise<FailedRow[]> {
     const flat = (await scripts.failed.run(
       this.#client,
@@ -266,6 +286,11 @@ export class RedisStore extends DurableStoreBase {
     return rows
   }
 
+  /**
+   * Claims `input.answerId` on conversation `input.id` (or takes over an expired claim) under
+   * the claim rules, in one script; a first approval is judged against the request's
+   * `expiresAt` here, between two runs of it. A grant with the stored JSON, or a refusal.
+   */
   protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
     const { id } = input
     const run = (judge: "?" | "") =>
@@ -342,19 +367,34 @@ export class RedisStore extends DurableStoreBase {
     return typeof answer === "string" ? answer : null
   }
 
+  /**
+   * The claims whose lease ran out while their conversation still waits on the request,
+   * soonest expired first; at most `limit` of them (all when `undefined`).
+   */
   protected async readExpiredClaims(limit: number | undefined) {
     const flat = (await scripts.listExpired.run(
       this.#client,
       [this.#key("claims")],
       [this.#serverPrefix, limit ?? -1],
     )) as string[]
-    const claims: { id: string; pending: string; answer: string }[] = []
+    const claims: {
+      /** The id of the conversation the claim was taken on. */
+      id: string
+      /** The JSON of the request it waits on. */
+      pending: string
+      /** The JSON of the answer stored with the claim. */
+      answer: string
+    }[] = []
     for (let i = 0; i < flat.length; i += 3) {
       claims.push({ id: flat[i] as string, pending: flat[i + 1] as string, answer: flat[i + 2] as string })
     }
     return claims
   }
 
+  /**
+   * Deletes conversation `id` and its messages in one script, with its open request's entry
+   * unless another conversation still holds it (an applied request keeps its decision).
+   */
   protected async removeConversation(id: string): Promise<void> {
     await scripts.remove.run(
       this.#client,
@@ -363,6 +403,10 @@ export class RedisStore extends DurableStoreBase {
     )
   }
 
+  /**
+   * Stores the runtime snapshot JSON `body` under `key`. With `holds`, also replaces (in the
+   * same script) the requests recorded as held by that runtime; without, they stay.
+   */
   protected async writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): Promise<void> {
     const triples = (holds ?? []).flatMap((h) => [
       h.requestId,
@@ -376,10 +420,12 @@ export class RedisStore extends DurableStoreBase {
     )
   }
 
+  /** The snapshot JSON saved under `key`; `null` when there is none. */
   protected readSnapshot(key: string): Promise<string | null> {
     return this.#client.get(this.#key("snap:", key))
   }
 
+  /** Deletes the snapshot saved under `key` (nothing when there is none). */
   protected async removeSnapshot(key: string): Promise<void> {
     await this.#client.del(this.#key("snap:", key))
   }

@@ -14,12 +14,21 @@ import { resumeClaimed } from "./claimed-resume.js"
 
 /** Options of {@link askWithAnswer}. */
 export interface AskWithAnswerOptions {
+  /**
+   * The tools of the resumed run, the halted call's tool among them (as given to `client.ask`);
+   * without it the run has no tools and the halted call gets an unknown-tool result.
+   */
   toolkit?: Toolkit
   /** The conversation id used with `client.ask`. */
   id: string
+  /** The answer to the request the conversation waits on: its `id` must echo that request's id. */
   answer: Answer
   /** The request it halted on; read from the store when omitted. */
   pending?: Request
+  /**
+   * Aborts the resumed run; on a durable store the claim is then released with the abort
+   * error (an attempt counted) so that a later delivery or a sweep completes the run.
+   */
   signal?: AbortSignal
   /**
    * How long the claim holds before another delivery may take it over; default 30 s. The

@@ -18,6 +18,10 @@ import { resumeSavedRuntime } from "./runtime-persistence.js"
 export interface DeliverOptions {
   /** Resumes requests held by plain conversations; its store must be the one delivered to. */
   client?: Client
+  /**
+   * The tools of a resumed plain conversation (passed to `askWithAnswer`); a saved runtime's come from
+   * `runtime`.
+   */
   toolkit?: Toolkit
   /** Resumes requests held by saved runtimes (the same registry the runtime was created with). */
   runtime?: RuntimeOptions
@@ -40,8 +44,22 @@ export interface DeliverOptions {
 
 /** What {@link deliverAnswer} resumed: a conversation, or a saved runtime's tree. */
 export type DeliverResult =
-  | { kind: "conversation"; id: string; result: RunResult }
-  | { kind: "runtime"; key: string; result: TaskResult }
+  | {
+      /** `"conversation"`: a plain conversation waited on the request and was resumed. */
+      kind: "conversation"
+      /** The id of the resumed conversation. */
+      id: string
+      /** The resumed run's result, as `askWithAnswer` returns it. */
+      result: RunResult
+    }
+  | {
+      /** `"runtime"`: a saved runtime's tree held the request and was resumed. */
+      kind: "runtime"
+      /** The key the resumed runtime is saved under. */
+      key: string
+      /** The result of the topmost handle the cascade resumed (what the host's `wait` returns). */
+      result: TaskResult
+    }
 
 /**
  * Routes an answer to whatever holds its request: the saved runtime whose tree parked on it
@@ -154,9 +172,20 @@ function runtimeListener(
 
 /** What a sweep did: the deliveries it completed and those that failed again. */
 export interface SweepResult {
+  /** What each successful delivery resumed, in the order the sweep delivered them. */
   completed: DeliverResult[]
   /** Each failed request keeps its claim (and its decision) for the next sweep. */
-  failed: { requestId: string; conversationId: string; error: unknown }[]
+  failed: {
+    /** The id of the request whose delivery failed. */
+    requestId: string
+    /** The id of the conversation that waits on it (for an expired claim, the claimed one). */
+    conversationId: string
+    /**
+     * What the delivery threw; for a saved runtime whose cascade ended in `status: "error"`,
+     * an `Error` carrying the result's text.
+     */
+    error: unknown
+  }[]
 }
 
 /**

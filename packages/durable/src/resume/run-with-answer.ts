@@ -2,12 +2,18 @@ import type { Answer, Client, StreamListener, Message, Request, RunResult, Toolk
 
 /** Options of {@link runWithAnswer}. */
 export interface RunWithAnswerOptions {
+  /**
+   * The tools of the resumed run, the halted call's tool among them; without it the run has
+   * no tools and the halted call gets an unknown-tool result.
+   */
   toolkit?: Toolkit
   /** The halted transcript (e.g. `RunResult.messages`, after any JSON round trip). */
   history: Message[]
   /** The request it halted on. */
   pending: Request
+  /** The answer to `pending`: its `id` must echo `pending.id`. */
   answer: Answer
+  /** Aborts the resumed run (nothing is stored: the caller keeps the transcript). */
   signal?: AbortSignal
   /** Events of the resumed run as they happen. */
   onEvent?: StreamListener

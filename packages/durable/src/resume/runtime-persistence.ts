@@ -78,8 +78,14 @@ export async function loadRuntime(store: DurableStore, key: string, opts: Runtim
  * (default 3), and a signal that aborts the cascade.
  */
 export type ResumeRuntimeOptions = RuntimeOptions & {
+  /**
+   * How long the claim holds before another delivery may take it over, in ms; default 30 000, renewed every
+   * `leaseMs / 3`.
+   */
   leaseMs?: number
+  /** Claims (attempts) before the request is `failed` and waits for `retryFailed`; default 3. */
   maxAttempts?: number
+  /** Aborts the cascade; the claim is then released with the abort error, counting an attempt. */
   signal?: AbortSignal
 }
 

@@ -8,6 +8,13 @@ export interface SqliteDatabase {
   readonly name: string
   /** `false` once the host has closed it. */
   readonly open: boolean
+  /**
+   * Compiles one SQL statement into a better-sqlite3 `Statement`; the store prepares each on its first use.
+   */
   prepare(source: string): unknown
+  /**
+   * Wraps `fn` as a better-sqlite3 transaction function; the store calls its `.immediate`
+   * form, which takes the write lock at once and rolls back if `fn` throws.
+   */
   transaction(fn: (...args: any[]) => unknown): unknown
 }

@@ -207,6 +207,10 @@ export class SqliteStore extends DurableStoreBase {
     return this.#sql as Statements
   }
 
+  /**
+   * Reads conversation `id`'s row and its message rows in one statement (one snapshot);
+   * `undefined` when no such conversation is stored.
+   */
   protected async readTranscript(id: string) {
     // One statement reads the row and its messages from one snapshot: no transaction needed.
     const rows = this.#s.transcript.all(id) as TranscriptRow[]
@@ -214,13 +218,24 @@ export class SqliteStore extends DurableStoreBase {
     if (row === undefined) return undefined
     const messages = row.seq === null ? [] : (rows as StoredMessageRow[])
     return {
+      /**
+       * The conversation's revision as read (the row's `revision` plus its message count); prefix-reuse
+       * saves are checked against it.
+       */
       revision: row.revision + messages.length,
+      /** How many message rows were read. */
       count: messages.length,
+      /** The id of the request the conversation waits on; `null` when it waits on none. */
       pendingId: row.pending_id,
+      /** The message rows in `seq` order; empty when the conversation has no messages. */
       rows: messages,
     }
   }
 
+  /**
+   * Saves a transcript as `input` describes, in one immediate transaction (nothing else
+   * writes meanwhile); a fenced save whose claim is gone reports `lostClaim`.
+   */
   protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
     this.#save ??= immediateTransaction(this.#s.db, (input: SaveInput) => this.#saveLocked(this.#s, input))
     return this.#save(input)
@@ -326,6 +341,10 @@ export class SqliteStore extends DurableStoreBase {
     }
   }
 
+  /**
+   * The JSON of the request conversation `id` waits on: `null` when it waits on none,
+   * `undefined` when no such conversation is stored.
+   */
   protected async readPendingJson(id: string): Promise<string | null | undefined> {
     const row = this.#s.conversation.get(id) as SqliteConversationRow | undefined
     return row && unpackPending(row.pending, row.pending_id, row.pending_kind)
@@ -345,6 +364,7 @@ export class SqliteStore extends DurableStoreBase {
     return (this.#s.decision.get(requestId) as { claim_answer: string | null } | undefined)?.claim_answer
   }
 
+  /** The index rows of every `failed` request, each with its recorded `lastError` JSON (or `null`). */
   protected async readFailed(): Promise<FailedRow[]> {
     return (this.#s.failed.all() as SqliteHolderRow[]).map((row) => ({
       ...holderOf(row),
@@ -352,6 +372,10 @@ export class SqliteStore extends DurableStoreBase {
     }))
   }
 
+  /**
+   * Claims `input.answerId` on conversation `input.id` (or takes over an expired claim) under
+   * the claim rules, in one immediate transaction. A grant with the stored JSON, or a refusal.
+   */
   protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
     this.#claim ??= immediateTransaction(this.#s.db, (input: ClaimInput) => this.#claimLocked(this.#s, input))
     return this.#claim(input)
@@ -445,6 +469,10 @@ export class SqliteStore extends DurableStoreBase {
     return row?.claim_answer ?? null
   }
 
+  /**
+   * The claims whose lease ran out while their conversation still waits on the request,
+   * earliest expiry first; at most `limit` of them (all when `undefined`).
+   */
   protected async readExpiredClaims(limit: number | undefined) {
     const rows = this.#s.expiredClaims.all(Date.now(), limit ?? -1) as {
       id: string
@@ -454,12 +482,19 @@ export class SqliteStore extends DurableStoreBase {
       answer: string
     }[]
     return rows.map((row) => ({
+      /** The id of the conversation the claim was taken on. */
       id: row.id,
+      /** The JSON of the request it waits on. */
       pending: unpackPending(row.pending, row.pending_id, row.pending_kind) as string,
+      /** The JSON of the answer stored with the claim. */
       answer: row.answer,
     }))
   }
 
+  /**
+   * Deletes conversation `id` and its messages in one immediate transaction, with the index
+   * rows of its requests that were not applied (an applied request's decision is kept).
+   */
   protected async removeConversation(id: string): Promise<void> {
     const s = this.#s
     s.db
@@ -471,6 +506,10 @@ export class SqliteStore extends DurableStoreBase {
       .immediate()
   }
 
+  /**
+   * Stores the runtime snapshot JSON `body` under `key`. With `holds`, also replaces (in the
+   * same transaction) the requests recorded as held by that runtime; without, they stay.
+   */
   protected async writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): Promise<void> {
     const s = this.#s
     s.db
@@ -492,10 +531,12 @@ export class SqliteStore extends DurableStoreBase {
       .immediate()
   }
 
+  /** The snapshot JSON saved under `key`; `undefined` when there is none. */
   protected async readSnapshot(key: string): Promise<string | undefined> {
     return (this.#s.getSnapshot.get(key) as { body: string } | undefined)?.body
   }
 
+  /** Deletes the snapshot row saved under `key` (nothing when there is none). */
   protected async removeSnapshot(key: string): Promise<void> {
     this.#s.deleteSnapshot.run(key)
   }

@@ -34,14 +34,24 @@ export interface ClaimCase {
   /** What happened to the request before, in order. */
   history: ClaimStep[]
   /** Whether the incoming answer approves, and whether it answers this request or another one. */
-  answer: { ok: boolean; to?: "the request" | "another request" }
+  answer: {
+    /** The incoming answer's `ok`: `true` approves, `false` declines. */
+    ok: boolean
+    /** Which request the answer's `id` names; default `"the request"`. */
+    to?: "the request" | "another request"
+  }
   /** The conversation the answer is claimed through. */
   through: "parent" | "leaf" | "an unknown conversation" | "a conversation waiting on nothing"
   /**
    * Whether a saved runtime holds the request, and the runtime key the claim names: none,
    * that runtime's, or another one.
    */
-  runtime?: { holds: true; claimFor: "none" | "the holder" | "another runtime" }
+  runtime?: {
+    /** Always `true`: the request is recorded as held by a saved runtime (its snapshot's `holds`). */
+    holds: true
+    /** The `runtimeKey` the incoming claim names: none, the holding runtime's key, or another runtime's. */
+    claimFor: "none" | "the holder" | "another runtime"
+  }
   /** The `maxAttempts` of every claim of the case; default 3. */
   maxAttempts?: number
   /** What the delivery ends in. */

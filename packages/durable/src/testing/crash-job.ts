@@ -7,7 +7,20 @@ import { openStore } from "../open-store.js"
  * `openStore` understands, or a module whose export (default `createStore`) is called with
  * `{ opTimeoutMs }` and returns the store — the way to run the kit on a custom store.
  */
-export type KitStore = { url: string } | { module: string; export?: string }
+export type KitStore =
+  | {
+      /** A store URL that `openStore` understands; the kit appends `opTimeoutMs` as a query parameter. */
+      url: string
+    }
+  | {
+      /**
+       * The module each worker `import()`s: a file URL (`new URL("./my-store.js", import.meta.url).href`)
+       * or a package name; a relative path would resolve against the kit's own file.
+       */
+      module: string
+      /** The name of the module's factory export; default `"createStore"`. */
+      export?: string
+    }
 
 /** @internal What a worker is asked to do. */
 export interface CrashJob {

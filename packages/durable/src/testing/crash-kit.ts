@@ -38,7 +38,17 @@ export interface CrashKitOptions {
    * For the connection scenarios: the store server's address and the store as reached
    * through a proxy on `port` (the kit owns the proxy; the server is never touched).
    */
-  proxy?: { target: { host: string; port: number }; store: (port: number) => KitStore }
+  proxy?: {
+    /** The store server's address, which the kit's proxy forwards to. */
+    target: {
+      /** The server's host name or IP address. */
+      host: string
+      /** The server's TCP port. */
+      port: number
+    }
+    /** The store as the workers open it through the proxy listening on 127.0.0.1 at `port`. */
+    store: (port: number) => KitStore
+  }
   /** Only these points; default all (the connection ones only with `proxy`). */
   points?: CrashPoint[]
   /** Only these flows; default both. */
@@ -53,7 +63,12 @@ export interface CrashKitOptions {
 
 /** What the kit measured for one scenario. */
 export interface CrashOutcome {
+  /**
+   * The resume path the scenario ran: `askWithAnswer` (a conversation) or `resumeRuntime` (a two-level
+   * tree).
+   */
   flow: "askWithAnswer" | "resumeRuntime"
+  /** Where the worker was killed, or which fault scenario ran. */
   point: CrashPoint
   /** The run completed (no open request, the decision stored, the final answer saved). */
   completed: boolean
@@ -71,6 +86,7 @@ export interface CrashOutcome {
 
 /** The kit's report: one outcome per flow and point. */
 export interface CrashReport {
+  /** Every scenario's outcome, one per flow and point run. */
   outcomes: CrashOutcome[]
   /** The outcomes with problems. */
   failures: CrashOutcome[]

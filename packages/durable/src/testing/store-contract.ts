@@ -38,7 +38,17 @@ export interface StoreContractInit {
   corruptPending?(store: DurableStore, id: string): Promise<void>
   /** For the deadline test: the server's address and a store (with `opTimeoutMs`) reaching it on `port`. */
   viaProxy?: {
-    target: { host: string; port: number }
+    /** The store server's address, which the suite's proxy forwards to. */
+    target: {
+      /** The server's host name or IP address. */
+      host: string
+      /** The server's TCP port. */
+      port: number
+    }
+    /**
+     * A store reaching the server through the proxy on 127.0.0.1 at `port`, with this `opTimeoutMs` (in
+     * ms).
+     */
     create(port: number, opTimeoutMs: number): DurableStore
   }
   /** Overwrites the stored schema version behind the store's back. */

@@ -8,8 +8,11 @@ import { type Server, type Socket, createConnection, createServer } from "node:n
 export interface TcpProxy {
   /** The port to connect to instead of the server's. */
   readonly port: number
+  /** Destroys every open connection, and from now on each new one as soon as it is accepted. */
   cut(): void
+  /** Stops forwarding in both directions; connections, old and new, stay open but get no bytes. */
   blackhole(): void
+  /** Destroys every connection and stops listening; resolves once the server has closed. */
   close(): Promise<void>
 }
 

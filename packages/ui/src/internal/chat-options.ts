@@ -5,6 +5,10 @@ import type { Client, ConversationStore, Toolkit } from "@toolnexus/core"
 export interface ChatHandlerOptions {
   /** Runs the chats; its store keeps their transcripts (the only transcript trusted). */
   client: Client
+  /**
+   * The tools of every chat's runs, new turns and resumed answers alike; the AG-UI handler adds
+   * the posted frontend tools as relay tools (a toolkit tool of the same name wins).
+   */
   toolkit?: Toolkit
   /** Must be `client.conversationStore()` when given (else `ConfigError`); a durable store makes answers exactly-once across processes. */
   store?: ConversationStore

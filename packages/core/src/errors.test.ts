@@ -18,6 +18,8 @@ import {
   UnknownRequestError,
   isToolnexusError,
 } from "./errors.js"
+import { EngineRunError } from "./client/engine-connection.js"
+import { StepTooLargeError } from "./client/executor.js"
 
 type ErrorClass = abstract new (...args: any[]) => ToolnexusError
 
@@ -128,6 +130,20 @@ const cases: Case[] = [
     code: "TNX_CONVERSATION_PENDING",
     message: /^conversation "c1" waits on request pnd-a \(approval: "Pay\?"\)/,
   },
+  {
+    cls: EngineRunError,
+    make: () => new EngineRunError("wf-1", "failed: boom"),
+    name: "EngineRunError",
+    code: "TNX_ENGINE_RUN",
+    message: /^run "wf-1" failed: boom$/,
+  },
+  {
+    cls: StepTooLargeError,
+    make: () => new StepTooLargeError("llm:3", 2048, 1024),
+    name: "StepTooLargeError",
+    code: "TNX_STEP_TOO_LARGE",
+    message: /^step llm:3 is 2048 bytes, over the executor's maxStepBytes of 1024$/,
+  },
 ]
 
 /**
@@ -149,11 +165,14 @@ const ALL_CODES: Record<ToolnexusErrorCode, string> = {
   TNX_STORE: "core",
   TNX_SCHEMA_VERSION: "core",
   TNX_CONVERSATION_PENDING: "core",
+  TNX_ENGINE_RUN: "core",
+  TNX_STEP_TOO_LARGE: "core",
   TNX_RUNTIME: "agents",
   TNX_INBOX_FULL: "agents",
   TNX_CLOSED: "agents",
   TNX_MCP_CONNECT: "mcp",
   TNX_MCP_TIMEOUT: "mcp",
+  TNX_A2A_CONNECT: "a2a",
   TNX_RUNTIME_HELD: "durable",
   TNX_CLAIM_LOST: "durable",
   TNX_RUNTIME_COLLISION: "durable",
@@ -165,7 +184,7 @@ describe("one error scheme", () => {
       .filter(([, pkg]) => pkg === "core")
       .map(([code]) => code)
     expect(core.sort()).toEqual(cases.map((c) => c.code).sort())
-    expect(Object.keys(ALL_CODES)).toHaveLength(22)
+    expect(Object.keys(ALL_CODES)).toHaveLength(25)
   })
 
   it("isToolnexusError recognises the family, and a code when given", () => {
@@ -173,6 +192,9 @@ describe("one error scheme", () => {
     expect(isToolnexusError(error)).toBe(true)
     expect(isToolnexusError(error, "TNX_ANSWER_CONFLICT")).toBe(true)
     expect(isToolnexusError(error, "TNX_STORE")).toBe(false)
+    // Codes of errors outside errors.ts narrow too (a code missing from the union fails to typecheck).
+    expect(isToolnexusError(new StepTooLargeError("tool:1", 9, 8), "TNX_STEP_TOO_LARGE")).toBe(true)
+    expect(isToolnexusError(new EngineRunError("wf", "failed"), "TNX_ENGINE_RUN")).toBe(true)
     expect(isToolnexusError(new Error("x"))).toBe(false)
     expect(isToolnexusError({ code: "TNX_STORE", message: "x" })).toBe(false)
     expect(isToolnexusError(undefined)).toBe(false)

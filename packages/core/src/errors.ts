@@ -21,8 +21,12 @@ export type ToolnexusErrorCode =
   | "TNX_INBOX_FULL"
   | "TNX_CLOSED"
   | "TNX_CONVERSATION_PENDING"
+  | "TNX_ENGINE_RUN"
+  | "TNX_STEP_TOO_LARGE"
   | "TNX_MCP_CONNECT"
   | "TNX_MCP_TIMEOUT"
+  // @toolnexus/a2a
+  | "TNX_A2A_CONNECT"
   // @toolnexus/durable
   | "TNX_RUNTIME_HELD"
   | "TNX_CLAIM_LOST"

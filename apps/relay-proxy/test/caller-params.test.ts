@@ -1,6 +1,6 @@
-import OpenAI from "openai"
+import type OpenAI from "openai"
 import { afterEach, describe, expect, it } from "vitest"
-import { STYLES, fnTool, listen, proxyFor, useHarness } from "./helpers.js"
+import { OpenAIClient, STYLES, fnTool, listen, proxyFor, useHarness } from "./helpers.js"
 
 // `model`, `temperature` and `tool_choice` through the official `openai` SDK: the model id is
 // echoed, the other two reach the upstream request in its own form, or the SDK gets a 400.
@@ -13,7 +13,7 @@ afterEach(async () => {
 
 async function sdk(style: (typeof STYLES)[number]) {
   listening = await listen(proxyFor(style, h.server, h.store))
-  return new OpenAI({ baseURL: listening.baseURL, apiKey: "caller-key", maxRetries: 0 })
+  return new OpenAIClient({ baseURL: listening.baseURL, apiKey: "caller-key", maxRetries: 0 })
 }
 
 const weather = fnTool("get_weather", { city: { type: "string" } }) as OpenAI.ChatCompletionTool
@@ -38,7 +38,7 @@ async function refusal(call: Promise<unknown>): Promise<InstanceType<typeof Open
     () => undefined,
     (e: unknown) => e,
   )
-  expect(error).toBeInstanceOf(OpenAI.BadRequestError)
+  expect(error).toBeInstanceOf(OpenAIClient.BadRequestError)
   return error as InstanceType<typeof OpenAI.APIError>
 }
 

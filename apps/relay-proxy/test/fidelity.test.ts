@@ -1,8 +1,8 @@
 import { type Client, LLMStreamError, type RunResult } from "@toolnexus/core"
-import OpenAI from "openai"
+import type OpenAI from "openai"
 import { afterEach, describe, expect, it } from "vitest"
 import { createRelayProxy } from "../src/app.js"
-import { STYLES, fnTool, listen, proxyFor, useHarness } from "./helpers.js"
+import { OpenAIClient, STYLES, fnTool, listen, proxyFor, useHarness } from "./helpers.js"
 
 // finish_reason and refusal as core reports them (DESIGN §10: RunResult.finishReason / .refusal,
 // incomplete with limit "maxOutputTokens" / "contentFilter"): first end to end from the fake
@@ -19,7 +19,7 @@ const ask = { model: "m", messages: [{ role: "user" as const, content: "q" }] }
 describe.each(STYLES)("from the upstream model (%s)", (style) => {
   async function sdk() {
     listening = await listen(proxyFor(style, h.server, h.store))
-    return new OpenAI({ baseURL: listening.baseURL, apiKey: "k", maxRetries: 0 })
+    return new OpenAIClient({ baseURL: listening.baseURL, apiKey: "k", maxRetries: 0 })
   }
 
   it("a refusal reaches chat as message.refusal and Responses as a refusal part", async () => {
@@ -74,7 +74,7 @@ async function sdkWith(result: Fidelity) {
   }
   const client = { continueRun: async () => full, conversationStore: () => h.store } as unknown as Client
   listening = await listen(createRelayProxy({ client, store: h.store }))
-  return new OpenAI({ baseURL: listening.baseURL, apiKey: "k", maxRetries: 0 })
+  return new OpenAIClient({ baseURL: listening.baseURL, apiKey: "k", maxRetries: 0 })
 }
 
 const refused: Fidelity = { finishReason: "refusal", refusal: "I can't help with that." }

@@ -1,9 +1,10 @@
-import OpenAI from "openai"
+import type OpenAI from "openai"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import type { RelayProxyOptions } from "../src/app.js"
-import { STYLES, fnTool, listen, proxyFor, useHarness } from "./helpers.js"
+import { OpenAIClient, STYLES, fnTool, listen, nodeMajor, proxyFor, useHarness } from "./helpers.js"
 
-// The official `openai` SDK (6.x), unchanged, against a listening proxy.
+// The official `openai` SDK (helpers' OpenAIClient: 7.x on Node 22+, else 6.x), unchanged,
+// against a listening proxy.
 const h = useHarness()
 let listening: Awaited<ReturnType<typeof listen>> | undefined
 afterEach(async () => {
@@ -13,12 +14,12 @@ afterEach(async () => {
 
 async function sdk(style: (typeof STYLES)[number] = "openai", options: Partial<RelayProxyOptions> = {}) {
   listening = await listen(proxyFor(style, h.server, h.store, options))
-  return new OpenAI({ baseURL: listening.baseURL, apiKey: "caller-key", maxRetries: 2 })
+  return new OpenAIClient({ baseURL: listening.baseURL, apiKey: "caller-key", maxRetries: 2 })
 }
 
 const weather = fnTool("get_weather", { city: { type: "string" } }) as OpenAI.ChatCompletionTool
 
-describe.each(STYLES)("openai SDK chat completions (%s upstream)", (style) => {
+describe.each(STYLES)(`openai SDK ${nodeMajor >= 22 ? 7 : 6}.x chat completions (%s upstream)`, (style) => {
   beforeEach(() => h.server.reset())
 
   it("a plain chat", async () => {
@@ -148,7 +149,7 @@ describe.each(STYLES)("openai SDK chat completions (%s upstream)", (style) => {
   )
 })
 
-describe("openai SDK errors", () => {
+describe(`openai SDK ${nodeMajor >= 22 ? 7 : 6}.x errors`, () => {
   it("an upstream 429 reaches the SDK as a 429 with its Retry-After; only the SDK retries", async () => {
     h.server.addRule({
       match: () => true,
@@ -158,7 +159,7 @@ describe("openai SDK errors", () => {
     const error = await openai.chat.completions
       .create({ model: "any", messages: [{ role: "user", content: "hi" }] })
       .catch((e: unknown) => e)
-    expect(error).toBeInstanceOf(OpenAI.RateLimitError)
+    expect(error).toBeInstanceOf(OpenAIClient.RateLimitError)
     const rate = error as InstanceType<typeof OpenAI.RateLimitError>
     expect(rate.status).toBe(429)
     expect(rate.headers.get("retry-after")).toBe("0")
@@ -173,7 +174,7 @@ describe("openai SDK errors", () => {
     const error = await openai.chat.completions
       .create({ model: "any", messages: [{ role: "user", content: "hi" }], tools: [fnTool("t") as any] })
       .catch((e: unknown) => e)
-    expect(error).toBeInstanceOf(OpenAI.BadRequestError)
+    expect(error).toBeInstanceOf(OpenAIClient.BadRequestError)
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({
       type: "invalid_request_error",
       message: expect.stringMatching(/bad schema for tool t/),
@@ -187,7 +188,7 @@ describe("openai SDK errors", () => {
     const error = await openai.chat.completions
       .create({ model: "any", messages: [{ role: "user", content: "hi" }] })
       .catch((e: unknown) => e)
-    expect(error).toBeInstanceOf(OpenAI.APIError)
+    expect(error).toBeInstanceOf(OpenAIClient.APIError)
     expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502)
     expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe("upstream_unreachable")
     expect(h.server.requests).toHaveLength(3)
@@ -198,7 +199,7 @@ describe("openai SDK errors", () => {
     const error = await openai.chat.completions
       .create({ model: "any", messages: [{ role: "user", content: "x".repeat(100 * 1024) }] })
       .catch((e: unknown) => e)
-    expect(error).toBeInstanceOf(OpenAI.APIError)
+    expect(error).toBeInstanceOf(OpenAIClient.APIError)
     const api = error as InstanceType<typeof OpenAI.APIError>
     expect(api.status).toBe(413)
     expect(api.code).toBe("request_too_large")
@@ -209,16 +210,16 @@ describe("openai SDK errors", () => {
   it("with caller keys, a wrong or missing key is a 401 (AuthenticationError) and a right one works", async () => {
     h.server.enqueue({ text: "welcome" })
     listening = await listen(proxyFor("openai", h.server, h.store, { apiKeys: ["key-a", "key-b"] }))
-    const wrong = new OpenAI({ baseURL: listening.baseURL, apiKey: "key-c" })
+    const wrong = new OpenAIClient({ baseURL: listening.baseURL, apiKey: "key-c" })
     const error = await wrong.chat.completions
       .create({ model: "any", messages: [{ role: "user", content: "hi" }] })
       .catch((e: unknown) => e)
-    expect(error).toBeInstanceOf(OpenAI.AuthenticationError)
+    expect(error).toBeInstanceOf(OpenAIClient.AuthenticationError)
     expect((error as InstanceType<typeof OpenAI.AuthenticationError>).code).toBe("invalid_api_key")
     const missing = await fetch(`${listening.baseURL}/models`)
     expect(missing.status).toBe(401)
     expect(((await missing.json()) as any).error.message).toMatch(/no API key was provided/)
-    const right = new OpenAI({ baseURL: listening.baseURL, apiKey: "key-b" })
+    const right = new OpenAIClient({ baseURL: listening.baseURL, apiKey: "key-b" })
     const res = await right.chat.completions.create({
       model: "any",
       messages: [{ role: "user", content: "hi" }],
@@ -230,7 +231,7 @@ describe("openai SDK errors", () => {
   it("tool results that answer nothing are a 409 the SDK does not retry", async () => {
     listening = await listen(proxyFor("openai", h.server, h.store))
     let attempts = 0
-    const openai = new OpenAI({
+    const openai = new OpenAIClient({
       baseURL: listening.baseURL,
       apiKey: "k",
       fetch: (url, init) => {
@@ -251,7 +252,7 @@ describe("openai SDK errors", () => {
         ],
       })
       .catch((e: unknown) => e)
-    expect(error).toBeInstanceOf(OpenAI.ConflictError)
+    expect(error).toBeInstanceOf(OpenAIClient.ConflictError)
     expect((error as InstanceType<typeof OpenAI.ConflictError>).headers.get("x-should-retry")).toBe("false")
     expect(attempts).toBe(1)
   })
@@ -280,6 +281,6 @@ describe("openai SDK errors", () => {
     const models = await openai.models.list()
     expect(models.data.map((m) => m.id)).toEqual(["upstream-model"])
     expect((await openai.models.retrieve("upstream-model")).id).toBe("upstream-model")
-    await expect(openai.models.retrieve("gpt-9")).rejects.toBeInstanceOf(OpenAI.NotFoundError)
+    await expect(openai.models.retrieve("gpt-9")).rejects.toBeInstanceOf(OpenAIClient.NotFoundError)
   })
 })

@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
 import { join } from "node:path"
-import OpenAI from "openai"
+import type OpenAI from "openai"
 import { afterEach, describe, expect, it } from "vitest"
 import { ConfigurationError, configFromEnv } from "../src/config.js"
 import { withRequestLog } from "../src/request-log.js"
-import { listen, proxyFor, useHarness } from "./helpers.js"
+import { OpenAIClient, listen, proxyFor, useHarness } from "./helpers.js"
 
 // Issue 25: the proxy as an operator meets it — the offline model, its configuration errors,
 // its request log and the refusal to serve unauthenticated beyond this machine.
@@ -115,7 +115,7 @@ describe("the offline model and the request log, driven by the openai SDK", () =
   it("answers, calls the caller's tool, reports its result; one log line per request, names not keys", async () => {
     const started = await start({ RELAY_API_KEYS: "alice:sk-alice-123456" })
     expect(started.out.stdout).toMatch(/→ openai the scripted offline model/)
-    const openai = new OpenAI({ baseURL: started.url, apiKey: "sk-alice-123456", maxRetries: 0 })
+    const openai = new OpenAIClient({ baseURL: started.url, apiKey: "sk-alice-123456", maxRetries: 0 })
 
     const plain = await openai.chat.completions.create({
       model: "any",
@@ -149,7 +149,7 @@ describe("the offline model and the request log, driven by the openai SDK", () =
     expect(done.choices[0]?.message.content).toBe("(offline model) The tool answered: shipped")
 
     await expect(
-      new OpenAI({ baseURL: started.url, apiKey: "sk-wrong", maxRetries: 0 }).models.list(),
+      new OpenAIClient({ baseURL: started.url, apiKey: "sk-wrong", maxRetries: 0 }).models.list(),
     ).rejects.toMatchObject({ status: 401 })
     await fetch(`${started.url}/models?key=sk-alice-123456`)
 
@@ -184,8 +184,8 @@ describe("GET /v1/responses/{id} (responses.retrieve)", () => {
   it("returns a stored response as it was created; store: false, unknown ids and other callers get a 404", async () => {
     const listening = await listen(proxyFor("openai", h.server, h.store, { apiKeys: ["key-a", "key-b"] }))
     try {
-      const a = new OpenAI({ baseURL: listening.baseURL, apiKey: "key-a", maxRetries: 0 })
-      const b = new OpenAI({ baseURL: listening.baseURL, apiKey: "key-b", maxRetries: 0 })
+      const a = new OpenAIClient({ baseURL: listening.baseURL, apiKey: "key-a", maxRetries: 0 })
+      const b = new OpenAIClient({ baseURL: listening.baseURL, apiKey: "key-b", maxRetries: 0 })
       h.server.enqueue({ text: "Stored." }, { text: "Not stored." })
       const created = await a.responses.create({ model: "any", input: "keep this" })
       const retrieved = await a.responses.retrieve(created.id)

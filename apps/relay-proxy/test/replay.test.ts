@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs"
 import { type EndpointStyle, createClient } from "@toolnexus/core"
-import OpenAI from "openai"
+import type OpenAI from "openai"
 import { zodResponseFormat } from "openai/helpers/zod"
 import { afterEach, describe, expect, it } from "vitest"
 import { z } from "zod"
 import { createRelayProxy } from "../src/app.js"
-import { fnTool, listen, useHarness } from "./helpers.js"
+import { OpenAIClient, fnTool, listen, useHarness } from "./helpers.js"
 
 // Real provider replies recorded by other projects' test suites (core's replay corpus, sources in
 // packages/core/test/replay/SOURCES.md), served as the upstream through the client's fetch seam
@@ -40,7 +40,7 @@ async function replaying(style: EndpointStyle, ...names: string[]) {
     store: h.store,
   })
   listening = await listen(createRelayProxy({ client, store: h.store, style }))
-  return { openai: new OpenAI({ baseURL: listening.baseURL, apiKey: "k", maxRetries: 0 }), sent }
+  return { openai: new OpenAIClient({ baseURL: listening.baseURL, apiKey: "k", maxRetries: 0 }), sent }
 }
 
 const weather = fnTool("weather", { location: { type: "string" } }) as OpenAI.ChatCompletionTool

@@ -1,6 +1,6 @@
-import OpenAI from "openai"
+import type OpenAI from "openai"
 import { afterEach, describe, expect, it } from "vitest"
-import { STYLES, listen, proxyFor, useHarness } from "./helpers.js"
+import { OpenAIClient, STYLES, listen, proxyFor, useHarness } from "./helpers.js"
 
 const h = useHarness()
 let listening: Awaited<ReturnType<typeof listen>> | undefined
@@ -11,7 +11,7 @@ afterEach(async () => {
 
 async function sdk(style: (typeof STYLES)[number] = "openai") {
   listening = await listen(proxyFor(style, h.server, h.store))
-  return new OpenAI({ baseURL: listening.baseURL, apiKey: "caller", maxRetries: 0 })
+  return new OpenAIClient({ baseURL: listening.baseURL, apiKey: "caller", maxRetries: 0 })
 }
 
 const lookup: OpenAI.Responses.FunctionTool = {

@@ -2,10 +2,10 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible"
 import { createClient } from "@toolnexus/core"
 import { type DurableStore, openStore } from "@toolnexus/durable"
 import { streamText } from "ai"
-import OpenAI from "openai"
+import type OpenAI from "openai"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { createRelayProxy } from "../src/app.js"
-import { fnTool, listen } from "./helpers.js"
+import { OpenAIClient, fnTool, listen } from "./helpers.js"
 
 // A hand-driven upstream (the client's `fetch`): each reply is a list of SSE frames, and a frame
 // may wait for a promise, so a test can hold the model "mid-sentence" until the caller has seen
@@ -70,7 +70,7 @@ afterEach(async () => {
   await store.close()
 })
 
-const openai = () => new OpenAI({ baseURL: listening.baseURL, apiKey: "caller", maxRetries: 0 })
+const openai = () => new OpenAIClient({ baseURL: listening.baseURL, apiKey: "caller", maxRetries: 0 })
 const weather = fnTool("get_weather", { city: { type: "string" } }) as OpenAI.ChatCompletionTool
 
 describe("stream: true forwards the upstream's deltas as they arrive", () => {
@@ -201,7 +201,7 @@ describe("an upstream failure on a streamed request", () => {
     const error = await openai()
       .chat.completions.create({ model: "any", messages: [{ role: "user", content: "hi" }], stream: true })
       .catch((e: unknown) => e)
-    expect(error).toBeInstanceOf(OpenAI.APIError)
+    expect(error).toBeInstanceOf(OpenAIClient.APIError)
     expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(503)
   })
 
@@ -217,7 +217,7 @@ describe("an upstream failure on a streamed request", () => {
       for await (const chunk of stream) deltas.push(chunk.choices[0]?.delta.content ?? "")
     })().catch((e: unknown) => e)
     expect(deltas.join("")).toBe("Half an ans")
-    expect(error).toBeInstanceOf(OpenAI.APIError)
+    expect(error).toBeInstanceOf(OpenAIClient.APIError)
     expect((error as Error).message).toMatch(/fell over/)
     expect((error as InstanceType<typeof OpenAI.APIError>).type).toBe("server_error")
   })
@@ -244,7 +244,7 @@ describe("an upstream failure on a streamed request", () => {
       for await (const event of stream) types.push(event.type)
     })().catch((e: unknown) => e)
     expect(types).toContain("response.output_text.delta")
-    expect(error).toBeInstanceOf(OpenAI.APIError)
+    expect(error).toBeInstanceOf(OpenAIClient.APIError)
     expect((error as Error).message).toMatch(/fell over/)
     replies.push([textFrame("Half"), errorFrame])
     const res = await fetch(`${listening.baseURL}/responses`, {

@@ -1,10 +1,9 @@
 import { createOpenAI } from "@ai-sdk/openai"
 import { Output, generateText } from "ai"
-import OpenAI from "openai"
 import { zodResponseFormat } from "openai/helpers/zod"
 import { afterEach, describe, expect, it } from "vitest"
 import { z } from "zod"
-import { listen, proxyFor, useHarness } from "./helpers.js"
+import { OpenAIClient, listen, proxyFor, useHarness } from "./helpers.js"
 
 // A caller's json_schema format becomes the client's `output`: core sends it upstream, validates
 // the answer and gives the model one corrective turn.
@@ -25,7 +24,7 @@ async function baseURL() {
 describe("structured output", () => {
   it("openai chat.completions.parse() with a zod response_format", async () => {
     h.server.enqueue({ text: '{"city":"Oslo","celsius":-3}' })
-    const openai = new OpenAI({ baseURL: await baseURL(), apiKey: "k", maxRetries: 0 })
+    const openai = new OpenAIClient({ baseURL: await baseURL(), apiKey: "k", maxRetries: 0 })
     const res = await openai.chat.completions.parse({
       model: "m",
       messages: [{ role: "user", content: "Oslo weather as JSON" }],
@@ -39,7 +38,7 @@ describe("structured output", () => {
 
   it("an invalid answer gets one corrective turn upstream; the caller sees the corrected one", async () => {
     h.server.enqueue({ text: '{"city":"Oslo"}' }, { text: '{"city":"Oslo","celsius":1}' })
-    const openai = new OpenAI({ baseURL: await baseURL(), apiKey: "k", maxRetries: 0 })
+    const openai = new OpenAIClient({ baseURL: await baseURL(), apiKey: "k", maxRetries: 0 })
     const res = await openai.chat.completions.parse({
       model: "m",
       messages: [{ role: "user", content: "Oslo weather as JSON" }],

@@ -2,7 +2,7 @@ import { serve } from "@hono/node-server"
 import { type EndpointStyle, createClient } from "@toolnexus/core"
 import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
 import { type DurableStore, openStore } from "@toolnexus/durable"
-import OpenAI from "openai"
+import type OpenAI from "openai"
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest"
 import { type RelayProxyOptions, createRelayProxy } from "../src/app.js"
 import { forwardCallerParams } from "../src/caller-params.js"
@@ -45,15 +45,19 @@ export function proxyFor(
   return createRelayProxy({ client, store, style, model: "upstream-model", secrets: [API_KEY], ...options })
 }
 
-/** The Node major the tests run on. */
-export const nodeMajor = Number(process.versions.node.split(".")[0])
+const [clientModule, versionModule] =
+  Number(process.versions.node.split(".")[0]) >= 22
+    ? await Promise.all([import("openai-v7"), import("openai-v7/version")])
+    : await Promise.all([import("openai"), import("openai/version")])
 
 /**
  * The official `openai` client the tests drive, unchanged: its current major (7.x, which needs
  * Node 22) where this Node runs it, else 6.x. The types are 6.x's; both majors take them.
  */
-export const OpenAIClient: typeof OpenAI =
-  nodeMajor >= 22 ? ((await import("openai-v7")).default as unknown as typeof OpenAI) : OpenAI
+export const OpenAIClient = clientModule.default as unknown as typeof OpenAI
+
+/** The version of {@link OpenAIClient}'s package, as that package reports it. */
+export const OPENAI_VERSION: string = versionModule.VERSION
 
 /** Serves `app` on a free 127.0.0.1 port; `baseURL` is what an OpenAI client is given. */
 export function listen(app: { fetch: (req: Request) => Response | Promise<Response> }) {

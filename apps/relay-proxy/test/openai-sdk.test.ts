@@ -1,7 +1,7 @@
 import type OpenAI from "openai"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import type { RelayProxyOptions } from "../src/app.js"
-import { OpenAIClient, STYLES, fnTool, listen, nodeMajor, proxyFor, useHarness } from "./helpers.js"
+import { OPENAI_VERSION, OpenAIClient, STYLES, fnTool, listen, proxyFor, useHarness } from "./helpers.js"
 
 // The official `openai` SDK (helpers' OpenAIClient: 7.x on Node 22+, else 6.x), unchanged,
 // against a listening proxy.
@@ -19,7 +19,12 @@ async function sdk(style: (typeof STYLES)[number] = "openai", options: Partial<R
 
 const weather = fnTool("get_weather", { city: { type: "string" } }) as OpenAI.ChatCompletionTool
 
-describe.each(STYLES)(`openai SDK ${nodeMajor >= 22 ? 7 : 6}.x chat completions (%s upstream)`, (style) => {
+it("drives the client's current major where this Node runs it (7 needs Node 22)", () => {
+  const nodeMajor = Number(process.versions.node.split(".")[0])
+  expect(OPENAI_VERSION.split(".")[0]).toBe(nodeMajor >= 22 ? "7" : "6")
+})
+
+describe.each(STYLES)(`openai SDK ${OPENAI_VERSION} chat completions (%s upstream)`, (style) => {
   beforeEach(() => h.server.reset())
 
   it("a plain chat", async () => {
@@ -149,7 +154,7 @@ describe.each(STYLES)(`openai SDK ${nodeMajor >= 22 ? 7 : 6}.x chat completions 
   )
 })
 
-describe(`openai SDK ${nodeMajor >= 22 ? 7 : 6}.x errors`, () => {
+describe(`openai SDK ${OPENAI_VERSION} errors`, () => {
   it("an upstream 429 reaches the SDK as a 429 with its Retry-After; only the SDK retries", async () => {
     h.server.addRule({
       match: () => true,

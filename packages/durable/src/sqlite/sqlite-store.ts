@@ -26,6 +26,7 @@ import {
 import { toStoreError } from "../store-engine/store-errors.js"
 import { migrateSqlite } from "./migrate-sqlite.js"
 import { SQLITE_MIGRATIONS } from "./migrations.js"
+import { nativeBinding } from "./native-binding.js"
 import { packPending, unpackPending } from "./pending-column.js"
 import type { SqliteDatabase } from "./sqlite-database.js"
 
@@ -166,7 +167,10 @@ export class SqliteStore extends DurableStoreBase {
       this.#ownsDb = true
       where = path === ":memory:" ? "an in-memory SQLite database" : `SQLite database ${path}`
       open = () => {
-        const db = new Driver(path, { timeout: this.opTimeoutMs })
+        const timeout = this.opTimeoutMs
+        // The addon object is accepted since better-sqlite3 8; its types still say string.
+        const options = (nativeBinding ? { timeout, nativeBinding } : { timeout }) as BetterSqlite3.Options
+        const db = new Driver(path, options)
         if (path !== ":memory:") {
           // WAL lets readers in other processes proceed while a save commits. In WAL mode
           // `synchronous = NORMAL` syncs at checkpoints, not at every commit: a commit survives

@@ -12,7 +12,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 describe("better-sqlite3's addon", () => {
   it("is loaded with the SQLite entry, from the driver's own build", () => {
-    expect(typeof (nativeBinding as { Database?: unknown } | undefined)?.Database).toBe("function")
+    expect("addon" in nativeBinding && typeof (nativeBinding.addon as { Database?: unknown }).Database).toBe(
+      "function",
+    )
   })
 
   it("the first store of a fresh process opens without the `bindings` lookup", () => {
@@ -28,6 +30,23 @@ describe("better-sqlite3's addon", () => {
     const missing = (id: string) => {
       throw Object.assign(new Error(`Cannot find module '${id}'`), { code: "MODULE_NOT_FOUND" })
     }
-    expect(loadNativeBinding(missing)).toBeUndefined()
+    expect(loadNativeBinding(missing)).toEqual({ absent: true })
+  })
+
+  it("an addon that is there but does not load keeps its own error", () => {
+    const wrongNode = new Error(
+      "was compiled against a different Node.js version using NODE_MODULE_VERSION 137",
+    )
+    const load = () => {
+      throw wrongNode
+    }
+    expect(loadNativeBinding(load)).toEqual({ error: wrongNode })
+    // A missing module that is not the addon (one it links to, say) is a load failure too.
+    const other = Object.assign(new Error("Cannot find module 'libsqlite3.so'"), { code: "MODULE_NOT_FOUND" })
+    expect(
+      loadNativeBinding(() => {
+        throw other
+      }),
+    ).toEqual({ error: other })
   })
 })

@@ -167,9 +167,12 @@ export class SqliteStore extends DurableStoreBase {
       this.#ownsDb = true
       where = path === ":memory:" ? "an in-memory SQLite database" : `SQLite database ${path}`
       open = () => {
+        if ("error" in nativeBinding) throw nativeBinding.error
         const timeout = this.opTimeoutMs
         // The addon object is accepted since better-sqlite3 8; its types still say string.
-        const options = (nativeBinding ? { timeout, nativeBinding } : { timeout }) as BetterSqlite3.Options
+        const options = (
+          "addon" in nativeBinding ? { timeout, nativeBinding: nativeBinding.addon } : { timeout }
+        ) as BetterSqlite3.Options
         const db = new Driver(path, options)
         if (path !== ":memory:") {
           // WAL lets readers in other processes proceed while a save commits. In WAL mode

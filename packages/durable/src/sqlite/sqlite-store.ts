@@ -169,7 +169,7 @@ export class SqliteStore extends DurableStoreBase {
       open = () => {
         if ("error" in nativeBinding) throw nativeBinding.error
         const timeout = this.opTimeoutMs
-        // The addon object is accepted since better-sqlite3 8; its types still say string.
+        // better-sqlite3 takes the addon object itself; @types/better-sqlite3 declares only a path.
         const options = (
           "addon" in nativeBinding ? { timeout, nativeBinding: nativeBinding.addon } : { timeout }
         ) as BetterSqlite3.Options

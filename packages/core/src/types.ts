@@ -104,6 +104,11 @@ export interface ToolContext {
   request?: Request
   /** The provider's tool-call id. */
   callId?: string
+  /**
+   * The conversation the call runs in: the `id` given to `ask`/`stream`/`continueRun`, an agent
+   * handle's conversation, or the run's own scope (`"run"`, an executor's id) without one.
+   */
+  conversationId?: string
   /** Stable across the retry-with-answer, a resume and a restart: use it to deduplicate side effects. */
   idempotencyKey?: string
   /**
@@ -158,6 +163,21 @@ export interface Tool {
    * `isError` result; a result made by `pending()` suspends the call.
    */
   execute(args: Record<string, unknown>, ctx?: ToolContext): ToolResult | Promise<ToolResult>
+  /**
+   * Calls first suspend for a human's approval (`kind: "approval"`, §19) before `execute` runs:
+   * `true` for every call, or a function deciding per call (a throw or rejection asks). A
+   * toolkit's `requireApproval` can ask for more; MCP and builtin tools have their own policy.
+   */
+  needsApproval?:
+    | boolean
+    | ((args: Record<string, unknown>, ctx: ToolContext) => boolean | Promise<boolean>)
+    | undefined
+  /**
+   * An approver may replace the arguments (`answer.data.args`); they are validated against
+   * `inputSchema` and recorded in the result's `metadata.approval`. Default `false`: an answer
+   * that carries arguments is refused.
+   */
+  editableArgs?: boolean | undefined
 }
 
 /** Token usage, summed over turns. */

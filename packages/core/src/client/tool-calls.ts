@@ -170,6 +170,7 @@ function runTool(run: Running, answered: Request | undefined): ToolResult | Prom
     ? { signal: env.signal, callId: call.id, idempotencyKey: key, answer }
     : { signal: env.signal, callId: call.id, idempotencyKey: key }
   if (answered !== undefined) ctx.request = answered
+  ctx.conversationId = env.scope
   const waitFor = "resolveWith" in env ? env.resolveWith : env.waitFor
   if (waitFor) ctx.resolve = async (req) => waitFor(stampRequest(req, call.id, call.name, args))
   if (traceContext !== undefined) ctx.traceContext = traceContext

@@ -178,6 +178,11 @@ export interface Tool {
    * that carries arguments is refused.
    */
   editableArgs?: boolean | undefined
+  /**
+   * The approval request's `prompt` for a call (what the approver reads, and the `declined:`
+   * text the model gets); default `Approve <tool> with <arguments as JSON>?`.
+   */
+  approvalPrompt?: ((args: Record<string, unknown>) => string) | undefined
 }
 
 /** Token usage, summed over turns. */

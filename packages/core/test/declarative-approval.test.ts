@@ -196,6 +196,26 @@ describe("declarative approval (needsApproval)", () => {
     )
   })
 
+  it("approvalPrompt words the request (a throw falls back to the default)", async () => {
+    const prompts: string[] = []
+    for (const approvalPrompt of [
+      (args: Record<string, unknown>) => `Pay ${args.amount} to ${args.to}?`,
+      () => {
+        throw new Error("no words")
+      },
+    ]) {
+      const { tool } = payTool({ needsApproval: true })
+      tool.approvalPrompt = approvalPrompt
+      scriptPay({ amount: 5, to: "bob" })
+      const halted = await clientFor("openai", ctx.server).run("pay", {
+        toolkit: await createToolkit({ extraTools: [tool] }),
+      })
+      prompts.push(halted.pending?.prompt as string)
+      ctx.server.reset()
+    }
+    expect(prompts).toEqual(["Pay 5 to bob?", 'Approve pay with {"amount":5,"to":"bob"}?'])
+  })
+
   it("does not ask about a call whose arguments cannot run", async () => {
     const { tool, runs } = payTool({ needsApproval: true })
     scriptPay({ amount: 0, to: "bob" })
@@ -273,6 +293,37 @@ describe("approvals bound to the call", () => {
     })
     await expect(attempt).rejects.toThrow(ApprovalMismatchError)
     expect([runs.length, asks]).toEqual([0, 1])
+  })
+
+  it("a delegating call retried with a sub-agent's approval gets the answer as it is (not checked as its own)", async () => {
+    // What a sub-agent's approval looks like to the parent: the leaf's tool, args and hash.
+    const leafArgs = { amount: 5, to: "bob" }
+    const seen: (Answer | undefined)[] = []
+    const delegate = defineTool({
+      name: "delegate",
+      description: "hands the payment to a sub-agent",
+      inputSchema: { type: "object" },
+      run: (_args, toolCtx) => {
+        seen.push(toolCtx.answer)
+        if (toolCtx.answer?.ok) return "the sub-agent paid"
+        const data = { tool: "pay", args: leafArgs, argsHash: sha('{"amount":5,"to":"bob"}') }
+        return pending({ kind: "approval", prompt: "Approve pay?", data })
+      },
+    })
+    ctx.server.enqueue({ toolCalls: [{ id: "d1", name: "delegate", arguments: { task: "pay bob" } }] })
+    ctx.server.enqueue((req) => ({ text: `final: ${req.toolResults.map((r) => r.content).join("|")}` }))
+    const toolkit = await createToolkit({ extraTools: [delegate] })
+    const halted = await clientFor("openai", ctx.server).run("pay", { toolkit })
+    const req = halted.pending as Request
+    expect(req.data).toMatchObject({ tool: "pay", callId: "d1" })
+    const resumed = await clientFor("openai", ctx.server).continueRun({
+      toolkit,
+      messages: halted.messages,
+      pending: req,
+      answer: { id: req.id, ok: true },
+    })
+    expect(resumed.text).toBe("final: the sub-agent paid")
+    expect(seen[1]).toEqual({ id: req.id, ok: true })
   })
 
   it("applies edited arguments only where editableArgs allows, validated, and records them", async () => {

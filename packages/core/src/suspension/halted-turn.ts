@@ -3,7 +3,7 @@ import { type CallEnv, type CallOutcome, executeCall } from "../client/tool-call
 import { AnswerMismatchError, UnknownRequestError } from "../errors.js"
 import type { ModelToolCall } from "../providers/model-turn.js"
 import type { Answer, Request } from "../types.js"
-import { approvedArguments, isGateRequest } from "../tools/approval-policy.js"
+import { approvedArguments, asksFor, isGateRequest } from "../tools/approval-policy.js"
 import { assertAnswerFits } from "./answer-fits.js"
 import { declined } from "./call-suspension.js"
 import { isRelayRequest, relayCallsOf } from "./relay.js"
@@ -94,7 +94,7 @@ function assertApprovedCall(
   answer: Answer,
 ): void {
   if (!answer.ok || !isGateRequest(pending)) return
-  const call = calls.find((c) => c.id === pending.data?.callId)
+  const call = calls.find((c) => c.id === pending.data?.callId && asksFor(pending, c.name, c.id))
   if (call) approvedArguments(input.toolkit?.get(call.name), pending, answer, call.args ?? {})
 }
 

@@ -149,6 +149,16 @@ export function isGateRequest(request: Request | undefined): request is Request 
 }
 
 /**
+ * @internal True when the gate request was asked for this call of `tool`: a request a
+ * sub-agent passed up names the leaf's tool, while the call retried with it is the parent's
+ * delegating call (`task`, an agent tool), which must get the answer as it is.
+ */
+export function asksFor(request: Request, tool: string, callId: string | undefined): boolean {
+  const asked = request.data?.callId
+  return request.data?.tool === tool && (callId === undefined || asked === undefined || asked === callId)
+}
+
+/**
  * @internal The declarative approval gate, before `run`:
  * - a retry carrying the answer to the gate's own request: declined ⇒ the loop's `declined:`
  *   result; approved ⇒ `run` with the arguments the approver saw (or the edited ones), with
@@ -169,7 +179,12 @@ export async function gatedExecute(
   run: (args: Record<string, unknown>, ctx: ToolContext) => ToolResult | Promise<ToolResult>,
 ): Promise<ToolResult> {
   const { answer, request } = ctx
-  if (answer && isGateRequest(request) && answer.id === request.id) {
+  if (
+    answer &&
+    isGateRequest(request) &&
+    answer.id === request.id &&
+    asksFor(request, tool.name, ctx.callId)
+  ) {
     if (!answer.ok) return declined(request, answer)
     const approved = approvedArguments(tool, request, answer, args)
     const { answer: _answer, request: _request, ...plain } = ctx
@@ -193,7 +208,18 @@ export async function gatedExecute(
   const data: Record<string, unknown> = { tool: tool.name, args, argsHash: argsHash(args) }
   if (ctx.callId !== undefined) data.callId = ctx.callId
   if (tool.editableArgs === true) data.editableArgs = true
-  return pending({ kind: "approval", prompt: `Approve ${tool.name} with ${JSON.stringify(args)}?`, data })
+  return pending({ kind: "approval", prompt: promptOf(tool, args), data })
+}
+
+/** The tool's own approval prompt, or the default when it has none (or it fails). */
+function promptOf(tool: Tool, args: Record<string, unknown>): string {
+  try {
+    const own = tool.approvalPrompt?.(args)
+    if (typeof own === "string" && own !== "") return own
+  } catch {
+    // The default below still says what is decided.
+  }
+  return `Approve ${tool.name} with ${JSON.stringify(args)}?`
 }
 
 /**

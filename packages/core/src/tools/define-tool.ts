@@ -65,6 +65,11 @@ export interface ToolDefinition<Args> {
    * `metadata.approval.editedArgs`. Default `false`: an answer carrying arguments is refused.
    */
   editableArgs?: boolean
+  /**
+   * The approval request's prompt for a call, e.g. ``({ amount }) => `Pay ${amount} USD?` ``;
+   * default `Approve <name> with <arguments as JSON>?`. A throw falls back to the default.
+   */
+  approvalPrompt?: (args: Args) => string
 }
 
 /**
@@ -97,7 +102,7 @@ export function defineTool(def: ToolDefinition<any>): Tool {
   const inputSchema = zod ? zodToJSONSchema(def.name, zod) : def.inputSchema
   if (!isPlainObject(inputSchema)) throw new ConfigError(`tool ${def.name}: "inputSchema" must be an object`)
   const validate = zod ? undefined : compileToolSchema(def.name, inputSchema)
-  const { run, needsApproval, editableArgs } = def
+  const { run, needsApproval, editableArgs, approvalPrompt } = def
   if (
     needsApproval !== undefined &&
     typeof needsApproval !== "boolean" &&
@@ -107,6 +112,9 @@ export function defineTool(def: ToolDefinition<any>): Tool {
   }
   if (editableArgs !== undefined && typeof editableArgs !== "boolean") {
     throw new ConfigError(`tool ${def.name}: "editableArgs" must be a boolean`)
+  }
+  if (approvalPrompt !== undefined && typeof approvalPrompt !== "function") {
+    throw new ConfigError(`tool ${def.name}: "approvalPrompt" must be a function`)
   }
 
   const tool: Tool = {
@@ -124,6 +132,7 @@ export function defineTool(def: ToolDefinition<any>): Tool {
   // Set only when declared: the toolkit's approval gate reads them (one gate for every tool).
   if (needsApproval !== undefined) tool.needsApproval = needsApproval
   if (editableArgs !== undefined) tool.editableArgs = editableArgs
+  if (approvalPrompt !== undefined) tool.approvalPrompt = approvalPrompt
   return tool
 }
 

@@ -233,8 +233,8 @@ export class TaskService implements A2ARequestHandler {
       // Being resumed by another delivery (here or in another process): the store's claim
       // says so. Nothing is written here, so a losing delivery never overwrites the task.
       const entry = await this.#o.store.findRequest(record.requestId)
-      const answer = answerOf(record.requestId, entry?.request.kind, said, data)
       if (entry?.state !== "open") throw notWaiting(record, true)
+      const answer = answerOf(record.requestId, entry.request.kind, said, data)
       record.seen.push(message.messageId)
       record.history.push(message)
       return { record, start: { answer } }

@@ -436,14 +436,18 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       const { messages, id, answer, claim } = cont
       if (answer !== undefined) assertAnswer(answer)
       const { executor } = cont
-      const input = inputOf(cont.toolkit, cont.signal, executor?.id ?? id, cont.onEvent, cont.output)
-      // A halted run without an id is resumed under the id its request carries: the retried
-      // call keeps its idempotency key.
-      if (executor === undefined && id === undefined && cont.pending !== undefined) {
-        const halted = runIdOf(cont.pending)
-        input.scope = halted ?? LEGACY_RUN_SCOPE
-        input.generatedId = halted !== undefined
-      }
+      // A halted run without an id resumes under the id its request carries: the retried call
+      // keeps its idempotency key.
+      const carried = executor || id !== undefined || !cont.pending ? undefined : runIdOf(cont.pending)
+      const runId = executor?.id ?? id ?? (cont.pending ? (carried ?? LEGACY_RUN_SCOPE) : undefined)
+      const input = inputOf(
+        cont.toolkit,
+        cont.signal,
+        runId,
+        cont.onEvent,
+        cont.output,
+        carried !== undefined,
+      )
       if (executor !== undefined && messages === undefined)
         throw new ConfigError("continueRun: `executor` needs `messages` (the engine's journal is the store)")
       if (messages !== undefined) {
@@ -531,19 +535,23 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   return client
 }
 
-/** A run's inputs; `id` is the run's own (a conversation's, an executor's), else one is generated. */
+/**
+ * A run's inputs. `id` is the run's (a conversation's, an executor's, one a halted request
+ * carried back); without it one is generated. `carried`: `id` is a generated one read back.
+ */
 function inputOf(
   toolkit: Toolkit | undefined,
   signal: AbortSignal | undefined,
   id: string | undefined,
   onEvent: StreamListener | undefined,
   output: OutputSchema | undefined,
+  carried = false,
 ): RunInput {
   return {
     toolkit,
     signal,
     scope: id ?? newRunId(),
-    generatedId: id === undefined,
+    generatedId: carried || id === undefined,
     emit: onEvent ? guarded(onEvent) : undefined,
     tracing: undefined,
     output: output === undefined ? undefined : outputSpec(output),

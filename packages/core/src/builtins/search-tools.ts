@@ -1,7 +1,8 @@
 import { type Dirent, readdirSync } from "node:fs"
-import { readFile } from "node:fs/promises"
 import path from "node:path"
 import { type BuiltinSpec, fail, messageOf, ok } from "./builtin-env.js"
+import { readRegularFile } from "./file-tools.js"
+import { LineMatcher, PatternTooSlow } from "./grep-matcher.js"
 
 const pathOf = (args: Record<string, unknown>): string[] =>
   typeof args.path === "string" && args.path ? [args.path] : []
@@ -66,35 +67,47 @@ export const grepTool: BuiltinSpec = {
   },
   paths: pathOf,
   destructive: () => false,
-  async run(args, { env, resolve }) {
+  async run(args, { env, resolve, signal }) {
     const pattern = String(args.pattern ?? "")
     if (!pattern) return fail("grep: pattern is required")
-    let expression: RegExp
     try {
-      expression = new RegExp(pattern)
+      // Compiling is linear in the pattern; only matching can run away, and that runs off this thread.
+      new RegExp(pattern)
     } catch (error) {
       return fail(`grep: invalid regex: ${messageOf(error)}`)
     }
     const given = typeof args.path === "string" && args.path ? args.path : undefined
     const base = given ? resolve(given) : env.root
-    // Files are named as upstream names them: under the folder as given, or absolute.
-    const shown = (file: string) => (given ? path.join(given, path.relative(base, file)) : file)
+    // Files are named relative to the root (upstream names them absolute without a path).
+    const shown = (file: string) => path.relative(env.root, file)
     const include = typeof args.include === "string" && args.include ? globMatcher(args.include) : undefined
     const limit = typeof args.limit === "number" ? args.limit : 100
     const matches: string[] = []
-    for (const file of filesUnder(base)) {
-      if (matches.length >= limit) break
-      if (include && !include(path.relative(base, file))) continue
-      let text: string
-      try {
-        text = await readFile(file, "utf8")
-      } catch {
-        continue
+    const matcher = new LineMatcher(pattern, env.grepTimeoutMs, signal)
+    let file = ""
+    try {
+      for (file of filesUnder(base)) {
+        if (matches.length >= limit) break
+        if (include && !include(path.relative(base, file))) continue
+        let text: string
+        try {
+          text = await readRegularFile(file)
+        } catch {
+          continue
+        }
+        const hits = await matcher.match(text, limit - matches.length)
+        if (hits.length === 0) continue
+        const lines = text.split("\n")
+        for (const i of hits) matches.push(`${shown(file)}:${i + 1}:${lines[i]}`)
       }
-      const lines = text.split("\n")
-      for (let i = 0; i < lines.length && matches.length < limit; i++) {
-        if (expression.test(lines[i] as string)) matches.push(`${shown(file)}:${i + 1}:${lines[i]}`)
-      }
+    } catch (error) {
+      if (!(error instanceof PatternTooSlow)) return fail(`grep: ${messageOf(error)}`)
+      return fail(
+        `grep: pattern took too long (over ${error.budgetMs} ms on ${shown(file)}); use a simpler pattern or a narrower path`,
+        { timedOut: true },
+      )
+    } finally {
+      await matcher.close()
     }
     return ok(matches.join("\n"), { count: matches.length })
   },

@@ -84,9 +84,26 @@ export const grepTool: BuiltinSpec = {
     const limit = typeof args.limit === "number" ? args.limit : 100
     const matches: string[] = []
     const matcher = new LineMatcher(pattern, env.grepTimeoutMs, signal)
-    let file = ""
+    // Files go to the matcher in batches: one round trip per file would cost more than the match.
+    let batch: { file: string; text: string }[] = []
+    let batchChars = 0
+    const flush = async () => {
+      const sent = batch
+      batch = []
+      batchChars = 0
+      const hits = await matcher.match(
+        sent.map((b) => b.text),
+        limit - matches.length,
+      )
+      let split: { at: number; lines: string[] } | undefined
+      for (const [at, line] of hits) {
+        const { file, text } = sent[at] as { file: string; text: string }
+        if (split?.at !== at) split = { at, lines: text.split("\n") }
+        matches.push(`${shown(file)}:${line + 1}:${split.lines[line]}`)
+      }
+    }
     try {
-      for (file of filesUnder(base)) {
+      for (const file of filesUnder(base)) {
         if (matches.length >= limit) break
         if (include && !include(path.relative(base, file))) continue
         let text: string
@@ -95,15 +112,15 @@ export const grepTool: BuiltinSpec = {
         } catch {
           continue
         }
-        const hits = await matcher.match(text, limit - matches.length)
-        if (hits.length === 0) continue
-        const lines = text.split("\n")
-        for (const i of hits) matches.push(`${shown(file)}:${i + 1}:${lines[i]}`)
+        batch.push({ file, text })
+        batchChars += text.length
+        if (batch.length >= 64 || batchChars >= 1 << 20) await flush()
       }
+      if (batch.length > 0 && matches.length < limit) await flush()
     } catch (error) {
       if (!(error instanceof PatternTooSlow)) return fail(`grep: ${messageOf(error)}`)
       return fail(
-        `grep: pattern took too long (over ${error.budgetMs} ms on ${shown(file)}); use a simpler pattern or a narrower path`,
+        `grep: pattern took too long (over ${error.budgetMs} ms); use a simpler pattern or a narrower path`,
         { timedOut: true },
       )
     } finally {

@@ -6,7 +6,7 @@ export interface BuiltinEnv {
   /** The real path of the root folder. */
   root: string
   maxOutputChars: number
-  /** How long grep's pattern may take on one file before the call fails (ms). */
+  /** How long grep's pattern may spend matching in one call before the call fails (ms). */
   grepTimeoutMs: number
 }
 

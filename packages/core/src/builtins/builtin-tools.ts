@@ -52,15 +52,15 @@ export interface BuiltinsOptions {
   /** bash, read, grep, glob and webfetch output past this is cut (default 100 000). */
   maxOutputChars?: number
   /**
-   * How long grep's regular expression may run on one file, in milliseconds (default 5000). The
-   * pattern is matched off the main thread; past this the match is stopped and the call is an
-   * `isError` result `grep: pattern took too long …`, so a pattern that backtracks without end
-   * never stalls the process.
+   * How long grep's regular expression may spend matching in one call, in milliseconds (default
+   * 5000). The pattern is matched on a worker thread, one per call; past this the thread is ended
+   * and the call is an `isError` result `grep: pattern took too long (over <ms> ms); …` with
+   * `metadata.timedOut`, so a pattern that backtracks without end (`^(a+)+$`) never stalls the process.
    */
   grepTimeoutMs?: number
 }
 
-// Output of these is cut at maxOutputChars.
+// Output of these is cut at maxOutputChars (write, edit and apply_patch print one short line).
 const CAPPED = new Set(["bash", "read", "grep", "glob", "webfetch"])
 
 /**

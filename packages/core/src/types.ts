@@ -106,10 +106,14 @@ export interface ToolContext {
   callId?: string
   /**
    * The conversation the call runs in: the `id` given to `ask`/`stream`/`continueRun`, an agent
-   * handle's conversation, or the run's own scope (`"run"`, an executor's id) without one.
+   * handle's conversation, or the run's own id (`RunResult.runId`) without one.
    */
   conversationId?: string
-  /** Stable across the retry-with-answer, a resume and a restart: use it to deduplicate side effects. */
+  /**
+   * `<run id>:<call id>`: unique per run (a run given no `id` gets a `run-<uuid>`, see
+   * `RunResult.runId`) and stable across the retry-with-answer, a resume and a restart — use it
+   * to deduplicate side effects.
+   */
   idempotencyKey?: string
   /**
    * Present when a `waitFor` on the chain can answer right now (the client's, or in the agents

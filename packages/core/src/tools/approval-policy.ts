@@ -8,7 +8,8 @@ import { type SchemaValidator, compileSchema, formatSchemaIssues } from "./json-
 
 /**
  * Which tool calls first suspend for a human's approval (`kind: "approval"`), shared by MCP
- * servers (§11) and the built-in tools (server `"builtin"`, §16):
+ * servers (§11), the built-in tools (server `"builtin"`, §16) and toolkits (`requireApproval`,
+ * §19, where the tool's source — `"native"`, `"http"`, `"agent"`, … — stands for the server):
  * - `true` / `false`: every call / none;
  * - `"destructive"`: calls that change something (for MCP, tools not annotated read-only or
  *   `destructiveHint: false`; for the builtins, bash, write, edit, apply_patch and webfetch to a

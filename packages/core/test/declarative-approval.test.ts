@@ -5,7 +5,7 @@ import { pending } from "../src/suspension/pending.js"
 import { defineTool } from "../src/tools/define-tool.js"
 import { createToolkit } from "../src/tools/toolkit.js"
 import type { ApprovalCall, ApprovalPolicy, ApprovalPolicyHook } from "../src/tools/approval-policy.js"
-import type { Answer, Message, Request, ToolContext } from "../src/types.js"
+import type { Answer, Message, Request, Tool, ToolContext } from "../src/types.js"
 import { transcriptProblems } from "../src/testing/index.js"
 import { clientFor, useFakeServer } from "./helpers.js"
 
@@ -182,6 +182,33 @@ describe("declarative approval (needsApproval)", () => {
     })
     expect((await clientFor("openai", ctx.server).run("pay", { toolkit })).status).toBe("done")
     expect(runs).toHaveLength(1)
+  })
+
+  it("an agent-source tool, re-invoked on a decline, answers `declined:` and does not run", async () => {
+    let runs = 0
+    const agentTool: Tool = {
+      name: "helper",
+      description: "a sub-agent as a tool",
+      inputSchema: { type: "object" },
+      source: "agent",
+      execute: () => {
+        runs++
+        return { output: "helped", isError: false }
+      },
+    }
+    ctx.server.enqueue({ toolCalls: [{ id: "a1", name: "helper", arguments: { q: "x" } }] })
+    ctx.server.enqueue((req) => ({ text: `final: ${req.toolResults.map((r) => r.content).join("|")}` }))
+    const toolkit = await createToolkit({ agents: [agentTool], requireApproval: { agent: true } })
+    const halted = await clientFor("openai", ctx.server).run("help", { toolkit })
+    const req = halted.pending as Request
+    const resumed = await clientFor("openai", ctx.server).continueRun({
+      toolkit,
+      messages: halted.messages,
+      pending: req,
+      answer: { id: req.id, ok: false, reason: "no" },
+    })
+    expect(resumed.text).toBe(`final: declined: ${req.prompt} (no)`)
+    expect(runs).toBe(0)
   })
 
   it("requireApproval is checked at construction", async () => {

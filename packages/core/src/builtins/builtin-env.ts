@@ -1,5 +1,5 @@
 import path from "node:path"
-import type { JSONSchema, ToolResult } from "../types.js"
+import type { Answer, JSONSchema, Request, ToolResult } from "../types.js"
 
 /** @internal What every builtin runs in. */
 export interface BuiltinEnv {
@@ -35,6 +35,19 @@ export interface BuiltinCallContext {
   answer?: { ok: boolean; data?: Record<string, unknown> } | undefined
   /** The client's `fetch` seam, else the global `fetch`. */
   fetch: typeof fetch
+  /** The approval rule applied to other arguments (a webfetch redirect hop), as to the call's own. */
+  approval: BuiltinApproval
+}
+
+/** @internal What a builtin needs to ask for approval of more than its arguments. */
+export interface BuiltinApproval {
+  /** Whether the policy asks before a call with these arguments. */
+  asks(args: Record<string, unknown>): boolean
+  /** The suspension asking about these arguments, as the call itself would be asked. */
+  ask(args: Record<string, unknown>): ToolResult
+  /** With `answer`: the request this retry answers. */
+  request: Request | undefined
+  answer: Answer | undefined
 }
 
 /** @internal A successful result. */

@@ -8,6 +8,7 @@ import type { Tool, ToolContext, ToolResult } from "../types.js"
 import { applyPatchTool } from "./apply-patch-tool.js"
 import { bashTool } from "./bash-tool.js"
 import {
+  type BuiltinApproval,
   type BuiltinEnv,
   type BuiltinSpec,
   capOutput,
@@ -137,6 +138,19 @@ function wrap(spec: BuiltinSpec, env: BuiltinEnv, policy: ApprovalPolicy): Tool 
     source: "builtin",
     async execute(rawArgs: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult> {
       const args = rawArgs ?? {}
+      const approval: BuiltinApproval = {
+        asks: (asked) =>
+          spec.name !== "question" &&
+          approvalNeeded(policy, "builtin", spec.name, asked, () => spec.destructive(asked)),
+        ask: (asked) =>
+          pending({
+            kind: "approval",
+            prompt: `Approve builtin tool ${spec.name} with ${JSON.stringify(asked)}?`,
+            data: { server: "builtin", tool: spec.name, args: asked },
+          }),
+        request: ctx?.request,
+        answer: ctx?.answer,
+      }
       const resolved = new Map<string, string>()
       for (const given of spec.paths?.(args) ?? []) {
         const inside = confinePath(env.root, given)
@@ -145,16 +159,8 @@ function wrap(spec: BuiltinSpec, env: BuiltinEnv, policy: ApprovalPolicy): Tool 
       }
       const refused = spec.precheck?.(args)
       if (refused) return refused
-      const asks =
-        spec.name !== "question" &&
-        approvalNeeded(policy, "builtin", spec.name, args, () => spec.destructive(args))
-      if (asks && !ctx?.answer) {
-        return pending({
-          kind: "approval",
-          prompt: `Approve builtin tool ${spec.name} with ${JSON.stringify(args)}?`,
-          data: { server: "builtin", tool: spec.name, args },
-        })
-      }
+      const asks = approval.asks(args)
+      if (asks && !ctx?.answer) return approval.ask(args)
       if (asks && ctx?.answer?.ok !== true) return fail(`declined: builtin tool ${spec.name}`)
       const resolve = (given: string) => resolved.get(given) ?? (confinePath(env.root, given) as string)
       try {
@@ -163,6 +169,7 @@ function wrap(spec: BuiltinSpec, env: BuiltinEnv, policy: ApprovalPolicy): Tool 
           signal: ctx?.signal,
           answer: spec.name === "question" ? ctx?.answer : undefined,
           fetch: ctx?.fetch ?? globalThis.fetch,
+          approval,
           resolve,
           show: (given) => (path.isAbsolute(given) ? path.relative(env.root, resolve(given)) || "." : given),
         })

@@ -1,5 +1,5 @@
 import type { ModelToolCall } from "../providers/model-turn.js"
-import { declined, stampRequest, suspensionOf } from "../suspension/call-suspension.js"
+import { declined, hearsDecline, stampRequest, suspensionOf } from "../suspension/call-suspension.js"
 import { executeIn, unknownTool } from "../tools/toolkit.js"
 import type { Toolkit } from "../tools/toolkit.js"
 import { isThenable } from "../internal/thenable.js"
@@ -136,7 +136,7 @@ async function waited(
   const { call, env } = run
   env.tracing?.asked(asked)
   const reply = await waitFor(asked)
-  if (!reply.ok) return finish(run, declined(suspended, reply))
+  if (!reply.ok && !hearsDecline(run.source)) return finish(run, declined(suspended, reply))
   const retried = { id: call.id, name: call.name, arguments: call.arguments, args: run.args }
   return runCall(env, retried, reply, run.traceContext, asked)
 }

@@ -379,7 +379,7 @@ describe.each(EDGES)("cross-site posts (%s)", (edge) => {
         { origin: server.url, "content-type": "application/json" },
         { origin: "https://app.example.com", "content-type": "Application/JSON; charset=utf-8" },
         { "content-type": "application/json" },
-      ]) {
+      ] as Record<string, string>[]) {
         const served = await post(headers)
         expect([headers, served.status]).toEqual([headers, 200])
         expect(served.headers["content-type"]).toMatch(/text\/event-stream/)

@@ -114,7 +114,7 @@ it("a malformed Host never reaches a plain fetch handler: 400, where new URL(req
   await server.close()
 })
 
-describe.each(env.cases)("another conversation's request (%s store, %s)", (_name, edge, makeStore) => {
+describe.each(env.cases)("another conversation's request (%s store, %s)", (name, edge, makeStore) => {
   /** Chat `id` halted on the refund approval: the posted user message, the assistant message, the request id. */
   async function approvalCard(url: string, id: string) {
     const user = userMessage("refund please")
@@ -171,6 +171,34 @@ describe.each(env.cases)("another conversation's request (%s store, %s)", (_name
     expect(effects).toEqual([])
     await server.close()
   })
+
+  // Deciding outside the handler (deliverAnswer, the approvals inbox) needs a durable store.
+  it.skipIf(name === "memory")(
+    "a request decided outside the handler: its own chat gets 409 with the decision, another 404",
+    async () => {
+      const store = makeStore() as ConversationStore
+      const { server, url, client, toolkit } = await chatServer(edge, store)
+      const owner = chatId()
+      const { requestId } = await approvalCard(url, owner)
+      const { deliverAnswer } = await import("@toolnexus/durable")
+      await deliverAnswer(
+        store as Parameters<typeof deliverAnswer>[0],
+        { id: requestId, ok: true },
+        { client, toolkit },
+      )
+      const answer = { id: requestId, ok: false, reason: "too late" }
+      const other = await postRaw(url, { id: chatId(), messages: [], trigger: "submit-message", answer })
+      expect(other.status).toBe(404)
+      expect(await other.text()).not.toContain("decision")
+      const own = await postRaw(url, { id: owner, messages: [], trigger: "submit-message", answer })
+      expect(own.status).toBe(409)
+      expect(((await own.json()) as { error: unknown }).error).toMatchObject({
+        code: "TNX_ANSWER_CONFLICT",
+        decision: { ok: true },
+      })
+      await server.close()
+    },
+  )
 
   it("a request being applied, named by another chat: 404 without the decision in flight", async () => {
     const { server, url, effects } = await chatServer(edge, makeStore())

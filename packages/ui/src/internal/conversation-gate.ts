@@ -24,6 +24,8 @@ export interface RunOutcome {
   limit?: string | undefined
   finishReason?: string | undefined
   usage?: Usage | undefined
+  /** The request the run parked on, when `status` is `"pending"`. */
+  pending?: { id: string } | undefined
 }
 
 /** @internal A run the gate accepted: start it with a listener for its events. */
@@ -69,11 +71,18 @@ const inFlight = new Map<string, OwnedDecision>()
 /** Decisions applied through memory stores, per store (a durable store keeps its own). */
 const applied = new WeakMap<ConversationStore, Map<string, OwnedDecision>>()
 /**
- * The conversation of each durable request this process found open, by request id. A durable
- * store keeps a decided request's decision but not who held it: a post naming a request that
- * is no longer open learns its decision only when this map says its conversation held it.
+ * The conversation of each durable request this process saw held: found open by an answer's
+ * checks, or parked on by a run it streamed. A durable store keeps a decided request's
+ * decision but not who held it: a post naming a request that is no longer open learns its
+ * decision only when this map says its conversation held it.
  */
 const owners = new Map<string, string>()
+
+/** Notes the request a run of conversation `id` parked on as that conversation's. */
+function noteParked<R extends RunOutcome>(id: string, outcome: R): R {
+  if (typeof outcome.pending?.id === "string") remember(owners, outcome.pending.id, id)
+  return outcome
+}
 const APPLIED_CAP = 10_000
 
 /** Adds to a map that forgets its oldest entries beyond `APPLIED_CAP`. */
@@ -201,7 +210,8 @@ export class ConversationGate {
   turn(id: string, prompt: Prompt, toolkitOverride?: Toolkit): AcceptedRun {
     const toolkit = toolkitOverride ?? this.#opts.toolkit
     return {
-      execute: (onEvent) => this.#client.ask(prompt, { id, ...(toolkit ? { toolkit } : {}), onEvent }),
+      execute: async (onEvent) =>
+        noteParked(id, await this.#client.ask(prompt, { id, ...(toolkit ? { toolkit } : {}), onEvent })),
     }
   }
 
@@ -275,7 +285,7 @@ export class ConversationGate {
               onEvent,
             },
           )
-          return delivered.result
+          return noteParked(id, delivered.result)
         } catch (error) {
           // Another process holds the claim: its decision is known once it is applied.
           if (AnswerConflictError.isInstance(error) && error.decision === undefined) {
@@ -328,7 +338,7 @@ export class ConversationGate {
             onEvent,
           })
           rememberApplied(store, answer.id, decided)
-          return result
+          return noteParked(id, result)
         } catch (error) {
           // Applied unless the conversation still waits on the same request (nothing was saved).
           const still = await store.getPending(id).catch(() => undefined)

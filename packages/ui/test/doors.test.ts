@@ -89,6 +89,13 @@ describe.each(EDGES)("a malformed Host header (%s)", (edge) => {
       expect([host, stream.status]).toEqual([host, 400])
       expect(errorIn(stream).code).toBe("TNX_BAD_REQUEST")
     }
+    // A request target the URL parser refuses is a 400 too.
+    const target = await raw(url, { path: "//[/stream" })
+    expect(target.status).toBe(400)
+    expect(errorIn(target)).toMatchObject({
+      code: "TNX_BAD_REQUEST",
+      message: expect.stringMatching(/target/),
+    })
     expect(env.fake.requests.length).toBe(before)
     // Well-formed hosts are served as before.
     for (const host of ["example.com", "LOCALHOST:8080", "[::1]:3000", "10.0.0.1"]) {

@@ -77,20 +77,20 @@ const applied = new WeakMap<ConversationStore, Map<string, OwnedDecision>>()
  * decision only when this map says its conversation held it.
  */
 const owners = new Map<string, string>()
-
-/** Notes the request a run of conversation `id` parked on as that conversation's. */
-function noteParked<R extends RunOutcome>(id: string, outcome: R): R {
-  if (typeof outcome.pending?.id === "string") remember(owners, outcome.pending.id, id)
-  return outcome
-}
 const APPLIED_CAP = 10_000
 
 /** Adds to a map that forgets its oldest entries beyond `APPLIED_CAP`. */
 function remember<V>(map: Map<string, V>, key: string, value: V): void {
   map.delete(key)
   map.set(key, value)
-  // The oldest go first; a memory store is for one process and its tests, not for weeks.
+  // The oldest go first: these serve one process's recent posts, not weeks of them.
   if (map.size > APPLIED_CAP) map.delete(map.keys().next().value as string)
+}
+
+/** Notes the request a run of conversation `id` parked on as that conversation's. */
+function noteParked<R extends RunOutcome>(id: string, outcome: R): R {
+  if (typeof outcome.pending?.id === "string") remember(owners, outcome.pending.id, id)
+  return outcome
 }
 
 function decisionOf(answer: Answer): AnswerDecision {

@@ -54,7 +54,7 @@ function isJsonMediaType(type: string | undefined): boolean {
 }
 
 /**
- * How deep a post's JSON may nest. Every store writes with `JSON.stringify`, which runs out of
+ * @internal How deep a post's JSON may nest. Every store writes with `JSON.stringify`, which runs out of
  * stack at a few thousand levels (about 4,000 on Node's default stack, fewer beneath a
  * store's own frames): a deeper answer would fail only when written, after its claim. No chat
  * post comes near this.

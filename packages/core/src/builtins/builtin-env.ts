@@ -1,3 +1,4 @@
+import path from "node:path"
 import type { JSONSchema, ToolResult } from "../types.js"
 
 /** @internal What every builtin runs in. */
@@ -5,6 +6,8 @@ export interface BuiltinEnv {
   /** The real path of the root folder. */
   root: string
   maxOutputChars: number
+  /** How long grep's pattern may spend matching in one call before the call fails (ms). */
+  grepTimeoutMs: number
 }
 
 /** @internal One builtin before confinement and approval are wrapped around it. */
@@ -27,6 +30,8 @@ export interface BuiltinCallContext {
   signal: AbortSignal | undefined
   /** Resolves a path argument already checked to be inside the root. */
   resolve(given: string): string
+  /** A path argument as a message names it: as given, or relative to the root when given absolute. */
+  show(given: string): string
   answer?: { ok: boolean; data?: Record<string, unknown> } | undefined
   /** The client's `fetch` seam, else the global `fetch`. */
   fetch: typeof fetch
@@ -49,3 +54,15 @@ export function capOutput(result: ToolResult, max: number): ToolResult {
 
 /** @internal The message of a thrown value. */
 export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/**
+ * @internal `text` with every path under `root` written relative to it (`root` itself as `.`): a
+ * message a builtin returns never shows where the host keeps its files.
+ */
+export function relativeToRoot(text: string, root: string): string {
+  const escaped = `${root}`.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&")
+  const sep = path.sep.replace(/\\/g, "\\\\")
+  // The root followed by a separator, or by something that cannot continue a file name.
+  const under = new RegExp(`${escaped}(?:${sep}|(?![^\\s'"\`:,;)\\]]))`, "g")
+  return text.replace(under, (found) => (found.length > root.length ? "" : "."))
+}

@@ -15,7 +15,7 @@ export interface CallEnv {
   waitFor: ((req: Request) => Answer | Promise<Answer>) | undefined
   record(ev: MetricEvent): void
   signal: AbortSignal | undefined
-  /** Conversation or handle id: the stable half of every idempotency key. */
+  /** The run's id (conversation, handle, executor or generated): the stable half of every idempotency key. */
   scope: string
   turn: number
   tracing: RunTracing | undefined

@@ -50,6 +50,20 @@ describe("SQLite claim read", () => {
     await store.close()
   })
 
+  it("a claim runs three statements: the read, the request's claim, the conversation's pointer (a takeover too)", async () => {
+    const { db, executed } = countedDatabase()
+    const store = new SqliteStore({ db })
+    const req = await parked(store, "c", turns(3))
+    let before = executed.length
+    const claim = await store.claimAnswer("c", { id: req.id, ok: true })
+    expect(executed.length - before).toBe(3)
+    await store.releaseClaim("c", claim.token)
+    before = executed.length
+    expect(await store.claimAnswer("c", { id: req.id, ok: true })).toMatchObject({ takeover: true })
+    expect(executed.length - before).toBe(3)
+    await store.close()
+  })
+
   it("a load in a later event-loop turn reads what another writer saved meanwhile", async () => {
     const { db, executed } = countedDatabase()
     const store = new SqliteStore({ db })

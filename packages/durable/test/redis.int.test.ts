@@ -5,7 +5,8 @@ import { Redis } from "ioredis"
 import { afterAll, describe, expect, it } from "vitest"
 import { RedisStore } from "../src/redis/index.js"
 import { REDIS_MIGRATIONS } from "../src/redis/migrations.js"
-import { describeStoreContract, parkAndResume, request, turns, uid } from "../src/testing/store-contract.js"
+import { describeStoreContract } from "../src/testing/store-contract.js"
+import { parkAndResume, request, turns, uid } from "../src/testing/contract/context.js"
 
 const url = process.env.TOOLNEXUS_TEST_REDIS_URL
 const skip = url ? undefined : "TOOLNEXUS_TEST_REDIS_URL is not set"

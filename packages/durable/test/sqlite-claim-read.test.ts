@@ -2,7 +2,7 @@ import type { Message } from "@toolnexus/core"
 import Database from "better-sqlite3"
 import { describe, expect, it } from "vitest"
 import { SqliteStore } from "../src/sqlite/index.js"
-import { request, turns } from "../src/testing/store-contract.js"
+import { request, turns } from "../src/testing/contract/context.js"
 
 // A claim reads the conversation, its request's index row and its transcript in one statement;
 // the resume's load right after it (askWithAnswer loads in the same event-loop turn) takes that

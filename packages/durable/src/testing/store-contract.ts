@@ -12,9 +12,6 @@ import { describeRequestIndex } from "./contract/request-index.js"
 import { describeSnapshots } from "./contract/snapshots.js"
 import { describeTranscripts } from "./contract/transcripts.js"
 
-// The helpers the backends' own tests build data with.
-export { message, parkAndResume, request, turns, uid } from "./contract/context.js"
-
 /** How a backend's test file plugs into {@link describeStoreContract}. */
 export interface StoreContractInit {
   /**

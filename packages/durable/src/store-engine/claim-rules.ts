@@ -33,9 +33,10 @@ export type ClaimRefusal =
 export type ClaimGrant = "claim" | "takeover"
 
 /**
- * @internal The claim rules shared by every backend (the Redis claim script mirrors them;
- * PostgreSQL's one-round-trip first claim, migration 3, grants only states this function
- * grants as "claim" and leaves the rest to it, pinned by claim-rules.test.ts).
+ * @internal The claim rule, the one decision of every backend, called through
+ * {@link judgeClaim}. The fast paths (PostgreSQL's one-round-trip first claim, migration 3,
+ * and the Redis claim script's) grant only states this function grants as "claim" and leave
+ * the rest to it, pinned by claim-rules.test.ts and CLAIM_CASES.
  * Claims are per request id: `request` is the request's index row, whichever conversation
  * the claim comes through; `conversation` is `undefined` for an unknown conversation. `now`
  * is epoch milliseconds on the clock the backend stores expiries with.
@@ -75,12 +76,12 @@ export function decideClaim(
 }
 
 /**
- * @internal Whether an approving answer to the stored pending request comes too late at
+ * Whether an approving answer to the stored pending request comes too late at
  * `now` (epoch ms on the backend's clock): core's `answerExpired`, the one expiry judgement,
  * applied to the stored JSON. A request without `expiresAt` is never late; an `expiresAt`
  * that does not parse is already past, never "no deadline".
  */
-export function approvalExpired(
+function approvalExpired(
   pendingJson: string | null | undefined,
   approves: boolean,
   now: number,
@@ -204,8 +205,8 @@ export function judgeClaim(facts: ClaimFacts, input: ClaimInput): ClaimJudgement
   }
 }
 
-/** @internal The `expiresAt` a refused late approval names. */
-export function expiresAtOf(pendingJson: string | null | undefined): string {
+/** The `expiresAt` a refused late approval names. */
+function expiresAtOf(pendingJson: string | null | undefined): string {
   try {
     return String((JSON.parse(pendingJson ?? "null") as { expiresAt?: unknown } | null)?.expiresAt)
   } catch {

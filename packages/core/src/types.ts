@@ -104,7 +104,11 @@ export interface ToolContext {
   request?: Request
   /** The provider's tool-call id. */
   callId?: string
-  /** Stable across the retry-with-answer, a resume and a restart: use it to deduplicate side effects. */
+  /**
+   * `<run id>:<call id>`: unique per run (a run given no `id` gets a `run-<uuid>`, see
+   * `RunResult.runId`) and stable across the retry-with-answer, a resume and a restart — use it
+   * to deduplicate side effects.
+   */
   idempotencyKey?: string
   /**
    * Present when a `waitFor` on the chain can answer right now (the client's, or in the agents

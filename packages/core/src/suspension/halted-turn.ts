@@ -4,7 +4,7 @@ import { AnswerMismatchError, UnknownRequestError } from "../errors.js"
 import type { ModelToolCall } from "../providers/model-turn.js"
 import type { Answer, Request } from "../types.js"
 import { assertAnswerFits } from "./answer-fits.js"
-import { declined } from "./call-suspension.js"
+import { declined, hearsDecline } from "./call-suspension.js"
 import { isRelayRequest, relayCallsOf } from "./relay.js"
 import { relayOutcomes } from "./relay-turn.js"
 
@@ -56,10 +56,10 @@ export async function resumeHaltedTurn(
   for (const call of calls) {
     if (presets.has(call.id)) continue
     if (answeredIds.has(call.id)) {
-      // A declined agent call is still re-invoked: the sub-agent it delegated to took the
-      // decision itself, and the retried call reattaches to it for its outcome.
+      // A declined agent or A2A call is still re-invoked: the sub-agent it delegated to took
+      // the decision itself (the retried call reattaches to it), a remote task is canceled.
       presets.set(call.id, (env) =>
-        answer.ok || env.toolkit?.get(call.name)?.source === "agent"
+        answer.ok || hearsDecline(env.toolkit?.get(call.name)?.source ?? "custom")
           ? executeCall(env, call, answer, pending)
           : declinedOutcome(env, call, pending, answer),
       )

@@ -81,11 +81,7 @@ export function decideClaim(
  * applied to the stored JSON. A request without `expiresAt` is never late; an `expiresAt`
  * that does not parse is already past, never "no deadline".
  */
-function approvalExpired(
-  pendingJson: string | null | undefined,
-  approves: boolean,
-  now: number,
-): boolean {
+function approvalExpired(pendingJson: string | null | undefined, approves: boolean, now: number): boolean {
   if (!approves || pendingJson == null) return false
   let pending: unknown
   try {

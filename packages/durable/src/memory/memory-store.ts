@@ -315,6 +315,9 @@ export class MemoryStore extends DurableStoreBase {
 
   /** The request whose live or released claim `token` took through conversation `id`. */
   #claimOf(id: string, token: string): MemoryRequest | undefined {
+    // Almost always the request the conversation points at: a heartbeat needs no scan.
+    const pointed = this.#data.requests.get(this.#data.conversations.get(id)?.claimRequestId ?? "")
+    if (pointed?.claimConversationId === id && pointed.claimToken === token) return pointed
     for (const request of this.#data.requests.values()) {
       if (request.claimConversationId === id && request.claimToken === token) return request
     }

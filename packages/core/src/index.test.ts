@@ -10,6 +10,7 @@ it("exports exactly the public runtime surface", () => {
     "AnswerExpiredError",
     "AnswerInvalidError",
     "AnswerMismatchError",
+    "ApprovalMismatchError",
     "BUILTIN_TOOL_NAMES",
     "ConfigError",
     "ConversationPendingError",

@@ -26,6 +26,7 @@ export {
   AnswerExpiredError,
   AnswerInvalidError,
   AnswerMismatchError,
+  ApprovalMismatchError,
   ConfigError,
   ConversationPendingError,
   LLMHttpError,
@@ -54,7 +55,12 @@ export { relayTool } from "./tools/relay-tool.js"
 export { createToolkit } from "./tools/toolkit.js"
 export type { Toolkit, ToolkitOptions } from "./tools/toolkit.js"
 export type { ToolSet } from "./tools/assemble-tools.js"
-export type { ApprovalPolicy } from "./tools/approval-policy.js"
+export type {
+  ApprovalCall,
+  ApprovalPolicy,
+  ApprovalPolicyHook,
+  ApprovalVerdict,
+} from "./tools/approval-policy.js"
 export { SUMMARY_PREFIX, compactMessages, compactor, estimateTokens } from "./compaction/compact-messages.js"
 export type { CompactionOptions } from "./compaction/compact-messages.js"
 export { BUILTIN_TOOL_NAMES } from "./builtins/builtin-tools.js"

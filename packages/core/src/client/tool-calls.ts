@@ -166,9 +166,10 @@ function recorded(run: Running, result: ToolResult, request: Request | undefined
 function runTool(run: Running, answered: Request | undefined): ToolResult | Promise<ToolResult> {
   const { env, call, args, answer, traceContext } = run
   const key = idempotencyKey(env.scope, call.id)
+  const conversationId = env.scope
   const ctx: ToolContext = answer
-    ? { signal: env.signal, callId: call.id, idempotencyKey: key, answer }
-    : { signal: env.signal, callId: call.id, idempotencyKey: key }
+    ? { signal: env.signal, callId: call.id, conversationId, idempotencyKey: key, answer }
+    : { signal: env.signal, callId: call.id, conversationId, idempotencyKey: key }
   if (answered !== undefined) ctx.request = answered
   const waitFor = "resolveWith" in env ? env.resolveWith : env.waitFor
   if (waitFor) ctx.resolve = async (req) => waitFor(stampRequest(req, call.id, call.name, args))

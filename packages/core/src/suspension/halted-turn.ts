@@ -3,6 +3,7 @@ import { type CallEnv, type CallOutcome, executeCall } from "../client/tool-call
 import { AnswerMismatchError, UnknownRequestError } from "../errors.js"
 import type { ModelToolCall } from "../providers/model-turn.js"
 import type { Answer, Request } from "../types.js"
+import { approvedArguments, asksFor, isGateRequest } from "../tools/approval-policy.js"
 import { assertAnswerFits } from "./answer-fits.js"
 import { declined, hearsDecline } from "./call-suspension.js"
 import { isRelayRequest, relayCallsOf } from "./relay.js"
@@ -42,6 +43,7 @@ export async function resumeHaltedTurn(
     )
   }
 
+  if (!relay) assertApprovedCall(input, calls, pending, answer)
   const recorded = dialect.recordedResults(state.messages.slice(end + 1))
   // A checkpoint saved this turn's settled results before the crash that brought us here:
   // nothing runs again, the run goes on from them.
@@ -78,6 +80,22 @@ export async function resumeHaltedTurn(
   // Placeholders and partial results are rebuilt below, never kept beside the new ones.
   state.messages.length = end + 1
   return settleTurn(config, input, state, calls, state.turns, presets)
+}
+
+/**
+ * An approval of the declarative gate (§19) resumes only the call it was asked for: the halted
+ * call must still carry the arguments the approver saw, and edited ones must fit. Checked before
+ * anything runs, so a refused resume changes nothing.
+ */
+function assertApprovedCall(
+  input: RunInput,
+  calls: readonly ModelToolCall[],
+  pending: Request,
+  answer: Answer,
+): void {
+  if (!answer.ok || !isGateRequest(pending)) return
+  const call = calls.find((c) => c.id === pending.data?.callId && asksFor(pending, c.name, c.id))
+  if (call) approvedArguments(input.toolkit?.get(call.name), pending, answer, call.args ?? {})
 }
 
 /**

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import Database from "better-sqlite3"
 import { describe, expect, it } from "vitest"
 import { SqliteStore } from "../src/sqlite/index.js"
@@ -55,6 +57,100 @@ describe("the SQLite pending column", () => {
     expect(packPending(null, null, null)).toBeNull()
     expect(unpackPending(null, ID, "approval")).toBeNull()
     expect(unpackPending('{"prompt":"p"}', null, null)).toBe('{"prompt":"p"}')
+  })
+})
+
+describe("the stamped form of the pending column (form 3)", () => {
+  const golden = JSON.parse(
+    readFileSync(join(import.meta.dirname, "fixtures", "sqlite-pending-column.json"), "utf8"),
+  ) as {
+    rows: {
+      form: number
+      pending_id: string
+      pending_kind: string
+      pending: string
+      request: Record<string, unknown>
+    }[]
+  }
+
+  it("reads every golden form back to its request, and writes form 3 as the golden text", () => {
+    for (const row of golden.rows) {
+      const back = unpackPending(row.pending, row.pending_id, row.pending_kind)
+      expect(back).toBe(JSON.stringify(row.request))
+      if (row.form === 3) {
+        expect(packPending(JSON.stringify(row.request), row.pending_id, row.pending_kind)).toBe(row.pending)
+      }
+    }
+  })
+
+  it("stores a tool suspension's request without key names, byte for byte the same when read", () => {
+    const request = {
+      id: ID,
+      kind: "approval",
+      prompt: "approve lookup?",
+      data: { callId: "call_2", tool: "lookup", args: {} },
+    }
+    const { packed, back } = roundTrip(request)
+    expect(packed).toBe('["approve lookup?","call_2","lookup",{}]')
+    expect(back).toBe(JSON.stringify(request))
+  })
+
+  it("keeps the tool's own data keys, and their order, in a fifth element", () => {
+    const request = {
+      id: ID,
+      kind: "approval",
+      prompt: "p",
+      data: { callId: "c", tool: "t", args: { a: 1 }, runId: "run-1", note: { deep: [1, "x"] } },
+    }
+    const { packed, back } = roundTrip(request)
+    expect(packed).toBe('["p","c","t",{"a":1},{"runId":"run-1","note":{"deep":[1,"x"]}}]')
+    expect(back).toBe(JSON.stringify(request))
+  })
+
+  it("falls back to the keyed form for any request the stamped form cannot give back exactly", () => {
+    const keyed = (request: Record<string, unknown>) => roundTrip(request).packed?.startsWith("{")
+    // Other top-level keys, stamps missing or out of order, a stamp that is not a string.
+    expect(
+      keyed({ id: ID, kind: "k", prompt: "p", data: { callId: "c", tool: "t", args: {} }, url: "https://x" }),
+    ).toBe(true)
+    expect(keyed({ id: ID, kind: "k", prompt: "p", data: { callId: "c", args: {} } })).toBe(true)
+    expect(keyed({ id: ID, kind: "k", prompt: "p", data: { tool: "t", callId: "c", args: {} } })).toBe(true)
+    expect(keyed({ id: ID, kind: "k", prompt: "p", data: { callId: "c", tool: 1, args: {} } })).toBe(true)
+    expect(keyed({ id: ID, kind: "k", data: { callId: "c", tool: "t", args: {} }, prompt: "p" })).toBe(true)
+    for (const request of [
+      { id: ID, kind: "k", prompt: "p", data: { callId: "c", tool: "t", args: {} }, url: "https://x" },
+      { id: ID, kind: "k", prompt: "p", data: { tool: "t", callId: "c", args: {} } },
+    ]) {
+      expect(roundTrip(request).back).toBe(JSON.stringify(request))
+    }
+  })
+
+  it("leaves a text that is not a stamped form as it is, for the reader to refuse", () => {
+    expect(unpackPending('["p","c"]', ID, "approval")).toBe('["p","c"]')
+    expect(unpackPending("[not json", ID, "approval")).toBe("[not json")
+    expect(unpackPending('["p","c","t",{},[1]]', ID, "approval")).toBe('["p","c","t",{},[1]]')
+  })
+
+  it("is what SqliteStore writes for a parked tool call, and a golden row reads through every reader", async () => {
+    const db = new Database(":memory:")
+    const store = new SqliteStore({ db })
+    const messages = [{ role: "user" as const, content: "go" }]
+    const [first, second] = golden.rows as [(typeof golden.rows)[0], (typeof golden.rows)[0]]
+    await store.save("conv", messages, { pending: first.request as never })
+    const stored = db.prepare("SELECT pending FROM tnx_conversations WHERE id = 'conv'").get() as {
+      pending: string
+    }
+    expect(stored.pending).toBe(first.pending)
+    // A row as the golden fixture holds it (written by this version) reads back whole.
+    await store.save("other", messages, { pending: { ...second.request, id: "pnd-x" } as never })
+    db.prepare(
+      "UPDATE tnx_conversations SET pending = ?, pending_id = ?, pending_kind = ? WHERE id = 'other'",
+    ).run(second.pending, second.pending_id, second.pending_kind)
+    expect(await store.getPending("other")).toEqual(second.request)
+    expect((await store.findRequest(second.pending_id))?.request).toEqual(second.request)
+    expect((await store.listPending({ kind: "question" })).map((e) => e.request)).toEqual([second.request])
+    await store.close()
+    db.close()
   })
 })
 

@@ -1,19 +1,28 @@
 /**
  * The `pending` column of a SQLite conversation row stores the request without its `id` and
  * `kind`: both are already in their own columns (`pending_id`, `pending_kind`, which the
- * indexes need), and repeating them cost ~65 B of every parked run. Only the exact prefix
- * `JSON.stringify` writes for a request whose first keys are `id` and `kind` is dropped, so
- * packing is a string slice and unpacking a concatenation, with no JSON parse.
+ * indexes need), and repeating them cost ~65 B of every parked run. Three forms, told apart by
+ * their first characters, all readable by this version:
  *
- * A stored text starting with `{"id":` is a whole request (written by an older version, or a
- * request whose keys came in another order) and is read as it is.
+ * | form | text | written for |
+ * |---|---|---|
+ * | 3, stamped | `[prompt, callId, tool, args]` or `[prompt, callId, tool, args, {…the tool's own data keys}]` | a tool suspension, `{ id, kind, prompt, data: { callId, tool, args, … } }` (§8's stamps), nothing else |
+ * | 2, keyed | `{"prompt":…,"data":…}`: the JSON with its leading `"id":…,"kind":…` cut | any other request whose first keys are `id` and `kind` |
+ * | 1, whole | `{"id":…}`: the whole request JSON | any other key order; rows of older versions |
+ *
+ * The stamped form drops the key names of the commonest request (~40 B of a parked run's
+ * row). It is written only when unpacking it gives back the very same JSON text, so every
+ * reader sees what was saved, byte for byte.
  */
 
 const WHOLE = '{"id":'
+const STAMPS = ["callId", "tool", "args"] as const
 
 /** @internal The column text for the request JSON `json` whose id and kind are `id`, `kind`. */
 export function packPending(json: string | null, id: string | null, kind: string | null): string | null {
   if (json === null || id === null || kind === null) return json
+  const stamped = packStamped(json, id, kind)
+  if (stamped !== undefined) return stamped
   const prefix = `${WHOLE}${JSON.stringify(id)},"kind":${JSON.stringify(kind)}`
   if (json.startsWith(prefix)) {
     const next = json[prefix.length]
@@ -27,7 +36,59 @@ export function packPending(json: string | null, id: string | null, kind: string
 
 /** @internal The request JSON of a stored `pending` column, its id and kind put back. */
 export function unpackPending(text: string | null, id: string | null, kind: string | null): string | null {
-  if (text === null || id === null || kind === null || text.startsWith(WHOLE) || text[0] !== "{") return text
+  if (text === null || id === null || kind === null) return text
+  if (text[0] === "[") return unpackStamped(text, id, kind) ?? text
+  if (text.startsWith(WHOLE) || text[0] !== "{") return text
   const head = `${WHOLE}${JSON.stringify(id)},"kind":${JSON.stringify(kind)}`
   return text === "{}" ? `${head}}` : `${head},${text.slice(1)}`
+}
+
+/** The stamped form of request JSON `json`, or `undefined` when it does not round-trip exactly. */
+function packStamped(json: string, id: string, kind: string): string | undefined {
+  // Cheap refusals first: most saves park a tool suspension, anything else skips the parse.
+  if (!json.includes('"data":{"callId":')) return undefined
+  let request: Record<string, unknown>
+  try {
+    request = JSON.parse(json)
+  } catch {
+    return undefined
+  }
+  const keys = Object.keys(request)
+  if (
+    keys.length !== 4 ||
+    keys[0] !== "id" ||
+    keys[1] !== "kind" ||
+    keys[2] !== "prompt" ||
+    keys[3] !== "data"
+  )
+    return undefined
+  if (request.id !== id || request.kind !== kind || typeof request.prompt !== "string") return undefined
+  const data = request.data as Record<string, unknown>
+  const { callId, tool, args, ...own } = data
+  if (typeof callId !== "string" || typeof tool !== "string" || args === undefined) return undefined
+  const packed: unknown[] = [request.prompt, callId, tool, args]
+  if (Object.keys(own).length > 0) packed.push(own)
+  const text = JSON.stringify(packed)
+  return unpackStamped(text, id, kind) === json ? text : undefined
+}
+
+/** The request JSON of a stamped-form text, or `undefined` when the text is not one. */
+function unpackStamped(text: string, id: string, kind: string): string | undefined {
+  let packed: unknown
+  try {
+    packed = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (!Array.isArray(packed) || (packed.length !== 4 && packed.length !== 5)) return undefined
+  const [prompt, callId, tool, args, own] = packed
+  if (typeof prompt !== "string" || typeof callId !== "string" || typeof tool !== "string") return undefined
+  if (packed.length === 5 && (typeof own !== "object" || own === null || Array.isArray(own))) return undefined
+  const data: Record<string, unknown> = { [STAMPS[0]]: callId, [STAMPS[1]]: tool, [STAMPS[2]]: args }
+  return JSON.stringify({
+    id,
+    kind,
+    prompt,
+    data: packed.length === 5 ? { ...data, ...(own as object) } : data,
+  })
 }

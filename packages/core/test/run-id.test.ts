@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest"
 import { pending } from "../src/suspension/pending.js"
 import { defineTool } from "../src/tools/define-tool.js"
 import { createToolkit } from "../src/tools/toolkit.js"
+import { stampRunId } from "../src/client/run-id.js"
 import type { Request } from "../src/types.js"
 import { STYLES, clientFor, useFakeServer } from "./helpers.js"
 import { MemoryExecutor } from "./memory-executor.js"
@@ -161,5 +162,54 @@ describe.each(STYLES)("a run without an id gets its own (%s)", (style) => {
     expect(resumed.status).toBe("done")
     expect(resumed.runId).toBe("run")
     expect(keys.at(-1)).toEqual({ key: "run:call_0", answered: true })
+  })
+})
+
+describe("stampRunId", () => {
+  // The parked-run fast path rebuilds a stamped tool suspension as literals (less heap per parked
+  // run, see shared/bench S4); every request must come out as the spread copy would.
+  const spread = (r: Request, runId: string) => ({ ...r, data: { ...r.data, runId } })
+  const stamped: Request = {
+    id: "pnd-1",
+    kind: "approval",
+    prompt: "approve lookup?",
+    data: { callId: "call_0", tool: "lookup", args: { q: 1 } },
+  }
+
+  it("gives the same keys, order and values as a spread copy, for every request shape", () => {
+    const others: Request[] = [
+      stamped,
+      { ...stamped, url: "https://example.com/approve" },
+      { ...stamped, expiresAt: "2030-01-01T00:00:00Z" },
+      { ...stamped, data: { ...stamped.data, note: "own" } },
+      { ...stamped, data: { tool: "lookup", callId: "call_0", args: {} } },
+      { ...stamped, data: { ...stamped.data, runId: "run-inner" } },
+      { id: "pnd-2", kind: "approval", prompt: "p" },
+      { kind: "approval", id: "pnd-3", prompt: "p", data: { callId: "c", tool: "t", args: {} } },
+    ]
+    for (const request of others) {
+      const out = stampRunId(request, "run-x")
+      expect(JSON.stringify(out)).toBe(JSON.stringify(spread(request, "run-x")))
+      expect(out).not.toBe(request)
+    }
+  })
+
+  it("copies: the request it was given is left as it was", () => {
+    const request = structuredClone(stamped)
+    const out = stampRunId(request, "run-x")
+    expect(request).toEqual(stamped)
+    expect(out.data).not.toBe(request.data)
+    expect(out.data?.args).toBe(request.data?.args)
+  })
+
+  it("returns the request itself when it already carries the run's id", () => {
+    const request = { ...stamped, data: { ...stamped.data, runId: "run-x" } }
+    expect(stampRunId(request, "run-x")).toBe(request)
+  })
+
+  it("takes the spread path for a request with inherited enumerable keys", () => {
+    const data = Object.assign(Object.create({ inherited: 1 }), { callId: "c", tool: "t", args: {} })
+    const request = { id: "pnd-4", kind: "approval", prompt: "p", data }
+    expect(stampRunId(request, "run-x").data).toEqual({ callId: "c", tool: "t", args: {}, runId: "run-x" })
   })
 })

@@ -28,6 +28,31 @@ export function runIdOf(request: Request): string | undefined {
  * a tool copied from a request of an inner run.
  */
 export function stampRunId(request: Request, runId: string): Request {
-  if (request.data?.runId === runId) return request
-  return { ...request, data: { ...request.data, runId } }
+  const data = request.data
+  if (data?.runId === runId) return request
+  // A parked run keeps this object: copies made by spread keep their added key out of line
+  // (~220 B more per parked run on Node 20). The commonest request, a stamped tool suspension
+  // (`stampRequest`), is rebuilt as literals with the same keys in the same order.
+  if (data !== undefined && hasKeys(request, REQUEST_KEYS) && hasKeys(data, STAMP_KEYS)) {
+    return {
+      id: request.id,
+      kind: request.kind,
+      prompt: request.prompt,
+      data: { callId: data.callId, tool: data.tool, args: data.args, runId },
+    }
+  }
+  return { ...request, data: { ...data, runId } }
+}
+
+const REQUEST_KEYS = ["id", "kind", "prompt", "data"]
+const STAMP_KEYS = ["callId", "tool", "args"]
+
+/** True when `value`'s own enumerable keys are exactly `keys`, in that order. */
+function hasKeys(value: object, keys: readonly string[]): boolean {
+  let i = 0
+  for (const key in value) {
+    if (!Object.hasOwn(value, key) || key !== keys[i]) return false
+    i++
+  }
+  return i === keys.length
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest"
 import { pending } from "../src/suspension/pending.js"
 import { defineTool } from "../src/tools/define-tool.js"
 import { createToolkit } from "../src/tools/toolkit.js"
-import { stampRunId } from "../src/client/run-id.js"
+import { newRunId, stampRunId } from "../src/client/run-id.js"
 import type { Request } from "../src/types.js"
 import { STYLES, clientFor, useFakeServer } from "./helpers.js"
 import { MemoryExecutor } from "./memory-executor.js"
@@ -211,5 +211,25 @@ describe("stampRunId", () => {
     const data = Object.assign(Object.create({ inherited: 1 }), { callId: "c", tool: "t", args: {} })
     const request = { id: "pnd-4", kind: "approval", prompt: "p", data }
     expect(stampRunId(request, "run-x").data).toEqual({ callId: "c", tool: "t", args: {}, runId: "run-x" })
+  })
+})
+
+describe("newRunId", () => {
+  it("is one flat string: thousands of kept ids cost about their characters, not a chain of pieces", async () => {
+    const { setFlagsFromString } = await import("node:v8")
+    const { runInNewContext } = await import("node:vm")
+    setFlagsFromString("--expose-gc")
+    const gc = runInNewContext("gc") as () => void
+    const n = 5000
+    const kept: string[] = []
+    gc()
+    const before = process.memoryUsage().heapUsed
+    for (let i = 0; i < n; i++) kept.push(newRunId())
+    gc()
+    const perId = (process.memoryUsage().heapUsed - before) / n
+    expect(kept[n - 1]).toMatch(RUN_ID)
+    expect(new Set(kept).size).toBe(n)
+    // A flat 40-character string is ~56 B (+8 B of the array); the concatenated one was ~700 B.
+    expect(perId).toBeLessThan(200)
   })
 })

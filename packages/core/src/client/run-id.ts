@@ -12,8 +12,13 @@ export const LEGACY_RUN_SCOPE = "run"
  * idempotency key even when the provider repeats its call ids (several always say `call_0`).
  */
 export function newRunId(): string {
-  return `run-${randomUUID()}`
+  // Written out and read back as one flat string: Node's randomUUID() is a chain of ~30
+  // concatenated pieces, and a parked run kept the whole chain (~700 B) in `data.runId`.
+  scratch.write(randomUUID(), 4, "latin1")
+  return scratch.toString("latin1")
 }
+
+const scratch = Buffer.from(`run-${"0".repeat(36)}`, "latin1")
 
 /** @internal The generated run id a halted request carries (`data.runId`), if any. */
 export function runIdOf(request: Request): string | undefined {

@@ -1,8 +1,11 @@
-import { readFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { SchemaVersionError } from "@toolnexus/core"
 import Database from "better-sqlite3"
 import { describe, expect, it } from "vitest"
 import { SqliteStore } from "../src/sqlite/index.js"
+import { SQLITE_MIGRATIONS } from "../src/sqlite/migrations.js"
 import { packPending, unpackPending } from "../src/sqlite/pending-column.js"
 
 const ID = "pnd-0b5c2f4e-7c1d-4a55-9a3e-1f2d3c4b5a69"
@@ -151,6 +154,52 @@ describe("the stamped form of the pending column (form 3)", () => {
     expect((await store.listPending({ kind: "question" })).map((e) => e.request)).toEqual([second.request])
     await store.close()
     db.close()
+  })
+})
+
+describe("the schema version of the stamped form (migration 6)", () => {
+  it("a version-5 database's parked run reads after the upgrade; a version-5 store then refuses the file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tnx-pending-form-"))
+    const file = join(dir, "v5.db")
+    const request = {
+      id: ID,
+      kind: "approval",
+      prompt: "approve lookup?",
+      data: { callId: "c1", tool: "t", args: {} },
+    }
+    try {
+      // Parked by a version-5 store, whose pending column held the keyed form (2).
+      const old = new SqliteStore({ path: file, migrations: SQLITE_MIGRATIONS.slice(0, 5) })
+      await old.save("conv", [{ role: "user", content: "go" }], { pending: request })
+      await old.close()
+      const raw = new Database(file)
+      raw
+        .prepare("UPDATE tnx_conversations SET pending = ? WHERE id = 'conv'")
+        .run('{"prompt":"approve lookup?","data":{"callId":"c1","tool":"t","args":{}}}')
+      expect(raw.prepare("SELECT value FROM tnx_meta WHERE key = 'schema_version'").get()).toEqual({
+        value: "5",
+      })
+      raw.close()
+      const store = new SqliteStore({ path: file })
+      expect(await store.getPending("conv")).toEqual(request)
+      await store.save("conv2", [{ role: "user", content: "go" }], { pending: { ...request, id: "pnd-2" } })
+      await store.close()
+      const db = new Database(file)
+      const rows = db.prepare("SELECT id, pending FROM tnx_conversations ORDER BY id").all()
+      const version = db.prepare("SELECT value FROM tnx_meta WHERE key = 'schema_version'").get()
+      db.close()
+      expect(rows).toEqual([
+        { id: "conv", pending: '{"prompt":"approve lookup?","data":{"callId":"c1","tool":"t","args":{}}}' },
+        { id: "conv2", pending: '["approve lookup?","c1","t",{}]' },
+      ])
+      expect(version).toEqual({ value: "6" })
+      // A store that cannot read form 3 stops at open, not at the first parked run it reads.
+      const stale = new SqliteStore({ path: file, migrations: SQLITE_MIGRATIONS.slice(0, 5) })
+      await expect(stale.getPending("conv2")).rejects.toBeInstanceOf(SchemaVersionError)
+      await stale.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 

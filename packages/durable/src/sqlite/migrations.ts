@@ -153,4 +153,10 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ALTER TABLE tnx_conversations DROP COLUMN message_count;
   ALTER TABLE tnx_conversations DROP COLUMN updated_at;
   `,
+  // 6: no table changes. From here the pending column may hold its stamped form (form 3 of
+  // pending-column.ts: `[prompt, callId, tool, args]`), which a version-5 store would report as
+  // corrupt; the version number makes such a store refuse the database at open instead.
+  `
+  SELECT 'pending column form 3';
+  `,
 ]

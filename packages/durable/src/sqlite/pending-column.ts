@@ -12,7 +12,8 @@
  *
  * The stamped form drops the key names of the commonest request (~40 B of a parked run's
  * row). It is written only when unpacking it gives back the very same JSON text, so every
- * reader sees what was saved, byte for byte.
+ * reader sees what was saved, byte for byte. It came with schema version 6 (migration 6 only
+ * moves the version), so a store that cannot read it refuses the database when it opens it.
  */
 
 const WHOLE = '{"id":'

@@ -98,7 +98,7 @@ try {
         )
         const seconds = ((Date.now() - started) / 1000).toFixed(1)
         console.log(
-          `ok  ${target.name}: installed ${(size / 1e6).toFixed(2)} MB with its dependencies and peers (${seconds} s)`,
+          `ok  ${target.name}: installed in ${(size / 1e6).toFixed(2)} MB on disk with its dependencies and peers (${seconds} s)`,
         )
       } catch (error) {
         failures.push(target.name)
@@ -178,11 +178,16 @@ function npmInstall(specs, dir) {
   )
 }
 
-/** Bytes of every file under `dir` (what `du --apparent-size` counts). */
+/**
+ * The space every file under `dir` takes on disk (what `du -s` counts: whole blocks, so many
+ * small files weigh more than their bytes), or their bytes if the file system reports no blocks.
+ */
 function installedBytes(dir) {
   let total = 0
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) total += statSync(join(entry.parentPath, entry.name)).size
+    if (!entry.isFile()) continue
+    const stat = statSync(join(entry.parentPath, entry.name))
+    total += stat.blocks > 0 ? Math.max(stat.size, stat.blocks * 512) : stat.size
   }
   return total
 }

@@ -7,4 +7,8 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: "node20",
+  // Maps without the sources: stack traces still name src/ files and lines, and installs stay small (DESIGN §7).
+  esbuildOptions(options) {
+    options.sourcesContent = false
+  },
 })

@@ -8,10 +8,14 @@ import {
 } from "@a2a-js/sdk/client"
 import {
   type Answer,
+  ConfigError,
   type Request,
   type Tool,
   type ToolContext,
   type ToolResult,
+  createCredentialedFetch,
+  createSecretRedactor,
+  headerSecretValues,
   pending,
 } from "@toolnexus/core"
 import { A2AConnectError } from "./errors.js"
@@ -29,10 +33,22 @@ export interface A2AToolOptions {
   name?: string
   /** The tool's description; default: the card's, then one line per skill. */
   description?: string
-  /** Headers of every request to the agent; `${ENV}` references are read at call time. */
+  /**
+   * Headers of the requests to the agent's origin (the origin of `url`, else of the card's
+   * JSON-RPC interface); `${ENV}` references are read at call time. They never go to another
+   * origin: not along a redirect, not to an interface the card names elsewhere (unless listed
+   * in `allowOrigins`). Their values are redacted from every result and request text.
+   */
   headers?: Record<string, string>
-  /** Sent as `Authorization: Bearer <token>`. */
+  /** Sent as `Authorization: Bearer <token>`, under the same origin rule as `headers`. */
   bearerToken?: string
+  /** More origins that may receive `headers` and `bearerToken` (a card's interface on another host). */
+  allowOrigins?: string[]
+  /**
+   * Deadline of reading the card (its body included) and setting the client up (default
+   * 30 000 ms); past it `a2aTool` rejects with `A2AConnectError`.
+   */
+  connectTimeoutMs?: number
   /** Deadline of one call, answers asked inline included (default 300 000 ms). */
   callTimeoutMs?: number
   /** How often a non-streaming agent's task is read while it works (default 1 000 ms). */
@@ -70,37 +86,56 @@ export async function a2aTool(opts: A2AToolOptions): Promise<Tool> {
     url,
     headers,
     bearerToken,
+    connectTimeoutMs = 30_000,
     callTimeoutMs = 300_000,
     pollIntervalMs = 1_000,
     fetch: fetchImpl = globalThis.fetch,
   } = opts
   if (!url && !opts.card) throw new A2AConnectError("(none)", "give `url` or `card`")
-  const withHeaders: typeof fetch = (input, init) => {
-    const merged = new Headers(init?.headers)
-    for (const [name, value] of Object.entries(callHeaders(headers, bearerToken)))
-      if (!merged.has(name)) merged.set(name, value)
-    return fetchImpl(input, { ...init, headers: merged })
-  }
-  const legacyCompat = { enabled: true }
-  const resolver = new DefaultAgentCardResolver({ fetchImpl: withHeaders, legacyCompat })
+  if (!(Number.isFinite(connectTimeoutMs) && connectTimeoutMs > 0 && connectTimeoutMs <= MAX_TIMEOUT_MS))
+    throw new ConfigError(
+      `a2aTool: connectTimeoutMs must be a positive number of milliseconds up to ${MAX_TIMEOUT_MS}; got ${String(connectTimeoutMs)}`,
+    )
+  const credentials = () => callHeaders(headers, bearerToken)
+  // Read at use, so a rotated secret is redacted as it is sent.
+  const redact = (text: string) => createSecretRedactor(headerSecretValues(credentials()))(text)
   const where = url ?? "the given card"
+  const deadline = AbortSignal.timeout(connectTimeoutMs)
+  const legacyCompat = { enabled: true }
+  const secure = (origin: string) =>
+    createCredentialedFetch({
+      origin,
+      allowOrigins: opts.allowOrigins,
+      headers: credentials,
+      fetch: fetchImpl,
+    })
+  let secured = url ? secure(url) : undefined
   let card: AgentCard
   try {
-    card = opts.card ? resolver.normalizeAgentCard(opts.card) : await resolver.resolve(url as string)
+    if (opts.card) card = new DefaultAgentCardResolver({ legacyCompat }).normalizeAgentCard(opts.card)
+    else {
+      const send = secured as typeof fetch
+      // The deadline covers the body too: a server that trickles the card is cut off with it.
+      const cardFetch: typeof fetch = (input, init) => send(input, { ...init, signal: deadline })
+      const resolver = new DefaultAgentCardResolver({ fetchImpl: cardFetch, legacyCompat })
+      card = await raceSignal(resolver.resolve(url as string), deadline)
+    }
   } catch (error) {
-    throw new A2AConnectError(where, `the agent card could not be read (${messageOf(error)})`, {
-      cause: error,
-    })
+    const reason = deadline.aborted ? `no card within ${connectTimeoutMs} ms` : messageOf(error)
+    throw new A2AConnectError(where, redact(`the agent card could not be read (${reason})`), { cause: error })
   }
   let client: A2AClient
   try {
+    // An inline card is the caller's own: its JSON-RPC interface is the credentials' origin.
+    secured ??= secure(jsonRpcUrl(card) ?? "http://invalid")
     const factory = new ClientFactory({
-      transports: [new JsonRpcTransportFactory({ fetchImpl: withHeaders, legacyCompat })],
-      cardResolver: resolver,
+      transports: [new JsonRpcTransportFactory({ fetchImpl: secured, legacyCompat })],
+      cardResolver: new DefaultAgentCardResolver({ legacyCompat }),
     })
-    client = await factory.createFromAgentCard(card)
+    client = await raceSignal(factory.createFromAgentCard(card), deadline)
   } catch (error) {
-    throw new A2AConnectError(where, `no usable JSON-RPC interface on the card (${messageOf(error)})`, {
+    const reason = deadline.aborted ? `not connected within ${connectTimeoutMs} ms` : messageOf(error)
+    throw new A2AConnectError(where, redact(`no usable JSON-RPC interface on the card (${reason})`), {
       cause: error,
     })
   }
@@ -110,6 +145,7 @@ export async function a2aTool(opts: A2AToolOptions): Promise<Tool> {
     streaming: card.capabilities?.streaming === true,
     callTimeoutMs,
     pollIntervalMs,
+    redact,
   })
   return {
     name: opts.name ?? toolNameFor(card.name),
@@ -117,6 +153,19 @@ export async function a2aTool(opts: A2AToolOptions): Promise<Tool> {
     inputSchema: INPUT_SCHEMA,
     source: "a2a",
     execute: (args, ctx) => caller.call(args, ctx ?? {}),
+  }
+}
+
+// setTimeout fires at once past 2^31 - 1 ms, which would turn a huge deadline into none.
+const MAX_TIMEOUT_MS = 2_147_483_647
+
+/** The URL of the card's JSON-RPC interface, when it names one. */
+function jsonRpcUrl(card: AgentCard): string | undefined {
+  const found = card.supportedInterfaces?.find((i) => /^jsonrpc$/i.test(i.protocolBinding))
+  try {
+    return found ? new URL(found.url).href : undefined
+  } catch {
+    return undefined
   }
 }
 
@@ -131,6 +180,8 @@ interface CallSettings {
   streaming: boolean
   callTimeoutMs: number
   pollIntervalMs: number
+  /** Replaces the configured secrets in text from the remote. */
+  redact: (text: string) => string
 }
 
 /** Why a call's signal fired, told apart from the caller's own abort. */
@@ -173,6 +224,14 @@ class RemoteCall {
 
   async #run(prompt: string, ctx: ToolContext, view: TaskView, signal: AbortSignal): Promise<ToolResult> {
     const continued = this.#continuedRequest(ctx)
+    if (continued && ctx.answer && !ctx.answer.ok) {
+      // The loop applied a decline: the remote task would wait for its input forever.
+      view.id = continued.data?.taskId as string
+      if (typeof continued.data?.contextId === "string") view.contextId = continued.data.contextId
+      await this.#cancel(view.id, view)
+      const reason = ctx.answer.reason ? ` (${ctx.answer.reason})` : ""
+      return this.#declined(`${continued.prompt}${reason}`, view)
+    }
     if (continued && ctx.answer) {
       const taskId = continued.data?.taskId as string
       const contextId = typeof continued.data?.contextId === "string" ? continued.data.contextId : ""
@@ -203,7 +262,7 @@ class RemoteCall {
       const answer = await raceSignal(ctx.resolve(request), signal)
       if (!answer.ok) {
         await this.#cancel(view.id)
-        return { output: `declined: ${request.prompt}`, isError: true, metadata: this.#metadata(view) }
+        return this.#declined(request.prompt, view)
       }
       const asked = view.statusMessage?.messageId
       const text = request.kind === "authorization" ? "authorized" : undefined
@@ -211,10 +270,10 @@ class RemoteCall {
     }
   }
 
-  /** The request this retry answers, when it is one of this agent's task interruptions. */
+  /** The request this retry answers (approved or declined), when it is one of this agent's task interruptions. */
   #continuedRequest(ctx: ToolContext): Request | undefined {
     const request = ctx.request
-    if (!ctx.answer?.ok || !request || request.id !== ctx.answer.id) return undefined
+    if (!ctx.answer || !request || request.id !== ctx.answer.id) return undefined
     const data = request.data
     if (typeof data?.taskId !== "string" || data.agent !== this.#s.agent) return undefined
     return request
@@ -272,12 +331,13 @@ class RemoteCall {
     return isInterrupted(view.state) && (asked === undefined || view.statusMessage?.messageId !== asked)
   }
 
-  async #cancel(taskId: string): Promise<void> {
+  async #cancel(taskId: string, view?: TaskView): Promise<void> {
     try {
-      await this.#client.cancelTask(
+      const task = await this.#client.cancelTask(
         { tenant: "", id: taskId, metadata: undefined },
         { signal: AbortSignal.timeout(Math.min(this.#s.callTimeoutMs, 5_000)) },
       )
+      view?.takeTask(task)
     } catch {
       // Best effort: the call's own result already says why it stopped.
     }
@@ -285,7 +345,7 @@ class RemoteCall {
 
   #requestOf(view: TaskView): Request {
     const auth = view.state === "auth-required"
-    const prompt = view.statusText() || `${this.#s.agent} needs input`
+    const prompt = this.#s.redact(view.statusText() || `${this.#s.agent} needs input`)
     const data: Record<string, unknown> = { agent: this.#s.agent, taskId: view.id, contextId: view.contextId }
     const message = view.statusMessageJson()
     if (message) data.message = message
@@ -299,12 +359,17 @@ class RemoteCall {
   }
 
   #ok(output: string, view: TaskView): ToolResult {
-    return { output, isError: false, metadata: this.#metadata(view) }
+    return { output: this.#s.redact(output), isError: false, metadata: this.#metadata(view) }
   }
 
+  #declined(prompt: string, view: TaskView): ToolResult {
+    return { output: this.#s.redact(`declined: ${prompt}`), isError: true, metadata: this.#metadata(view) }
+  }
+
+  /** An error result; the remote's words in `reason` (an echoed key, say) are redacted. */
   #error(reason: string, view?: TaskView): ToolResult {
     const result: ToolResult = {
-      output: `a2a agent ${JSON.stringify(this.#s.agent)}: ${reason}`,
+      output: this.#s.redact(`a2a agent ${JSON.stringify(this.#s.agent)}: ${reason}`),
       isError: true,
     }
     if (view?.id) result.metadata = this.#metadata(view)

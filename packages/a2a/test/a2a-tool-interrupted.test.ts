@@ -135,7 +135,7 @@ describe.each(peers)("a2aTool interrupted (A2A $version, streaming $streaming)",
     expect(spoke(r, version)).toBe(true)
   })
 
-  it("a decline the loop applies leaves the remote task input-required (nothing sent)", async () => {
+  it("a decline the loop applies cancels the remote task (issue 33), no follow-up sent", async () => {
     const r = await remote({ streaming, version })
     r.setScript(bookingScript())
     const tool = await a2aTool({ url: r.url, name: "travel", pollIntervalMs: 5 })
@@ -149,9 +149,9 @@ describe.each(peers)("a2aTool interrupted (A2A $version, streaming $streaming)",
       pending: request,
       answer: { id: request.id, ok: false, reason: "declined" },
     })
-    expect(done.toolCalls.at(-1)?.output).toBe("declined: Which seat? (declined)")
+    expect(done.toolCalls.at(-1)).toMatchObject({ output: "declined: Which seat? (declined)", isError: true })
     expect(r.received).toHaveLength(1)
-    expect(r.cancels).toHaveLength(0)
+    expect(r.cancels).toEqual([request.data?.taskId])
   })
 
   it("a resumed task that asks again ⇒ a new suspension on the same task", async () => {

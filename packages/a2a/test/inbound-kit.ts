@@ -29,10 +29,10 @@ export async function sdkClient(url: string, opts: { token?: string } = {}): Pro
 }
 
 /**
- * The served agent: a scripted model (no LLM) whose `book` tool needs approval and whose
- * `checkin` tool needs the user to sign in (an `authorization` request). A prompt starting
- * "book" or "checkin" calls it; "slow" waits for `release()`; anything else is answered at
- * once. `effects` counts bookings and check-ins.
+ * The served agent: a scripted model (no LLM) whose `book` tool needs approval, whose
+ * `checkin` tool needs the user to sign in (an `authorization` request) and whose `seat` tool
+ * asks for input. A prompt starting "book", "checkin" or "seat" calls it; "slow" waits for
+ * `release()`; anything else is answered at once. `effects` counts what the tools did.
  */
 export async function travelAgent(store: ConversationStore) {
   const effects: string[] = []
@@ -65,6 +65,16 @@ export async function travelAgent(store: ConversationStore) {
       return `checked in ${flight}`
     },
   })
+  const seat = defineTool({
+    name: "seat",
+    description: "asks which seat the user wants",
+    inputSchema: { type: "object", properties: { flight: { type: "string" } }, required: ["flight"] },
+    run: ({ flight }, ctx) => {
+      if (!ctx.answer) return pending({ kind: "input", prompt: `Which seat on ${flight}?` })
+      effects.push(`seat ${flight}:${JSON.stringify(ctx.answer.data ?? {})}`)
+      return `seat chosen on ${flight}`
+    },
+  })
   const client = createInProcessClient({
     model: "scripted",
     store,
@@ -75,6 +85,8 @@ export async function travelAgent(store: ConversationStore) {
       const text = String(last.content ?? "")
       if (text.startsWith("book "))
         return { toolCalls: [{ name: "book", arguments: { flight: text.slice(5) } }] }
+      if (text.startsWith("seat "))
+        return { toolCalls: [{ name: "seat", arguments: { flight: text.slice(5) } }] }
       if (text.startsWith("checkin "))
         return { toolCalls: [{ name: "checkin", arguments: { flight: text.slice(8) } }] }
       if (text === "fail") throw new Error("model exploded with SECRET detail")
@@ -82,7 +94,7 @@ export async function travelAgent(store: ConversationStore) {
       return { content: `you said: ${text}` }
     },
   })
-  const toolkit = await createToolkit({ extraTools: [book, checkin] })
+  const toolkit = await createToolkit({ extraTools: [book, checkin, seat] })
   return { client, toolkit, effects, release }
 }
 
@@ -129,3 +141,20 @@ export const send = (m: Message, returnImmediately = false): SendMessageRequest 
   configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately },
   metadata: undefined,
 })
+
+/** A message on task `taskId` answering its request with a data part `{answer}` (and `text`, when given). */
+export function answerMessage(
+  answer: { ok: boolean; data?: Record<string, unknown>; reason?: string },
+  taskId: string,
+  text?: string,
+): Message {
+  const part = (content: NonNullable<Message["parts"][number]["content"]>) => ({
+    content,
+    metadata: undefined,
+    filename: "",
+    mediaType: "",
+  })
+  const parts = [part({ $case: "data", value: { answer } })]
+  if (text !== undefined) parts.unshift(part({ $case: "text", value: text }))
+  return message("", taskId, { parts })
+}

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url"
 import { type Task, TaskState } from "@a2a-js/sdk"
 import { Redis } from "ioredis"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { message, sdkClient, send } from "./inbound-kit.js"
+import { answerMessage, message, sdkClient, send } from "./inbound-kit.js"
 
 // The serving process is SIGKILLed between the halt and the answer; a new process on the
 // same store (a SQLite file; Redis too when TOOLNEXUS_TEST_REDIS_URL is set, keys under a
@@ -81,7 +81,7 @@ describe.each(kinds)("serveA2A across processes ($name)", (kind) => {
     const client = await sdkClient(second.url)
     const read = await client.getTask({ tenant: "", id: halted.id, historyLength: undefined })
     expect(read.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
-    const done = (await client.sendMessage(send(message("yes", halted.id)))) as Task
+    const done = (await client.sendMessage(send(answerMessage({ ok: true }, halted.id, "yes")))) as Task
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
     expect(effectsIn(effects)).toEqual([`${second.process.pid} BA117`])
   })
@@ -95,8 +95,8 @@ describe.each(kinds)("serveA2A across processes ($name)", (kind) => {
     const second = await startServer(db, effects)
     const [a, b] = [await sdkClient(first.url), await sdkClient(second.url)]
     const outcomes = await Promise.allSettled([
-      a.sendMessage(send(message("yes from a", halted.id))),
-      b.sendMessage(send(message("yes from b", halted.id))),
+      a.sendMessage(send(answerMessage({ ok: true }, halted.id, "yes from a"))),
+      b.sendMessage(send(answerMessage({ ok: true }, halted.id, "yes from b"))),
     ])
     expect(outcomes.filter((o) => o.status === "fulfilled").length).toBeGreaterThanOrEqual(1)
     expect(effectsIn(effects)).toHaveLength(1)

@@ -5,7 +5,7 @@ import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing
 import { SqliteStore } from "@toolnexus/durable/sqlite"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { serveA2A } from "../src/inbound/serve-a2a.js"
-import { message, sdkClient, send } from "./inbound-kit.js"
+import { answerMessage, message, sdkClient, send } from "./inbound-kit.js"
 import { serveFetch } from "./serve-node.js"
 
 // serveA2A with `runtime` + `agent`: a tree per task (namespace a2a/<taskId>), saved as
@@ -93,7 +93,7 @@ describe("serveA2A with a runtime", () => {
       request: { kind: "approval", prompt: "Book IB3?" },
     })
     expect(entry?.request.data?.path).toEqual(["root", "desk.1", "booker.1"])
-    const done = (await client.sendMessage(send(message("approved", halted.id)))) as Task
+    const done = (await client.sendMessage(send(answerMessage({ ok: true }, halted.id, "approved")))) as Task
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
     const artifact = done.artifacts[0]?.parts[0]?.content
     expect(artifact).toEqual({ $case: "text", value: "desk: booker: booked IB3" })
@@ -108,7 +108,9 @@ describe("serveA2A with a runtime", () => {
     const halted = await collect(client.sendMessageStream(send(message("book me IB3"))))
     expect(halted.states).toEqual([TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_INPUT_REQUIRED])
     expect(halted.chunks).toEqual([])
-    const done = await collect(client.sendMessageStream(send(message("approved", halted.taskId))))
+    const done = await collect(
+      client.sendMessageStream(send(answerMessage({ ok: true }, halted.taskId, "approved"))),
+    )
     expect(done.states).toEqual([TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED])
     // The desk's text only (the booker's reply is a tool result, not the task's result), in
     // more than one chunk: the first starts the artifact, the rest append, the last closes it.

@@ -7,7 +7,7 @@ import { Redis } from "ioredis"
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import { serveA2A } from "../src/inbound/serve-a2a.js"
-import { message, sdkClient, send, travelAgent } from "./inbound-kit.js"
+import { answerMessage, message, sdkClient, send, travelAgent } from "./inbound-kit.js"
 import { serveFetch } from "./serve-node.js"
 
 // serveA2A on a shared store (PostgreSQL, Redis): a halted task outlives the server that
@@ -97,7 +97,9 @@ describe.each(kinds)("serveA2A on $name", (kind) => {
         (p) => p.conversationId === `a2a/${halted.id}`,
       )
       expect(pending.map((p) => p.request.prompt)).toEqual(["Book QF2?"])
-      const done = (await (await sdkClient(second.url)).sendMessage(send(message("yes", halted.id)))) as Task
+      const done = (await (
+        await sdkClient(second.url)
+      ).sendMessage(send(answerMessage({ ok: true, data: { text: "yes" } }, halted.id, "yes")))) as Task
       expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
       expect(second.effects).toEqual([`QF2:${JSON.stringify({ text: "yes" })}`])
       expect(first.effects).toEqual([])
@@ -113,8 +115,8 @@ describe.each(kinds)("serveA2A on $name", (kind) => {
       const second = await server(kind)
       const third = await server(kind)
       const outcomes = await Promise.allSettled([
-        (await sdkClient(second.url)).sendMessage(send(message("yes", halted.id))),
-        (await sdkClient(third.url)).sendMessage(send(message("yes too", halted.id))),
+        (await sdkClient(second.url)).sendMessage(send(answerMessage({ ok: true }, halted.id, "yes"))),
+        (await sdkClient(third.url)).sendMessage(send(answerMessage({ ok: true }, halted.id, "yes too"))),
       ])
       expect(outcomes.some((o) => o.status === "fulfilled")).toBe(true)
       expect([...second.effects, ...third.effects, ...first.effects]).toHaveLength(1)

@@ -1,9 +1,10 @@
 import { type Message, type Task, TaskState } from "@a2a-js/sdk"
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
+import { RequestMalformedError } from "@a2a-js/sdk/errors"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
 import { afterEach, describe, expect, it } from "vitest"
 import { serveA2A } from "../src/inbound/serve-a2a.js"
-import { message, rpc, sdkClient, send, travelAgent } from "./inbound-kit.js"
+import { answerMessage, message, rpc, sdkClient, send, travelAgent } from "./inbound-kit.js"
 
 const userMessage = (text: string, extra: Partial<Message> = {}) => message(text, "", extra)
 import { serveFetch } from "./serve-node.js"
@@ -94,11 +95,12 @@ describe("serveA2A through the SDK client", () => {
     expect(request).toMatchObject({ kind: "approval", prompt: "Book BA117?" })
     expect(await store.listPending()).toHaveLength(1)
 
-    const answer = userMessage("yes, go", { taskId: halted.id, contextId: "ctx-1" })
+    const answer = answerMessage({ ok: true, data: { note: "go" } }, halted.id, "yes, go")
+    answer.contextId = "ctx-1"
     const done = (await client.sendMessage(send(answer))) as Task
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
     expect(textOf(done.artifacts[0] as never)).toEqual(["done: booked BA117"])
-    expect(effects).toEqual(['BA117:{"text":"yes, go"}'])
+    expect(effects).toEqual(['BA117:{"note":"go"}'])
     // The same message again: the task as it is, nothing applied.
     const repeat = (await client.sendMessage(send(answer))) as Task
     expect(repeat.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
@@ -142,6 +144,58 @@ describe("serveA2A through the SDK client", () => {
     expect(declined.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
     expect(textOf(declined.artifacts[0] as never)[0]).toMatch(/^done: declined: Book LH1\?/)
     expect(effects).toEqual([])
+  })
+
+  it("a text-only reply never approves: -32602 naming {answer: {ok}}, nothing delivered, the task still waits; text still answers input", async () => {
+    const { url, effects, store } = await serve()
+    const client = await sdkClient(url)
+    const halted = (await client.sendMessage(send(userMessage("book BA117")))) as Task
+    expect(halted.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    const [open] = await store.listPending()
+    expect(open?.request.kind).toBe("approval")
+
+    // "no, do not book it" used to become {ok: true, data: {text}} and book the flight.
+    const refused = client.sendMessage(send(userMessage("no, do not book it", { taskId: halted.id })))
+    // The SDK client maps the JSON-RPC code -32602 back to its RequestMalformedError.
+    await expect(refused).rejects.toBeInstanceOf(RequestMalformedError)
+    await expect(refused).rejects.toThrow(/data part \{"answer": \{"ok": true\}\}/)
+    // Text beside an unrelated data part does not approve either.
+    const raw = await rpc(url, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "SendMessage",
+      params: {
+        message: {
+          messageId: "m-text-data",
+          taskId: halted.id,
+          role: "ROLE_USER",
+          parts: [{ text: "yes" }, { data: { approved: true } }],
+        },
+      },
+    })
+    expect(raw.json.error.code).toBe(-32602)
+    expect(raw.json.error.message).toMatch(/\{"answer": \{"ok": false, "reason"\?: string\}\}/)
+    expect(effects).toEqual([])
+    const still = await client.getTask({ tenant: "", id: halted.id, historyLength: undefined })
+    expect(still.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    expect((await store.findRequest(open?.request.id as string))?.state).toBe("open")
+
+    // The explicit decline is applied: the tool never runs.
+    const declined = (await client.sendMessage(
+      send(answerMessage({ ok: false, reason: "not that one" }, halted.id, "no")),
+    )) as Task
+    expect(declined.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(textOf(declined.artifacts[0] as never)[0]).toMatch(
+      /^done: declined: Book BA117\? \(not that one\)/,
+    )
+    expect(effects).toEqual([])
+
+    // An `input` request is still answered by text.
+    const asked = (await client.sendMessage(send(userMessage("seat BA117")))) as Task
+    expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    const seated = (await client.sendMessage(send(userMessage("12A", { taskId: asked.id })))) as Task
+    expect(seated.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(effects).toEqual(['seat BA117:{"text":"12A"}'])
   })
 
   it("SendStreamingMessage ⇒ task, working, artifact chunks, one final status", async () => {
@@ -239,8 +293,8 @@ describe("serveA2A through the SDK client", () => {
     const b = await sdkClient(url)
     const halted = (await a.sendMessage(send(userMessage("book UA5")))) as Task
     const outcomes = await Promise.allSettled([
-      a.sendMessage(send(userMessage("yes from a", { taskId: halted.id }))),
-      b.sendMessage(send(userMessage("yes from b", { taskId: halted.id }))),
+      a.sendMessage(send(answerMessage({ ok: true }, halted.id, "yes from a"))),
+      b.sendMessage(send(answerMessage({ ok: true }, halted.id, "yes from b"))),
     ])
     expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(1)
     expect(effects).toHaveLength(1)
@@ -273,7 +327,7 @@ describe("serveA2A: a v0.3 client", () => {
     const client = await factory.createFromAgentCard(card)
     const halted = (await client.sendMessage(send(userMessage("book QF1")))) as Task
     expect(halted.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
-    const done = (await client.sendMessage(send(userMessage("ok", { taskId: halted.id })))) as Task
+    const done = (await client.sendMessage(send(answerMessage({ ok: true }, halted.id, "ok")))) as Task
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
     expect(effects).toHaveLength(1)
     const legacyCall = await rpc(
@@ -345,7 +399,7 @@ describe.each([
         },
       },
     })
-    const done = (await client.sendMessage(send(userMessage("yes", { taskId })))) as Task
+    const done = (await client.sendMessage(send(answerMessage({ ok: true }, taskId, "yes")))) as Task
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
     expect(effects).toHaveLength(1)
     // The same answer again (same messageId) applies nothing; another message is -32004.

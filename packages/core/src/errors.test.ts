@@ -4,6 +4,7 @@ import {
   AnswerConflictError,
   AnswerExpiredError,
   AnswerInvalidError,
+  ApprovalMismatchError,
   AnswerMismatchError,
   ConfigError,
   LLMHttpError,
@@ -96,6 +97,14 @@ const cases: Case[] = [
     message: /^invalid answer: answer.ok must be a boolean, got null$/,
   },
   {
+    cls: ApprovalMismatchError,
+    make: () => new ApprovalMismatchError("pnd-a", "pay", "aa", "bb"),
+    name: "ApprovalMismatchError",
+    code: "TNX_APPROVAL_MISMATCH",
+    message:
+      /approval pnd-a for pay does not cover this call: its arguments hash to bb, the approver saw aa; nothing was run/,
+  },
+  {
     cls: AnswerConflictError,
     make: () => new AnswerConflictError("pnd-a"),
     name: "AnswerConflictError",
@@ -161,6 +170,7 @@ const ALL_CODES: Record<ToolnexusErrorCode, string> = {
   TNX_ANSWER_EXPIRED: "core",
   TNX_ANSWER_INVALID: "core",
   TNX_ANSWER_CONFLICT: "core",
+  TNX_APPROVAL_MISMATCH: "core",
   TNX_UNKNOWN_REQUEST: "core",
   TNX_STORE: "core",
   TNX_SCHEMA_VERSION: "core",
@@ -184,7 +194,7 @@ describe("one error scheme", () => {
       .filter(([, pkg]) => pkg === "core")
       .map(([code]) => code)
     expect(core.sort()).toEqual(cases.map((c) => c.code).sort())
-    expect(Object.keys(ALL_CODES)).toHaveLength(25)
+    expect(Object.keys(ALL_CODES)).toHaveLength(26)
   })
 
   it("isToolnexusError recognises the family, and a code when given", () => {

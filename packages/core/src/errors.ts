@@ -14,6 +14,7 @@ export type ToolnexusErrorCode =
   | "TNX_ANSWER_EXPIRED"
   | "TNX_ANSWER_INVALID"
   | "TNX_ANSWER_CONFLICT"
+  | "TNX_APPROVAL_MISMATCH"
   | "TNX_UNKNOWN_REQUEST"
   | "TNX_STORE"
   | "TNX_SCHEMA_VERSION"
@@ -337,6 +338,36 @@ export class AnswerConflictError extends ToolnexusError {
     super("TNX_ANSWER_CONFLICT", `the answer to request ${requestId} was not applied: ${detail}`)
     this.requestId = requestId
     if (options?.decision !== undefined) this.decision = options.decision
+  }
+}
+
+/**
+ * An approval is being applied to a call whose arguments are not the ones the approver saw:
+ * the transcript's call (e.g. in client-written history) hashes differently from the request's
+ * `data.argsHash`. Thrown before anything runs or is saved.
+ */
+export class ApprovalMismatchError extends ToolnexusError {
+  /** Always `"ApprovalMismatchError"`; the stable check is `err.code === "TNX_APPROVAL_MISMATCH"`. */
+  override readonly name = "ApprovalMismatchError"
+  static override readonly family = "TNX_APPROVAL_MISMATCH"
+  /** The id of the approval request. */
+  readonly requestId: string
+  /** The tool the approved call names. */
+  readonly tool: string
+  /** The request's `data.argsHash`: the sha-256 of the canonical arguments the approver saw. */
+  readonly expected: string
+  /** The sha-256 of the canonical arguments the call to resume carries. */
+  readonly actual: string
+  constructor(requestId: string, tool: string, expected: string, actual: string) {
+    super(
+      "TNX_APPROVAL_MISMATCH",
+      `the approval ${requestId} for ${tool} does not cover this call: its arguments hash to ${actual}, ` +
+        `the approver saw ${expected}; nothing was run or changed`,
+    )
+    this.requestId = requestId
+    this.tool = tool
+    this.expected = expected
+    this.actual = actual
   }
 }
 

@@ -26,6 +26,7 @@ export {
   AnswerExpiredError,
   AnswerInvalidError,
   AnswerMismatchError,
+  ApprovalMismatchError,
   ConfigError,
   ConversationPendingError,
   LLMHttpError,
@@ -46,11 +47,20 @@ export { compileSchema, formatSchemaIssues } from "./tools/json-schema-validator
 export type { SchemaIssue, SchemaValidator } from "./tools/json-schema-validator.js"
 export { httpTool } from "./tools/http-tool.js"
 export type { HttpToolMethod, HttpToolOptions } from "./tools/http-tool.js"
+export { createCredentialedFetch } from "./tools/outbound-credentials.js"
+export type { CredentialedFetchOptions } from "./tools/outbound-credentials.js"
+export { createSecretRedactor, headerSecretValues } from "./tools/secret-redactor.js"
+export type { SecretRedactorOptions } from "./tools/secret-redactor.js"
 export { relayTool } from "./tools/relay-tool.js"
 export { createToolkit } from "./tools/toolkit.js"
 export type { Toolkit, ToolkitOptions } from "./tools/toolkit.js"
 export type { ToolSet } from "./tools/assemble-tools.js"
-export type { ApprovalPolicy } from "./tools/approval-policy.js"
+export type {
+  ApprovalCall,
+  ApprovalPolicy,
+  ApprovalPolicyHook,
+  ApprovalVerdict,
+} from "./tools/approval-policy.js"
 export { SUMMARY_PREFIX, compactMessages, compactor, estimateTokens } from "./compaction/compact-messages.js"
 export type { CompactionOptions } from "./compaction/compact-messages.js"
 export { BUILTIN_TOOL_NAMES } from "./builtins/builtin-tools.js"

@@ -104,7 +104,16 @@ export interface ToolContext {
   request?: Request
   /** The provider's tool-call id. */
   callId?: string
-  /** Stable across the retry-with-answer, a resume and a restart: use it to deduplicate side effects. */
+  /**
+   * The conversation the call runs in: the `id` given to `ask`/`stream`/`continueRun`, an agent
+   * handle's conversation, or the run's own id (`RunResult.runId`) without one.
+   */
+  conversationId?: string
+  /**
+   * `<run id>:<call id>`: unique per run (a run given no `id` gets a `run-<uuid>`, see
+   * `RunResult.runId`) and stable across the retry-with-answer, a resume and a restart — use it
+   * to deduplicate side effects.
+   */
   idempotencyKey?: string
   /**
    * Present when a `waitFor` on the chain can answer right now (the client's, or in the agents
@@ -158,6 +167,26 @@ export interface Tool {
    * `isError` result; a result made by `pending()` suspends the call.
    */
   execute(args: Record<string, unknown>, ctx?: ToolContext): ToolResult | Promise<ToolResult>
+  /**
+   * Calls first suspend for a human's approval (`kind: "approval"`, §19) before `execute` runs:
+   * `true` for every call, or a function deciding per call (a throw or rejection asks). A
+   * toolkit's `requireApproval` can ask for more; MCP and builtin tools have their own policy.
+   */
+  needsApproval?:
+    | boolean
+    | ((args: Record<string, unknown>, ctx: ToolContext) => boolean | Promise<boolean>)
+    | undefined
+  /**
+   * An approver may replace the arguments (`answer.data.args`); they are validated against
+   * `inputSchema` and recorded in the result's `metadata.approval`. Default `false`: an answer
+   * that carries arguments is refused.
+   */
+  editableArgs?: boolean | undefined
+  /**
+   * The approval request's `prompt` for a call (what the approver reads, and the `declined:`
+   * text the model gets); default `Approve <tool> with <arguments as JSON>?`.
+   */
+  approvalPrompt?: ((args: Record<string, unknown>) => string) | undefined
 }
 
 /** Token usage, summed over turns. */

@@ -52,6 +52,8 @@ const toolkitKeys = [
   "disableTools",
   "agents",
   "waitFor",
+  "requireApproval",
+  "approvalPolicy",
 ] as const satisfies readonly (keyof ToolkitOptions)[]
 type Unlisted<T, K> = Exclude<keyof T, K>
 const everyToolkitKeyListed: Unlisted<ToolkitOptions, (typeof toolkitKeys)[number]> extends never

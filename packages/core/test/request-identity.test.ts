@@ -66,7 +66,14 @@ describe.each(STYLES)("requests describe themselves (%s)", (style) => {
     const toolkit = await createToolkit({ extraTools: [pay] })
     server.enqueue({ toolCalls: [{ id: "call_pay", name: "pay", arguments: { amount: 12 } }] })
     const halted = await clientFor(style, server).run("pay", { toolkit })
-    expect(halted.pending?.data).toEqual({ callId: "call_pay", tool: "pay", args: { amount: 12 } })
+    // A run given no id carries the one it got, so a resume from `messages` keeps its keys.
+    expect(halted.runId).toMatch(/^run-[0-9a-f-]{36}$/)
+    expect(halted.pending?.data).toEqual({
+      callId: "call_pay",
+      tool: "pay",
+      args: { amount: 12 },
+      runId: halted.runId,
+    })
   })
 
   it("stamps the request a waitFor sees too", async () => {
@@ -89,7 +96,12 @@ describe.each(STYLES)("requests describe themselves (%s)", (style) => {
     const toolkit = await createToolkit({ extraTools: [labelled] })
     server.enqueue({ toolCalls: [{ id: "call_l", name: "labelled", arguments: { secret: "s" } }] })
     const halted = await clientFor(style, server).run("go", { toolkit })
-    expect(halted.pending?.data).toEqual({ callId: "call_l", tool: "billing", args: { redacted: true } })
+    expect(halted.pending?.data).toEqual({
+      callId: "call_l",
+      tool: "billing",
+      args: { redacted: true },
+      runId: halted.runId,
+    })
   })
 })
 

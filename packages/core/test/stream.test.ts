@@ -359,7 +359,9 @@ describe.each(CHAT_STYLES)("ask (%s)", (style) => {
     expect(server.requests.map((r) => r.stream)).toEqual([true, true])
     expect(deltas.length).toBeGreaterThan(2)
     expect(deltas.join("")).toBe("Thinking…The sum is 3.")
-    expect(streamed).toEqual(plain)
+    // Two runs, two generated ids; everything else is the same.
+    expect(streamed.runId).not.toBe(plain.runId)
+    expect(streamed).toEqual({ ...plain, runId: streamed.runId })
     expect(streamed.text).toBe("The sum is 3.")
   })
 

@@ -139,9 +139,12 @@ describe("ToolContext.request", () => {
         id: "r-1",
         kind: "approval",
         prompt: "Go?",
-        data: { callId: "call_1", tool: "t", args: {}, step: 3 },
+        // The id of the run without an id rides the request it halted on.
+        data: { callId: "call_1", tool: "t", args: {}, step: 3, runId: first.runId },
       },
     ])
+    expect(first.runId).toMatch(/^run-[0-9a-f-]{36}$/)
+    expect(done.runId).toBe(first.runId)
   })
 
   it("an inline waitFor's retry gets the request it answered", async () => {

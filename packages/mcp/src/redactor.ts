@@ -1,8 +1,7 @@
+import { createSecretRedactor, headerSecretValues } from "@toolnexus/core"
 import { type McpServerConfig, isHttpConfig } from "./config.js"
 
 const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g
-/** Values shorter than this are too common to scrub from text without mangling it. */
-const MIN_SECRET = 4
 
 /**
  * @internal Keeps a server's secrets out of messages: header values (with `${NAME}` read from
@@ -11,7 +10,7 @@ const MIN_SECRET = 4
  * client secrets, private keys and ID tokens the connection was given.
  */
 export class Redactor {
-  readonly #secrets: string[]
+  readonly #clean: (text: string) => string
   readonly #headers: Record<string, string> | undefined
 
   /** @param extra - more secrets to keep out (OAuth client secrets and keys). */
@@ -19,18 +18,13 @@ export class Redactor {
     const secrets: string[] = [...extra]
     if (isHttpConfig(config) && config.headers) {
       this.#headers = {}
-      for (const [name, raw] of Object.entries(config.headers)) {
-        const value = raw.replace(PLACEHOLDER, (_, env: string) => process.env[env] ?? "")
-        this.#headers[name] = value
-        secrets.push(value, ...value.split(/\s+/))
-      }
+      for (const [name, raw] of Object.entries(config.headers))
+        this.#headers[name] = raw.replace(PLACEHOLDER, (_, env: string) => process.env[env] ?? "")
+      secrets.push(...headerSecretValues(this.#headers))
     } else if (!isHttpConfig(config) && config.env) {
       secrets.push(...Object.values(config.env))
     }
-    // Longest first, so a value containing another is replaced whole.
-    this.#secrets = [...new Set(secrets.filter((s) => s.length >= MIN_SECRET))].sort(
-      (a, b) => b.length - a.length,
-    )
+    this.#clean = createSecretRedactor(secrets, { marker: "***" })
   }
 
   /** The headers to send, with `${NAME}` filled in. */
@@ -39,9 +33,6 @@ export class Redactor {
   }
 
   clean(text: string): string {
-    if (this.#secrets.length === 0) return text
-    let out = text
-    for (const secret of this.#secrets) out = out.split(secret).join("***")
-    return out
+    return this.#clean(text)
   }
 }

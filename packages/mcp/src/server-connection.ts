@@ -16,6 +16,7 @@ import {
 } from "@modelcontextprotocol/client"
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio"
 import type { Answer, Request, ToolContext } from "@toolnexus/core"
+import { createCredentialedFetch } from "@toolnexus/core"
 import type { ToolAnnotations } from "./approval-policy.js"
 import { type ClientFeatures, answerSampling, clientCapabilities } from "./client-features.js"
 import { type McpServerConfig, isHttpConfig, isPlainObject } from "./config.js"
@@ -370,14 +371,13 @@ export class ServerConnection {
       return
     }
     const url = new URL(config.url)
-    const requestInit = { headers: this.#redactor.headers() }
+    const headers = this.#redactor.headers()
+    // The headers stay with the server's origin: not along a redirect, not to an authorization server.
+    const fetch = createCredentialedFetch({ origin: url, headers })
+    const opts = { requestInit: { headers }, authProvider: this.#auth, fetch }
     const open = () => {
       const skipIssuerMetadataValidation = this.#ownIssuerPath
-      const transport = new StreamableHTTPClientTransport(url, {
-        requestInit,
-        authProvider: this.#auth,
-        skipIssuerMetadataValidation,
-      })
+      const transport = new StreamableHTTPClientTransport(url, { ...opts, skipIssuerMetadataValidation })
       this.#transport = transport
       return transport
     }
@@ -396,7 +396,7 @@ export class ServerConnection {
       if (!isLegacyHttpRefusal(error)) throw error
       // Servers of the 2024-11-05 protocol answer the POST with 4xx; they speak HTTP+SSE.
       await streamable.close().catch(() => {})
-      const sse = new SSEClientTransport(url, { requestInit, authProvider: this.#auth })
+      const sse = new SSEClientTransport(url, opts)
       this.#transport = sse
       try {
         await client.connect(sse, { timeout: this.#options.connectTimeoutMs })

@@ -76,7 +76,8 @@ const PUSH_V03 = /^tasks\/pushNotificationConfig\//
  * so or says nothing). Each task is a conversation in the durable store; a run that halts
  * puts the task `input-required` (`auth-required` for a login) with the prompt and the
  * Request, and the next message on the task is its Answer, applied once across processes
- * through `deliverAnswer`.
+ * through `deliverAnswer`. An approval takes only a data part `{answer: {ok, …}}`: a text-only
+ * reply to it is refused (`-32602`), so "no" can never approve.
  *
  * @param opts - the card, what runs the tasks, the store, tokens and limits.
  * @returns the handler; `fetch` never throws.

@@ -230,11 +230,11 @@ export class TaskService implements A2ARequestHandler {
       if (record.seen.includes(message.messageId)) return { record: await this.#shown(record) }
       if (this.#running.has(record.id) || !isInterrupted(record.state) || !record.requestId)
         throw notWaiting(record, this.#running.has(record.id))
-      const answer = answerOf(record.requestId, said, data)
       // Being resumed by another delivery (here or in another process): the store's claim
       // says so. Nothing is written here, so a losing delivery never overwrites the task.
       const entry = await this.#o.store.findRequest(record.requestId)
       if (entry?.state !== "open") throw notWaiting(record, true)
+      const answer = answerOf(record.requestId, entry.request.kind, said, data)
       record.seen.push(message.messageId)
       record.history.push(message)
       return { record, start: { answer } }
@@ -503,9 +503,16 @@ function readParts(message: Message): { text: string; said: string; data: Record
 
 /**
  * The Answer a message on a halted task carries: a data part `{answer: {ok, data?, reason?}}`
- * as it is, else `ok: true` with the text and the keys of the object data parts.
+ * as it is, else `ok: true` with the text and the keys of the object data parts — except for
+ * an approval, where free text cannot say yes ("no, do not book it" would approve), so only
+ * the data part answers it.
  */
-function answerOf(requestId: string, said: string, data: Record<string, unknown>[]): Answer {
+function answerOf(
+  requestId: string,
+  kind: string | undefined,
+  said: string,
+  data: Record<string, unknown>[],
+): Answer {
   const explicit = data.find((d) => d.answer && typeof d.answer === "object")?.answer as
     | { id?: unknown; ok?: unknown; data?: unknown; reason?: unknown }
     | undefined
@@ -520,6 +527,11 @@ function answerOf(requestId: string, said: string, data: Record<string, unknown>
     if (!explicit.ok && typeof explicit.reason === "string") answer.reason = explicit.reason
     return answer
   }
+  if (kind === "approval")
+    throw new RequestMalformedError({
+      message:
+        'an approval is answered only by a data part {"answer": {"ok": true}} (approve) or {"answer": {"ok": false, "reason"?: string}} (decline); text alone neither approves nor declines',
+    })
   return { id: requestId, ok: true, data: Object.assign({ text: said }, ...data) }
 }
 

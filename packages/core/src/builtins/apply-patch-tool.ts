@@ -1,7 +1,9 @@
+import { randomBytes } from "node:crypto"
 import { existsSync } from "node:fs"
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises"
+import { chmod, mkdir, rename, rm, stat, writeFile } from "node:fs/promises"
 import path from "node:path"
-import { type BuiltinSpec, fail, messageOf, ok } from "./builtin-env.js"
+import { type BuiltinSpec, fail, messageOf, ok, relativeToRoot } from "./builtin-env.js"
+import { readRegularFile, refuseNonRegular } from "./file-tools.js"
 
 type PatchOperation =
   | { type: "add"; path: string; content: string }
@@ -78,7 +80,66 @@ function applyHunks(text: string, lines: string[]): string {
   return result
 }
 
-/** @internal `apply_patch`: all or nothing — every hunk is checked before any file is written. */
+/** A planned change: the new content of `file` (none ⇒ delete), staged beside it before any is made. */
+interface Change {
+  file: string
+  content: string | undefined
+  /** The file exists now (an update or a delete). */
+  existing: boolean
+  /** The staged new content, then the original moved aside, both in the file's folder. */
+  staged?: string
+  backup?: string
+  done?: boolean
+}
+
+/** A name for a scratch file beside `file`: short, so it fits wherever `file`'s name fits. */
+const besideOf = (file: string) =>
+  path.join(path.dirname(file), `.tnx-patch-${randomBytes(6).toString("hex")}.tmp`)
+
+/**
+ * All files or none. Every new content is first written to a scratch file in its target's folder;
+ * then each original is renamed aside and the scratch file renamed into place (renames within one
+ * folder do not copy and are atomic). Any failure undoes what was done, newest first: new files
+ * removed, originals renamed back, scratch files and created folders removed.
+ */
+async function commit(changes: Change[]): Promise<void> {
+  const createdFolders: string[] = []
+  try {
+    for (const change of changes) {
+      if (change.content === undefined) continue
+      const made = await mkdir(path.dirname(change.file), { recursive: true })
+      if (made) createdFolders.push(made)
+      change.staged = besideOf(change.file)
+      await writeFile(change.staged, change.content, "utf8")
+      // The new content keeps the file's permissions, as writing over it in place would.
+      if (change.existing) await chmod(change.staged, (await stat(change.file)).mode)
+    }
+    for (const change of changes) {
+      if (change.existing) {
+        change.backup = besideOf(change.file)
+        await rename(change.file, change.backup)
+      }
+      if (change.staged) await rename(change.staged, change.file)
+      change.done = true
+    }
+  } catch (error) {
+    for (const change of [...changes].reverse()) {
+      try {
+        if (change.backup) await rename(change.backup, change.file)
+        else if (change.done) await rm(change.file, { force: true })
+        if (change.staged && !change.done) await rm(change.staged, { force: true })
+      } catch {
+        // Keep undoing the rest; the error that stopped the patch is the one reported.
+      }
+    }
+    for (const folder of createdFolders.reverse()) await rm(folder, { recursive: true, force: true })
+    throw error
+  }
+  // The patch is in place; a backup left behind is litter, not a failure.
+  for (const change of changes) if (change.backup) await rm(change.backup, { force: true }).catch(() => {})
+}
+
+/** @internal `apply_patch`: all or nothing — every hunk is checked and every file staged before any is changed. */
 export const applyPatchTool: BuiltinSpec = {
   name: "apply_patch",
   description:
@@ -109,29 +170,30 @@ export const applyPatchTool: BuiltinSpec = {
     return undefined
   },
   destructive: () => true,
-  async run(args, { resolve }) {
+  async run(args, { env, resolve, show }) {
     const operations = parsePatch(String(args.patchText ?? ""))
-    const writes: { file: string; content: string }[] = []
-    const deletes: string[] = []
+    const changes: Change[] = []
     try {
       for (const op of operations) {
         const file = resolve(op.path)
+        if (changes.some((c) => c.file === file))
+          throw new Error(`file named twice in the patch: ${show(op.path)}`)
         if (op.type === "add") {
-          if (existsSync(file)) throw new Error(`file already exists: ${op.path}`)
-          writes.push({ file, content: op.content })
+          if (existsSync(file)) throw new Error(`file already exists: ${show(op.path)}`)
+          changes.push({ file, content: op.content, existing: false })
         } else if (op.type === "delete") {
-          if (!existsSync(file)) throw new Error(`file not found: ${op.path}`)
-          deletes.push(file)
-        } else writes.push({ file, content: applyHunks(await readFile(file, "utf8"), op.lines) })
+          if (!existsSync(file)) throw new Error(`file not found: ${show(op.path)}`)
+          await refuseNonRegular(file)
+          changes.push({ file, content: undefined, existing: true })
+        } else {
+          const content = applyHunks(await readRegularFile(file), op.lines)
+          changes.push({ file, content, existing: true })
+        }
       }
+      await commit(changes)
     } catch (error) {
-      return fail(`apply_patch: ${messageOf(error)}`)
+      return fail(`apply_patch: ${relativeToRoot(messageOf(error), env.root)}`)
     }
-    for (const w of writes) {
-      await mkdir(path.dirname(w.file), { recursive: true })
-      await writeFile(w.file, w.content, "utf8")
-    }
-    for (const file of deletes) await rm(file, { force: true })
     const count = (type: PatchOperation["type"]) => operations.filter((o) => o.type === type).length
     return ok(`Applied patch: ${operations.length} file operation${operations.length === 1 ? "" : "s"}`, {
       added: count("add"),

@@ -7,7 +7,15 @@ import { type ApprovalPolicy, approvalNeeded, assertApprovalPolicy } from "../to
 import type { Tool, ToolContext, ToolResult } from "../types.js"
 import { applyPatchTool } from "./apply-patch-tool.js"
 import { bashTool } from "./bash-tool.js"
-import { type BuiltinEnv, type BuiltinSpec, capOutput, fail, messageOf } from "./builtin-env.js"
+import {
+  type BuiltinApproval,
+  type BuiltinEnv,
+  type BuiltinSpec,
+  capOutput,
+  fail,
+  messageOf,
+  relativeToRoot,
+} from "./builtin-env.js"
 import { confinePath } from "./confine-path.js"
 import { editTool, readTool, writeTool } from "./file-tools.js"
 import { questionTool, todowriteTool } from "./question-tools.js"
@@ -42,12 +50,19 @@ export interface BuiltinsOptions {
   requireApproval?: ApprovalPolicy
   /** Hosts webfetch may reach without approval (`*.x` admits x's subdomains). */
   allowHosts?: string[]
-  /** bash, read, grep and webfetch output past this is cut (default 100 000). */
+  /** bash, read, grep, glob and webfetch output past this is cut (default 100 000). */
   maxOutputChars?: number
+  /**
+   * How long grep's regular expression may spend matching in one call, in milliseconds (default
+   * 5000). The pattern is matched on a worker thread, one per call; past this the thread is ended
+   * and the call is an `isError` result `grep: pattern took too long (over <ms> ms); …` with
+   * `metadata.timedOut`, so a pattern that backtracks without end (`^(a+)+$`) never stalls the process.
+   */
+  grepTimeoutMs?: number
 }
 
-// Output of these is cut at maxOutputChars.
-const CAPPED = new Set(["bash", "read", "grep", "webfetch"])
+// Output of these is cut at maxOutputChars (write, edit and apply_patch print one short line).
+const CAPPED = new Set(["bash", "read", "grep", "glob", "webfetch"])
 
 /**
  * @internal The builtins `builtins` selects: none unless it is `true` or an object (an upgrade
@@ -61,7 +76,11 @@ export function createBuiltinTools(builtins: boolean | BuiltinsOptions | undefin
   }
   const opts: BuiltinsOptions = builtins === true ? {} : builtins
   if (opts.disabled === true || opts.enabled === false) return []
-  const env: BuiltinEnv = { root: rootOf(opts.root), maxOutputChars: maxOutputOf(opts.maxOutputChars) }
+  const env: BuiltinEnv = {
+    root: rootOf(opts.root),
+    maxOutputChars: positiveInteger(opts.maxOutputChars, "maxOutputChars", 100_000),
+    grepTimeoutMs: positiveInteger(opts.grepTimeoutMs, "grepTimeoutMs", 5000),
+  }
   const policy = opts.requireApproval ?? "destructive"
   assertApprovalPolicy(policy, "builtins.requireApproval")
   const allowHosts = opts.allowHosts ?? []
@@ -99,10 +118,10 @@ function rootOf(root: unknown): string {
   return realpathSync(absolute)
 }
 
-function maxOutputOf(value: unknown): number {
-  if (value === undefined) return 100_000
+function positiveInteger(value: unknown, field: string, otherwise: number): number {
+  if (value === undefined) return otherwise
   if (typeof value !== "number" || !Number.isInteger(value) || value <= 0) {
-    throw new ConfigError(`builtins.maxOutputChars must be a positive integer, got ${JSON.stringify(value)}`)
+    throw new ConfigError(`builtins.${field} must be a positive integer, got ${JSON.stringify(value)}`)
   }
   return value
 }
@@ -119,6 +138,19 @@ function wrap(spec: BuiltinSpec, env: BuiltinEnv, policy: ApprovalPolicy): Tool 
     source: "builtin",
     async execute(rawArgs: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult> {
       const args = rawArgs ?? {}
+      const approval: BuiltinApproval = {
+        asks: (asked) =>
+          spec.name !== "question" &&
+          approvalNeeded(policy, "builtin", spec.name, asked, () => spec.destructive(asked)),
+        ask: (asked) =>
+          pending({
+            kind: "approval",
+            prompt: `Approve builtin tool ${spec.name} with ${JSON.stringify(asked)}?`,
+            data: { server: "builtin", tool: spec.name, args: asked },
+          }),
+        request: ctx?.request,
+        answer: ctx?.answer,
+      }
       const resolved = new Map<string, string>()
       for (const given of spec.paths?.(args) ?? []) {
         const inside = confinePath(env.root, given)
@@ -127,28 +159,23 @@ function wrap(spec: BuiltinSpec, env: BuiltinEnv, policy: ApprovalPolicy): Tool 
       }
       const refused = spec.precheck?.(args)
       if (refused) return refused
-      const asks =
-        spec.name !== "question" &&
-        approvalNeeded(policy, "builtin", spec.name, args, () => spec.destructive(args))
-      if (asks && !ctx?.answer) {
-        return pending({
-          kind: "approval",
-          prompt: `Approve builtin tool ${spec.name} with ${JSON.stringify(args)}?`,
-          data: { server: "builtin", tool: spec.name, args },
-        })
-      }
+      const asks = approval.asks(args)
+      if (asks && !ctx?.answer) return approval.ask(args)
       if (asks && ctx?.answer?.ok !== true) return fail(`declined: builtin tool ${spec.name}`)
+      const resolve = (given: string) => resolved.get(given) ?? (confinePath(env.root, given) as string)
       try {
         const result = await spec.run(args, {
           env,
           signal: ctx?.signal,
           answer: spec.name === "question" ? ctx?.answer : undefined,
           fetch: ctx?.fetch ?? globalThis.fetch,
-          resolve: (given) => resolved.get(given) ?? (confinePath(env.root, given) as string),
+          approval,
+          resolve,
+          show: (given) => (path.isAbsolute(given) ? path.relative(env.root, resolve(given)) || "." : given),
         })
         return CAPPED.has(spec.name) ? capOutput(result, env.maxOutputChars) : result
       } catch (error) {
-        return fail(`${spec.name}: ${messageOf(error)}`)
+        return fail(`${spec.name}: ${relativeToRoot(messageOf(error), env.root)}`)
       }
     },
   }

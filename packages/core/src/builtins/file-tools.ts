@@ -1,13 +1,47 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises"
+import { type Stats, constants } from "node:fs"
+import { mkdir, open, stat, writeFile } from "node:fs/promises"
 import path from "node:path"
-import { type BuiltinSpec, fail, messageOf, ok } from "./builtin-env.js"
+import { type BuiltinSpec, fail, messageOf, ok, relativeToRoot } from "./builtin-env.js"
 
 const pathOf = (args: Record<string, unknown>): string[] =>
   typeof args.path === "string" && args.path ? [args.path] : []
 
-/** An error message naming the path as the model gave it, not as resolved under the root. */
-function asGiven(error: unknown, resolved: string, given: string): string {
-  return messageOf(error).split(resolved).join(given)
+function kindOf(stats: Stats): string {
+  if (stats.isDirectory()) return "a directory"
+  if (stats.isFIFO()) return "a FIFO"
+  if (stats.isSocket()) return "a socket"
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return "a device"
+  return "not a file"
+}
+
+/**
+ * @internal Throws when `file` exists and is not a regular file: opening a FIFO blocks until a
+ * writer comes, a device can stream forever, so neither is ever opened. A missing file passes.
+ */
+export async function refuseNonRegular(file: string): Promise<void> {
+  let stats: Stats
+  try {
+    stats = await stat(file)
+  } catch {
+    return
+  }
+  if (!stats.isFile()) throw new Error(`${file} is ${kindOf(stats)}, not a regular file`)
+}
+
+/**
+ * @internal A regular file's UTF-8 text. Refused before opening when it is not a regular file, and
+ * opened non-blocking and checked again, so a FIFO put in its place after the check cannot block.
+ */
+export async function readRegularFile(file: string): Promise<string> {
+  await refuseNonRegular(file)
+  const handle = await open(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0))
+  try {
+    const stats = await handle.stat()
+    if (!stats.isFile()) throw new Error(`${file} is ${kindOf(stats)}, not a regular file`)
+    return await handle.readFile("utf8")
+  } finally {
+    await handle.close()
+  }
 }
 
 /** @internal `read`: a UTF-8 file, or a 1-based line window of it. */
@@ -26,15 +60,15 @@ export const readTool: BuiltinSpec = {
   },
   paths: pathOf,
   destructive: () => false,
-  async run(args, { resolve }) {
+  async run(args, { env, resolve }) {
     const given = String(args.path ?? "")
     if (!given) return fail("read: path is required")
     const target = resolve(given)
     let text: string
     try {
-      text = await readFile(target, "utf8")
+      text = await readRegularFile(target)
     } catch (error) {
-      return fail(`read: ${asGiven(error, target, given)}`)
+      return fail(`read: ${relativeToRoot(messageOf(error), env.root)}`)
     }
     if (args.offset === undefined && args.limit === undefined) return ok(text)
     const lines = text.split("\n")
@@ -59,15 +93,17 @@ export const writeTool: BuiltinSpec = {
   },
   paths: pathOf,
   destructive: () => true,
-  async run(args, { resolve }) {
+  async run(args, { resolve, show }) {
     const given = String(args.path ?? "")
     if (!given) return fail("write: path is required")
     const content = typeof args.content === "string" ? args.content : String(args.content ?? "")
     const target = resolve(given)
+    // Writing opens for writing, which blocks on a FIFO until a reader comes.
+    await refuseNonRegular(target)
     await mkdir(path.dirname(target), { recursive: true })
     await writeFile(target, content, "utf8")
     const bytes = Buffer.byteLength(content, "utf8")
-    return ok(`Wrote ${bytes} bytes to ${given}`, { bytes })
+    return ok(`Wrote ${bytes} bytes to ${show(given)}`, { bytes })
   },
 }
 
@@ -89,7 +125,7 @@ export const editTool: BuiltinSpec = {
   },
   paths: pathOf,
   destructive: () => true,
-  async run(args, { resolve }) {
+  async run(args, { env, resolve, show }) {
     const given = String(args.path ?? "")
     if (!given) return fail("edit: path is required")
     const oldString = args.oldString
@@ -98,21 +134,21 @@ export const editTool: BuiltinSpec = {
     const target = resolve(given)
     let text: string
     try {
-      text = await readFile(target, "utf8")
+      text = await readRegularFile(target)
     } catch (error) {
-      return fail(`edit: ${asGiven(error, target, given)}`)
+      return fail(`edit: ${relativeToRoot(messageOf(error), env.root)}`)
     }
     const pieces = text.split(oldString)
     const count = pieces.length - 1
-    if (count === 0) return fail(`edit: oldString not found in ${given}`)
+    if (count === 0) return fail(`edit: oldString not found in ${show(given)}`)
     const all = args.replaceAll === true
     if (!all && count > 1)
-      return fail(`edit: oldString is not unique in ${given} (${count} occurrences); use replaceAll`)
+      return fail(`edit: oldString is not unique in ${show(given)} (${count} occurrences); use replaceAll`)
     // split/join, not String.replace: `$&` and friends in newString stay literal.
     const next = all ? pieces.join(newString) : pieces[0] + newString + pieces.slice(1).join(oldString)
     await writeFile(target, next, "utf8")
     const replaced = all ? count : 1
-    return ok(`Edited ${given} (${replaced} replacement${replaced === 1 ? "" : "s"})`, {
+    return ok(`Edited ${show(given)} (${replaced} replacement${replaced === 1 ? "" : "s"})`, {
       replacements: replaced,
     })
   },

@@ -1,7 +1,8 @@
 import { type Dirent, readdirSync } from "node:fs"
-import { readFile } from "node:fs/promises"
 import path from "node:path"
 import { type BuiltinSpec, fail, messageOf, ok } from "./builtin-env.js"
+import { readRegularFile } from "./file-tools.js"
+import { LineMatcher, PatternTooSlow } from "./grep-matcher.js"
 
 const pathOf = (args: Record<string, unknown>): string[] =>
   typeof args.path === "string" && args.path ? [args.path] : []
@@ -66,35 +67,64 @@ export const grepTool: BuiltinSpec = {
   },
   paths: pathOf,
   destructive: () => false,
-  async run(args, { env, resolve }) {
+  async run(args, { env, resolve, signal }) {
     const pattern = String(args.pattern ?? "")
     if (!pattern) return fail("grep: pattern is required")
-    let expression: RegExp
     try {
-      expression = new RegExp(pattern)
+      // Compiling is linear in the pattern; only matching can run away, and that runs off this thread.
+      new RegExp(pattern)
     } catch (error) {
       return fail(`grep: invalid regex: ${messageOf(error)}`)
     }
     const given = typeof args.path === "string" && args.path ? args.path : undefined
     const base = given ? resolve(given) : env.root
-    // Files are named as upstream names them: under the folder as given, or absolute.
-    const shown = (file: string) => (given ? path.join(given, path.relative(base, file)) : file)
+    // Files are named relative to the root (upstream names them absolute without a path).
+    const shown = (file: string) => path.relative(env.root, file)
     const include = typeof args.include === "string" && args.include ? globMatcher(args.include) : undefined
     const limit = typeof args.limit === "number" ? args.limit : 100
     const matches: string[] = []
-    for (const file of filesUnder(base)) {
-      if (matches.length >= limit) break
-      if (include && !include(path.relative(base, file))) continue
-      let text: string
-      try {
-        text = await readFile(file, "utf8")
-      } catch {
-        continue
+    const matcher = new LineMatcher(pattern, env.grepTimeoutMs, signal)
+    // Files go to the matcher in batches: one round trip per file would cost more than the match.
+    let batch: { file: string; text: string }[] = []
+    let batchChars = 0
+    const flush = async () => {
+      const sent = batch
+      batch = []
+      batchChars = 0
+      const hits = await matcher.match(
+        sent.map((b) => b.text),
+        limit - matches.length,
+      )
+      let split: { at: number; lines: string[] } | undefined
+      for (const [at, line] of hits) {
+        const { file, text } = sent[at] as { file: string; text: string }
+        if (split?.at !== at) split = { at, lines: text.split("\n") }
+        matches.push(`${shown(file)}:${line + 1}:${split.lines[line]}`)
       }
-      const lines = text.split("\n")
-      for (let i = 0; i < lines.length && matches.length < limit; i++) {
-        if (expression.test(lines[i] as string)) matches.push(`${shown(file)}:${i + 1}:${lines[i]}`)
+    }
+    try {
+      for (const file of filesUnder(base)) {
+        if (matches.length >= limit) break
+        if (include && !include(path.relative(base, file))) continue
+        let text: string
+        try {
+          text = await readRegularFile(file)
+        } catch {
+          continue
+        }
+        batch.push({ file, text })
+        batchChars += text.length
+        if (batch.length >= 64 || batchChars >= 1 << 20) await flush()
       }
+      if (batch.length > 0 && matches.length < limit) await flush()
+    } catch (error) {
+      if (!(error instanceof PatternTooSlow)) return fail(`grep: ${messageOf(error)}`)
+      return fail(
+        `grep: pattern took too long (over ${error.budgetMs} ms); use a simpler pattern or a narrower path`,
+        { timedOut: true },
+      )
+    } finally {
+      await matcher.close()
     }
     return ok(matches.join("\n"), { count: matches.length })
   },

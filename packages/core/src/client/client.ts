@@ -14,6 +14,7 @@ import { RunTracing, type TracedEndpoint } from "../telemetry/run-tracing.js"
 import { type MetricEvent, MetricsRegistry, attachMetrics } from "./metrics.js"
 import type { RunResult, StreamEvent } from "./run-result.js"
 import { runStoredConversation } from "./stored-conversation.js"
+import { LEGACY_RUN_SCOPE, newRunId, runIdOf } from "./run-id.js"
 import type { TranslateRequest, TranslateResult } from "./translate.js"
 import { type CompactionOptions, assertCompactionOptions } from "../compaction/compact-messages.js"
 import { type OutputOf, type OutputSchema, outputSpec } from "./structured-output.js"
@@ -143,7 +144,11 @@ export interface ContinueOptions<S extends OutputSchema | undefined = OutputSche
    * to the LLM requests and tools; an abort rejects with `AbortError`.
    */
   signal?: AbortSignal
-  /** The conversation (or handle) id: the store key, and the stable half of idempotency keys. */
+  /**
+   * The conversation (or handle) id: the store key, and the stable half of idempotency keys.
+   * Omitted on a continue from `messages`: with `pending`, the id of the run that halted on it
+   * (its `data.runId`), so the retried call keeps its key; without, a new `run-<uuid>`.
+   */
   id?: string
   /** Events of the resumed run, the repaired turn's tool results included. */
   onEvent?: StreamListener
@@ -354,7 +359,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     const messages = history.slice()
     messages.push(dialect.userMessage(prompt))
     return measured(input, { conversationId: id }, (traced) =>
-      runTurns(config, traced, new RunState(messages)),
+      runTurns(config, traced, new RunState(messages, input.scope)),
     )
   }
 
@@ -386,7 +391,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     journaledConfig?: LoopConfig,
   ): Promise<RunResult<any>> {
     const config = journaledConfig ?? (input.emit ? streaming : plain)
-    const state = new RunState(messages.slice())
+    const state = new RunState(messages.slice(), input.scope)
     return measured(input, { conversationId: id, resumes: pending }, async (traced) => {
       if (pending && answer) {
         const halted = await resumeHaltedTurn(config, traced, state, pending, answer, expiryChecked)
@@ -400,15 +405,13 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   const client: Client = {
     run(prompt, runOpts = {}) {
       const { executor } = runOpts
-      const scope = executor ? executor.id : "run"
-      const input = inputOf(runOpts.toolkit, runOpts.signal, scope, runOpts.onEvent, runOpts.output)
+      const input = inputOf(runOpts.toolkit, runOpts.signal, executor?.id, runOpts.onEvent, runOpts.output)
       let config = input.emit ? streaming : plain
       if (executor) config = journaled(config, input, executor)
       return finished(input, start(config, prompt, runOpts.history ?? [], input))
     },
     ask(prompt, askOpts = {}) {
-      const id = askOpts.id ?? "run"
-      const input = inputOf(askOpts.toolkit, askOpts.signal, id, askOpts.onEvent, askOpts.output)
+      const input = inputOf(askOpts.toolkit, askOpts.signal, askOpts.id, askOpts.onEvent, askOpts.output)
       input.onText = askOpts.onText
       const config = askOpts.onText || input.emit ? streaming : plain
       return finished(
@@ -420,7 +423,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     },
     stream(prompt, streamOpts = {}) {
       return streamRun(streamOpts.signal, (emit, signal) => {
-        const input = inputOf(streamOpts.toolkit, signal, streamOpts.id ?? "run", emit, streamOpts.output)
+        const input = inputOf(streamOpts.toolkit, signal, streamOpts.id, emit, streamOpts.output)
         return finished(
           input,
           streamOpts.id === undefined
@@ -433,7 +436,18 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       const { messages, id, answer, claim } = cont
       if (answer !== undefined) assertAnswer(answer)
       const { executor } = cont
-      const input = inputOf(cont.toolkit, cont.signal, executor?.id ?? id ?? "run", cont.onEvent, cont.output)
+      // A halted run without an id resumes under the id its request carries: the retried call
+      // keeps its idempotency key.
+      const carried = executor || id !== undefined || !cont.pending ? undefined : runIdOf(cont.pending)
+      const runId = executor?.id ?? id ?? (cont.pending ? (carried ?? LEGACY_RUN_SCOPE) : undefined)
+      const input = inputOf(
+        cont.toolkit,
+        cont.signal,
+        runId,
+        cont.onEvent,
+        cont.output,
+        carried !== undefined,
+      )
       if (executor !== undefined && messages === undefined)
         throw new ConfigError("continueRun: `executor` needs `messages` (the engine's journal is the store)")
       if (messages !== undefined) {
@@ -521,17 +535,23 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   return client
 }
 
+/**
+ * A run's inputs. `id` is the run's (a conversation's, an executor's, one a halted request
+ * carried back); without it one is generated. `carried`: `id` is a generated one read back.
+ */
 function inputOf(
   toolkit: Toolkit | undefined,
   signal: AbortSignal | undefined,
-  scope: string,
+  id: string | undefined,
   onEvent: StreamListener | undefined,
   output: OutputSchema | undefined,
+  carried = false,
 ): RunInput {
   return {
     toolkit,
     signal,
-    scope,
+    scope: id ?? newRunId(),
+    generatedId: carried || id === undefined,
     emit: onEvent ? guarded(onEvent) : undefined,
     tracing: undefined,
     output: output === undefined ? undefined : outputSpec(output),

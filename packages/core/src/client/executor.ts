@@ -4,7 +4,7 @@ import { pendingOf } from "../suspension/pending.js"
 import type { Answer, DurableExecutor, Request, ToolResult } from "../types.js"
 import type { MetricEvent } from "./metrics.js"
 import type { StreamEvent } from "./run-result.js"
-import { declined, stampRequest } from "../suspension/call-suspension.js"
+import { declined, hearsDecline, stampRequest } from "../suspension/call-suspension.js"
 import { relayOutcomes, relayRequest } from "../suspension/relay-turn.js"
 import { type CallEnv, type CallOutcome, executeCall } from "./tool-calls.js"
 
@@ -192,9 +192,11 @@ export class RunJournal {
       const answer = await this.answer(request)
       const args = outcome.args
       name = `${name}:answer`
-      if (answer.ok) {
+      if (answer.ok || hearsDecline(env.toolkit?.get(call.name)?.source ?? "custom")) {
         const retried: ModelToolCall = { id: call.id, name: call.name, arguments: call.arguments, args }
-        outcome = await this.#toolStep(call, name, () => executeCall(env, retried, answer))
+        // A declined call needs the request to know which remote work to end.
+        const told = answer.ok ? undefined : request
+        outcome = await this.#toolStep(call, name, () => executeCall(env, retried, answer, told))
       } else outcome = await this.#toolStep(call, name, () => declinedCall(env, call, args, request, answer))
     }
     return outcome

@@ -20,6 +20,7 @@ import type { RunJournal } from "./executor.js"
 import type { CompactionOptions } from "../compaction/compact-messages.js"
 import { compactTranscript } from "../compaction/compact-transcript.js"
 import { isThenable } from "../internal/thenable.js"
+import { stampRunId } from "./run-id.js"
 
 /** @internal One model call as the loop sees it, whatever the transport. */
 export interface ModelCall {
@@ -62,7 +63,13 @@ export interface LoopConfig {
 export interface RunInput {
   toolkit: Toolkit | undefined
   signal: AbortSignal | undefined
+  /** The run's id: the stable half of its calls' idempotency keys, and the result's `runId`. */
   scope: string
+  /**
+   * `scope` is an id the client generated for a run given none (or read back from the halted
+   * request's `data.runId` on its resume): a request the run halts on carries it as `data.runId`.
+   */
+  generatedId: boolean
   emit: ((ev: StreamEvent) => void) | undefined
   /** Text deltas of every turn (`ask`'s `onText`), besides the `text` events of `emit`. */
   onText?: ((delta: string) => void) | undefined
@@ -88,6 +95,8 @@ const CUT_OFF: Readonly<Record<string, string>> = {
 /** @internal The mutable state of one run; becomes the RunResult. */
 export class RunState {
   readonly messages: Message[]
+  /** The run's id (see `RunResult.runId`). */
+  readonly runId: string
   readonly toolCalls: ToolCallRecord[] = []
   readonly usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 }
   turns = 0
@@ -98,8 +107,9 @@ export class RunState {
   /** Whether the one corrective turn for an invalid structured answer was used. */
   corrected = false
 
-  constructor(messages: Message[]) {
+  constructor(messages: Message[], runId: string) {
     this.messages = messages
+    this.runId = runId
   }
 
   result(
@@ -118,6 +128,7 @@ export class RunState {
       turns: this.turns,
       model,
       usage: { ...this.usage },
+      runId: this.runId,
     }
     if (extra?.limit !== undefined) result.limit = extra.limit
     if (extra?.pending !== undefined) result.pending = extra.pending
@@ -404,6 +415,7 @@ export async function settleTurn(
       continue // only the first suspension in call order gets a result
     else {
       halted = (outcome?.request ?? relay?.request) as Request
+      if (input.generatedId) halted = stampRunId(halted, input.scope)
       if (input.tracing) halted = input.tracing.suspend(halted)
       suspended = true
       result = {

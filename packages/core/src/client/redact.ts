@@ -1,4 +1,5 @@
 import type { ToolnexusError } from "../errors.js"
+import { createSecretRedactor, headerSecretValues } from "../tools/secret-redactor.js"
 
 /** Names of headers whose values are credentials even when the client set them. */
 const SECRET_HEADER = /authorization|key|token|secret|cookie/i
@@ -31,34 +32,16 @@ export function headerRedactor(
   }
 }
 
-/** Replaces every secret fragment of the headers in a text; `null` when there is none. */
+/** Replaces every secret fragment of the selected headers in a text; `null` when there is none. */
 function scrubberOf(
   headers: Record<string, string>,
   userHeaderNames: readonly string[],
 ): ((text: string) => string) | null {
   const user = new Set(userHeaderNames.map((name) => name.toLowerCase()))
-  const secrets = new Set<string>()
-  for (const [name, value] of Object.entries(headers)) {
-    if (!user.has(name) && !SECRET_HEADER.test(name)) continue
-    for (const candidate of fragments(value)) if (candidate.length >= MIN_SECRET) secrets.add(candidate)
-  }
-  if (secrets.size === 0) return null
-  // Longest first, so a value is never half-replaced by a shorter fragment of it.
-  const ordered = [...secrets].sort((a, b) => b.length - a.length)
-  return (text) => {
-    let out = text
-    for (const secret of ordered) if (out.includes(secret)) out = out.split(secret).join("[redacted]")
-    return out
-  }
-}
-
-function fragments(value: string): string[] {
-  const out = [value.trim(), value.replace(/^\s*(bearer|basic)\s+/i, "").trim()]
-  for (const pair of value.split(/[;,]/)) {
-    const trimmed = pair.trim()
-    out.push(trimmed)
-    const eq = trimmed.indexOf("=")
-    if (eq > 0) out.push(trimmed.slice(eq + 1).trim())
-  }
-  return out
+  const selected: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers))
+    if (user.has(name) || SECRET_HEADER.test(name)) selected[name] = value
+  const secrets = headerSecretValues(selected)
+  if (!secrets.some((secret) => secret.length >= MIN_SECRET)) return null
+  return createSecretRedactor(secrets, { minLength: MIN_SECRET })
 }

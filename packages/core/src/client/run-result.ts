@@ -58,6 +58,14 @@ export interface RunResult<Output = unknown> {
   model: string
   /** Token counts summed over this run's LLM turns. */
   usage: Usage
+  /**
+   * The run's id, the stable half of its calls' `ctx.idempotencyKey` (`<runId>:<call id>`): the
+   * `id` it ran under (a stored conversation's, or `continueRun`'s), the executor's id, or — for
+   * a run given none — a generated `run-<uuid>`, which its halted request carries as
+   * `data.runId` so a resume from `messages` keeps it. Set on every run of a client; optional
+   * only for results built elsewhere.
+   */
+  runId?: string
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ModelToolCall } from "../providers/model-turn.js"
-import { declined, stampRequest, suspensionOf } from "../suspension/call-suspension.js"
+import { declined, hearsDecline, stampRequest, suspensionOf } from "../suspension/call-suspension.js"
 import { executeIn, unknownTool } from "../tools/toolkit.js"
 import type { Toolkit } from "../tools/toolkit.js"
 import { isThenable } from "../internal/thenable.js"
@@ -15,7 +15,7 @@ export interface CallEnv {
   waitFor: ((req: Request) => Answer | Promise<Answer>) | undefined
   record(ev: MetricEvent): void
   signal: AbortSignal | undefined
-  /** Conversation or handle id: the stable half of every idempotency key. */
+  /** The run's id (conversation, handle, executor or generated): the stable half of every idempotency key. */
   scope: string
   turn: number
   tracing: RunTracing | undefined
@@ -136,7 +136,7 @@ async function waited(
   const { call, env } = run
   env.tracing?.asked(asked)
   const reply = await waitFor(asked)
-  if (!reply.ok) return finish(run, declined(suspended, reply))
+  if (!reply.ok && !hearsDecline(run.source)) return finish(run, declined(suspended, reply))
   const retried = { id: call.id, name: call.name, arguments: call.arguments, args: run.args }
   return runCall(env, retried, reply, run.traceContext, asked)
 }
@@ -166,9 +166,10 @@ function recorded(run: Running, result: ToolResult, request: Request | undefined
 function runTool(run: Running, answered: Request | undefined): ToolResult | Promise<ToolResult> {
   const { env, call, args, answer, traceContext } = run
   const key = idempotencyKey(env.scope, call.id)
+  const conversationId = env.scope
   const ctx: ToolContext = answer
-    ? { signal: env.signal, callId: call.id, idempotencyKey: key, answer }
-    : { signal: env.signal, callId: call.id, idempotencyKey: key }
+    ? { signal: env.signal, callId: call.id, conversationId, idempotencyKey: key, answer }
+    : { signal: env.signal, callId: call.id, conversationId, idempotencyKey: key }
   if (answered !== undefined) ctx.request = answered
   const waitFor = "resolveWith" in env ? env.resolveWith : env.waitFor
   if (waitFor) ctx.resolve = async (req) => waitFor(stampRequest(req, call.id, call.name, args))

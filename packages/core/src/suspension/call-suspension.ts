@@ -25,6 +25,15 @@ function parksAgain(source: ToolSource): boolean {
   return source === "agent" || source === "mcp" || source === "a2a"
 }
 
+/**
+ * @internal True when a declined call is still run with the declined answer instead of the
+ * loop's own `declined: …` result: the tool holds remote work it must end itself (an agent
+ * tool's sub-agent decides; an A2A tool cancels the remote task).
+ */
+export function hearsDecline(source: ToolSource): boolean {
+  return source === "agent" || source === "a2a"
+}
+
 /** @internal The result of a declined answer. */
 export function declined(request: Request, answer: Answer): ToolResult {
   const reason = answer.reason ? ` (${answer.reason})` : ""

@@ -3,8 +3,9 @@ import { type CallEnv, type CallOutcome, executeCall } from "../client/tool-call
 import { AnswerMismatchError, UnknownRequestError } from "../errors.js"
 import type { ModelToolCall } from "../providers/model-turn.js"
 import type { Answer, Request } from "../types.js"
+import { approvedArguments, asksFor, isGateRequest } from "../tools/approval-policy.js"
 import { assertAnswerFits } from "./answer-fits.js"
-import { declined } from "./call-suspension.js"
+import { declined, hearsDecline } from "./call-suspension.js"
 import { isRelayRequest, relayCallsOf } from "./relay.js"
 import { relayOutcomes } from "./relay-turn.js"
 
@@ -42,6 +43,7 @@ export async function resumeHaltedTurn(
     )
   }
 
+  if (!relay) assertApprovedCall(input, calls, pending, answer)
   const recorded = dialect.recordedResults(state.messages.slice(end + 1))
   // A checkpoint saved this turn's settled results before the crash that brought us here:
   // nothing runs again, the run goes on from them.
@@ -56,10 +58,10 @@ export async function resumeHaltedTurn(
   for (const call of calls) {
     if (presets.has(call.id)) continue
     if (answeredIds.has(call.id)) {
-      // A declined agent call is still re-invoked: the sub-agent it delegated to took the
-      // decision itself, and the retried call reattaches to it for its outcome.
+      // A declined agent or A2A call is still re-invoked: the sub-agent it delegated to took
+      // the decision itself (the retried call reattaches to it), a remote task is canceled.
       presets.set(call.id, (env) =>
-        answer.ok || env.toolkit?.get(call.name)?.source === "agent"
+        answer.ok || hearsDecline(env.toolkit?.get(call.name)?.source ?? "custom")
           ? executeCall(env, call, answer, pending)
           : declinedOutcome(env, call, pending, answer),
       )
@@ -78,6 +80,22 @@ export async function resumeHaltedTurn(
   // Placeholders and partial results are rebuilt below, never kept beside the new ones.
   state.messages.length = end + 1
   return settleTurn(config, input, state, calls, state.turns, presets)
+}
+
+/**
+ * An approval of the declarative gate (§19) resumes only the call it was asked for: the halted
+ * call must still carry the arguments the approver saw, and edited ones must fit. Checked before
+ * anything runs, so a refused resume changes nothing.
+ */
+function assertApprovedCall(
+  input: RunInput,
+  calls: readonly ModelToolCall[],
+  pending: Request,
+  answer: Answer,
+): void {
+  if (!answer.ok || !isGateRequest(pending)) return
+  const call = calls.find((c) => c.id === pending.data?.callId && asksFor(pending, c.name, c.id))
+  if (call) approvedArguments(input.toolkit?.get(call.name), pending, answer, call.args ?? {})
 }
 
 /**

@@ -52,19 +52,43 @@ export interface ToolDefinition<Args> {
    * becomes an `isError` result with the error's message.
    */
   run(args: Args, ctx: ToolContext): ToolReturn | Promise<ToolReturn>
+  /**
+   * Calls first suspend for a human's approval (`kind: "approval"`, `data {tool, args, callId,
+   * argsHash}`) and `run` only once approved, with exactly the arguments the approver saw; a
+   * decline becomes the `declined: …` result. `true` for every call, or a function of the
+   * arguments deciding per call (a throw or rejection asks). `run` never sees the approval.
+   */
+  needsApproval?: boolean | ((args: Args, ctx: ToolContext) => boolean | Promise<boolean>)
+  /**
+   * The approver may replace the arguments with `answer.data.args`: validated against
+   * `inputSchema` (invalid ⇒ `AnswerInvalidError`, nothing runs) and recorded in the result's
+   * `metadata.approval.editedArgs`. Default `false`: an answer carrying arguments is refused.
+   */
+  editableArgs?: boolean
+  /**
+   * The approval request's prompt for a call, e.g. ``({ amount }) => `Pay ${amount} USD?` ``;
+   * default `Approve <name> with <arguments as JSON>?`. A throw falls back to the default.
+   */
+  approvalPrompt?: (args: Args) => string
 }
 
 /**
  * Defines a native tool. `inputSchema` is a JSON Schema object or a Zod 4 schema; with Zod,
  * arguments are validated before `run` and `run` is typed. Invalid arguments and thrown
  * errors become `isError` results the model can read and correct; they never crash a run.
+ * With `needsApproval`, calls made through a toolkit suspend for approval before `run` (§19).
  *
- * @throws ConfigError for an invalid name or schema.
+ * @throws ConfigError for an invalid name, schema, `needsApproval` or `editableArgs`.
  * @example
  * const add = defineTool({
  *   name: "add", description: "Add two numbers",
  *   inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
  *   run: ({ a, b }) => String(Number(a) + Number(b)),
+ * })
+ * const pay = defineTool({
+ *   name: "pay", description: "Pay an amount", needsApproval: true,
+ *   inputSchema: { type: "object", properties: { amount: { type: "number" } }, required: ["amount"] },
+ *   run: ({ amount }) => `paid ${amount}`,
  * })
  */
 export function defineTool<S extends ZodLikeSchema>(
@@ -78,9 +102,22 @@ export function defineTool(def: ToolDefinition<any>): Tool {
   const inputSchema = zod ? zodToJSONSchema(def.name, zod) : def.inputSchema
   if (!isPlainObject(inputSchema)) throw new ConfigError(`tool ${def.name}: "inputSchema" must be an object`)
   const validate = zod ? undefined : compileToolSchema(def.name, inputSchema)
-  const { run } = def
+  const { run, needsApproval, editableArgs, approvalPrompt } = def
+  if (
+    needsApproval !== undefined &&
+    typeof needsApproval !== "boolean" &&
+    typeof needsApproval !== "function"
+  ) {
+    throw new ConfigError(`tool ${def.name}: "needsApproval" must be a boolean or a function`)
+  }
+  if (editableArgs !== undefined && typeof editableArgs !== "boolean") {
+    throw new ConfigError(`tool ${def.name}: "editableArgs" must be a boolean`)
+  }
+  if (approvalPrompt !== undefined && typeof approvalPrompt !== "function") {
+    throw new ConfigError(`tool ${def.name}: "approvalPrompt" must be a function`)
+  }
 
-  return {
+  const tool: Tool = {
     name: def.name,
     description: String(def.description ?? ""),
     inputSchema,
@@ -92,6 +129,11 @@ export function defineTool(def: ToolDefinition<any>): Tool {
       return settle(run, args, ctx)
     },
   }
+  // Set only when declared: the toolkit's approval gate reads them (one gate for every tool).
+  if (needsApproval !== undefined) tool.needsApproval = needsApproval
+  if (editableArgs !== undefined) tool.editableArgs = editableArgs
+  if (approvalPrompt !== undefined) tool.approvalPrompt = approvalPrompt
+  return tool
 }
 
 async function executeZod(

@@ -54,6 +54,11 @@ function handle(req: IncomingMessage, res: ServerResponse, body: string): void {
     res.writeHead(200, { "content-type": "text/plain" }).end("this is { not json")
     return
   }
+  if (route === "redirect") {
+    // 302 to the `to` query parameter (another origin, or a path of this one).
+    res.writeHead(302, { location: url.searchParams.get("to") ?? "/" }).end()
+    return
+  }
   if (route === "echo-headers") {
     // A server that reflects what it received, to prove secrets are scrubbed from outputs.
     res.writeHead(url.searchParams.get("fail") ? 500 : 200).end(JSON.stringify(req.headers))
@@ -350,6 +355,33 @@ describe("httpTool requests", () => {
     const r = await tool({ method: "POST", url: await refusedUrl() }).execute({ a: 1 })
     expect(r.isError).toBe(true)
     expect(r.output).toMatch(/ECONNREFUSED/)
+  })
+
+  it("issue 33: a redirect keeps the headers on this origin and drops them for another", async () => {
+    const away: IncomingMessage["headers"][] = []
+    const other = createServer((req, res) => {
+      away.push(req.headers)
+      res.writeHead(200).end("landed elsewhere")
+    })
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve))
+    const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}/landing`
+    try {
+      const headers = { "x-api-key": `\${${ENV}}`, authorization: `Bearer \${${ENV}}` }
+      const same = await tool({ method: "GET", url: `${base}/redirect?to=/json`, headers }).execute({})
+      expect(same).toMatchObject({ isError: false, metadata: { status: 200 } })
+      expect(seen.map((s) => [s.path, s.headers["x-api-key"]])).toEqual([
+        ["/redirect", SECRET],
+        ["/json", SECRET],
+      ])
+      const to = encodeURIComponent(otherUrl)
+      const cross = await tool({ method: "GET", url: `${base}/redirect?to=${to}`, headers }).execute({})
+      expect(cross).toMatchObject({ output: "landed elsewhere", isError: false })
+      expect(away).toHaveLength(1)
+      expect(away[0]?.["x-api-key"]).toBeUndefined()
+      expect(away[0]?.authorization).toBeUndefined()
+    } finally {
+      await new Promise<void>((resolve) => other.close(() => resolve()))
+    }
   })
 
   it("treats non-object args as no args instead of throwing", async () => {

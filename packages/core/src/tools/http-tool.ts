@@ -1,7 +1,9 @@
-import { request } from "undici"
+import { fetch as undiciFetch } from "undici"
 import { ConfigError } from "../errors.js"
 import { sharedAgent } from "../internal/http-agent.js"
 import type { JSONSchema, Tool, ToolContext, ToolResult } from "../types.js"
+import { createCredentialedFetch } from "./outbound-credentials.js"
+import { createSecretRedactor } from "./secret-redactor.js"
 import { assertToolName } from "./tool-name.js"
 
 /** An HTTP method an {@link httpTool} can use. */
@@ -50,7 +52,6 @@ const MAX_TIMEOUT_MS = 2_147_483_647
 const PLACEHOLDER = /\{([A-Za-z0-9_.-]+)\}/g
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
-const REDACTED = "[redacted]"
 
 /** A header whose value is resolved from the environment at call time. */
 interface HeaderTemplate {
@@ -221,28 +222,6 @@ function appendParam(params: URLSearchParams, name: string, value: unknown): voi
   params.append(name, stringify(value))
 }
 
-/**
- * Replaces every resolved secret in text that came from outside our code (a response body, an
- * error message), so a server or library echoing a header cannot leak it to the model.
- */
-function redactor(secrets: string[]): (text: string) => string {
-  const needles = new Set<string>()
-  for (const s of secrets) {
-    if (s === "") continue
-    needles.add(s)
-    // The JSON result mode re-serialises strings, which escapes quotes and backslashes.
-    needles.add(JSON.stringify(s).slice(1, -1))
-  }
-  if (needles.size === 0) return (text) => text
-  // Longest first, so a secret containing another is replaced whole.
-  const ordered = [...needles].sort((a, b) => b.length - a.length)
-  return (text) => {
-    let out = text
-    for (const n of ordered) out = out.split(n).join(REDACTED)
-    return out
-  }
-}
-
 async function perform(
   config: HttpToolConfig,
   rawArgs: Record<string, unknown>,
@@ -296,7 +275,10 @@ async function perform(
     }
     headers[h.name] = value
   }
-  const redact = redactor(secrets)
+  // The configured headers are this origin's credentials; the content type added below is not.
+  const credentials = { ...headers }
+  // Every resolved value, so a server or library echoing a header cannot leak it to the model.
+  const redact = createSecretRedactor(secrets, { minLength: 1 })
 
   let body: string | undefined
   const hasContentType = Object.keys(headers).some((k) => k.toLowerCase() === "content-type")
@@ -335,15 +317,11 @@ async function perform(
   }
   signal?.addEventListener("abort", onAbort, { once: true })
   try {
-    const res = await request(target, {
-      method: config.method,
-      headers,
-      body,
-      signal: controller.signal,
-      dispatcher: sharedAgent(),
-    })
-    const text = redact(await res.body.text())
-    const status = res.statusCode
+    // The headers go only to the URL's own origin: a redirect elsewhere is followed without them.
+    const send = createCredentialedFetch({ origin: target, headers: credentials, fetch: sharedFetch })
+    const res = await send(target, { method: config.method, headers, body, signal: controller.signal })
+    const text = redact(await res.text())
+    const status = res.status
     if (status < 200 || status > 299) return error(`HTTP ${status}: ${text}`, status)
     if (config.resultMode === "text") return { output: text, isError: false, metadata: { status } }
     try {
@@ -362,8 +340,15 @@ async function perform(
   }
 }
 
+/** undici's `fetch` on the process-wide keep-alive dispatcher. */
+const sharedFetch = ((input: string | URL, init?: RequestInit) =>
+  undiciFetch(input, { ...(init as object), dispatcher: sharedAgent() })) as unknown as typeof fetch
+
 function messageOf(err: unknown): string {
   if (err instanceof Error) {
+    // fetch reports a network failure as "fetch failed" with the socket's error as the cause.
+    const cause = (err as { cause?: unknown }).cause
+    if (err.message === "fetch failed" && cause instanceof Error) return messageOf(cause)
     const code = (err as { code?: unknown }).code
     // Node's network errors carry the useful part in `code` when the message is generic.
     return typeof code === "string" && !err.message.includes(code) ? `${err.message} (${code})` : err.message

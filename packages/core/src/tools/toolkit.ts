@@ -6,6 +6,14 @@ import { thrownResult } from "./define-tool.js"
 import { type SkillOptions, createSkillSource, hasSkillOptions } from "../skills/skill-tool.js"
 import { type ToolSet, assembleTools } from "./assemble-tools.js"
 import { type BuiltinsOptions, createBuiltinTools } from "../builtins/builtin-tools.js"
+import {
+  type ApprovalPolicy,
+  type ApprovalPolicyHook,
+  type ToolkitApproval,
+  assertApprovalPolicy,
+  gatedExecute,
+  isGated,
+} from "./approval-policy.js"
 
 /** A set of uniquely named tools, rendered for each provider's wire format. */
 export interface Toolkit {
@@ -58,6 +66,22 @@ export interface ToolkitOptions extends SkillOptions {
   disableTools?: string[]
   /** Answers this toolkit's suspensions when the run has no `waitFor` of its own. */
   waitFor?: (req: Request) => Answer | Promise<Answer>
+  /**
+   * Which calls suspend for approval (`kind: "approval"`) before they run, on top of each tool's
+   * own `needsApproval` (either asking is enough). The rules are those of MCP servers and the
+   * builtins, keyed by the tool's source (`"native"`, `"http"`, `"agent"`, …) where they key by
+   * server: `true`, `{ http: true, native: ["pay"] }`, `(source, tool, args) => boolean`;
+   * `"destructive"` asks for every call (host tools carry no read-only marking). MCP and builtin
+   * tools keep their own policy (`requireApproval` of `connectMcp` / `builtins`).
+   */
+  requireApproval?: ApprovalPolicy
+  /**
+   * Policy as code for the calls that need approval (by `needsApproval` or `requireApproval`):
+   * `"allow"` runs without asking, `"deny"` ⇒ `declined: denied by policy`, `"ask"` suspends.
+   * A throw, a rejection or any other value ⇒ `"ask"`. It lives beside `requireApproval`: the
+   * toolkit is where a call is gated, whichever client, agent or host runs it.
+   */
+  approvalPolicy?: ApprovalPolicyHook
 }
 
 /**
@@ -73,6 +97,14 @@ export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit>
   if (opts.waitFor !== undefined && typeof opts.waitFor !== "function") {
     throw new ConfigError("waitFor must be a function")
   }
+  assertApprovalPolicy(opts.requireApproval, "requireApproval")
+  if (opts.approvalPolicy !== undefined && typeof opts.approvalPolicy !== "function") {
+    throw new ConfigError("approvalPolicy must be a function")
+  }
+  const approval: ToolkitApproval | undefined =
+    opts.requireApproval === undefined && opts.approvalPolicy === undefined
+      ? undefined
+      : { requireApproval: opts.requireApproval, approvalPolicy: opts.approvalPolicy }
   const sets = opts.mcp === undefined ? [] : Array.isArray(opts.mcp) ? opts.mcp : [opts.mcp]
   const skills = hasSkillOptions(opts) ? await createSkillSource(opts) : undefined
   const skillsPrompt = skills ? skills.prompt() : ""
@@ -110,7 +142,7 @@ export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit>
     async execute(name, args, ctx) {
       const tool = byName.get(name)
       if (!tool) return unknownTool(name, [...byName.keys()])
-      return executeTool(tool, args, ctx)
+      return executeTool(tool, args, ctx, approval)
     },
     toOpenAI() {
       openai ??= [...byName.values()].map((t) => ({
@@ -146,12 +178,12 @@ export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit>
     },
   }
   toolkit.register(...assembled)
-  own.add(toolkit)
+  own.set(toolkit, approval)
   return toolkit
 }
 
-/** Toolkits made by {@link createToolkit}, whose `execute` is {@link executeTool} by name. */
-const own = new WeakSet<Toolkit>()
+/** Toolkits made by {@link createToolkit}, whose `execute` is {@link executeTool} by name, with their approval options. */
+const own = new WeakMap<Toolkit, ToolkitApproval | undefined>()
 
 /**
  * @internal Runs `tool`, found by `toolkit.get`, as `toolkit.execute` would. A toolkit of
@@ -164,11 +196,28 @@ export function executeIn(
   args: Record<string, unknown>,
   ctx: ToolContext,
 ): ToolResult | Promise<ToolResult> {
-  return own.has(toolkit) ? executeTool(tool, args, ctx) : toolkit.execute(tool.name, args, ctx)
+  return own.has(toolkit)
+    ? executeTool(tool, args, ctx, own.get(toolkit))
+    : toolkit.execute(tool.name, args, ctx)
 }
 
-/** A tool's result; a throw or a rejection becomes an error result. */
+/**
+ * A tool's result; a throw or a rejection becomes an error result. A gated call (§19) passes the
+ * approval gate first, whose refusals of a bad approval (typed errors) are not tool failures and
+ * reach the caller.
+ */
 function executeTool(
+  tool: Tool,
+  args: Record<string, unknown>,
+  ctx: ToolContext | undefined,
+  approval: ToolkitApproval | undefined,
+): ToolResult | Promise<ToolResult> {
+  if (isGated(tool, approval))
+    return gatedExecute(tool, args, ctx ?? {}, approval, (a, c) => runTool(tool, a, c))
+  return runTool(tool, args, ctx)
+}
+
+function runTool(
   tool: Tool,
   args: Record<string, unknown>,
   ctx: ToolContext | undefined,

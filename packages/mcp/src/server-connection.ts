@@ -205,8 +205,10 @@ export class ServerConnection {
     call.deadline = deadline
     this.#inflight.add(call)
     try {
-      const outcome = await client.request(
-        { method: "tools/call", params: { name: call.tool, arguments: args } },
+      // callTool: on 2026-07-28 it mirrors the parameters the tool declares as `Mcp-Param-*`
+      // headers (SEP-2243) and checks structured output against the tool's output schema.
+      const outcome = await client.callTool(
+        { name: call.tool, arguments: args },
         { signal: AbortSignal.any(signals), timeout: NO_SDK_TIMEOUT, onprogress: () => deadline.restart() },
       )
       if (call.suspended) return { kind: "suspended", request: call.suspended }
@@ -628,6 +630,20 @@ export class CallDeadline {
  * schema) so one tool with a non-object schema does not take the whole server down.
  */
 async function listTools(client: Client, timeoutMs: number): Promise<ServerTool[]> {
+  // The SDK's own listing first: on 2026-07-28 over HTTP it leaves out tools whose
+  // `x-mcp-header` declarations are invalid (SEP-2243) and keeps the definitions it mirrors
+  // `Mcp-Param-*` headers from. It refuses a whole page for one malformed tool, so a refused
+  // page is read again leniently.
+  try {
+    const { tools } = await client.listTools(undefined, { timeout: timeoutMs, cacheMode: "refresh" })
+    if (tools.length > 0 || client.getServerCapabilities()?.tools) return tools.map(serverToolOf)
+  } catch (error) {
+    if (
+      error instanceof ProtocolError ||
+      (error instanceof SdkError && error.code !== SdkErrorCode.InvalidResult)
+    )
+      throw error
+  }
   const tools: ServerTool[] = []
   let cursor: string | undefined
   do {
@@ -638,17 +654,21 @@ async function listTools(client: Client, timeoutMs: number): Promise<ServerTool[
     const listed = Array.isArray(page.tools) ? page.tools : []
     for (const tool of listed) {
       if (!isPlainObject(tool) || typeof tool.name !== "string" || tool.name === "") continue
-      const entry: ServerTool = {
-        name: tool.name,
-        description: typeof tool.description === "string" ? tool.description : "",
-        inputSchema: tool.inputSchema,
-      }
-      if (isPlainObject(tool.annotations)) entry.annotations = tool.annotations as ToolAnnotations
-      tools.push(entry)
+      tools.push(serverToolOf(tool as { name: string } & Record<string, unknown>))
     }
     cursor = typeof page.nextCursor === "string" && page.nextCursor !== "" ? page.nextCursor : undefined
   } while (cursor !== undefined)
   return tools
+}
+
+function serverToolOf(tool: { name: string } & Record<string, unknown>): ServerTool {
+  const entry: ServerTool = {
+    name: tool.name,
+    description: typeof tool.description === "string" ? tool.description : "",
+    inputSchema: tool.inputSchema,
+  }
+  if (isPlainObject(tool.annotations)) entry.annotations = tool.annotations as ToolAnnotations
+  return entry
 }
 
 /**

@@ -110,3 +110,20 @@ describe("a multi-round-trip elicitation on 2026-07-28", () => {
     }
   })
 })
+
+describe("tool parameters as headers on 2026-07-28 (SEP-2243)", () => {
+  it("mirrors a declared parameter into its Mcp-Param header, and leaves out a tool whose declaration is invalid", async () => {
+    const mcp = await connectMcp({ ...UNDER_LOAD, servers: { w: stateless } })
+    try {
+      const names = mcp.tools().map((t) => t.name)
+      expect(names).toContain("w__weather")
+      expect(names).not.toContain("w__misdeclared")
+      const weather = mcp.tools().find((t) => t.name === "w__weather")
+      const before = served.regions.length
+      expect(await weather?.execute({ region: "us-west1" })).toMatchObject({ output: "sunny in us-west1" })
+      expect(served.regions.slice(before)).toEqual(["us-west1"])
+    } finally {
+      await mcp.close()
+    }
+  })
+})

@@ -13,6 +13,7 @@ import {
   type Transport,
   UnauthorizedError,
   auth,
+  isInputRequiredResult,
 } from "@modelcontextprotocol/client"
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio"
 import type { Answer, Request, ToolContext } from "@toolnexus/core"
@@ -63,7 +64,23 @@ export interface InflightCall {
   abort: AbortController
   /** @internal Set while the call runs. */
   deadline?: CallDeadline
+  /** A 2026-07-28 round the call halted in: the call resumes by retrying it, not from the start. */
+  resume?: McpRound
 }
+
+/**
+ * @internal One `input_required` round of a 2026-07-28 call, as a halted call keeps it in its
+ * request's data: the server's input requests, its opaque `requestState` (sent back as it
+ * came, to that server only), and the responses gathered before the halt.
+ */
+export interface McpRound {
+  inputRequests: Record<string, { method: string; params?: Record<string, unknown> }>
+  requestState?: string
+  responses?: Record<string, unknown>
+}
+
+/** @internal The request data key of a halted call's round. */
+export const ROUND_KEY = "mcpRound"
 
 /** @internal How a call ended, before it becomes a ToolResult. */
 export type CallEnd =
@@ -80,6 +97,8 @@ const BACKOFF_MAX_MS = 30_000
 const NO_SDK_TIMEOUT = 2_147_483_647
 const STDERR_TAIL = 2_000
 const PROBE_TIMEOUT_MS = 2_000
+/** Rounds of one 2026-07-28 call before it is given up on (a server that never completes). */
+const MAX_ROUNDS = 10
 
 /**
  * @internal One configured server: its MCP client session, its tools, and the rules for a
@@ -205,14 +224,35 @@ export class ServerConnection {
     call.deadline = deadline
     this.#inflight.add(call)
     try {
-      // callTool: on 2026-07-28 it mirrors the parameters the tool declares as `Mcp-Param-*`
-      // headers (SEP-2243) and checks structured output against the tool's output schema.
-      const outcome = await client.callTool(
-        { name: call.tool, arguments: args },
-        { signal: AbortSignal.any(signals), timeout: NO_SDK_TIMEOUT, onprogress: () => deadline.restart() },
-      )
-      if (call.suspended) return { kind: "suspended", request: call.suspended }
-      return { kind: "result", outcome }
+      const options = {
+        signal: AbortSignal.any(signals),
+        timeout: NO_SDK_TIMEOUT,
+        onprogress: () => deadline.restart(),
+        allowInputRequired: true,
+      }
+      let round = call.resume
+      for (let rounds = 0; ; rounds++) {
+        let params: Record<string, unknown> = { name: call.tool, arguments: args }
+        if (round) {
+          if (rounds > MAX_ROUNDS) {
+            return {
+              kind: "failed",
+              message: `MCP server ${JSON.stringify(this.name)}: ${call.tool} still asked for input after ${MAX_ROUNDS} rounds`,
+            }
+          }
+          const gathered = await this.#fulfil(call, round)
+          if (gathered.kind !== "responses") return gathered
+          params = { ...params, inputResponses: gathered.responses }
+          if (round.requestState !== undefined) params.requestState = round.requestState
+        }
+        // callTool: on 2026-07-28 it mirrors the parameters the tool declares as `Mcp-Param-*`
+        // headers (SEP-2243) and checks structured output against the tool's output schema.
+        const outcome: unknown = await client.callTool(params as { name: string }, options)
+        if (call.suspended) return { kind: "suspended", request: call.suspended }
+        if (!isInputRequiredResult(outcome)) return { kind: "result", outcome: outcome as CallToolOutcome }
+        round = { inputRequests: (outcome.inputRequests ?? {}) as McpRound["inputRequests"] }
+        if (outcome.requestState !== undefined) round.requestState = outcome.requestState
+      }
     } catch (error) {
       if (call.suspended) return { kind: "suspended", request: call.suspended }
       return this.#callFailed(call, error)
@@ -272,6 +312,8 @@ export class ServerConnection {
       {
         capabilities: clientCapabilities(features),
         ...negotiationOf(this.#options.protocolVersions, this.#options.connectTimeoutMs),
+        // 2026-07-28 rounds are gathered here (inline, or halting with the round kept).
+        inputRequired: { autoFulfill: false },
       },
     )
     // On 2025-11-25 these come as the server's requests during a call; on 2026-07-28 as the
@@ -434,6 +476,79 @@ export class ServerConnection {
     const probe = elicitationOf(params, this.name, first.tool)
     const call = calls.find((c) => c.replay.has(probe.digest)) ?? first
     const elicitation = call === first ? probe : elicitationOf(params, this.name, call.tool)
+    const answered = await this.#answer(call, elicitation)
+    if ("request" in answered) {
+      call.suspended = answered.request
+      // The cancel reaches the server first; then the call itself is withdrawn.
+      setImmediate(() => call.abort.abort())
+      return { action: "cancel" }
+    }
+    return answered.result
+  }
+
+  /**
+   * Gathers one response per input request of a 2026-07-28 round: elicitations as above,
+   * sampling by this client's model, roots from the options. An elicitation nobody can answer
+   * now ends the call suspended on it, the round (with what was gathered) in its data.
+   */
+  async #fulfil(
+    call: InflightCall,
+    round: McpRound,
+  ): Promise<{ kind: "responses"; responses: Record<string, unknown> } | CallEnd> {
+    const responses: Record<string, unknown> = { ...round.responses }
+    const { roots, sampling } = this.#options.features
+    for (const [key, input] of Object.entries(round.inputRequests)) {
+      if (key in responses) continue
+      const params = (input.params ?? {}) as Record<string, unknown>
+      if (input.method === "elicitation/create") {
+        const elicitation = elicitationOf(params as Elicitation["params"], this.name, call.tool)
+        const answered = await this.#answer(call, elicitation)
+        if ("request" in answered) {
+          const halted = { ...round, responses }
+          return {
+            kind: "suspended",
+            request: { ...answered.request, data: { ...answered.request.data, [ROUND_KEY]: halted } },
+          }
+        }
+        responses[key] = answered.result
+      } else if (input.method === "sampling/createMessage" && sampling) {
+        call.deadline?.stop()
+        try {
+          responses[key] = await answerSampling(params as Parameters<typeof answerSampling>[0], sampling, {
+            server: this.name,
+            tool: call.tool,
+            ctx: call.ctx,
+          })
+        } finally {
+          call.deadline?.restart()
+        }
+      } else if (input.method === "roots/list" && roots) {
+        responses[key] = { roots: roots.map((r) => ({ ...r })) }
+      } else {
+        const what =
+          input.method === "sampling/createMessage"
+            ? "sampling"
+            : input.method === "roots/list"
+              ? "roots"
+              : input.method
+        return {
+          kind: "failed",
+          message: `MCP server ${JSON.stringify(this.name)}: ${call.tool} asked for ${what}, which this client does not offer`,
+        }
+      }
+    }
+    return { kind: "responses", responses }
+  }
+
+  /**
+   * An elicitation's answer: the one the re-issued or resumed call carries, else asked inline
+   * through `ctx.resolve`; with neither, the request to suspend on.
+   */
+  async #answer(
+    call: InflightCall,
+    elicitation: Elicitation,
+  ): Promise<{ result: { action: "accept" | "decline" | "cancel" } } | { request: Request }> {
+    const params = elicitation.params
     let answer = call.replay.get(elicitation.digest)
     if (answer) call.replay.delete(elicitation.digest)
     else if (call.ctx.resolve) {
@@ -444,16 +559,11 @@ export class ServerConnection {
         call.deadline?.restart()
       }
     }
-    if (!answer) {
-      call.suspended = elicitation.request
-      // The cancel reaches the server first; then the call itself is withdrawn.
-      setImmediate(() => call.abort.abort())
-      return { action: "cancel" }
-    }
+    if (!answer) return { request: elicitation.request }
     const { result, problem } = elicitResultOf(elicitation, answer)
     if (problem)
       call.problem = `the answer to ${JSON.stringify(params.message)} does not fit the form: ${problem}`
-    return result
+    return { result }
   }
 
   #callFailed(call: InflightCall, error: unknown): CallEnd {

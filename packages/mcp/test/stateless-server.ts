@@ -8,6 +8,8 @@ export interface StatelessServer {
   url: string
   /** `book` calls that completed (booked). */
   booked: number
+  /** Every `tools/call` of `book` the server received, first calls and retries alike. */
+  bookCalls: number
   /** The `Mcp-Param-Region` header of each `tools/call` of `weather` (null: none sent). */
   regions: (string | null)[]
   close(): Promise<void>
@@ -20,13 +22,14 @@ const DATE = z.object({ date: z.string() })
  * form elicitation and a request state) and books it on the retry.
  */
 export async function serveStateless(): Promise<StatelessServer> {
-  const served = { booked: 0, regions: [] as (string | null)[] }
+  const served = { booked: 0, bookCalls: 0, regions: [] as (string | null)[] }
   const factory = () => {
     const server = new McpServer({ name: "stateless", version: "1.0.0" })
     server.registerTool(
       "book",
       { description: "Books a table", inputSchema: z.object({ guests: z.number() }) },
       async ({ guests }, ctx) => {
+        served.bookCalls++
         const answer = acceptedContent(ctx.mcpReq.inputResponses, "date", DATE)
         if (answer) {
           served.booked++
@@ -71,6 +74,9 @@ export async function serveStateless(): Promise<StatelessServer> {
     url: `http://127.0.0.1:${port}/mcp`,
     get booked() {
       return served.booked
+    },
+    get bookCalls() {
+      return served.bookCalls
     },
     regions: served.regions,
     async close() {

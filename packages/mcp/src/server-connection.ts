@@ -782,11 +782,11 @@ function serverToolOf(tool: { name: string } & Record<string, unknown>): ServerT
 }
 
 /**
- * An RFC 8414 issuer mismatch of the 2025-03-26 kind: the metadata was looked up at the MCP
+ * @internal An RFC 8414 issuer mismatch of the 2025-03-26 kind: the metadata was looked up at the MCP
  * server's own origin (no protected resource metadata named another) and names an issuer on
  * that same origin, with a path.
  */
-function isOwnIssuerPath(error: unknown, server: URL): boolean {
+export function isOwnIssuerPath(error: unknown, server: URL): boolean {
   if (!(error instanceof IssuerMismatchError) || error.kind !== "metadata") return false
   const { expected, received } = error
   if (expected === undefined || received === undefined || !URL.canParse(received)) return false

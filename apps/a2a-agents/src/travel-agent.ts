@@ -1,9 +1,9 @@
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Readable } from "node:stream"
 import { serveA2A } from "@toolnexus/a2a"
 import { createInProcessClient, createToolkit, defineTool, pending } from "@toolnexus/core"
 import type { DurableStore } from "@toolnexus/durable"
+import { toNodeListener } from "@toolnexus/ui"
 
 /**
  * The travel agent: a scripted model whose `book_flight` tool needs approval, served over
@@ -45,24 +45,9 @@ export async function startTravelAgent(opts: {
     toolkit,
     store: opts.store,
   })
-  // serveA2A is a Fetch-API handler; node:http needs a few lines of glue.
-  const server = createServer((req, res) => {
-    const headers = new Headers()
-    for (const [name, value] of Object.entries(req.headers))
-      if (typeof value === "string") headers.set(name, value)
-    const hasBody = req.method !== "GET" && req.method !== "HEAD"
-    const request = new Request(`http://${req.headers.host}${req.url}`, {
-      method: req.method,
-      headers,
-      ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream, duplex: "half" } : {}),
-    } as RequestInit)
-    void handler.fetch(request).then(async (response) => {
-      res.writeHead(response.status, Object.fromEntries(response.headers))
-      if (response.body)
-        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) res.write(chunk)
-      res.end()
-    })
-  })
+  // serveA2A is a Fetch-API handler; toNodeListener serves it from node:http (a malformed Host
+  // is a 400 there, streams are written as they come, a client that goes away stops the writing).
+  const server = createServer(toNodeListener(handler.fetch))
   await new Promise<void>((resolve) => server.listen(opts.port, "127.0.0.1", resolve))
   const { port } = server.address() as AddressInfo
   return {

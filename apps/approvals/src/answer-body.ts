@@ -1,4 +1,4 @@
-import type { Answer, Request } from "@toolnexus/core"
+import { type Answer, AnswerInvalidError, type Request, assertAnswer } from "@toolnexus/core"
 import { coerceFormValues, describeRequest, isPlainObject } from "./describe-request.js"
 import { HttpError } from "./http-error.js"
 
@@ -31,6 +31,13 @@ export function parseAnswer(body: unknown, pathId?: string): Answer {
   if (body.data !== undefined) {
     if (!isPlainObject(body.data)) throw invalid('"data" must be a JSON object')
     answer.data = body.data
+  }
+  // Core's rules on top (how deep `data` may nest for a store to write it), before anything is read or written.
+  try {
+    assertAnswer(answer)
+  } catch (error) {
+    if (AnswerInvalidError.isInstance(error)) throw invalid(error.message)
+    throw error
   }
   return answer
 }

@@ -55,6 +55,29 @@ describe.each(["openai", "anthropic"] as const)("a run that needs approval (%s s
 })
 
 describe("answering", () => {
+  // Issue 33: an answer no store can write (20,000 levels deep fits in the 64 KB body limit)
+  // got a 503 after its claim; now a 400 before anything is read or written.
+  it("an answer nested too deep for a store is a 400, and the request stays open", async () => {
+    const { app, effects } = await instance(fake(), files.store())
+    const run = await startRun(app, "refund order C-9 $5")
+    // Written out: the test's own JSON.stringify would overflow on it too.
+    const body = `{"ok":true,"data":{"deep":${"[".repeat(20_000)}1${"]".repeat(20_000)}}}`
+    const res = await app.request(`/requests/${run.pending.id}/answer`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${API_TOKEN}` },
+      body,
+    })
+    expect(res.status).toBe(400)
+    expect((await json(res)).error).toMatchObject({ code: "invalid_body", message: /at most 1000 levels/ })
+    expect(
+      (await getJson(app, "/requests")).requests.map(
+        (entry: { request: { id: string } }) => entry.request.id,
+      ),
+    ).toEqual([run.pending.id])
+    expect((await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })).status).toBe(200)
+    expect(effects).toHaveLength(1)
+  })
+
   it("a second answer to the same request is a 409", async () => {
     const { app, effects } = await instance(fake(), files.store())
     const run = await startRun(app, "refund order C-1 $5")

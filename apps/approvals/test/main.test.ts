@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
+import { request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -92,6 +93,33 @@ it("main runs a team run with the scripted model: one request for the tree, one 
   const done = await post(`${url}/requests/${run.body.pending.id}/answer`, { ok: true })
   expect(done.body).toMatchObject({ kind: "runtime", status: "done" })
   expect(done.body.text).toMatch(/Refunded \$7\.00 on order TM-1/)
+  child.kill("SIGTERM")
+})
+
+/** A request with a chosen `Host` header (fetch cannot set one): its status. */
+function statusWithHost(url: string, method: string, path: string, host: string): Promise<number> {
+  const { hostname, port } = new URL(url)
+  return new Promise((resolve, reject) => {
+    const req = request({ hostname, port, method, path, headers: { host } }, (res) => {
+      res.resume()
+      resolve(res.statusCode ?? 0)
+    })
+    req.on("error", reject)
+    req.end()
+  })
+}
+
+it("main answers a malformed Host with 400 on every route and keeps serving", async () => {
+  const { child, url } = await start()
+  for (const host of ["a b", "a@b", "h:99999"])
+    for (const [method, path] of [
+      ["GET", "/"],
+      ["GET", "/requests"],
+      ["POST", "/requests/pnd-x/answer"],
+      ["POST", "/webhooks/answer"],
+    ] as const)
+      expect([host, path, await statusWithHost(url, method, path, host)]).toEqual([host, path, 400])
+  expect(await statusWithHost(url, "GET", "/requests", new URL(url).host)).toBe(401)
   child.kill("SIGTERM")
 })
 

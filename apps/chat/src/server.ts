@@ -21,6 +21,25 @@ body{font:16px/1.4 system-ui,sans-serif;max-width:42rem;margin:2rem auto;padding
 button{margin-right:.5rem}form.send{display:flex;gap:.5rem;margin-top:1rem}form.send input{flex:1}
 </style></head><body><h1>Support chat</h1><div id="root"></div><script type="module" src="/page.js"></script></body></html>`
 
+/** The page at `/` and its bundle at `/page.js`; anything else is a 404. */
+async function servePage(req: Request): Promise<Response> {
+  const { pathname } = new URL(req.url)
+  if (req.method === "GET" && pathname === "/")
+    return new Response(HTML, { headers: { "content-type": "text/html; charset=utf-8" } })
+  if (req.method === "GET" && pathname === "/page.js") {
+    try {
+      const js = await readFile(PAGE_BUNDLE)
+      return new Response(js, { headers: { "content-type": "text/javascript; charset=utf-8" } })
+    } catch {
+      return new Response("dist/page.js is missing: run the build first", {
+        status: 500,
+        headers: { "content-type": "text/plain" },
+      })
+    }
+  }
+  return new Response("not found", { status: 404, headers: { "content-type": "text/plain" } })
+}
+
 /** A running chat server. */
 export interface ChatServer {
   url: string
@@ -42,25 +61,12 @@ export async function startChatServer(opts: {
   const client = scriptedClient(store)
   const refunds: Refund[] = []
   const toolkit = await createToolkit({ extraTools: chatTools(refunds) })
+  // Both routes go through toNodeListener: a request with a malformed Host is a 400 on each.
   const chat = toNodeListener(createChatHandler({ client, toolkit, store }))
+  const page = toNodeListener(servePage)
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0]
-    if (path?.startsWith("/api/chat")) return chat(req, res)
-    if (req.method === "GET" && path === "/") {
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(HTML)
-      return
-    }
-    if (req.method === "GET" && path === "/page.js") {
-      readFile(PAGE_BUNDLE).then(
-        (js) => res.writeHead(200, { "content-type": "text/javascript; charset=utf-8" }).end(js),
-        () =>
-          res
-            .writeHead(500, { "content-type": "text/plain" })
-            .end("dist/page.js is missing: run the build first"),
-      )
-      return
-    }
-    res.writeHead(404, { "content-type": "text/plain" }).end("not found")
+    return (path?.startsWith("/api/chat") ? chat : page)(req, res)
   })
   await new Promise<void>((resolve) =>
     server.listen(opts.port ?? 3000, opts.hostname ?? "127.0.0.1", resolve),

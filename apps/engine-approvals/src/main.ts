@@ -1,10 +1,10 @@
 // The approvals inbox over an engine: the same page and JSON API, its requests and runs read
 // from the engine through an EngineConnection; its own store keeps only history and sessions.
-import { serve } from "@hono/node-server"
 import { openStore } from "@toolnexus/durable"
 import { createApprovalsApp } from "../../approvals/src/app.js"
 import { createEngineInboxStore } from "../../approvals/src/engine-inbox-store.js"
 import { createModel } from "../../approvals/src/model.js"
+import { listen } from "../../approvals/src/server.js"
 import { AGENT, connectEngine, engineSettings } from "./engine.js"
 
 const settings = engineSettings()
@@ -19,7 +19,6 @@ const app = createApprovalsApp({
   security: { users: { demo: token }, apiTokens: { demo: token } },
   inbox: createEngineInboxStore({ engine, agent: AGENT }),
 })
-serve({ fetch: app.fetch, port, hostname: "127.0.0.1" })
-process.stdout.write(
-  `approvals inbox on http://127.0.0.1:${port} (engine: ${settings.engine}; sign in with ${token})\n`,
-)
+// The inbox's own server (@hono/node-server): a malformed Host is a 400 there.
+const server = await listen(app, { port, hostname: "127.0.0.1" })
+process.stdout.write(`approvals inbox on ${server.url} (engine: ${settings.engine}; sign in with ${token})\n`)

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
+import { request } from "node:http"
 import { join } from "node:path"
 import type OpenAI from "openai"
 import { afterEach, describe, expect, it } from "vitest"
@@ -108,6 +109,37 @@ describe("configuration", () => {
     expect(started.out.stderr).toMatch(
       /^relay-proxy: warning: HOST=0\.0\.0\.0 serves every caller unauthenticated/,
     )
+  })
+})
+
+/** A request with a chosen `Host` header (fetch cannot set one): its status. */
+function statusWithHost(url: string, method: string, path: string, host: string): Promise<number> {
+  const { hostname, port } = new URL(url)
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { hostname, port, method, path, headers: { host, "content-type": "application/json" } },
+      (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      },
+    )
+    req.on("error", reject)
+    req.end(method === "POST" ? JSON.stringify({ model: "m", messages: [] }) : undefined)
+  })
+}
+
+describe("the server", () => {
+  it("answers a malformed Host with 400 and keeps serving", async () => {
+    const started = await start({})
+    const url = started.url as string
+    for (const host of ["a b", "a@b", "h:99999"])
+      for (const [method, path] of [
+        ["POST", "/v1/chat/completions"],
+        ["POST", "/v1/responses"],
+        ["GET", "/v1/responses/resp_x"],
+      ] as const)
+        expect([host, path, await statusWithHost(url, method, path, host)]).toEqual([host, path, 400])
+    expect(await statusWithHost(url, "GET", "/v1/responses/resp_x", new URL(url).host)).toBe(404)
   })
 })
 

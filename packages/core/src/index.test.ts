@@ -30,6 +30,7 @@ it("exports exactly the public runtime surface", () => {
     "TRACE_DATA_KEY",
     "ToolnexusError",
     "UnknownRequestError",
+    "answerExpired",
     "assertAnswer",
     "assertAnswerFits",
     "authRequired",

@@ -85,7 +85,7 @@ export { createClient } from "./client/create-client.js"
 export type { ClientOptions } from "./client/create-client.js"
 export { createInProcessClient } from "./client/in-process-client.js"
 export type { GenerateReply, GenerateRequest, InProcessClientOptions } from "./client/in-process-client.js"
-export { assertAnswerFits, expiryTime, isExpired } from "./suspension/answer-fits.js"
+export { answerExpired, assertAnswerFits, expiryTime, isExpired } from "./suspension/answer-fits.js"
 export { assertAnswer } from "./suspension/answer-shape.js"
 export type {
   AskOptions,

@@ -9,6 +9,7 @@ it("exports exactly the public runtime surface, and no store class from the root
     "RuntimeCollisionError",
     "RuntimeHeldError",
     "askWithAnswer",
+    "createMemoryStore",
     "deliverAnswer",
     "loadRuntime",
     "openStore",

@@ -1,4 +1,5 @@
 export { openStore } from "./open-store.js"
+export { createMemoryStore } from "./memory/memory-store.js"
 export type {
   AnswerClaim,
   ClaimOptions,

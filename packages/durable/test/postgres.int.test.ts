@@ -6,7 +6,8 @@ import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import { PostgresStore } from "../src/postgres/index.js"
 import { POSTGRES_MIGRATIONS } from "../src/postgres/migrations.js"
-import { describeStoreContract, parkAndResume, request, turns, uid } from "../src/testing/store-contract.js"
+import { describeStoreContract } from "../src/testing/store-contract.js"
+import { parkAndResume, request, turns, uid } from "../src/testing/contract/context.js"
 
 const url = process.env.TOOLNEXUS_TEST_PG_URL
 const skip = url ? undefined : "TOOLNEXUS_TEST_PG_URL is not set"

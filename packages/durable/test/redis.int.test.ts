@@ -5,7 +5,8 @@ import { Redis } from "ioredis"
 import { afterAll, describe, expect, it } from "vitest"
 import { RedisStore } from "../src/redis/index.js"
 import { REDIS_MIGRATIONS } from "../src/redis/migrations.js"
-import { describeStoreContract, parkAndResume, request, turns, uid } from "../src/testing/store-contract.js"
+import { describeStoreContract } from "../src/testing/store-contract.js"
+import { parkAndResume, request, turns, uid } from "../src/testing/contract/context.js"
 
 const url = process.env.TOOLNEXUS_TEST_REDIS_URL
 const skip = url ? undefined : "TOOLNEXUS_TEST_REDIS_URL is not set"
@@ -143,6 +144,36 @@ describe.skipIf(skip !== undefined)("RedisStore on a live server", () => {
       })
     } finally {
       client.disconnect()
+    }
+  })
+
+  it("racing claims the script leaves to judgeClaim (a deadline to judge, a takeover) grant once: the write is a compare-and-set", async () => {
+    const stores = Array.from({ length: 6 }, () => new RedisStore({ url, keyPrefix, opTimeoutMs: 1000 }))
+    const granted = <T>(results: PromiseSettledResult<T>[]) =>
+      results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []))
+    try {
+      const id = uid("cas-race")
+      const req = { ...request("approval"), expiresAt: new Date(Date.now() + 60_000).toISOString() }
+      await (stores[0] as RedisStore).save(id, turns(1), { pending: req })
+      const firsts = granted(
+        await Promise.allSettled(
+          stores.map((s, i) => s.claimAnswer(id, { id: req.id, ok: true, data: { i } })),
+        ),
+      )
+      expect(firsts).toHaveLength(1)
+      const first = firsts[0] as Awaited<ReturnType<RedisStore["claimAnswer"]>>
+      await (stores[0] as RedisStore).releaseClaim(id, first.token)
+      const takeovers = granted(
+        await Promise.allSettled(stores.map((s) => s.claimAnswer(id, { id: req.id, ok: true }))),
+      )
+      expect(takeovers).toHaveLength(1)
+      expect(takeovers[0]).toMatchObject({ takeover: true, answer: first.answer })
+      expect(await (stores[0] as RedisStore).findRequest(req.id)).toMatchObject({
+        state: "claimed",
+        attempts: 2,
+      })
+    } finally {
+      await Promise.all(stores.map((s) => s.close()))
     }
   })
 

@@ -2,7 +2,7 @@ import type { Message } from "@toolnexus/core"
 import Database from "better-sqlite3"
 import { describe, expect, it } from "vitest"
 import { SqliteStore } from "../src/sqlite/index.js"
-import { request, turns } from "../src/testing/store-contract.js"
+import { request, turns } from "../src/testing/contract/context.js"
 
 // A claim reads the conversation, its request's index row and its transcript in one statement;
 // the resume's load right after it (askWithAnswer loads in the same event-loop turn) takes that
@@ -47,6 +47,20 @@ describe("SQLite claim read", () => {
     // Taken once: the next load reads.
     expect(await store.get("c")).toEqual(turns(3))
     expect(executed.length).toBe(before + 1)
+    await store.close()
+  })
+
+  it("a claim runs three statements: the read, the request's claim, the conversation's pointer (a takeover too)", async () => {
+    const { db, executed } = countedDatabase()
+    const store = new SqliteStore({ db })
+    const req = await parked(store, "c", turns(3))
+    let before = executed.length
+    const claim = await store.claimAnswer("c", { id: req.id, ok: true })
+    expect(executed.length - before).toBe(3)
+    await store.releaseClaim("c", claim.token)
+    before = executed.length
+    expect(await store.claimAnswer("c", { id: req.id, ok: true })).toMatchObject({ takeover: true })
+    expect(executed.length - before).toBe(3)
     await store.close()
   })
 

@@ -16,7 +16,7 @@ import { askWithAnswer } from "../src/resume/ask-with-answer.js"
 import { SqliteStore } from "../src/sqlite/index.js"
 import { migrateSqlite } from "../src/sqlite/migrate-sqlite.js"
 import { SQLITE_MIGRATIONS } from "../src/sqlite/migrations.js"
-import { turns } from "../src/testing/store-contract.js"
+import { turns } from "../src/testing/contract/context.js"
 
 const dir = mkdtempSync(join(tmpdir(), "tnx-durable-migrate-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

@@ -4,7 +4,7 @@ import { join } from "node:path"
 import Database from "better-sqlite3"
 import { afterAll, describe, expect, it } from "vitest"
 import { SqliteStore } from "../src/sqlite/index.js"
-import { turns } from "../src/testing/store-contract.js"
+import { turns } from "../src/testing/contract/context.js"
 
 // The write path of schema 5: a save that only appends writes the messages' leaf and leaves
 // the conversation row alone; the row's revision plus the stored count is what a store's

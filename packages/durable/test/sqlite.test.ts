@@ -7,7 +7,8 @@ import { readWriteStats } from "../src/store-engine/write-stats.js"
 import { SqliteStore } from "../src/sqlite/index.js"
 import { SQLITE_MIGRATIONS } from "../src/sqlite/migrations.js"
 import { type Message, StoreError } from "@toolnexus/core"
-import { describeStoreContract, message, turns } from "../src/testing/store-contract.js"
+import { describeStoreContract } from "../src/testing/store-contract.js"
+import { message, turns } from "../src/testing/contract/context.js"
 
 const dir = mkdtempSync(join(tmpdir(), "tnx-durable-sqlite-"))
 const file = join(dir, "contract.db")

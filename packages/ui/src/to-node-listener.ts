@@ -9,7 +9,9 @@ import { type HandlerInput, type HandlerLogic, logicOf } from "./internal/reply.
  * with no Fetch `Request`, `ReadableStream` or `Response` in between (a `Request` is built
  * only for a `conversationId` option). Any other handler gets a Fetch `Request` and its
  * `Response` is streamed back as it is produced. Either way a client that goes away stops
- * the writing, never the run behind it, and a full socket is waited on (`drain`).
+ * the writing, never the run behind it, and a full socket is waited on (`drain`). A request
+ * whose `Host` header is not a valid `host[:port]` (or whose target is no URL path) gets 400
+ * `TNX_BAD_REQUEST` and never reaches `handler`; a body over 32 MB gets 413.
  *
  * @param handler - a `(req: Request) => Promise<Response>`.
  * @returns a `node:http` request listener.
@@ -22,11 +24,20 @@ export function toNodeListener(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const logic = logicOf(handler)
   return (req, res) => {
-    const served = logic ? serveLogic(logic, req, res) : serveFetch(handler, req, res)
+    const base = baseOf(req)
+    if (base === undefined) {
+      // Nothing of a request with a malformed Host reaches the handler: its URL has no meaning.
+      req.resume()
+      return refuse(res, 400, "the Host header is not a valid host[:port]")
+    }
+    const served = logic ? serveLogic(logic, base, req, res) : serveFetch(handler, base, req, res)
     void served.catch((error: unknown) => {
       if (!res.headersSent) {
-        res.writeHead(500, { "content-type": "application/json" })
-        res.end(JSON.stringify({ error: { code: "TNX_INTERNAL", message: "internal error" } }))
+        if (error instanceof BadTarget) refuse(res, 400, error.message)
+        else {
+          res.writeHead(500, { "content-type": "application/json" })
+          res.end(JSON.stringify({ error: { code: "TNX_INTERNAL", message: "internal error" } }))
+        }
       } else res.destroy(error instanceof Error ? error : undefined)
     })
   }
@@ -36,7 +47,12 @@ export function toNodeListener(
 const MAX_BODY_BYTES = 32 * 1024 * 1024
 
 /** The fast path: this package's logic on the `IncomingMessage`, frames written to `res`. */
-async function serveLogic(logic: HandlerLogic, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serveLogic(
+  logic: HandlerLogic,
+  base: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const body = await bodyOf(req)
   if (body === "too-large") return tooLarge(res)
   let url: string | undefined
@@ -45,8 +61,16 @@ async function serveLogic(logic: HandlerLogic, req: IncomingMessage, res: Server
     method: req.method ?? "GET",
     // Built when read (a stream resumption, a `Request`): a post never needs its URL parsed.
     get url() {
-      url ??= urlOf(req)
+      url ??= urlOf(req, base)
       return url
+    },
+    // Read only for a post that carries `Origin` (a browser's).
+    get origin() {
+      return new URL(base).origin
+    },
+    header: (name) => {
+      const value = req.headers[name]
+      return Array.isArray(value) ? value.join(", ") : value
     },
     text: async () => textOf(body),
     request: () => {
@@ -64,17 +88,23 @@ async function serveLogic(logic: HandlerLogic, req: IncomingMessage, res: Server
 /** The generic path: a Fetch `Request` in, the `Response` streamed out. */
 async function serveFetch(
   handler: (req: Request) => Promise<Response>,
+  base: string,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
   const body = await bodyOf(req)
   if (body === "too-large") return tooLarge(res)
-  await writeResponse(await handler(toFetchRequest(req, res, urlOf(req), body)), res)
+  await writeResponse(await handler(toFetchRequest(req, res, urlOf(req, base), body)), res)
 }
 
 function tooLarge(res: ServerResponse): void {
-  res.writeHead(413, { "content-type": "application/json" })
-  res.end(JSON.stringify({ error: { code: "TNX_BAD_REQUEST", message: "the body is larger than 32 MB" } }))
+  refuse(res, 413, "the body is larger than 32 MB")
+}
+
+/** A `TNX_BAD_REQUEST` refusal written before the handler saw anything. */
+function refuse(res: ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { "content-type": "application/json" })
+  res.end(JSON.stringify({ error: { code: "TNX_BAD_REQUEST", message } }))
 }
 
 async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
@@ -182,10 +212,35 @@ function textOf(body: Buffer | undefined): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
 }
 
-function urlOf(req: IncomingMessage): string {
-  const host = req.headers.host ?? "localhost"
-  const secure = (req.socket as { encrypted?: boolean }).encrypted === true
-  return new URL(req.url ?? "/", `${secure ? "https" : "http"}://${host}`).href
+/** A request target the URL parser refuses (`//[`): the 400 of `toNodeListener`. */
+class BadTarget extends Error {}
+
+/**
+ * An authority as `Host` may carry it: a registered name or IPv4 address, or an IPv6 literal
+ * in brackets, and a port. No user info, path, space or percent sign: `new URL` throws on
+ * some of them and reads another host than the one sent from the others (`a@b`, `a/b`).
+ */
+const HOST = /^(?:[a-z0-9._~-]+|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/i
+
+/**
+ * The scheme and host the request's URL is resolved against, or `undefined` when its `Host`
+ * header is malformed (a request without one is served as `localhost`, as Node's server allows).
+ */
+function baseOf(req: IncomingMessage): string | undefined {
+  const host = req.headers.host || "localhost"
+  const match = HOST.exec(host)
+  if (match === null || Number(match[1] ?? 0) > 65_535) return undefined
+  const base = `${(req.socket as { encrypted?: boolean }).encrypted === true ? "https" : "http"}://${host}`
+  // The pattern admits what only the parser judges (`999.1.1.1`, an IPv6 literal's digits, punycode).
+  return URL.canParse(base) ? base : undefined
+}
+
+function urlOf(req: IncomingMessage, base: string): string {
+  try {
+    return new URL(req.url ?? "/", base).href
+  } catch {
+    throw new BadTarget("the request target is not a valid URL path")
+  }
 }
 
 function toFetchRequest(

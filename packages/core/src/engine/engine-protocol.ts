@@ -5,7 +5,7 @@ import {
   ConfigError,
   UnknownRequestError,
 } from "../errors.js"
-import { isExpired } from "../suspension/answer-fits.js"
+import { answerExpired } from "../suspension/answer-fits.js"
 import { assertAnswer } from "../suspension/answer-shape.js"
 import type { PendingEntry } from "../suspension/pending-entry.js"
 import type { Answer, Request } from "../types.js"
@@ -88,7 +88,7 @@ export function decide(
   assertAnswer(answer)
   if (!held) throw new UnknownRequestError(id)
   if (held.decision) throw new AnswerConflictError(id, "it was already decided", { decision: held.decision })
-  if (answer.ok && isExpired(held.request, now))
+  if (answerExpired(held.request, answer, now))
     throw new AnswerExpiredError(id, String(held.request.expiresAt))
   return { runId: held.runId, request: held.request, decision: decisionOf(answer) }
 }

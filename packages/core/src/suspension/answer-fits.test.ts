@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { AnswerExpiredError, AnswerMismatchError } from "../errors.js"
 import type { Request } from "../types.js"
-import { assertAnswerFits, expiryTime, isExpired } from "./answer-fits.js"
+import { answerExpired, assertAnswerFits, expiryTime, isExpired } from "./answer-fits.js"
 
 const at = (expiresAt?: string): Request => ({
   id: "pnd-1",
@@ -34,5 +34,13 @@ describe("the one reading of expiresAt", () => {
     expect(() => assertAnswerFits(late, { id: "pnd-1", ok: true }, NOON)).toThrow(AnswerExpiredError)
     expect(() => assertAnswerFits(late, { id: "pnd-2", ok: false }, NOON)).toThrow(AnswerMismatchError)
     expect(() => assertAnswerFits(late, { id: "pnd-1", ok: false }, NOON)).not.toThrow()
+  })
+
+  it("answerExpired: only an approval of a past (or unreadable) deadline is late", () => {
+    expect(answerExpired(at("2026-06-01T11:00:00Z"), { ok: true }, NOON)).toBe(true)
+    expect(answerExpired(at("next tuesday"), { ok: true }, NOON)).toBe(true)
+    expect(answerExpired(at("2026-06-01T11:00:00Z"), { ok: false }, NOON)).toBe(false)
+    expect(answerExpired(at("2026-06-01T13:00:00Z"), { ok: true }, NOON)).toBe(false)
+    expect(answerExpired(at(), { ok: true }, NOON)).toBe(false)
   })
 })

@@ -9,9 +9,22 @@ import type { Answer, Request } from "../types.js"
  */
 export function assertAnswerFits(pending: Request, answer: Answer, now = Date.now()): void {
   if (answer.id !== pending.id) throw new AnswerMismatchError(answer.id, pending.id)
-  if (answer.ok && isExpired(pending, now)) {
+  if (answerExpired(pending, answer, now)) {
     throw new AnswerExpiredError(pending.id, String(pending.expiresAt))
   }
+}
+
+/**
+ * The one expiry judgement of an answer (§9): true when `answer` approves (`ok: true`) and
+ * `request`'s `expiresAt` is past at `now` (or does not parse). A declining answer is never
+ * late: an expired request can still be answered `ok: false`. Every place that refuses a late
+ * approval — claims in every store, the engines' `decide`, a resume — asks this.
+ *
+ * @example
+ * answerExpired({ id: "r", kind: "approval", prompt: "?", expiresAt: "2020-01-01T00:00:00Z" }, { ok: true }) // true
+ */
+export function answerExpired(request: Request, answer: Pick<Answer, "ok">, now = Date.now()): boolean {
+  return answer.ok === true && isExpired(request, now)
 }
 
 /**

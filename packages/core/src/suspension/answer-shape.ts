@@ -3,8 +3,9 @@ import type { Answer } from "../types.js"
 
 /**
  * Checks that `value` is an answer of the wire shape: `{ id: non-empty string, ok: boolean,
- * data?: plain object, reason?: string }`. Every entry point that takes an answer calls it
- * first, so a malformed one changes nothing.
+ * data?: plain object, reason?: string }`, with `data` nesting at most
+ * 1,000 levels. Every entry point that takes an answer calls it first, so a
+ * malformed one changes nothing.
  *
  * @throws AnswerInvalidError naming the first problem found.
  * @example
@@ -22,9 +23,31 @@ export function assertAnswer(value: unknown): asserts value is Answer {
   if (data !== undefined && !isPlainObject(data)) {
     throw new AnswerInvalidError(`answer.data must be a plain object, got ${shown(data)}`)
   }
+  if (data !== undefined && nestsDeeperThan(data, MAX_ANSWER_DEPTH)) {
+    throw new AnswerInvalidError(`answer.data must nest at most ${MAX_ANSWER_DEPTH} levels deep`)
+  }
   if (reason !== undefined && typeof reason !== "string") {
     throw new AnswerInvalidError(`answer.reason must be a string, got ${shown(reason)}`)
   }
+}
+
+/**
+ * How deep an answer's `data` may nest. Every store writes with `JSON.stringify`, which runs
+ * out of stack at a few thousand levels: a deeper answer would fail only when written, after
+ * its claim was taken. No real answer comes near this.
+ */
+const MAX_ANSWER_DEPTH = 1_000
+
+/** Whether `value` nests objects and arrays deeper than `max` levels (walked without recursion). */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]]
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [item, depth] = next
+    if (depth > max) return true
+    for (const child of Array.isArray(item) ? item : Object.values(item as object))
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1])
+  }
+  return false
 }
 
 function isPlainObject(value: unknown): boolean {

@@ -2,12 +2,7 @@ import { createHash } from "node:crypto"
 import { ConfigError } from "@toolnexus/core"
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from "pg"
 import type { RuntimeHold } from "../durable-store.js"
-import {
-  RELEASED_TOKEN_PREFIX,
-  approvalExpired,
-  decideClaim,
-  expiresAtOf,
-} from "../store-engine/claim-rules.js"
+import { RELEASED_TOKEN_PREFIX, claimHolderToRead, judgeClaim } from "../store-engine/claim-rules.js"
 import { type ConversationRow, nextConversationRow } from "../store-engine/conversation-row.js"
 import { LazyInit } from "../store-engine/lazy-init.js"
 import { loadDriver } from "../store-engine/load-driver.js"
@@ -386,53 +381,47 @@ export class PostgresStore extends DurableStoreBase {
       ).rows[0]
       const created = req?.created === true
       const raw = await this.#lockConversation(client, id)
-      const holderId = req?.claim_conversation_id
-      const holderPending =
-        holderId == null || holderId === id
-          ? raw?.pending_id
-          : (await run<{ pending_id: string | null }>(client, this.#sql.pendingIdOf, [holderId])).rows[0]
-              ?.pending_id
-      const nowMs = Number(req?.now_ms)
-      const decision = decideClaim(
-        raw && { pendingId: raw.pending_id, consumedId: raw.consumed_id },
-        req && {
-          state: req.state,
-          runtimeKey: req.runtime_key,
-          claimToken: req.claim_token,
-          claimExpiresAt: req.claim_expires_at === null ? null : Number(req.claim_expires_at),
-          attempts: req.attempts,
-          claimHolderWaits: holderPending === answerId,
-        },
-        answerId,
-        runtimeKey,
-        nowMs,
+      const holderId = claimHolderToRead(req && { claimConversationId: req.claim_conversation_id }, id)
+      const holderPendingId =
+        holderId === undefined
+          ? (raw?.pending_id ?? null)
+          : ((await run<{ pending_id: string | null }>(client, this.#sql.pendingIdOf, [holderId])).rows[0]
+              ?.pending_id ?? null)
+      const judged = judgeClaim(
         {
-          approvalExpired: approvalExpired(raw?.pending, input.approves, nowMs),
-          maxAttempts: input.maxAttempts,
+          conversation: raw && {
+            pendingJson: raw.pending,
+            pendingId: raw.pending_id,
+            consumedId: raw.consumed_id,
+          },
+          request: req && {
+            state: req.state,
+            runtimeKey: req.runtime_key,
+            claimToken: req.claim_token,
+            claimExpiresAt: req.claim_expires_at === null ? null : Number(req.claim_expires_at),
+            attempts: req.attempts,
+            claimAnswer: req.claim_answer,
+            claimHolderPendingId: holderPendingId,
+          },
+          now: Number(req?.now_ms),
         },
+        input,
       )
-      if (decision === "exhausted")
+      if (judged.write === "fail")
         await run(client, this.#sql.failRequest, [answerId, input.exhaustedErrorJson])
-      if (decision !== "claim" && decision !== "takeover") {
+      if (judged.write !== "grant") {
         // A request row made only to lock on must not outlive a refused claim.
         if (created) await run(client, this.#sql.dropRequest, [answerId])
-        return {
-          refusal: decision,
-          runtimeKey: req?.runtime_key,
-          // An applied request's first decision, or the one a live claim is applying.
-          decisionJson: req?.state === "applied" || decision === "busy" ? req?.claim_answer : null,
-          ...(decision === "expired" ? { expiresAt: expiresAtOf(raw?.pending) } : {}),
-        }
+        return judged.outcome
       }
-      const answerJson = decision === "takeover" ? (req?.claim_answer as string) : input.answerJson
       await run(client, this.#sql.claimRequest, [
         answerId,
         input.token,
         id,
-        answerJson,
-        nowMs + input.leaseMs,
+        judged.answerJson,
+        judged.claimExpiresAt,
       ])
-      return { grant: decision, pendingJson: raw?.pending as string, answerJson }
+      return judged.outcome
     })
   }
 

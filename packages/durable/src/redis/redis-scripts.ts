@@ -96,60 +96,79 @@ return {head[1], head[2], redis.call("LRANGE", KEYS[2], 0, -1), head[3] or ""}
 `
 
 /**
- * @internal Claims an answer, by the rules of `decideClaim` (claim-rules.ts), which this
- * mirrors in Lua so the claim stays one atomic script. KEYS: conv hash, claims zset.
+ * @internal The read half of a claim, with a fast path: the claim is decided in TypeScript
+ * (`judgeClaim`, claim-rules.ts), never here. KEYS: conv hash, claims zset.
  * ARGV: id, answer id, answer JSON, new token, lease ms, runtime key ("" = none), full key
- * prefix, "?" for an approval whose expiry is not judged yet (else ""), max attempts, the
- * lastError JSON of an exhausted request. Returns {refusal, runtime key, decision JSON (the
- * applied or the claimed answer)} or {"claim"|"takeover", pending JSON, answer JSON}. Refusals write nothing, except "exhausted",
- * which marks the request failed. With "?", a first claim whose pending JSON may carry an
- * \`expiresAt\` (any mention of it, or any escape that could spell it) writes nothing and returns
- * {"deadline", pending JSON, server time in ms}: a prefilter only, the caller judges expiry by
- * the one rule (core's \`isExpired\`) and, in time, claims again with "".
+ * prefix, "1" when the answer approves (else "").
+ * Fast path, a plain first claim: the request has no index row or an open one without a
+ * claim token, no other runtime holds it, the conversation waits on it, and an approval's
+ * pending JSON has no \`expiresAt\` to judge (no mention of it, nor any escape that could
+ * spell it). Only there, where \`judgeClaim\` grants "claim" too (pinned by
+ * claim-rules.test.ts and CLAIM_CASES), it claims and returns {"claim", pending JSON}.
+ * Anything else writes nothing and returns the facts for \`judgeClaim\`: {"facts", conversation
+ * exists ("1" or ""), pending id, pending JSON, consumed id, request state, runtime key, claim
+ * token, claim expiry ms, claimed answer JSON, claim holder's conversation id, attempts, the
+ * holder's pending id, server time ms} ("" = none), applied by CLAIM_WRITE_SCRIPT.
  */
 export const CLAIM_SCRIPT = `${PRELUDE}
 local aid = ARGV[2]
 local req = ARGV[7] .. "req:" .. aid
 local r = redis.call("HMGET", req, "state", "runtimeKey", "claimToken", "claimExpires", "claimAnswer", "claimConv",
   "attempts")
-if r[1] == "applied" then return {"already-applied", r[2] or "", r[5] or ""} end
-if r[1] == "failed" then return {"failed", r[2] or "", ""} end
--- A claim whose conversation was moved on by an unfenced save is void.
-local holderWaits = r[6] and redis.call("HGET", ARGV[7] .. "conv:" .. r[6], "pendingId") == aid
-local claimed = r[1] == "claimed" and holderWaits
-if redis.call("EXISTS", KEYS[1]) == 0 then
-  if claimed then return {"busy", "", r[5] or ""} end
-  return {"no-conversation"}
-end
 local f = redis.call("HMGET", KEYS[1], "pendingId", "pending", "consumed")
-if f[1] ~= aid then
-  if f[3] == aid then return {"already-applied", "", ""} end
-  if claimed then return {"busy", "", r[5] or ""} end
-  return {"unknown-request"}
+local p = f[2] or ""
+if (not r[1] or (r[1] == "open" and not r[3])) and (r[2] or "") == ARGV[6] and f[1] == aid
+    and not (ARGV[8] == "1" and (string.find(p, "expiresAt", 1, true) or string.find(p, "\\\\u", 1, true))) then
+  local expires = fmt(now_ms() + tonumber(ARGV[5]))
+  redis.call("HSET", req, "state", "claimed", "claimToken", ARGV[4], "claimConv", ARGV[1], "claimAnswer", ARGV[3],
+    "claimExpires", expires)
+  redis.call("HINCRBY", req, "attempts", 1)
+  redis.call("ZADD", KEYS[2], expires, aid)
+  redis.call("HSET", KEYS[1], "claimToken", ARGV[4], "claimRequest", aid)
+  return {"claim", p}
 end
-if r[2] and r[2] ~= "" and r[2] ~= ARGV[6] then return {"runtime-held", r[2]} end
-local now = now_ms()
-local grant, stored = "claim", ARGV[3]
-if r[3] and holderWaits then
-  if tonumber(r[4] or "0") > now then return {"busy", "", r[5] or ""} end
-  if tonumber(r[7] or "0") >= tonumber(ARGV[9]) then
-    redis.call("HSET", req, "state", "failed", "lastError", ARGV[10])
-    redis.call("ZREM", KEYS[2], aid)
-    redis.call("SADD", ARGV[7] .. "failed", aid)
-    return {"exhausted", r[2] or "", ""}
-  end
-  grant, stored = "takeover", r[5]
-elseif ARGV[8] == "?" then
-  local p = f[2] or ""
-  if string.find(p, "expiresAt", 1, true) or string.find(p, "\\\\u", 1, true) then return {"deadline", p, fmt(now)} end
+local holder = ""
+if r[6] then
+  if r[6] == ARGV[1] then holder = f[1] or ""
+  else holder = redis.call("HGET", ARGV[7] .. "conv:" .. r[6], "pendingId") or "" end
 end
-local expires = fmt(now + tonumber(ARGV[5]))
-redis.call("HSET", req, "state", "claimed", "claimToken", ARGV[4], "claimConv", ARGV[1], "claimAnswer", stored,
-  "claimExpires", expires)
+local exists = redis.call("EXISTS", KEYS[1]) == 1 and "1" or ""
+return {"facts", exists, f[1] or "", p, f[3] or "", r[1] or "", r[2] or "", r[3] or "", r[4] or "", r[5] or "",
+  r[6] or "", r[7] or "0", holder, fmt(now_ms())}
+`
+
+/**
+ * @internal The write half of a claim that \`judgeClaim\` granted or found exhausted: a
+ * compare-and-set, done only while the facts CLAIM_SCRIPT read still hold. KEYS: conv hash,
+ * claims zset. ARGV: id, answer id, full key prefix, "grant" | "fail", then the facts as read:
+ * pending id, consumed id, request state, claim token, claim expiry, claim holder, attempts, the
+ * holder's pending id; then for "grant": token, answer JSON, claim expiry ms; for "fail": the
+ * lastError JSON. Returns "OK", or "STALE" (nothing written) when a fact changed meanwhile.
+ */
+export const CLAIM_WRITE_SCRIPT = `
+local aid, prefix = ARGV[2], ARGV[3]
+local req = prefix .. "req:" .. aid
+local f = redis.call("HMGET", KEYS[1], "pendingId", "consumed")
+local r = redis.call("HMGET", req, "state", "claimToken", "claimExpires", "claimConv", "attempts")
+if (f[1] or "") ~= ARGV[5] or (f[2] or "") ~= ARGV[6] or (r[1] or "") ~= ARGV[7] or (r[2] or "") ~= ARGV[8]
+    or (r[3] or "") ~= ARGV[9] or (r[4] or "") ~= ARGV[10] or (r[5] or "0") ~= ARGV[11] then
+  return "STALE"
+end
+if r[4] and r[4] ~= ARGV[1] and (redis.call("HGET", prefix .. "conv:" .. r[4], "pendingId") or "") ~= ARGV[12] then
+  return "STALE"
+end
+if ARGV[4] == "fail" then
+  redis.call("HSET", req, "state", "failed", "lastError", ARGV[13])
+  redis.call("ZREM", KEYS[2], aid)
+  redis.call("SADD", prefix .. "failed", aid)
+  return "OK"
+end
+redis.call("HSET", req, "state", "claimed", "claimToken", ARGV[13], "claimConv", ARGV[1], "claimAnswer", ARGV[14],
+  "claimExpires", ARGV[15])
 redis.call("HINCRBY", req, "attempts", 1)
-redis.call("ZADD", KEYS[2], expires, aid)
-redis.call("HSET", KEYS[1], "claimToken", ARGV[4], "claimRequest", aid)
-return {grant, f[2], stored}
+redis.call("ZADD", KEYS[2], ARGV[15], aid)
+redis.call("HSET", KEYS[1], "claimToken", ARGV[13], "claimRequest", aid)
+return "OK"
 `
 
 /**

@@ -1,12 +1,11 @@
 import { ConfigError, StoreError } from "@toolnexus/core"
 import type { Redis, RedisOptions } from "ioredis"
 import type { RuntimeHold } from "../durable-store.js"
-import type { ClaimRefusal } from "../store-engine/claim-rules.js"
 import { sinceOnSet } from "../store-engine/conversation-row.js"
 import { LazyInit } from "../store-engine/lazy-init.js"
 import { loadDriver } from "../store-engine/load-driver.js"
 import { byteLength } from "../store-engine/message-codec.js"
-import { approvalExpired, expiresAtOf } from "../store-engine/claim-rules.js"
+import { judgeClaim } from "../store-engine/claim-rules.js"
 import { checkExactlyOne, checkKey } from "../store-engine/option-checks.js"
 import type { HolderRow, RequestRow } from "../store-engine/request-index.js"
 import { checkSchemaVersion } from "../store-engine/schema-version.js"
@@ -25,6 +24,7 @@ import { LuaScript } from "./lua-script.js"
 import { REDIS_MIGRATIONS } from "./migrations.js"
 import {
   CLAIM_SCRIPT,
+  CLAIM_WRITE_SCRIPT,
   DELETE_SCRIPT,
   FAILED_SCRIPT,
   GET_SCRIPT,
@@ -60,6 +60,7 @@ const scripts = {
   save: new LuaScript(SAVE_SCRIPT),
   get: new LuaScript(GET_SCRIPT),
   claim: new LuaScript(CLAIM_SCRIPT),
+  claimWrite: new LuaScript(CLAIM_WRITE_SCRIPT),
   release: new LuaScript(RELEASE_SCRIPT),
   holders: new LuaScript(HOLDERS_SCRIPT),
   listExpired: new LuaScript(LIST_EXPIRED_SCRIPT),
@@ -291,53 +292,88 @@ export class RedisStore extends DurableStoreBase {
    * the claim rules, in one script; a first approval is judged against the request's
    * `expiresAt` here, between two runs of it. A grant with the stored JSON, or a refusal.
    */
+  /**
+   * Claims `input.answerId` on conversation `input.id`: one script claims a plain first claim
+   * or reads the facts; `judgeClaim` decides on them, and what it grants (a takeover, a first
+   * approval whose `expiresAt` needs judging) or marks failed is written by a compare-and-set
+   * script that writes nothing when a fact changed meanwhile, and the facts are read again.
+   */
   protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
-    const { id } = input
-    const run = (judge: "?" | "") =>
-      scripts.claim.run(
-        this.#client,
-        [this.#key("conv:", id), this.#key("claims")],
-        [
-          id,
-          input.answerId,
-          input.answerJson,
-          input.token,
-          input.leaseMs,
-          input.runtimeKey ?? "",
-          this.#serverPrefix,
-          judge,
-          input.maxAttempts,
-          input.exhaustedErrorJson,
-        ],
-      ) as Promise<[string, string?, string?]>
-    // A first approval is judged against the request's `expiresAt` by the one expiry rule,
-    // which Lua cannot run: the script only prefilters (the pending JSON may carry one) and
-    // hands over the JSON with the server's time, having written nothing; a request judged in
-    // time is claimed again without the prefilter. One changed in between is refused by the
-    // script as not pending.
-    let reply = await run(input.approves ? "?" : "")
-    let pendingJson: string | null = null
-    if (reply[0] === "deadline") {
-      pendingJson = reply[1] ?? null
-      if (approvalExpired(pendingJson, true, Number(reply[2]))) {
-        return {
-          refusal: "expired",
-          runtimeKey: null,
-          decisionJson: null,
-          expiresAt: expiresAtOf(pendingJson),
-        }
+    const { id, answerId } = input
+    const keys = [this.#key("conv:", id), this.#key("claims")]
+    // Each STALE means another write to the request or conversation landed: the next read
+    // sees it, and usually refuses. The bound only guards against a store gone wild.
+    for (let round = 0; ; round++) {
+      if (round === 16)
+        throw new StoreError(`${STORE} could not claim: request ${JSON.stringify(answerId)} kept changing`)
+      const reply = (await scripts.claim.run(this.#client, keys, [
+        id,
+        answerId,
+        input.answerJson,
+        input.token,
+        input.leaseMs,
+        input.runtimeKey ?? "",
+        this.#serverPrefix,
+        input.approves ? "1" : "",
+      ])) as string[]
+      if (reply[0] === "claim") {
+        return { grant: "claim", pendingJson: reply[1] as string, answerJson: input.answerJson }
       }
-      reply = await run("")
-    }
-    const [outcome, first, second] = reply
-    if (outcome === "claim" || outcome === "takeover") {
-      return { grant: outcome, pendingJson: first as string, answerJson: second as string }
-    }
-    return {
-      refusal: outcome as ClaimRefusal,
-      runtimeKey: first || null,
-      decisionJson: second || null,
-      ...(outcome === "expired" ? { expiresAt: expiresAtOf(pendingJson) } : {}),
+      const [
+        ,
+        exists,
+        pendingId,
+        pending,
+        consumed,
+        state,
+        runtimeKey,
+        token,
+        expires,
+        answer,
+        holder,
+        attempts,
+      ] = reply as string[]
+      const holderPending = reply[12] as string
+      const now = Number(reply[13])
+      const judged = judgeClaim(
+        {
+          conversation: exists
+            ? { pendingJson: pending || null, pendingId: pendingId || null, consumedId: consumed || null }
+            : undefined,
+          request: state
+            ? {
+                state: state as RequestRow["state"],
+                runtimeKey: runtimeKey || null,
+                claimToken: token || null,
+                claimExpiresAt: expires ? Number(expires) : null,
+                attempts: Number(attempts),
+                claimAnswer: answer || null,
+                claimHolderPendingId: holderPending || null,
+              }
+            : undefined,
+          now,
+        },
+        input,
+      )
+      if (judged.write === "none") return judged.outcome
+      const written = await scripts.claimWrite.run(this.#client, keys, [
+        id,
+        answerId,
+        this.#serverPrefix,
+        judged.write,
+        pendingId as string,
+        consumed as string,
+        state as string,
+        token as string,
+        expires as string,
+        holder as string,
+        attempts as string,
+        holderPending,
+        ...(judged.write === "grant"
+          ? [input.token, judged.answerJson, String(judged.claimExpiresAt)]
+          : [input.exhaustedErrorJson]),
+      ])
+      if (written === "OK") return judged.outcome
     }
   }
 

@@ -1,12 +1,9 @@
+import { mkdirSync } from "node:fs"
+import { dirname } from "node:path"
 import { ConfigError } from "@toolnexus/core"
 import type BetterSqlite3 from "better-sqlite3"
 import type { RuntimeHold } from "../durable-store.js"
-import {
-  RELEASED_TOKEN_PREFIX,
-  approvalExpired,
-  decideClaim,
-  expiresAtOf,
-} from "../store-engine/claim-rules.js"
+import { RELEASED_TOKEN_PREFIX, claimHolderToRead, judgeClaim } from "../store-engine/claim-rules.js"
 import { type ConversationRow, nextConversationRow } from "../store-engine/conversation-row.js"
 import { LazyInit } from "../store-engine/lazy-init.js"
 import { loadDriver, preloadDriver } from "../store-engine/load-driver.js"
@@ -41,7 +38,7 @@ type Statement = BetterSqlite3.Statement
  */
 export interface SqliteStoreOptions extends DurableStoreOptions {
   /**
-   * A database file (created when missing, opened in WAL mode with `synchronous = NORMAL`:
+   * A database file (created when missing, with its folder, opened in WAL mode with `synchronous = NORMAL`:
    * commits survive a process crash, a power loss may take back the last ones) or `":memory:"`.
    */
   path?: string
@@ -173,6 +170,8 @@ export class SqliteStore extends DurableStoreBase {
         const options = (
           "addon" in nativeBinding ? { timeout, nativeBinding: nativeBinding.addon } : { timeout }
         ) as BetterSqlite3.Options
+        // The file's folder is made as the file is: a fresh `./data/runs.db` works at first use.
+        if (path !== ":memory:" && !path.startsWith("file:")) mkdirSync(dirname(path), { recursive: true })
         const db = new Driver(path, options)
         if (path !== ":memory:") {
           // WAL lets readers in other processes proceed while a save commits. In WAL mode
@@ -388,17 +387,20 @@ export class SqliteStore extends DurableStoreBase {
     return this.#claim(input)
   }
 
-  /** The body of a claim, inside an immediate transaction. */
+  /**
+   * The body of a claim, inside an immediate transaction: reads the facts, lets the one claim
+   * flow judge them (`judgeClaim`) and writes what it says.
+   */
   #claimLocked(s: Statements, input: ClaimInput): ClaimOutcome {
-    const { id, answerId, runtimeKey } = input
+    const { id, answerId } = input
     // One statement reads the conversation, the request's index row and the transcript
     // (one row per message): the resume that follows loads nothing more.
     const rows = s.claimRead.all({ id, answer: answerId }) as ClaimReadRow[]
     const head = rows[0]
     const conv = head && {
-      pending: unpackPending(head.pending, head.pending_id, head.pending_kind),
-      pending_id: head.pending_id,
-      consumed_id: head.consumed_id,
+      pendingJson: unpackPending(head.pending, head.pending_id, head.pending_kind),
+      pendingId: head.pending_id,
+      consumedId: head.consumed_id,
     }
     // Without the conversation the join has no row: the request is read on its own.
     const req = (
@@ -409,46 +411,33 @@ export class SqliteStore extends DurableStoreBase {
           : requestOfJoin(answerId, head)
     ) as SqliteRequestRow | undefined
     const now = Date.now()
-    const holder =
-      req?.claim_conversation_id == null || req.claim_conversation_id === id
-        ? conv
-        : (s.conversation.get(req.claim_conversation_id) as SqliteConversationRow | undefined)
-    const decision = decideClaim(
-      conv && { pendingId: conv.pending_id, consumedId: conv.consumed_id },
-      req && { ...requestOf(req), claimHolderWaits: holder?.pending_id === answerId },
-      answerId,
-      runtimeKey,
-      now,
+    const holderId = claimHolderToRead(req && { claimConversationId: req.claim_conversation_id }, id)
+    const holderPendingId =
+      holderId === undefined
+        ? (conv?.pendingId ?? null)
+        : ((s.conversation.get(holderId) as SqliteConversationRow | undefined)?.pending_id ?? null)
+    const judged = judgeClaim(
       {
-        approvalExpired: approvalExpired(conv?.pending, input.approves, now),
-        maxAttempts: input.maxAttempts,
+        conversation: conv,
+        request: req && { ...requestOf(req), claimHolderPendingId: holderPendingId },
+        now,
       },
+      input,
     )
-    if (decision === "exhausted") s.failRequest.run(input.exhaustedErrorJson, now, answerId)
-    if (decision !== "claim" && decision !== "takeover") {
-      return {
-        refusal: decision,
-        runtimeKey: req?.runtime_key,
-        // An applied request's first decision, or the one a live claim is applying.
-        decisionJson: req?.state === "applied" || decision === "busy" ? req?.claim_answer : null,
-        ...(decision === "expired" ? { expiresAt: expiresAtOf(conv?.pending) } : {}),
-      }
-    }
-    const answerJson = decision === "takeover" ? (req?.claim_answer as string) : input.answerJson
+    if (judged.write === "fail") s.failRequest.run(input.exhaustedErrorJson, now, answerId)
+    if (judged.write !== "grant") return judged.outcome
     s.claimRequest.run({
       request_id: answerId,
       token: input.token,
       conversation_id: id,
-      answer: answerJson,
-      expires: now + input.leaseMs,
+      answer: judged.answerJson,
+      expires: judged.claimExpiresAt,
       now,
     })
     s.pointClaim.run(input.token, answerId, id)
     const messages = (head as ClaimReadRow).seq === null ? [] : (rows as StoredMessageRow[])
     return {
-      grant: decision,
-      pendingJson: conv?.pending as string,
-      answerJson,
+      ...judged.outcome,
       // Pointing the claim changes neither the revision nor the messages.
       transcript: {
         revision: (head as ClaimReadRow).revision + messages.length,
@@ -767,14 +756,15 @@ function requestOfJoin(
 }
 
 function requestOf(
-  row: SqliteRequestRow,
-): Pick<RequestRow, "state" | "runtimeKey" | "claimToken" | "claimExpiresAt" | "attempts"> {
+  row: Omit<SqliteRequestRow, "path" | "conversation_id" | "last_error">,
+): Pick<RequestRow, "state" | "runtimeKey" | "claimToken" | "claimExpiresAt" | "attempts" | "claimAnswer"> {
   return {
     attempts: row.attempts,
     state: row.state,
     runtimeKey: row.runtime_key,
     claimToken: row.claim_token,
     claimExpiresAt: row.claim_expires_at,
+    claimAnswer: row.claim_answer,
   }
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { type AnswerDecision, type Request, isExpired } from "@toolnexus/core"
+import { type AnswerDecision, type Request, answerExpired } from "@toolnexus/core"
 import {
   alreadyAppliedError,
   approvedTooLateError,
@@ -9,6 +9,7 @@ import {
   runtimeHeldError,
 } from "./claim-refusals.js"
 import type { RequestRow } from "./request-index.js"
+import type { ClaimInput, ClaimOutcome } from "./store-base.js"
 
 /** @internal What a backend stores about a conversation's pending request and its claim. */
 export interface ClaimState {
@@ -32,9 +33,10 @@ export type ClaimRefusal =
 export type ClaimGrant = "claim" | "takeover"
 
 /**
- * @internal The claim rules shared by every backend (the Redis claim script mirrors them;
- * PostgreSQL's one-round-trip first claim, migration 3, grants only states this function
- * grants as "claim" and leaves the rest to it, pinned by claim-rules.test.ts).
+ * @internal The claim rule, the one decision of every backend, called through
+ * {@link judgeClaim}. The fast paths (PostgreSQL's one-round-trip first claim, migration 3,
+ * and the Redis claim script's) grant only states this function grants as "claim" and leave
+ * the rest to it, pinned by claim-rules.test.ts and CLAIM_CASES.
  * Claims are per request id: `request` is the request's index row, whichever conversation
  * the claim comes through; `conversation` is `undefined` for an unknown conversation. `now`
  * is epoch milliseconds on the clock the backend stores expiries with.
@@ -74,16 +76,12 @@ export function decideClaim(
 }
 
 /**
- * @internal Whether an approving answer to the stored pending request comes too late at
- * `now` (epoch ms on the backend's clock): core's `isExpired`, the one expiry rule, applied to
- * the stored JSON. A declining answer, or a request without `expiresAt`, is never late; an
- * `expiresAt` that does not parse is already past, never "no deadline".
+ * Whether an approving answer to the stored pending request comes too late at
+ * `now` (epoch ms on the backend's clock): core's `answerExpired`, the one expiry judgement,
+ * applied to the stored JSON. A request without `expiresAt` is never late; an `expiresAt`
+ * that does not parse is already past, never "no deadline".
  */
-export function approvalExpired(
-  pendingJson: string | null | undefined,
-  approves: boolean,
-  now: number,
-): boolean {
+function approvalExpired(pendingJson: string | null | undefined, approves: boolean, now: number): boolean {
   if (!approves || pendingJson == null) return false
   let pending: unknown
   try {
@@ -91,11 +89,120 @@ export function approvalExpired(
   } catch {
     return false // a corrupt pending row is refused by the claim's own decoding
   }
-  return typeof pending === "object" && pending !== null && isExpired(pending as Request, now)
+  return (
+    typeof pending === "object" && pending !== null && answerExpired(pending as Request, { ok: true }, now)
+  )
 }
 
-/** @internal The `expiresAt` a refused late approval names. */
-export function expiresAtOf(pendingJson: string | null | undefined): string {
+/**
+ * @internal What a backend reads, atomically with the write that follows, for a claim: the
+ * facts `judgeClaim` decides on. Times are epoch ms on the backend's clock.
+ */
+export interface ClaimFacts {
+  /** The conversation the claim comes through; `undefined` when it is not stored. */
+  conversation:
+    | {
+        /** Its pending request as JSON (`null` when it waits on none). */
+        pendingJson: string | null
+        pendingId: string | null
+        /** The request whose answer its last claimed save consumed. */
+        consumedId: string | null
+      }
+    | undefined
+  /** The request's index row; `undefined` when it has none. */
+  request:
+    | (Pick<
+        RequestRow,
+        "state" | "runtimeKey" | "claimToken" | "claimExpiresAt" | "attempts" | "claimAnswer"
+      > & {
+        /**
+         * The pending request id of the conversation the live claim was taken through (see
+         * {@link claimHolderToRead}); `null` when it waits on none or is gone.
+         */
+        claimHolderPendingId: string | null
+      })
+    | undefined
+  /** The backend's clock. */
+  now: number
+}
+
+/**
+ * @internal The conversation whose pending id a backend must read for
+ * `ClaimFacts.request.claimHolderPendingId`: the claim's holder when it is another
+ * conversation than `conversationId`; `undefined` when the conversation read for the claim is
+ * the holder (or there is no claim holder).
+ */
+export function claimHolderToRead(
+  request: Pick<RequestRow, "claimConversationId"> | undefined,
+  conversationId: string,
+): string | undefined {
+  const holder = request?.claimConversationId
+  return holder == null || holder === conversationId ? undefined : holder
+}
+
+/**
+ * @internal What a backend writes after {@link judgeClaim}, in the same atomic unit as its read:
+ * - `grant`: the request becomes `claimed` by `input.token` through `input.id` with `answerJson`
+ *   until `claimExpiresAt`, one attempt more, and the conversation points at the claim;
+ * - `fail`: the request becomes `failed` with `input.exhaustedErrorJson` as its last error;
+ * - nothing for any other refusal.
+ * `outcome` is what the backend's claim primitive returns.
+ */
+export type ClaimJudgement =
+  | {
+      write: "grant"
+      /** The answer stored with the claim: the new one, or on a takeover the first claim's. */
+      answerJson: string
+      claimExpiresAt: number
+      outcome: Extract<ClaimOutcome, { grant: ClaimGrant }>
+    }
+  | { write: "fail" | "none"; outcome: Extract<ClaimOutcome, { refusal: ClaimRefusal }> }
+
+/**
+ * @internal The claim flow, written once for every backend: given the facts a backend read
+ * atomically, the decision ({@link decideClaim}), the expiry judgement and what to write.
+ * Backends only read the facts and apply the judgement in the same transaction (SQLite,
+ * PostgreSQL, memory) or compare-and-set script (Redis). A backend's fast path (PostgreSQL's
+ * `tnx_claim_first`, the Redis claim script's first claim) may grant a plain first claim
+ * without calling this, only in states where this grants "claim" (pinned by
+ * claim-rules.test.ts and every row of CLAIM_CASES).
+ */
+export function judgeClaim(facts: ClaimFacts, input: ClaimInput): ClaimJudgement {
+  const { conversation: conv, request: req, now } = facts
+  const decision = decideClaim(
+    conv && { pendingId: conv.pendingId, consumedId: conv.consumedId },
+    req && { ...req, claimHolderWaits: req.claimHolderPendingId === input.answerId },
+    input.answerId,
+    input.runtimeKey,
+    now,
+    {
+      approvalExpired: approvalExpired(conv?.pendingJson, input.approves, now),
+      maxAttempts: input.maxAttempts,
+    },
+  )
+  if (decision === "claim" || decision === "takeover") {
+    const answerJson = decision === "takeover" ? (req?.claimAnswer as string) : input.answerJson
+    return {
+      write: "grant",
+      answerJson,
+      claimExpiresAt: now + input.leaseMs,
+      outcome: { grant: decision, pendingJson: conv?.pendingJson as string, answerJson },
+    }
+  }
+  return {
+    write: decision === "exhausted" ? "fail" : "none",
+    outcome: {
+      refusal: decision,
+      runtimeKey: req?.runtimeKey ?? null,
+      // An applied request's first decision, or the one a live claim is applying.
+      decisionJson: req?.state === "applied" || decision === "busy" ? (req?.claimAnswer ?? null) : null,
+      ...(decision === "expired" ? { expiresAt: expiresAtOf(conv?.pendingJson) } : {}),
+    },
+  }
+}
+
+/** The `expiresAt` a refused late approval names. */
+function expiresAtOf(pendingJson: string | null | undefined): string {
   try {
     return String((JSON.parse(pendingJson ?? "null") as { expiresAt?: unknown } | null)?.expiresAt)
   } catch {

@@ -22,6 +22,15 @@ export interface ChatHandlerOptions {
    * place to scope chats to users: a `Response` it returns (a 401) is sent as is.
    */
   conversationId?: (chatId: string, req: Request) => string | Response | Promise<string | Response>
+  /**
+   * Origins (`https://app.example.com`) besides the request's own whose pages may post. A post
+   * whose `Origin` header is neither is refused with 403 `TNX_CROSS_SITE`, and a post that is
+   * not `application/json` with 415 `TNX_UNSUPPORTED_MEDIA_TYPE`: a cross-site form or
+   * `text/plain` post never starts a turn with the user's cookies. Posts without `Origin`
+   * (servers, curl) are not checked. Behind a proxy that terminates TLS or rewrites `Host`,
+   * list the public origin here.
+   */
+  allowedOrigins?: string[]
   /** The text of a failed run's error chunk / `RUN_ERROR` (default `<code>: <message>`, keys redacted). */
   onError?: (e: unknown) => string
 }

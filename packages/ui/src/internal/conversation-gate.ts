@@ -15,6 +15,7 @@ import {
 } from "@toolnexus/core"
 import type { ChatHandlerOptions } from "./chat-options.js"
 import { Refusal, badRequest, conflict } from "./http-error.js"
+import { MAX_BODY_DEPTH, allowedOriginsOf, crossSiteRefusal, nestsDeeperThan } from "./post-checks.js"
 import type { HandlerInput, Reply } from "./reply.js"
 
 /** What a run reports at its end, whichever way it was started (a `RunResult`, or a runtime's `TaskResult`). */
@@ -23,6 +24,8 @@ export interface RunOutcome {
   limit?: string | undefined
   finishReason?: string | undefined
   usage?: Usage | undefined
+  /** The request the run parked on, when `status` is `"pending"`. */
+  pending?: { id: string } | undefined
 }
 
 /** @internal A run the gate accepted: start it with a listener for its events. */
@@ -52,30 +55,56 @@ function isDurable(store: ConversationStore): store is DurableLike {
   )
 }
 
+/** A decision, with the conversation whose request it decided: only that one may learn it. */
+interface OwnedDecision {
+  conversation: string
+  decision: AnswerDecision
+}
+
 /**
  * Answers being applied in this process, by request id, with their decision: a second post
- * while the first is still running is refused with the first decision, on every store.
- * With the memory store it is the claim itself (kept after success: the decision is final).
+ * of the same conversation while the first is still running is refused with the first
+ * decision, on every store. With the memory store it is the claim itself (kept after
+ * success: the decision is final).
  */
-const inFlight = new Map<string, AnswerDecision>()
+const inFlight = new Map<string, OwnedDecision>()
 /** Decisions applied through memory stores, per store (a durable store keeps its own). */
-const applied = new WeakMap<ConversationStore, Map<string, AnswerDecision>>()
+const applied = new WeakMap<ConversationStore, Map<string, OwnedDecision>>()
+/**
+ * The conversation of each durable request this process saw held: found open by an answer's
+ * checks, or parked on by a run it streamed. A durable store keeps a decided request's
+ * decision but not who held it: a post naming a request that is no longer open learns its
+ * decision only when this map says its conversation held it.
+ */
+const owners = new Map<string, string>()
 const APPLIED_CAP = 10_000
+
+/** Adds to a map that forgets its oldest entries beyond `APPLIED_CAP`. */
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key)
+  map.set(key, value)
+  // The oldest go first: these serve one process's recent posts, not weeks of them.
+  if (map.size > APPLIED_CAP) map.delete(map.keys().next().value as string)
+}
+
+/** Notes the request a run of conversation `id` parked on as that conversation's. */
+function noteParked<R extends RunOutcome>(id: string, outcome: R): R {
+  if (typeof outcome.pending?.id === "string") remember(owners, outcome.pending.id, id)
+  return outcome
+}
 
 function decisionOf(answer: Answer): AnswerDecision {
   if (answer.ok) return { ok: true }
   return answer.reason === undefined ? { ok: false } : { ok: false, reason: answer.reason }
 }
 
-function rememberApplied(store: ConversationStore, requestId: string, decision: AnswerDecision): void {
+function rememberApplied(store: ConversationStore, requestId: string, decided: OwnedDecision): void {
   let map = applied.get(store)
   if (!map) {
     map = new Map()
     applied.set(store, map)
   }
-  map.set(requestId, decision)
-  // The oldest go first; a memory store is for one process and its tests, not for weeks.
-  if (map.size > APPLIED_CAP) map.delete(map.keys().next().value as string)
+  remember(map, requestId, decided)
 }
 
 type DurableModule = typeof import("@toolnexus/durable")
@@ -103,6 +132,7 @@ export class ConversationGate {
   readonly #client: Client
   readonly #opts: ChatHandlerOptions
   readonly #store: ConversationStore & { getPending(id: string): Promise<PendingRequest | undefined> }
+  readonly #allowedOrigins: ReadonlySet<string>
 
   constructor(opts: ChatHandlerOptions) {
     if (opts.client === undefined || typeof opts.client.conversationStore !== "function")
@@ -116,6 +146,7 @@ export class ConversationGate {
       throw new ConfigError(
         "the client's store must implement getPending (the chat must know what it waits on)",
       )
+    this.#allowedOrigins = allowedOriginsOf(opts.allowedOrigins)
     this.#client = opts.client
     this.#opts = opts
     this.#store = store as ConversationStore & { getPending(id: string): Promise<PendingRequest | undefined> }
@@ -135,13 +166,16 @@ export class ConversationGate {
 
   /**
    * A post's body read by `parse`, with the conversation of its chat id; or the reply that
-   * refuses it (a body that is not JSON or not the protocol's; `conversationId`'s own `Response`).
+   * refuses it (a cross-site post; a body that is not JSON, nests deeper than a store can
+   * write, or is not the protocol's; `conversationId`'s own `Response`).
    */
   async openPost<T>(
     req: HandlerInput,
     parse: (body: unknown) => T | Refusal,
     chatIdOf: (post: T) => string,
   ): Promise<{ post: T; conversation: string } | Reply> {
+    const crossSite = crossSiteRefusal(req, this.#allowedOrigins)
+    if (crossSite) return crossSite.toReply()
     let body: unknown
     try {
       // text() then JSON.parse: cheaper than json() on Node 20's Request.
@@ -149,6 +183,12 @@ export class ConversationGate {
     } catch {
       return badRequest("the body is not JSON").toReply()
     }
+    // Before anything is read or claimed: an answer no store can write is refused here, not
+    // after its claim as a streamed TNX_STORE error.
+    if (nestsDeeperThan(body, MAX_BODY_DEPTH))
+      return badRequest(
+        `the body nests objects and arrays deeper than ${MAX_BODY_DEPTH} levels, more than a store can write`,
+      ).toReply()
     const post = parse(body)
     if (post instanceof Refusal) return post.toReply()
     const conversation = await this.conversationOf(chatIdOf(post), req.request)
@@ -170,7 +210,8 @@ export class ConversationGate {
   turn(id: string, prompt: Prompt, toolkitOverride?: Toolkit): AcceptedRun {
     const toolkit = toolkitOverride ?? this.#opts.toolkit
     return {
-      execute: (onEvent) => this.#client.ask(prompt, { id, ...(toolkit ? { toolkit } : {}), onEvent }),
+      execute: async (onEvent) =>
+        noteParked(id, await this.#client.ask(prompt, { id, ...(toolkit ? { toolkit } : {}), onEvent })),
     }
   }
 
@@ -183,12 +224,13 @@ export class ConversationGate {
     }
     const answer = raw as Answer
     const store = this.#store
+    // Another conversation's answer in flight tells this one nothing: the owner checks below 404 it.
     const running = inFlight.get(answer.id)
-    if (running !== undefined)
+    if (running !== undefined && running.conversation === id)
       return conflict(
         answer.id,
         `the answer to request ${answer.id} is being applied by another post`,
-        running,
+        running.decision,
       )
     const toolkit = toolkitOverride ?? this.#opts.toolkit
     return isDurable(store)
@@ -204,6 +246,8 @@ export class ConversationGate {
   ): Promise<AcceptedRun | Refusal> {
     const entry = await store.findRequest(answer.id)
     if (entry === undefined) {
+      // No longer open (or never was): its decision is read only for the conversation that held it.
+      if (owners.get(answer.id) !== id) return unknown(answer.id, id)
       const decision = await store.getDecision(answer.id)
       if (decision !== undefined)
         return conflict(answer.id, `request ${answer.id} was already decided`, decision)
@@ -214,6 +258,7 @@ export class ConversationGate {
     // the 404 a foreign request gets, so `conversationId` scopes runtimes to users as well.
     const owner = entry.runtimeKey ?? entry.conversationId
     if (owner !== id) return unknown(answer.id, id)
+    remember(owners, answer.id, id)
     const expired = expiredRefusal(entry.request, answer)
     if (expired) return expired
     const { client } = this
@@ -226,9 +271,9 @@ export class ConversationGate {
         const running = inFlight.get(answer.id)
         if (running !== undefined)
           throw new AnswerConflictError(answer.id, "it is being applied by another post", {
-            decision: running,
+            decision: running.decision,
           })
-        inFlight.set(answer.id, decisionOf(answer))
+        inFlight.set(answer.id, { conversation: id, decision: decisionOf(answer) })
         try {
           const delivered = await durable.deliverAnswer(
             store as unknown as DurableStoreOf<DurableModule>,
@@ -240,7 +285,7 @@ export class ConversationGate {
               onEvent,
             },
           )
-          return delivered.result
+          return noteParked(id, delivered.result)
         } catch (error) {
           // Another process holds the claim: its decision is known once it is applied.
           if (AnswerConflictError.isInstance(error) && error.decision === undefined) {
@@ -264,22 +309,24 @@ export class ConversationGate {
     const store = this.#store
     const pending = await store.getPending(id)
     if (pending === undefined || pending.id !== answer.id) {
-      const decision = applied.get(store)?.get(answer.id)
-      if (decision !== undefined)
-        return conflict(answer.id, `request ${answer.id} was already decided`, decision)
+      // Decided already: only the conversation that held the request learns how.
+      const decided = applied.get(store)?.get(answer.id)
+      if (decided !== undefined && decided.conversation === id)
+        return conflict(answer.id, `request ${answer.id} was already decided`, decided.decision)
       return unknown(answer.id, id)
     }
     const expired = expiredRefusal(pending, answer)
     if (expired) return expired
     // The in-process claim: taken synchronously after the last await, so two posts cannot both pass.
-    if (inFlight.has(answer.id))
+    const running = inFlight.get(answer.id)
+    if (running !== undefined)
       return conflict(
         answer.id,
         `the answer to request ${answer.id} is being applied by another post`,
-        inFlight.get(answer.id),
+        running.decision,
       )
-    const decision = decisionOf(answer)
-    inFlight.set(answer.id, decision)
+    const decided: OwnedDecision = { conversation: id, decision: decisionOf(answer) }
+    inFlight.set(answer.id, decided)
     return {
       request: pending,
       execute: async (onEvent) => {
@@ -290,12 +337,12 @@ export class ConversationGate {
             ...(toolkit ? { toolkit } : {}),
             onEvent,
           })
-          rememberApplied(store, answer.id, decision)
-          return result
+          rememberApplied(store, answer.id, decided)
+          return noteParked(id, result)
         } catch (error) {
           // Applied unless the conversation still waits on the same request (nothing was saved).
           const still = await store.getPending(id).catch(() => undefined)
-          if (still?.id !== answer.id) rememberApplied(store, answer.id, decision)
+          if (still?.id !== answer.id) rememberApplied(store, answer.id, decided)
           throw error
         } finally {
           inFlight.delete(answer.id)

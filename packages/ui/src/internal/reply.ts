@@ -8,6 +8,10 @@ export interface HandlerInput {
   readonly method: string
   /** The absolute URL. */
   readonly url: string
+  /** The request's own origin (scheme and host), what a same-origin page's `Origin` header says. */
+  readonly origin: string
+  /** A request header by lower-case name, `undefined` when absent. */
+  header(name: string): string | undefined
   /** The whole body as text. */
   text(): Promise<string>
   /** The request as a Fetch `Request`, for `conversationId` (the Node edge builds it only when asked). */
@@ -36,7 +40,18 @@ const LOGIC = Symbol("toolnexus.ui.logic")
  */
 export function fetchHandler(logic: HandlerLogic): (req: Request) => Promise<Response> {
   const handler = async (req: Request): Promise<Response> =>
-    responseOf(await logic({ method: req.method, url: req.url, text: () => req.text(), request: () => req }))
+    responseOf(
+      await logic({
+        method: req.method,
+        url: req.url,
+        get origin() {
+          return new URL(req.url).origin
+        },
+        header: (name) => req.headers.get(name) ?? undefined,
+        text: () => req.text(),
+        request: () => req,
+      }),
+    )
   return Object.assign(handler, { [LOGIC]: logic })
 }
 

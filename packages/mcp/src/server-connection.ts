@@ -1,4 +1,5 @@
 import {
+  type CallToolRequestOptions,
   Client,
   type ClientOptions,
   IssuerMismatchError,
@@ -224,11 +225,16 @@ export class ServerConnection {
     call.deadline = deadline
     this.#inflight.add(call)
     try {
+      // The definition as listed, without its output schema: the SDK mirrors the declared
+      // headers from it and does not hold a round's answer (no structured content) for a result.
+      const listed = this.#tools.find((t) => t.name === call.tool)
+      const toolDefinition = { name: call.tool, inputSchema: listed?.inputSchema ?? { type: "object" } }
       const options = {
         signal: AbortSignal.any(signals),
         timeout: NO_SDK_TIMEOUT,
         onprogress: () => deadline.restart(),
         allowInputRequired: true,
+        toolDefinition: toolDefinition as CallToolRequestOptions["toolDefinition"],
       }
       let round = call.resume
       for (let rounds = 0; ; rounds++) {
@@ -246,7 +252,7 @@ export class ServerConnection {
           if (round.requestState !== undefined) params.requestState = round.requestState
         }
         // callTool: on 2026-07-28 it mirrors the parameters the tool declares as `Mcp-Param-*`
-        // headers (SEP-2243) and checks structured output against the tool's output schema.
+        // headers (SEP-2243).
         const outcome: unknown = await client.callTool(params as { name: string }, options)
         if (call.suspended) return { kind: "suspended", request: call.suspended }
         if (!isInputRequiredResult(outcome)) return { kind: "result", outcome: outcome as CallToolOutcome }

@@ -43,6 +43,26 @@ export async function serveStateless(): Promise<StatelessServer> {
         })
       },
     )
+    // An output schema and a round: the round's answer carries no structured content.
+    server.registerTool(
+      "confirm",
+      {
+        description: "Asks for a confirmation",
+        inputSchema: z.object({}),
+        outputSchema: z.object({ confirmed: z.boolean() }),
+      },
+      async (_args, ctx) => {
+        const answer = acceptedContent(ctx.mcpReq.inputResponses, "ok", z.object({ ok: z.boolean() }))
+        if (!answer)
+          return inputRequired({
+            inputRequests: {
+              ok: inputRequired.elicit({ message: "Sure?", requestedSchema: z.object({ ok: z.boolean() }) }),
+            },
+          })
+        const structuredContent = { confirmed: answer.ok }
+        return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent }
+      },
+    )
     // SEP-2243: `region` is mirrored into a header; a declaration with a space is invalid.
     server.registerTool(
       "weather",

@@ -128,6 +128,22 @@ describe("a multi-round-trip elicitation on 2026-07-28", () => {
   })
 })
 
+describe("a round of a tool with an output schema", () => {
+  it("is not taken for a result missing its structured content", async () => {
+    const mcp = await connectMcp({ ...UNDER_LOAD, servers: { s: stateless } })
+    try {
+      const confirm = mcp.tools().find((t) => t.name === "s__confirm")
+      const result = await confirm?.execute(
+        {},
+        { resolve: async (req) => ({ id: req.id, ok: true, data: { ok: true } }) },
+      )
+      expect(result).toMatchObject({ isError: false, output: '{"confirmed":true}' })
+    } finally {
+      await mcp.close()
+    }
+  })
+})
+
 describe("tool parameters as headers on 2026-07-28 (SEP-2243)", () => {
   it("mirrors a declared parameter into its Mcp-Param header, and leaves out a tool whose declaration is invalid", async () => {
     const mcp = await connectMcp({ ...UNDER_LOAD, servers: { w: stateless } })

@@ -145,7 +145,8 @@ describe("the SQLite store's rows", () => {
     expect(g.tables.tnx_meta).toEqual([{ key: "schema_version", value: String(version) }])
     const store = new SqliteStore({ path: databaseOf(g) })
     try {
-      const roles = (messages: Message[] | undefined) => (messages ?? []).map((m) => m.role)
+      const roles = (messages: Message[] | undefined) =>
+        (messages ?? []).map((m) => (m as { role?: string }).role)
       expect(await store.get("raw")).toEqual([RAW])
       expect(roles(await store.get("answered"))).toEqual(["user", "assistant", "tool", "assistant"])
       const request = await store.getPending("parked")

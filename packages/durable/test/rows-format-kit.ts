@@ -19,15 +19,20 @@ export const RAW: Message = {
   content: [{ type: "text", text: "a picture of a cat" }],
 } as Message
 
-/** The agent: its `lookup` tool needs approval; `runs` records the answers it ran with. */
+/**
+ * The agent: its `lookup` tool needs approval, on requests `req-golden-1`, `-2`, … (fixed ids,
+ * so that key names and row order are the same every run); `runs` records the answers it ran with.
+ */
 export async function rowsAgent(server: FakeLLMServer, store: DurableStore) {
   const runs: boolean[] = []
+  let asked = 0
   const lookup = defineTool({
     name: "lookup",
     description: "Look up the data.",
     inputSchema: { type: "object", properties: {} },
     run: (_args, ctx) => {
-      if (!ctx.answer) return pending({ kind: "approval", prompt: "approve lookup?" })
+      if (!ctx.answer)
+        return pending({ id: `req-golden-${++asked}`, kind: "approval", prompt: "approve lookup?" })
       runs.push(ctx.answer.ok)
       return "data"
     },
@@ -86,21 +91,22 @@ export async function readRowsScenario(server: FakeLLMServer, store: DurableStor
 }
 
 /**
- * The rows with what differs between runs (times; generated request ids and claim tokens)
- * replaced by placeholders, numbered in order of first appearance.
+ * The rows with what differs between runs (times; generated ids such as claim tokens)
+ * replaced by placeholders, numbered in order of first appearance (key names included).
  */
 export function normalizedRows(value: unknown): unknown {
   const names = new Map<string, string>()
+  const named = (text: string) =>
+    text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pnd-[\w-]+/g, (id) => {
+      if (!names.has(id)) names.set(id, `<id-${names.size + 1}>`)
+      return names.get(id) as string
+    })
   const walk = (v: unknown, key = ""): unknown => {
-    if (v !== null && /(_at|_since)$/.test(key)) return "<time>"
-    if (typeof v === "string")
-      return v.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pnd-[\w-]+/g, (id) => {
-        if (!names.has(id)) names.set(id, `<id-${names.size + 1}>`)
-        return names.get(id) as string
-      })
+    if (v !== null && /(_at|_since|At|Since|^since)$/.test(key)) return "<time>"
+    if (typeof v === "string") return named(v)
     if (Array.isArray(v)) return v.map((x) => walk(x))
     if (typeof v === "object" && v !== null)
-      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, k)]))
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [named(k), walk(x, k)]))
     return v
   }
   return walk(value)

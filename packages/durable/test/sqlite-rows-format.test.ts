@@ -11,7 +11,8 @@ import { type GoldenRows, normalizedRows, readRowsScenario, writeRowsScenario } 
 
 // What the SQLite store keeps is a stored format (DESIGN §17): conversation rows, message
 // bodies (compact arrays and plain JSON, store-engine/compact-message.ts), the request index
-// with its decisions, and snapshots. Its version is the schema version in tnx_meta, checked on
+// with its decisions and a saved runtime's holds, and snapshots (a runtime's among them; the
+// runtime snapshot's own format is @toolnexus/agents', with its own fixtures). Its version is the schema version in tnx_meta, checked on
 // open (SchemaVersionError for a newer one) and migrated forward (src/sqlite/migrations.ts).
 // Every schema version this code reads has a golden file of its rows under
 // fixtures/sqlite-rows/ (and fixtures/sqlite-v4.db for version 4), saved once by the release
@@ -79,8 +80,8 @@ describe("the SQLite store's rows", () => {
     expect(g.tables.tnx_meta).toEqual([{ key: "schema_version", value: String(version) }])
     const store = new SqliteStore({ path: databaseOf(g) })
     try {
-      const { tnx_requests: requests = [] } = g.tables
-      await readRowsScenario(server, store, requests[0]?.request_id as string)
+      const answered = g.tables.tnx_requests?.find((r) => r.state === "applied")?.request_id as string
+      await readRowsScenario(server, store, answered)
     } finally {
       await store.close()
     }

@@ -23,7 +23,7 @@ const TABLES = ["tnx_meta", "tnx_conversations", "tnx_messages", "tnx_requests",
 const fixture = (version: number) => new URL(`./fixtures/sqlite-rows/v${version}.json`, import.meta.url)
 const golden = (version: number) => JSON.parse(readFileSync(fixture(version), "utf8")) as GoldenRows
 /** The schema versions with a golden file of rows (version 4's is a database file). */
-const ROW_VERSIONS = [5]
+const ROW_VERSIONS = [5, 6]
 
 const dir = mkdtempSync(join(tmpdir(), "tnx-sqlite-rows-"))
 let server: FakeLLMServer

@@ -83,6 +83,11 @@ describe("createStoreHost's sweeps and reports", () => {
       await expect(swept.deliverAnswer({ id: requestId, ok: true })).rejects.toMatchObject({
         code: "TNX_ANSWER_CONFLICT",
       })
+      expect(logged).toContainEqual({
+        level: "info",
+        message: expect.stringContaining(`answer to ${requestId} refused`),
+        data: { requestId, code: "TNX_ANSWER_CONFLICT" },
+      })
       expect(logged.filter((l) => l.level === "error")).toEqual([])
     } finally {
       await swept.close()

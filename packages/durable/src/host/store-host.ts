@@ -421,7 +421,18 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       assertAnswer(answer)
       const entry = await store.findRequest(answer.id)
       // Nothing waits on it: deliverAnswer throws the refusal (unknown, or the first decision).
-      if (!entry) await deliverAnswer(store, answer, {})
+      if (!entry) {
+        try {
+          await deliverAnswer(store, answer, {})
+        } catch (error) {
+          const code = isToolnexusError(error) ? error.code : undefined
+          logger?.info(`answer to ${answer.id} refused: ${(error as Error)?.message}`, {
+            requestId: answer.id,
+            code,
+          })
+          throw error
+        }
+      }
       const held = entry as PendingEntry
       const runId = held.runtimeKey ?? held.conversationId
       const record = await readRunRecord(store, runId)

@@ -19,7 +19,7 @@ import { type OpenRequest, namespaceOf, refusalError } from "./protocol.js"
 export interface ConnectRestateOptions {
   /** The Restate ingress URL, e.g. `http://127.0.0.1:8080`. */
   ingress: string
-  /** The admin URL; `listPending` needs it (its SQL API). */
+  /** The admin URL; `listPending` and `cancel` need it (its SQL API, its cancel call). */
   admin?: string
   /** The workers' namespace (as launched with); default `toolnexus`. */
   namespace?: string

@@ -148,10 +148,32 @@ export function describeEngineContract(name: string, init: EngineContractInit): 
         code: "TNX_ANSWER_CONFLICT",
         decision: first,
       })
+      expect(await conn.getDecision(id)).toEqual(first)
       const result = (await conn.result(runId, { timeoutMs: 30_000 })) as RunResult
       expect(result.status).toBe("done")
       const effects = runsOf("refund", runId).filter((e) => e.answer !== null)
       expect(effects).toHaveLength(first.ok ? 1 : 0)
+    }, 60_000)
+
+    it("cancel stops a parked run and withdraws its request with the reason: a later answer conflicts", async () => {
+      const runId = "refund-cancel"
+      await conn.start("refunds", runId, `refund order 42 (${runId})`)
+      const entry = await pendingOf(runId)
+      expect(await conn.getDecision(entry.request.id)).toBeUndefined()
+      await conn.cancel(runId, "withdrawn")
+      const decision = { ok: false, reason: "withdrawn" }
+      expect(await conn.getDecision(entry.request.id)).toEqual(decision)
+      expect(await conn.findRequest(entry.request.id)).toBeUndefined()
+      await expect(conn.deliverAnswer({ id: entry.request.id, ok: true })).rejects.toMatchObject({
+        code: "TNX_ANSWER_CONFLICT",
+        decision,
+      })
+      await expect(conn.result(runId, { timeoutMs: 30_000 })).rejects.toBeInstanceOf(EngineRunError)
+      expect(runsOf("refund", runId).filter((e) => e.answer !== null)).toHaveLength(0)
+      // What an engine connection cannot do is refused by name, never silently skipped.
+      await expect(conn.send(runId, "more")).rejects.toMatchObject({ code: "TNX_HOST_UNSUPPORTED" })
+      expect(() => conn.events(runId)).toThrow(expect.objectContaining({ code: "TNX_HOST_UNSUPPORTED" }))
+      await expect(conn.transcript(runId)).rejects.toMatchObject({ code: "TNX_HOST_UNSUPPORTED" })
     }, 60_000)
 
     it("bad answers and unknown requests get typed errors; an unknown run is an EngineRunError", async () => {
@@ -234,8 +256,11 @@ export function describeEngineContract(name: string, init: EngineContractInit): 
   if (init.skip !== undefined) console.warn(`skipping ${name}: ${init.skip}`)
 }
 
-/** The scripted model of the contract's agents (their system prompts tell them apart). */
-function scriptModel(
+/**
+ * @internal The scripted model of the contract's agents (their system prompts tell them apart);
+ * the host contract runs the same one.
+ */
+export function scriptModel(
   llm: FakeLLMServer,
   hangOnce: Set<string>,
   assistants: (req: FakeRequestView) => number,
@@ -245,12 +270,14 @@ function scriptModel(
     reply: (req) => {
       const n = assistants(req)
       const prompt = req.lastUserText
+      // A plain chat turn (the host contract's `send`): answered at once, whatever came before.
+      if (prompt.startsWith("chat")) return { text: `chat: ${prompt}` }
+      if (hangOnce.delete(`${prompt}#${n}`)) return { hang: true }
       if (n === 0 && prompt.includes("late"))
         return { toolCalls: [{ id: "e1", name: "expiring", arguments: {} }] }
       if (n === 0) return { toolCalls: [{ id: "l1", name: "lookup", arguments: { order: "42" } }] }
       if (n === 1 && !prompt.includes("late"))
         return { toolCalls: [{ id: "r1", name: "refund", arguments: { amount: 30 } }] }
-      if (hangOnce.delete(`${prompt}#${n}`)) return { hang: true }
       return { text: `done: ${req.toolResults.map((r) => r.content).join("|")}` }
     },
   })
@@ -345,7 +372,8 @@ export async function until(check: () => Promise<boolean>, what: string, timeout
 }
 
 /** The tool executions the workers logged. */
-function toolLog(logFile: string): { tool: string; key: string; answer?: unknown }[] {
+/** @internal The tool executions `contractAgents` logged, in order. */
+export function toolLog(logFile: string): { tool: string; key: string; answer?: unknown }[] {
   return readFileSync(logFile, "utf8")
     .split("\n")
     .filter((line) => line !== "")

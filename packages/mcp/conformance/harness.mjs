@@ -7,6 +7,11 @@
 // Map token store and the `oauth` options, tools() and execute(), servers(), finishLogin, and
 // elicitations answered inline through ctx.resolve. Logging in is played by following the
 // authorization server's redirect, as a user's browser would.
+//
+// The suite's checks judge what the calls sent and got; this client exits non-zero only when it
+// could not drive the scenario (the server never became ready, a login did not finish, a throw).
+// A tool's `isError` result is printed, not counted: some scenarios' tools answer with errors on
+// purpose (a result the 2026-07-28 rules make invalid, a call the scenario does not serve).
 import { pendingOf } from "@toolnexus/core"
 import { connectMcp } from "../dist/index.js"
 
@@ -132,7 +137,6 @@ try {
     if (tool.name === `${SERVER}__sign_in`) continue
     const result = await run(tool)
     console.error(`${tool.name}: ${result.isError ? "error" : "ok"}: ${result.output}`)
-    if (result.isError) failed = true
   }
 } catch (error) {
   console.error(error)

@@ -3,17 +3,27 @@
 // (on the built dist: build first). The suite needs Node 22; both it and Node 22 are installed
 // from the npm registry into a cache folder on first use and reused after that.
 //
-//   node scripts/conformance.mjs                  every client scenario, two at a time
-//   node scripts/conformance.mjs initialize auth/basic-cimd   only these
+//   node scripts/conformance.mjs                  the default run and both frozen sets (CI)
+//   node scripts/conformance.mjs initialize auth/basic-cimd   these scenarios of the default run
+//   node scripts/conformance.mjs --requirements 2026-07-28   one revision's frozen client set
+//
+// The default run is the suite's own (0.1.16): every scenario must pass. A frozen requirement
+// set (2026-07-28, 2025-11-25; from the 0.2 suite, each scenario run at that revision) is checked
+// against conformance/expected-failures.json: the run fails only on a failure not listed there
+// (a regression); a listed scenario that passes is reported, to be taken off the list.
 //
 // TOOLNEXUS_CONFORMANCE_CACHE overrides the cache folder (default:
-// <package>/node_modules/.cache/toolnexus-conformance). Exits non-zero when any scenario fails.
+// <package>/node_modules/.cache/toolnexus-conformance).
 import { spawn, spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const SUITE_VERSION = "0.1.16"
+/** The suite release whose frozen requirement sets are checked (installed under an alias). */
+const SETS_SUITE_VERSION = "0.2.0-alpha.12"
+const SETS_ALIAS = "mcp-conformance-sets"
+const REVISIONS = ["2026-07-28", "2025-11-25"]
 const NODE_MAJOR = 22
 const PARALLEL = 2
 const SCENARIO_TIMEOUT_MS = 60_000
@@ -23,6 +33,8 @@ const cache =
   process.env.TOOLNEXUS_CONFORMANCE_CACHE ?? join(root, "node_modules/.cache/toolnexus-conformance")
 const harness = join(root, "conformance/harness.mjs")
 const suiteEntry = join(cache, "node_modules/@modelcontextprotocol/conformance/dist/index.js")
+const setsEntry = join(cache, `node_modules/${SETS_ALIAS}/dist/index.js`)
+const expectedFailuresFile = join(root, "conformance/expected-failures.json")
 
 function installedVersion(name) {
   try {
@@ -47,14 +59,21 @@ function nodeBinaryPackage() {
 function ensureInstalled() {
   const nodePackage = nodeBinaryPackage()
   const nodeOk = !nodePackage || installedVersion(nodePackage)?.startsWith(`${NODE_MAJOR}.`)
-  if (installedVersion("@modelcontextprotocol/conformance") !== SUITE_VERSION || !nodeOk) {
+  if (
+    installedVersion("@modelcontextprotocol/conformance") !== SUITE_VERSION ||
+    installedVersion(SETS_ALIAS) !== SETS_SUITE_VERSION ||
+    !nodeOk
+  ) {
     mkdirSync(cache, { recursive: true })
     // Its own package.json keeps npm from walking up into the workspace.
     writeFileSync(
       join(cache, "package.json"),
       `${JSON.stringify({ name: "toolnexus-conformance-cache", private: true })}\n`,
     )
-    const wanted = [`@modelcontextprotocol/conformance@${SUITE_VERSION}`]
+    const wanted = [
+      `@modelcontextprotocol/conformance@${SUITE_VERSION}`,
+      `${SETS_ALIAS}@npm:@modelcontextprotocol/conformance@${SETS_SUITE_VERSION}`,
+    ]
     if (nodePackage) wanted.push(`${nodePackage}@${NODE_MAJOR}`)
     console.error(`installing ${wanted.join(" and ")} into ${cache}`)
     const npm = process.platform === "win32" ? "npm.cmd" : "npm"
@@ -78,11 +97,23 @@ function clientScenarios(node) {
   return [...section.matchAll(/^\s+-\s+(\S+)/gm)].map((m) => m[1])
 }
 
-function runScenario(node, scenario) {
+/** The scored client scenarios of a revision's frozen requirement set. */
+function requiredScenarios(node, revision) {
+  const listed = spawnSync(node, [setsEntry, "list", "--requirements", revision], { encoding: "utf8" })
+  if (listed.status !== 0) throw new Error(`conformance list --requirements failed: ${listed.stderr}`)
+  const text = `${listed.stdout}\n${listed.stderr}`
+  const start = text.indexOf("Client scenarios")
+  const end = text.indexOf("never scored", start)
+  const section = text.slice(start, end === -1 ? undefined : end)
+  return [...section.matchAll(/^\s+-\s+(\S+)/gm)].map((m) => m[1])
+}
+
+/** One scenario: of the default suite, or (with `revision`) of the sets' suite at that revision. */
+function runScenario(node, scenario, revision) {
   const started = Date.now()
   const command = `"${process.execPath}" "${harness}"`
   const args = [
-    suiteEntry,
+    revision ? setsEntry : suiteEntry,
     "client",
     "--command",
     command,
@@ -90,6 +121,7 @@ function runScenario(node, scenario) {
     scenario,
     "--timeout",
     String(SCENARIO_TIMEOUT_MS),
+    ...(revision ? ["--spec-version", revision] : []),
   ]
   return new Promise((done) => {
     const child = spawn(node, args, { stdio: ["ignore", "pipe", "pipe"] })
@@ -100,37 +132,76 @@ function runScenario(node, scenario) {
   })
 }
 
-async function main() {
-  if (!existsSync(join(root, "dist/index.js")))
-    throw new Error("build the package first (dist/index.js is missing)")
-  const node = ensureInstalled()
+/** Runs the scenarios two at a time; prints each outcome (a failure's output only when `loud`). */
+async function runAll(node, scenarios, revision, loud) {
+  const results = []
+  const queue = [...scenarios]
+  const worker = async () => {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      const result = await runScenario(node, next, revision)
+      results.push(result)
+      console.error(`${result.ok ? "PASS" : "FAIL"} ${next} (${(result.ms / 1000).toFixed(1)} s)`)
+      if (!result.ok && loud(next)) console.error(result.output.replace(/^/gm, "    "))
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, scenarios.length) }, worker))
+  return results
+}
+
+/** The default run: every scenario (or the named ones) must pass. */
+async function defaultRun(node, wanted) {
   const all = clientScenarios(node)
-  const wanted = process.argv.slice(2)
   const unknown = wanted.filter((s) => !all.includes(s))
   if (unknown.length > 0)
     throw new Error(`unknown scenarios: ${unknown.join(", ")} (known: ${all.join(", ")})`)
   const scenarios = wanted.length > 0 ? wanted : all
   const started = Date.now()
-  const results = []
-  const queue = [...scenarios]
-  const worker = async () => {
-    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-      const result = await runScenario(node, next)
-      results.push(result)
-      console.error(`${result.ok ? "PASS" : "FAIL"} ${next} (${(result.ms / 1000).toFixed(1)} s)`)
-      if (!result.ok) console.error(result.output.replace(/^/gm, "    "))
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(PARALLEL, scenarios.length) }, worker))
+  const results = await runAll(node, scenarios, undefined, () => true)
   const failed = results.filter((r) => !r.ok).map((r) => r.scenario)
   const seconds = ((Date.now() - started) / 1000).toFixed(1)
   console.error(
-    `${results.length - failed.length} of ${results.length} client scenarios passed in ${seconds} s`,
+    `default run (suite ${SUITE_VERSION}): ${results.length - failed.length} of ${results.length} client scenarios passed in ${seconds} s`,
   )
-  if (failed.length > 0) {
-    console.error(`failed: ${failed.join(", ")}`)
-    process.exitCode = 1
+  if (failed.length > 0) console.error(`failed: ${failed.join(", ")}`)
+  return failed.length === 0
+}
+
+/** A frozen requirement set, against the expected failures: false only on a regression. */
+async function requirementRun(node, revision) {
+  const expected = JSON.parse(readFileSync(expectedFailuresFile, "utf8"))[revision] ?? {}
+  const scenarios = requiredScenarios(node, revision)
+  const started = Date.now()
+  const results = await runAll(node, scenarios, revision, (s) => !(s in expected))
+  const failed = results.filter((r) => !r.ok).map((r) => r.scenario)
+  const regressions = failed.filter((s) => !(s in expected))
+  const fixed = results.filter((r) => r.ok && r.scenario in expected).map((r) => r.scenario)
+  const seconds = ((Date.now() - started) / 1000).toFixed(1)
+  console.error(
+    `requirement set ${revision} (suite ${SETS_SUITE_VERSION}): ${results.length - failed.length} of ${results.length} client scenarios passed in ${seconds} s; ${failed.length - regressions.length} expected failures`,
+  )
+  if (fixed.length > 0)
+    console.error(`now passing, take off conformance/expected-failures.json: ${fixed.join(", ")}`)
+  if (regressions.length > 0) console.error(`REGRESSIONS (not expected to fail): ${regressions.join(", ")}`)
+  return regressions.length === 0
+}
+
+async function main() {
+  if (!existsSync(join(root, "dist/index.js")))
+    throw new Error("build the package first (dist/index.js is missing)")
+  const node = ensureInstalled()
+  const argv = process.argv.slice(2)
+  let ok = true
+  if (argv[0] === "--requirements") {
+    const revision = argv[1]
+    if (!REVISIONS.includes(revision))
+      throw new Error(`--requirements takes one of ${REVISIONS.join(", ")}, got ${revision}`)
+    ok = await requirementRun(node, revision)
+  } else if (argv.length > 0) ok = await defaultRun(node, argv)
+  else {
+    ok = await defaultRun(node, [])
+    for (const revision of REVISIONS) ok = (await requirementRun(node, revision)) && ok
   }
+  if (!ok) process.exitCode = 1
 }
 
 main().catch((error) => {

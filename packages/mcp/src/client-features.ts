@@ -1,9 +1,10 @@
-import type {
-  ClientCapabilities,
-  CreateMessageRequestParams,
-  CreateMessageResult,
-} from "@modelcontextprotocol/sdk/types.js"
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import {
+  type ClientCapabilities,
+  type CreateMessageRequestParams,
+  type CreateMessageResult,
+  ProtocolError,
+  ProtocolErrorCode,
+} from "@modelcontextprotocol/client"
 import type { Client as ModelClient, ToolContext } from "@toolnexus/core"
 import { approvalRequestId } from "./request-ids.js"
 
@@ -63,7 +64,7 @@ export function clientCapabilities(features: ClientFeatures): ClientCapabilities
  * @internal Answers a server's sampling request during `tool`'s call: approved by the user
  * when the options want it, then one run of the caller's model on the request's text.
  *
- * @throws McpError, which the SDK sends back to the server as the request's error.
+ * @throws ProtocolError, which the SDK sends back to the server as the request's error.
  */
 export async function answerSampling(
   params: CreateMessageRequestParams,
@@ -76,8 +77,8 @@ export async function answerSampling(
     const parts = Array.isArray(message.content) ? message.content : [message.content]
     for (const part of parts) {
       if (part.type !== "text") {
-        throw new McpError(
-          ErrorCode.InvalidParams,
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
           `sampling: only text content is supported, got ${part.type}`,
         )
       }
@@ -86,8 +87,8 @@ export async function answerSampling(
   }
   if (sampling.requireApproval !== false) {
     if (!ctx?.resolve) {
-      throw new McpError(
-        ErrorCode.InvalidRequest,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
         "sampling needs the user's approval, and nobody can answer during this call",
       )
     }
@@ -101,7 +102,8 @@ export async function answerSampling(
         sampling: { systemPrompt: params.systemPrompt, messages: turns, maxTokens: params.maxTokens },
       },
     })
-    if (!answer.ok) throw new McpError(ErrorCode.InvalidRequest, "the user declined the sampling request")
+    if (!answer.ok)
+      throw new ProtocolError(ProtocolErrorCode.InvalidRequest, "the user declined the sampling request")
   }
   // One prompt of the whole exchange: the model client speaks its own dialect, and a
   // sampling request is a short, self-contained conversation.
@@ -110,7 +112,7 @@ export async function answerSampling(
     .join("\n\n")
   const result = await sampling.client.run(prompt, ctx?.signal ? { signal: ctx.signal } : {})
   if (result.status !== "done") {
-    throw new McpError(ErrorCode.InternalError, `sampling: the model run ended ${result.status}`)
+    throw new ProtocolError(ProtocolErrorCode.InternalError, `sampling: the model run ended ${result.status}`)
   }
   return {
     role: "assistant",

@@ -21,6 +21,13 @@ export interface ConnectMcpOptions {
    * machine-to-machine grant. A server's own `oauth` is merged over these.
    */
   oauth?: McpOAuthOptions
+  /**
+   * The MCP revisions to speak, most preferred first. Default: 2026-07-28, negotiated with
+   * `server/discover`, falling back to `initialize` and 2025-11-25 (or an older revision) for
+   * servers that do not speak it. Only 2026-07-28 ⇒ pinned: a server without it fails to
+   * connect. Only older revisions ⇒ `initialize` alone.
+   */
+  protocolVersions?: string[]
   /** How long a server may take to start and answer `initialize`. Default 10 s. */
   connectTimeoutMs?: number
   /** How long one tool call may take (progress notifications restart it). Default 60 s. */
@@ -112,6 +119,7 @@ export async function connectMcp(options: ConnectMcpOptions): Promise<McpConnect
   }
   if (!isPlainObject(oauth)) throw new ConfigError('connectMcp: "oauth" must be an object')
   const features = checkFeatures(options)
+  const protocolVersions = checkProtocolVersions(options.protocolVersions)
   const oauthOf = new Map<string, McpOAuthOptions>()
   for (const [name, config] of configs) {
     if (!isHttpConfig(config)) continue
@@ -130,6 +138,7 @@ export async function connectMcp(options: ConnectMcpOptions): Promise<McpConnect
         tokenStore,
         oauth: oauthOf.get(name) ?? oauth,
         features,
+        ...(protocolVersions ? { protocolVersions } : {}),
         onToolsChanged: () => registry.sync(connections),
       }),
   )
@@ -159,6 +168,21 @@ export async function connectMcp(options: ConnectMcpOptions): Promise<McpConnect
       await Promise.all(connections.map((c) => c.close()))
     },
   }
+}
+
+const REVISION = /^\d{4}-\d{2}-\d{2}$/
+
+function checkProtocolVersions(versions: unknown): string[] | undefined {
+  if (versions === undefined) return undefined
+  if (
+    !Array.isArray(versions) ||
+    versions.length === 0 ||
+    versions.some((v) => typeof v !== "string" || !REVISION.test(v))
+  )
+    throw new ConfigError(
+      'connectMcp: "protocolVersions" must be a non-empty array of MCP revisions such as "2026-07-28"',
+    )
+  return [...versions]
 }
 
 function checkFeatures(options: ConnectMcpOptions): ClientFeatures {

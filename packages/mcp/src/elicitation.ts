@@ -1,5 +1,5 @@
-import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js"
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
+import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/client"
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/ajv"
 import type { Answer, Request } from "@toolnexus/core"
 import { isPlainObject } from "./config.js"
 import { elicitRequestId, elicitationDigest } from "./request-ids.js"

@@ -1,16 +1,14 @@
 import { randomBytes } from "node:crypto"
 import {
   type AddClientAuthentication,
+  type OAuthClientInformationMixed,
+  type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
+  type OAuthTokens,
   auth,
-} from "@modelcontextprotocol/sdk/client/auth.js"
-import { createPrivateKeyJwtAuth } from "@modelcontextprotocol/sdk/client/auth-extensions.js"
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from "@modelcontextprotocol/sdk/shared/auth.js"
+  createPrivateKeyJwtAuth,
+} from "@modelcontextprotocol/client"
 import { isPlainObject } from "./config.js"
 import { type McpOAuthOptions, isMachineGrant } from "./oauth-options.js"
 import { exchangeForIdJag } from "./token-exchange.js"
@@ -250,8 +248,14 @@ export class TokenStoreAuthProvider implements OAuthClientProvider {
     })
   }
 
+  /**
+   * The discovery saved for the login in progress (its code must be redeemed at the
+   * authorization server that issued it). Otherwise none: the SDK discovers afresh, so a
+   * server that moved to another authorization server is followed there (SEP-2352).
+   */
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
-    return (await this.#record()).discovery
+    const record = await this.#record()
+    return record.started ? record.discovery : undefined
   }
 
   async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {

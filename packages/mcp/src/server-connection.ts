@@ -1,20 +1,20 @@
-import { UnauthorizedError, auth } from "@modelcontextprotocol/sdk/client/auth.js"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
-  CallToolResultSchema,
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  ListRootsRequestSchema,
-  LoggingMessageNotificationSchema,
-  ErrorCode,
-  McpError,
-  ResultSchema,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js"
+  Client,
+  type ClientOptions,
+  IssuerMismatchError,
+  OAuthError,
+  ProtocolError,
+  ProtocolErrorCode,
+  SSEClientTransport,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+  type Transport,
+  UnauthorizedError,
+  auth,
+} from "@modelcontextprotocol/client"
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio"
 import type { Answer, Request, ToolContext } from "@toolnexus/core"
 import { createCredentialedFetch } from "@toolnexus/core"
 import type { ToolAnnotations } from "./approval-policy.js"
@@ -22,7 +22,6 @@ import { type ClientFeatures, answerSampling, clientCapabilities } from "./clien
 import { type McpServerConfig, isHttpConfig, isPlainObject } from "./config.js"
 import { type Elicitation, elicitResultOf, elicitationOf } from "./elicitation.js"
 import { McpConnectError, McpHandshakeTimeoutError } from "./errors.js"
-import { OAuthError } from "@modelcontextprotocol/sdk/server/auth/errors.js"
 import { type McpOAuthOptions, oauthSecrets } from "./oauth-options.js"
 import { TokenStoreAuthProvider } from "./oauth-provider.js"
 import { Redactor } from "./redactor.js"
@@ -43,6 +42,8 @@ export interface ServerOptions {
   callTimeoutMs: number
   tokenStore: TokenStore
   oauth: McpOAuthOptions
+  /** The protocol revisions to speak (negotiated); undefined ⇒ 2026-07-28 and 2025-11-25. */
+  protocolVersions?: readonly string[]
   /** Roots, sampling and logging, as configured. */
   features: ClientFeatures
   /** Called after `tools/list_changed` has been applied. */
@@ -101,6 +102,12 @@ export class ServerConnection {
   #retryAt = 0
   #usesLogin = false
   #probing = false
+  /**
+   * Set for a 2025-03-26 server that is its own authorization server and names itself with a
+   * path (`https://host/oauth`) in metadata found at its origin: accepted, as that revision
+   * had it; any other issuer mismatch still ends the flow.
+   */
+  #ownIssuerPath = false
   readonly #inflight = new Set<InflightCall>()
 
   constructor(name: string, config: McpServerConfig, options: ServerOptions) {
@@ -130,7 +137,7 @@ export class ServerConnection {
   /** The pid of the child process of a stdio server, while it runs. */
   get pid(): number | undefined {
     const transport = this.#transport
-    return transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined
+    return transport instanceof ChildTransport ? (transport.pid ?? undefined) : undefined
   }
 
   /**
@@ -200,7 +207,6 @@ export class ServerConnection {
     try {
       const outcome = await client.request(
         { method: "tools/call", params: { name: call.tool, arguments: args } },
-        CallToolResultSchema,
         { signal: AbortSignal.any(signals), timeout: NO_SDK_TIMEOUT, onprogress: () => deadline.restart() },
       )
       if (call.suspended) return { kind: "suspended", request: call.suspended }
@@ -223,7 +229,7 @@ export class ServerConnection {
     if (!auth_ || !isHttpConfig(this.#config)) {
       throw new McpConnectError(this.name, "is not a remote server; it has no login")
     }
-    const { code, state } = parseCallback(this.name, callback)
+    const { code, state, iss } = parseCallback(this.name, callback)
     const expected = await auth_.expectedState()
     if (!expected)
       throw new McpConnectError(this.name, "no login is in progress (it finished or was never started)")
@@ -231,7 +237,12 @@ export class ServerConnection {
       throw new McpConnectError(this.name, "the login callback's state does not match the login in progress")
     }
     try {
-      await auth(auth_, { serverUrl: this.#config.url, authorizationCode: code })
+      await auth(auth_, {
+        serverUrl: this.#config.url,
+        authorizationCode: code,
+        skipIssuerMetadataValidation: this.#ownIssuerPath,
+        ...(iss === undefined ? {} : { iss }),
+      })
     } catch (error) {
       throw new McpConnectError(this.name, `the login could not be completed: ${this.#clean(error)}`)
     }
@@ -256,15 +267,19 @@ export class ServerConnection {
     const features = this.#options.features
     const client = new Client(
       { name: "toolnexus", version: "0.1.0" },
-      { capabilities: clientCapabilities(features) },
+      {
+        capabilities: clientCapabilities(features),
+        ...negotiationOf(this.#options.protocolVersions, this.#options.connectTimeoutMs),
+      },
     )
-    client.setRequestHandler(ElicitRequestSchema, (request) => this.#onElicit(request.params))
+    // On 2025-11-25 these come as the server's requests during a call; on 2026-07-28 as the
+    // call's `input_required` rounds, which the client fulfils through the same handlers.
+    client.setRequestHandler("elicitation/create", (request) => this.#onElicit(request.params))
     // Features not configured are not announced; the SDK answers their requests "method not found".
     const { roots, sampling, onLog } = features
-    if (roots)
-      client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots.map((r) => ({ ...r })) }))
+    if (roots) client.setRequestHandler("roots/list", () => ({ roots: roots.map((r) => ({ ...r })) }))
     if (sampling) {
-      client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      client.setRequestHandler("sampling/createMessage", async (request) => {
         const call = [...this.#inflight].find((c) => !c.suspended)
         // A person may be asked and a model runs: neither counts against the call's time limit.
         call?.deadline?.stop()
@@ -280,7 +295,7 @@ export class ServerConnection {
       })
     }
     if (onLog) {
-      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      client.setNotificationHandler("notifications/message", (notification) => {
         const { level, logger, data } = notification.params
         onLog(
           logger === undefined
@@ -289,7 +304,7 @@ export class ServerConnection {
         )
       })
     }
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#refresh(client))
+    client.setNotificationHandler("notifications/tools/list_changed", () => this.#refresh(client))
     const timeoutMs = this.#options.connectTimeoutMs
     let timer: NodeJS.Timeout | undefined
     try {
@@ -303,7 +318,9 @@ export class ServerConnection {
       await client.close().catch(() => {})
       this.#client = undefined
       this.#transport = undefined
-      this.#fail(error, true)
+      // The SDK's own limit (its `server/discover` probe over HTTP) is this same connect limit.
+      const timedOut = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout
+      this.#fail(timedOut ? new McpHandshakeTimeoutError(this.name, timeoutMs) : error, true)
       return
     } finally {
       clearTimeout(timer)
@@ -332,12 +349,25 @@ export class ServerConnection {
   async #handshake(client: Client): Promise<void> {
     const config = this.#config
     if (!isHttpConfig(config)) {
-      const transport = new StdioClientTransport({ ...config, stderr: "pipe" })
-      transport.stderr?.on("data", (chunk: Buffer) => {
-        this.#stderr = (this.#stderr + chunk.toString()).slice(-STDERR_TAIL)
-      })
-      this.#transport = transport
-      await client.connect(transport, { timeout: this.#options.connectTimeoutMs })
+      const start = () => {
+        const transport = new ChildTransport({ ...config, stderr: "pipe" })
+        transport.stderr?.on("data", (chunk: Buffer) => {
+          this.#stderr = (this.#stderr + chunk.toString()).slice(-STDERR_TAIL)
+        })
+        this.#transport = transport
+        return transport
+      }
+      try {
+        await client.connect(start(), { timeout: this.#options.connectTimeoutMs })
+      } catch (error) {
+        // A server that exits on the `server/discover` probe speaks only the older revisions:
+        // start it once more, straight to `initialize` (when the options allow one).
+        if (!(error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed)) throw error
+        if (negotiationOf(this.#options.protocolVersions, 1).versionNegotiation?.mode !== "auto") throw error
+        await this.#transport?.close().catch(() => {})
+        this.#stderr = "" // what the retry says is what counts
+        await client.connect(start(), { timeout: this.#options.connectTimeoutMs, prior: { kind: "legacy" } })
+      }
       return
     }
     const url = new URL(config.url)
@@ -345,10 +375,23 @@ export class ServerConnection {
     // The headers stay with the server's origin: not along a redirect, not to an authorization server.
     const fetch = createCredentialedFetch({ origin: url, headers })
     const opts = { requestInit: { headers }, authProvider: this.#auth, fetch }
-    const streamable = new StreamableHTTPClientTransport(url, opts)
-    this.#transport = streamable
+    const open = () => {
+      const skipIssuerMetadataValidation = this.#ownIssuerPath
+      const transport = new StreamableHTTPClientTransport(url, { ...opts, skipIssuerMetadataValidation })
+      this.#transport = transport
+      return transport
+    }
+    let streamable = open()
     try {
-      await client.connect(streamable, { timeout: this.#options.connectTimeoutMs })
+      try {
+        await client.connect(streamable, { timeout: this.#options.connectTimeoutMs })
+      } catch (error) {
+        if (this.#ownIssuerPath || !isOwnIssuerPath(error, url)) throw error
+        this.#ownIssuerPath = true
+        await streamable.close().catch(() => {})
+        streamable = open()
+        await client.connect(streamable, { timeout: this.#options.connectTimeoutMs })
+      }
     } catch (error) {
       if (!isLegacyHttpRefusal(error)) throw error
       // Servers of the 2024-11-05 protocol answer the POST with 4xx; they speak HTTP+SSE.
@@ -416,7 +459,7 @@ export class ServerConnection {
       const url = this.authorizationUrl
       if (url) return { kind: "login", url }
     }
-    if (error instanceof McpError && error.code === ErrorCode.UrlElicitationRequired) {
+    if (error instanceof ProtocolError && error.code === ProtocolErrorCode.UrlElicitationRequired) {
       const first = (error.data as { elicitations?: Record<string, unknown>[] } | undefined)
         ?.elicitations?.[0]
       if (typeof first?.url === "string") {
@@ -438,7 +481,7 @@ export class ServerConnection {
     }
     // A JSON-RPC error is the server's answer; anything else (a refused connection, a 404 for
     // a session a restarted server does not know, a closed pipe) means the session is gone.
-    const lost = !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed
+    const lost = !(error instanceof ProtocolError) && !isAnswerError(error)
     if (lost || this.#status !== "ready") {
       if (this.#status === "ready") this.#fail(error)
       // When the session failed first (and ended this call), its reason says more than the abort.
@@ -459,8 +502,12 @@ export class ServerConnection {
   #probe(client: Client): void {
     if (this.#probing) return
     this.#probing = true
-    client
-      .ping({ timeout: PROBE_TIMEOUT_MS })
+    // 2026-07-28 has no `ping`: any cheap request shows whether the server still answers.
+    const alive =
+      client.getProtocolEra() === "modern"
+        ? client.request({ method: "tools/list", params: {} }, ANY_RESULT, { timeout: PROBE_TIMEOUT_MS })
+        : client.ping({ timeout: PROBE_TIMEOUT_MS })
+    alive
       .catch((error: unknown) => {
         if (this.#client === client && this.#status === "ready") {
           this.#fail(
@@ -533,15 +580,22 @@ export class ServerConnection {
       // The authorization server's own words: its error code and description (never a secret:
       // those are redacted below, and the SDK does not echo the request).
       const grant = this.#auth?.isMachine ? `the ${this.#options.oauth.grant} grant` : "the token request"
-      text = `the authorization server refused ${grant}: ${error.errorCode}${text ? ` (${text})` : ""}`
+      text = `the authorization server refused ${grant}: ${error.code}${text ? ` (${text})` : ""}`
     }
-    // The SDK's HTTP errors keep the status in `code`, and their message may not say it.
-    const status = (error as { code?: unknown } | undefined)?.code
-    if (typeof status === "number" && status >= 100 && status < 600 && !text.includes(String(status)))
+    // The SDK's HTTP errors keep the status in their data, and their message may not say it.
+    const status = httpStatusOf(error)
+    if (status !== undefined && status >= 100 && status < 600 && !text.includes(String(status)))
       text = `HTTP ${status}: ${text}`
     return this.#redactor.clean(text)
   }
 }
+
+/**
+ * The SDK's stdio transport, as a subclass: the v2 client then sends its `server/discover`
+ * probe on this process instead of starting a second one to probe (one start per connect,
+ * as servers with side effects on start expect).
+ */
+class ChildTransport extends StdioClientTransport {}
 
 /** @internal A call's time limit: restarted by progress, stopped while a person answers. */
 export class CallDeadline {
@@ -578,7 +632,9 @@ async function listTools(client: Client, timeoutMs: number): Promise<ServerTool[
   let cursor: string | undefined
   do {
     const params = cursor === undefined ? {} : { cursor }
-    const page = await client.request({ method: "tools/list", params }, ResultSchema, { timeout: timeoutMs })
+    const page = (await client.request({ method: "tools/list", params }, ANY_RESULT, {
+      timeout: timeoutMs,
+    })) as Record<string, unknown>
     const listed = Array.isArray(page.tools) ? page.tools : []
     for (const tool of listed) {
       if (!isPlainObject(tool) || typeof tool.name !== "string" || tool.name === "") continue
@@ -595,13 +651,78 @@ async function listTools(client: Client, timeoutMs: number): Promise<ServerTool[
   return tools
 }
 
-/** A 4xx other than 401 on the first POST: the server predates Streamable HTTP. */
-function isLegacyHttpRefusal(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code
-  return typeof code === "number" && code >= 400 && code < 500 && code !== 401
+/**
+ * An RFC 8414 issuer mismatch of the 2025-03-26 kind: the metadata was looked up at the MCP
+ * server's own origin (no protected resource metadata named another) and names an issuer on
+ * that same origin, with a path.
+ */
+function isOwnIssuerPath(error: unknown, server: URL): boolean {
+  if (!(error instanceof IssuerMismatchError) || error.kind !== "metadata") return false
+  const { expected, received } = error
+  if (expected === undefined || received === undefined || !URL.canParse(received)) return false
+  return new URL(expected).href === `${server.origin}/` && new URL(received).origin === server.origin
 }
 
-function parseCallback(server: string, callback: string): { code: string; state?: string } {
+/** The SDK's errors about an answer that came but was unusable: the session is still there. */
+function isAnswerError(error: unknown): boolean {
+  if (!(error instanceof SdkError)) return false
+  return (
+    error.code === SdkErrorCode.InvalidResult ||
+    error.code === SdkErrorCode.UnsupportedResultType ||
+    error.code === SdkErrorCode.InputRequiredRoundsExceeded
+  )
+}
+
+/** A 4xx other than 401 on the first POST: the server predates Streamable HTTP. */
+function isLegacyHttpRefusal(error: unknown): boolean {
+  const status = httpStatusOf(error)
+  return status !== undefined && status >= 400 && status < 500 && status !== 401
+}
+
+/** The HTTP status an SDK transport error carries (v2 keeps it in `data.status`). */
+function httpStatusOf(error: unknown): number | undefined {
+  if (!(error instanceof SdkError)) return undefined
+  const status = (error.data as { status?: unknown } | undefined)?.status
+  return typeof status === "number" ? status : undefined
+}
+
+/**
+ * A result read as it comes (a Standard Schema that accepts anything): `tools/list` is read
+ * leniently so that one malformed tool does not take the whole server down.
+ */
+const ANY_RESULT = {
+  "~standard": { version: 1, vendor: "toolnexus", validate: (value: unknown) => ({ value }) },
+} as const
+
+const FIRST_STATELESS = "2026-07-28"
+/**
+ * The protocol revisions connectMcp speaks unless `protocolVersions` says otherwise: 2026-07-28,
+ * then every older one the SDK knows (2025-11-25 first).
+ */
+export const DEFAULT_PROTOCOL_VERSIONS: readonly string[] = [FIRST_STATELESS, ...SUPPORTED_PROTOCOL_VERSIONS]
+
+/**
+ * @internal The v2 client's negotiation settings for the revisions to speak: with a 2026-07-28
+ * (or later) revision and an older one, `server/discover` first and `initialize` as the
+ * fallback; only stateless revisions ⇒ pinned (no fallback); only older ones ⇒ `initialize`.
+ */
+export function negotiationOf(
+  versions: readonly string[] | undefined,
+  connectTimeoutMs: number,
+): Pick<ClientOptions, "versionNegotiation" | "supportedProtocolVersions"> {
+  const list = [...(versions ?? DEFAULT_PROTOCOL_VERSIONS)]
+  // ISO dates: later revisions sort after earlier ones.
+  const modern = list.filter((v) => v >= FIRST_STATELESS)
+  const legacy = list.filter((v) => v < FIRST_STATELESS)
+  if (modern.length === 0) return { versionNegotiation: { mode: "legacy" }, supportedProtocolVersions: list }
+  if (legacy.length === 0) return { versionNegotiation: { mode: { pin: modern[0] as string } } }
+  // A stdio server that never answers the probe is an older one: half the connect budget
+  // is left for its `initialize`.
+  const probe = { timeoutMs: Math.max(1, Math.floor(connectTimeoutMs / 2)) }
+  return { versionNegotiation: { mode: "auto", probe }, supportedProtocolVersions: list }
+}
+
+function parseCallback(server: string, callback: string): { code: string; state?: string; iss?: string } {
   if (!/^https?:\/\//.test(callback)) return { code: callback }
   const params = new URL(callback).searchParams
   const code = params.get("code")
@@ -612,6 +733,11 @@ function parseCallback(server: string, callback: string): { code: string; state?
       error ? `the login was refused: ${error}` : "the callback URL has no code",
     )
   }
+  const parsed: { code: string; state?: string; iss?: string } = { code }
   const state = params.get("state")
-  return state === null ? { code } : { code, state }
+  if (state !== null) parsed.state = state
+  // RFC 9207: the authorization server names itself; the SDK checks it against the one asked.
+  const iss = params.get("iss")
+  if (iss !== null) parsed.iss = iss
+  return parsed
 }

@@ -1,4 +1,4 @@
-import { parseErrorResponse } from "@modelcontextprotocol/sdk/client/auth.js"
+import { parseErrorResponse } from "@modelcontextprotocol/client"
 import type { McpIdpOptions } from "./oauth-options.js"
 
 const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -44,9 +44,7 @@ export async function exchangeForIdJag(
   if (!response.ok) {
     const refusal = await parseErrorResponse(response)
     const detail = refusal.message ? ` (${refusal.message})` : ""
-    throw new Error(
-      `the identity provider refused the token exchange: ${refusal.errorCode ?? "error"}${detail}`,
-    )
+    throw new Error(`the identity provider refused the token exchange: ${refusal.code ?? "error"}${detail}`)
   }
   const result = (await response.json()) as { access_token?: unknown; issued_token_type?: unknown }
   if (typeof result.access_token !== "string" || result.access_token === "")

@@ -1,0 +1,81 @@
+import { type IncomingMessage, type ServerResponse, createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { McpServer, acceptedContent, createMcpHandler, inputRequired } from "@modelcontextprotocol/server"
+import * as z from "zod"
+
+/** A server on the official v2 SDK, served over HTTP: it speaks 2026-07-28 and 2025-11-25. */
+export interface StatelessServer {
+  url: string
+  /** `book` calls that completed (booked). */
+  booked: number
+  close(): Promise<void>
+}
+
+const DATE = z.object({ date: z.string() })
+
+/**
+ * `book` asks for a date through a multi-round-trip request (an `input_required` answer with a
+ * form elicitation and a request state) and books it on the retry.
+ */
+export async function serveStateless(): Promise<StatelessServer> {
+  const served = { booked: 0 }
+  const factory = () => {
+    const server = new McpServer({ name: "stateless", version: "1.0.0" })
+    server.registerTool(
+      "book",
+      { description: "Books a table", inputSchema: z.object({ guests: z.number() }) },
+      async ({ guests }, ctx) => {
+        const answer = acceptedContent(ctx.mcpReq.inputResponses, "date", DATE)
+        if (answer) {
+          served.booked++
+          const state = ctx.mcpReq.requestState?.() ?? ""
+          return { content: [{ type: "text", text: `booked ${String(state)} on ${answer.date}` }] }
+        }
+        if (ctx.mcpReq.inputResponses?.date) return { content: [{ type: "text", text: "not booked" }] }
+        return inputRequired({
+          inputRequests: { date: inputRequired.elicit({ message: "Which date?", requestedSchema: DATE }) },
+          requestState: `guests=${guests}`,
+        })
+      },
+    )
+    return server
+  }
+  const handler = createMcpHandler(factory)
+  const http = createServer((req, res) => void relay(handler.fetch, req, res))
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve))
+  const { port } = http.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    get booked() {
+      return served.booked
+    },
+    async close() {
+      await handler.close()
+      http.closeAllConnections()
+      await new Promise<void>((resolve) => http.close(() => resolve()))
+    },
+  }
+}
+
+/** Node's request as a web Request, and the web Response back. */
+async function relay(
+  fetch: (request: Request) => Promise<Response>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const chunks: Buffer[] = []
+  for await (const chunk of req) chunks.push(chunk as Buffer)
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(req.headers))
+    if (typeof value === "string") headers.set(name, value)
+  const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined
+  const request = new Request(`http://${req.headers.host}${req.url}`, {
+    method: req.method,
+    headers,
+    ...(body && req.method !== "GET" ? { body } : {}),
+  })
+  const response = await fetch(request)
+  res.writeHead(response.status, Object.fromEntries(response.headers))
+  if (response.body) for await (const chunk of response.body) res.write(chunk)
+  res.end()
+}

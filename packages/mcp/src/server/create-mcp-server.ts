@@ -1,0 +1,321 @@
+import { randomUUID } from "node:crypto"
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type CallToolResult,
+  McpServer,
+  type McpServerFactory,
+  type ServerContext,
+  createMcpHandler,
+  fromJsonSchema,
+  inputRequired,
+  localhostAllowedHostnames,
+  validateHostHeader,
+  validateOriginHeader,
+} from "@modelcontextprotocol/server"
+import { serveStdio } from "@modelcontextprotocol/server/stdio"
+import {
+  AnswerConflictError,
+  AnswerExpiredError,
+  AnswerInvalidError,
+  ConfigError,
+  type Request as RunRequest,
+  type StreamEvent,
+  UnknownRequestError,
+  isToolnexusError,
+} from "@toolnexus/core"
+import { answerOf, canAsk, elicitationSupport, inputRequestsOf } from "./input-requests.js"
+import { RequestStateSealer, type SealedState } from "./request-state.js"
+import { type RunState, type ServedRunHost, runStateOf } from "./run-state.js"
+
+/** Options of {@link createMcpServer}. */
+export interface McpServerOptions {
+  /** The host every call runs through (`createStoreHost`, `connectRestate`, `connectDbos`). */
+  host: ServedRunHost
+  /** The hosted agents served, each as an MCP tool of the same name taking `{prompt: string}`. */
+  agents?: string[]
+  /** The server's name, as MCP clients show it. */
+  name: string
+  /** The server's version. */
+  version: string
+  /**
+   * Secrets (each at least 32 bytes; a string counts its UTF-8 bytes) the `requestState` of an
+   * `input_required` answer is sealed with (AES-256-GCM under an HKDF-derived key): the first
+   * seals, every one opens, so a new key goes first and an old one stays until its states expire.
+   * Every server instance that may take a retry needs them.
+   */
+  stateKeys: (string | Uint8Array)[]
+  /**
+   * Who is calling: a principal string (states are sealed for it and refused to anyone else), or
+   * a `Response` to answer with instead (a 401, say). Absent: every HTTP caller is `"anonymous"`.
+   * Stdio callers are `"stdio"`.
+   */
+  authenticate?: (req: Request) => string | Response | Promise<string | Response>
+  /**
+   * Hostnames the `Host` header (and an `Origin`, when sent) may name: DNS-rebinding
+   * protection. Default: `localhost`, `127.0.0.1`, `[::1]`.
+   */
+  allowedHosts?: string[]
+  /** How long a sealed `requestState` may be echoed back, in ms; default 24 hours. */
+  stateTtlMs?: number
+  /** Registers resources, prompts and completions on each official `McpServer` instance. */
+  configure?: (server: McpServer) => void
+}
+
+/** An MCP server over a host: serve it over streamable HTTP (`fetch`) or stdio. */
+export interface ToolnexusMcpServer {
+  /**
+   * Serves one HTTP request (MCP streamable HTTP, 2026-07-28 stateless and 2025-11-25 through
+   * `initialize`); mount it with `toNodeListener` or on any fetch-style runtime.
+   */
+  fetch(req: Request): Promise<Response>
+  /** Serves MCP over this process's stdin and stdout. */
+  connectStdio(): Promise<void>
+  /** Stops serving (in-flight exchanges are aborted; the host's runs go on). */
+  close(): Promise<void>
+}
+
+/** Bodies are small JSON-RPC messages; one beyond this is refused (413) before it is parsed. */
+const MAX_BODY_BYTES = 1024 * 1024
+const DEFAULT_STATE_TTL_MS = 24 * 60 * 60 * 1000
+const ANONYMOUS = "anonymous"
+const STDIO = "stdio"
+const PRINCIPAL = "toolnexus.principal"
+const AGENT_INPUT = fromJsonSchema<{ prompt: string }>({
+  type: "object",
+  properties: { prompt: { type: "string", description: "What to ask the agent" } },
+  required: ["prompt"],
+})
+
+/**
+ * Serves hosted agents to MCP clients (Claude, ChatGPT, VS Code, Cursor, …) on the official v2
+ * server: each agent is a tool taking `{prompt}`, run through `host`. A run that parks on
+ * requests answers the call with `input_required` — one input request per open request and a
+ * sealed `requestState` naming the run, the requests, the principal and an expiry (never the
+ * transcript); the client's retry delivers each response once through `host.deliverAnswer`
+ * and gets the run's next state. Any server instance over the same host (and keys) takes the
+ * retry. A client that cannot elicit gets an `isError` result naming the open request, which
+ * stays answerable from any other door.
+ *
+ * @param opts - {@link McpServerOptions}.
+ * @returns `{ fetch, connectStdio, close }`.
+ * @throws ConfigError for a missing or short state key, a missing host, or an agent listed twice.
+ * @example
+ * const mcp = createMcpServer({ host, agents: ["support"], name: "support", version: "1.0.0",
+ *   stateKeys: [process.env.MCP_STATE_KEY!],
+ *   authenticate: (req) => principalOfBearer(req.headers.get("authorization")) ?? new Response(null, { status: 401 }) })
+ * createServer(toNodeListener(mcp.fetch)).listen(3000)
+ */
+export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
+  const { host, agents = [], name, version, configure, authenticate } = opts
+  if (host === undefined || typeof host.start !== "function" || typeof host.deliverAnswer !== "function")
+    throw new ConfigError(
+      "createMcpServer: host must be a RunHost (createStoreHost, connectRestate, connectDbos)",
+    )
+  if (typeof name !== "string" || name === "" || typeof version !== "string" || version === "")
+    throw new ConfigError("createMcpServer: name and version must be non-empty strings")
+  if (new Set(agents).size !== agents.length)
+    throw new ConfigError(`createMcpServer: agents lists a name twice (${agents.join(", ")})`)
+  const sealer = new RequestStateSealer(opts.stateKeys)
+  const stateTtlMs = opts.stateTtlMs ?? DEFAULT_STATE_TTL_MS
+  if (!(Number.isInteger(stateTtlMs) && stateTtlMs > 0))
+    throw new ConfigError("createMcpServer: stateTtlMs must be a positive integer")
+  const allowedHosts = opts.allowedHosts ?? localhostAllowedHostnames()
+
+  const factory =
+    (fixedPrincipal?: string): McpServerFactory =>
+    (ctx) => {
+      const principal = fixedPrincipal ?? principalOf(ctx.authInfo?.extra)
+      const server = new McpServer(
+        { name, version },
+        {
+          capabilities: { tools: {} },
+          // Runs before any handler: a state that does not open (tampered, expired, another
+          // principal, no current key) is the SDK's -32602, and nothing is delivered.
+          requestState: { verify: (wire) => sealer.open(wire, { principal }) },
+        },
+      )
+      const served: Served = { host, sealer, stateTtlMs, principal, era: ctx.era, server }
+      for (const agent of agents)
+        server.registerTool(
+          agent,
+          { description: `Runs the ${agent} agent on a prompt`, inputSchema: AGENT_INPUT },
+          (args, callCtx) => callAgent(served, agent, args.prompt, callCtx),
+        )
+      configure?.(server)
+      return server
+    }
+
+  const handler = createMcpHandler(factory(), { maxRequestBodySize: MAX_BODY_BYTES })
+  let stdio: { close(): Promise<void> } | undefined
+
+  return {
+    async fetch(req) {
+      const refused = refuseHost(req, allowedHosts)
+      if (refused) return refused
+      let principal = ANONYMOUS
+      if (authenticate) {
+        const who = await authenticate(req)
+        if (who instanceof Response) return who
+        if (typeof who !== "string" || who === "")
+          return jsonError(500, "TNX_INTERNAL", "authenticate returned no principal")
+        principal = who
+      }
+      return handler.fetch(req, {
+        authInfo: { token: "", clientId: principal, scopes: [], extra: { [PRINCIPAL]: principal } },
+      })
+    },
+    async connectStdio() {
+      stdio ??= serveStdio(factory(STDIO))
+    },
+    async close() {
+      await handler.close()
+      await stdio?.close()
+    },
+  }
+}
+
+/** What one server instance's tool handlers share. */
+interface Served {
+  host: ServedRunHost
+  sealer: RequestStateSealer
+  stateTtlMs: number
+  principal: string
+  era: "legacy" | "modern"
+  server: McpServer
+}
+
+async function callAgent(
+  served: Served,
+  agent: string,
+  prompt: string,
+  ctx: ServerContext,
+): Promise<CallToolResult> {
+  const state = ctx.mcpReq.requestState<SealedState | string>()
+  try {
+    if (state === undefined) {
+      const runId = `mcp-${randomUUID()}`
+      await served.host.start(agent, runId, prompt, { onEvent: progressOf(ctx) })
+      return answerWith(served, agent, runId, ctx)
+    }
+    // The verify hook has opened it (a string would be a state it did not see). A state is
+    // good for a retry of its own tool only; the SDK makes a throw here an isError result.
+    if (typeof state === "string" || state.tool !== agent)
+      return errorResult(`this requestState is not for ${agent}; nothing was delivered`)
+    for (const request of state.requests) {
+      const answer = answerOf(request, ctx.mcpReq.inputResponses)
+      if (answer === undefined) continue
+      try {
+        await served.host.deliverAnswer(answer, { onEvent: progressOf(ctx) })
+      } catch (error) {
+        // Delivered before (the first response was lost) or already consumed: the run's current
+        // state answers; the first decision stands.
+        if (AnswerConflictError.isInstance(error) || UnknownRequestError.isInstance(error)) continue
+        if (AnswerExpiredError.isInstance(error) || AnswerInvalidError.isInstance(error))
+          return errorResult(`request ${request.id} was not answered: ${error.message}`)
+        throw error
+      }
+    }
+    return answerWith(served, agent, state.runId, ctx)
+  } catch (error) {
+    return errorResult(safeMessage(error))
+  }
+}
+
+/** The run's next state as the call's answer: its result, or `input_required`. */
+async function answerWith(
+  served: Served,
+  agent: string,
+  runId: string,
+  ctx: ServerContext,
+): Promise<CallToolResult> {
+  const state: RunState = await runStateOf(served.host, runId, ctx.mcpReq.signal)
+  if (state.kind === "ended") {
+    const text = state.text !== "" ? state.text : `(the run ended: ${state.status})`
+    return { content: [{ type: "text", text }], isError: state.isError }
+  }
+  const support = elicitationSupport(clientCapabilitiesOf(served, ctx))
+  const unaskable = state.requests.filter((request) => !canAsk(request, support))
+  if (unaskable.length > 0) return cannotAsk(runId, unaskable)
+  const requestState = served.sealer.seal({
+    tool: agent,
+    runId,
+    requests: state.requests.map(({ id, kind }) => ({ id, kind })),
+    principal: served.principal,
+    expiresAt: Date.now() + served.stateTtlMs,
+  })
+  return inputRequired({
+    inputRequests: inputRequestsOf(state.requests),
+    requestState,
+  }) as unknown as CallToolResult
+}
+
+/** The capabilities this call's client declared: per request on 2026-07-28, at `initialize` before. */
+function clientCapabilitiesOf(served: Served, ctx: ServerContext): unknown {
+  if (served.era === "modern")
+    return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY]
+  return served.server.server.getClientCapabilities()
+}
+
+function cannotAsk(runId: string, requests: RunRequest[]): CallToolResult {
+  const list = requests.map((r) => `${r.id} (${r.kind}: ${r.prompt})`).join("; ")
+  return errorResult(
+    `run ${runId} waits on ${list}; this client cannot answer it here (no elicitation support), ` +
+      "answer it from another door (an approvals inbox, chat, or the toolnexus CLI)",
+  )
+}
+
+/** Run events as progress notifications, when the call carries a progress token. */
+function progressOf(ctx: ServerContext): ((ev: StreamEvent) => void) | undefined {
+  const progressToken = ctx.mcpReq._meta?.progressToken
+  if (progressToken === undefined) return undefined
+  let progress = 0
+  return (ev) => {
+    if (ev.type !== "tool_call" && ev.type !== "turn" && ev.type !== "pending") return
+    progress++
+    const message =
+      ev.type === "tool_call"
+        ? `calling ${ev.name}`
+        : ev.type === "turn"
+          ? `turn ${ev.turn}`
+          : "waiting for an answer"
+    ctx.mcpReq
+      .notify({ method: "notifications/progress", params: { progressToken, progress, message } })
+      .catch(() => {})
+  }
+}
+
+function errorResult(text: string): CallToolResult {
+  return { content: [{ type: "text", text }], isError: true }
+}
+
+/** A failure's text for the wire: a toolnexus error's code, never a stack, transcript or secret. */
+function safeMessage(error: unknown): string {
+  if (isToolnexusError(error)) return `the run failed (${error.code})`
+  return "the run failed (internal error)"
+}
+
+function principalOf(extra: Record<string, unknown> | undefined): string {
+  const principal = extra?.[PRINCIPAL]
+  return typeof principal === "string" ? principal : ANONYMOUS
+}
+
+/** DNS-rebinding protection: `Host` (and `Origin`, when sent) must name an allowed host. */
+function refuseHost(req: Request, allowedHosts: string[]): Response | undefined {
+  const hostHeader = req.headers.get("host") ?? new URL(req.url).host
+  const host = validateHostHeader(hostHeader, allowedHosts)
+  if (!host.ok)
+    return host.errorCode === "invalid_host_header"
+      ? jsonError(400, "TNX_BAD_REQUEST", "the Host header is not a valid host[:port]")
+      : jsonError(403, "TNX_FORBIDDEN_HOST", "this Host is not allowed")
+  const origin = req.headers.get("origin")
+  if (origin !== null && !validateOriginHeader(origin, allowedHosts).ok)
+    return jsonError(403, "TNX_FORBIDDEN_ORIGIN", "this Origin is not allowed")
+  return undefined
+}
+
+function jsonError(status: number, code: string, message: string): Response {
+  return new Response(JSON.stringify({ error: { code, message } }), {
+    status,
+    headers: { "content-type": "application/json" },
+  })
+}

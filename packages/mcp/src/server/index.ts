@@ -1,0 +1,3 @@
+export { createMcpServer } from "./create-mcp-server.js"
+export type { McpServerOptions, ToolnexusMcpServer } from "./create-mcp-server.js"
+export type { ServedRunHost } from "./run-state.js"

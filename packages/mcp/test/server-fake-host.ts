@@ -1,0 +1,167 @@
+import {
+  type Answer,
+  AnswerConflictError,
+  type AnswerDecision,
+  ConfigError,
+  type PendingEntry,
+  type Request,
+  UnknownRequestError,
+} from "@toolnexus/core"
+import type { ServedRunHost } from "../src/server/run-state.js"
+
+/**
+ * A stand-in for `createStoreHost` until it lands (DESIGN §17): runs of scripted agents whose
+ * state lives in a {@link FakeStore} that several hosts (several server instances) share, with
+ * one decision per request (a second delivery is `AnswerConflictError` with the first
+ * decision). `result` settles when the run ends or parks, as a store host's does.
+ */
+export interface FakeStore {
+  runs: Map<string, FakeRun>
+  decisions: Map<string, AnswerDecision>
+  /** Every delivery the host accepted, in order. */
+  delivered: Answer[]
+  /** How many times each agent's gated tool ran. */
+  toolRuns: Map<string, number>
+}
+
+interface FakeRun {
+  agent: string
+  prompt: string
+  status: "running" | "pending" | "done"
+  open: Request[]
+  text: string
+  waiters: (() => void)[]
+}
+
+/** A fresh shared store. */
+export function createFakeStore(): FakeStore {
+  return { runs: new Map(), decisions: new Map(), delivered: [], toolRuns: new Map() }
+}
+
+type Step = (run: FakeRun, runId: string, answers: Map<string, Answer>, store: FakeStore) => void
+
+/**
+ * The agents: `echo` answers its prompt; `deploy` asks for approval, then runs its tool once;
+ * `survey` asks an `input` with a schema; `login` an authorization with a URL; `pair` asks two
+ * approvals at once.
+ */
+const AGENTS: Record<string, Step> = {
+  echo(run) {
+    finish(run, `echo: ${run.prompt}`)
+  },
+  deploy(run, runId, answers, store) {
+    const id = `${runId}.approve`
+    const answer = answers.get(id)
+    if (!answer)
+      return park(run, [{ id, kind: "approval", prompt: `Deploy ${run.prompt}?`, data: { tool: "deploy" } }])
+    if (!answer.ok) return finish(run, `not deployed (${answer.reason ?? "declined"})`)
+    store.toolRuns.set("deploy", (store.toolRuns.get("deploy") ?? 0) + 1)
+    finish(run, `deployed ${run.prompt}`)
+  },
+  survey(run, runId, answers) {
+    const id = `${runId}.input`
+    const answer = answers.get(id)
+    if (!answer) {
+      const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
+      return park(run, [{ id, kind: "input", prompt: "Which city?", data: { schema } }])
+    }
+    finish(run, answer.ok ? `city: ${String(answer.data?.city)}` : "no city")
+  },
+  login(run, runId, answers) {
+    const id = `${runId}.login`
+    if (!answers.get(id))
+      return park(run, [
+        { id, kind: "authorization", prompt: "Log in", url: "https://login.example/authorize" },
+      ])
+    finish(run, "logged in")
+  },
+  pair(run, runId, answers) {
+    const ids = [`${runId}.a`, `${runId}.b`]
+    const open = ids
+      .filter((id) => !answers.has(id))
+      .map((id) => ({ id, kind: "approval", prompt: `Approve ${id}?` }))
+    if (open.length > 0) return park(run, open)
+    finish(run, ids.map((id) => `${id}=${answers.get(id)?.ok}`).join(" "))
+  },
+}
+
+function park(run: FakeRun, open: Request[]): void {
+  run.status = "pending"
+  run.open = open
+  wake(run)
+}
+
+function finish(run: FakeRun, text: string): void {
+  run.status = "done"
+  run.open = []
+  run.text = text
+  wake(run)
+}
+
+function wake(run: FakeRun): void {
+  for (const waiter of run.waiters.splice(0)) waiter()
+}
+
+/** A host over `store`. */
+export function createFakeHost(
+  store: FakeStore,
+): ServedRunHost & { answersOf(runId: string): Map<string, Answer> } {
+  const answersOf = (runId: string) =>
+    new Map(store.delivered.filter((a) => a.id.startsWith(`${runId}.`)).map((a) => [a.id, a]))
+  const step = (runId: string, run: FakeRun) => {
+    const agent = AGENTS[run.agent] as Step
+    // Runs after start returns, as a hosted run goes on in the background.
+    queueMicrotask(() => agent(run, runId, answersOf(runId), store))
+  }
+  return {
+    answersOf,
+    async start(agent, runId, input) {
+      if (!(agent in AGENTS)) throw new ConfigError(`no agent ${agent}`)
+      if (store.runs.has(runId)) return { runId, started: false }
+      const run: FakeRun = { agent, prompt: input, status: "running", open: [], text: "", waiters: [] }
+      store.runs.set(runId, run)
+      step(runId, run)
+      return { runId, started: true }
+    },
+    async result(runId) {
+      const run = store.runs.get(runId)
+      if (!run) throw new UnknownRequestError(runId, "no such run")
+      if (run.status === "running") await new Promise<void>((resolve) => run.waiters.push(resolve))
+      return run.status === "pending"
+        ? { status: "pending", text: "", pending: run.open[0] }
+        : { status: "done", text: run.text, isError: false }
+    },
+    async listPending() {
+      const out: PendingEntry[] = []
+      for (const [runId, run] of store.runs)
+        for (const request of run.open)
+          out.push({
+            request,
+            conversationId: runId,
+            since: "2026-12-06T00:00:00Z",
+            attempts: 0,
+            state: "open",
+          })
+      return out
+    },
+    async deliverAnswer(answer) {
+      const decided = store.decisions.get(answer.id)
+      if (decided) throw new AnswerConflictError(answer.id, "it was applied", { decision: decided })
+      for (const [runId, run] of store.runs) {
+        const request = run.open.find((r) => r.id === answer.id)
+        if (!request) continue
+        const decision = answer.ok ? { ok: true } : { ok: false, reason: answer.reason ?? "declined" }
+        store.decisions.set(answer.id, decision)
+        store.delivered.push(answer)
+        run.open = run.open.filter((r) => r.id !== answer.id)
+        if (run.open.length === 0) {
+          run.status = "running"
+          step(runId, run)
+          await new Promise<void>((resolve) => run.waiters.push(resolve))
+        }
+        return { runId, request, decision }
+      }
+      throw new UnknownRequestError(answer.id)
+    },
+  }
+}

@@ -1,2 +1,2 @@
-/** The lifecycle state of a handle. */
-export type HandleState = "idle" | "running" | "suspended" | "closed"
+/** The lifecycle state of a handle (its home is core, beside the host that reports it). */
+export type { HandleState } from "@toolnexus/core"

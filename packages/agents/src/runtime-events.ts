@@ -1,31 +1,6 @@
-import { ConfigError, type StreamListener, type StreamEvent } from "@toolnexus/core"
-import type { HandleState } from "./handle-state-name.js"
+import { ConfigError, type HandleState, type RuntimeEvent, type StreamListener } from "@toolnexus/core"
 
-/**
- * What the runtime streams: each handle's run events, its state changes, and a notice when
- * a stalled `events()` consumer lost events. Every event names the handle it came from
- * (`dropped` names the root: it is about the stream, not one handle).
- */
-export type RuntimeEvent = (
-  | StreamEvent
-  | {
-      /** A state change of the handle. */
-      type: "state"
-      /** The state it left. */
-      from: HandleState
-      /** The state it entered. */
-      to: HandleState
-    }
-  | {
-      /** A notice to an `events()` consumer that lost events to its full buffer. */
-      type: "dropped"
-      /** How many events this consumer lost since its last `dropped` notice. */
-      count: number
-    }
-) & {
-  /** The id of the handle the event came from (`"root"` for `dropped`), e.g. `root/lead.1`. */
-  handle: string
-}
+export type { RuntimeEvent }
 
 /** Options of `Runtime.events()`. */
 export interface RuntimeEventsOptions {

@@ -83,35 +83,7 @@ import type { HandleState } from "./handle-state-name.js"
 
 export type { HandleState }
 
-/** The outcome of a handle's run, as `wait` reports it. */
-export interface TaskResult {
-  /**
-   * How the run ended: `done`; `pending` on a request no `waitFor` answered; `incomplete` at
-   * a budget limit (see `limit`); `interrupted` by `interrupt` or `close`; `closed` (closed
-   * before it ran, or while parked); `timeout` (the `wait` gave up); `error` (the run failed).
-   */
-  status: "done" | "pending" | "incomplete" | "interrupted" | "closed" | "timeout" | "error"
-  /**
-   * The run's final text (partial if `incomplete`); the failure for `error` and `timeout`;
-   * `""` when it was interrupted or closed.
-   */
-  text: string
-  /**
-   * False for `done`, `pending` and `incomplete`; true for `error`, `interrupted` and
-   * `timeout`, and for `closed` when the handle was closed while parked.
-   */
-  isError: boolean
-  /** The request the handle is suspended on, with its `data.path`; present when `status` is `"pending"`. */
-  pending?: Request
-  /** The budget key that stopped the run (e.g. `"maxTurns"`); present when `status` is `"incomplete"`. */
-  limit?: string
-  /** The handle's own LLM turns. */
-  turns: number
-  /** LLM turns of the handle and all its descendants. */
-  totalTurns: number
-  /** Tokens of the handle and all its descendants. */
-  totalTokens: number
-}
+export type { TaskResult } from "@toolnexus/core"
 
 /** A read-only view of a handle. */
 export interface HandleView {

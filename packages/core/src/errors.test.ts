@@ -13,6 +13,7 @@ import {
   NetworkError,
   SchemaVersionError,
   ConversationPendingError,
+  HostUnsupportedError,
   StoreError,
   ToolnexusError,
   type ToolnexusErrorCode,
@@ -147,6 +148,13 @@ const cases: Case[] = [
     message: /^run "wf-1" failed: boom$/,
   },
   {
+    cls: HostUnsupportedError,
+    make: () => new HostUnsupportedError("connectRestate", "events", "runs stream in the workers"),
+    name: "HostUnsupportedError",
+    code: "TNX_HOST_UNSUPPORTED",
+    message: /^connectRestate does not support events: runs stream in the workers$/,
+  },
+  {
     cls: StepTooLargeError,
     make: () => new StepTooLargeError("llm:3", 2048, 1024),
     name: "StepTooLargeError",
@@ -176,6 +184,7 @@ const ALL_CODES: Record<ToolnexusErrorCode, string> = {
   TNX_SCHEMA_VERSION: "core",
   TNX_CONVERSATION_PENDING: "core",
   TNX_ENGINE_RUN: "core",
+  TNX_HOST_UNSUPPORTED: "core",
   TNX_STEP_TOO_LARGE: "core",
   TNX_RUNTIME: "agents",
   TNX_INBOX_FULL: "agents",
@@ -194,7 +203,7 @@ describe("one error scheme", () => {
       .filter(([, pkg]) => pkg === "core")
       .map(([code]) => code)
     expect(core.sort()).toEqual(cases.map((c) => c.code).sort())
-    expect(Object.keys(ALL_CODES)).toHaveLength(26)
+    expect(Object.keys(ALL_CODES)).toHaveLength(27)
   })
 
   it("isToolnexusError recognises the family, and a code when given", () => {

@@ -23,6 +23,7 @@ export type ToolnexusErrorCode =
   | "TNX_CLOSED"
   | "TNX_CONVERSATION_PENDING"
   | "TNX_ENGINE_RUN"
+  | "TNX_HOST_UNSUPPORTED"
   | "TNX_STEP_TOO_LARGE"
   | "TNX_MCP_CONNECT"
   | "TNX_MCP_TIMEOUT"
@@ -404,6 +405,25 @@ export class ConversationPendingError extends ToolnexusError {
     )
     this.conversationId = conversationId
     this.request = request
+  }
+}
+
+/**
+ * A `RunHost` operation this host cannot perform (e.g. `events` on an engine connection, whose
+ * runs stream in the engine's workers): nothing was changed. Test `err.operation` to fall back.
+ */
+export class HostUnsupportedError extends ToolnexusError {
+  /** Always `"HostUnsupportedError"`; the stable check is `err.code === "TNX_HOST_UNSUPPORTED"`. */
+  override readonly name = "HostUnsupportedError"
+  static override readonly family = "TNX_HOST_UNSUPPORTED"
+  /** The host, e.g. `"connectRestate"`. */
+  readonly host: string
+  /** The operation refused, e.g. `"events"` or `"start({ onEvent })"`. */
+  readonly operation: string
+  constructor(host: string, operation: string, why: string) {
+    super("TNX_HOST_UNSUPPORTED", `${host} does not support ${operation}: ${why}`)
+    this.host = host
+    this.operation = operation
   }
 }
 

@@ -29,6 +29,7 @@ export {
   ApprovalMismatchError,
   ConfigError,
   ConversationPendingError,
+  HostUnsupportedError,
   LLMHttpError,
   LLMResponseError,
   LLMStreamError,
@@ -101,6 +102,10 @@ export { StepTooLargeError, handleExecutor } from "./client/executor.js"
 export type { DurableExecutor } from "./client/executor.js"
 export { EngineRunError } from "./client/engine-connection.js"
 export type { EngineConnection } from "./client/engine-connection.js"
+export type { RunHost, HostStartOptions, HostListOptions, HostDelivered } from "./host/run-host.js"
+export { hostAgent } from "./host/host-agent.js"
+export type { HostAgent, HostAgentOptions } from "./host/host-agent.js"
+export type { HandleState, RuntimeEvent, TaskResult } from "./host/host-types.js"
 export type { PendingEntry } from "./suspension/pending-entry.js"
 export type { TranslateRequest, TranslateResult, TranslatedToolCall } from "./client/translate.js"
 export type { RunResult, StreamEvent, ToolCallRecord } from "./client/run-result.js"

@@ -4,14 +4,15 @@ import {
   type Answer,
   type AnswerDecision,
   ConfigError,
-  type EngineConnection,
   EngineRunError,
+  HostUnsupportedError,
   type PendingEntry,
+  type RunHost,
   type RunResult,
   StoreError,
   assertAnswer,
 } from "@toolnexus/core"
-import { type EngineRunInput, checkRunId, decide } from "@toolnexus/core/engine"
+import { type EngineRunInput, checkRunId, decide, enginePrompt } from "@toolnexus/core/engine"
 import type { DBOSClient } from "@dbos-inc/dbos-sdk"
 import { namespaceOf } from "./protocol.js"
 
@@ -25,13 +26,16 @@ export interface ConnectDbosOptions {
 
 /**
  * Connects to runs of `launchDbos` workers through their system database: start runs (an
- * enqueue), read results, list and answer open requests, one decision per request id.
+ * enqueue), read results, list and answer open requests (one decision per request id), read
+ * decisions and cancel runs. The runs stream and keep their transcripts in the workers, so
+ * `events`, `transcript`, `send` and `onEvent` throw `HostUnsupportedError` (and `start` takes a
+ * string).
  *
  * @example
  * const engine = connectDbos({ systemDatabaseUrl: "postgres://postgres@127.0.0.1:5432/app" })
  * await engine.start("refunds", "order-42", "refund order 42")
  */
-export function connectDbos(opts: ConnectDbosOptions): EngineConnection<RunResult | TaskResult> {
+export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskResult> {
   const ns = namespaceOf(opts.namespace)
   const { systemDatabaseUrl } = opts
   let opened: Promise<{ client: DBOSClient; pool: import("pg").Pool }> | undefined
@@ -57,11 +61,11 @@ export function connectDbos(opts: ConnectDbosOptions): EngineConnection<RunResul
   }
 
   return {
-    async start(agent, runId, prompt) {
+    async start(agent, runId, prompt, startOpts) {
       checkRunId(runId)
+      const input: EngineRunInput = { agent, prompt: enginePrompt(HOST, prompt, startOpts) }
       const { client } = await open()
       const { Error: DbosErrors } = await import("@dbos-inc/dbos-sdk")
-      const input: EngineRunInput = { agent, prompt }
       try {
         await client.enqueue(
           { workflowName: `${ns}.run`, queueName: ns, workflowID: runId, workflowIDReusePolicy: "reject" },
@@ -132,7 +136,16 @@ export function connectDbos(opts: ConnectDbosOptions): EngineConnection<RunResul
       )
       return rows[0]?.entry
     },
-    async deliverAnswer(answer: Answer) {
+    async getDecision(requestId) {
+      const rows = await query<{ decision: AnswerDecision | null }>(
+        `SELECT decision FROM ${ns}.requests WHERE request_id = $1`,
+        [requestId],
+      )
+      return rows[0]?.decision ?? undefined
+    },
+    async deliverAnswer(answer: Answer, deliverOpts) {
+      if (deliverOpts?.onEvent !== undefined)
+        throw new HostUnsupportedError(HOST, "deliverAnswer({ onEvent })", WORKER_EVENTS)
       assertAnswer(answer)
       const { client, pool } = await open()
       const conn = await pool.connect()
@@ -166,6 +179,28 @@ export function connectDbos(opts: ConnectDbosOptions): EngineConnection<RunResul
         conn.release()
       }
     },
+    async cancel(runId, reason = "cancelled") {
+      checkRunId(runId)
+      const { client } = await open()
+      // The workflow first, so it registers no request after the withdrawal below.
+      await client.cancelWorkflow(runId)
+      const decision: AnswerDecision = { ok: false, reason: String(reason) }
+      await query(`UPDATE ${ns}.requests SET decision = $2 WHERE run_id = $1 AND decision IS NULL`, [
+        runId,
+        JSON.stringify(decision),
+      ])
+    },
+    send() {
+      return Promise.reject(new HostUnsupportedError(HOST, "send", "a DBOS run takes one prompt, at start"))
+    },
+    events() {
+      throw new HostUnsupportedError(HOST, "events", WORKER_EVENTS)
+    },
+    transcript() {
+      return Promise.reject(
+        new HostUnsupportedError(HOST, "transcript", "a run's conversation lives in its workflow steps"),
+      )
+    },
     async close() {
       if (!opened) return
       const { client, pool } = await opened
@@ -175,3 +210,6 @@ export function connectDbos(opts: ConnectDbosOptions): EngineConnection<RunResul
     },
   }
 }
+
+const HOST = "connectDbos"
+const WORKER_EVENTS = "a run's events are the workers' (the agent's `onEvent`)"

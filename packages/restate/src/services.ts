@@ -1,6 +1,13 @@
 import type * as Restate from "@restatedev/restate-sdk"
 import type { TaskResult } from "@toolnexus/agents"
-import { type Answer, type PendingEntry, type Request, type RunResult, expiryTime } from "@toolnexus/core"
+import {
+  type Answer,
+  type AnswerDecision,
+  type PendingEntry,
+  type Request,
+  type RunResult,
+  expiryTime,
+} from "@toolnexus/core"
 import {
   EXPIRED,
   type EngineDecided,
@@ -78,6 +85,24 @@ export function buildServices(sdk: Sdk, agents: readonly EngineAgent[], namespac
         const decided = { runId: open.runId, request: open.entry.request, decision: EXPIRED }
         record(ctx, decided, { id: ctx.key, ...EXPIRED })
       }),
+      /** The recorded decision, or null while open (or never seen). */
+      decision: sdk.handlers.object.shared(
+        async (ctx: Restate.ObjectSharedContext): Promise<AnswerDecision | null> =>
+          (await ctx.get<EngineDecided>(DECIDED))?.decision ?? null,
+      ),
+      /**
+       * A cancelled run's open request: decided `{ ok: false, reason }` without a delivery (the
+       * run is cancelled), so a later answer is refused with it.
+       */
+      withdraw: sdk.handlers.object.exclusive(
+        async (ctx: Restate.ObjectContext, msg: { runId: string; reason: string }) => {
+          const open = await ctx.get<OpenRequest>(OPEN)
+          if (open === null || open.runId !== msg.runId || (await ctx.get(DECIDED)) !== null) return
+          const decision: AnswerDecision = { ok: false, reason: String(msg.reason) }
+          ctx.set(DECIDED, { runId: open.runId, request: open.entry.request, decision })
+          ctx.clear(OPEN)
+        },
+      ),
       /** The open entry, or null once decided (or never seen). */
       find: sdk.handlers.object.shared(
         async (ctx: Restate.ObjectSharedContext): Promise<PendingEntry | null> => {

@@ -1,62 +1,25 @@
 import type { Client } from "../client/client.js"
 import type { DurableExecutor } from "../client/executor.js"
 import type { StreamEvent } from "../client/run-result.js"
-import { ConfigError } from "../errors.js"
-import type { Toolkit } from "../tools/toolkit.js"
+import { type HostAgent, type HostAgentOptions, hostAgent } from "../host/host-agent.js"
 
-const AGENT_NAME = /^[a-zA-Z0-9_-]{1,64}$/
+/** §15's name of {@link HostAgentOptions}, kept as an alias (`Event` defaults to `StreamEvent` as before). */
+export type EngineAgentOptions<Tree extends object = object, Event = StreamEvent> = HostAgentOptions<
+  Tree,
+  Event
+>
 
-/**
- * What an engine agent runs: one client run, or a runtime tree from its `root` def. `Tree` is
- * the agents runtime's options and `Event` its events; an engine package fills both in.
- */
-export interface EngineAgentOptions<Tree extends object = object, Event = StreamEvent> {
-  /** The agent's name (`start(agent, …)`); `^[a-zA-Z0-9_-]{1,64}$`. */
-  name: string
-  /** A run is `client.run(prompt, { toolkit, executor })`. Exactly one of `client`, `runtime`. */
-  client?: Client
-  /** The tools of a `client` run. */
-  toolkit?: Toolkit
-  /** A run is a runtime tree: spawn(`root`) → wake(prompt) → wait (needs `@toolnexus/agents`). */
-  runtime?: Tree & {
-    /** The registry's def the tree is spawned from. */
-    root: string
-  }
-  /** Every event of the run (replayed steps' events are not repeated). A throw is ignored. */
-  onEvent?: (ev: Event) => void
-  /** The largest journal step, in bytes of its JSON; default 1 MiB. */
-  maxStepBytes?: number
-}
-
-/** A validated agent definition, served by an engine worker (`serveRestate`, `launchDbos`). */
-export interface EngineAgent<Options extends EngineAgentOptions<object, never> = EngineAgentOptions> {
-  /** The agent's name, as `start(agent, …)` names it. */
-  readonly name: string
-  /** The options it was defined with. */
-  readonly options: Options
-}
+/** §15's name of {@link HostAgent}, kept as an alias. */
+export type EngineAgent<Options extends HostAgentOptions<object, never> = EngineAgentOptions> =
+  HostAgent<Options>
 
 /**
- * Validates an engine agent definition (`restateAgent`, `dbosAgent` are this).
+ * §15's name of {@link hostAgent}, kept as an alias.
  *
- * @throws ConfigError for a bad name or `maxStepBytes`, or unless exactly one of `client` and
- *   `runtime` (with a `root`) is set.
  * @example
  * const agent = defineEngineAgent({ name: "refunds", client, toolkit })
  */
-export function defineEngineAgent<Options extends EngineAgentOptions<object, never>>(
-  opts: Options,
-): EngineAgent<Options> {
-  if (typeof opts?.name !== "string" || !AGENT_NAME.test(opts.name))
-    throw new ConfigError(`agent name must match ${AGENT_NAME}, got ${JSON.stringify(opts?.name)}`)
-  if ((opts.client === undefined) === (opts.runtime === undefined))
-    throw new ConfigError(`agent ${opts.name}: set exactly one of \`client\` and \`runtime\``)
-  if (opts.runtime !== undefined && typeof opts.runtime.root !== "string")
-    throw new ConfigError(`agent ${opts.name}: \`runtime.root\` must name the registry's root def`)
-  if (opts.maxStepBytes !== undefined && !(Number.isInteger(opts.maxStepBytes) && opts.maxStepBytes > 0))
-    throw new ConfigError(`agent ${opts.name}: maxStepBytes must be a positive integer`)
-  return { name: opts.name, options: opts }
-}
+export const defineEngineAgent: typeof hostAgent = hostAgent
 
 /** The part of an agents runtime an engine run drives (`createRuntime` of `@toolnexus/agents`). */
 export interface EngineTreeRuntime<Result> {

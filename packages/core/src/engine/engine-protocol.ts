@@ -3,12 +3,13 @@ import {
   type AnswerDecision,
   AnswerExpiredError,
   ConfigError,
+  HostUnsupportedError,
   UnknownRequestError,
 } from "../errors.js"
 import { answerExpired } from "../suspension/answer-fits.js"
 import { assertAnswer } from "../suspension/answer-shape.js"
 import type { PendingEntry } from "../suspension/pending-entry.js"
-import type { Answer, Request } from "../types.js"
+import type { Answer, Prompt, Request } from "../types.js"
 
 const RUN_ID = /^[A-Za-z0-9._:-]{1,200}$/
 
@@ -106,4 +107,26 @@ export function engineEntryOf(runId: string, request: Request, since: string): P
     entry.path = path as string[]
   }
   return entry
+}
+
+/**
+ * The prompt an engine run takes, from `RunHost.start`'s arguments: a string, and no caller
+ * `onEvent` (an engine's runs stream in its workers).
+ *
+ * @throws HostUnsupportedError (naming `host`) for content parts or an `onEvent`.
+ */
+export function enginePrompt(host: string, prompt: Prompt, opts: { onEvent?: unknown } | undefined): string {
+  if (opts?.onEvent !== undefined)
+    throw new HostUnsupportedError(
+      host,
+      "start({ onEvent })",
+      "a run's events are the workers' (the agent's `onEvent`)",
+    )
+  if (typeof prompt !== "string")
+    throw new HostUnsupportedError(
+      host,
+      "start with content parts",
+      "an engine run's prompt is a string for now",
+    )
+  return prompt
 }

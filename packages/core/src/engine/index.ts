@@ -8,6 +8,7 @@ export {
   decide,
   decisionOf,
   engineEntryOf,
+  enginePrompt,
   namespaceOf,
 } from "./engine-protocol.js"
 export type { EngineDecided, EngineRunInput, HeldRequest } from "./engine-protocol.js"

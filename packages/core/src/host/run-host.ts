@@ -1,0 +1,121 @@
+import type { StreamEvent } from "../client/run-result.js"
+import type { RunResult } from "../client/run-result.js"
+import type { AnswerDecision } from "../errors.js"
+import type { PendingEntry } from "../suspension/pending-entry.js"
+import type { Answer, Message, Prompt, Request } from "../types.js"
+import type { RuntimeEvent, TaskResult } from "./host-types.js"
+
+/** Options of `RunHost.start`, `send` and `deliverAnswer`. */
+export interface HostStartOptions<Event = StreamEvent | RuntimeEvent> {
+  /**
+   * Every event of the run this call drives, in this process, besides the agent's own
+   * `onEvent`. A throw is ignored. An engine connection refuses it (`HostUnsupportedError`):
+   * its runs stream in the workers.
+   */
+  onEvent?: (ev: Event) => void
+}
+
+/** Options of `RunHost.listPending`. */
+export interface HostListOptions {
+  /** At most this many entries. */
+  limit?: number
+  /** Only requests of this kind (`"approval"`, `"input"`, …). */
+  kind?: string
+  /** Only entries after the one with this request id, in `since` then request id order. */
+  after?: string
+}
+
+/** What `RunHost.deliverAnswer` resolves to once the decision is recorded. */
+export interface HostDelivered {
+  /** The id of the run that waits on the request and goes on with the decision. */
+  runId: string
+  /** The open request the answer decided. */
+  request: Request
+  /** The decision recorded: `ok`, and `reason` when declined. */
+  decision: AnswerDecision
+}
+
+/**
+ * The one thing a door talks to (§17): start runs of declared agents (`hostAgent`), read their
+ * results, events and transcripts, and list and answer their open requests under
+ * one-decision-per-request rules. `createStoreHost` (`@toolnexus/durable`) runs them in this
+ * process over a store; `connectRestate` / `connectDbos` in an engine's workers. `Result` is
+ * `RunResult` for a client agent, `TaskResult` for a runtime agent.
+ */
+export interface RunHost<Result = RunResult | TaskResult, Event = StreamEvent | RuntimeEvent> {
+  /**
+   * Starts run `runId` of `agent` on `input`; a run id already used is that run
+   * (`started: false`), never a second one. Resolves once the run is started (a store host
+   * has then begun it in this process; `result` waits for it).
+   *
+   * @throws ConfigError for a bad `runId` (`^[A-Za-z0-9._:-]{1,200}$`) or an agent the host does
+   *   not serve (on an engine, the run fails instead: `result` rejects `EngineRunError`).
+   */
+  start(
+    agent: string,
+    runId: string,
+    input: Prompt,
+    opts?: HostStartOptions<Event>,
+  ): Promise<{
+    /** The run's id: `runId` as given. */
+    runId: string
+    /** `false` when a run with this id already existed, so this call started nothing. */
+    started: boolean
+  }>
+  /**
+   * A new user turn of run `runId` (a conversation run of a client agent), run to its end or
+   * its next request; resolves when it is over.
+   *
+   * @throws ConversationPendingError while the run waits on a request (answer it first);
+   *   EngineRunError for an unknown run; HostUnsupportedError where the host cannot continue one.
+   */
+  send(runId: string, input: Prompt, opts?: HostStartOptions<Event>): Promise<void>
+  /**
+   * The run's result once it ends, or (on a store host) once it parks on a request
+   * (`pending` set, or `status: "pending"`); an engine's parked run waits in the engine, so
+   * there it resolves at the end only.
+   *
+   * @throws EngineRunError for a failed or unknown run; AbortError after `timeoutMs`.
+   */
+  result(runId: string, opts?: { timeoutMs?: number }): Promise<Result>
+  /**
+   * The live events of run `runId` while it runs in this process (`fromStart`: those it emitted
+   * so far first); ends when the run ends or parks. Empty for a run not in flight here.
+   *
+   * @throws HostUnsupportedError on an engine connection.
+   */
+  events(runId: string, opts?: { fromStart?: boolean }): AsyncIterable<Event>
+  /**
+   * The run's stored conversation (a runtime agent's: its root handle's), or undefined for an
+   * unknown run.
+   *
+   * @throws HostUnsupportedError on an engine connection.
+   */
+  transcript(runId: string): Promise<Message[] | undefined>
+  /** Open requests, one entry per request id, by `since` then request id. */
+  listPending(opts?: HostListOptions): Promise<PendingEntry[]>
+  /** The open request with this id, if any. */
+  findRequest(requestId: string): Promise<PendingEntry | undefined>
+  /** The decision recorded for request `requestId` (an answer, an expiry, a cancel), if any. */
+  getDecision(requestId: string): Promise<AnswerDecision | undefined>
+  /**
+   * Records `answer` as the decision on its request and sends it to the waiting run; resolves
+   * when the decision is recorded (a store host: when the resumed run has run to its end or its
+   * next request; an engine: the run goes on there).
+   *
+   * @throws AnswerInvalidError for a malformed answer; UnknownRequestError for an unknown
+   *   request; AnswerConflictError (with the first `decision`) when it was decided;
+   *   AnswerExpiredError for `ok: true` after `expiresAt`.
+   */
+  deliverAnswer(answer: Answer, opts?: HostStartOptions<Event>): Promise<HostDelivered>
+  /**
+   * Cancels run `runId`: its open requests are withdrawn (decided `{ ok: false, reason }`, so a
+   * later answer is refused with that decision) and a run in flight is aborted.
+   */
+  cancel(runId: string, reason?: string): Promise<void>
+  /**
+   * Releases what the host holds (timers, pending waits, pools); runs in an engine go on, a
+   * store host's runs in flight are aborted (their last saved state stays answerable).
+   */
+  close(): Promise<void>
+}

@@ -3,11 +3,13 @@ import {
   AnswerConflictError,
   type AnswerDecision,
   ConfigError,
+  HostUnsupportedError,
   type PendingEntry,
   type Request,
+  type RunHost,
+  type RunResult,
   UnknownRequestError,
 } from "@toolnexus/core"
-import type { ServedRunHost } from "../src/server/run-state.js"
 
 /**
  * A stand-in for `createStoreHost` until it lands (DESIGN §17): runs of scripted agents whose
@@ -103,9 +105,7 @@ function wake(run: FakeRun): void {
 }
 
 /** A host over `store`. */
-export function createFakeHost(
-  store: FakeStore,
-): ServedRunHost & { answersOf(runId: string): Map<string, Answer> } {
+export function createFakeHost(store: FakeStore): RunHost<RunResult> {
   const answersOf = (runId: string) =>
     new Map(store.delivered.filter((a) => a.id.startsWith(`${runId}.`)).map((a) => [a.id, a]))
   const step = (runId: string, run: FakeRun) => {
@@ -113,13 +113,29 @@ export function createFakeHost(
     // Runs after start returns, as a hosted run goes on in the background.
     queueMicrotask(() => agent(run, runId, answersOf(runId), store))
   }
+  const listPending = async () => {
+    const out: PendingEntry[] = []
+    for (const [runId, run] of store.runs)
+      for (const request of run.open)
+        out.push({
+          request,
+          conversationId: runId,
+          since: "2026-12-06T00:00:00Z",
+          attempts: 0,
+          state: "open",
+        })
+    return out
+  }
+  const unsupported = (operation: string) =>
+    new HostUnsupportedError("fakeHost", operation, "not in this fake")
   return {
-    answersOf,
-    async start(agent, runId, input) {
+    async start(agent, runId, input, opts) {
       if (!(agent in AGENTS)) throw new ConfigError(`no agent ${agent}`)
       if (store.runs.has(runId)) return { runId, started: false }
+      if (typeof input !== "string") throw unsupported("content parts")
       const run: FakeRun = { agent, prompt: input, status: "running", open: [], text: "", waiters: [] }
       store.runs.set(runId, run)
+      opts?.onEvent?.({ type: "tool_call", id: "call-1", name: agent, args: {} })
       step(runId, run)
       return { runId, started: true }
     },
@@ -127,23 +143,32 @@ export function createFakeHost(
       const run = store.runs.get(runId)
       if (!run) throw new UnknownRequestError(runId, "no such run")
       if (run.status === "running") await new Promise<void>((resolve) => run.waiters.push(resolve))
+      const base = { text: "", messages: [], toolCalls: [], toolCallCount: 0, turns: 0, model: "fake", runId }
+      const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 }
       return run.status === "pending"
-        ? { status: "pending", text: "", pending: run.open[0] }
-        : { status: "done", text: run.text, isError: false }
+        ? { ...base, usage, status: "pending", ...(run.open[0] ? { pending: run.open[0] } : {}) }
+        : { ...base, usage, status: "done", text: run.text }
     },
-    async listPending() {
-      const out: PendingEntry[] = []
-      for (const [runId, run] of store.runs)
-        for (const request of run.open)
-          out.push({
-            request,
-            conversationId: runId,
-            since: "2026-12-06T00:00:00Z",
-            attempts: 0,
-            state: "open",
-          })
-      return out
+    listPending,
+    async findRequest(id) {
+      return (await listPending()).find((entry) => entry.request.id === id)
     },
+    async getDecision(id) {
+      return store.decisions.get(id)
+    },
+    async send() {
+      throw unsupported("send")
+    },
+    events() {
+      throw unsupported("events")
+    },
+    async transcript() {
+      throw unsupported("transcript")
+    },
+    async cancel() {
+      throw unsupported("cancel")
+    },
+    async close() {},
     async deliverAnswer(answer) {
       const decided = store.decisions.get(answer.id)
       if (decided) throw new AnswerConflictError(answer.id, "it was applied", { decision: decided })

@@ -271,6 +271,17 @@ describe("clients, hosts and principals", () => {
     })
   })
 
+  it("run events become progress notifications when the call carries a progress token", async () => {
+    const c = await client((await serve(createFakeStore())).url)
+    const progress: unknown[] = []
+    const result = await c.callTool(
+      { name: "echo", arguments: { prompt: "p" } },
+      { onprogress: (p) => progress.push(p) },
+    )
+    expect(result).toMatchObject({ content: [{ text: "echo: p" }] })
+    expect(progress).toEqual([expect.objectContaining({ progress: 1, message: "calling echo" })])
+  })
+
   it("a 2025-11-25 client is served through initialize: tools listed, an agent run", async () => {
     const c = await client((await serve(createFakeStore())).url, { era: "legacy" })
     expect((await c.listTools()).tools.map((t) => t.name)).toEqual(AGENTS)

@@ -18,19 +18,22 @@ import {
   AnswerExpiredError,
   AnswerInvalidError,
   ConfigError,
+  HostUnsupportedError,
+  type RunHost,
   type Request as RunRequest,
+  type RuntimeEvent,
   type StreamEvent,
   UnknownRequestError,
   isToolnexusError,
 } from "@toolnexus/core"
 import { answerOf, canAsk, elicitationSupport, inputRequestsOf } from "./input-requests.js"
 import { RequestStateSealer, type SealedState } from "./request-state.js"
-import { type RunState, type ServedRunHost, runStateOf } from "./run-state.js"
+import { type RunState, runStateOf } from "./run-state.js"
 
 /** Options of {@link createMcpServer}. */
 export interface McpServerOptions {
   /** The host every call runs through (`createStoreHost`, `connectRestate`, `connectDbos`). */
-  host: ServedRunHost
+  host: RunHost
   /** The hosted agents served, each as an MCP tool of the same name taking `{prompt: string}`. */
   agents?: string[]
   /** The server's name, as MCP clients show it. */
@@ -176,7 +179,7 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
 
 /** What one server instance's tool handlers share. */
 interface Served {
-  host: ServedRunHost
+  host: RunHost
   sealer: RequestStateSealer
   stateTtlMs: number
   principal: string
@@ -194,7 +197,7 @@ async function callAgent(
   try {
     if (state === undefined) {
       const runId = `mcp-${randomUUID()}`
-      await served.host.start(agent, runId, prompt, { onEvent: progressOf(ctx) })
+      await startRun(served.host, agent, runId, prompt, progressOf(ctx))
       return answerWith(served, agent, runId, ctx)
     }
     // The verify hook has opened it (a string would be a state it did not see). A state is
@@ -205,7 +208,7 @@ async function callAgent(
       const answer = answerOf(request, ctx.mcpReq.inputResponses)
       if (answer === undefined) continue
       try {
-        await served.host.deliverAnswer(answer, { onEvent: progressOf(ctx) })
+        await deliver(served.host, answer, progressOf(ctx))
       } catch (error) {
         // Delivered before (the first response was lost) or already consumed: the run's current
         // state answers; the first decision stands.
@@ -220,6 +223,50 @@ async function callAgent(
     return errorResult(safeMessage(error))
   }
 }
+
+/**
+ * Starts the run, with its events as progress when asked for; a host whose runs stream
+ * elsewhere (an engine) refuses `onEvent`, and the run starts without it (a started run id is
+ * that run, so the second start starts nothing twice).
+ */
+async function startRun(
+  host: RunHost,
+  agent: string,
+  runId: string,
+  prompt: string,
+  onEvent?: OnEvent,
+): Promise<void> {
+  if (onEvent === undefined) {
+    await host.start(agent, runId, prompt)
+    return
+  }
+  try {
+    await host.start(agent, runId, prompt, { onEvent })
+  } catch (error) {
+    if (!HostUnsupportedError.isInstance(error)) throw error
+    await host.start(agent, runId, prompt)
+  }
+}
+
+/** Delivers `answer`, with progress as {@link startRun} does. */
+async function deliver(
+  host: RunHost,
+  answer: Parameters<RunHost["deliverAnswer"]>[0],
+  onEvent?: OnEvent,
+): Promise<void> {
+  if (onEvent === undefined) {
+    await host.deliverAnswer(answer)
+    return
+  }
+  try {
+    await host.deliverAnswer(answer, { onEvent })
+  } catch (error) {
+    if (!HostUnsupportedError.isInstance(error)) throw error
+    await host.deliverAnswer(answer)
+  }
+}
+
+type OnEvent = (ev: StreamEvent | RuntimeEvent) => void
 
 /** The run's next state as the call's answer: its result, or `input_required`. */
 async function answerWith(
@@ -265,7 +312,7 @@ function cannotAsk(runId: string, requests: RunRequest[]): CallToolResult {
 }
 
 /** Run events as progress notifications, when the call carries a progress token. */
-function progressOf(ctx: ServerContext): ((ev: StreamEvent) => void) | undefined {
+function progressOf(ctx: ServerContext): OnEvent | undefined {
   const progressToken = ctx.mcpReq._meta?.progressToken
   if (progressToken === undefined) return undefined
   let progress = 0

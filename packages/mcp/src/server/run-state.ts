@@ -1,27 +1,4 @@
-import type { AnswerDecision, PendingEntry, Request, StreamEvent } from "@toolnexus/core"
-
-/**
- * The part of a `RunHost` (DESIGN §17) the MCP server talks to: start a hosted run, read its
- * state, answer its requests.
- */
-export interface ServedRunHost {
-  /** Starts run `runId` of `agent` on `input`; an id already used is that run (`started: false`). */
-  start(
-    agent: string,
-    runId: string,
-    input: string,
-    opts?: { onEvent?: (ev: StreamEvent) => void },
-  ): Promise<{ runId: string; started: boolean }>
-  /** The run's result once it ends, or parks on a request. */
-  result(runId: string, opts?: { timeoutMs?: number }): Promise<unknown>
-  /** Open requests, one entry per request id. */
-  listPending(opts?: { limit?: number; kind?: string; after?: string }): Promise<PendingEntry[]>
-  /** Records `answer` as the decision on its request and sends it to the waiting run. */
-  deliverAnswer(
-    answer: { id: string; ok: boolean; data?: Record<string, unknown>; reason?: string },
-    opts?: { onEvent?: (ev: StreamEvent) => void },
-  ): Promise<{ runId: string; request: Request; decision: AnswerDecision }>
-}
+import type { PendingEntry, Request, RunHost } from "@toolnexus/core"
 
 /** Where a hosted run stands: ended with a result, or parked on open requests. @internal */
 export type RunState =
@@ -39,11 +16,7 @@ const LOOK_CAP_MS = 500
  *
  * @internal
  */
-export async function runStateOf(
-  host: ServedRunHost,
-  runId: string,
-  signal?: AbortSignal,
-): Promise<RunState> {
+export async function runStateOf(host: RunHost, runId: string, signal?: AbortSignal): Promise<RunState> {
   const stop = new AbortController()
   const abort = () => stop.abort()
   signal?.addEventListener("abort", abort, { once: true })
@@ -52,7 +25,7 @@ export async function runStateOf(
     const parked = watchPending(host, runId, stop.signal).then((requests) => ({ requests }))
     const first = await Promise.race([settled, parked])
     if ("requests" in first) return { kind: "waiting", requests: first.requests }
-    const result = first.result as { status?: string; text?: unknown; isError?: boolean; pending?: Request }
+    const result = first.result as { status: string; text: string; isError?: boolean; pending?: Request }
     if (result.status === "pending") {
       const open = await openRequestsOf(host, runId)
       const requests = open.length > 0 ? open : result.pending ? [result.pending] : []
@@ -60,9 +33,9 @@ export async function runStateOf(
     }
     return {
       kind: "ended",
-      text: typeof result.text === "string" ? result.text : "",
-      isError: result.isError === true || result.status === "error",
-      status: typeof result.status === "string" ? result.status : "done",
+      text: result.text,
+      isError: result.isError === true,
+      status: result.status,
     }
   } finally {
     stop.abort()
@@ -71,7 +44,7 @@ export async function runStateOf(
 }
 
 /** Resolves with the run's open requests once it has some; never resolves when aborted first. */
-async function watchPending(host: ServedRunHost, runId: string, signal: AbortSignal): Promise<Request[]> {
+async function watchPending(host: RunHost, runId: string, signal: AbortSignal): Promise<Request[]> {
   let wait = FIRST_LOOK_MS
   for (;;) {
     await delay(wait, signal)
@@ -84,7 +57,7 @@ async function watchPending(host: ServedRunHost, runId: string, signal: AbortSig
 }
 
 /** The open requests of run `runId`: held by its runtime or by its conversation. @internal */
-export async function openRequestsOf(host: ServedRunHost, runId: string): Promise<Request[]> {
+export async function openRequestsOf(host: RunHost, runId: string): Promise<Request[]> {
   const out: Request[] = []
   let after: string | undefined
   for (;;) {

@@ -104,8 +104,11 @@ function wake(run: FakeRun): void {
   for (const waiter of run.waiters.splice(0)) waiter()
 }
 
-/** A host over `store`. */
-export function createFakeHost(store: FakeStore): RunHost<RunResult> {
+/**
+ * A host over `store`. `engine`: behaves as an engine connection does — `result` settles at
+ * the end only (a parked run waits in the engine) and `onEvent` is refused.
+ */
+export function createFakeHost(store: FakeStore, opts: { engine?: boolean } = {}): RunHost<RunResult> {
   const answersOf = (runId: string) =>
     new Map(store.delivered.filter((a) => a.id.startsWith(`${runId}.`)).map((a) => [a.id, a]))
   const step = (runId: string, run: FakeRun) => {
@@ -129,20 +132,22 @@ export function createFakeHost(store: FakeStore): RunHost<RunResult> {
   const unsupported = (operation: string) =>
     new HostUnsupportedError("fakeHost", operation, "not in this fake")
   return {
-    async start(agent, runId, input, opts) {
+    async start(agent, runId, input, startOpts) {
+      if (opts.engine && startOpts?.onEvent) throw unsupported("start({ onEvent })")
       if (!(agent in AGENTS)) throw new ConfigError(`no agent ${agent}`)
       if (store.runs.has(runId)) return { runId, started: false }
       if (typeof input !== "string") throw unsupported("content parts")
       const run: FakeRun = { agent, prompt: input, status: "running", open: [], text: "", waiters: [] }
       store.runs.set(runId, run)
-      opts?.onEvent?.({ type: "tool_call", id: "call-1", name: agent, args: {} })
+      startOpts?.onEvent?.({ type: "tool_call", id: "call-1", name: agent, args: {} })
       step(runId, run)
       return { runId, started: true }
     },
     async result(runId) {
       const run = store.runs.get(runId)
       if (!run) throw new UnknownRequestError(runId, "no such run")
-      if (run.status === "running") await new Promise<void>((resolve) => run.waiters.push(resolve))
+      while (run.status === "running" || (opts.engine && run.status === "pending"))
+        await new Promise<void>((resolve) => run.waiters.push(resolve))
       const base = { text: "", messages: [], toolCalls: [], toolCallCount: 0, turns: 0, model: "fake", runId }
       const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 }
       return run.status === "pending"
@@ -169,7 +174,8 @@ export function createFakeHost(store: FakeStore): RunHost<RunResult> {
       throw unsupported("cancel")
     },
     async close() {},
-    async deliverAnswer(answer) {
+    async deliverAnswer(answer, deliverOpts) {
+      if (opts.engine && deliverOpts?.onEvent) throw unsupported("deliverAnswer({ onEvent })")
       const decided = store.decisions.get(answer.id)
       if (decided) throw new AnswerConflictError(answer.id, "it was applied", { decision: decided })
       for (const [runId, run] of store.runs) {

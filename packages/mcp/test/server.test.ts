@@ -23,10 +23,10 @@ afterEach(async () => {
 /** A server over a host on `store`, served on 127.0.0.1; bearer tokens name the principal. */
 async function serve(
   store: FakeStore,
-  opts: { stateKeys?: string[]; stateTtlMs?: number; allowedHosts?: string[] } = {},
+  opts: { stateKeys?: string[]; stateTtlMs?: number; allowedHosts?: string[]; engine?: boolean } = {},
 ): Promise<Served> {
   const mcp = createMcpServer({
-    host: createFakeHost(store),
+    host: createFakeHost(store, { engine: opts.engine ?? false }),
     agents: AGENTS,
     name: "toolnexus-test",
     version: "1.0.0",
@@ -280,6 +280,27 @@ describe("clients, hosts and principals", () => {
     )
     expect(result).toMatchObject({ content: [{ text: "echo: p" }] })
     expect(progress).toEqual([expect.objectContaining({ progress: 1, message: "calling echo" })])
+  })
+
+  it("on an engine-like host (result settles at the end only, onEvent refused) a parked run is still found", async () => {
+    const store = createFakeStore()
+    const c = await client((await serve(store, { engine: true })).url)
+    const first = (await c.callTool(
+      { name: "deploy", arguments: { prompt: "prod" } },
+      { allowInputRequired: true, onprogress: () => {} },
+    )) as unknown as InputRequired
+    const id = Object.keys(first.inputRequests)[0] as string
+    const done = await c.callTool(
+      {
+        name: "deploy",
+        arguments: { prompt: "prod" },
+        inputResponses: { [id]: approve(true) },
+        requestState: first.requestState,
+      } as never,
+      { allowInputRequired: true, onprogress: () => {} },
+    )
+    expect(done).toMatchObject({ content: [{ text: "deployed prod" }] })
+    expect(store.toolRuns.get("deploy")).toBe(1)
   })
 
   it("a 2025-11-25 client is served through initialize: tools listed, an agent run", async () => {

@@ -321,6 +321,25 @@ describe("clients, hosts and principals", () => {
     expect(res.status).toBe(401)
   })
 
+  it("an authenticate hook that throws ⇒ 500 without its message", async () => {
+    const mcp = createMcpServer({
+      host: createFakeHost(createFakeStore()),
+      agents: ["echo"],
+      name: "t",
+      version: "1",
+      stateKeys: [KEY],
+      authenticate: () => {
+        throw new Error("token sk-secret-123 rejected")
+      },
+    })
+    open.push({ close: () => mcp.close() })
+    const res = await mcp.fetch(
+      new Request("http://127.0.0.1/mcp", { method: "POST", headers: { host: "127.0.0.1" }, body: "{}" }),
+    )
+    expect(res.status).toBe(500)
+    expect(await res.text()).not.toMatch(/sk-secret/)
+  })
+
   it("DNS rebinding: a Host or Origin not allowed ⇒ 403, a malformed Host ⇒ 400; bodies are bounded", async () => {
     const served = await serve(createFakeStore())
     const post = (

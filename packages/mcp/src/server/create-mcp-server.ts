@@ -157,7 +157,13 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
       if (refused) return refused
       let principal = ANONYMOUS
       if (authenticate) {
-        const who = await authenticate(req)
+        let who: string | Response
+        try {
+          who = await authenticate(req)
+        } catch {
+          // The hook's failure stays here: its message may hold a token or a secret.
+          return jsonError(500, "TNX_INTERNAL", "authentication failed")
+        }
         if (who instanceof Response) return who
         if (typeof who !== "string" || who === "")
           return jsonError(500, "TNX_INTERNAL", "authenticate returned no principal")

@@ -1,6 +1,7 @@
 import { appendFileSync } from "node:fs"
 import {
   type Client,
+  type ConversationStore,
   type Tool,
   type Toolkit,
   createClient,
@@ -24,11 +25,12 @@ export type DefineEngineAgent = (opts: {
  * `llmUrl`: `refunds` (a lookup, an approved refund, a request already expired), `long` (299
  * tool turns), `tree` (lead → payer, a runtime) and `boss` (a client whose tool is the payer
  * agent via `asTool`). Tool executions are appended to `logFile`, one JSON line each, so a
- * test counts them across worker processes.
+ * test counts them across worker processes. With `store`, the clients keep their conversations
+ * there (a store host's agents).
  */
 export async function contractAgents(
   define: DefineEngineAgent,
-  opts: { llmUrl: string; logFile: string },
+  opts: { llmUrl: string; logFile: string; store?: ConversationStore },
 ): Promise<unknown[]> {
   const log = (entry: object) => appendFileSync(opts.logFile, `${JSON.stringify(entry)}\n`)
   const lookup = defineTool({
@@ -74,7 +76,14 @@ export async function contractAgents(
     run: ({ n }) => `tick ${n}`,
   })
   const llm = { baseUrl: `${opts.llmUrl}/v1`, style: "openai" as const, model: "m", apiKey: "k" }
-  const client = (soul: string) => createClient({ ...llm, systemPrompt: soul, maxTurns: 400, retryBaseMs: 1 })
+  const client = (soul: string) =>
+    createClient({
+      ...llm,
+      systemPrompt: soul,
+      maxTurns: 400,
+      retryBaseMs: 1,
+      ...(opts.store ? { store: opts.store } : {}),
+    })
   const toolkit = (tools: Tool[]) => createToolkit({ extraTools: tools })
   const payer: AgentDef = { name: "payer", does: "pays", soul: "payer", tools: [refund] }
   return [

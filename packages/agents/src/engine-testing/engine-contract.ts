@@ -234,8 +234,11 @@ export function describeEngineContract(name: string, init: EngineContractInit): 
   if (init.skip !== undefined) console.warn(`skipping ${name}: ${init.skip}`)
 }
 
-/** The scripted model of the contract's agents (their system prompts tell them apart). */
-function scriptModel(
+/**
+ * @internal The scripted model of the contract's agents (their system prompts tell them apart);
+ * the host contract runs the same one.
+ */
+export function scriptModel(
   llm: FakeLLMServer,
   hangOnce: Set<string>,
   assistants: (req: FakeRequestView) => number,
@@ -245,12 +248,14 @@ function scriptModel(
     reply: (req) => {
       const n = assistants(req)
       const prompt = req.lastUserText
+      // A plain chat turn (the host contract's `send`): answered at once, whatever came before.
+      if (prompt.startsWith("chat")) return { text: `chat: ${prompt}` }
+      if (hangOnce.delete(`${prompt}#${n}`)) return { hang: true }
       if (n === 0 && prompt.includes("late"))
         return { toolCalls: [{ id: "e1", name: "expiring", arguments: {} }] }
       if (n === 0) return { toolCalls: [{ id: "l1", name: "lookup", arguments: { order: "42" } }] }
       if (n === 1 && !prompt.includes("late"))
         return { toolCalls: [{ id: "r1", name: "refund", arguments: { amount: 30 } }] }
-      if (hangOnce.delete(`${prompt}#${n}`)) return { hang: true }
       return { text: `done: ${req.toolResults.map((r) => r.content).join("|")}` }
     },
   })
@@ -345,7 +350,8 @@ export async function until(check: () => Promise<boolean>, what: string, timeout
 }
 
 /** The tool executions the workers logged. */
-function toolLog(logFile: string): { tool: string; key: string; answer?: unknown }[] {
+/** @internal The tool executions `contractAgents` logged, in order. */
+export function toolLog(logFile: string): { tool: string; key: string; answer?: unknown }[] {
   return readFileSync(logFile, "utf8")
     .split("\n")
     .filter((line) => line !== "")

@@ -47,7 +47,9 @@ export interface HostAgent<Options extends HostAgentOptions<object, never> = Hos
  * @example
  * const agent = hostAgent({ name: "refunds", client, toolkit })
  */
-export function hostAgent<Options extends HostAgentOptions<object, never>>(opts: Options): HostAgent<Options> {
+export function hostAgent<Options extends HostAgentOptions<object, never>>(
+  opts: Options,
+): HostAgent<Options> {
   if (typeof opts?.name !== "string" || !AGENT_NAME.test(opts.name))
     throw new ConfigError(`agent name must match ${AGENT_NAME}, got ${JSON.stringify(opts?.name)}`)
   if ((opts.client === undefined) === (opts.runtime === undefined))

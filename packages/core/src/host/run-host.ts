@@ -25,6 +25,17 @@ export interface HostListOptions {
   after?: string
 }
 
+/**
+ * Where a host reports what no caller waits for: failed runs (with their error `code`) at
+ * `error`, refusals and sweeps at `info`. `console` is one.
+ */
+export interface Logger {
+  /** Something worth knowing that needs no action (a refused answer, a sweep's work). */
+  info(message: string, data?: Record<string, unknown>): void
+  /** A failure no caller saw (a run that failed in the background, a notify that threw). */
+  error(message: string, data?: Record<string, unknown>): void
+}
+
 /** What `RunHost.deliverAnswer` resolves to once the decision is recorded. */
 export interface HostDelivered {
   /** The id of the run that waits on the request and goes on with the decision. */

@@ -8,7 +8,7 @@ import {
   type Toolkit,
   isExpired,
 } from "@toolnexus/core"
-import type { DurableStore } from "../durable-store.js"
+import type { DurableStore, PendingEntry } from "../durable-store.js"
 import { alreadyAppliedError, notWaitingError, settledRequestError } from "../store-engine/claim-refusals.js"
 import { checkAnswer, checkKey } from "../store-engine/option-checks.js"
 import { askWithAnswer } from "./ask-with-answer.js"
@@ -40,6 +40,11 @@ export interface DeliverOptions {
    * `runtime.onEvent` gets all runtime events).
    */
   onEvent?: (ev: StreamEvent) => void
+  /**
+   * The options for the run holding this request, merged over these (a host serving several
+   * agents picks the holder's `client`, `toolkit` or `runtime` here); the sweeps pass it on.
+   */
+  route?: (entry: PendingEntry) => DeliverOptions | Promise<DeliverOptions>
 }
 
 /** What {@link deliverAnswer} resumed: a conversation, or a saved runtime's tree. */
@@ -85,6 +90,10 @@ export async function deliverAnswer(
   if (entry === undefined) {
     // A failed request was decided too: only retryFailed moves it on.
     throw await settledRequestError(store, answer.id, "no conversation or saved runtime waits on it")
+  }
+  if (opts.route) {
+    const { route, ...base } = opts
+    opts = { ...base, ...(await route(entry)) }
   }
   const { runtimeKey } = entry
   if (runtimeKey !== undefined) {

@@ -1,0 +1,289 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import {
+  AnswerConflictError,
+  type ConversationStore,
+  EngineRunError,
+  type PendingEntry,
+  type RunHost,
+  type RunResult,
+  hostAgent,
+} from "@toolnexus/core"
+import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { TaskResult } from "../types.js"
+import { contractAgents } from "./contract-agents.js"
+import { scriptModel, toolLog, until } from "./engine-contract.js"
+
+/** How a host implementation plugs into {@link describeHostContract}. */
+export interface HostContractInit<Store = unknown> {
+  /**
+   * Opens a store of the backend under test; every call reaches the same data, so a second
+   * store is another process over the same database.
+   */
+  store(): Promise<Store>
+  /** A host over `store` serving `agents` (the contract's `hostAgent`s), with `extra` as given. */
+  host(
+    store: Store,
+    agents: unknown[],
+    extra: {
+      /** The host's `notify`. */
+      notify: (entry: PendingEntry) => Promise<void>
+    },
+  ): RunHost
+  /** Closes a store `store()` opened (after its hosts are closed). */
+  closeStore?(store: Store): Promise<void>
+  /** When set, the suite is skipped and this reason printed once. */
+  skip?: string
+}
+
+/**
+ * Registers the behaviour every `RunHost` whose runs execute in this process must have (§17), as
+ * one vitest `describe` block named `name`, on the engines' scripted model and agents
+ * (`contractAgents`, with clients on the host's store): one run per run id, parking and the
+ * request index, one decision and one tool run per request, a two-level tree resumed by one
+ * answer, `getDecision`, `cancel`, `send`, `events`, `result` timeouts, and a second host over
+ * the same store (a restart) answering what the first parked.
+ *
+ * @example
+ * describeHostContract("createStoreHost on memory", { store: async () => store, host: (store, agents, extra) => createStoreHost({ store, agents, ...extra }) })
+ */
+export function describeHostContract<Store>(name: string, init: HostContractInit<Store>): void {
+  describe.skipIf(init.skip !== undefined)(name, () => {
+    let llm: FakeLLMServer
+    let logDir: string
+    let logFile: string
+    let store: Store
+    let host: RunHost
+    const opened: { store: Store; host: RunHost }[] = []
+    const notified: PendingEntry[] = []
+    const hangOnce = new Set<string>()
+    // Ids of this suite run: a shared database may hold an earlier run's.
+    const tag = Math.random().toString(36).slice(2, 8)
+    const id = (base: string) => `${base}-${tag}`
+
+    const assistants = (req: FakeRequestView) =>
+      (req.body.messages as { role: string }[]).filter((m) => m.role === "assistant").length
+    const asked = (prompt: string, n?: number) =>
+      llm.requests.filter((r) => r.lastUserText === prompt && (n === undefined || assistants(r) === n)).length
+    /** Runs of `tool` for run `runId` that applied an answer. */
+    const effects = (tool: string, runId: string) =>
+      toolLog(logFile).filter((e) => e.tool === tool && e.key.startsWith(runId) && e.answer !== null)
+    const openHost = async (): Promise<{ store: Store; host: RunHost }> => {
+      const s = await init.store()
+      const agents = await contractAgents(hostAgent as never, {
+        llmUrl: llm.url,
+        logFile,
+        store: s as unknown as ConversationStore,
+      })
+      const h = init.host(s, agents, {
+        notify: async (entry) => {
+          notified.push(entry)
+        },
+      })
+      opened.push({ store: s, host: h })
+      return { store: s, host: h }
+    }
+    /** Starts a run and waits until it parks; returns its open entry. */
+    const parked = async (agent: string, runId: string, prompt: string, on = host) => {
+      expect(await on.start(agent, runId, prompt)).toEqual({ runId, started: true })
+      const result = (await on.result(runId, { timeoutMs: 20_000 })) as RunResult | TaskResult
+      const request = result.pending
+      expect(request, `run ${runId} parks`).toBeDefined()
+      const entry = await on.findRequest((request as { id: string }).id)
+      expect(entry).toBeDefined()
+      return entry as PendingEntry
+    }
+
+    beforeAll(async () => {
+      llm = await createFakeLLMServer()
+      scriptModel(llm, hangOnce, assistants)
+      logDir = mkdtempSync(join(tmpdir(), "tnx-host-contract-"))
+      logFile = join(logDir, "tools.jsonl")
+      writeFileSync(logFile, "")
+      ;({ store, host } = await openHost())
+    }, 60_000)
+
+    afterAll(async () => {
+      for (const o of opened.reverse()) {
+        await o.host.close()
+        await init.closeStore?.(o.store)
+      }
+      await llm?.close()
+      if (logDir) rmSync(logDir, { recursive: true, force: true })
+    })
+
+    it("a run id starts one run: concurrent and later starts with it start nothing", async () => {
+      const runId = id("twice")
+      const prompt = `refund order 42 (${runId})`
+      const starts = await Promise.all([
+        host.start("refunds", runId, prompt),
+        host.start("refunds", runId, prompt),
+      ])
+      expect(starts.map((s) => s.started).sort()).toEqual([false, true])
+      const result = (await host.result(runId, { timeoutMs: 20_000 })) as RunResult
+      expect(result.pending).toMatchObject({ kind: "approval" })
+      expect(await host.start("refunds", runId, prompt)).toEqual({ runId, started: false })
+      expect([asked(prompt, 0), asked(prompt, 1)]).toEqual([1, 1])
+    }, 30_000)
+
+    it("a parked run is listed once and found; notify hears of it once; one answer runs the tool once", async () => {
+      const runId = id("park")
+      const entry = await parked("refunds", runId, `refund order 42 (${runId})`)
+      const requestId = entry.request.id
+      expect(entry).toMatchObject({ conversationId: runId, state: "open", attempts: 0 })
+      expect(entry.request.data).toMatchObject({ tool: "refund", args: { amount: 30 } })
+      expect((await host.listPending()).filter((e) => e.request.id === requestId)).toEqual([entry])
+      expect(notified.filter((e) => e.request.id === requestId)).toHaveLength(1)
+      expect(await host.getDecision(requestId)).toBeUndefined()
+
+      const outcomes = await Promise.allSettled([
+        host.deliverAnswer({ id: requestId, ok: true }),
+        host.deliverAnswer({ id: requestId, ok: false, reason: "no" }),
+      ])
+      const won = outcomes.filter((o) => o.status === "fulfilled")
+      expect(won).toHaveLength(1)
+      const first = (won[0] as PromiseFulfilledResult<Awaited<ReturnType<RunHost["deliverAnswer"]>>>).value
+      expect(first).toMatchObject({ runId, request: { id: requestId } })
+      const lost = outcomes.find((o) => o.status === "rejected") as PromiseRejectedResult
+      expect(lost.reason).toBeInstanceOf(AnswerConflictError)
+
+      const result = (await host.result(runId, { timeoutMs: 20_000 })) as RunResult
+      expect(result.pending).toBeUndefined()
+      const ran = first.decision.ok ? 1 : 0
+      if (first.decision.ok) expect(result.text).toBe("done: refunded 30")
+      expect(effects("refund", runId)).toHaveLength(ran)
+      await expect(host.deliverAnswer({ id: requestId, ok: true })).rejects.toMatchObject({
+        code: "TNX_ANSWER_CONFLICT",
+        decision: first.decision,
+      })
+      expect(await host.getDecision(requestId)).toEqual(first.decision)
+      expect(await host.findRequest(requestId)).toBeUndefined()
+      expect(effects("refund", runId)).toHaveLength(ran)
+    }, 30_000)
+
+    it("a two-level runtime tree parks once at its deepest handle and one answer finishes it", async () => {
+      const runId = id("tree")
+      const entry = await parked("tree", runId, `tree refund (${runId})`)
+      expect(entry).toMatchObject({
+        conversationId: `${runId}/root/lead.1/payer.1`,
+        runtimeKey: runId,
+        path: ["root", "lead.1", "payer.1"],
+      })
+      expect((await host.listPending()).filter((e) => e.runtimeKey === runId)).toHaveLength(1)
+      await host.deliverAnswer({ id: entry.request.id, ok: true })
+      const result = (await host.result(runId, { timeoutMs: 20_000 })) as TaskResult
+      expect(result).toMatchObject({ status: "done", text: "lead: payer: refunded 12" })
+      expect(effects("refund", runId)).toHaveLength(1)
+      expect(await host.getDecision(entry.request.id)).toEqual({ ok: true })
+      const transcript = JSON.stringify(await host.transcript(runId))
+      expect(transcript).toContain("lead: payer: refunded 12")
+    }, 30_000)
+
+    it("cancel withdraws a parked run's request with its reason: a later answer conflicts and nothing runs", async () => {
+      const runId = id("cancel")
+      const entry = await parked("refunds", runId, `refund order 42 (${runId})`)
+      await host.cancel(runId, "withdrawn")
+      const decision = { ok: false, reason: "withdrawn" }
+      expect(await host.getDecision(entry.request.id)).toEqual(decision)
+      expect(await host.findRequest(entry.request.id)).toBeUndefined()
+      await expect(host.deliverAnswer({ id: entry.request.id, ok: true })).rejects.toMatchObject({
+        code: "TNX_ANSWER_CONFLICT",
+        decision,
+      })
+      await expect(host.result(runId, { timeoutMs: 5_000 })).rejects.toBeInstanceOf(EngineRunError)
+      expect(effects("refund", runId)).toHaveLength(0)
+
+      // A parked tree: its request leaves every level, and the tree is not resumed.
+      const treeId = id("cancel-tree")
+      const held = await parked("tree", treeId, `tree refund (${treeId})`)
+      await host.cancel(treeId)
+      expect(await host.getDecision(held.request.id)).toEqual({ ok: false, reason: "cancelled" })
+      expect((await host.listPending()).filter((e) => e.conversationId.startsWith(treeId))).toEqual([])
+      await expect(host.deliverAnswer({ id: held.request.id, ok: true })).rejects.toMatchObject({
+        code: "TNX_ANSWER_CONFLICT",
+      })
+      expect(effects("refund", treeId)).toHaveLength(0)
+    }, 30_000)
+
+    it("result gives up after timeoutMs on a run in flight; cancel aborts it", async () => {
+      const runId = id("hang")
+      const prompt = `refund order 42 (${runId})`
+      hangOnce.add(`${prompt}#0`)
+      await host.start("refunds", runId, prompt)
+      await until(async () => asked(prompt, 0) === 1, "the hanging turn")
+      await expect(host.result(runId, { timeoutMs: 50 })).rejects.toMatchObject({ code: "TNX_ABORTED" })
+      await host.cancel(runId)
+      await expect(host.result(runId, { timeoutMs: 5_000 })).rejects.toBeInstanceOf(EngineRunError)
+      await expect(host.result(id("never-started"), { timeoutMs: 50 })).rejects.toBeInstanceOf(EngineRunError)
+    }, 30_000)
+
+    it("events stream a run in flight (replayed from its start) and end when it parks", async () => {
+      const runId = id("events")
+      const prompt = `refund order 42 (${runId})`
+      const seen: string[] = []
+      await host.start("refunds", runId, prompt, { onEvent: (ev) => seen.push(ev.type) })
+      const streamed: string[] = []
+      for await (const ev of host.events(runId, { fromStart: true })) streamed.push(ev.type)
+      expect(streamed).toContain("tool_call")
+      expect(streamed).toContain("pending")
+      expect(seen).toEqual(streamed)
+      // Not in flight: nothing to stream.
+      const after: string[] = []
+      for await (const ev of host.events(runId)) after.push(ev.type)
+      expect(after).toEqual([])
+    }, 30_000)
+
+    it("send adds a turn to a conversation run; refused while it waits on a request", async () => {
+      const runId = id("send")
+      await host.start("refunds", runId, `chat one (${runId})`)
+      expect(((await host.result(runId, { timeoutMs: 20_000 })) as RunResult).text).toBe(
+        `chat: chat one (${runId})`,
+      )
+      await host.send(runId, `chat two (${runId})`)
+      expect(((await host.result(runId, { timeoutMs: 20_000 })) as RunResult).text).toBe(
+        `chat: chat two (${runId})`,
+      )
+      const transcript = JSON.stringify(await host.transcript(runId))
+      expect(transcript).toContain(`chat one (${runId})`)
+      expect(transcript).toContain(`chat: chat two (${runId})`)
+
+      const waiting = id("send-waiting")
+      await parked("refunds", waiting, `refund order 42 (${waiting})`)
+      await expect(host.send(waiting, `chat three (${waiting})`)).rejects.toMatchObject({
+        code: "TNX_CONVERSATION_PENDING",
+      })
+      await expect(host.send(id("send-unknown"), "chat")).rejects.toBeInstanceOf(EngineRunError)
+      expect(await host.transcript(id("send-unknown"))).toBeUndefined()
+    }, 30_000)
+
+    it("bad input gets typed errors", async () => {
+      await expect(host.start("refunds", "bad id!", "x")).rejects.toMatchObject({ code: "TNX_CONFIG" })
+      await expect(host.start("nobody", id("nobody"), "x")).rejects.toMatchObject({ code: "TNX_CONFIG" })
+      await expect(host.deliverAnswer({ id: "pnd-nobody", ok: true })).rejects.toMatchObject({
+        code: "TNX_UNKNOWN_REQUEST",
+      })
+      await expect(host.deliverAnswer({ id: "x", ok: "yes" } as never)).rejects.toMatchObject({
+        code: "TNX_ANSWER_INVALID",
+      })
+    })
+
+    it("a new host over the same store (a restart) answers a request the first one parked", async () => {
+      const first = await openHost()
+      const runId = id("restart")
+      const entry = await parked("refunds", runId, `refund order 42 (${runId})`, first.host)
+      await first.host.close()
+      const second = await openHost()
+      expect(await second.host.findRequest(entry.request.id)).toEqual(entry)
+      expect(await second.host.start("refunds", runId, "again")).toEqual({ runId, started: false })
+      const delivered = await second.host.deliverAnswer({ id: entry.request.id, ok: true })
+      expect(delivered).toMatchObject({ runId, decision: { ok: true } })
+      const result = (await second.host.result(runId, { timeoutMs: 20_000 })) as RunResult
+      expect(result.text).toBe("done: refunded 30")
+      expect(effects("refund", runId)).toHaveLength(1)
+      void store
+    }, 30_000)
+  })
+  if (init.skip !== undefined) console.warn(`skipping ${name}: ${init.skip}`)
+}

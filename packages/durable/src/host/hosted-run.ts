@@ -1,0 +1,111 @@
+import type { RuntimeEvent, RuntimeOptions, TaskResult } from "@toolnexus/agents"
+import {
+  type Client,
+  ConfigError,
+  type Prompt,
+  type RunResult,
+  type StreamEvent,
+  type Toolkit,
+} from "@toolnexus/core"
+import type { DurableStore } from "../durable-store.js"
+import { saveRuntime } from "../resume/runtime-persistence.js"
+
+/** What a hosted run runs: a client conversation, or a runtime tree from its `root` def. */
+export interface HostedRunAgent {
+  /** A run is `client.ask(input, { id })` on the store the client was made with. */
+  client?: Client
+  /** The tools of a `client` run. */
+  toolkit?: Toolkit
+  /** A run is a runtime tree: spawn(`root`) → wake(input) → wait, saved when it parks. */
+  runtime?: Omit<RuntimeOptions, "store" | "namespace" | "executor"> & {
+    /** The registry's def the tree is spawned from. */
+    root: string
+  }
+}
+
+/** Options of {@link startHostedRun}. */
+export interface StartHostedRunOptions {
+  /** Aborts the run: a client run stops, a runtime tree is closed. */
+  signal?: AbortSignal
+  /** Every event of the run (a runtime's: every handle's, state changes included). */
+  onEvent?: (ev: StreamEvent | RuntimeEvent) => void
+  /** Called with the spawned root handle's id, before it runs. */
+  onHandle?: (handleId: string) => void
+}
+
+/** How a hosted run ended or parked: a conversation's result, or the runtime root handle's. */
+export type HostedRunResult =
+  | {
+      /** `"conversation"`: a client run, conversation id = the run id. */
+      kind: "conversation"
+      /** The run's result (`pending` set when it parked). */
+      result: RunResult
+    }
+  | {
+      /** `"runtime"`: a runtime tree, saved under the run id while it is parked. */
+      kind: "runtime"
+      /** The root handle's result (`status: "pending"` when it parked). */
+      result: TaskResult
+    }
+
+/**
+ * The one way a run of a hosted agent starts over a durable store: a client agent is
+ * `client.ask(input, { id: runId })` (the store is the client's); a runtime agent is
+ * createRuntime (namespace `runId`) → spawn(root) → wake → wait, and a tree that parks is saved
+ * under key `runId` (its snapshot records its requests, so `deliverAnswer` resumes it).
+ *
+ * @throws ConfigError when a client agent's client uses another store, or a runtime agent gets
+ *   content parts (a handle's prompt is text).
+ */
+export async function startHostedRun(
+  store: DurableStore,
+  agent: HostedRunAgent,
+  runId: string,
+  input: Prompt,
+  opts: StartHostedRunOptions = {},
+): Promise<HostedRunResult> {
+  const { client, runtime } = agent
+  if (client) {
+    if (client.conversationStore() !== store)
+      throw new ConfigError("a hosted client agent's `client` must use the host's store")
+    const result = await client.ask(input, {
+      id: runId,
+      toolkit: agent.toolkit,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+    })
+    return { kind: "conversation", result }
+  }
+  if (!runtime) throw new ConfigError("a hosted agent needs `client` or `runtime`")
+  if (typeof input !== "string")
+    throw new ConfigError(`run ${runId}: a runtime agent's input must be text (a handle's prompt)`)
+  const { root, ...options } = runtime
+  const { createRuntime } = await import("@toolnexus/agents")
+  const own = options.onEvent
+  const listener = opts.onEvent
+  const rt = createRuntime({
+    ...options,
+    store,
+    namespace: runId,
+    ...(own || listener
+      ? {
+          onEvent: (ev: RuntimeEvent) => {
+            own?.(ev)
+            listener?.(ev)
+          },
+        }
+      : {}),
+  })
+  const onAbort = () => void rt.close(rt.root)
+  opts.signal?.addEventListener("abort", onAbort, { once: true })
+  try {
+    const handle = rt.spawn(rt.root, root)
+    opts.onHandle?.(handle.id)
+    rt.wake(handle, input)
+    const result = await rt.wait(handle)
+    if (result.status === "pending") await saveRuntime(store, runId, rt)
+    return { kind: "runtime", result }
+  } finally {
+    opts.signal?.removeEventListener("abort", onAbort)
+  }
+}

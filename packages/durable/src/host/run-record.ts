@@ -1,0 +1,34 @@
+import type { DurableStore } from "../durable-store.js"
+
+/**
+ * What a store host keeps per run id (snapshot `host-run/<runId>`, format version 1): which
+ * agent runs it and where it stands, so another host over the same store routes its answers
+ * and a second `start` starts nothing.
+ */
+export interface RunRecord {
+  /** The format version. */
+  v: 1
+  /** The hosted agent's name. */
+  agent: string
+  /** `running` until its first end or park; `pending` while it waits on a request. */
+  state: "running" | "pending" | "done" | "failed" | "cancelled"
+  /** A runtime agent's root handle id (its conversation is `<runId>/<handle>`). */
+  handle?: string
+  /** The last result (a pending one while parked). */
+  result?: unknown
+  /** Why it failed or was cancelled. */
+  error?: { message: string; code?: string | undefined }
+}
+
+const PREFIX = "host-run/"
+
+/** @internal The run's record, or undefined when no host started it. */
+export async function readRunRecord(store: DurableStore, runId: string): Promise<RunRecord | undefined> {
+  const value = (await store.getSnapshot(PREFIX + runId)) as RunRecord | undefined
+  return value?.v === 1 ? value : undefined
+}
+
+/** @internal Saves the run's record whole. */
+export async function writeRunRecord(store: DurableStore, runId: string, record: RunRecord): Promise<void> {
+  await store.putSnapshot(PREFIX + runId, JSON.parse(JSON.stringify(record)))
+}

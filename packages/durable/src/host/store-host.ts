@@ -1,0 +1,519 @@
+import type { RuntimeEvent, RuntimeOptions, TaskResult } from "@toolnexus/agents"
+import {
+  AbortError,
+  type Answer,
+  type AnswerDecision,
+  ConfigError,
+  EngineRunError,
+  type HostAgent,
+  type HostAgentOptions,
+  HostUnsupportedError,
+  type Logger,
+  type PendingEntry,
+  type Prompt,
+  type RunHost,
+  type RunResult,
+  type StreamEvent,
+  assertAnswer,
+  isToolnexusError,
+} from "@toolnexus/core"
+import { checkRunId, decisionOf } from "@toolnexus/core/engine"
+import type { DurableStore } from "../durable-store.js"
+import {
+  type DeliverOptions,
+  type DeliverResult,
+  deliverAnswer,
+  sweepExpiredClaims,
+  sweepExpiredRequests,
+} from "../resume/deliver-answer.js"
+import { type HostedRunResult, startHostedRun } from "./hosted-run.js"
+import { type RunRecord, readRunRecord, writeRunRecord } from "./run-record.js"
+
+/** An agent a store host serves: `hostAgent(…)` with the agents runtime's options (less the store's). */
+export type StoreHostAgent = HostAgent<
+  HostAgentOptions<Omit<RuntimeOptions, "store" | "namespace" | "executor">, StreamEvent | RuntimeEvent>
+>
+
+/** Options of {@link createStoreHost}. */
+export interface StoreHostOptions {
+  /** Where runs keep their conversations, snapshots, requests and decisions (any durable store). */
+  store: DurableStore
+  /** The agents this host runs; a client agent's `client` must use `store`. */
+  agents: StoreHostAgent[]
+  /** How long a resume's claim holds before another delivery may take it over; default 30 s. */
+  leaseMs?: number
+  /**
+   * Every so often, complete the resumes whose worker died (expired claims) and decline expired
+   * requests; default 60 000 ms, `false` for never (call sweeps yourself).
+   */
+  sweepEveryMs?: number | false
+  /**
+   * Called once per new pending request, after it is saved. A throw is logged, never retried
+   * (a durable outbox comes later).
+   */
+  notify?: (entry: PendingEntry) => Promise<void>
+  /** Failed runs (with their code) at `error`; refusals and sweeps at `info`. */
+  logger?: Logger
+}
+
+type HostResult = RunResult | TaskResult
+type HostEvent = StreamEvent | RuntimeEvent
+
+/** A run executing in this process: its abort, its events so far, its listeners. */
+interface Execution {
+  controller: AbortController
+  events: HostEvent[]
+  shifted: number
+  listeners: Set<() => void>
+  ended: boolean
+  done: Promise<void>
+}
+
+/** Events kept per execution for `events({ fromStart })`; older ones are dropped first. */
+const REPLAY_LIMIT = 10_000
+const HOST = "createStoreHost"
+/** Refusals of the caller's input: reported to the caller, never a failed run. */
+const REFUSALS = new Set([
+  "TNX_ANSWER_INVALID",
+  "TNX_ANSWER_CONFLICT",
+  "TNX_ANSWER_EXPIRED",
+  "TNX_UNKNOWN_REQUEST",
+  "TNX_CONVERSATION_PENDING",
+  "TNX_RUNTIME_HELD",
+  "TNX_CONFIG",
+])
+
+/**
+ * A {@link RunHost} whose runs execute in this process and keep their state in `store` (memory,
+ * SQLite, PostgreSQL or Redis): a client agent's run is conversation `runId`, a runtime agent's
+ * a tree saved under key `runId` while it is parked. Answers go through `deliverAnswer` (one
+ * decision per request id, exactly once across processes sharing the store); a new host over
+ * the same store answers what another one parked. A run id is recorded in the store (snapshot
+ * `host-run/<runId>`), so a second `start` with it starts nothing.
+ *
+ * @throws ConfigError for duplicate agent names, or a client agent whose client uses another store.
+ * @example
+ * const host = createStoreHost({ store, agents: [hostAgent({ name: "refunds", client, toolkit })] })
+ * await host.start("refunds", "order-42", "refund order 42")
+ * const result = await host.result("order-42")
+ */
+export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, HostEvent> {
+  const { store, leaseMs, logger } = opts
+  if (!store || typeof store.claimAnswer !== "function")
+    throw new ConfigError(`${HOST}: \`store\` must be a durable store (createMemoryStore, openStore)`)
+  const agents = new Map<string, StoreHostAgent>()
+  for (const agent of opts.agents ?? []) {
+    if (agents.has(agent.name)) throw new ConfigError(`${HOST}: two agents are named ${agent.name}`)
+    const { client } = agent.options
+    if (client && client.conversationStore() !== store)
+      throw new ConfigError(`${HOST}: agent ${agent.name}'s client must use the host's store`)
+    agents.set(agent.name, agent)
+  }
+  const executions = new Map<string, Execution>()
+  const starting = new Set<string>()
+  const notified = new Set<string>()
+  let closed = false
+
+  const agentOf = (record: RunRecord, runId: string): StoreHostAgent => {
+    const agent = agents.get(record.agent)
+    if (!agent)
+      throw new ConfigError(
+        `${HOST}: run ${runId} is of agent ${record.agent}, which this host does not serve`,
+      )
+    return agent
+  }
+  const recordOf = async (runId: string): Promise<RunRecord> => {
+    const record = await readRunRecord(store, runId)
+    if (!record) throw new EngineRunError(runId, "is not known to this host's store (never started)")
+    return record
+  }
+
+  /** The options of a delivery to the run holding `entry`. */
+  const route = async (entry: PendingEntry): Promise<DeliverOptions> => {
+    const runId = entry.runtimeKey ?? entry.conversationId
+    const record = await readRunRecord(store, runId)
+    if (!record)
+      throw new ConfigError(
+        `${HOST}: request ${entry.request.id} is held by ${runId}, which this host did not start`,
+      )
+    const { client, toolkit, runtime } = agentOf(record, runId).options
+    if (client) return { client, toolkit }
+    const { root: _root, ...options } = runtime as NonNullable<typeof runtime>
+    return { runtime: { ...options, store } }
+  }
+  const deliverOptions = (extra: DeliverOptions = {}): DeliverOptions => ({
+    route,
+    ...(leaseMs !== undefined ? { leaseMs } : {}),
+    ...extra,
+  })
+
+  /** The run's state after a start, turn or resume settled, saved on its record; `notify` once. */
+  async function settled(runId: string, record: RunRecord, outcome: HostedRunResult): Promise<void> {
+    const result = outcome.result
+    const pending = "pending" in result ? result.pending : undefined
+    const state = pending
+      ? "pending"
+      : outcome.kind === "runtime" && outcome.result.isError
+        ? "failed"
+        : "done"
+    await writeRunRecord(store, runId, { ...record, state, result })
+    if (state === "failed")
+      logger?.error(`run ${runId} failed`, {
+        runId,
+        agent: record.agent,
+        code: "TNX_RUNTIME",
+        error: result.text,
+      })
+    if (pending && opts.notify && !notified.has(pending.id)) {
+      notified.add(pending.id)
+      const entry = await store.findRequest(pending.id)
+      if (entry) {
+        try {
+          await opts.notify(entry)
+        } catch (error) {
+          logger?.error(`notify failed for request ${pending.id}`, { runId, error: String(error) })
+        }
+      }
+    }
+  }
+
+  /**
+   * Runs `work` as run `runId`'s execution in this process (after any earlier one of the same
+   * run): its events fan out to `events()`, its end is saved on the record.
+   */
+  function execute(
+    runId: string,
+    record: RunRecord,
+    work: (signal: AbortSignal, emit: (ev: HostEvent) => void) => Promise<HostedRunResult | undefined>,
+    onEvent?: (ev: HostEvent) => void,
+  ): Promise<HostedRunResult | undefined> {
+    const before = executions.get(runId)
+    const exec: Execution = {
+      controller: new AbortController(),
+      events: [],
+      shifted: 0,
+      listeners: new Set(),
+      ended: false,
+      done: Promise.resolve(),
+    }
+    const emit = (ev: HostEvent) => {
+      exec.events.push(ev)
+      if (exec.events.length > REPLAY_LIMIT) {
+        exec.events.shift()
+        exec.shifted++
+      }
+      for (const wake of exec.listeners) wake()
+      try {
+        onEvent?.(ev)
+      } catch {
+        // Observers cannot change a run.
+      }
+    }
+    const run = (async () => {
+      if (before) await before.done
+      const outcome = await work(exec.controller.signal, emit)
+      // A cancelled run's record is `cancel`'s to write.
+      if (outcome && !exec.controller.signal.aborted) await settled(runId, record, outcome)
+      return outcome
+    })()
+    exec.done = run.then(
+      () => undefined,
+      () => undefined,
+    )
+    executions.set(runId, exec)
+    void exec.done.then(() => {
+      exec.ended = true
+      for (const wake of exec.listeners) wake()
+      if (executions.get(runId) === exec) executions.delete(runId)
+    })
+    return run.catch(async (error) => {
+      if (exec.controller.signal.aborted) {
+        logger?.info(`run ${runId} was stopped`, { runId })
+      } else if (isToolnexusError(error) && REFUSALS.has(error.code)) {
+        logger?.info(`run ${runId}: refused: ${(error as Error).message}`, { runId, code: error.code })
+      } else {
+        logger?.error(`run ${runId} failed: ${(error as Error)?.message}`, {
+          runId,
+          agent: record.agent,
+          code: isToolnexusError(error) ? error.code : undefined,
+        })
+      }
+      throw error
+    })
+  }
+
+  async function sweep(): Promise<void> {
+    for (const sweeper of [sweepExpiredClaims, sweepExpiredRequests]) {
+      const done = await sweeper(store, deliverOptions())
+      for (const delivered of done.completed) await afterDelivery(delivered)
+      for (const failure of done.failed)
+        logger?.error(`sweep: request ${failure.requestId} failed again`, {
+          requestId: failure.requestId,
+          code: isToolnexusError(failure.error) ? failure.error.code : undefined,
+        })
+    }
+  }
+  async function afterDelivery(delivered: DeliverResult): Promise<void> {
+    const runId = delivered.kind === "runtime" ? delivered.key : delivered.id
+    const record = await readRunRecord(store, runId)
+    if (record) await settled(runId, record, delivered as HostedRunResult)
+  }
+  const every = opts.sweepEveryMs === undefined ? 60_000 : opts.sweepEveryMs
+  if (every !== false && !(Number.isInteger(every) && every > 0))
+    throw new ConfigError(`${HOST}: sweepEveryMs must be a positive integer or false, got ${every}`)
+  let sweeping: Promise<void> | undefined
+  const timer =
+    every === false
+      ? undefined
+      : setInterval(() => {
+          sweeping ??= sweep()
+            .catch((error) => logger?.error(`sweep failed: ${(error as Error)?.message}`, {}))
+            .finally(() => {
+              sweeping = undefined
+            })
+        }, every)
+  timer?.unref?.()
+
+  /** Records run `runId` and begins it in this process; resolves once the record is saved. */
+  async function begin(
+    agentName: string,
+    agent: StoreHostAgent,
+    runId: string,
+    input: Prompt,
+    onEvent: ((ev: HostEvent) => void) | undefined,
+  ): Promise<{ runId: string; started: boolean }> {
+    const record: RunRecord = { v: 1, agent: agentName, state: "running" }
+    let wrote!: () => void
+    const written = new Promise<void>((resolve) => {
+      wrote = resolve
+    })
+    const run = execute(
+      runId,
+      record,
+      async (signal, emit) => {
+        await writeRunRecord(store, runId, record)
+        wrote()
+        return startHostedRun(store, agent.options, runId, input, {
+          signal,
+          onEvent: emit,
+          onHandle: (handle) => {
+            record.handle = handle
+          },
+        })
+      },
+      onEvent,
+    )
+    run.catch(async (error) => {
+      wrote()
+      if (isToolnexusError(error) && REFUSALS.has(error.code)) return
+      const message = (error as Error)?.message ?? String(error)
+      const code = isToolnexusError(error) ? error.code : undefined
+      await writeRunRecord(store, runId, { ...record, state: "failed", error: { message, code } }).catch(
+        () => undefined,
+      )
+    })
+    await written
+    return { runId, started: true }
+  }
+
+  const checkOpen = () => {
+    if (closed) throw new ConfigError(`${HOST}: the host is closed`)
+  }
+
+  return {
+    async start(agentName, runId, input, startOpts = {}) {
+      checkOpen()
+      checkRunId(runId)
+      const agent = agents.get(agentName)
+      if (!agent) throw new ConfigError(`${HOST}: no agent named ${JSON.stringify(agentName)}`)
+      if (agent.options.runtime && typeof input !== "string")
+        throw new ConfigError(`${HOST}: agent ${agentName} runs a runtime tree; its input must be text`)
+      // In this process the sets decide at once; across processes the stored record does.
+      if (starting.has(runId) || executions.has(runId)) return { runId, started: false }
+      starting.add(runId)
+      try {
+        if ((await readRunRecord(store, runId)) !== undefined) return { runId, started: false }
+        return await begin(agentName, agent, runId, input, startOpts.onEvent)
+      } finally {
+        starting.delete(runId)
+      }
+    },
+    async send(runId, input, sendOpts = {}) {
+      checkOpen()
+      checkRunId(runId)
+      const record = await recordOf(runId)
+      const agent = agentOf(record, runId)
+      if (!agent.options.client)
+        throw new HostUnsupportedError(HOST, "send", `run ${runId} is a runtime tree, not a conversation`)
+      const work = (signal: AbortSignal, emit: (ev: HostEvent) => void) =>
+        startHostedRun(store, agent.options, runId, input, { signal, onEvent: emit })
+      await execute(runId, { ...record, state: "running" }, work, sendOpts.onEvent)
+    },
+
+    async result(runId, resultOpts = {}) {
+      checkRunId(runId)
+      const deadline = resultOpts.timeoutMs === undefined ? undefined : Date.now() + resultOpts.timeoutMs
+      const timedOut = () => new AbortError(`no result of run ${runId} within ${resultOpts.timeoutMs} ms`)
+      for (;;) {
+        const exec = executions.get(runId)
+        if (exec) {
+          if (deadline === undefined) await exec.done
+          else if (!(await within(exec.done, deadline - Date.now()))) throw timedOut()
+          continue
+        }
+        const record = await recordOf(runId)
+        if (record.state === "failed" && record.result === undefined)
+          throw new EngineRunError(runId, `failed: ${record.error?.message ?? "unknown error"}`)
+        if (record.state === "cancelled")
+          throw new EngineRunError(runId, `was cancelled: ${record.error?.message ?? "cancelled"}`)
+        if (record.state !== "running") return record.result as HostResult
+        // Running in another process (or its worker died before saving): look again shortly.
+        if (deadline !== undefined && Date.now() >= deadline) throw timedOut()
+        await within(
+          new Promise(() => undefined),
+          Math.min(100, deadline === undefined ? 100 : deadline - Date.now()),
+        )
+      }
+    },
+
+    events(runId, eventsOpts = {}) {
+      const exec = executions.get(runId)
+      if (!exec) return (async function* () {})()
+      // Subscribed now, not at the first `next()`, so nothing emitted in between is lost.
+      // `seen` counts every event of the execution; `exec.shifted` left the replay buffer.
+      let seen = eventsOpts.fromStart ? exec.shifted : exec.shifted + exec.events.length
+      let wake: (() => void) | undefined
+      const listener = () => wake?.()
+      exec.listeners.add(listener)
+      const iterator: AsyncIterator<HostEvent> = {
+        async next() {
+          for (;;) {
+            seen = Math.max(seen, exec.shifted)
+            if (seen < exec.shifted + exec.events.length)
+              return { value: exec.events[seen++ - exec.shifted] as HostEvent, done: false }
+            if (exec.ended) {
+              exec.listeners.delete(listener)
+              return { value: undefined, done: true }
+            }
+            await new Promise<void>((resolve) => {
+              wake = resolve
+            })
+            wake = undefined
+          }
+        },
+        async return() {
+          exec.listeners.delete(listener)
+          return { value: undefined, done: true }
+        },
+      }
+      return { [Symbol.asyncIterator]: () => iterator }
+    },
+
+    async transcript(runId) {
+      checkRunId(runId)
+      const record = await readRunRecord(store, runId)
+      if (!record) return undefined
+      if (agentOf(record, runId).options.client) return store.get(runId)
+      return record.handle === undefined ? undefined : store.get(`${runId}/${record.handle}`)
+    },
+
+    listPending: (listOpts) => store.listPending(listOpts),
+    findRequest: (requestId) => store.findRequest(requestId),
+    getDecision: (requestId) => store.getDecision(requestId),
+
+    async deliverAnswer(answer: Answer, deliverOpts = {}) {
+      checkOpen()
+      assertAnswer(answer)
+      const entry = await store.findRequest(answer.id)
+      // Nothing waits on it: deliverAnswer throws the refusal (unknown, or the first decision).
+      if (!entry) await deliverAnswer(store, answer, {})
+      const held = entry as PendingEntry
+      const runId = held.runtimeKey ?? held.conversationId
+      const record = await readRunRecord(store, runId)
+      if (!record)
+        throw new ConfigError(
+          `${HOST}: request ${answer.id} is held by ${runId}, which this host did not start`,
+        )
+      await execute(
+        runId,
+        record,
+        async (signal, emit) =>
+          (await deliverAnswer(store, answer, deliverOptions({ signal, onEvent: emit }))) as HostedRunResult,
+        deliverOpts.onEvent,
+      )
+      const decision: AnswerDecision = (await store.getDecision(answer.id)) ?? decisionOf(answer)
+      return { runId, request: held.request, decision }
+    },
+
+    async cancel(runId, reason = "cancelled") {
+      checkRunId(runId)
+      const record = await recordOf(runId)
+      const exec = executions.get(runId)
+      if (exec) {
+        exec.controller.abort(new AbortError(`run ${runId} was cancelled: ${reason}`))
+        await exec.done
+      }
+      const decline: AnswerDecision = { ok: false, reason: String(reason) }
+      for (const entry of await store.listPending()) {
+        if ((entry.runtimeKey ?? entry.conversationId) !== runId) continue
+        await withdraw(store, entry, decline, leaseMs)
+      }
+      await writeRunRecord(store, runId, {
+        ...record,
+        state: "cancelled",
+        error: { message: String(reason) },
+      })
+    },
+
+    async close() {
+      closed = true
+      if (timer) clearInterval(timer)
+      for (const exec of executions.values()) exec.controller.abort(new AbortError("the host was closed"))
+      await Promise.all([...executions.values()].map((exec) => exec.done))
+      await sweeping
+    },
+  }
+}
+
+/**
+ * Decides an open request `decline` without running anything: claimed and consumed on its
+ * holder (so the decision is recorded and a later answer refused with it), then every other
+ * holder of a tree cleared and the parked tree's snapshot removed.
+ */
+async function withdraw(
+  store: DurableStore,
+  entry: PendingEntry,
+  decline: AnswerDecision,
+  leaseMs: number | undefined,
+): Promise<void> {
+  const id = entry.request.id
+  const claim = await store.claimAnswer(
+    entry.conversationId,
+    { id, ...decline },
+    {
+      ...(entry.runtimeKey !== undefined ? { runtimeKey: entry.runtimeKey } : {}),
+      ...(leaseMs !== undefined ? { leaseMs } : {}),
+    },
+  )
+  const messages = (await store.get(entry.conversationId)) ?? []
+  await store.save(entry.conversationId, messages, { pending: null, claim: claim.token })
+  for (let level = 0; level < 64; level++) {
+    const held = await store.findRequest(id)
+    if (!held) break
+    await store.save(held.conversationId, (await store.get(held.conversationId)) ?? [], { pending: null })
+  }
+  if (entry.runtimeKey !== undefined) await store.deleteSnapshot(entry.runtimeKey)
+}
+
+/** True when `promise` settled within `ms`. */
+async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, ms))
+  })
+  try {
+    return await Promise.race([promise.then(() => true as const), late])
+  } finally {
+    clearTimeout(timer)
+  }
+}

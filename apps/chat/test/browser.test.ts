@@ -78,4 +78,17 @@ describe.skipIf(!haveChromium)("the chat page in headless Chromium (useChat from
     await page.getByText("The receipt goes to ada@example.com.").waitFor()
     expect(await page.getByRole("alert").count()).toBe(0)
   })
+
+  // Issue 37: the 409 while a card waits reached the person as raw JSON naming server APIs.
+  it("a message sent while an approval waits is answered in the chat's own words", async () => {
+    await say("Refund order 7")
+    await page.getByTestId("approval").last().waitFor()
+    await say("And order 8?")
+    const alert = page.getByRole("alert")
+    await alert.waitFor()
+    expect(await alert.textContent()).toMatch(
+      /^This chat is waiting for your answer to ".+"\. Answer it first, then send your message\.$/,
+    )
+    expect(server.refunds.map((r) => r.orderId)).toEqual(["42"])
+  })
 })

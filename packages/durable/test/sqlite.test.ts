@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import Database from "better-sqlite3"
@@ -56,7 +56,12 @@ for (const [name, db] of [
         conn.prepare("UPDATE tnx_meta SET value = ? WHERE key = 'schema_version'").run(String(version))
       }),
     schemaVersion: SQLITE_MIGRATIONS.length,
-    unreachable: async () => new SqliteStore({ path: join(dir, "no-such-dir", "x.db") }),
+    // A store makes a missing folder, so the unopenable path lies under a regular file.
+    unreachable: async () => {
+      const blocker = join(dir, "not-a-folder")
+      writeFileSync(blocker, "")
+      return new SqliteStore({ path: join(blocker, "x.db") })
+    },
   })
 }
 

@@ -3,6 +3,9 @@
 // "node harness.mjs" --scenario <name>`): the suite appends its server URL and sets
 // MCP_CONFORMANCE_SCENARIO (and, for scenarios with credentials, MCP_CONFORMANCE_CONTEXT).
 //
+// The scenario's data (MCP_CONFORMANCE_CONTEXT) gives credentials and, for some scenarios, the
+// tool calls to make with their arguments.
+//
 // It uses only the public API of the built package, as an application would: connectMcp with a
 // Map token store and the `oauth` options, tools() and execute(), servers(), finishLogin, and
 // elicitations answered inline through ctx.resolve. Logging in is played by following the
@@ -103,9 +106,23 @@ function argumentsFor(schema) {
   return args
 }
 
+/**
+ * The calls to make: those the scenario names in its context (`toolCalls`, with their
+ * arguments), else every tool once with arguments made from its schema.
+ */
+function plannedCalls() {
+  const tools = mcp.tools().filter((t) => t.name !== `${SERVER}__sign_in`)
+  if (!Array.isArray(context.toolCalls))
+    return tools.map((tool) => ({ tool, args: argumentsFor(tool.inputSchema) }))
+  return context.toolCalls.map(({ name, arguments: args }) => {
+    const tool = tools.find((t) => t.name === `${SERVER}__${name}`)
+    if (!tool) throw new Error(`the scenario's tool ${name} is not offered`)
+    return { tool, args: args ?? {} }
+  })
+}
+
 /** Runs one tool to its end: a login it suspends on is completed and the call retried. */
-async function run(tool) {
-  const args = argumentsFor(tool.inputSchema)
+async function run(tool, args = {}) {
   let answer
   for (let attempt = 0; attempt <= MAX_LOGINS; attempt++) {
     const result = await tool.execute(args, answer ? { resolve, answer } : { resolve })
@@ -133,9 +150,8 @@ try {
   const [status] = mcp.servers()
   console.error(`server: ${JSON.stringify(status)}`)
   if (status.status !== "ready") throw new Error(`the server is not ready: ${status.error}`)
-  for (const tool of mcp.tools()) {
-    if (tool.name === `${SERVER}__sign_in`) continue
-    const result = await run(tool)
+  for (const { tool, args } of plannedCalls()) {
+    const result = await run(tool, args)
     console.error(`${tool.name}: ${result.isError ? "error" : "ok"}: ${result.output}`)
   }
 } catch (error) {

@@ -9,7 +9,14 @@ import {
 import { type ApprovalPolicy, needsApproval } from "./approval-policy.js"
 import { toolSchemaOf } from "./input-schema.js"
 import { approvalRequestId, loginRequestId, markOf } from "./request-ids.js"
-import type { CallEnd, InflightCall, ServerConnection, ServerTool } from "./server-connection.js"
+import {
+  type CallEnd,
+  type InflightCall,
+  type McpRound,
+  ROUND_KEY,
+  type ServerConnection,
+  type ServerTool,
+} from "./server-connection.js"
 import { toolResultOf } from "./tool-output.js"
 
 /** @internal What every MCP tool of a connection shares. */
@@ -94,6 +101,9 @@ export class McpTool implements Tool {
       known.set(mark.digest, answer)
     }
     let call: InflightCall = { tool, ctx, replay: new Map(known), abort: new AbortController() }
+    // A call halted in a 2026-07-28 round resumes by retrying that round, once.
+    const round = answer && mark?.kind === "elicit" ? haltedRound(ctx, answer.id) : undefined
+    if (round) call.resume = round
     let end = await this.#server.call(call, args)
     if (end.kind === "url" && ctx.resolve) {
       // Inline: the user finishes the flow now, and the call is made once more.
@@ -157,6 +167,14 @@ export function signInTool(name: string, server: ServerConnection): Tool {
       return { output: server.error?.message ?? `MCP server ${server.name} is unavailable`, isError: true }
     },
   }
+}
+
+/** The 2026-07-28 round the request being answered was halted in, if it was. */
+function haltedRound(ctx: ToolContext, answerId: string): McpRound | undefined {
+  const round = ctx.request?.id === answerId ? ctx.request.data?.[ROUND_KEY] : undefined
+  if (typeof round !== "object" || round === null) return undefined
+  const { inputRequests } = round as Partial<McpRound>
+  return typeof inputRequests === "object" && inputRequests !== null ? (round as McpRound) : undefined
 }
 
 /** The elicitation answers the request being answered carries, by digest. */

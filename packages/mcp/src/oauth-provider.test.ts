@@ -94,3 +94,17 @@ describe("machine grants", () => {
     })
   })
 })
+
+describe("the discovery the SDK is handed (SEP-2352)", () => {
+  it("is the saved one only while a login is in progress, so a moved authorization server is found again", async () => {
+    const p = provider({ redirectUrl: "https://app.example.com/cb" })
+    await discovered(p, false)
+    // No login started: the SDK discovers afresh and follows the server's current authorization server.
+    expect(await p.discoveryState()).toBeUndefined()
+    await p.state()
+    await p.saveCodeVerifier("verifier")
+    await p.redirectToAuthorization(new URL("https://auth.example.com/authorize?x=1"))
+    // The code of the login in progress must be redeemed where it was issued.
+    expect((await p.discoveryState())?.authorizationServerUrl).toBe("https://auth.example.com")
+  })
+})

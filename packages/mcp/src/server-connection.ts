@@ -1,4 +1,5 @@
 import {
+  type CallToolRequestOptions,
   Client,
   type ClientOptions,
   IssuerMismatchError,
@@ -13,6 +14,7 @@ import {
   type Transport,
   UnauthorizedError,
   auth,
+  isInputRequiredResult,
 } from "@modelcontextprotocol/client"
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio"
 import type { Answer, Request, ToolContext } from "@toolnexus/core"
@@ -63,7 +65,23 @@ export interface InflightCall {
   abort: AbortController
   /** @internal Set while the call runs. */
   deadline?: CallDeadline
+  /** A 2026-07-28 round the call halted in: the call resumes by retrying it, not from the start. */
+  resume?: McpRound
 }
+
+/**
+ * @internal One `input_required` round of a 2026-07-28 call, as a halted call keeps it in its
+ * request's data: the server's input requests, its opaque `requestState` (sent back as it
+ * came, to that server only), and the responses gathered before the halt.
+ */
+export interface McpRound {
+  inputRequests: Record<string, { method: string; params?: Record<string, unknown> }>
+  requestState?: string
+  responses?: Record<string, unknown>
+}
+
+/** @internal The request data key of a halted call's round. */
+export const ROUND_KEY = "mcpRound"
 
 /** @internal How a call ended, before it becomes a ToolResult. */
 export type CallEnd =
@@ -80,6 +98,8 @@ const BACKOFF_MAX_MS = 30_000
 const NO_SDK_TIMEOUT = 2_147_483_647
 const STDERR_TAIL = 2_000
 const PROBE_TIMEOUT_MS = 2_000
+/** Rounds of one 2026-07-28 call before it is given up on (a server that never completes). */
+const MAX_ROUNDS = 10
 
 /**
  * @internal One configured server: its MCP client session, its tools, and the rules for a
@@ -205,12 +225,40 @@ export class ServerConnection {
     call.deadline = deadline
     this.#inflight.add(call)
     try {
-      const outcome = await client.request(
-        { method: "tools/call", params: { name: call.tool, arguments: args } },
-        { signal: AbortSignal.any(signals), timeout: NO_SDK_TIMEOUT, onprogress: () => deadline.restart() },
-      )
-      if (call.suspended) return { kind: "suspended", request: call.suspended }
-      return { kind: "result", outcome }
+      // The definition as listed, without its output schema: the SDK mirrors the declared
+      // headers from it and does not hold a round's answer (no structured content) for a result.
+      const listed = this.#tools.find((t) => t.name === call.tool)
+      const toolDefinition = { name: call.tool, inputSchema: listed?.inputSchema ?? { type: "object" } }
+      const options = {
+        signal: AbortSignal.any(signals),
+        timeout: NO_SDK_TIMEOUT,
+        onprogress: () => deadline.restart(),
+        allowInputRequired: true,
+        toolDefinition: toolDefinition as CallToolRequestOptions["toolDefinition"],
+      }
+      let round = call.resume
+      for (let rounds = 0; ; rounds++) {
+        let params: Record<string, unknown> = { name: call.tool, arguments: args }
+        if (round) {
+          if (rounds > MAX_ROUNDS) {
+            return {
+              kind: "failed",
+              message: `MCP server ${JSON.stringify(this.name)}: ${call.tool} still asked for input after ${MAX_ROUNDS} rounds`,
+            }
+          }
+          const gathered = await this.#fulfil(call, round)
+          if (gathered.kind !== "responses") return gathered
+          params = { ...params, inputResponses: gathered.responses }
+          if (round.requestState !== undefined) params.requestState = round.requestState
+        }
+        // callTool: on 2026-07-28 it mirrors the parameters the tool declares as `Mcp-Param-*`
+        // headers (SEP-2243).
+        const outcome: unknown = await client.callTool(params as { name: string }, options)
+        if (call.suspended) return { kind: "suspended", request: call.suspended }
+        if (!isInputRequiredResult(outcome)) return { kind: "result", outcome: outcome as CallToolOutcome }
+        round = { inputRequests: (outcome.inputRequests ?? {}) as McpRound["inputRequests"] }
+        if (outcome.requestState !== undefined) round.requestState = outcome.requestState
+      }
     } catch (error) {
       if (call.suspended) return { kind: "suspended", request: call.suspended }
       return this.#callFailed(call, error)
@@ -270,6 +318,8 @@ export class ServerConnection {
       {
         capabilities: clientCapabilities(features),
         ...negotiationOf(this.#options.protocolVersions, this.#options.connectTimeoutMs),
+        // 2026-07-28 rounds are gathered here (inline, or halting with the round kept).
+        inputRequired: { autoFulfill: false },
       },
     )
     // On 2025-11-25 these come as the server's requests during a call; on 2026-07-28 as the
@@ -432,6 +482,79 @@ export class ServerConnection {
     const probe = elicitationOf(params, this.name, first.tool)
     const call = calls.find((c) => c.replay.has(probe.digest)) ?? first
     const elicitation = call === first ? probe : elicitationOf(params, this.name, call.tool)
+    const answered = await this.#answer(call, elicitation)
+    if ("request" in answered) {
+      call.suspended = answered.request
+      // The cancel reaches the server first; then the call itself is withdrawn.
+      setImmediate(() => call.abort.abort())
+      return { action: "cancel" }
+    }
+    return answered.result
+  }
+
+  /**
+   * Gathers one response per input request of a 2026-07-28 round: elicitations as above,
+   * sampling by this client's model, roots from the options. An elicitation nobody can answer
+   * now ends the call suspended on it, the round (with what was gathered) in its data.
+   */
+  async #fulfil(
+    call: InflightCall,
+    round: McpRound,
+  ): Promise<{ kind: "responses"; responses: Record<string, unknown> } | CallEnd> {
+    const responses: Record<string, unknown> = { ...round.responses }
+    const { roots, sampling } = this.#options.features
+    for (const [key, input] of Object.entries(round.inputRequests)) {
+      if (key in responses) continue
+      const params = (input.params ?? {}) as Record<string, unknown>
+      if (input.method === "elicitation/create") {
+        const elicitation = elicitationOf(params as Elicitation["params"], this.name, call.tool)
+        const answered = await this.#answer(call, elicitation)
+        if ("request" in answered) {
+          const halted = { ...round, responses }
+          return {
+            kind: "suspended",
+            request: { ...answered.request, data: { ...answered.request.data, [ROUND_KEY]: halted } },
+          }
+        }
+        responses[key] = answered.result
+      } else if (input.method === "sampling/createMessage" && sampling) {
+        call.deadline?.stop()
+        try {
+          responses[key] = await answerSampling(params as Parameters<typeof answerSampling>[0], sampling, {
+            server: this.name,
+            tool: call.tool,
+            ctx: call.ctx,
+          })
+        } finally {
+          call.deadline?.restart()
+        }
+      } else if (input.method === "roots/list" && roots) {
+        responses[key] = { roots: roots.map((r) => ({ ...r })) }
+      } else {
+        const what =
+          input.method === "sampling/createMessage"
+            ? "sampling"
+            : input.method === "roots/list"
+              ? "roots"
+              : input.method
+        return {
+          kind: "failed",
+          message: `MCP server ${JSON.stringify(this.name)}: ${call.tool} asked for ${what}, which this client does not offer`,
+        }
+      }
+    }
+    return { kind: "responses", responses }
+  }
+
+  /**
+   * An elicitation's answer: the one the re-issued or resumed call carries, else asked inline
+   * through `ctx.resolve`; with neither, the request to suspend on.
+   */
+  async #answer(
+    call: InflightCall,
+    elicitation: Elicitation,
+  ): Promise<{ result: { action: "accept" | "decline" | "cancel" } } | { request: Request }> {
+    const params = elicitation.params
     let answer = call.replay.get(elicitation.digest)
     if (answer) call.replay.delete(elicitation.digest)
     else if (call.ctx.resolve) {
@@ -442,16 +565,11 @@ export class ServerConnection {
         call.deadline?.restart()
       }
     }
-    if (!answer) {
-      call.suspended = elicitation.request
-      // The cancel reaches the server first; then the call itself is withdrawn.
-      setImmediate(() => call.abort.abort())
-      return { action: "cancel" }
-    }
+    if (!answer) return { request: elicitation.request }
     const { result, problem } = elicitResultOf(elicitation, answer)
     if (problem)
       call.problem = `the answer to ${JSON.stringify(params.message)} does not fit the form: ${problem}`
-    return result
+    return { result }
   }
 
   #callFailed(call: InflightCall, error: unknown): CallEnd {
@@ -628,6 +746,20 @@ export class CallDeadline {
  * schema) so one tool with a non-object schema does not take the whole server down.
  */
 async function listTools(client: Client, timeoutMs: number): Promise<ServerTool[]> {
+  // The SDK's own listing first: on 2026-07-28 over HTTP it leaves out tools whose
+  // `x-mcp-header` declarations are invalid (SEP-2243) and keeps the definitions it mirrors
+  // `Mcp-Param-*` headers from. It refuses a whole page for one malformed tool, so a refused
+  // page is read again leniently.
+  try {
+    const { tools } = await client.listTools(undefined, { timeout: timeoutMs, cacheMode: "refresh" })
+    if (tools.length > 0 || client.getServerCapabilities()?.tools) return tools.map(serverToolOf)
+  } catch (error) {
+    if (
+      error instanceof ProtocolError ||
+      (error instanceof SdkError && error.code !== SdkErrorCode.InvalidResult)
+    )
+      throw error
+  }
   const tools: ServerTool[] = []
   let cursor: string | undefined
   do {
@@ -638,25 +770,29 @@ async function listTools(client: Client, timeoutMs: number): Promise<ServerTool[
     const listed = Array.isArray(page.tools) ? page.tools : []
     for (const tool of listed) {
       if (!isPlainObject(tool) || typeof tool.name !== "string" || tool.name === "") continue
-      const entry: ServerTool = {
-        name: tool.name,
-        description: typeof tool.description === "string" ? tool.description : "",
-        inputSchema: tool.inputSchema,
-      }
-      if (isPlainObject(tool.annotations)) entry.annotations = tool.annotations as ToolAnnotations
-      tools.push(entry)
+      tools.push(serverToolOf(tool as { name: string } & Record<string, unknown>))
     }
     cursor = typeof page.nextCursor === "string" && page.nextCursor !== "" ? page.nextCursor : undefined
   } while (cursor !== undefined)
   return tools
 }
 
+function serverToolOf(tool: { name: string } & Record<string, unknown>): ServerTool {
+  const entry: ServerTool = {
+    name: tool.name,
+    description: typeof tool.description === "string" ? tool.description : "",
+    inputSchema: tool.inputSchema,
+  }
+  if (isPlainObject(tool.annotations)) entry.annotations = tool.annotations as ToolAnnotations
+  return entry
+}
+
 /**
- * An RFC 8414 issuer mismatch of the 2025-03-26 kind: the metadata was looked up at the MCP
+ * @internal An RFC 8414 issuer mismatch of the 2025-03-26 kind: the metadata was looked up at the MCP
  * server's own origin (no protected resource metadata named another) and names an issuer on
  * that same origin, with a path.
  */
-function isOwnIssuerPath(error: unknown, server: URL): boolean {
+export function isOwnIssuerPath(error: unknown, server: URL): boolean {
   if (!(error instanceof IssuerMismatchError) || error.kind !== "metadata") return false
   const { expected, received } = error
   if (expected === undefined || received === undefined || !URL.canParse(received)) return false

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, beforeEach, expect, it } from "vitest"
 import { elicitingServer } from "./elicit-server.js"
 import { type ServedMcp, serveMcp } from "./http-server.js"
 import { type OAuthFixture, serveOAuthMcp } from "./oauth-server.js"
+import { serveStateless } from "./stateless-server.js"
 
 const WORKER = fileURLToPath(new URL("./fixtures/durable-worker.mjs", import.meta.url))
 const run = promisify(execFile)
@@ -90,6 +91,45 @@ it("an elicitation in a sub-agent halts durably; a new process answers it and th
     // The re-issued call's elicitation was answered from the stored answer: nobody was asked again.
     expect(log.elicitations).toBe(2)
     expect(log.calls).toBe(2)
+  } finally {
+    await served.close()
+  }
+})
+
+it("2026-07-28: an MRTR elicitation parks in SQLite; a second process answers it, and the server completes the call once", async () => {
+  const served = await serveStateless()
+  try {
+    leadDelegates()
+    llm.addRule({
+      match: fresh("clerk"),
+      reply: { toolCalls: [{ name: "shop__book", arguments: { guests: 3 } }] },
+    })
+    llm.addRule({
+      match: (r) => r.system === "clerk",
+      reply: (r) => ({ text: `clerk: ${r.toolResults.at(-1)?.content}` }),
+    })
+    const job = { db: join(dir, "mrtr.db"), mcpUrl: served.url, tokenFile: join(dir, "none.json") }
+
+    const first = await step({ ...job, step: "start" })
+    expect(first.result.status).toBe("pending")
+    const request = first.result.pending as Request
+    expect(request).toMatchObject({
+      kind: "input",
+      prompt: "Which date?",
+      data: { server: "shop", tool: "book", mcpRound: { requestState: "guests=3" } },
+    })
+    expect(served.bookCalls).toBe(1)
+
+    const answer: Answer = { id: request.id, ok: true, data: { date: "2027-07-08" } }
+    const second = await step({ ...job, step: "answer", answer })
+    expect(second.pid).not.toBe(first.pid)
+    expect(second.result).toMatchObject({
+      status: "done",
+      text: "lead: clerk: booked guests=3 on 2027-07-08",
+    })
+    // One retry of the round from the second process: one completed call, nobody asked again.
+    expect(served.bookCalls).toBe(2)
+    expect(served.booked).toBe(1)
   } finally {
     await served.close()
   }

@@ -8,6 +8,10 @@ export interface StatelessServer {
   url: string
   /** `book` calls that completed (booked). */
   booked: number
+  /** Every `tools/call` of `book` the server received, first calls and retries alike. */
+  bookCalls: number
+  /** The `Mcp-Param-Region` header of each `tools/call` of `weather` (null: none sent). */
+  regions: (string | null)[]
   close(): Promise<void>
 }
 
@@ -18,13 +22,14 @@ const DATE = z.object({ date: z.string() })
  * form elicitation and a request state) and books it on the retry.
  */
 export async function serveStateless(): Promise<StatelessServer> {
-  const served = { booked: 0 }
+  const served = { booked: 0, bookCalls: 0, regions: [] as (string | null)[] }
   const factory = () => {
     const server = new McpServer({ name: "stateless", version: "1.0.0" })
     server.registerTool(
       "book",
       { description: "Books a table", inputSchema: z.object({ guests: z.number() }) },
       async ({ guests }, ctx) => {
+        served.bookCalls++
         const answer = acceptedContent(ctx.mcpReq.inputResponses, "date", DATE)
         if (answer) {
           served.booked++
@@ -38,10 +43,51 @@ export async function serveStateless(): Promise<StatelessServer> {
         })
       },
     )
+    // An output schema and a round: the round's answer carries no structured content.
+    server.registerTool(
+      "confirm",
+      {
+        description: "Asks for a confirmation",
+        inputSchema: z.object({}),
+        outputSchema: z.object({ confirmed: z.boolean() }),
+      },
+      async (_args, ctx) => {
+        const answer = acceptedContent(ctx.mcpReq.inputResponses, "ok", z.object({ ok: z.boolean() }))
+        if (!answer)
+          return inputRequired({
+            inputRequests: {
+              ok: inputRequired.elicit({ message: "Sure?", requestedSchema: z.object({ ok: z.boolean() }) }),
+            },
+          })
+        const structuredContent = { confirmed: answer.ok }
+        return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent }
+      },
+    )
+    // SEP-2243: `region` is mirrored into a header; a declaration with a space is invalid.
+    server.registerTool(
+      "weather",
+      {
+        description: "The weather in a region",
+        inputSchema: z.object({ region: z.string().meta({ "x-mcp-header": "Region" }) }),
+      },
+      async ({ region }) => ({ content: [{ type: "text", text: `sunny in ${region}` }] }),
+    )
+    server.registerTool(
+      "misdeclared",
+      {
+        description: "Declares an invalid header name",
+        inputSchema: z.object({ q: z.string().meta({ "x-mcp-header": "Bad Name" }) }),
+      },
+      async () => ({ content: [{ type: "text", text: "should not be called" }] }),
+    )
     return server
   }
   const handler = createMcpHandler(factory)
-  const http = createServer((req, res) => void relay(handler.fetch, req, res))
+  const http = createServer((req, res) => {
+    if (req.headers["mcp-method"] === "tools/call" && req.headers["mcp-name"] === "weather")
+      served.regions.push((req.headers["mcp-param-region"] as string | undefined) ?? null)
+    void relay(handler.fetch, req, res)
+  })
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve))
   const { port } = http.address() as AddressInfo
   return {
@@ -49,6 +95,10 @@ export async function serveStateless(): Promise<StatelessServer> {
     get booked() {
       return served.booked
     },
+    get bookCalls() {
+      return served.bookCalls
+    },
+    regions: served.regions,
     async close() {
       await handler.close()
       http.closeAllConnections()

@@ -93,18 +93,68 @@ describe("a multi-round-trip elicitation on 2026-07-28", () => {
     }
   })
 
-  it("suspends with kind input when nobody can answer inline; the answer resumes it without asking again", async () => {
+  it("halts on the round when nobody can answer inline; the answer, in another connection, retries that round once", async () => {
     const mcp = await connectMcp(pinned())
+    const calls = served.bookCalls
+    const booked = served.booked
+    let request: Request
     try {
       const book = mcp.tools().find((t) => t.name === "shop__book")
       const first = await book?.execute({ guests: 3 }, {})
-      const request = first && pendingOf(first)
-      expect(request).toMatchObject({ kind: "input", prompt: "Which date?" })
-      const before = served.booked
-      const answer = { id: (request as Request).id, ok: true, data: { date: "2027-01-01" } }
-      const resumed = await book?.execute({ guests: 3 }, { answer, request: request as Request })
+      // Stored with the run as JSON: the round travels in the request's data, opaque.
+      request = JSON.parse(JSON.stringify(first && pendingOf(first))) as Request
+    } finally {
+      await mcp.close()
+    }
+    expect(request).toMatchObject({
+      kind: "input",
+      prompt: "Which date?",
+      data: { server: "shop", tool: "book", mcpRound: { requestState: "guests=3" } },
+    })
+    // The server was asked once and told nothing else: no cancel went back for the round.
+    expect(served.bookCalls - calls).toBe(1)
+    const again = await connectMcp(pinned())
+    try {
+      const book = again.tools().find((t) => t.name === "shop__book")
+      const answer = { id: request.id, ok: true, data: { date: "2027-01-01" } }
+      const resumed = await book?.execute({ guests: 3 }, { answer, request })
       expect(resumed).toMatchObject({ isError: false, output: "booked guests=3 on 2027-01-01" })
-      expect(served.booked - before).toBe(1)
+      // One retry of the round, with its request state: no fresh call, no second question.
+      expect(served.bookCalls - calls).toBe(2)
+      expect(served.booked - booked).toBe(1)
+    } finally {
+      await again.close()
+    }
+  })
+})
+
+describe("a round of a tool with an output schema", () => {
+  it("is not taken for a result missing its structured content", async () => {
+    const mcp = await connectMcp({ ...UNDER_LOAD, servers: { s: stateless } })
+    try {
+      const confirm = mcp.tools().find((t) => t.name === "s__confirm")
+      const result = await confirm?.execute(
+        {},
+        { resolve: async (req) => ({ id: req.id, ok: true, data: { ok: true } }) },
+      )
+      expect(result).toMatchObject({ isError: false, output: '{"confirmed":true}' })
+    } finally {
+      await mcp.close()
+    }
+  })
+})
+
+describe("tool parameters as headers on 2026-07-28 (SEP-2243)", () => {
+  it("mirrors a declared parameter into its Mcp-Param header, and leaves out a tool whose declaration is invalid", async () => {
+    const mcp = await connectMcp({ ...UNDER_LOAD, servers: { w: stateless } })
+    try {
+      const names = mcp.tools().map((t) => t.name)
+      expect(names).toContain("w__weather")
+      expect(names).not.toContain("w__misdeclared")
+      const weather = mcp.tools().find((t) => t.name === "w__weather")
+      const before = served.regions.length
+      expect(await weather?.execute({ region: "us-west1" })).toMatchObject({ output: "sunny in us-west1" })
+      expect(served.regions.slice(before)).toEqual(["us-west1"])
     } finally {
       await mcp.close()
     }

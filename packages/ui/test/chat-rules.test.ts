@@ -129,6 +129,11 @@ describe.each(env.cases)("§13 rules over raw posts (%s store, %s)", (_name, edg
     const error = await errorOf(res)
     expect(error.code).toBe("TNX_CONVERSATION_PENDING")
     expect((error.request as { id: string }).id).toBe(requestId)
+    // Issue 37: the message is shown to the chat's user, so it names no server API.
+    expect(error.message).toMatch(
+      /^This chat is waiting for your answer to ".+"\. Answer it first, then send your message\.$/,
+    )
+    expect(error.message).not.toMatch(/askWithAnswer|continueRun|conversation "/)
     await server.close()
   })
 

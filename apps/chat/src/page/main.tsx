@@ -72,7 +72,7 @@ function App() {
           onAnswer={answer}
         />
       ))}
-      {error ? <p role="alert">Something went wrong: {error.message}</p> : null}
+      {error ? <p role="alert">{shownError(error)}</p> : null}
       <form className="send" onSubmit={send}>
         <input
           aria-label="Message"
@@ -86,6 +86,20 @@ function App() {
       </form>
     </div>
   )
+}
+
+/**
+ * The transport's error carries the handler's JSON reply as its message; the handler's own
+ * `error.message` is written for the person chatting (a chat waiting on an answer says so).
+ */
+function shownError(error: Error): string {
+  try {
+    const reply = JSON.parse(error.message) as { error?: { message?: unknown } }
+    if (typeof reply.error?.message === "string") return reply.error.message
+  } catch {
+    // not the handler's JSON: a network failure, say
+  }
+  return `Something went wrong: ${error.message}`
 }
 
 function Message(props: {

@@ -1,3 +1,5 @@
+import { mkdirSync } from "node:fs"
+import { dirname } from "node:path"
 import { ConfigError } from "@toolnexus/core"
 import type BetterSqlite3 from "better-sqlite3"
 import type { RuntimeHold } from "../durable-store.js"
@@ -36,7 +38,7 @@ type Statement = BetterSqlite3.Statement
  */
 export interface SqliteStoreOptions extends DurableStoreOptions {
   /**
-   * A database file (created when missing, opened in WAL mode with `synchronous = NORMAL`:
+   * A database file (created when missing, with its folder, opened in WAL mode with `synchronous = NORMAL`:
    * commits survive a process crash, a power loss may take back the last ones) or `":memory:"`.
    */
   path?: string
@@ -168,6 +170,8 @@ export class SqliteStore extends DurableStoreBase {
         const options = (
           "addon" in nativeBinding ? { timeout, nativeBinding: nativeBinding.addon } : { timeout }
         ) as BetterSqlite3.Options
+        // The file's folder is made as the file is: a fresh `./data/runs.db` works at first use.
+        if (path !== ":memory:" && !path.startsWith("file:")) mkdirSync(dirname(path), { recursive: true })
         const db = new Driver(path, options)
         if (path !== ":memory:") {
           // WAL lets readers in other processes proceed while a save commits. In WAL mode

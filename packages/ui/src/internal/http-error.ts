@@ -67,6 +67,15 @@ export function refusalOf(error: unknown): Refusal | undefined {
   if (AnswerInvalidError.isInstance(error) || AnswerMismatchError.isInstance(error))
     return new Refusal(400, "TNX_ANSWER_INVALID", error.message)
   if (ConversationPendingError.isInstance(error))
-    return new Refusal(409, error.code, error.message, { request: error.request })
+    return new Refusal(409, error.code, waitingMessage(error.request.prompt), { request: error.request })
   return undefined
+}
+
+/**
+ * What a chat shows when a new message arrives while it waits on a request: a page puts the
+ * message in front of its user as it is, so it speaks to them, not of server APIs.
+ */
+function waitingMessage(prompt: string): string {
+  const shown = prompt.length > 200 ? `${prompt.slice(0, 200)}…` : prompt
+  return `This chat is waiting for your answer to "${shown}". Answer it first, then send your message.`
 }

@@ -185,6 +185,76 @@ function fixtures(server) {
     await ctx.mcpReq.log("info", "a log line")
     return text("Logged")
   })
+  // Fixtures with their own requestState: createMcpServer seals it (principal, expiry) and
+  // hands it back on the retry; a tampered one is refused before the handler runs.
+  const CONFIRM = { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] }
+  for (const name of [
+    "test_input_required_result_request_state",
+    "test_input_required_result_tampered_state",
+  ])
+    server.registerTool(name, { description: "Round-trips its state" }, async (ctx) => {
+      if (ctx.mcpReq.requestState() === "round-1" && ctx.mcpReq.inputResponses?.confirm)
+        return text("state-ok")
+      return inputRequired({
+        inputRequests: {
+          confirm: inputRequired.elicit({ message: "Please confirm", requestedSchema: CONFIRM }),
+        },
+        requestState: "round-1",
+      })
+    })
+  server.registerTool(
+    "test_input_required_result_multi_round",
+    { description: "Two rounds" },
+    async (ctx) => {
+      const state = ctx.mcpReq.requestState()
+      const name = acceptedContent(ctx.mcpReq.inputResponses, "step1")
+      const color = acceptedContent(ctx.mcpReq.inputResponses, "step2")
+      if (state === "round-2" && color) return text(`Done: ${String(color.color)}`)
+      if (state === "round-1" && name)
+        return inputRequired({
+          inputRequests: {
+            step2: inputRequired.elicit({
+              message: "Step 2: What is your favorite color?",
+              requestedSchema: {
+                type: "object",
+                properties: { color: { type: "string" } },
+                required: ["color"],
+              },
+            }),
+          },
+          requestState: "round-2",
+        })
+      return inputRequired({
+        inputRequests: {
+          step1: inputRequired.elicit({ message: "Step 1: What is your name?", requestedSchema: NAME }),
+        },
+        requestState: "round-1",
+      })
+    },
+  )
+  server.registerTool(
+    "test_input_required_result_multiple_inputs",
+    { description: "Asks three things" },
+    async (ctx) => {
+      const responses = ctx.mcpReq.inputResponses ?? {}
+      if (
+        ctx.mcpReq.requestState() === "asked-all" &&
+        ["user_name", "greeting", "client_roots"].every((k) => k in responses)
+      )
+        return text("All inputs received")
+      return inputRequired({
+        inputRequests: {
+          user_name: inputRequired.elicit({ message: "What is your name?", requestedSchema: NAME }),
+          greeting: inputRequired.createMessage({
+            messages: [{ role: "user", content: { type: "text", text: "Generate a greeting" } }],
+            maxTokens: 50,
+          }),
+          client_roots: inputRequired.listRoots(),
+        },
+        requestState: "asked-all",
+      })
+    },
+  )
   server.registerResource(
     "static-text",
     "test://static-text",

@@ -1,5 +1,6 @@
 import type { Client } from "@modelcontextprotocol/client"
 import { afterEach, describe, expect, it } from "vitest"
+import { inputRequired } from "@modelcontextprotocol/server"
 import { createMcpServer } from "../src/server/index.js"
 import { type FakeStore, createFakeHost, createFakeStore } from "./server-fake-host.js"
 import { type Served, connectClient, serveFetch } from "./server-harness.js"
@@ -23,7 +24,13 @@ afterEach(async () => {
 /** A server over a host on `store`, served on 127.0.0.1; bearer tokens name the principal. */
 async function serve(
   store: FakeStore,
-  opts: { stateKeys?: string[]; stateTtlMs?: number; allowedHosts?: string[]; engine?: boolean } = {},
+  opts: {
+    stateKeys?: string[]
+    stateTtlMs?: number
+    allowedHosts?: string[]
+    engine?: boolean
+    configure?: Parameters<typeof createMcpServer>[0]["configure"]
+  } = {},
 ): Promise<Served> {
   const mcp = createMcpServer({
     host: createFakeHost(store, { engine: opts.engine ?? false }),
@@ -33,6 +40,7 @@ async function serve(
     stateKeys: opts.stateKeys ?? [KEY],
     ...(opts.stateTtlMs ? { stateTtlMs: opts.stateTtlMs } : {}),
     ...(opts.allowedHosts ? { allowedHosts: opts.allowedHosts } : {}),
+    ...(opts.configure ? { configure: opts.configure } : {}),
     authenticate: (req) => {
       const token = /^Bearer (\w+)$/.exec(req.headers.get("authorization") ?? "")?.[1]
       return token ?? new Response(null, { status: 401, headers: { "www-authenticate": "Bearer" } })
@@ -244,6 +252,72 @@ describe("refused states: a JSON-RPC error, and nothing delivered", () => {
     expect(result).toMatchObject({
       isError: true,
       content: [{ text: expect.stringMatching(/not for survey/) }],
+    })
+    expect(store.delivered).toEqual([])
+  })
+})
+
+describe("a tool registered through configure with its own requestState", () => {
+  const seen: unknown[] = []
+  const configure = (
+    server: Parameters<NonNullable<Parameters<typeof createMcpServer>[0]["configure"]>>[0],
+  ) => {
+    server.registerTool("confirm", { description: "Asks, with its own state" }, async (ctx) => {
+      seen.push(ctx.mcpReq.requestState())
+      if (ctx.mcpReq.inputResponses?.ok) return { content: [{ type: "text", text: "confirmed" }] }
+      return inputRequired({
+        inputRequests: {
+          ok: inputRequired.elicit({
+            message: "Sure?",
+            requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } },
+          }),
+        },
+        requestState: "my-own-state",
+      })
+    })
+  }
+
+  it("gets it sealed (never on the wire as it was) and back as it returned it; tampered or another principal's is refused before it runs", async () => {
+    seen.length = 0
+    const served = await serve(createFakeStore(), { configure })
+    const c = await client(served.url)
+    const first = (await c.callTool(
+      { name: "confirm", arguments: {} },
+      { allowInputRequired: true },
+    )) as unknown as InputRequired
+    expect(first.requestState).toMatch(/^tnx1\./)
+    expect(first.requestState).not.toContain("my-own-state")
+    const answer = { ok: { action: "accept", content: { ok: true } } }
+    const retry = (on: Client, state: string) =>
+      on.callTool({ name: "confirm", arguments: {}, inputResponses: answer, requestState: state } as never, {
+        allowInputRequired: true,
+      })
+    const at = first.requestState.length - 8
+    const tampered = `${first.requestState.slice(0, at)}${first.requestState[at] === "A" ? "B" : "A"}${first.requestState.slice(at + 1)}`
+    await expect(retry(c, tampered)).rejects.toMatchObject({ code: -32602 })
+    await expect(
+      retry(await client(served.url, { token: "mallory" }), first.requestState),
+    ).rejects.toMatchObject({
+      code: -32602,
+    })
+    await expect(retry(c, "my-own-state")).rejects.toMatchObject({ code: -32602 })
+    expect(seen).toEqual([undefined])
+    expect(await retry(c, first.requestState)).toMatchObject({ content: [{ text: "confirmed" }] })
+    expect(seen).toEqual([undefined, "my-own-state"])
+  })
+
+  it("an agent's state echoed to it, or its state echoed to an agent, delivers nothing", async () => {
+    const store = createFakeStore()
+    const served = await serve(store, { configure })
+    const c = await client(served.url)
+    const mine = (await c.callTool(
+      { name: "confirm", arguments: {} },
+      { allowInputRequired: true },
+    )) as unknown as InputRequired
+    const result = await retry(c, "deploy", mine.requestState, { ok: approve(true) })
+    expect(result).toMatchObject({
+      isError: true,
+      content: [{ text: expect.stringMatching(/not for deploy/) }],
     })
     expect(store.delivered).toEqual([])
   })

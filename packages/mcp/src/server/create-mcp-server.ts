@@ -8,6 +8,7 @@ import {
   createMcpHandler,
   fromJsonSchema,
   inputRequired,
+  isInputRequiredResult,
   localhostAllowedHostnames,
   validateHostHeader,
   validateOriginHeader,
@@ -27,7 +28,7 @@ import {
   isToolnexusError,
 } from "@toolnexus/core"
 import { answerOf, canAsk, elicitationSupport, inputRequestsOf } from "./input-requests.js"
-import { RequestStateSealer, type SealedState } from "./request-state.js"
+import { RequestStateSealer, type SealedRunState } from "./request-state.js"
 import { type RunState, runStateOf } from "./run-state.js"
 
 /** Options of {@link createMcpServer}. */
@@ -133,8 +134,14 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
         {
           capabilities: { tools: {} },
           // Runs before any handler: a state that does not open (tampered, expired, another
-          // principal, no current key) is the SDK's -32602, and nothing is delivered.
-          requestState: { verify: (wire) => sealer.open(wire, { principal }) },
+          // principal, no current key) is the SDK's -32602, and nothing is delivered. A
+          // configure'd handler gets its own state back as it returned it.
+          requestState: {
+            verify: (wire) => {
+              const opened = sealer.open(wire, { principal })
+              return "state" in opened ? opened.state : opened
+            },
+          },
         },
       )
       const served: Served = { host, sealer, stateTtlMs, principal, era: ctx.era, server }
@@ -144,7 +151,10 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
           { description: `Runs the ${agent} agent on a prompt`, inputSchema: AGENT_INPUT },
           (args, callCtx) => callAgent(served, agent, args.prompt, callCtx),
         )
-      configure?.(server)
+      if (configure) {
+        sealHandlerStates(server, sealer, principal, stateTtlMs)
+        configure(server)
+      }
       return server
     }
 
@@ -183,6 +193,40 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
   }
 }
 
+/**
+ * Handlers registered through `configure` (tools, prompts, resources) have the `requestState`
+ * of their `input_required` answers sealed like the agents' (principal, expiry), so a retry
+ * with a tampered or foreign state is refused before they run, and they read back their own.
+ */
+function sealHandlerStates(
+  server: McpServer,
+  sealer: RequestStateSealer,
+  principal: string,
+  ttlMs: number,
+): void {
+  const sealing =
+    (callback: (...args: unknown[]) => unknown) =>
+    async (...args: unknown[]): Promise<unknown> => {
+      const result = await callback(...args)
+      if (!isInputRequiredResult(result) || typeof result.requestState !== "string") return result
+      const requestState = sealer.seal({
+        state: result.requestState,
+        principal,
+        expiresAt: Date.now() + ttlMs,
+      })
+      return { ...result, requestState }
+    }
+  for (const method of ["registerTool", "registerPrompt", "registerResource"] as const) {
+    const register = (server[method] as (...args: unknown[]) => unknown).bind(server)
+    // The callback is the last argument of each of the three.
+    ;(server as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+      const last = args.length - 1
+      if (typeof args[last] === "function") args[last] = sealing(args[last] as (...a: unknown[]) => unknown)
+      return register(...args)
+    }
+  }
+}
+
 /** What one server instance's tool handlers share. */
 interface Served {
   host: RunHost
@@ -199,14 +243,14 @@ async function callAgent(
   prompt: string,
   ctx: ServerContext,
 ): Promise<CallToolResult> {
-  const state = ctx.mcpReq.requestState<SealedState | string>()
+  const state = ctx.mcpReq.requestState<SealedRunState | string>()
   try {
     if (state === undefined) {
       const runId = `mcp-${randomUUID()}`
       await startRun(served.host, agent, runId, prompt, progressOf(ctx))
       return answerWith(served, agent, runId, ctx)
     }
-    // The verify hook has opened it (a string would be a state it did not see). A state is
+    // The verify hook has opened it (a string is a configure'd handler's state). A state is
     // good for a retry of its own tool only; the SDK makes a throw here an isError result.
     if (typeof state === "string" || state.tool !== agent)
       return errorResult(`this requestState is not for ${agent}; nothing was delivered`)

@@ -1,8 +1,8 @@
 import { ConfigError } from "@toolnexus/core"
 import { describe, expect, it } from "vitest"
-import { RequestStateSealer, type SealedState } from "./request-state.js"
+import { RequestStateSealer, type SealedRunState } from "./request-state.js"
 
-const STATE: SealedState = {
+const STATE: SealedRunState = {
   tool: "deploy",
   runId: "mcp-1",
   requests: [{ id: "mcp-1.approve", kind: "approval" }],

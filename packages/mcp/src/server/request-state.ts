@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:cr
 import { ConfigError } from "@toolnexus/core"
 
 /** What a sealed `requestState` names: never a transcript, only where to find the run. */
-export interface SealedState {
+export interface SealedRunState {
   /** The MCP tool the call was made to: a state is good only for a retry of that tool. */
   tool: string
   /** The hosted run. */
@@ -14,6 +14,22 @@ export interface SealedState {
   /** Milliseconds since the epoch after which it is refused. */
   expiresAt: number
 }
+
+/**
+ * The state a handler registered through `configure` returned, sealed the same way (bound to
+ * the principal, with an expiry), so it comes back untouched or not at all.
+ */
+export interface SealedHandlerState {
+  /** The handler's own state, handed back to it as `ctx.mcpReq.requestState()`. */
+  state: string
+  /** Whom it was sealed for. */
+  principal: string
+  /** Milliseconds since the epoch after which it is refused. */
+  expiresAt: number
+}
+
+/** Either kind of sealed state. */
+export type SealedState = SealedRunState | SealedHandlerState
 
 /** Why a state is refused; it goes to `onerror` only, never on the wire. */
 export class StateRefusedError extends Error {
@@ -116,15 +132,15 @@ function parseState(plain: string): SealedState | undefined {
   } catch {
     return undefined
   }
-  const state = value as Partial<SealedState> | null
+  const state = value as Partial<SealedRunState & SealedHandlerState> | null
+  if (typeof state?.principal !== "string" || typeof state.expiresAt !== "number") return undefined
+  if (typeof state.state === "string") return state as SealedHandlerState
   if (
-    typeof state?.tool !== "string" ||
+    typeof state.tool !== "string" ||
     typeof state.runId !== "string" ||
-    typeof state.principal !== "string" ||
-    typeof state.expiresAt !== "number" ||
     !Array.isArray(state.requests) ||
     !state.requests.every((r) => typeof r?.id === "string" && typeof r.kind === "string")
   )
     return undefined
-  return state as SealedState
+  return state as SealedRunState
 }

@@ -3,10 +3,9 @@
 // dist): hosted agents through a minimal in-memory RunHost, the suite's fixture tools,
 // resources, prompts and completions through `configure`. Serves http://127.0.0.1:<PORT>/mcp.
 //
-//   PORT=3917 node conformance/server-harness.mjs &
-//   node <suite>/dist/index.js server --url http://127.0.0.1:3917/mcp --requirements 2026-07-28
+//   node scripts/conformance.mjs --server 2026-07-28     (starts this, runs the suite's server set)
 //
-// Not in CI yet (see the README's Conformance section for the counts and what fails).
+// PORT picks the port (default: any free one); the URL is printed on stdout once listening.
 import { createServer } from "node:http"
 import {
   ResourceTemplate,
@@ -363,7 +362,7 @@ function fixtures(server) {
   )
 }
 
-const port = Number(process.env.PORT ?? 3917)
+let port = Number(process.env.PORT ?? 0)
 const mcp = createMcpServer({
   host,
   agents: ["echo"],
@@ -372,7 +371,7 @@ const mcp = createMcpServer({
   stateKeys: ["conformance-state-key-0123456789abcdef"],
   configure: fixtures,
 })
-createServer(async (req, res) => {
+const server = createServer(async (req, res) => {
   const chunks = []
   for await (const chunk of req) chunks.push(chunk)
   const headers = new Headers()
@@ -389,4 +388,8 @@ createServer(async (req, res) => {
   res.writeHead(response.status, Object.fromEntries(response.headers))
   if (response.body) for await (const chunk of response.body) res.write(chunk)
   res.end()
-}).listen(port, "127.0.0.1")
+})
+server.listen(port, "127.0.0.1", () => {
+  port = server.address().port
+  process.stdout.write(`http://127.0.0.1:${port}/mcp\n`)
+})

@@ -4,6 +4,7 @@ import {
   type ConversationStore,
   type Message,
   MemoryStore,
+  SchemaVersionError,
   type Request,
   type Tool,
   type ToolContext,
@@ -86,7 +87,13 @@ export function agent(name: string, opts: Omit<AgentDef, "name"> & { agents?: Ag
 
 /** The key of an agent tool's state in its pending request's `data`. */
 const STATE_KEY = "agentRun"
+/**
+ * The `data.agentRun` format version this code writes, and the versions it reads. A change to
+ * its shape adds a version and a golden file under `test/fixtures/agent-run/`; the runtime
+ * snapshot inside carries its own `schemaVersion`, read by `restoreRuntime`.
+ */
 const STATE_VERSION = 1
+const READABLE_STATE_VERSIONS = [1] as const
 
 /** What an agent tool run outside a runtime keeps in its pending request while suspended. */
 interface AgentRunState {
@@ -163,9 +170,20 @@ async function stateOf(rt: DelegatingRuntime, store: ConversationStore): Promise
   return JSON.parse(JSON.stringify({ v: STATE_VERSION, snapshot, conversations }))
 }
 
+/**
+ * The agent state a request carries, or `undefined` when it carries none.
+ * @throws SchemaVersionError when it carries state of a version this code does not read (a
+ *   newer release parked it); a toolkit shows the model its message, which names the versions.
+ */
 function stateIn(request: Request | undefined): AgentRunState | undefined {
   const state = request?.data?.[STATE_KEY] as AgentRunState | undefined
-  if (typeof state !== "object" || state === null || state.v !== STATE_VERSION) return undefined
+  if (typeof state !== "object" || state === null) return undefined
+  if (!(READABLE_STATE_VERSIONS as readonly unknown[]).includes(state.v))
+    throw new SchemaVersionError(
+      `the agent state (data.${STATE_KEY}) of request ${JSON.stringify(request?.id)}`,
+      state.v,
+      READABLE_STATE_VERSIONS,
+    )
   if (!Array.isArray(state.conversations) || typeof state.snapshot !== "object") return undefined
   return state
 }

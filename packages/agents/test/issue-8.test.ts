@@ -8,7 +8,7 @@ import {
 } from "@toolnexus/core/testing"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { createRuntime, restoreRuntime } from "../src/runtime.js"
-import type { RuntimeSnapshot } from "../src/snapshot.js"
+import { type RuntimeSnapshot, SNAPSHOT_VERSION } from "../src/snapshot.js"
 import type { AgentDef, RuntimeOptions } from "../src/types.js"
 
 // Issue 8: a handle's own turns vs its subtree's; maxTurns limits own turns; pools stay
@@ -313,6 +313,16 @@ describe("issue 8: golden snapshots of every schema version", () => {
       expect(rt.conversationId(lead)).toBe("root/lead.1")
     },
   )
+
+  it(`the writer saves version ${SNAPSHOT_VERSION} exactly as its golden file holds it`, async () => {
+    // Restoring the current version's file and saving again changes nothing: a change to
+    // what snapshotOf writes fails here until it gets a new version (and a new file).
+    const golden = JSON.parse(
+      readFileSync(new URL(`./fixtures/snapshot/v${SNAPSHOT_VERSION}.json`, import.meta.url), "utf8"),
+    )
+    const rt = await restoreGolden(SNAPSHOT_VERSION)
+    expect(rt.snapshot()).toEqual(golden.snapshot)
+  })
 
   it("a version this code does not know is refused with a typed error", async () => {
     const golden = JSON.parse(readFileSync(new URL("./fixtures/snapshot/v2.json", import.meta.url), "utf8"))

@@ -18,7 +18,7 @@ async function run(agent: HttpAgent, params: Parameters<HttpAgent["runAgent"]>[0
   try {
     await agent.runAgent(params, {
       onEvent: ({ event }) => {
-        events.push(event as unknown as Seen)
+        events.push(event)
       },
       onRunFailed: ({ error }) => {
         failure = error

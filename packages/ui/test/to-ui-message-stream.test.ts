@@ -1,16 +1,17 @@
 import { LLMHttpError, type RunResult, type StreamEvent } from "@toolnexus/core"
 import { type UIMessage, type UIMessageChunk, readUIMessageStream } from "ai"
 import { describe, expect, it } from "vitest"
-import { toUIMessageStream } from "../src/ai-sdk/index.js"
+import { type UIMessageChunk as WrittenChunk, toUIMessageStream } from "../src/ai-sdk/index.js"
 
 async function* eventsOf(events: StreamEvent[], fail?: unknown): AsyncGenerator<StreamEvent> {
   for (const ev of events) yield ev
   if (fail !== undefined) throw fail
 }
 
-async function collect(stream: ReadableStream<unknown>): Promise<UIMessageChunk[]> {
-  const out: UIMessageChunk[] = []
-  for await (const c of stream as unknown as AsyncIterable<UIMessageChunk>) out.push(c)
+/** The chunks of a stream: the copy's type, which ui-message-chunk.test-d.ts pins as `ai`'s. */
+async function collect(stream: ReadableStream<WrittenChunk>): Promise<WrittenChunk[]> {
+  const out: WrittenChunk[] = []
+  for await (const c of stream) out.push(c)
   return out
 }
 

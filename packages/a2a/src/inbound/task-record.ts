@@ -1,4 +1,13 @@
 import { type Artifact, type Message, type Part, Role, type Task, type TaskState } from "@a2a-js/sdk"
+import { SchemaVersionError } from "@toolnexus/core"
+
+/**
+ * @internal The task record format version this code writes, and the versions it reads. A
+ * change to the record's shape adds a version (and a golden fixture under
+ * `test/fixtures/task-record/`); it never edits one.
+ */
+export const TASK_RECORD_VERSION = 1
+const READABLE_VERSIONS = [1] as const
 
 /**
  * @internal A served task as it is kept in the store (snapshot `a2a/task/<id>`), in the SDK's
@@ -29,9 +38,17 @@ export const taskKey = (id: string) => `a2a/task/${id}`
 /** @internal The conversation (or runtime namespace) id of a task. */
 export const conversationOf = (id: string) => `a2a/${id}`
 
-/** @internal Whether a stored value is a task record this version reads. */
-export function isTaskRecord(value: unknown): value is TaskRecord {
-  return typeof value === "object" && value !== null && (value as { v?: unknown }).v === 1
+/**
+ * @internal The task record stored under `taskKey(id)`, or `undefined` when there is none.
+ * @throws SchemaVersionError when the stored value is not a record of a version this code
+ *   reads (a newer release wrote it, or it is not a task record at all).
+ */
+export function readTaskRecord(value: unknown, id: string): TaskRecord | undefined {
+  if (value === undefined) return undefined
+  const v = typeof value === "object" && value !== null ? (value as { v?: unknown }).v : undefined
+  if (!(READABLE_VERSIONS as readonly unknown[]).includes(v))
+    throw new SchemaVersionError(`the A2A task record ${JSON.stringify(taskKey(id))}`, v, READABLE_VERSIONS)
+  return value as TaskRecord
 }
 
 /** @internal An agent message on the task. */

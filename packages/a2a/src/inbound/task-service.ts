@@ -35,7 +35,8 @@ import {
   type TaskRecord,
   agentMessage,
   conversationOf,
-  isTaskRecord,
+  readTaskRecord,
+  TASK_RECORD_VERSION,
   taskKey,
   taskOf,
 } from "./task-record.js"
@@ -241,7 +242,7 @@ export class TaskService implements A2ARequestHandler {
     }
     const id = randomUUID()
     const record: TaskRecord = {
-      v: 1,
+      v: TASK_RECORD_VERSION,
       id,
       contextId: message.contextId || randomUUID(),
       state: TaskState.TASK_STATE_SUBMITTED,
@@ -454,8 +455,7 @@ export class TaskService implements A2ARequestHandler {
   }
 
   async #load(id: string): Promise<TaskRecord | undefined> {
-    const value = await this.#o.store.getSnapshot(taskKey(id))
-    return isTaskRecord(value) ? value : undefined
+    return readTaskRecord(await this.#o.store.getSnapshot(taskKey(id)), id)
   }
 
   #save(record: TaskRecord): Promise<void> {

@@ -199,6 +199,12 @@ export interface DurableStore extends ConversationStore {
    * `opts.holds`, atomically records the requests the runtime saved under `key` holds.
    */
   putSnapshot(key: string, snapshot: unknown, opts?: PutSnapshotOptions): Promise<void>
+  /**
+   * Stores a JSON-serialisable value under `key` unless one is there, atomically: `true` when
+   * this call stored it, `false` when `key` held a value (left as it was). Across processes
+   * sharing the store exactly one of several racing calls gets `true` (a store host's run ids).
+   */
+  createSnapshot(key: string, snapshot: unknown): Promise<boolean>
   /** The value stored under `key`, freshly parsed; `undefined` when there is none. */
   getSnapshot(key: string): Promise<unknown | undefined>
   /** Removes the value stored under `key`, if any. */

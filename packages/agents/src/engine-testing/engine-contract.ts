@@ -148,10 +148,32 @@ export function describeEngineContract(name: string, init: EngineContractInit): 
         code: "TNX_ANSWER_CONFLICT",
         decision: first,
       })
+      expect(await conn.getDecision(id)).toEqual(first)
       const result = (await conn.result(runId, { timeoutMs: 30_000 })) as RunResult
       expect(result.status).toBe("done")
       const effects = runsOf("refund", runId).filter((e) => e.answer !== null)
       expect(effects).toHaveLength(first.ok ? 1 : 0)
+    }, 60_000)
+
+    it("cancel stops a parked run and withdraws its request with the reason: a later answer conflicts", async () => {
+      const runId = "refund-cancel"
+      await conn.start("refunds", runId, `refund order 42 (${runId})`)
+      const entry = await pendingOf(runId)
+      expect(await conn.getDecision(entry.request.id)).toBeUndefined()
+      await conn.cancel(runId, "withdrawn")
+      const decision = { ok: false, reason: "withdrawn" }
+      expect(await conn.getDecision(entry.request.id)).toEqual(decision)
+      expect(await conn.findRequest(entry.request.id)).toBeUndefined()
+      await expect(conn.deliverAnswer({ id: entry.request.id, ok: true })).rejects.toMatchObject({
+        code: "TNX_ANSWER_CONFLICT",
+        decision,
+      })
+      await expect(conn.result(runId, { timeoutMs: 30_000 })).rejects.toBeInstanceOf(EngineRunError)
+      expect(runsOf("refund", runId).filter((e) => e.answer !== null)).toHaveLength(0)
+      // What an engine connection cannot do is refused by name, never silently skipped.
+      await expect(conn.send(runId, "more")).rejects.toMatchObject({ code: "TNX_HOST_UNSUPPORTED" })
+      expect(() => conn.events(runId)).toThrow(expect.objectContaining({ code: "TNX_HOST_UNSUPPORTED" }))
+      await expect(conn.transcript(runId)).rejects.toMatchObject({ code: "TNX_HOST_UNSUPPORTED" })
     }, 60_000)
 
     it("bad answers and unknown requests get typed errors; an unknown run is an EngineRunError", async () => {

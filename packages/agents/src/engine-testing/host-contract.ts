@@ -126,6 +126,19 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
       expect(result.pending).toMatchObject({ kind: "approval" })
       expect(await host.start("refunds", runId, prompt)).toEqual({ runId, started: false })
       expect([asked(prompt, 0), asked(prompt, 1)]).toEqual([1, 1])
+
+      // Two hosts over one store (two processes): the store decides, one run.
+      const other = await openHost()
+      const raced = id("twice-hosts")
+      const racing = `refund order 42 (${raced})`
+      const both = await Promise.all([
+        host.start("refunds", raced, racing),
+        other.host.start("refunds", raced, racing),
+      ])
+      expect(both.map((s) => s.started).sort()).toEqual([false, true])
+      const winner = both[0]?.started ? host : other.host
+      expect(((await winner.result(raced, { timeoutMs: 20_000 })) as RunResult).pending).toBeDefined()
+      expect(asked(racing, 0)).toBe(1)
     }, 30_000)
 
     it("a parked run is listed once and found; notify hears of it once; one answer runs the tool once", async () => {

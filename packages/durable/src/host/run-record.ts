@@ -28,6 +28,15 @@ export async function readRunRecord(store: DurableStore, runId: string): Promise
   return value?.v === 1 ? value : undefined
 }
 
+/** @internal Records a new run: false when run id `runId` has a record (in any process). */
+export async function createRunRecord(
+  store: DurableStore,
+  runId: string,
+  record: RunRecord,
+): Promise<boolean> {
+  return store.createSnapshot(PREFIX + runId, JSON.parse(JSON.stringify(record)))
+}
+
 /** @internal Saves the run's record whole. */
 export async function writeRunRecord(store: DurableStore, runId: string, record: RunRecord): Promise<void> {
   await store.putSnapshot(PREFIX + runId, JSON.parse(JSON.stringify(record)))

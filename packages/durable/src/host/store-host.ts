@@ -27,7 +27,7 @@ import {
   sweepExpiredRequests,
 } from "../resume/deliver-answer.js"
 import { type HostedRunResult, startHostedRun } from "./hosted-run.js"
-import { type RunRecord, readRunRecord, writeRunRecord } from "./run-record.js"
+import { type RunRecord, createRunRecord, readRunRecord, writeRunRecord } from "./run-record.js"
 
 /** An agent a store host serves: `hostAgent(…)` with the agents runtime's options (less the store's). */
 export type StoreHostAgent = HostAgent<
@@ -275,44 +275,37 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
   timer?.unref?.()
 
   /** Records run `runId` and begins it in this process; resolves once the record is saved. */
-  async function begin(
-    agentName: string,
+  /** Begins recorded run `runId` in this process; a failure is saved on its record. */
+  function begin(
+    record: RunRecord,
     agent: StoreHostAgent,
     runId: string,
     input: Prompt,
     onEvent: ((ev: HostEvent) => void) | undefined,
-  ): Promise<{ runId: string; started: boolean }> {
-    const record: RunRecord = { v: 1, agent: agentName, state: "running" }
-    let wrote!: () => void
-    const written = new Promise<void>((resolve) => {
-      wrote = resolve
-    })
+  ): { runId: string; started: boolean } {
     const run = execute(
       runId,
       record,
-      async (signal, emit) => {
-        await writeRunRecord(store, runId, record)
-        wrote()
-        return startHostedRun(store, agent.options, runId, input, {
+      (signal, emit) =>
+        startHostedRun(store, agent.options, runId, input, {
           signal,
           onEvent: emit,
           onHandle: (handle) => {
             record.handle = handle
           },
-        })
-      },
+        }),
       onEvent,
     )
     run.catch(async (error) => {
-      wrote()
-      if (isToolnexusError(error) && REFUSALS.has(error.code)) return
+      // A stopped run's record is `cancel`'s (or stays running for the next host after `close`).
+      if (closed) return
+      if ((await readRunRecord(store, runId).catch(() => undefined))?.state === "cancelled") return
       const message = (error as Error)?.message ?? String(error)
       const code = isToolnexusError(error) ? error.code : undefined
       await writeRunRecord(store, runId, { ...record, state: "failed", error: { message, code } }).catch(
         () => undefined,
       )
     })
-    await written
     return { runId, started: true }
   }
 
@@ -332,8 +325,10 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       if (starting.has(runId) || executions.has(runId)) return { runId, started: false }
       starting.add(runId)
       try {
-        if ((await readRunRecord(store, runId)) !== undefined) return { runId, started: false }
-        return await begin(agentName, agent, runId, input, startOpts.onEvent)
+        // The store decides across processes: one create of the record wins.
+        const record: RunRecord = { v: 1, agent: agentName, state: "running" }
+        if (!(await createRunRecord(store, runId, record))) return { runId, started: false }
+        return begin(record, agent, runId, input, startOpts.onEvent)
       } finally {
         starting.delete(runId)
       }
@@ -426,7 +421,18 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       assertAnswer(answer)
       const entry = await store.findRequest(answer.id)
       // Nothing waits on it: deliverAnswer throws the refusal (unknown, or the first decision).
-      if (!entry) await deliverAnswer(store, answer, {})
+      if (!entry) {
+        try {
+          await deliverAnswer(store, answer, {})
+        } catch (error) {
+          const code = isToolnexusError(error) ? error.code : undefined
+          logger?.info(`answer to ${answer.id} refused: ${(error as Error)?.message}`, {
+            requestId: answer.id,
+            code,
+          })
+          throw error
+        }
+      }
       const held = entry as PendingEntry
       const runId = held.runtimeKey ?? held.conversationId
       const record = await readRunRecord(store, runId)

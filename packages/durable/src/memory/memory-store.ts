@@ -305,6 +305,12 @@ export class MemoryStore extends DurableStoreBase {
     }
   }
 
+  protected async insertSnapshot(key: string, body: string): Promise<boolean> {
+    if (this.#data.snapshots.has(key)) return false
+    this.#data.snapshots.set(key, body)
+    return true
+  }
+
   protected async readSnapshot(key: string): Promise<string | undefined> {
     return this.#data.snapshots.get(key)
   }

@@ -491,6 +491,11 @@ export class PostgresStore extends DurableStoreBase {
     })
   }
 
+  /** Inserts the snapshot unless `key` has one; true when it did. */
+  protected async insertSnapshot(key: string, body: string): Promise<boolean> {
+    return (await run(this.#pool, this.#sql.insertSnapshot, [key, body])).rowCount === 1
+  }
+
   /** The snapshot JSON saved under `key`; `undefined` when there is none. */
   protected async readSnapshot(key: string): Promise<string | undefined> {
     const { rows } = await run<{ body: string }>(this.#pool, this.#sql.getSnapshot, [key])
@@ -778,6 +783,8 @@ function statementTexts(s: string) {
     putSnapshot: `
       INSERT INTO ${snapshots} (key, body, updated_at) VALUES ($1, $2, now())
       ON CONFLICT (key) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at`,
+    insertSnapshot: `
+      INSERT INTO ${snapshots} (key, body, updated_at) VALUES ($1, $2, now()) ON CONFLICT (key) DO NOTHING`,
     getSnapshot: `SELECT body FROM ${snapshots} WHERE key = $1`,
     deleteSnapshot: `DELETE FROM ${snapshots} WHERE key = $1`,
   }

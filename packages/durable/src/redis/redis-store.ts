@@ -456,6 +456,11 @@ export class RedisStore extends DurableStoreBase {
     )
   }
 
+  /** Sets the snapshot unless `key` has one (`SET NX`); true when it did. */
+  protected async insertSnapshot(key: string, body: string): Promise<boolean> {
+    return (await this.#client.set(this.#key("snap:", key), body, "NX")) === "OK"
+  }
+
   /** The snapshot JSON saved under `key`; `null` when there is none. */
   protected readSnapshot(key: string): Promise<string | null> {
     return this.#client.get(this.#key("snap:", key))

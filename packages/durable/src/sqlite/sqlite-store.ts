@@ -527,6 +527,11 @@ export class SqliteStore extends DurableStoreBase {
       .immediate()
   }
 
+  /** Inserts the snapshot unless `key` has one; true when it did. */
+  protected async insertSnapshot(key: string, body: string): Promise<boolean> {
+    return this.#s.insertSnapshot.run(key, body, Date.now()).changes === 1
+  }
+
   /** The snapshot JSON saved under `key`; `undefined` when there is none. */
   protected async readSnapshot(key: string): Promise<string | undefined> {
     return (this.#s.getSnapshot.get(key) as { body: string } | undefined)?.body
@@ -697,6 +702,8 @@ const SQL = {
   putSnapshot:
     "INSERT INTO tnx_snapshots (key, body, updated_at) VALUES (?, ?, ?) " +
     "ON CONFLICT (key) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
+  insertSnapshot:
+    "INSERT INTO tnx_snapshots (key, body, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING",
   getSnapshot: "SELECT body FROM tnx_snapshots WHERE key = ?",
   deleteSnapshot: "DELETE FROM tnx_snapshots WHERE key = ?",
 }

@@ -208,6 +208,8 @@ export abstract class DurableStoreBase implements DurableStore {
   ): Promise<{ id: string; pending: string; answer: string }[]>
   protected abstract removeConversation(id: string): Promise<void>
   protected abstract writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): Promise<void>
+  /** Stores `body` under `key` unless a snapshot is there, atomically; true when it stored it. */
+  protected abstract insertSnapshot(key: string, body: string): Promise<boolean>
   protected abstract readSnapshot(key: string): Promise<string | null | undefined>
   protected abstract removeSnapshot(key: string): Promise<void>
   /** Releases what the store opened itself. */
@@ -494,6 +496,12 @@ export abstract class DurableStoreBase implements DurableStore {
     }
     const body = encodeJson(snapshot, () => `snapshot ${JSON.stringify(key)}`)
     await this.#use(`store snapshot ${JSON.stringify(key)}`, () => this.writeSnapshot(key, body, holds))
+  }
+
+  async createSnapshot(key: string, snapshot: unknown): Promise<boolean> {
+    checkKey(key, "the snapshot key")
+    const body = encodeJson(snapshot, () => `snapshot ${JSON.stringify(key)}`)
+    return this.#use(`create snapshot ${JSON.stringify(key)}`, () => this.insertSnapshot(key, body))
   }
 
   async getSnapshot(key: string): Promise<unknown | undefined> {

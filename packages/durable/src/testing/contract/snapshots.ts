@@ -20,5 +20,23 @@ export function describeSnapshots({ open }: ContractContext): void {
       await expect(store.putSnapshot(key, () => 1)).rejects.toBeInstanceOf(StoreError)
       expect(await store.getSnapshot(key)).toBeUndefined()
     })
+
+    it("createSnapshot stores a value once: of racing creates across stores exactly one wins", async () => {
+      const [a, b] = [await open(), await open()]
+      const key = uid("once")
+      const won = await Promise.all([
+        a.createSnapshot(key, { by: "a" }),
+        b.createSnapshot(key, { by: "b" }),
+        a.createSnapshot(key, { by: "a2" }),
+      ])
+      expect(won.filter(Boolean)).toHaveLength(1)
+      const kept = await b.getSnapshot(key)
+      expect([{ by: "a" }, { by: "b" }, { by: "a2" }][won.indexOf(true)]).toEqual(kept)
+      expect(await a.createSnapshot(key, { by: "late" })).toBe(false)
+      expect(await a.getSnapshot(key)).toEqual(kept)
+      await a.deleteSnapshot(key)
+      expect(await b.createSnapshot(key, { by: "after delete" })).toBe(true)
+      await expect(a.createSnapshot(uid("bad"), () => 1)).rejects.toBeInstanceOf(StoreError)
+    })
   })
 }

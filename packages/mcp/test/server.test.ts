@@ -395,6 +395,29 @@ describe("clients, hosts and principals", () => {
     expect(res.status).toBe(401)
   })
 
+  it("a host failure reaches the client as a code, never its message or stack", async () => {
+    const host = createFakeHost(createFakeStore())
+    const mcp = createMcpServer({
+      host: {
+        ...host,
+        result: async () => {
+          throw new Error("connect postgres://admin:hunter2@db failed")
+        },
+      },
+      agents: ["echo"],
+      name: "t",
+      version: "1",
+      stateKeys: [KEY],
+    })
+    open.push({ close: () => mcp.close() })
+    const served = await serveFetch(mcp.fetch)
+    open.push(served)
+    const c = await client(served.url)
+    const result = await c.callTool({ name: "echo", arguments: { prompt: "x" } })
+    expect(result).toMatchObject({ isError: true, content: [{ text: "the run failed (internal error)" }] })
+    expect(JSON.stringify(result)).not.toMatch(/hunter2|at .*\.ts/)
+  })
+
   it("an authenticate hook that throws ⇒ 500 without its message", async () => {
     const mcp = createMcpServer({
       host: createFakeHost(createFakeStore()),

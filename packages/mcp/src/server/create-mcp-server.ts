@@ -248,7 +248,8 @@ async function callAgent(
     if (state === undefined) {
       const runId = `mcp-${randomUUID()}`
       await startRun(served.host, agent, runId, prompt, progressOf(ctx))
-      return answerWith(served, agent, runId, ctx)
+      // Awaited here so that its failure is caught below, not passed to the SDK as is.
+      return await answerWith(served, agent, runId, ctx)
     }
     // The verify hook has opened it (a string is a configure'd handler's state). A state is
     // good for a retry of its own tool only; the SDK makes a throw here an isError result.
@@ -268,7 +269,7 @@ async function callAgent(
         throw error
       }
     }
-    return answerWith(served, agent, state.runId, ctx)
+    return await answerWith(served, agent, state.runId, ctx)
   } catch (error) {
     return errorResult(safeMessage(error))
   }

@@ -395,6 +395,21 @@ describe("clients, hosts and principals", () => {
     expect(res.status).toBe(401)
   })
 
+  it("refuses bad options eagerly: short keys, an agent listed twice, a configure'd tool named like an agent", () => {
+    const host = createFakeHost(createFakeStore())
+    const base = { host, agents: ["echo"], name: "t", version: "1", stateKeys: [KEY] }
+    expect(() => createMcpServer({ ...base, stateKeys: ["short"] })).toThrow(/stateKeys\[0\]/)
+    expect(() => createMcpServer({ ...base, agents: ["echo", "echo"] })).toThrow(/twice/)
+    expect(() =>
+      createMcpServer({
+        ...base,
+        configure: (server) => {
+          server.registerTool("echo", { description: "clash" }, async () => ({ content: [] }))
+        },
+      }),
+    ).toThrow(/configure failed/)
+  })
+
   it("a host failure reaches the client as a code, never its message or stack", async () => {
     const host = createFakeHost(createFakeStore())
     const mcp = createMcpServer({

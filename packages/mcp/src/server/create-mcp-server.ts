@@ -61,7 +61,10 @@ export interface McpServerOptions {
   allowedHosts?: string[]
   /** How long a sealed `requestState` may be echoed back, in ms; default 24 hours. */
   stateTtlMs?: number
-  /** Registers resources, prompts and completions on each official `McpServer` instance. */
+  /**
+   * Registers resources, prompts and completions on each official `McpServer` instance: one
+   * per HTTP request, one per stdio connection, and one at construction (to fail early).
+   */
   configure?: (server: McpServer) => void
 }
 
@@ -102,7 +105,8 @@ const AGENT_INPUT = fromJsonSchema<{ prompt: string }>({
  *
  * @param opts - {@link McpServerOptions}.
  * @returns `{ fetch, connectStdio, close }`.
- * @throws ConfigError for a missing or short state key, a missing host, or an agent listed twice.
+ * @throws ConfigError for a missing or short state key, a missing host, an agent listed twice,
+ *   or a `configure` that throws (e.g. a tool named like an agent).
  * @example
  * const mcp = createMcpServer({ host, agents: ["support"], name: "support", version: "1.0.0",
  *   stateKeys: [process.env.MCP_STATE_KEY!],
@@ -158,6 +162,16 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
       return server
     }
 
+  // One instance now, so that a `configure` that throws (a tool named like an agent, say) fails
+  // here rather than on every request.
+  try {
+    void factory(ANONYMOUS)({ era: "modern" })
+  } catch (error) {
+    throw new ConfigError(
+      `createMcpServer: configure failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    )
+  }
   const handler = createMcpHandler(factory(), { maxRequestBodySize: MAX_BODY_BYTES })
   let stdio: { close(): Promise<void> } | undefined
 

@@ -10,6 +10,7 @@ it("exports exactly the public runtime surface, and no store class from the root
     "RuntimeHeldError",
     "askWithAnswer",
     "createMemoryStore",
+    "createStoreHost",
     "deliverAnswer",
     "loadRuntime",
     "openStore",
@@ -17,6 +18,7 @@ it("exports exactly the public runtime surface, and no store class from the root
     "retryFailed",
     "runWithAnswer",
     "saveRuntime",
+    "startHostedRun",
     "sweepExpiredClaims",
     "sweepExpiredRequests",
   ])

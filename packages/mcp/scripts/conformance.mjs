@@ -6,6 +6,11 @@
 //   node scripts/conformance.mjs                  the default run and both frozen sets (CI)
 //   node scripts/conformance.mjs initialize auth/basic-cimd   these scenarios of the default run
 //   node scripts/conformance.mjs --requirements 2026-07-28   one revision's frozen client set
+//   node scripts/conformance.mjs --server 2026-07-28         one revision's frozen server set
+//
+// A server set runs the 0.2 suite against conformance/server-harness.mjs (createMcpServer of
+// `@toolnexus/mcp/server` with the suite's fixtures), checked against
+// conformance/server-expected-failures.json the same way.
 //
 // The default run is the suite's own (0.1.16): every scenario must pass. A frozen requirement
 // set (2026-07-28, 2025-11-25; from the 0.2 suite, each scenario run at that revision) is checked
@@ -35,6 +40,8 @@ const harness = join(root, "conformance/harness.mjs")
 const suiteEntry = join(cache, "node_modules/@modelcontextprotocol/conformance/dist/index.js")
 const setsEntry = join(cache, `node_modules/${SETS_ALIAS}/dist/index.js`)
 const expectedFailuresFile = join(root, "conformance/expected-failures.json")
+const serverHarness = join(root, "conformance/server-harness.mjs")
+const serverExpectedFailuresFile = join(root, "conformance/server-expected-failures.json")
 
 function installedVersion(name) {
   try {
@@ -185,9 +192,79 @@ async function requirementRun(node, revision) {
   return regressions.length === 0
 }
 
+/** Starts the server harness on a free port; resolves with it and its URL once it listens. */
+function startServerHarness() {
+  const child = spawn(process.execPath, [serverHarness], { stdio: ["ignore", "pipe", "inherit"] })
+  return new Promise((resolve, reject) => {
+    let out = ""
+    child.stdout.on("data", (chunk) => {
+      out += chunk
+      if (out.includes("\n")) resolve({ child, url: out.split("\n")[0] })
+    })
+    child.on("exit", (code) => reject(new Error(`the server harness exited (${code}) before listening`)))
+  })
+}
+
+/** A frozen server set against the server harness: false only on a regression. */
+async function serverRun(node, revision) {
+  const expected = JSON.parse(readFileSync(serverExpectedFailuresFile, "utf8"))[revision] ?? {}
+  const started = Date.now()
+  const { child, url } = await startServerHarness()
+  let text
+  try {
+    const args = [
+      setsEntry,
+      "server",
+      "--url",
+      url,
+      "--requirements",
+      revision,
+      "--timeout",
+      String(SCENARIO_TIMEOUT_MS),
+    ]
+    text = await new Promise((done) => {
+      const suite = spawn(node, args, { stdio: ["ignore", "pipe", "pipe"] })
+      let output = ""
+      suite.stdout.on("data", (chunk) => (output += chunk))
+      suite.stderr.on("data", (chunk) => (output += chunk))
+      suite.on("close", () => done(output))
+    })
+  } finally {
+    child.kill()
+  }
+  // Every scenario is listed once; the "Not scored" summary after the total names the ones that
+  // do not count at this revision (extensions, pending ones).
+  const cut = text.indexOf("Not scored")
+  const unscored = [...(cut === -1 ? "" : text.slice(cut)).matchAll(/^\s+([✓✗]) (\S+) \(/gm)]
+  const notScored = new Set(unscored.map((m) => m[2]))
+  const outcomes = [...text.matchAll(/^([✓✗]) (\S+):/gm)].filter((m) => !notScored.has(m[2]))
+  if (outcomes.length === 0) throw new Error(`the server set ${revision} reported no scenarios:\n${text}`)
+  const failed = outcomes.filter((m) => m[1] === "✗").map((m) => m[2])
+  const regressions = failed.filter((s) => !(s in expected))
+  const fixed = outcomes.filter((m) => m[1] === "✓" && m[2] in expected).map((m) => m[2])
+  const seconds = ((Date.now() - started) / 1000).toFixed(1)
+  console.error(
+    `server set ${revision} (suite ${SETS_SUITE_VERSION}): ${outcomes.length - failed.length} of ${outcomes.length} server scenarios passed in ${seconds} s; ${failed.length - regressions.length} expected failures`,
+  )
+  if (unscored.length > 0)
+    console.error(
+      `  not scored (extensions, pending): ${unscored.filter((m) => m[1] === "✓").length} of ${unscored.length} passed (${unscored
+        .filter((m) => m[1] === "✗")
+        .map((m) => m[2])
+        .join(", ")} fail)`,
+    )
+  if (fixed.length > 0)
+    console.error(`now passing, take off conformance/server-expected-failures.json: ${fixed.join(", ")}`)
+  if (regressions.length > 0) {
+    console.error(`REGRESSIONS (not expected to fail): ${regressions.join(", ")}`)
+    console.error(text.replace(/^/gm, "    "))
+  }
+  return regressions.length === 0
+}
+
 async function main() {
-  if (!existsSync(join(root, "dist/index.js")))
-    throw new Error("build the package first (dist/index.js is missing)")
+  if (!existsSync(join(root, "dist/index.js")) || !existsSync(join(root, "dist/server/index.js")))
+    throw new Error("build the package first (dist/index.js or dist/server/index.js is missing)")
   const node = ensureInstalled()
   const argv = process.argv.slice(2)
   let ok = true
@@ -196,10 +273,16 @@ async function main() {
     if (!REVISIONS.includes(revision))
       throw new Error(`--requirements takes one of ${REVISIONS.join(", ")}, got ${revision}`)
     ok = await requirementRun(node, revision)
+  } else if (argv[0] === "--server") {
+    const revision = argv[1]
+    if (!REVISIONS.includes(revision))
+      throw new Error(`--server takes one of ${REVISIONS.join(", ")}, got ${revision}`)
+    ok = await serverRun(node, revision)
   } else if (argv.length > 0) ok = await defaultRun(node, argv)
   else {
     ok = await defaultRun(node, [])
     for (const revision of REVISIONS) ok = (await requirementRun(node, revision)) && ok
+    for (const revision of REVISIONS) ok = (await serverRun(node, revision)) && ok
   }
   if (!ok) process.exitCode = 1
 }

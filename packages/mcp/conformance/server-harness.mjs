@@ -1,0 +1,395 @@
+#!/usr/bin/env node
+// The official MCP conformance suite's server fixtures on createMcpServer's public API (built
+// dist): hosted agents through a minimal in-memory RunHost, the suite's fixture tools,
+// resources, prompts and completions through `configure`. Serves http://127.0.0.1:<PORT>/mcp.
+//
+//   node scripts/conformance.mjs --server 2026-07-28     (starts this, runs the suite's server set)
+//
+// PORT picks the port (default: any free one); the URL is printed on stdout once listening.
+import { createServer } from "node:http"
+import {
+  ResourceTemplate,
+  acceptedContent,
+  completable,
+  inputRequired,
+  inputResponse,
+} from "@modelcontextprotocol/server"
+import { createMcpServer } from "@toolnexus/mcp/server"
+import * as z from "zod"
+
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+const WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
+const text = (t) => ({ content: [{ type: "text", text: t }] })
+const NAME = z.object({ name: z.string() })
+
+/** An in-memory host whose one agent, `echo`, answers its prompt. */
+const runs = new Map()
+const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 }
+const host = {
+  async start(_agent, runId, input) {
+    runs.set(runId, input)
+    return { runId, started: true }
+  },
+  async result(runId) {
+    const base = { messages: [], toolCalls: [], toolCallCount: 0, turns: 0, model: "none", usage, runId }
+    return { ...base, status: "done", text: `echo: ${runs.get(runId)}` }
+  },
+  async listPending() {
+    return []
+  },
+  async findRequest() {
+    return undefined
+  },
+  async getDecision() {
+    return undefined
+  },
+  async deliverAnswer(answer) {
+    throw Object.assign(new Error(`unknown request ${answer.id}`), { code: "TNX_UNKNOWN_REQUEST" })
+  },
+}
+
+function fixtures(server) {
+  server.registerTool("test_simple_text", { description: "Simple text" }, async () =>
+    text("This is a simple text response for testing."),
+  )
+  server.registerTool("test_image_content", { description: "An image" }, async () => ({
+    content: [{ type: "image", data: PNG, mimeType: "image/png" }],
+  }))
+  server.registerTool("test_audio_content", { description: "Audio" }, async () => ({
+    content: [{ type: "audio", data: WAV, mimeType: "audio/wav" }],
+  }))
+  server.registerTool("test_embedded_resource", { description: "An embedded resource" }, async () => ({
+    content: [
+      {
+        type: "resource",
+        resource: {
+          uri: "test://embedded-resource",
+          mimeType: "text/plain",
+          text: "This is an embedded resource content.",
+        },
+      },
+    ],
+  }))
+  server.registerTool("test_multiple_content_types", { description: "Mixed content" }, async () => ({
+    content: [
+      { type: "text", text: "Multiple content types test:" },
+      { type: "image", data: PNG, mimeType: "image/png" },
+      {
+        type: "resource",
+        resource: {
+          uri: "test://mixed-content-resource",
+          mimeType: "application/json",
+          text: '{"test":"data","value":123}',
+        },
+      },
+    ],
+  }))
+  server.registerTool("test_error_handling", { description: "Always fails" }, async () => {
+    throw new Error("This tool intentionally returns an error for testing")
+  })
+  server.registerTool("test_tool_with_progress", { description: "Reports progress" }, async (ctx) => {
+    const progressToken = ctx.mcpReq._meta?.progressToken
+    for (const progress of [0, 50, 100]) {
+      if (progressToken !== undefined)
+        await ctx.mcpReq.notify({
+          method: "notifications/progress",
+          params: { progressToken, progress, total: 100 },
+        })
+      if (progress < 100) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    return text("Progress tool completed")
+  })
+  // Multi-round-trip fixtures that need no request state.
+  server.registerTool(
+    "test_input_required_result_elicitation",
+    { description: "Asks a name" },
+    async (ctx) => {
+      const answer = acceptedContent(ctx.mcpReq.inputResponses, "user_name", NAME)
+      if (answer) return text(`Hello, ${answer.name}!`)
+      return inputRequired({
+        inputRequests: {
+          user_name: inputRequired.elicit({ message: "What is your name?", requestedSchema: NAME }),
+        },
+      })
+    },
+  )
+  server.registerTool(
+    "test_input_required_result_sampling",
+    { description: "Asks the model" },
+    async (ctx) => {
+      const view = inputResponse(ctx.mcpReq.inputResponses, "capital_question")
+      if (view.kind === "sampling") return text(`Sampling said: ${JSON.stringify(view.result.content)}`)
+      return inputRequired({
+        inputRequests: {
+          capital_question: inputRequired.createMessage({
+            messages: [{ role: "user", content: { type: "text", text: "What is the capital of France?" } }],
+            maxTokens: 100,
+          }),
+        },
+      })
+    },
+  )
+  server.registerTool(
+    "test_input_required_result_list_roots",
+    { description: "Asks the roots" },
+    async (ctx) => {
+      const view = inputResponse(ctx.mcpReq.inputResponses, "client_roots")
+      if (view.kind === "roots") return text(`Roots: ${view.roots.map((r) => r.uri).join(", ")}`)
+      return inputRequired({ inputRequests: { client_roots: inputRequired.listRoots() } })
+    },
+  )
+  server.registerTool(
+    "test_input_required_result_capabilities",
+    { description: "Asks only what the client declared" },
+    async (ctx) => {
+      if (ctx.mcpReq.inputResponses) return text("Capabilities respected")
+      const declared = ctx.mcpReq.envelope?.["io.modelcontextprotocol/clientCapabilities"] ?? {}
+      const inputRequests = {}
+      if (declared.elicitation)
+        inputRequests.user_name = inputRequired.elicit({
+          message: "What is your name?",
+          requestedSchema: NAME,
+        })
+      if (declared.sampling)
+        inputRequests.greeting = inputRequired.createMessage({
+          messages: [{ role: "user", content: { type: "text", text: "Generate a greeting" } }],
+          maxTokens: 50,
+        })
+      if (declared.roots) inputRequests.client_roots = inputRequired.listRoots()
+      return Object.keys(inputRequests).length > 0 ? inputRequired({ inputRequests }) : text("Nothing to ask")
+    },
+  )
+  // Needs sampling: the SDK's seam answers -32021 when the request did not declare it.
+  server.registerTool("test_missing_capability", { description: "Needs sampling" }, async (ctx) => {
+    if (inputResponse(ctx.mcpReq.inputResponses, "greeting").kind === "sampling") return text("Sampled")
+    return inputRequired({
+      inputRequests: {
+        greeting: inputRequired.createMessage({
+          messages: [{ role: "user", content: { type: "text", text: "Generate a greeting" } }],
+          maxTokens: 50,
+        }),
+      },
+    })
+  })
+  for (const name of ["test_streaming_elicitation"])
+    server.registerTool(name, { description: "Needs elicitation" }, async (ctx) => {
+      if (acceptedContent(ctx.mcpReq.inputResponses, "user_name")) return text("Thanks")
+      return inputRequired({
+        inputRequests: {
+          user_name: inputRequired.elicit({ message: "What is your name?", requestedSchema: NAME }),
+        },
+      })
+    })
+  server.registerTool("test_logging_tool", { description: "Logs at info" }, async (ctx) => {
+    await ctx.mcpReq.log("info", "a log line")
+    return text("Logged")
+  })
+  // Fixtures with their own requestState: createMcpServer seals it (principal, expiry) and
+  // hands it back on the retry; a tampered one is refused before the handler runs.
+  const CONFIRM = { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] }
+  for (const name of [
+    "test_input_required_result_request_state",
+    "test_input_required_result_tampered_state",
+  ])
+    server.registerTool(name, { description: "Round-trips its state" }, async (ctx) => {
+      if (ctx.mcpReq.requestState() === "round-1" && ctx.mcpReq.inputResponses?.confirm)
+        return text("state-ok")
+      return inputRequired({
+        inputRequests: {
+          confirm: inputRequired.elicit({ message: "Please confirm", requestedSchema: CONFIRM }),
+        },
+        requestState: "round-1",
+      })
+    })
+  server.registerTool(
+    "test_input_required_result_multi_round",
+    { description: "Two rounds" },
+    async (ctx) => {
+      const state = ctx.mcpReq.requestState()
+      const name = acceptedContent(ctx.mcpReq.inputResponses, "step1")
+      const color = acceptedContent(ctx.mcpReq.inputResponses, "step2")
+      if (state === "round-2" && color) return text(`Done: ${String(color.color)}`)
+      if (state === "round-1" && name)
+        return inputRequired({
+          inputRequests: {
+            step2: inputRequired.elicit({
+              message: "Step 2: What is your favorite color?",
+              requestedSchema: {
+                type: "object",
+                properties: { color: { type: "string" } },
+                required: ["color"],
+              },
+            }),
+          },
+          requestState: "round-2",
+        })
+      return inputRequired({
+        inputRequests: {
+          step1: inputRequired.elicit({ message: "Step 1: What is your name?", requestedSchema: NAME }),
+        },
+        requestState: "round-1",
+      })
+    },
+  )
+  server.registerTool(
+    "test_input_required_result_multiple_inputs",
+    { description: "Asks three things" },
+    async (ctx) => {
+      const responses = ctx.mcpReq.inputResponses ?? {}
+      if (
+        ctx.mcpReq.requestState() === "asked-all" &&
+        ["user_name", "greeting", "client_roots"].every((k) => k in responses)
+      )
+        return text("All inputs received")
+      return inputRequired({
+        inputRequests: {
+          user_name: inputRequired.elicit({ message: "What is your name?", requestedSchema: NAME }),
+          greeting: inputRequired.createMessage({
+            messages: [{ role: "user", content: { type: "text", text: "Generate a greeting" } }],
+            maxTokens: 50,
+          }),
+          client_roots: inputRequired.listRoots(),
+        },
+        requestState: "asked-all",
+      })
+    },
+  )
+  server.registerResource(
+    "static-text",
+    "test://static-text",
+    { description: "A static text resource", mimeType: "text/plain" },
+    async () => ({
+      contents: [
+        {
+          uri: "test://static-text",
+          mimeType: "text/plain",
+          text: "This is the content of the static text resource.",
+        },
+      ],
+    }),
+  )
+  server.registerResource(
+    "static-binary",
+    "test://static-binary",
+    { description: "A static binary resource", mimeType: "image/png" },
+    async () => ({ contents: [{ uri: "test://static-binary", mimeType: "image/png", blob: PNG }] }),
+  )
+  server.registerResource(
+    "template",
+    new ResourceTemplate("test://template/{id}/data", { list: undefined }),
+    { description: "A resource template", mimeType: "application/json" },
+    async (uri, { id }) => ({
+      contents: [
+        {
+          uri: uri.href,
+          mimeType: "application/json",
+          text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }),
+        },
+      ],
+    }),
+  )
+  server.registerPrompt("test_simple_prompt", { description: "A simple prompt" }, async () => ({
+    messages: [{ role: "user", content: { type: "text", text: "This is a simple prompt for testing." } }],
+  }))
+  server.registerPrompt(
+    "test_prompt_with_arguments",
+    {
+      description: "A prompt with arguments",
+      argsSchema: z.object({
+        arg1: completable(z.string().describe("First test argument"), (value) =>
+          ["paris", "park", "party"].filter((v) => v.startsWith(value)),
+        ),
+        arg2: z.string().describe("Second test argument"),
+      }),
+    },
+    async ({ arg1, arg2 }) => ({
+      messages: [
+        {
+          role: "user",
+          content: { type: "text", text: `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'` },
+        },
+      ],
+    }),
+  )
+  server.registerPrompt(
+    "test_prompt_with_embedded_resource",
+    { description: "A prompt with a resource", argsSchema: z.object({ resourceUri: z.string() }) },
+    async ({ resourceUri }) => ({
+      messages: [
+        {
+          role: "user",
+          content: {
+            type: "resource",
+            resource: {
+              uri: resourceUri,
+              mimeType: "text/plain",
+              text: "Embedded resource content for testing.",
+            },
+          },
+        },
+        { role: "user", content: { type: "text", text: "Please process the embedded resource above." } },
+      ],
+    }),
+  )
+  server.registerPrompt("test_prompt_with_image", { description: "A prompt with an image" }, async () => ({
+    messages: [
+      { role: "user", content: { type: "image", data: PNG, mimeType: "image/png" } },
+      { role: "user", content: { type: "text", text: "Please analyze the image above." } },
+    ],
+  }))
+  server.registerPrompt(
+    "test_input_required_result_prompt",
+    { description: "A prompt that asks for context" },
+    async (ctx) => {
+      const answer = acceptedContent(ctx.mcpReq.inputResponses, "user_context")
+      if (answer)
+        return {
+          messages: [{ role: "user", content: { type: "text", text: `Context: ${String(answer.context)}` } }],
+        }
+      return inputRequired({
+        inputRequests: {
+          user_context: inputRequired.elicit({
+            message: "What context should the prompt use?",
+            requestedSchema: {
+              type: "object",
+              properties: { context: { type: "string" } },
+              required: ["context"],
+            },
+          }),
+        },
+      })
+    },
+  )
+}
+
+let port = Number(process.env.PORT ?? 0)
+const mcp = createMcpServer({
+  host,
+  agents: ["echo"],
+  name: "toolnexus-conformance",
+  version: "1.0.0",
+  stateKeys: ["conformance-state-key-0123456789abcdef"],
+  configure: fixtures,
+})
+const server = createServer(async (req, res) => {
+  const chunks = []
+  for await (const chunk of req) chunks.push(chunk)
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(req.headers))
+    if (typeof value === "string") headers.set(name, value)
+  const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined
+  const response = await mcp.fetch(
+    new Request(`http://127.0.0.1:${port}${req.url}`, {
+      method: req.method,
+      headers,
+      ...(body && req.method !== "GET" ? { body } : {}),
+    }),
+  )
+  res.writeHead(response.status, Object.fromEntries(response.headers))
+  if (response.body) for await (const chunk of response.body) res.write(chunk)
+  res.end()
+})
+server.listen(port, "127.0.0.1", () => {
+  port = server.address().port
+  process.stdout.write(`http://127.0.0.1:${port}/mcp\n`)
+})

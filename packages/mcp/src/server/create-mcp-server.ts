@@ -1,0 +1,433 @@
+import { randomUUID } from "node:crypto"
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type CallToolResult,
+  McpServer,
+  type McpServerFactory,
+  type ServerContext,
+  createMcpHandler,
+  fromJsonSchema,
+  inputRequired,
+  isInputRequiredResult,
+  localhostAllowedHostnames,
+  validateHostHeader,
+  validateOriginHeader,
+} from "@modelcontextprotocol/server"
+import { serveStdio } from "@modelcontextprotocol/server/stdio"
+import {
+  AnswerConflictError,
+  AnswerExpiredError,
+  AnswerInvalidError,
+  ConfigError,
+  HostUnsupportedError,
+  type RunHost,
+  type Request as RunRequest,
+  type RuntimeEvent,
+  type StreamEvent,
+  UnknownRequestError,
+  isToolnexusError,
+} from "@toolnexus/core"
+import { answerOf, canAsk, elicitationSupport, inputRequestsOf } from "./input-requests.js"
+import { RequestStateSealer, type SealedRunState } from "./request-state.js"
+import { type RunState, runStateOf } from "./run-state.js"
+
+/** Options of {@link createMcpServer}. */
+export interface McpServerOptions {
+  /** The host every call runs through (`createStoreHost`, `connectRestate`, `connectDbos`). */
+  host: RunHost
+  /** The hosted agents served, each as an MCP tool of the same name taking `{prompt: string}`. */
+  agents?: string[]
+  /** The server's name, as MCP clients show it. */
+  name: string
+  /** The server's version. */
+  version: string
+  /**
+   * Secrets (each at least 32 bytes; a string counts its UTF-8 bytes) the `requestState` of an
+   * `input_required` answer is sealed with (AES-256-GCM under an HKDF-derived key): the first
+   * seals, every one opens, so a new key goes first and an old one stays until its states expire.
+   * Every server instance that may take a retry needs them.
+   */
+  stateKeys: (string | Uint8Array)[]
+  /**
+   * Who is calling: a principal string (states are sealed for it and refused to anyone else), or
+   * a `Response` to answer with instead (a 401, say). Absent: every HTTP caller is `"anonymous"`.
+   * Stdio callers are `"stdio"`.
+   */
+  authenticate?: (req: Request) => string | Response | Promise<string | Response>
+  /**
+   * Hostnames the `Host` header (and an `Origin`, when sent) may name: DNS-rebinding
+   * protection. Default: `localhost`, `127.0.0.1`, `[::1]`.
+   */
+  allowedHosts?: string[]
+  /** How long a sealed `requestState` may be echoed back, in ms; default 24 hours. */
+  stateTtlMs?: number
+  /**
+   * Registers resources, prompts and completions on each official `McpServer` instance: one
+   * per HTTP request, one per stdio connection, and one at construction (to fail early).
+   */
+  configure?: (server: McpServer) => void
+}
+
+/** An MCP server over a host: serve it over streamable HTTP (`fetch`) or stdio. */
+export interface ToolnexusMcpServer {
+  /**
+   * Serves one HTTP request (MCP streamable HTTP, 2026-07-28 stateless and 2025-11-25 through
+   * `initialize`); mount it with `toNodeListener` or on any fetch-style runtime.
+   */
+  fetch(req: Request): Promise<Response>
+  /** Serves MCP over this process's stdin and stdout. */
+  connectStdio(): Promise<void>
+  /** Stops serving (in-flight exchanges are aborted; the host's runs go on). */
+  close(): Promise<void>
+}
+
+/** Bodies are small JSON-RPC messages; one beyond this is refused (413) before it is parsed. */
+const MAX_BODY_BYTES = 1024 * 1024
+const DEFAULT_STATE_TTL_MS = 24 * 60 * 60 * 1000
+const ANONYMOUS = "anonymous"
+const STDIO = "stdio"
+const PRINCIPAL = "toolnexus.principal"
+const AGENT_INPUT = fromJsonSchema<{ prompt: string }>({
+  type: "object",
+  properties: { prompt: { type: "string", description: "What to ask the agent" } },
+  required: ["prompt"],
+})
+
+/**
+ * Serves hosted agents to MCP clients (Claude, ChatGPT, VS Code, Cursor, …) on the official v2
+ * server: each agent is a tool taking `{prompt}`, run through `host`. A run that parks on
+ * requests answers the call with `input_required` — one input request per open request and a
+ * sealed `requestState` naming the run, the requests, the principal and an expiry (never the
+ * transcript); the client's retry delivers each response once through `host.deliverAnswer`
+ * and gets the run's next state. Any server instance over the same host (and keys) takes the
+ * retry. A client that cannot elicit gets an `isError` result naming the open request, which
+ * stays answerable from any other door.
+ *
+ * @param opts - {@link McpServerOptions}.
+ * @returns `{ fetch, connectStdio, close }`.
+ * @throws ConfigError for a missing or short state key, a missing host, an agent listed twice,
+ *   or a `configure` that throws (e.g. a tool named like an agent).
+ * @example
+ * const mcp = createMcpServer({ host, agents: ["support"], name: "support", version: "1.0.0",
+ *   stateKeys: [process.env.MCP_STATE_KEY!],
+ *   authenticate: (req) => principalOfBearer(req.headers.get("authorization")) ?? new Response(null, { status: 401 }) })
+ * createServer(toNodeListener(mcp.fetch)).listen(3000)
+ */
+export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
+  const { host, agents = [], name, version, configure, authenticate } = opts
+  if (host === undefined || typeof host.start !== "function" || typeof host.deliverAnswer !== "function")
+    throw new ConfigError(
+      "createMcpServer: host must be a RunHost (createStoreHost, connectRestate, connectDbos)",
+    )
+  if (typeof name !== "string" || name === "" || typeof version !== "string" || version === "")
+    throw new ConfigError("createMcpServer: name and version must be non-empty strings")
+  if (new Set(agents).size !== agents.length)
+    throw new ConfigError(`createMcpServer: agents lists a name twice (${agents.join(", ")})`)
+  const sealer = new RequestStateSealer(opts.stateKeys)
+  const stateTtlMs = opts.stateTtlMs ?? DEFAULT_STATE_TTL_MS
+  if (!(Number.isInteger(stateTtlMs) && stateTtlMs > 0))
+    throw new ConfigError("createMcpServer: stateTtlMs must be a positive integer")
+  const allowedHosts = opts.allowedHosts ?? localhostAllowedHostnames()
+
+  const factory =
+    (fixedPrincipal?: string): McpServerFactory =>
+    (ctx) => {
+      const principal = fixedPrincipal ?? principalOf(ctx.authInfo?.extra)
+      const server = new McpServer(
+        { name, version },
+        {
+          capabilities: { tools: {} },
+          // Runs before any handler: a state that does not open (tampered, expired, another
+          // principal, no current key) is the SDK's -32602, and nothing is delivered. A
+          // configure'd handler gets its own state back as it returned it.
+          requestState: {
+            verify: (wire) => {
+              const opened = sealer.open(wire, { principal })
+              return "state" in opened ? opened.state : opened
+            },
+          },
+        },
+      )
+      const served: Served = { host, sealer, stateTtlMs, principal, era: ctx.era, server }
+      for (const agent of agents)
+        server.registerTool(
+          agent,
+          { description: `Runs the ${agent} agent on a prompt`, inputSchema: AGENT_INPUT },
+          (args, callCtx) => callAgent(served, agent, args.prompt, callCtx),
+        )
+      if (configure) {
+        sealHandlerStates(server, sealer, principal, stateTtlMs)
+        configure(server)
+      }
+      return server
+    }
+
+  // One instance now, so that a `configure` that throws (a tool named like an agent, say) fails
+  // here rather than on every request.
+  try {
+    void factory(ANONYMOUS)({ era: "modern" })
+  } catch (error) {
+    throw new ConfigError(
+      `createMcpServer: configure failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    )
+  }
+  const handler = createMcpHandler(factory(), { maxRequestBodySize: MAX_BODY_BYTES })
+  let stdio: { close(): Promise<void> } | undefined
+
+  return {
+    async fetch(req) {
+      const refused = refuseHost(req, allowedHosts)
+      if (refused) return refused
+      let principal = ANONYMOUS
+      if (authenticate) {
+        let who: string | Response
+        try {
+          who = await authenticate(req)
+        } catch {
+          // The hook's failure stays here: its message may hold a token or a secret.
+          return jsonError(500, "TNX_INTERNAL", "authentication failed")
+        }
+        if (who instanceof Response) return who
+        if (typeof who !== "string" || who === "")
+          return jsonError(500, "TNX_INTERNAL", "authenticate returned no principal")
+        principal = who
+      }
+      return handler.fetch(req, {
+        authInfo: { token: "", clientId: principal, scopes: [], extra: { [PRINCIPAL]: principal } },
+      })
+    },
+    async connectStdio() {
+      stdio ??= serveStdio(factory(STDIO))
+    },
+    async close() {
+      await handler.close()
+      await stdio?.close()
+    },
+  }
+}
+
+/**
+ * Handlers registered through `configure` (tools, prompts, resources) have the `requestState`
+ * of their `input_required` answers sealed like the agents' (principal, expiry), so a retry
+ * with a tampered or foreign state is refused before they run, and they read back their own.
+ */
+function sealHandlerStates(
+  server: McpServer,
+  sealer: RequestStateSealer,
+  principal: string,
+  ttlMs: number,
+): void {
+  const sealing =
+    (callback: (...args: unknown[]) => unknown) =>
+    async (...args: unknown[]): Promise<unknown> => {
+      const result = await callback(...args)
+      if (!isInputRequiredResult(result) || typeof result.requestState !== "string") return result
+      const requestState = sealer.seal({
+        state: result.requestState,
+        principal,
+        expiresAt: Date.now() + ttlMs,
+      })
+      return { ...result, requestState }
+    }
+  for (const method of ["registerTool", "registerPrompt", "registerResource"] as const) {
+    const register = (server[method] as (...args: unknown[]) => unknown).bind(server)
+    // The callback is the last argument of each of the three.
+    ;(server as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+      const last = args.length - 1
+      if (typeof args[last] === "function") args[last] = sealing(args[last] as (...a: unknown[]) => unknown)
+      return register(...args)
+    }
+  }
+}
+
+/** What one server instance's tool handlers share. */
+interface Served {
+  host: RunHost
+  sealer: RequestStateSealer
+  stateTtlMs: number
+  principal: string
+  era: "legacy" | "modern"
+  server: McpServer
+}
+
+async function callAgent(
+  served: Served,
+  agent: string,
+  prompt: string,
+  ctx: ServerContext,
+): Promise<CallToolResult> {
+  const state = ctx.mcpReq.requestState<SealedRunState | string>()
+  try {
+    if (state === undefined) {
+      const runId = `mcp-${randomUUID()}`
+      await startRun(served.host, agent, runId, prompt, progressOf(ctx))
+      // Awaited here so that its failure is caught below, not passed to the SDK as is.
+      return await answerWith(served, agent, runId, ctx)
+    }
+    // The verify hook has opened it (a string is a configure'd handler's state). A state is
+    // good for a retry of its own tool only; the SDK makes a throw here an isError result.
+    if (typeof state === "string" || state.tool !== agent)
+      return errorResult(`this requestState is not for ${agent}; nothing was delivered`)
+    for (const request of state.requests) {
+      const answer = answerOf(request, ctx.mcpReq.inputResponses)
+      if (answer === undefined) continue
+      try {
+        await deliver(served.host, answer, progressOf(ctx))
+      } catch (error) {
+        // Delivered before (the first response was lost) or already consumed: the run's current
+        // state answers; the first decision stands.
+        if (AnswerConflictError.isInstance(error) || UnknownRequestError.isInstance(error)) continue
+        if (AnswerExpiredError.isInstance(error) || AnswerInvalidError.isInstance(error))
+          return errorResult(`request ${request.id} was not answered: ${error.message}`)
+        throw error
+      }
+    }
+    return await answerWith(served, agent, state.runId, ctx)
+  } catch (error) {
+    return errorResult(safeMessage(error))
+  }
+}
+
+/**
+ * Starts the run, with its events as progress when asked for; a host whose runs stream
+ * elsewhere (an engine) refuses `onEvent`, and the run starts without it (a started run id is
+ * that run, so the second start starts nothing twice).
+ */
+async function startRun(
+  host: RunHost,
+  agent: string,
+  runId: string,
+  prompt: string,
+  onEvent?: OnEvent,
+): Promise<void> {
+  if (onEvent === undefined) {
+    await host.start(agent, runId, prompt)
+    return
+  }
+  try {
+    await host.start(agent, runId, prompt, { onEvent })
+  } catch (error) {
+    if (!HostUnsupportedError.isInstance(error)) throw error
+    await host.start(agent, runId, prompt)
+  }
+}
+
+/** Delivers `answer`, with progress as {@link startRun} does. */
+async function deliver(
+  host: RunHost,
+  answer: Parameters<RunHost["deliverAnswer"]>[0],
+  onEvent?: OnEvent,
+): Promise<void> {
+  if (onEvent === undefined) {
+    await host.deliverAnswer(answer)
+    return
+  }
+  try {
+    await host.deliverAnswer(answer, { onEvent })
+  } catch (error) {
+    if (!HostUnsupportedError.isInstance(error)) throw error
+    await host.deliverAnswer(answer)
+  }
+}
+
+type OnEvent = (ev: StreamEvent | RuntimeEvent) => void
+
+/** The run's next state as the call's answer: its result, or `input_required`. */
+async function answerWith(
+  served: Served,
+  agent: string,
+  runId: string,
+  ctx: ServerContext,
+): Promise<CallToolResult> {
+  const state: RunState = await runStateOf(served.host, runId, ctx.mcpReq.signal)
+  if (state.kind === "ended") {
+    const text = state.text !== "" ? state.text : `(the run ended: ${state.status})`
+    return { content: [{ type: "text", text }], isError: state.isError }
+  }
+  const support = elicitationSupport(clientCapabilitiesOf(served, ctx))
+  const unaskable = state.requests.filter((request) => !canAsk(request, support))
+  if (unaskable.length > 0) return cannotAsk(runId, unaskable)
+  const requestState = served.sealer.seal({
+    tool: agent,
+    runId,
+    requests: state.requests.map(({ id, kind }) => ({ id, kind })),
+    principal: served.principal,
+    expiresAt: Date.now() + served.stateTtlMs,
+  })
+  return inputRequired({
+    inputRequests: inputRequestsOf(state.requests),
+    requestState,
+  }) as unknown as CallToolResult
+}
+
+/** The capabilities this call's client declared: per request on 2026-07-28, at `initialize` before. */
+function clientCapabilitiesOf(served: Served, ctx: ServerContext): unknown {
+  if (served.era === "modern")
+    return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY]
+  return served.server.server.getClientCapabilities()
+}
+
+function cannotAsk(runId: string, requests: RunRequest[]): CallToolResult {
+  const list = requests.map((r) => `${r.id} (${r.kind}: ${r.prompt})`).join("; ")
+  return errorResult(
+    `run ${runId} waits on ${list}; this client cannot answer it here (no elicitation support), ` +
+      "answer it from another door (an approvals inbox, chat, or the toolnexus CLI)",
+  )
+}
+
+/** Run events as progress notifications, when the call carries a progress token. */
+function progressOf(ctx: ServerContext): OnEvent | undefined {
+  const progressToken = ctx.mcpReq._meta?.progressToken
+  if (progressToken === undefined) return undefined
+  let progress = 0
+  return (ev) => {
+    if (ev.type !== "tool_call" && ev.type !== "turn" && ev.type !== "pending") return
+    progress++
+    const message =
+      ev.type === "tool_call"
+        ? `calling ${ev.name}`
+        : ev.type === "turn"
+          ? `turn ${ev.turn}`
+          : "waiting for an answer"
+    ctx.mcpReq
+      .notify({ method: "notifications/progress", params: { progressToken, progress, message } })
+      .catch(() => {})
+  }
+}
+
+function errorResult(text: string): CallToolResult {
+  return { content: [{ type: "text", text }], isError: true }
+}
+
+/** A failure's text for the wire: a toolnexus error's code, never a stack, transcript or secret. */
+function safeMessage(error: unknown): string {
+  if (isToolnexusError(error)) return `the run failed (${error.code})`
+  return "the run failed (internal error)"
+}
+
+function principalOf(extra: Record<string, unknown> | undefined): string {
+  const principal = extra?.[PRINCIPAL]
+  return typeof principal === "string" ? principal : ANONYMOUS
+}
+
+/** DNS-rebinding protection: `Host` (and `Origin`, when sent) must name an allowed host. */
+function refuseHost(req: Request, allowedHosts: string[]): Response | undefined {
+  const hostHeader = req.headers.get("host") ?? new URL(req.url).host
+  const host = validateHostHeader(hostHeader, allowedHosts)
+  if (!host.ok)
+    return host.errorCode === "invalid_host_header"
+      ? jsonError(400, "TNX_BAD_REQUEST", "the Host header is not a valid host[:port]")
+      : jsonError(403, "TNX_FORBIDDEN_HOST", "this Host is not allowed")
+  const origin = req.headers.get("origin")
+  if (origin !== null && !validateOriginHeader(origin, allowedHosts).ok)
+    return jsonError(403, "TNX_FORBIDDEN_ORIGIN", "this Origin is not allowed")
+  return undefined
+}
+
+function jsonError(status: number, code: string, message: string): Response {
+  return new Response(JSON.stringify({ error: { code, message } }), {
+    status,
+    headers: { "content-type": "application/json" },
+  })
+}

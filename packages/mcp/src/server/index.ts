@@ -1,0 +1,2 @@
+export { createMcpServer } from "./create-mcp-server.js"
+export type { McpServerOptions, ToolnexusMcpServer } from "./create-mcp-server.js"

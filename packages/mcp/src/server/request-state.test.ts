@@ -1,0 +1,40 @@
+import { ConfigError } from "@toolnexus/core"
+import { describe, expect, it } from "vitest"
+import { RequestStateSealer, type SealedRunState } from "./request-state.js"
+
+const STATE: SealedRunState = {
+  tool: "deploy",
+  runId: "mcp-1",
+  requests: [{ id: "mcp-1.approve", kind: "approval" }],
+  principal: "alice",
+  expiresAt: 2_000,
+}
+
+describe("RequestStateSealer", () => {
+  it("refuses no keys and keys under 32 bytes, naming the option", () => {
+    expect(() => new RequestStateSealer([])).toThrow(ConfigError)
+    expect(() => new RequestStateSealer(["short"])).toThrow(/stateKeys\[0\].*32 bytes/)
+    expect(() => new RequestStateSealer([new Uint8Array(32), new Uint8Array(31)])).toThrow(/stateKeys\[1\]/)
+  })
+
+  it("opens what it sealed; a fresh IV each time; the first key seals, every key opens", () => {
+    const now = () => 1_000
+    const old = new RequestStateSealer(["o".repeat(32)], now)
+    const rotated = new RequestStateSealer(["n".repeat(32), "o".repeat(32)], now)
+    const wire = old.seal(STATE)
+    expect(wire).not.toBe(old.seal(STATE))
+    expect(rotated.open(wire, { principal: "alice" })).toEqual(STATE)
+    expect(() => old.open(rotated.seal(STATE), { principal: "alice" })).toThrow(/sealed/)
+  })
+
+  it("refuses another principal, an expired state and malformed input with the reason", () => {
+    let now = 1_000
+    const sealer = new RequestStateSealer(["k".repeat(32)], () => now)
+    const wire = sealer.seal(STATE)
+    expect(() => sealer.open(wire, { principal: "mallory" })).toThrow(/principal/)
+    for (const bad of ["", "tnx1.", "tnx2.AAAA", `tnx1.${"A".repeat(40)}`])
+      expect(() => sealer.open(bad, { principal: "alice" })).toThrow(/malformed|sealed/)
+    now = 2_000
+    expect(() => sealer.open(wire, { principal: "alice" })).toThrow(/expired/)
+  })
+})

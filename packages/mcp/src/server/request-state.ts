@@ -1,0 +1,146 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto"
+import { ConfigError } from "@toolnexus/core"
+
+/** What a sealed `requestState` names: never a transcript, only where to find the run. */
+export interface SealedRunState {
+  /** The MCP tool the call was made to: a state is good only for a retry of that tool. */
+  tool: string
+  /** The hosted run. */
+  runId: string
+  /** The open requests asked for, with their kinds (the answer's shape follows the kind). */
+  requests: { id: string; kind: string }[]
+  /** Whom it was sealed for: a retry by anyone else is refused. */
+  principal: string
+  /** Milliseconds since the epoch after which it is refused. */
+  expiresAt: number
+}
+
+/**
+ * The state a handler registered through `configure` returned, sealed the same way (bound to
+ * the principal, with an expiry), so it comes back untouched or not at all.
+ */
+export interface SealedHandlerState {
+  /** The handler's own state, handed back to it as `ctx.mcpReq.requestState()`. */
+  state: string
+  /** Whom it was sealed for. */
+  principal: string
+  /** Milliseconds since the epoch after which it is refused. */
+  expiresAt: number
+}
+
+/** Either kind of sealed state. */
+export type SealedState = SealedRunState | SealedHandlerState
+
+/** Why a state is refused; it goes to `onerror` only, never on the wire. */
+export class StateRefusedError extends Error {
+  override readonly name = "StateRefusedError"
+  constructor(readonly reason: "malformed" | "sealed" | "expired" | "principal") {
+    super(`requestState refused: ${reason}`)
+  }
+}
+
+const VERSION = "tnx1"
+const IV_BYTES = 12
+const TAG_BYTES = 16
+// Binds the ciphertext to its purpose: a key shared with another use of AES-GCM cannot be
+// made to open this format's states, nor this format's states taken for theirs.
+const AAD = Buffer.from("toolnexus.mcp.requestState.v1")
+const HKDF_SALT = Buffer.from("toolnexus.mcp.requestState")
+const HKDF_INFO = Buffer.from("aes-256-gcm key v1")
+const MIN_KEY_BYTES = 32
+
+/**
+ * Seals and opens `requestState` with AES-256-GCM under keys derived (HKDF-SHA256) from the
+ * configured secrets: the first seals, every one opens, so a key can be rotated in without
+ * refusing the states already in flight.
+ *
+ * @internal
+ */
+export class RequestStateSealer {
+  readonly #keys: Buffer[]
+  readonly #now: () => number
+
+  constructor(stateKeys: readonly (string | Uint8Array)[], now: () => number = Date.now) {
+    if (!Array.isArray(stateKeys) || stateKeys.length === 0)
+      throw new ConfigError(
+        "createMcpServer: stateKeys must list at least one key (the first seals, all open)",
+      )
+    this.#keys = stateKeys.map((key, i) => {
+      const bytes =
+        typeof key === "string" ? Buffer.from(key, "utf8") : key instanceof Uint8Array ? key : undefined
+      if (bytes === undefined || bytes.length < MIN_KEY_BYTES)
+        throw new ConfigError(
+          `createMcpServer: stateKeys[${i}] must be a string or Uint8Array of at least 32 bytes`,
+        )
+      return Buffer.from(hkdfSync("sha256", bytes, HKDF_SALT, HKDF_INFO, 32))
+    })
+    this.#now = now
+  }
+
+  /** The wire string for `state`, sealed under the first key. */
+  seal(state: SealedState): string {
+    const iv = randomBytes(IV_BYTES)
+    const cipher = createCipheriv("aes-256-gcm", this.#keys[0] as Buffer, iv, { authTagLength: TAG_BYTES })
+    cipher.setAAD(AAD)
+    const body = Buffer.concat([
+      cipher.update(JSON.stringify(state), "utf8"),
+      cipher.final(),
+      cipher.getAuthTag(),
+    ])
+    return `${VERSION}.${Buffer.concat([iv, body]).toString("base64url")}`
+  }
+
+  /**
+   * Opens a wire string sealed by any current key and checks it is for `principal` and not
+   * expired (the caller checks it is for its tool).
+   *
+   * @throws StateRefusedError naming why.
+   */
+  open(wire: string, expect: { principal: string }): SealedState {
+    const dot = wire.indexOf(".")
+    if (dot < 0 || wire.slice(0, dot) !== VERSION) throw new StateRefusedError("malformed")
+    const raw = Buffer.from(wire.slice(dot + 1), "base64url")
+    if (raw.length < IV_BYTES + TAG_BYTES + 2) throw new StateRefusedError("malformed")
+    const iv = raw.subarray(0, IV_BYTES)
+    const tag = raw.subarray(raw.length - TAG_BYTES)
+    const ciphertext = raw.subarray(IV_BYTES, raw.length - TAG_BYTES)
+    let plain: string | undefined
+    for (const key of this.#keys) {
+      try {
+        const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES })
+        decipher.setAAD(AAD)
+        decipher.setAuthTag(tag)
+        plain = Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString("utf8")
+        break
+      } catch {
+        // not this key: try the next (rotation)
+      }
+    }
+    if (plain === undefined) throw new StateRefusedError("sealed")
+    const state = parseState(plain)
+    if (state === undefined) throw new StateRefusedError("malformed")
+    if (state.principal !== expect.principal) throw new StateRefusedError("principal")
+    if (!(this.#now() < state.expiresAt)) throw new StateRefusedError("expired")
+    return state
+  }
+}
+
+function parseState(plain: string): SealedState | undefined {
+  let value: unknown
+  try {
+    value = JSON.parse(plain)
+  } catch {
+    return undefined
+  }
+  const state = value as Partial<SealedRunState & SealedHandlerState> | null
+  if (typeof state?.principal !== "string" || typeof state.expiresAt !== "number") return undefined
+  if (typeof state.state === "string") return state as SealedHandlerState
+  if (
+    typeof state.tool !== "string" ||
+    typeof state.runId !== "string" ||
+    !Array.isArray(state.requests) ||
+    !state.requests.every((r) => typeof r?.id === "string" && typeof r.kind === "string")
+  )
+    return undefined
+  return state as SealedRunState
+}

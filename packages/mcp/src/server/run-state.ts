@@ -1,0 +1,90 @@
+import type { PendingEntry, Request, RunHost } from "@toolnexus/core"
+
+/** Where a hosted run stands: ended with a result, or parked on open requests. @internal */
+export type RunState =
+  | { kind: "ended"; text: string; isError: boolean; status: string }
+  | { kind: "waiting"; requests: Request[] }
+
+/** How long the pending-watch waits between looks, growing to the cap. */
+const FIRST_LOOK_MS = 25
+const LOOK_CAP_MS = 500
+
+/**
+ * The run's current state: its result when it has ended, else the open requests it waits on.
+ * A store host settles `result` when the run parks; a host whose runs wait inside an engine
+ * does not, so the open requests are also looked for until one of the two shows.
+ *
+ * @internal
+ */
+export async function runStateOf(host: RunHost, runId: string, signal?: AbortSignal): Promise<RunState> {
+  const stop = new AbortController()
+  const abort = () => stop.abort()
+  signal?.addEventListener("abort", abort, { once: true })
+  try {
+    const settled = host.result(runId).then((result) => ({ result }))
+    const parked = watchPending(host, runId, stop.signal).then((requests) => ({ requests }))
+    const first = await Promise.race([settled, parked])
+    if ("requests" in first) return { kind: "waiting", requests: first.requests }
+    const result = first.result as { status: string; text: string; isError?: boolean; pending?: Request }
+    if (result.status === "pending") {
+      const open = await openRequestsOf(host, runId)
+      const requests = open.length > 0 ? open : result.pending ? [result.pending] : []
+      if (requests.length > 0) return { kind: "waiting", requests }
+    }
+    return {
+      kind: "ended",
+      text: result.text,
+      isError: result.isError === true,
+      status: result.status,
+    }
+  } finally {
+    stop.abort()
+    signal?.removeEventListener("abort", abort)
+  }
+}
+
+/** Resolves with the run's open requests once it has some; never resolves when aborted first. */
+async function watchPending(host: RunHost, runId: string, signal: AbortSignal): Promise<Request[]> {
+  let wait = FIRST_LOOK_MS
+  for (;;) {
+    await delay(wait, signal)
+    if (signal.aborted) return new Promise<never>(() => {})
+    const open = await openRequestsOf(host, runId)
+    if (signal.aborted) return new Promise<never>(() => {})
+    if (open.length > 0) return open
+    wait = Math.min(wait * 2, LOOK_CAP_MS)
+  }
+}
+
+/** The open requests of run `runId`: held by its runtime or by its conversation. @internal */
+export async function openRequestsOf(host: RunHost, runId: string): Promise<Request[]> {
+  const out: Request[] = []
+  let after: string | undefined
+  for (;;) {
+    const page = await host.listPending(after === undefined ? { limit: 200 } : { limit: 200, after })
+    for (const entry of page) if (belongsTo(entry, runId)) out.push(entry.request)
+    if (page.length < 200) return out
+    after = page[page.length - 1]?.request.id
+  }
+}
+
+function belongsTo(entry: PendingEntry, runId: string): boolean {
+  return (
+    entry.runtimeKey === runId ||
+    entry.conversationId === runId ||
+    entry.conversationId.startsWith(`${runId}/`) ||
+    entry.request.data?.runId === runId
+  )
+}
+
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms)
+    function done() {
+      clearTimeout(timer)
+      signal.removeEventListener("abort", done)
+      resolve()
+    }
+    signal.addEventListener("abort", done, { once: true })
+  })
+}

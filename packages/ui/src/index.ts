@@ -1,2 +1,7 @@
 export { toNodeListener } from "./to-node-listener.js"
 export type { ChatHandlerOptions } from "./internal/chat-options.js"
+export { createAnswerLink } from "./answer-link/create-answer-link.js"
+export type { AnswerLinkOptions } from "./answer-link/create-answer-link.js"
+export { answerLinkHandler } from "./answer-link/handler.js"
+export type { AnswerLinkHandler, AnswerLinkHandlerOptions } from "./answer-link/handler.js"
+export type { AnswerLinkSecret } from "./answer-link/token.js"

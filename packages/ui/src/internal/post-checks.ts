@@ -29,15 +29,10 @@ export function allowedOriginsOf(origins: readonly string[] | undefined): Readon
  * Checked before the body is read.
  */
 export function crossSiteRefusal(req: HandlerInput, allowed: ReadonlySet<string>): Refusal | undefined {
-  const origin = req.header("origin")
-  if (origin !== undefined && !allowed.has(origin) && origin !== req.origin)
-    return new Refusal(
-      403,
-      "TNX_CROSS_SITE",
-      `posts from origin ${JSON.stringify(origin.slice(0, 200))} are refused: only this server's own origin and allowedOrigins may post`,
-    )
+  const refused = originRefusal(req, allowed)
+  if (refused !== undefined) return refused
   const type = req.header("content-type")
-  if (!isJsonMediaType(type))
+  if (!isMediaType(type, "application/json"))
     return new Refusal(
       415,
       "TNX_UNSUPPORTED_MEDIA_TYPE",
@@ -46,11 +41,26 @@ export function crossSiteRefusal(req: HandlerInput, allowed: ReadonlySet<string>
   return undefined
 }
 
-/** `application/json`, in any case, with or without parameters (`; charset=utf-8`). */
-function isJsonMediaType(type: string | undefined): boolean {
+/**
+ * @internal Refuses (403 `TNX_CROSS_SITE`) a post whose `Origin` header is neither the request's
+ * own origin nor in `allowed`. A post without `Origin` comes from no browser page and passes.
+ */
+export function originRefusal(req: HandlerInput, allowed: ReadonlySet<string>): Refusal | undefined {
+  const origin = req.header("origin")
+  if (origin !== undefined && !allowed.has(origin) && origin !== req.origin)
+    return new Refusal(
+      403,
+      "TNX_CROSS_SITE",
+      `posts from origin ${JSON.stringify(origin.slice(0, 200))} are refused: only this server's own origin and allowedOrigins may post`,
+    )
+  return undefined
+}
+
+/** @internal Whether `type` is `expected` (lower case), in any case, with or without parameters (`; charset=utf-8`). */
+export function isMediaType(type: string | undefined, expected: string): boolean {
   if (type === undefined) return false
   const end = type.indexOf(";")
-  return (end === -1 ? type : type.slice(0, end)).trim().toLowerCase() === "application/json"
+  return (end === -1 ? type : type.slice(0, end)).trim().toLowerCase() === expected
 }
 
 /**

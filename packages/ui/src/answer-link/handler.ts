@@ -152,7 +152,7 @@ export function answerLinkHandler(options: AnswerLinkHandlerOptions): AnswerLink
 
     if (answer === undefined) {
       const entry = await host.findRequest(requestId)
-      if (entry === undefined) return unknown(requestId)
+      if (entry === undefined) return notFound(requestId)
       if (json)
         return jsonReply(200, { request: entry.request, linkExpiresAt: new Date(expiresAt).toISOString() })
       const url = new URL(req.url)
@@ -175,7 +175,7 @@ export function answerLinkHandler(options: AnswerLinkHandlerOptions): AnswerLink
         logger?.info("answer link refused: already decided", { requestId })
         return alreadyDecided(requestId, first)
       }
-      if (refusal?.code === "TNX_UNKNOWN_REQUEST") return unknown(requestId)
+      if (refusal?.code === "TNX_UNKNOWN_REQUEST") return notFound(requestId)
       if (refusal !== undefined) {
         logger?.info("answer link refused", { requestId, code: refusal.code })
         return refuse(
@@ -204,7 +204,7 @@ export function answerLinkHandler(options: AnswerLinkHandlerOptions): AnswerLink
         `This request was ${text}. Nothing was changed.`,
       )
     }
-    function unknown(id: string): Reply {
+    function notFound(id: string): Reply {
       return refuse(
         new Refusal(404, "TNX_UNKNOWN_REQUEST", `no open request ${id}`, { requestId: id }),
         "Not found",

@@ -1,2 +1,6 @@
 export { toNodeListener } from "./to-node-listener.js"
 export type { ChatHandlerOptions } from "./internal/chat-options.js"
+// Chats that reload (§19): also at the root, beside the doors.
+export { loadChat } from "./ai-sdk/load-chat.js"
+export type { LoadChatOptions } from "./ai-sdk/load-chat.js"
+export type { UIMessage, UIMessagePart, UIToolPart } from "./ai-sdk/ui-message.js"

@@ -1,4 +1,4 @@
-import { createToolkit, hostAgent } from "@toolnexus/core"
+import { type EndpointStyle, createClient, createToolkit, hostAgent } from "@toolnexus/core"
 import { createMemoryStore, createStoreHost } from "@toolnexus/durable"
 import { type UIMessage, lastAssistantMessageIsCompleteWithApprovalResponses } from "ai"
 import { describe, expect, it } from "vitest"
@@ -126,3 +126,58 @@ describe("loadChat over a RunHost", () => {
     })
   })
 })
+
+// Each endpoint style stores its transcript in its own shape; the load reads all three.
+describe.each(["openai", "anthropic", "openai-responses"] as EndpointStyle[])(
+  "loadChat of a %s transcript",
+  (style) => {
+    it("parked on an approval: the card as streamed; approved after the reload: the finished transcript", async () => {
+      const client = createClient({
+        baseUrl: style === "anthropic" ? env.fake.url : `${env.fake.url}/v1`,
+        style,
+        model: "test-model",
+        apiKey: "sk-test",
+        retries: 0,
+        store: createMemoryStore(),
+      })
+      const store = client.conversationStore()
+      const { effects, tools } = refundTools()
+      const toolkit = await createToolkit({ extraTools: tools })
+      const server = await serve(createChatHandler({ client, toolkit }))
+      const id = chatId()
+      const live = chatAt(server.url, id)
+      await live.chat.sendMessage({ text: "hi" })
+      await settled(live.chat)
+      await live.chat.sendMessage({ text: "refund my order" })
+      await settled(live.chat)
+      expect(live.errors).toEqual([])
+
+      // The transcript is in the style's own shape.
+      const call = { openai: '"tool_calls"', anthropic: '"tool_use"', "openai-responses": '"function_call"' }
+      expect(JSON.stringify(await store.get(id))).toContain(call[style])
+      const loaded = await loadChat({ store, chatId: id })
+      expect(loaded.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"])
+      expect(loaded.map((m) => m.parts)).toEqual(live.chat.messages.map((m) => m.parts))
+
+      const reloaded = chatAt(server.url, id, {
+        sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+      })
+      reloaded.chat.messages = loaded as UIMessage[]
+      await reloaded.chat.addToolApprovalResponse({
+        id: approvalIdOf(reloaded.chat.lastMessage),
+        approved: true,
+      })
+      await settled(reloaded.chat)
+      expect(reloaded.errors).toEqual([])
+      expect(effects).toHaveLength(1)
+      const finished = await loadChat({ store, chatId: id })
+      expect(textOf(finished[1] as UIMessage)).toBe("Hello there.")
+      expect(toolPart(finished[3] as UIMessage)).toMatchObject({
+        state: "output-available",
+        output: "refunded 30 EUR on A1",
+      })
+      expect(textOf(finished[3] as UIMessage)).toBe("Done: refunded 30 EUR on A1")
+      await server.close()
+    })
+  },
+)

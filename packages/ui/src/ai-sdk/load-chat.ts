@@ -24,11 +24,13 @@ export type LoadChatOptions = {
   | {
       /** The host whose run (the conversation's id) keeps the chat. */
       host: Pick<RunHost, "transcript" | "listPending">
+      /** Not with `host`: one source of the chat. */
       store?: never
     }
   | {
       /** The chat handler's store (`client.conversationStore()`, its `store` option). */
       store: ConversationStore
+      /** Not with `store`: one source of the chat. */
       host?: never
     }
 )

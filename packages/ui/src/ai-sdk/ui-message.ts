@@ -21,8 +21,11 @@ export type UIToolPart = {
       state: "approval-requested"
       /** The call's arguments. */
       input: unknown
-      /** The approval asked: `id` is the toolnexus request's id. */
-      approval: { id: string }
+      /** The approval asked. */
+      approval: {
+        /** The toolnexus request's id: the approval response's `id`. */
+        id: string
+      }
     }
   | {
       /** The call's result. */

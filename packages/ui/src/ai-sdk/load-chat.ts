@@ -7,6 +7,7 @@ import {
   isRelayRequest,
   relayCallsOf,
 } from "@toolnexus/core"
+import { isConversationId } from "../internal/conversation-id.js"
 import { type TranscriptEntry, transcriptEntries } from "../internal/transcript-turns.js"
 import { UIChunkWriter } from "./ui-chunk-writer.js"
 import { type UIMessage, UIMessageBuilder } from "./ui-message.js"
@@ -54,8 +55,7 @@ export type LoadChatOptions = {
  */
 export async function loadChat(opts: LoadChatOptions): Promise<UIMessage[]> {
   const id = opts.conversationId ?? opts.chatId
-  // The handler's rule for a chat's conversation id (ConversationGate.conversationOf).
-  if (typeof id !== "string" || id.length < 1 || id.length > 200)
+  if (!isConversationId(id))
     throw new ConfigError("loadChat: the chat id must be a string of 1 to 200 characters")
   let transcript: Message[] | undefined
   let pending: PendingRequest | undefined

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net"
 import { createToolkit } from "@toolnexus/core"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
 import { toNodeListener } from "@toolnexus/ui"
-import { createChatHandler } from "@toolnexus/ui/ai-sdk"
+import { createChatHandler, loadChat } from "@toolnexus/ui/ai-sdk"
 import { scriptedClient } from "./model.js"
 import { type Refund, chatTools } from "./tools.js"
 
@@ -40,6 +40,35 @@ async function servePage(req: Request): Promise<Response> {
   return new Response("not found", { status: 404, headers: { "content-type": "text/plain" } })
 }
 
+/** `GET /api/chat/<id>/messages`: the chat's stored messages for `useChat({ messages })` after a reload. */
+const MESSAGES = /^\/api\/chat\/([^/]+)\/messages$/
+
+/** The messages route over the handler's store: the transcript and the waiting card, as `loadChat` reads them. */
+function messagesRoute(store: SqliteStore): (req: Request) => Promise<Response> {
+  return async (req) => {
+    const match = MESSAGES.exec(new URL(req.url).pathname)
+    if (req.method !== "GET" || !match?.[1])
+      return new Response("not found", { status: 404, headers: { "content-type": "text/plain" } })
+    let chatId: string
+    try {
+      chatId = decodeURIComponent(match[1])
+    } catch {
+      return Response.json({ error: { code: "TNX_BAD_REQUEST", message: "bad chat id" } }, { status: 400 })
+    }
+    try {
+      return Response.json(await loadChat({ store, chatId }), { headers: { "cache-control": "no-store" } })
+    } catch (error) {
+      const code = (error as { code?: unknown }).code
+      if (code === "TNX_CONFIG")
+        return Response.json(
+          { error: { code: "TNX_BAD_REQUEST", message: (error as Error).message } },
+          { status: 400 },
+        )
+      throw error
+    }
+  }
+}
+
 /** A running chat server. */
 export interface ChatServer {
   url: string
@@ -50,7 +79,8 @@ export interface ChatServer {
 
 /**
  * Starts the chat: the page at `/`, the AI SDK chat endpoint at `/api/chat` (and its
- * `…/<id>/stream` resumption), chats parked in the SQLite file `databasePath`.
+ * `…/<id>/stream` resumption), a chat's stored messages at `GET /api/chat/<id>/messages`
+ * (`loadChat`, for a reloaded page), chats parked in the SQLite file `databasePath`.
  */
 export async function startChatServer(opts: {
   databasePath: string
@@ -63,10 +93,12 @@ export async function startChatServer(opts: {
   const toolkit = await createToolkit({ extraTools: chatTools(refunds) })
   // Both routes go through toNodeListener: a request with a malformed Host is a 400 on each.
   const chat = toNodeListener(createChatHandler({ client, toolkit, store }))
+  const messages = toNodeListener(messagesRoute(store))
   const page = toNodeListener(servePage)
   const server = createServer((req, res) => {
-    const path = (req.url ?? "/").split("?")[0]
-    return (path?.startsWith("/api/chat") ? chat : page)(req, res)
+    const path = (req.url ?? "/").split("?")[0] ?? "/"
+    if (MESSAGES.test(path)) return messages(req, res)
+    return (path.startsWith("/api/chat") ? chat : page)(req, res)
   })
   await new Promise<void>((resolve) =>
     server.listen(opts.port ?? 3000, opts.hostname ?? "127.0.0.1", resolve),

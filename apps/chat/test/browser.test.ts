@@ -91,4 +91,33 @@ describe.skipIf(!haveChromium)("the chat page in headless Chromium (useChat from
     )
     expect(server.refunds.map((r) => r.orderId)).toEqual(["42"])
   })
+
+  // Issue 37: a reload while an approval waited left an empty page; now it loads the chat back.
+  it("a reload mid-approval shows the chat and its card again; Approve finishes the refund", async () => {
+    const tab = await browser.newPage()
+    try {
+      await tab.goto(server.url)
+      await tab.getByLabel("Message").fill("Refund order 9")
+      await tab.getByRole("button", { name: "Send" }).click()
+      await tab.getByTestId("approval").waitFor()
+      const url = tab.url()
+      expect(url).toMatch(/#chat-/)
+
+      await tab.reload()
+      const card = tab.getByTestId("approval")
+      await card.waitFor()
+      expect(tab.url()).toBe(url)
+      expect(await card.textContent()).toContain('refund {"orderId":"9","amount":30}')
+      expect(await tab.locator(".msg.user").allTextContents()).toEqual(["Refund order 9"])
+      expect(server.refunds.map((r) => r.orderId)).not.toContain("9")
+
+      await card.getByRole("button", { name: "Approve" }).click()
+      await tab.getByText("Refunded 30 EUR on order 9.").waitFor()
+      expect(await tab.getByTestId("tool-refund").getAttribute("data-state")).toBe("output-available")
+      expect(server.refunds.filter((r) => r.orderId === "9")).toHaveLength(1)
+      expect(await tab.getByRole("alert").count()).toBe(0)
+    } finally {
+      await tab.close()
+    }
+  })
 })

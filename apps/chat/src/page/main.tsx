@@ -5,7 +5,7 @@ import {
   lastAssistantMessageIsCompleteWithApprovalResponses,
   lastAssistantMessageIsCompleteWithToolCalls,
 } from "ai"
-import { type FormEvent, useState } from "react"
+import { type FormEvent, useEffect, useState } from "react"
 import { createRoot } from "react-dom/client"
 
 /** The toolnexus Request a `data-toolnexus-request` part carries. */
@@ -25,14 +25,33 @@ interface ToolPart {
   approval?: { id: string }
 }
 
-// One chat per page load; the server keeps its transcript.
-const chatId = `chat-${crypto.randomUUID()}`
+// One chat per tab, named in the URL (`#chat-…`): a reload opens the same chat, whose transcript
+// the server keeps.
+const chatId = /^#(chat-[\w-]+)$/.exec(location.hash)?.[1] ?? `chat-${crypto.randomUUID()}`
+if (location.hash !== `#${chatId}`) history.replaceState(null, "", `#${chatId}`)
 
-function App() {
+/** The chat's stored messages (`loadChat` on the server), a waiting card included; then the chat. */
+function Loader() {
+  const [loaded, setLoaded] = useState<UIMessage[] | Error | undefined>(undefined)
+  useEffect(() => {
+    fetch(`/api/chat/${encodeURIComponent(chatId)}/messages`)
+      .then(async (res) => {
+        if (!res.ok) throw new Error(`loading the chat failed: ${res.status} ${await res.text()}`)
+        return (await res.json()) as UIMessage[]
+      })
+      .then(setLoaded, (error: Error) => setLoaded(error))
+  }, [])
+  if (loaded === undefined) return <p>Loading the chat…</p>
+  if (loaded instanceof Error) return <p role="alert">{loaded.message}</p>
+  return <App initial={loaded} />
+}
+
+function App({ initial }: { initial: UIMessage[] }) {
   const [draft, setDraft] = useState("")
   const [answered, setAnswered] = useState<string[]>([])
   const { messages, sendMessage, addToolApprovalResponse, addToolOutput, status, error } = useChat({
     id: chatId,
+    messages: initial,
     transport: new DefaultChatTransport({ api: "/api/chat" }),
     // Approvals and browser-side tool results go back to the server by themselves.
     sendAutomaticallyWhen: ({ messages }) =>
@@ -190,4 +209,4 @@ function QuestionCard(props: {
 }
 
 const root = document.getElementById("root")
-if (root) createRoot(root).render(<App />)
+if (root) createRoot(root).render(<Loader />)

@@ -14,6 +14,7 @@ import {
   isExpired,
 } from "@toolnexus/core"
 import type { ChatHandlerOptions } from "./chat-options.js"
+import { isConversationId } from "./conversation-id.js"
 import { Refusal, badRequest, conflict } from "./http-error.js"
 import { MAX_BODY_DEPTH, allowedOriginsOf, crossSiteRefusal, nestsDeeperThan } from "./post-checks.js"
 import type { HandlerInput, Reply } from "./reply.js"
@@ -159,7 +160,7 @@ export class ConversationGate {
   async conversationOf(chatId: string, req: () => Request): Promise<string | Response | Refusal> {
     const id = this.#opts.conversationId ? await this.#opts.conversationId(chatId, req()) : chatId
     if (id instanceof Response) return id
-    if (typeof id !== "string" || id.length < 1 || id.length > 200)
+    if (!isConversationId(id))
       return new Refusal(400, "TNX_BAD_REQUEST", "the chat id must be a string of 1 to 200 characters")
     return id
   }

@@ -71,7 +71,9 @@ const turn = (id: string, text = "hi") =>
   JSON.stringify({ id, messages: [userMessage(text)], trigger: "submit-message" })
 
 describe.each(EDGES)("a malformed Host header (%s)", (edge) => {
-  const malformed = ["a b", "a@b", "a/b", "a?b", "h:99999", "[1:2]", "999.1.1.1", "xn--zz", "[::1"]
+  // Not "xn--zz": whether a bad punycode label parses is the URL parser's call, and Node 24's
+  // accepts it (a 200, never a 500: the promise holds either way).
+  const malformed = ["a b", "a@b", "a/b", "a?b", "h:99999", "[1:2]", "999.1.1.1", "[::1"]
 
   it("is 400 TNX_BAD_REQUEST for a post and for GET …/stream, never a 500; nothing runs", async () => {
     const { server, url } = await chatServer(edge)

@@ -10,19 +10,46 @@ export interface StatelessServer {
   booked: number
   /** Every `tools/call` of `book` the server received, first calls and retries alike. */
   bookCalls: number
+  /** `plan` calls that completed (planned), after its two rounds. */
+  planned: number
+  /** Every `tools/call` of `book` and `plan`: what each carried back (input response keys, request state). */
+  calls: RoundCall[]
   /** The `Mcp-Param-Region` header of each `tools/call` of `weather` (null: none sent). */
   regions: (string | null)[]
   close(): Promise<void>
 }
 
+/** One `tools/call` of a round-asking tool, as the server received it. */
+export interface RoundCall {
+  /** The tool called. */
+  tool: string
+  /** The keys of the call's `inputResponses` (empty on a first call). */
+  responses: string[]
+  /** The call's request state, if it carried one. */
+  requestState: string | undefined
+}
+
 const DATE = z.object({ date: z.string() })
+const TIME = z.object({ time: z.string() })
 
 /**
  * `book` asks for a date through a multi-round-trip request (an `input_required` answer with a
  * form elicitation and a request state) and books it on the retry.
  */
 export async function serveStateless(): Promise<StatelessServer> {
-  const served = { booked: 0, bookCalls: 0, regions: [] as (string | null)[] }
+  const served = {
+    booked: 0,
+    bookCalls: 0,
+    planned: 0,
+    calls: [] as RoundCall[],
+    regions: [] as (string | null)[],
+  }
+  const record = (tool: string, req: { inputResponses?: object; requestState?: () => unknown }) =>
+    served.calls.push({
+      tool,
+      responses: Object.keys(req.inputResponses ?? {}),
+      requestState: req.requestState?.() as string | undefined,
+    })
   const factory = () => {
     const server = new McpServer({ name: "stateless", version: "1.0.0" })
     server.registerTool(
@@ -30,6 +57,7 @@ export async function serveStateless(): Promise<StatelessServer> {
       { description: "Books a table", inputSchema: z.object({ guests: z.number() }) },
       async ({ guests }, ctx) => {
         served.bookCalls++
+        record("book", ctx.mcpReq)
         const answer = acceptedContent(ctx.mcpReq.inputResponses, "date", DATE)
         if (answer) {
           served.booked++
@@ -40,6 +68,30 @@ export async function serveStateless(): Promise<StatelessServer> {
         return inputRequired({
           inputRequests: { date: inputRequired.elicit({ message: "Which date?", requestedSchema: DATE }) },
           requestState: `guests=${guests}`,
+        })
+      },
+    )
+    // Two rounds: the date, then (state carrying the date) the time; planned on the second retry.
+    server.registerTool(
+      "plan",
+      { description: "Plans a dinner", inputSchema: z.object({}) },
+      async (_args, ctx) => {
+        record("plan", ctx.mcpReq)
+        const state = ctx.mcpReq.requestState?.()
+        const time = acceptedContent(ctx.mcpReq.inputResponses, "time", TIME)
+        if (time && typeof state === "string" && state.startsWith("date=")) {
+          served.planned++
+          return { content: [{ type: "text", text: `planned ${state.slice(5)} at ${time.time}` }] }
+        }
+        const date = acceptedContent(ctx.mcpReq.inputResponses, "date", DATE)
+        if (date)
+          return inputRequired({
+            inputRequests: { time: inputRequired.elicit({ message: "What time?", requestedSchema: TIME }) },
+            requestState: `date=${date.date}`,
+          })
+        return inputRequired({
+          inputRequests: { date: inputRequired.elicit({ message: "Which date?", requestedSchema: DATE }) },
+          requestState: "plan",
         })
       },
     )
@@ -98,6 +150,10 @@ export async function serveStateless(): Promise<StatelessServer> {
     get bookCalls() {
       return served.bookCalls
     },
+    get planned() {
+      return served.planned
+    },
+    calls: served.calls,
     regions: served.regions,
     async close() {
       await handler.close()

@@ -11,7 +11,7 @@ import {
   type Toolkit,
   type Usage,
   assertAnswer,
-  isExpired,
+  answerExpired,
 } from "@toolnexus/core"
 import type { ChatHandlerOptions } from "./chat-options.js"
 import { isConversationId } from "./conversation-id.js"
@@ -367,7 +367,7 @@ function unknown(requestId: string, conversationId: string): Refusal {
 }
 
 function expiredRefusal(request: PendingRequest, answer: Answer): Refusal | undefined {
-  if (!answer.ok || !isExpired(request)) return undefined
+  if (!answerExpired(request, answer)) return undefined
   return new Refusal(
     410,
     "TNX_ANSWER_EXPIRED",

@@ -154,11 +154,11 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
 
   const app = new Hono<AppEnv>()
   app.onError((error, c) => {
-    const { status, code, message } = classify(error, opts.modelUrl)
+    const { status, code, message, extra } = classify(error, opts.modelUrl)
     if (status >= 500) onError(error)
     if (error instanceof HttpError)
       for (const [name, value] of Object.entries(error.headers)) c.header(name, value)
-    return c.json(errorBody(code, message), status)
+    return c.json(errorBody(code, message, extra), status)
   })
   app.notFound((c) => c.json(errorBody("not_found", `no route for ${c.req.method} ${c.req.path}`), 404))
   app.use("*", async (c, next) => {

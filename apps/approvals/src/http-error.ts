@@ -26,29 +26,37 @@ export class HttpError extends Error {
   }
 }
 
-/** The JSON error body of every failed call. */
+/** The JSON error body of every failed call; some codes add fields (`answer_expired`: `requestId`, `expiresAt`). */
 export interface ErrorBody {
-  error: { code: string; message: string }
+  error: { code: string; message: string; [field: string]: unknown }
 }
 
-/** The JSON error body for a code and message. */
-export function errorBody(code: string, message: string): ErrorBody {
-  return { error: { code, message } }
+/** The JSON error body for a code and message, with the code's extra fields. */
+export function errorBody(code: string, message: string, extra: Record<string, unknown> = {}): ErrorBody {
+  return { error: { code, message, ...extra } }
 }
 
 /**
  * Maps an error to the status and code the API answers with; model failures get a one-line
- * message with the fix, and messages of unknown errors stay private.
+ * message with the fix, and messages of unknown errors stay private. An approval after the
+ * request's `expiresAt` is a 410 with `requestId` and `expiresAt`, the contract of every
+ * toolnexus door (DESIGN §17).
  */
 export function classify(
   error: unknown,
   modelUrl?: string,
-): { status: ContentfulStatusCode; code: string; message: string } {
+): { status: ContentfulStatusCode; code: string; message: string; extra?: Record<string, unknown> } {
   if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message }
   const message = error instanceof Error ? error.message : String(error)
   if (UnknownRequestError.isInstance(error)) return { status: 404, code: "unknown_request", message }
   if (AnswerConflictError.isInstance(error)) return { status: 409, code: "answer_conflict", message }
-  if (AnswerExpiredError.isInstance(error)) return { status: 422, code: "answer_expired", message }
+  if (AnswerExpiredError.isInstance(error))
+    return {
+      status: 410,
+      code: "answer_expired",
+      message,
+      extra: { requestId: error.requestId, expiresAt: error.expiresAt },
+    }
   if (AnswerMismatchError.isInstance(error)) return { status: 422, code: "answer_mismatch", message }
   if (
     LLMHttpError.isInstance(error) ||

@@ -122,7 +122,7 @@ describe("answering", () => {
     expect((await postWebhook(app, { id: "pnd-nope", ok: false })).status).toBe(404)
   })
 
-  it("an approval after expiresAt is a 422; closing it as expired still works", async () => {
+  it("an approval after expiresAt is a 410 naming the request and its expiresAt; closing it as expired still works", async () => {
     const { app, effects } = await instance(fake(), files.store(), { tools: { expiresInMs: 1 } })
     const run = await startRun(app, "refund order E-1 $9")
     await new Promise((resolve) => setTimeout(resolve, 20))
@@ -130,10 +130,12 @@ describe("answering", () => {
     expect(listed.requests[0].expired).toBe(true)
 
     const res = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })
-    expect(res.status).toBe(422)
+    expect(res.status).toBe(410)
     const body = await json(res)
     expect(body.error.code).toBe("answer_expired")
     expect(body.error.message).toContain(run.pending.id)
+    expect(body.error.requestId).toBe(run.pending.id)
+    expect(body.error.expiresAt).toBe(run.pending.expiresAt)
 
     const closed = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: false, reason: "expired" })
     expect(closed.status).toBe(200)

@@ -298,8 +298,12 @@ describe("expiry", () => {
     const run = await startRun(app, "refund order X-9 $9", { team: true })
     await new Promise((resolve) => setTimeout(resolve, 20))
     const res = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })
-    expect(res.status).toBe(422)
-    expect((await json(res)).error.code).toBe("answer_expired")
+    expect(res.status).toBe(410)
+    expect((await json(res)).error).toMatchObject({
+      code: "answer_expired",
+      requestId: run.pending.id,
+      expiresAt: run.pending.expiresAt,
+    })
     const closed = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: false, reason: "expired" })
     expect(closed.status).toBe(200)
     expect((await json(closed)).status).toBe("done")

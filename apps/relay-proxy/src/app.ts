@@ -32,7 +32,7 @@ import {
   toUpstreamMessages,
   trailingToolMessages,
 } from "./openai-shapes.js"
-import { ProxyError, badRequest, conflict, errorBody } from "./proxy-error.js"
+import { ProxyError, answerExpired, badRequest, conflict, errorBody } from "./proxy-error.js"
 import { type CallerCall, type RelayTurn, relayTurn } from "./relay-turn.js"
 import { parseResponsesRequest } from "./responses-request.js"
 import {
@@ -201,13 +201,17 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     return { conversation, turn }
   }
 
-  /** The caller's answer to a resume the store refused: 409, retryable unless the results failed too often. */
+  /**
+   * The caller's answer to a resume the store refused: 410 when the results come after the
+   * request's `expiresAt`, else 409, retryable unless the results failed too often.
+   */
   async function refusedResume(error: unknown, requestId: string): Promise<unknown> {
     if (AnswerExpiredError.isInstance(error)) {
-      return conflict(
+      return answerExpired(
         `the tool calls these results answer expired at ${error.expiresAt}; ` +
           "start a new conversation by ending the messages with a user message",
-        "messages",
+        error.requestId,
+        error.expiresAt,
       )
     }
     // A lost claim leaves the results with the claim: a retry resumes with them.

@@ -23,6 +23,8 @@ export interface ProxyErrorOptions {
    * same request cannot fix (a 409 is not retried twice for nothing), true where a retry helps.
    */
   retryable?: boolean
+  /** Fields the body's `error` carries beyond OpenAI's four, e.g. an expiry's `requestId` and `expiresAt`. */
+  fields?: Record<string, unknown>
 }
 
 /**
@@ -37,6 +39,8 @@ export class ProxyError extends Error {
   readonly param: string | null
   readonly code: string | null
   readonly headers: Record<string, string>
+  /** Extra fields of the body's `error`. */
+  readonly fields: Record<string, unknown>
 
   constructor(status: number, type: ProxyErrorType, message: string, options: ProxyErrorOptions = {}) {
     super(message)
@@ -45,6 +49,7 @@ export class ProxyError extends Error {
     this.param = options.param ?? null
     this.code = options.code ?? null
     this.headers = { ...options.headers }
+    this.fields = { ...options.fields }
     if (options.retryable !== undefined) this.headers["x-should-retry"] = String(options.retryable)
   }
 }
@@ -59,9 +64,36 @@ export function conflict(message: string, param?: string): ProxyError {
   return new ProxyError(409, "conflict_error", message, { param, retryable: false })
 }
 
-/** The JSON body of an error response, in OpenAI's error shape. */
+/**
+ * A 410 `answer_expired`: the tool results answer a request past its `expiresAt`. 410 with the
+ * request's id and `expiresAt` is every toolnexus door's contract for an expired answer (DESIGN §17).
+ */
+export function answerExpired(message: string, requestId: string, expiresAt: string): ProxyError {
+  return new ProxyError(410, "invalid_request_error", message, {
+    param: "messages",
+    code: "answer_expired",
+    retryable: false,
+    fields: { requestId, expiresAt },
+  })
+}
+
+/** The JSON body of an error response, in OpenAI's error shape (plus the error's extra fields). */
 export function errorBody(error: ProxyError): {
-  error: { message: string; type: string; param: string | null; code: string | null }
+  error: {
+    message: string
+    type: string
+    param: string | null
+    code: string | null
+    [field: string]: unknown
+  }
 } {
-  return { error: { message: error.message, type: error.type, param: error.param, code: error.code } }
+  return {
+    error: {
+      ...error.fields,
+      message: error.message,
+      type: error.type,
+      param: error.param,
+      code: error.code,
+    },
+  }
 }

@@ -165,7 +165,7 @@ describe("tool results that answer nothing pending ⇒ 409", () => {
     expect(server.requests).toHaveLength(2)
   })
 
-  it("results arriving after pendingTtlMs are refused as expired", async () => {
+  it("results arriving after pendingTtlMs are a 410 naming the request and its expiresAt", async () => {
     const { server, store } = h
     server.enqueue({ toolCalls: [{ id: "c1", name: "t", arguments: {} }] })
     const client = createClient({
@@ -186,7 +186,16 @@ describe("tool results that answer nothing pending ⇒ 409", () => {
         { role: "tool", tool_call_id: first.json.choices[0].message.tool_calls[0].id, content: "ok" },
       ],
     })
-    expect(late.status).toBe(409)
+    expect(late.status).toBe(410)
+    expect(late.headers.get("x-should-retry")).toBe("false")
+    const pending = (await store.listPending())[0]?.request
+    expect(pending?.expiresAt).toBeDefined()
+    expect(late.json.error).toMatchObject({
+      code: "answer_expired",
+      param: "messages",
+      requestId: pending?.id,
+      expiresAt: pending?.expiresAt,
+    })
     expect(late.json.error.message).toMatch(/expired at/)
   })
 })

@@ -10,6 +10,7 @@ import {
   createToolkit,
   defineTool,
   hostAgent,
+  pending,
 } from "@toolnexus/core"
 import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
 import {
@@ -71,7 +72,19 @@ describe.each(STORES)("answer links over createStoreHost on the %s store", (_nam
         return `paid ${args.amount}`
       },
     })
-    const toolkit = await createToolkit({ extraTools: [pay] })
+    // An approval whose deadline passed long ago: an approval of it is refused as expired.
+    const quote = defineTool({
+      name: "quote",
+      description: "offers a quote that had to be accepted long ago",
+      inputSchema: { type: "object", properties: {} },
+      run: (_args, ctx) => {
+        if (!ctx?.answer?.ok)
+          return pending({ kind: "approval", prompt: "Accept the quote?", expiresAt: "2000-01-01T00:00:00Z" })
+        runs.push({ amount: 0 })
+        return "accepted"
+      },
+    })
+    const toolkit = await createToolkit({ extraTools: [pay, quote] })
     host = createStoreHost({
       store,
       agents: [hostAgent({ name: "payer", client, toolkit })] as StoreHostAgent[],
@@ -256,6 +269,21 @@ describe.each(STORES)("answer links over createStoreHost on the %s store", (_nam
       expect(res.status).toBe(410)
     }
     expect(await host.getDecision(id)).toBeUndefined()
+    expect(runs).toEqual([])
+  })
+
+  it("approving a request after its expiresAt is a 410 TNX_ANSWER_EXPIRED with requestId and expiresAt", async () => {
+    fake.enqueue({ toolCalls: [{ id: "c1", name: "quote", arguments: {} }] })
+    await host.start("payer", "quote-1", "accept the quote")
+    const result = (await host.result("quote-1", { timeoutMs: 10_000 })) as RunResult
+    const id = result.pending?.id as string
+    const res = await post(link(id), { decision: "approve" }, asJson)
+    expect(res.status).toBe(410)
+    expect(((await res.json()) as { error: unknown }).error).toMatchObject({
+      code: "TNX_ANSWER_EXPIRED",
+      requestId: id,
+      expiresAt: "2000-01-01T00:00:00Z",
+    })
     expect(runs).toEqual([])
   })
 

@@ -64,7 +64,7 @@ export interface RelayProxyOptions {
   maxBodyBytes?: number
   /** Strings (e.g. the upstream API key) that must never appear in an error body; replaced by `***`. */
   secrets?: string[]
-  /** Tool results arriving later than this after the tool calls went out are refused (409); default never. */
+  /** Tool results arriving later than this after the tool calls went out are refused (410 `answer_expired`); default never. */
   pendingTtlMs?: number
   /** Lease of the claim held while a conversation resumes (renewed every third of it); default 30 s. */
   claimLeaseMs?: number

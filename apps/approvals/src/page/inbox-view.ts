@@ -109,7 +109,7 @@ function renderLink(url: string | undefined): string {
 }
 
 function renderExpiredActions(): string {
-  // An approval would be refused (422); the request can only be closed.
+  // An approval would be refused (410); the request can only be closed.
   return `<div class="actions"><button type="button" data-action="expire">Close as expired</button></div>`
 }
 

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { createToolkit } from "@toolnexus/core"
+import { type Logger, createToolkit } from "@toolnexus/core"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
 import { toNodeListener } from "@toolnexus/ui"
 import { createChatHandler, loadChat } from "@toolnexus/ui/ai-sdk"
@@ -69,6 +69,19 @@ function messagesRoute(store: SqliteStore): (req: Request) => Promise<Response> 
   }
 }
 
+/**
+ * The server's log: one line per entry (failed runs on stderr, refused posts on stdout), the
+ * entry's fields as JSON so a log collector can read them.
+ */
+export const consoleLogger: Logger = {
+  info: (message, data) => console.log(logLine(message, data)),
+  error: (message, data) => console.error(logLine(message, data)),
+}
+
+function logLine(message: string, data: Record<string, unknown> | undefined): string {
+  return `[chat] ${message}${data ? ` ${JSON.stringify(data)}` : ""}`
+}
+
 /** A running chat server. */
 export interface ChatServer {
   url: string
@@ -80,19 +93,23 @@ export interface ChatServer {
 /**
  * Starts the chat: the page at `/`, the AI SDK chat endpoint at `/api/chat` (and its
  * `…/<id>/stream` resumption), a chat's stored messages at `GET /api/chat/<id>/messages`
- * (`loadChat`, for a reloaded page), chats parked in the SQLite file `databasePath`.
+ * (`loadChat`, for a reloaded page), chats parked in the SQLite file `databasePath`. Failed
+ * runs and refused posts go to `logger` (default `consoleLogger`).
  */
 export async function startChatServer(opts: {
   databasePath: string
   port?: number
   hostname?: string
+  logger?: Logger
 }): Promise<ChatServer> {
   const store = new SqliteStore({ path: opts.databasePath })
   const client = scriptedClient(store)
   const refunds: Refund[] = []
   const toolkit = await createToolkit({ extraTools: chatTools(refunds) })
   // Both routes go through toNodeListener: a request with a malformed Host is a 400 on each.
-  const chat = toNodeListener(createChatHandler({ client, toolkit, store }))
+  const chat = toNodeListener(
+    createChatHandler({ client, toolkit, store, logger: opts.logger ?? consoleLogger }),
+  )
   const messages = toNodeListener(messagesRoute(store))
   const page = toNodeListener(servePage)
   const server = createServer((req, res) => {

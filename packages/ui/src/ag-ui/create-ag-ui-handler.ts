@@ -1,6 +1,7 @@
 import { type Toolkit, createToolkit, relayTool } from "@toolnexus/core"
 import type { ChatHandlerOptions } from "../internal/chat-options.js"
 import { type AcceptedRun, ConversationGate } from "../internal/conversation-gate.js"
+import { logRefusal, logRunFailure } from "../internal/door-log.js"
 import { Refusal, badRequest } from "../internal/http-error.js"
 import { LiveRun, SSE_HEADERS } from "../internal/live-run.js"
 import { type HandlerInput, type Reply, fetchHandler } from "../internal/reply.js"
@@ -37,13 +38,19 @@ interface Ask {
  */
 export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => Promise<Response> {
   const gate = new ConversationGate(opts)
+  /** A refusal before the body was read is a JSON reply; inside a valid input, a `RUN_ERROR`. */
+  const refuse = (refusal: Refusal, conversation?: string): Reply => {
+    logRefusal(opts.logger, "AG-UI", refusal, conversation)
+    return conversation === undefined ? refusal.toReply() : runError(refusal)
+  }
 
   async function post(req: HandlerInput): Promise<Reply> {
     const opened = await gate.openPost(req, readRunAgentInput, (input) => input.threadId)
-    if (!("conversation" in opened)) return opened
+    if (opened instanceof Refusal) return refuse(opened)
+    if (opened instanceof Response) return opened
     const { post: input, conversation } = opened
     const ask = await read(input, conversation)
-    if (ask instanceof Refusal) return runError(ask)
+    if (ask instanceof Refusal) return refuse(ask, conversation)
 
     const run = new LiveRun<AgUiEvent>()
     const writer = new AgUiWriter((ev) => run.push(ev), {
@@ -55,10 +62,13 @@ export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => P
     })
     writer.start()
     const started = await startRun(ask.accepted, (ev) => writer.event(ev))
-    if ("refusal" in started) return runError(started.refusal)
+    if ("refusal" in started) return refuse(started.refusal, conversation)
     void started.settled.then((settled) => {
       if (settled.ok) writer.end(settled.result)
-      else writer.fail(settled.error)
+      else {
+        logRunFailure(opts.logger, "AG-UI", settled.error, conversation)
+        writer.fail(settled.error)
+      }
       run.end()
     })
     return { status: 200, headers: SSE_HEADERS, live: run }
@@ -88,13 +98,13 @@ export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => P
 
   return fetchHandler(async (req) => {
     if (req.method === "POST") return post(req)
-    return new Refusal(
+    const refusal = new Refusal(
       405,
       "TNX_BAD_REQUEST",
       `${req.method} is not served here (POST a RunAgentInput)`,
-    ).toReply({
-      allow: "POST",
-    })
+    )
+    logRefusal(opts.logger, "AG-UI", refusal)
+    return refusal.toReply({ allow: "POST" })
   })
 }
 

@@ -1,6 +1,7 @@
 import type { Answer, Request as PendingRequest } from "@toolnexus/core"
 import type { ChatHandlerOptions } from "../internal/chat-options.js"
 import { type AcceptedRun, ConversationGate } from "../internal/conversation-gate.js"
+import { logRefusal, logRunFailure } from "../internal/door-log.js"
 import { Refusal, badRequest } from "../internal/http-error.js"
 import { LiveRun, SSE_HEADERS } from "../internal/live-run.js"
 import { type HandlerInput, type Reply, fetchHandler } from "../internal/reply.js"
@@ -43,13 +44,19 @@ interface Ask {
 export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Request) => Promise<Response> {
   const gate = new ConversationGate(opts)
   const live = new Map<string, LiveRun<UIMessageChunk>>()
+  /** Every refusal goes out through here, so each one is logged once. */
+  const refuse = (refusal: Refusal, conversation?: string): Reply => {
+    logRefusal(opts.logger, "chat", refusal, conversation)
+    return refusal.toReply()
+  }
 
   async function post(req: HandlerInput): Promise<Reply> {
     const opened = await gate.openPost(req, readChatPost, (chat) => chat.id)
-    if (!("conversation" in opened)) return opened
+    if (opened instanceof Refusal) return refuse(opened)
+    if (opened instanceof Response) return opened
     const { post: chat, conversation } = opened
     const ask = await read(chat, conversation)
-    if (ask instanceof Refusal) return ask.toReply()
+    if (ask instanceof Refusal) return refuse(ask, conversation)
 
     const run = new LiveRun<UIMessageChunk>("data: [DONE]\n\n", uiChunkJson)
     const writer = new UIChunkWriter((chunk) => run.push(chunk), {
@@ -69,11 +76,14 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
         if (previous && !previous.ended) live.set(conversation, previous)
         else live.delete(conversation)
       }
-      return started.refusal.toReply()
+      return refuse(started.refusal, conversation)
     }
     void started.settled.then((settled) => {
       if (settled.ok) writer.end(settled.result)
-      else writer.fail(settled.error)
+      else {
+        logRunFailure(opts.logger, "chat", settled.error, conversation)
+        writer.fail(settled.error)
+      }
       run.end()
       if (live.get(conversation) === run) live.delete(conversation)
     })
@@ -130,7 +140,7 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
   async function resume(req: HandlerInput, chatId: string): Promise<Reply> {
     const conversation = await gate.conversationOf(chatId, req.request)
     if (conversation instanceof Response) return conversation
-    if (conversation instanceof Refusal) return conversation.toReply()
+    if (conversation instanceof Refusal) return refuse(conversation)
     const run = live.get(conversation)
     if (run === undefined || run.ended) return { status: 204, headers: {}, body: null }
     return { status: 200, headers: UI_STREAM_HEADERS, live: run }
@@ -142,13 +152,13 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
       const chatId = streamChatId(req.url)
       if (chatId !== undefined) return resume(req, chatId)
     }
-    return new Refusal(
+    const refusal = new Refusal(
       405,
       "TNX_BAD_REQUEST",
       `${req.method} is not served here (POST a chat, or GET …/<id>/stream)`,
-    ).toReply({
-      allow: "POST, GET",
-    })
+    )
+    logRefusal(opts.logger, "chat", refusal)
+    return refusal.toReply({ allow: "POST, GET" })
   })
 }
 

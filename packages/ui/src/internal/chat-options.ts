@@ -1,5 +1,5 @@
 import type { RuntimeOptions } from "@toolnexus/agents"
-import type { Client, ConversationStore, Toolkit } from "@toolnexus/core"
+import type { Client, ConversationStore, Logger, Toolkit } from "@toolnexus/core"
 
 /** Options of `createChatHandler` (AI SDK) and `createAgUiHandler` (AG-UI). */
 export interface ChatHandlerOptions {
@@ -33,4 +33,11 @@ export interface ChatHandlerOptions {
   allowedOrigins?: string[]
   /** The text of a failed run's error chunk / `RUN_ERROR` (default `<code>: <message>`, keys redacted). */
   onError?: (e: unknown) => string
+  /**
+   * Where the handler reports what no page shows the operator (`console` or a pino logger): a
+   * run that fails at `error` (its TNX code and conversation id, keys redacted, no transcript),
+   * a refused post (400, 403, 404, 409, 410, 415) at `info` with its status and code, no stack.
+   * Default: nothing is logged.
+   */
+  logger?: Logger
 }

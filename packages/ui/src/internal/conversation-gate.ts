@@ -17,7 +17,7 @@ import type { ChatHandlerOptions } from "./chat-options.js"
 import { isConversationId } from "./conversation-id.js"
 import { Refusal, badRequest, conflict } from "./http-error.js"
 import { MAX_BODY_DEPTH, allowedOriginsOf, crossSiteRefusal, nestsDeeperThan } from "./post-checks.js"
-import type { HandlerInput, Reply } from "./reply.js"
+import type { HandlerInput } from "./reply.js"
 
 /** What a run reports at its end, whichever way it was started (a `RunResult`, or a runtime's `TaskResult`). */
 export interface RunOutcome {
@@ -166,35 +166,35 @@ export class ConversationGate {
   }
 
   /**
-   * A post's body read by `parse`, with the conversation of its chat id; or the reply that
-   * refuses it (a cross-site post; a body that is not JSON, nests deeper than a store can
-   * write, or is not the protocol's; `conversationId`'s own `Response`).
+   * A post's body read by `parse`, with the conversation of its chat id; or the refusal the
+   * handler logs and sends (a cross-site post; a body that is not JSON, nests deeper than a
+   * store can write, or is not the protocol's), or `conversationId`'s own `Response`.
    */
   async openPost<T>(
     req: HandlerInput,
     parse: (body: unknown) => T | Refusal,
     chatIdOf: (post: T) => string,
-  ): Promise<{ post: T; conversation: string } | Reply> {
+  ): Promise<{ post: T; conversation: string } | Refusal | Response> {
     const crossSite = crossSiteRefusal(req, this.#allowedOrigins)
-    if (crossSite) return crossSite.toReply()
+    if (crossSite) return crossSite
     let body: unknown
     try {
       // text() then JSON.parse: cheaper than json() on Node 20's Request.
       body = JSON.parse(await req.text())
     } catch {
-      return badRequest("the body is not JSON").toReply()
+      return badRequest("the body is not JSON")
     }
     // Before anything is read or claimed: an answer no store can write is refused here, not
     // after its claim as a streamed TNX_STORE error.
     if (nestsDeeperThan(body, MAX_BODY_DEPTH))
       return badRequest(
         `the body nests objects and arrays deeper than ${MAX_BODY_DEPTH} levels, more than a store can write`,
-      ).toReply()
+      )
     const post = parse(body)
-    if (post instanceof Refusal) return post.toReply()
+    if (post instanceof Refusal) return post
     const conversation = await this.conversationOf(chatIdOf(post), req.request)
     if (conversation instanceof Response) return conversation
-    if (conversation instanceof Refusal) return conversation.toReply()
+    if (conversation instanceof Refusal) return conversation
     return { post, conversation }
   }
 

@@ -26,12 +26,18 @@ export interface HostListOptions {
 }
 
 /**
- * Where a host reports what no caller waits for: failed runs (with their error `code`) at
- * `error`, refusals and sweeps at `info`. `console` is one.
+ * Where a host or a door reports what no caller waits for: failed runs (with their error
+ * `code`) at `error`, refusals and sweeps at `info`. `console` is one, and so is any logger with
+ * these levels; `debug` and `warn` are optional (§19 names all four) and toolnexus writes only
+ * `info` and `error` today.
  */
 export interface Logger {
+  /** Detail for debugging; optional. */
+  debug?(message: string, data?: Record<string, unknown>): void
   /** Something worth knowing that needs no action (a refused answer, a sweep's work). */
   info(message: string, data?: Record<string, unknown>): void
+  /** Something that may need attention; optional. */
+  warn?(message: string, data?: Record<string, unknown>): void
   /** A failure no caller saw (a run that failed in the background, a notify that threw). */
   error(message: string, data?: Record<string, unknown>): void
 }

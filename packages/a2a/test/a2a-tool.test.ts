@@ -119,10 +119,12 @@ describe.each([false, true])("a2aTool: completed and failed tasks (streaming %s)
       e.status(TaskState.TASK_STATE_WORKING)
       await e.canceled
     })
-    const tool = await a2aTool({ url: r.url, pollIntervalMs: 5, callTimeoutMs: 300 })
+    // Long enough for the task to exist before the deadline on a loaded 2-core CI machine (at
+    // 300 ms a CI run once timed out before the first answer, with no task to cancel).
+    const tool = await a2aTool({ url: r.url, pollIntervalMs: 5, callTimeoutMs: 2_000 })
     const result = await tool.execute({ prompt: "slow" }, {})
     expect(result.isError).toBe(true)
-    expect(result.output).toMatch(/^a2a agent "Travel Desk": task \S+ timed out after 300 ms$/)
+    expect(result.output).toMatch(/^a2a agent "Travel Desk": task \S+ timed out after 2000 ms$/)
     expect(r.cancels).toEqual([result.metadata?.taskId])
   })
 

@@ -534,9 +534,10 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   attachMetrics(client, registry)
   if (opts.store === undefined)
     adopters.set(client, (next) => {
-      // Only while the default store holds nothing: adopting later would hide what it keeps.
+      // Once, and only while the default store holds nothing: later it would hide what it keeps.
       if (!(store instanceof MemoryStore) || !MemoryStore.moveTo(store, next)) return false
       store = next
+      adopters.delete(client)
       return true
     })
   return client

@@ -79,6 +79,20 @@ describe("createStoreHost for a door's shorthand", () => {
     }
   })
 
+  it("a conversation run's record keeps its result without the transcript; result() gives it back", async () => {
+    const { store, host } = await setup()
+    try {
+      await host.start("chat", "long-chat", "refund please")
+      const parked = (await host.result("long-chat")) as { messages: unknown[]; status: string }
+      expect(parked.status).toBe("pending")
+      expect(parked.messages).toEqual(await store.get("long-chat"))
+      const record = (await store.getSnapshot("host-run/long-chat")) as { result: object }
+      expect(record.result).not.toHaveProperty("messages")
+    } finally {
+      await host.close()
+    }
+  })
+
   it("result of a start that failed in this process rejects EngineRunError with the run's own error as cause", async () => {
     const { host } = await setup()
     try {

@@ -167,7 +167,10 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       : outcome.kind === "runtime" && outcome.result.isError
         ? "failed"
         : "done"
-    await writeRunRecord(store, runId, { ...record, state, result })
+    // A conversation's transcript is its own row: the record keeps the rest of the result, so a
+    // turn writes the record at the same size at turn 200 as at turn 1.
+    const kept = outcome.kind === "conversation" ? withoutMessages(outcome.result) : result
+    await writeRunRecord(store, runId, { ...record, state, result: kept })
     if (state === "failed")
       logger?.error(`run ${runId} failed`, {
         runId,
@@ -381,7 +384,13 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
           throw new EngineRunError(runId, `failed: ${record.error?.message ?? "unknown error"}`)
         if (record.state === "cancelled")
           throw new EngineRunError(runId, `was cancelled: ${record.error?.message ?? "cancelled"}`)
-        if (record.state !== "running") return record.result as HostResult
+        if (record.state !== "running") {
+          const kept = record.result as HostResult
+          // A conversation's result is kept without its transcript (see `settled`).
+          if (kept && !("messages" in kept) && agents.get(record.agent)?.options.client)
+            return { ...kept, messages: (await store.get(runId)) ?? [] } as HostResult
+          return kept
+        }
         // Running in another process (or its worker died before saving): look again shortly.
         if (deadline !== undefined && Date.now() >= deadline) throw timedOut()
         await within(
@@ -542,6 +551,12 @@ function checkStoreRunId(runId: string): void {
     throw new ConfigError(
       `${HOST}: run id must match ${STORE_RUN_ID}, got ${JSON.stringify(runId)?.slice(0, 60)}`,
     )
+}
+
+/** A conversation run's result less its transcript (the conversation's row keeps it). */
+function withoutMessages(result: RunResult): Omit<RunResult, "messages"> {
+  const { messages: _messages, ...rest } = result
+  return rest
 }
 
 /** True when `promise` settled within `ms`. */

@@ -31,6 +31,7 @@ it("exports exactly the public runtime surface", () => {
     "TRACE_DATA_KEY",
     "ToolnexusError",
     "UnknownRequestError",
+    "adoptConversationStore",
     "answerExpired",
     "assertAnswer",
     "assertAnswerFits",

@@ -88,6 +88,7 @@ export { createInProcessClient } from "./client/in-process-client.js"
 export type { GenerateReply, GenerateRequest, InProcessClientOptions } from "./client/in-process-client.js"
 export { answerExpired, assertAnswerFits, expiryTime, isExpired } from "./suspension/answer-fits.js"
 export { assertAnswer } from "./suspension/answer-shape.js"
+export { adoptConversationStore } from "./client/client.js"
 export type {
   AskOptions,
   Client,

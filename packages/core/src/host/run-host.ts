@@ -65,7 +65,8 @@ export interface RunHost<Result = RunResult | TaskResult, Event = StreamEvent | 
    * (`started: false`), never a second one. Resolves once the run is started (a store host
    * has then begun it in this process; `result` waits for it).
    *
-   * @throws ConfigError for a bad `runId` (`^[A-Za-z0-9._:-]{1,200}$`) or an agent the host does
+   * @throws ConfigError for a bad `runId` (an engine's: `^[A-Za-z0-9._:-]{1,200}$`; a store
+   *   host's: 1–200 characters without white space, a conversation id such as `ada/chat-1`) or an agent the host does
    *   not serve (on an engine, the run fails instead: `result` rejects `EngineRunError`).
    */
   start(

@@ -17,7 +17,7 @@ import {
   assertAnswer,
   isToolnexusError,
 } from "@toolnexus/core"
-import { checkRunId, decisionOf } from "@toolnexus/core/engine"
+import { decisionOf } from "@toolnexus/core/engine"
 import type { DurableStore } from "../durable-store.js"
 import {
   type DeliverOptions,
@@ -67,6 +67,8 @@ interface Execution {
   listeners: Set<() => void>
   ended: boolean
   done: Promise<void>
+  /** Why a `start`'s execution failed: `result` rejects with it as the cause. */
+  startFailure?: unknown
 }
 
 /** Events kept per execution for `events({ fromStart })`; older ones are dropped first. */
@@ -122,6 +124,19 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       )
     return agent
   }
+  /**
+   * The record of a holder no host started (a conversation of `client.ask`, a tree of
+   * `saveRuntime`): the run is adopted by this host's only agent of its kind, else refused.
+   */
+  const unrecorded = (entry: PendingEntry, runId: string): RunRecord => {
+    const runtime = entry.runtimeKey !== undefined
+    const fits = [...agents.values()].filter((a) => (runtime ? a.options.runtime : a.options.client))
+    if (fits.length !== 1 || !fits[0])
+      throw new ConfigError(
+        `${HOST}: request ${entry.request.id} is held by ${runId}, which this host did not start`,
+      )
+    return { v: 1, agent: fits[0].name, state: "pending" }
+  }
   const recordOf = async (runId: string): Promise<RunRecord> => {
     const record = await readRunRecord(store, runId)
     if (!record) throw new EngineRunError(runId, "is not known to this host's store (never started)")
@@ -131,11 +146,7 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
   /** The options of a delivery to the run holding `entry`. */
   const route = async (entry: PendingEntry): Promise<DeliverOptions> => {
     const runId = entry.runtimeKey ?? entry.conversationId
-    const record = await readRunRecord(store, runId)
-    if (!record)
-      throw new ConfigError(
-        `${HOST}: request ${entry.request.id} is held by ${runId}, which this host did not start`,
-      )
+    const record = (await readRunRecord(store, runId)) ?? unrecorded(entry, runId)
     const { client, toolkit, runtime } = agentOf(record, runId).options
     if (client) return { client, toolkit }
     const { root: _root, ...options } = runtime as NonNullable<typeof runtime>
@@ -156,7 +167,10 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       : outcome.kind === "runtime" && outcome.result.isError
         ? "failed"
         : "done"
-    await writeRunRecord(store, runId, { ...record, state, result })
+    // A conversation's transcript is its own row: the record keeps the rest of the result, so a
+    // turn writes the record at the same size at turn 200 as at turn 1.
+    const kept = outcome.kind === "conversation" ? withoutMessages(outcome.result) : result
+    await writeRunRecord(store, runId, { ...record, state, result: kept })
     if (state === "failed")
       logger?.error(`run ${runId} failed`, {
         runId,
@@ -186,6 +200,7 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
     record: RunRecord,
     work: (signal: AbortSignal, emit: (ev: HostEvent) => void) => Promise<HostedRunResult | undefined>,
     onEvent?: (ev: HostEvent) => void,
+    starting = false,
   ): Promise<HostedRunResult | undefined> {
     const before = executions.get(runId)
     const exec: Execution = {
@@ -218,7 +233,10 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
     })()
     exec.done = run.then(
       () => undefined,
-      () => undefined,
+      (error: unknown) => {
+        // A start's caller got no error: `result` hands it on (a turn's caller got its own).
+        if (starting) exec.startFailure = error ?? new Error("the run failed")
+      },
     )
     executions.set(runId, exec)
     void exec.done.then(() => {
@@ -295,6 +313,7 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
           },
         }),
       onEvent,
+      true,
     )
     run.catch(async (error) => {
       // A stopped run's record is `cancel`'s (or stays running for the next host after `close`).
@@ -316,7 +335,7 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
   return {
     async start(agentName, runId, input, startOpts = {}) {
       checkOpen()
-      checkRunId(runId)
+      checkStoreRunId(runId)
       const agent = agents.get(agentName)
       if (!agent) throw new ConfigError(`${HOST}: no agent named ${JSON.stringify(agentName)}`)
       if (agent.options.runtime && typeof input !== "string")
@@ -335,7 +354,7 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
     },
     async send(runId, input, sendOpts = {}) {
       checkOpen()
-      checkRunId(runId)
+      checkStoreRunId(runId)
       const record = await recordOf(runId)
       const agent = agentOf(record, runId)
       if (!agent.options.client)
@@ -346,7 +365,7 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
     },
 
     async result(runId, resultOpts = {}) {
-      checkRunId(runId)
+      checkStoreRunId(runId)
       const deadline = resultOpts.timeoutMs === undefined ? undefined : Date.now() + resultOpts.timeoutMs
       const timedOut = () => new AbortError(`no result of run ${runId} within ${resultOpts.timeoutMs} ms`)
       for (;;) {
@@ -354,6 +373,10 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
         if (exec) {
           if (deadline === undefined) await exec.done
           else if (!(await within(exec.done, deadline - Date.now()))) throw timedOut()
+          if (exec.startFailure !== undefined && !exec.controller.signal.aborted)
+            throw new EngineRunError(runId, `failed: ${(exec.startFailure as Error)?.message}`, {
+              cause: exec.startFailure,
+            })
           continue
         }
         const record = await recordOf(runId)
@@ -361,7 +384,13 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
           throw new EngineRunError(runId, `failed: ${record.error?.message ?? "unknown error"}`)
         if (record.state === "cancelled")
           throw new EngineRunError(runId, `was cancelled: ${record.error?.message ?? "cancelled"}`)
-        if (record.state !== "running") return record.result as HostResult
+        if (record.state !== "running") {
+          const kept = record.result as HostResult
+          // A conversation's result is kept without its transcript (see `settled`).
+          if (kept && !("messages" in kept) && agents.get(record.agent)?.options.client)
+            return { ...kept, messages: (await store.get(runId)) ?? [] } as HostResult
+          return kept
+        }
         // Running in another process (or its worker died before saving): look again shortly.
         if (deadline !== undefined && Date.now() >= deadline) throw timedOut()
         await within(
@@ -405,7 +434,7 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
     },
 
     async transcript(runId) {
-      checkRunId(runId)
+      checkStoreRunId(runId)
       const record = await readRunRecord(store, runId)
       if (!record) return undefined
       if (agentOf(record, runId).options.client) return store.get(runId)
@@ -435,11 +464,7 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       }
       const held = entry as PendingEntry
       const runId = held.runtimeKey ?? held.conversationId
-      const record = await readRunRecord(store, runId)
-      if (!record)
-        throw new ConfigError(
-          `${HOST}: request ${answer.id} is held by ${runId}, which this host did not start`,
-        )
+      const record = (await readRunRecord(store, runId)) ?? unrecorded(held, runId)
       await execute(
         runId,
         record,
@@ -452,7 +477,7 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
     },
 
     async cancel(runId, reason = "cancelled") {
-      checkRunId(runId)
+      checkStoreRunId(runId)
       const record = await recordOf(runId)
       const exec = executions.get(runId)
       if (exec) {
@@ -509,6 +534,29 @@ async function withdraw(
     await store.save(held.conversationId, (await store.get(held.conversationId)) ?? [], { pending: null })
   }
   if (entry.runtimeKey !== undefined) await store.deleteSnapshot(entry.runtimeKey)
+}
+
+/** What a store host's run id may be: 1–200 characters, none of them white space or control. */
+const STORE_RUN_ID = /^[^\s\p{Cc}]{1,200}$/u
+
+/**
+ * A store host's run id is a conversation id of its store, so a chat scoped to its user
+ * (`ada/chat-1`, `ada@example.com/chat-1`) is a run as it is; engines name workflows with it
+ * and are stricter (`^[A-Za-z0-9._:-]{1,200}$`).
+ *
+ * @throws ConfigError for anything else.
+ */
+function checkStoreRunId(runId: string): void {
+  if (typeof runId !== "string" || !STORE_RUN_ID.test(runId))
+    throw new ConfigError(
+      `${HOST}: run id must match ${STORE_RUN_ID}, got ${JSON.stringify(runId)?.slice(0, 60)}`,
+    )
+}
+
+/** A conversation run's result less its transcript (the conversation's row keeps it). */
+function withoutMessages(result: RunResult): Omit<RunResult, "messages"> {
+  const { messages: _messages, ...rest } = result
+  return rest
 }
 
 /** True when `promise` settled within `ms`. */

@@ -3,6 +3,11 @@ import {
   AbortError,
   type Answer,
   type AnswerDecision,
+  type ApprovalGrant,
+  type DeliveryRecord,
+  type ExpiringEvent,
+  type GrantFilter,
+  type NotifyInfo,
   ConfigError,
   EngineRunError,
   type HostAgent,
@@ -26,6 +31,8 @@ import {
   sweepExpiredClaims,
   sweepExpiredRequests,
 } from "../resume/deliver-answer.js"
+import { type DeliveryOptions, attemptNotify, expiresSoon, raiseWarning, readDelivery } from "./delivery.js"
+import { listGrants, revokeGrant } from "./grants.js"
 import { type HostedRunResult, startHostedRun } from "./hosted-run.js"
 import { type RunRecord, createRunRecord, readRunRecord, writeRunRecord } from "./run-record.js"
 
@@ -48,12 +55,44 @@ export interface StoreHostOptions {
    */
   sweepEveryMs?: number | false
   /**
-   * Called once per new pending request, after it is saved. A throw is logged, never retried
-   * (a durable outbox comes later).
+   * Tells someone of a new pending request (`info.kind: "new"`), and with `warnBeforeMs` that
+   * one expires soon (`"expiring"`). Each notification is sent once it resolves: the open
+   * requests are the outbox (saved with the suspension, so a crash between parking and
+   * notifying loses nothing), a throw, a rejection or no answer within `notifyTimeoutMs` is
+   * retried by the sweeps with backoff (1 s, doubling up to 5 min), and the attempts are
+   * recorded (`getDelivery`). Hosts sharing the store make each attempt once; a notification
+   * that resolved is never sent again.
    */
-  notify?: (entry: PendingEntry) => Promise<void>
+  notify?: (entry: PendingEntry, info: NotifyInfo) => Promise<void>
+  /** How long one `notify` call may take before it counts as failed; default 30 000 ms. */
+  notifyTimeoutMs?: number
+  /**
+   * Raise an `expiring` event (`onEvent`) and notification this many ms before an open
+   * request's `expiresAt`, once per request across processes and restarts (checked by the
+   * sweeps). Off when absent.
+   */
+  warnBeforeMs?: number
+  /** The host's own events: `expiring` warnings. A throw is ignored. */
+  onEvent?: (ev: ExpiringEvent) => void
+  /** The time the sweeps and backoff go by; default the system clock (tests pass a virtual one). */
+  clock?: { now(): number }
   /** Failed runs (with their code) at `error`; refusals and sweeps at `info`. */
   logger?: Logger
+}
+
+/** A {@link createStoreHost} host: a {@link RunHost} with grants, deliveries and a sweep to call. */
+export interface StoreHost extends RunHost<RunResult | TaskResult, StreamEvent | RuntimeEvent> {
+  /** The approval grants in force, oldest first, matching every field of `filter`. */
+  listGrants(filter?: GrantFilter): Promise<ApprovalGrant[]>
+  /** Revokes grant `grantId` (later calls it covered ask again); false when none is in force. */
+  revokeGrant(grantId: string): Promise<boolean>
+  /** Where request `requestId`'s notifications stand; undefined when none was attempted. */
+  getDelivery(requestId: string): Promise<DeliveryRecord | undefined>
+  /**
+   * One sweep now (what `sweepEveryMs` runs): completes resumes whose worker died, declines
+   * expired requests, raises due `expiring` warnings and sends due notifications.
+   */
+  sweep(): Promise<void>
 }
 
 type HostResult = RunResult | TaskResult
@@ -97,8 +136,8 @@ const REFUSALS = new Set([
  * await host.start("refunds", "order-42", "refund order 42")
  * const result = await host.result("order-42")
  */
-export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, HostEvent> {
-  const { store, leaseMs, logger } = opts
+export function createStoreHost(opts: StoreHostOptions): StoreHost {
+  const { store, leaseMs, logger, warnBeforeMs } = opts
   if (!store || typeof store.claimAnswer !== "function")
     throw new ConfigError(`${HOST}: \`store\` must be a durable store (createMemoryStore, openStore)`)
   const agents = new Map<string, StoreHostAgent>()
@@ -109,9 +148,31 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       throw new ConfigError(`${HOST}: agent ${agent.name}'s client must use the host's store`)
     agents.set(agent.name, agent)
   }
+  if (opts.notify !== undefined && typeof opts.notify !== "function")
+    throw new ConfigError(`${HOST}: notify must be a function`)
+  for (const [name, value] of [
+    ["warnBeforeMs", warnBeforeMs],
+    ["notifyTimeoutMs", opts.notifyTimeoutMs],
+  ] as const) {
+    if (value !== undefined && !(Number.isInteger(value) && value > 0))
+      throw new ConfigError(`${HOST}: ${name} must be a positive integer (ms), got ${value}`)
+  }
+  const now = opts.clock ? () => (opts.clock as { now(): number }).now() : Date.now
+  const delivery: DeliveryOptions = {
+    notify: opts.notify,
+    now,
+    timeoutMs: opts.notifyTimeoutMs ?? 30_000,
+    backoffMs: 1_000,
+    maxBackoffMs: 300_000,
+    onError: (entry, info, error) =>
+      logger?.error(`notify failed for request ${entry.request.id} (${info.kind}, attempt ${info.attempt})`, {
+        requestId: entry.request.id,
+        attempt: info.attempt,
+        error: error instanceof Error ? error.message : String(error),
+      }),
+  }
   const executions = new Map<string, Execution>()
   const starting = new Set<string>()
-  const notified = new Set<string>()
   let closed = false
 
   const agentOf = (record: RunRecord, runId: string): StoreHostAgent => {
@@ -164,15 +225,13 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
         code: "TNX_RUNTIME",
         error: result.text,
       })
-    if (pending && opts.notify && !notified.has(pending.id)) {
-      notified.add(pending.id)
-      const entry = await store.findRequest(pending.id)
-      if (entry) {
-        try {
-          await opts.notify(entry)
-        } catch (error) {
-          logger?.error(`notify failed for request ${pending.id}`, { runId, error: String(error) })
-        }
+    if (pending && opts.notify) {
+      // The first attempt right away; a failed one (or this process dying first) is the sweeps'.
+      try {
+        const entry = await store.findRequest(pending.id)
+        if (entry?.state === "open") await attemptNotify(store, entry, "new", delivery)
+      } catch (error) {
+        logger?.error(`notify of request ${pending.id}: ${(error as Error)?.message}`, { runId })
       }
     }
   }
@@ -243,6 +302,41 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
   }
 
   async function sweep(): Promise<void> {
+    await sweepResumes()
+    await sweepOutbox()
+  }
+  /** Due expiry warnings, then the notifications not yet delivered, of every open request. */
+  async function sweepOutbox(): Promise<void> {
+    if (!opts.notify && warnBeforeMs === undefined) return
+    for (const entry of await store.listPending()) {
+      if (entry.state !== "open") continue
+      try {
+        if (warnBeforeMs !== undefined && expiresSoon(entry, warnBeforeMs, now())) {
+          if (await raiseWarning(store, entry, now())) warn(entry)
+          await attemptNotify(store, entry, "expiring", delivery)
+        }
+        await attemptNotify(store, entry, "new", delivery)
+      } catch (error) {
+        logger?.error(`sweep: notifications of request ${entry.request.id}: ${(error as Error)?.message}`, {
+          requestId: entry.request.id,
+        })
+      }
+    }
+  }
+  function warn(entry: PendingEntry): void {
+    const runId = entry.runtimeKey ?? entry.conversationId.split("/")[0] ?? entry.conversationId
+    const expiresAt = entry.request.expiresAt as string
+    logger?.info(`request ${entry.request.id} expires at ${expiresAt}`, {
+      requestId: entry.request.id,
+      runId,
+    })
+    try {
+      opts.onEvent?.({ type: "expiring", runId, request: entry.request, entry, expiresAt })
+    } catch {
+      // Observers cannot change the sweep.
+    }
+  }
+  async function sweepResumes(): Promise<void> {
     for (const sweeper of [sweepExpiredClaims, sweepExpiredRequests]) {
       const done = await sweeper(store, deliverOptions())
       for (const delivered of done.completed) await afterDelivery(delivered)
@@ -327,6 +421,11 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       try {
         // The store decides across processes: one create of the record wins.
         const record: RunRecord = { v: 1, agent: agentName, state: "running" }
+        if (startOpts.principal !== undefined) {
+          if (typeof startOpts.principal !== "string" || startOpts.principal === "")
+            throw new ConfigError(`${HOST}: principal must be a non-empty string`)
+          record.principal = startOpts.principal
+        }
         if (!(await createRunRecord(store, runId, record))) return { runId, started: false }
         return begin(record, agent, runId, input, startOpts.onEvent)
       } finally {
@@ -410,6 +509,16 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       if (!record) return undefined
       if (agentOf(record, runId).options.client) return store.get(runId)
       return record.handle === undefined ? undefined : store.get(`${runId}/${record.handle}`)
+    },
+
+    listGrants: (filter) => listGrants(store, filter),
+    revokeGrant: (grantId) => revokeGrant(store, grantId),
+    getDelivery: (requestId) => readDelivery(store, requestId),
+    sweep: () => {
+      sweeping ??= sweep().finally(() => {
+        sweeping = undefined
+      })
+      return sweeping
     },
 
     listPending: (listOpts) => store.listPending(listOpts),

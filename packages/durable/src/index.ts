@@ -33,5 +33,7 @@ export { loadRuntime, resumeRuntime, saveRuntime } from "./resume/runtime-persis
 export type { ResumeRuntimeOptions } from "./resume/runtime-persistence.js"
 export { createStoreHost } from "./host/store-host.js"
 export type { StoreHost, StoreHostAgent, StoreHostOptions } from "./host/store-host.js"
+export { createNotificationOutbox } from "./host/delivery.js"
+export type { NotificationOutbox, NotificationOutboxOptions } from "./host/delivery.js"
 export { startHostedRun } from "./host/hosted-run.js"
 export type { HostedRunAgent, HostedRunResult, StartHostedRunOptions } from "./host/hosted-run.js"

@@ -1,4 +1,11 @@
-import type { DeliveryRecord, NotifyInfo, PendingEntry } from "@toolnexus/core"
+import {
+  ConfigError,
+  type DeliveryRecord,
+  type ExpiringEvent,
+  type Logger,
+  type NotifyInfo,
+  type PendingEntry,
+} from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
 
 // The outbox of a store host's notifications is the open-request index itself: a request is
@@ -138,5 +145,121 @@ async function bounded(promise: Promise<unknown>, ms: number): Promise<void> {
     await Promise.race([Promise.resolve(promise), late])
   } finally {
     clearTimeout(timer)
+  }
+}
+
+/** Options of {@link createNotificationOutbox} (and the same options of `createStoreHost`). */
+export interface NotificationOutboxOptions {
+  /**
+   * Tells someone of a new pending request (`info.kind: "new"`), and with `warnBeforeMs` that
+   * one expires soon (`"expiring"`). A throw, a rejection or no answer within
+   * `notifyTimeoutMs` is retried by `sweep` with backoff (1 s, doubling up to 5 min).
+   */
+  notify?: (entry: PendingEntry, info: NotifyInfo) => Promise<void>
+  /** How long one `notify` call may take before it counts as failed; default 30 000 ms. */
+  notifyTimeoutMs?: number
+  /**
+   * Raise an `expiring` event (`onEvent`) and notification this many ms before an open
+   * request's `expiresAt`, once per request across processes and restarts. Off when absent.
+   */
+  warnBeforeMs?: number
+  /** `expiring` warnings, as they are raised. A throw is ignored. */
+  onEvent?: (ev: ExpiringEvent) => void
+  /** The time the sweeps and backoff go by; default the system clock (tests pass a virtual one). */
+  clock?: { now(): number }
+  /** Failed notifications at `error`, warnings at `info`. */
+  logger?: Logger
+}
+
+/** The notifications of a store's open requests; see {@link createNotificationOutbox}. */
+export interface NotificationOutbox {
+  /** The first attempt for a request that was just parked (a no-op once it was delivered). */
+  parked(requestId: string): Promise<void>
+  /** Raises due `expiring` warnings, then sends every notification that is due, oldest request first. */
+  sweep(): Promise<void>
+  /** Where request `requestId`'s notifications stand; undefined when none was attempted or raised. */
+  getDelivery(requestId: string): Promise<DeliveryRecord | undefined>
+}
+
+/**
+ * The notifications of the open requests in `store`, sent from an outbox that cannot lose one:
+ * the open-request index is the outbox (a request is saved with its suspension), and what was
+ * sent is recorded per request in the store. `parked` makes the first attempt; `sweep` retries
+ * (with backoff) what failed or never ran (the process died between parking and notifying) and
+ * raises `expiring` warnings. Any number of processes may sweep one store: each attempt is made
+ * once, and a notification that resolved is never sent again. `createStoreHost` uses it; an
+ * app answering requests through the store functions uses it directly.
+ *
+ * @throws ConfigError for a `notify` that is not a function or a bad `warnBeforeMs` / `notifyTimeoutMs`.
+ * @example
+ * const outbox = createNotificationOutbox(store, { notify: async (entry) => { await page(entry) }, warnBeforeMs: 3_600_000 })
+ * setInterval(() => void outbox.sweep(), 60_000)
+ */
+export function createNotificationOutbox(
+  store: DurableStore,
+  opts: NotificationOutboxOptions,
+): NotificationOutbox {
+  const { logger, warnBeforeMs } = opts
+  if (opts.notify !== undefined && typeof opts.notify !== "function")
+    throw new ConfigError("notify must be a function")
+  for (const [name, value] of [
+    ["warnBeforeMs", warnBeforeMs],
+    ["notifyTimeoutMs", opts.notifyTimeoutMs],
+  ] as const) {
+    if (value !== undefined && !(Number.isInteger(value) && value > 0))
+      throw new ConfigError(`${name} must be a positive integer (ms), got ${value}`)
+  }
+  const clock = opts.clock
+  const now = clock ? () => clock.now() : Date.now
+  const delivery: DeliveryOptions = {
+    notify: opts.notify,
+    now,
+    timeoutMs: opts.notifyTimeoutMs ?? 30_000,
+    backoffMs: 1_000,
+    maxBackoffMs: 300_000,
+    onError: (entry, info, error) =>
+      logger?.error(`notify failed for request ${entry.request.id} (${info.kind}, attempt ${info.attempt})`, {
+        requestId: entry.request.id,
+        attempt: info.attempt,
+        error: error instanceof Error ? error.message : String(error),
+      }),
+  }
+  const warn = (entry: PendingEntry) => {
+    const runId = entry.runtimeKey ?? (entry.conversationId.split("/")[0] as string)
+    const expiresAt = entry.request.expiresAt as string
+    logger?.info(`request ${entry.request.id} expires at ${expiresAt}`, {
+      requestId: entry.request.id,
+      runId,
+    })
+    try {
+      opts.onEvent?.({ type: "expiring", runId, request: entry.request, entry, expiresAt })
+    } catch {
+      // Observers cannot change the sweep.
+    }
+  }
+  return {
+    async parked(requestId) {
+      if (!opts.notify) return
+      const entry = await store.findRequest(requestId)
+      if (entry?.state === "open") await attemptNotify(store, entry, "new", delivery)
+    },
+    async sweep() {
+      if (!opts.notify && warnBeforeMs === undefined) return
+      for (const entry of await store.listPending()) {
+        if (entry.state !== "open") continue
+        try {
+          if (warnBeforeMs !== undefined && expiresSoon(entry, warnBeforeMs, now())) {
+            if (await raiseWarning(store, entry, now())) warn(entry)
+            await attemptNotify(store, entry, "expiring", delivery)
+          }
+          await attemptNotify(store, entry, "new", delivery)
+        } catch (error) {
+          logger?.error(`notifications of request ${entry.request.id}: ${(error as Error)?.message}`, {
+            requestId: entry.request.id,
+          })
+        }
+      }
+    },
+    getDelivery: (requestId) => readDelivery(store, requestId),
   }
 }

@@ -5,9 +5,7 @@ import {
   type AnswerDecision,
   type ApprovalGrant,
   type DeliveryRecord,
-  type ExpiringEvent,
   type GrantFilter,
-  type NotifyInfo,
   ConfigError,
   EngineRunError,
   type HostAgent,
@@ -31,7 +29,7 @@ import {
   sweepExpiredClaims,
   sweepExpiredRequests,
 } from "../resume/deliver-answer.js"
-import { type DeliveryOptions, attemptNotify, expiresSoon, raiseWarning, readDelivery } from "./delivery.js"
+import { type NotificationOutboxOptions, createNotificationOutbox } from "./delivery.js"
 import { listGrants, revokeGrant } from "./grants.js"
 import { type HostedRunResult, startHostedRun } from "./hosted-run.js"
 import { type RunRecord, createRunRecord, readRunRecord, writeRunRecord } from "./run-record.js"
@@ -42,7 +40,7 @@ export type StoreHostAgent = HostAgent<
 >
 
 /** Options of {@link createStoreHost}. */
-export interface StoreHostOptions {
+export interface StoreHostOptions extends Omit<NotificationOutboxOptions, "logger"> {
   /** Where runs keep their conversations, snapshots, requests and decisions (any durable store). */
   store: DurableStore
   /** The agents this host runs; a client agent's `client` must use `store`. */
@@ -54,28 +52,6 @@ export interface StoreHostOptions {
    * requests; default 60 000 ms, `false` for never (call sweeps yourself).
    */
   sweepEveryMs?: number | false
-  /**
-   * Tells someone of a new pending request (`info.kind: "new"`), and with `warnBeforeMs` that
-   * one expires soon (`"expiring"`). Each notification is sent once it resolves: the open
-   * requests are the outbox (saved with the suspension, so a crash between parking and
-   * notifying loses nothing), a throw, a rejection or no answer within `notifyTimeoutMs` is
-   * retried by the sweeps with backoff (1 s, doubling up to 5 min), and the attempts are
-   * recorded (`getDelivery`). Hosts sharing the store make each attempt once; a notification
-   * that resolved is never sent again.
-   */
-  notify?: (entry: PendingEntry, info: NotifyInfo) => Promise<void>
-  /** How long one `notify` call may take before it counts as failed; default 30 000 ms. */
-  notifyTimeoutMs?: number
-  /**
-   * Raise an `expiring` event (`onEvent`) and notification this many ms before an open
-   * request's `expiresAt`, once per request across processes and restarts (checked by the
-   * sweeps). Off when absent.
-   */
-  warnBeforeMs?: number
-  /** The host's own events: `expiring` warnings. A throw is ignored. */
-  onEvent?: (ev: ExpiringEvent) => void
-  /** The time the sweeps and backoff go by; default the system clock (tests pass a virtual one). */
-  clock?: { now(): number }
   /** Failed runs (with their code) at `error`; refusals and sweeps at `info`. */
   logger?: Logger
 }
@@ -137,7 +113,7 @@ const REFUSALS = new Set([
  * const result = await host.result("order-42")
  */
 export function createStoreHost(opts: StoreHostOptions): StoreHost {
-  const { store, leaseMs, logger, warnBeforeMs } = opts
+  const { store, leaseMs, logger } = opts
   if (!store || typeof store.claimAnswer !== "function")
     throw new ConfigError(`${HOST}: \`store\` must be a durable store (createMemoryStore, openStore)`)
   const agents = new Map<string, StoreHostAgent>()
@@ -148,29 +124,8 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       throw new ConfigError(`${HOST}: agent ${agent.name}'s client must use the host's store`)
     agents.set(agent.name, agent)
   }
-  if (opts.notify !== undefined && typeof opts.notify !== "function")
-    throw new ConfigError(`${HOST}: notify must be a function`)
-  for (const [name, value] of [
-    ["warnBeforeMs", warnBeforeMs],
-    ["notifyTimeoutMs", opts.notifyTimeoutMs],
-  ] as const) {
-    if (value !== undefined && !(Number.isInteger(value) && value > 0))
-      throw new ConfigError(`${HOST}: ${name} must be a positive integer (ms), got ${value}`)
-  }
-  const now = opts.clock ? () => (opts.clock as { now(): number }).now() : Date.now
-  const delivery: DeliveryOptions = {
-    notify: opts.notify,
-    now,
-    timeoutMs: opts.notifyTimeoutMs ?? 30_000,
-    backoffMs: 1_000,
-    maxBackoffMs: 300_000,
-    onError: (entry, info, error) =>
-      logger?.error(`notify failed for request ${entry.request.id} (${info.kind}, attempt ${info.attempt})`, {
-        requestId: entry.request.id,
-        attempt: info.attempt,
-        error: error instanceof Error ? error.message : String(error),
-      }),
-  }
+  // The notify outbox (§19): `notify`, `warnBeforeMs`, `onEvent`, `clock` are its options.
+  const outbox = createNotificationOutbox(store, opts)
   const executions = new Map<string, Execution>()
   const starting = new Set<string>()
   let closed = false
@@ -228,8 +183,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     if (pending && opts.notify) {
       // The first attempt right away; a failed one (or this process dying first) is the sweeps'.
       try {
-        const entry = await store.findRequest(pending.id)
-        if (entry?.state === "open") await attemptNotify(store, entry, "new", delivery)
+        await outbox.parked(pending.id)
       } catch (error) {
         logger?.error(`notify of request ${pending.id}: ${(error as Error)?.message}`, { runId })
       }
@@ -303,38 +257,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
 
   async function sweep(): Promise<void> {
     await sweepResumes()
-    await sweepOutbox()
-  }
-  /** Due expiry warnings, then the notifications not yet delivered, of every open request. */
-  async function sweepOutbox(): Promise<void> {
-    if (!opts.notify && warnBeforeMs === undefined) return
-    for (const entry of await store.listPending()) {
-      if (entry.state !== "open") continue
-      try {
-        if (warnBeforeMs !== undefined && expiresSoon(entry, warnBeforeMs, now())) {
-          if (await raiseWarning(store, entry, now())) warn(entry)
-          await attemptNotify(store, entry, "expiring", delivery)
-        }
-        await attemptNotify(store, entry, "new", delivery)
-      } catch (error) {
-        logger?.error(`sweep: notifications of request ${entry.request.id}: ${(error as Error)?.message}`, {
-          requestId: entry.request.id,
-        })
-      }
-    }
-  }
-  function warn(entry: PendingEntry): void {
-    const runId = entry.runtimeKey ?? entry.conversationId.split("/")[0] ?? entry.conversationId
-    const expiresAt = entry.request.expiresAt as string
-    logger?.info(`request ${entry.request.id} expires at ${expiresAt}`, {
-      requestId: entry.request.id,
-      runId,
-    })
-    try {
-      opts.onEvent?.({ type: "expiring", runId, request: entry.request, entry, expiresAt })
-    } catch {
-      // Observers cannot change the sweep.
-    }
+    await outbox.sweep()
   }
   async function sweepResumes(): Promise<void> {
     for (const sweeper of [sweepExpiredClaims, sweepExpiredRequests]) {
@@ -513,7 +436,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
 
     listGrants: (filter) => listGrants(store, filter),
     revokeGrant: (grantId) => revokeGrant(store, grantId),
-    getDelivery: (requestId) => readDelivery(store, requestId),
+    getDelivery: (requestId) => outbox.getDelivery(requestId),
     sweep: () => {
       sweeping ??= sweep().finally(() => {
         sweeping = undefined

@@ -231,6 +231,49 @@ export function describeGrantsAndDelivery(name: string, suite: GrantsDeliverySui
       }
     })
 
+    it("two hosts sweeping one store at once make each attempt once", async () => {
+      let t = Date.parse("2030-01-01T00:00:00Z")
+      const calls: string[] = []
+      let release: (() => void) | undefined
+      const held = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      // The first host's first attempt fails, so both sweeps find the retry due.
+      let first = true
+      const notify = async (entry: PendingEntry, info: NotifyInfo) => {
+        calls.push(`${entry.request.id}#${info.attempt}`)
+        if (first) {
+          first = false
+          throw new Error("down")
+        }
+        await held
+      }
+      const a = await setup({ notify, clock: { now: () => t } })
+      const b = await setup({ notify, clock: { now: () => t } }, a.store)
+      const run = `two-${randomUUID()}`
+      try {
+        server.enqueue(call(1))
+        await a.host.start("payer", run, "pay 1")
+        const requestId = await parkedOn(a.host, run)
+        t += 5_000
+        const sweepA = a.host.sweep()
+        // B sweeps while A's attempt 2 is in flight: it finds the attempt taken and leaves it.
+        for (let i = 0; i < 1_000 && calls.length < 2; i++) await new Promise((r) => setImmediate(r))
+        await b.host.sweep()
+        release?.()
+        await sweepA
+        await b.host.sweep()
+        expect(calls).toEqual([`${requestId}#1`, `${requestId}#2`])
+        expect(await b.host.getDelivery(requestId)).toMatchObject({
+          attempts: 2,
+          deliveredAt: expect.any(String),
+        })
+      } finally {
+        await a.host.close()
+        await b.host.close()
+      }
+    })
+
     it("an expiring warning once per request, warnBeforeMs before expiresAt, across a restart", async () => {
       const expires = Date.parse(EXPIRES)
       let t = expires - 20 * 60_000

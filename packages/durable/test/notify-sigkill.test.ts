@@ -53,10 +53,14 @@ it("a host SIGKILLed between park and notify loses nothing: a new host notifies 
     store,
   })
   const calls: [string, NotifyInfo][] = []
+  // The killed attempt is in flight as far as the store knows: it counts as dead once
+  // notifyTimeoutMs (30 s) passed since it began, so the new host's clock is past that.
+  let t = Date.now()
   const host = createStoreHost({
     store,
     agents: [hostAgent({ name: "payer", client, toolkit: await createToolkit({}) })],
     sweepEveryMs: false,
+    clock: { now: () => t },
     notify: async (entry, info) => {
       calls.push([entry.request.id, info])
     },
@@ -64,6 +68,9 @@ it("a host SIGKILLed between park and notify loses nothing: a new host notifies 
   try {
     // The killed attempt counts; the next one is this host's.
     expect(await host.getDelivery(requestId)).toMatchObject({ attempts: 1 })
+    await host.sweep()
+    expect(calls).toEqual([])
+    t += 30_000
     await host.sweep()
     await host.sweep()
     expect(calls).toEqual([[requestId, { kind: "new", attempt: 2 }]])

@@ -23,6 +23,8 @@ interface NotifyState {
   lastError?: string
   deliveredAt?: string
   nextAttemptAt?: string
+  /** Set while an attempt runs (its start): another host leaves it alone until it times out. */
+  inFlightSince?: string
   /** With kind `expiring`: when the warning was raised. */
   warnedAt?: string
 }
@@ -64,6 +66,7 @@ export async function attemptNotify(
   if (state.deliveredAt !== undefined) return
   if (kind === "expiring" && state.warnedAt === undefined) return
   const now = opts.now()
+  if (state.inFlightSince !== undefined && Date.parse(state.inFlightSince) + opts.timeoutMs > now) return
   if (state.nextAttemptAt !== undefined && now < Date.parse(state.nextAttemptAt)) return
   let n = state.attempts + 1
   for (;;) {
@@ -75,6 +78,7 @@ export async function attemptNotify(
   }
   state.attempts = n
   state.lastAttemptAt = iso(now)
+  state.inFlightSince = iso(now)
   await store.putSnapshot(stateKey(kind, id), state)
   try {
     await bounded(notify(entry, { kind, attempt: n }), opts.timeoutMs)
@@ -86,6 +90,7 @@ export async function attemptNotify(
     state.lastError = error instanceof Error ? error.message : String(error)
     state.nextAttemptAt = iso(opts.now() + Math.min(opts.maxBackoffMs, opts.backoffMs * 2 ** (n - 1)))
   }
+  state.inFlightSince = undefined
   await store.putSnapshot(stateKey(kind, id), JSON.parse(JSON.stringify(state)))
 }
 
@@ -156,7 +161,10 @@ export interface NotificationOutboxOptions {
    * `notifyTimeoutMs` is retried by `sweep` with backoff (1 s, doubling up to 5 min).
    */
   notify?: (entry: PendingEntry, info: NotifyInfo) => Promise<void>
-  /** How long one `notify` call may take before it counts as failed; default 30 000 ms. */
+  /**
+   * How long one `notify` call may take before it counts as failed; default 30 000 ms. An
+   * attempt whose process died is retried once this long has passed since it began.
+   */
   notifyTimeoutMs?: number
   /**
    * Raise an `expiring` event (`onEvent`) and notification this many ms before an open

@@ -47,7 +47,9 @@ export async function grantOf(
   const remember = answer.data?.remember
   const { request } = entry
   const tool = request.data?.tool
-  if (remember === undefined || request.kind !== "approval" || typeof tool !== "string") return undefined
+  // Only the approval gate's requests (`argsHash`) are asked again where a grant could answer.
+  const gated = request.kind === "approval" && typeof request.data?.argsHash === "string"
+  if (remember === undefined || !gated || typeof tool !== "string") return undefined
   if (remember !== "conversation" && remember !== "principal") {
     throw new AnswerInvalidError(
       `answer.data.remember must be "conversation" or "principal", got ${JSON.stringify(remember)}`,

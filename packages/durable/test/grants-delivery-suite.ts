@@ -68,7 +68,17 @@ export function describeGrantsAndDelivery(name: string, suite: GrantsDeliverySui
       const toolkit = await createToolkit({ extraTools: [pay, slow] })
       const host = createStoreHost({
         store,
-        agents: [hostAgent({ name: "payer", client, toolkit })],
+        agents: [
+          hostAgent({ name: "payer", client, toolkit }),
+          hostAgent({
+            name: "tree",
+            runtime: {
+              root: "payer",
+              registry: { payer: { name: "payer", does: "pays", soul: "payer", tools: [pay] } },
+              llm: { baseUrl: `${server.url}/v1`, style: "openai", model: "m", apiKey: "k" },
+            },
+          }),
+        ],
         sweepEveryMs: false,
         ...extra,
       })
@@ -160,6 +170,36 @@ export function describeGrantsAndDelivery(name: string, suite: GrantsDeliverySui
         expect(await host.findRequest((await host.listPending())[0]?.request.id as string)).toMatchObject({
           conversationId: b1,
         })
+      } finally {
+        await host.close()
+      }
+    })
+
+    it("a runtime tree: a principal grant covers the handles of the principal's later runs", async () => {
+      const { host } = await setup()
+      const bob = `bob-${randomUUID()}`
+      const [t1, t2] = ["t1", "t2"].map((r) => `${r}-${randomUUID()}`) as string[]
+      try {
+        server.enqueue(call(21))
+        await host.start("tree", t1 as string, "pay 21", { principal: bob })
+        const parked = (await host.result(t1 as string, { timeoutMs: 20_000 })) as { status: string }
+        expect(parked.status).toBe("pending")
+        const [entry] = await host.listPending()
+        expect(entry).toMatchObject({ runtimeKey: t1, conversationId: `${t1}/root/payer.1` })
+        ran.length = 0
+        server.enqueue({ text: "paid" })
+        await host.deliverAnswer({
+          id: entry?.request.id as string,
+          ok: true,
+          data: { remember: "principal" },
+        })
+        expect(ran).toEqual([21])
+        server.enqueue(call(22), { text: "paid again" })
+        await host.start("tree", t2 as string, "pay 22", { principal: bob })
+        expect(((await host.result(t2 as string, { timeoutMs: 20_000 })) as { status: string }).status).toBe(
+          "done",
+        )
+        expect(ran).toEqual([21, 22])
       } finally {
         await host.close()
       }

@@ -80,7 +80,7 @@ export async function grantOf(
  * place). A newer grant for the same scope and tool replaces the older one.
  */
 export async function recordGrant(store: DurableStore, grant: ApprovalGrant): Promise<void> {
-  let slot = nextSlot.get(store) ?? 0
+  let slot = nextSlot.get(store) ?? (await firstFreeSlot(store))
   while (!(await store.createSnapshot(`${LOG}${slot}`, { id: grant.id }))) slot++
   nextSlot.set(store, slot + 1)
   const existing = (await store.getSnapshot(GRANT + grant.id)) as ApprovalGrant | undefined
@@ -89,6 +89,21 @@ export async function recordGrant(store: DurableStore, grant: ApprovalGrant): Pr
   const before = (await store.getSnapshot(key)) as { id: string } | undefined
   await store.putSnapshot(key, { id: grant.id })
   if (before && before.id !== grant.id) await store.deleteSnapshot(GRANT + before.id)
+}
+
+/** The first log slot not taken, found in O(log n) reads: doubling, then halving. */
+async function firstFreeSlot(store: DurableStore): Promise<number> {
+  const taken = async (slot: number) => (await store.getSnapshot(`${LOG}${slot}`)) !== undefined
+  if (!(await taken(0))) return 0
+  let high = 1
+  while (await taken(high)) high *= 2
+  let low = high / 2 // taken; `high` is free
+  while (high - low > 1) {
+    const mid = Math.floor((low + high) / 2)
+    if (await taken(mid)) low = mid
+    else high = mid
+  }
+  return high
 }
 
 /** @internal Removes grant `id`: false when none is in force. */

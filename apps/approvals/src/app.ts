@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto"
 import { type Client, ConfigError, type Toolkit, isExpired } from "@toolnexus/core"
-import type { DurableStore } from "@toolnexus/durable"
+import type { DeliveryRecord } from "@toolnexus/core"
+import type { DurableStore, NotificationOutbox } from "@toolnexus/durable"
 import { type Context, Hono } from "hono"
 import { bodyLimit } from "hono/body-limit"
 import { parseAnswer } from "./answer-body.js"
@@ -9,7 +10,7 @@ import { describeRequest, isPlainObject } from "./describe-request.js"
 import { type InboxEventType, createEventHub, streamEvents } from "./events.js"
 import { type HistoryFilter, createHistory } from "./history.js"
 import { HttpError, classify, errorBody } from "./http-error.js"
-import { type NotifyOptions, createNotifier } from "./notifier.js"
+import { type NotifyOptions, createNotifier, createWebhookOutbox } from "./notifier.js"
 import {
   type FailedInboxEntry,
   type InboxEntry,
@@ -58,8 +59,20 @@ export interface ApprovalsAppOptions {
   instanceId?: string
   /** How often open pages look for changes made by other instances; default 2000 ms. */
   pollMs?: number
-  /** Post signed notifications when a run parks on a request and when a request is answered. */
+  /**
+   * Post signed notifications when a run parks on a request (`request.pending`, through
+   * `outbox`: retried until the receiver takes it, attempts shown on the card and in the API),
+   * when one expires soon (`request.expiring`, with `warnBeforeMs`) and when one is answered.
+   */
   notify?: NotifyOptions
+  /** Post `request.expiring` this many ms before a request's `expiresAt`; needs `notify`. */
+  warnBeforeMs?: number
+  /**
+   * Where `request.pending` / `request.expiring` go: default a {@link createWebhookOutbox} to
+   * `notify`. Failed posts are retried by its `sweep`, which the caller schedules (main.ts
+   * sweeps it with the claims).
+   */
+  outbox?: NotificationOutbox
   /** Where the model is served, named in the one-line error of a failed model call. */
   modelUrl?: string
   /** Called with unexpected (5xx) errors; default `console.error`. */
@@ -90,6 +103,11 @@ export interface PendingView {
   state: string
   /** The request, in its wire shape. */
   request: InboxEntry["request"]
+  /**
+   * Its notifications, once one was attempted: `attempts`, `deliveredAt` or `lastError` and
+   * `nextAttemptAt`, and `expiring` once the expiry warning was raised.
+   */
+  notification?: Omit<DeliveryRecord, "requestId">
 }
 
 const MAX_PROMPT_CHARS = 8_000
@@ -129,12 +147,30 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   const access = createAccess(opts.security, createRevocations(store))
   const verifyWebhook = createWebhookGuard({ secret: opts.security.webhookSecret, store })
   const hub = createEventHub({ fingerprint: () => fingerprint(), pollMs: opts.pollMs ?? 2000 })
+  const outbox =
+    opts.outbox ??
+    (opts.notify
+      ? createWebhookOutbox(store, opts.notify, {
+          ...(opts.warnBeforeMs !== undefined ? { warnBeforeMs: opts.warnBeforeMs } : {}),
+          onError,
+          onChange: () => hub.notify("inbox"),
+        })
+      : undefined)
+  /** The notification records of `entries`, by request id. */
+  async function deliveriesOf(entries: { request: { id: string } }[]): Promise<Map<string, DeliveryRecord>> {
+    const found = new Map<string, DeliveryRecord>()
+    if (!outbox) return found
+    const records = await Promise.all(entries.map((e) => outbox.getDelivery(e.request.id)))
+    for (const record of records) if (record) found.set(record.requestId, record)
+    return found
+  }
   const answering = createAnswering({
     inbox,
     history,
     hub,
     limiter: createRateLimiter(opts.answerRateLimit ?? { limit: 30, windowMs: 60_000 }),
     ...(opts.notify ? { notify: createNotifier(opts.notify, onError) } : {}),
+    ...(outbox ? { outbox } : {}),
     ...(opts.modelUrl ? { modelUrl: opts.modelUrl } : {}),
     onError,
   })
@@ -207,8 +243,10 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
       inbox.listPending({ limit: PAGE_LIMIT + 1 }),
       inbox.listFailed(),
     ])
+    const shown = entries.slice(0, PAGE_LIMIT)
     return {
-      entries: entries.slice(0, PAGE_LIMIT),
+      entries: shown,
+      deliveries: await deliveriesOf(shown),
       failed,
       now: Date.now(),
       truncated: entries.length > PAGE_LIMIT,
@@ -249,7 +287,10 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     const limit = parseLimit(c.req.query("limit"))
     const now = Date.now()
     const entries = await inbox.listPending({ limit, ...(kind ? { kind } : {}) })
-    return c.json({ requests: entries.map((entry) => toPendingView(entry, now)) })
+    const deliveries = await deliveriesOf(entries)
+    return c.json({
+      requests: entries.map((entry) => toPendingView(entry, now, deliveries.get(entry.request.id))),
+    })
   })
   app.get("/requests/failed", async (c) => {
     const entries = await inbox.listFailed({ limit: parseLimit(c.req.query("limit")) })
@@ -264,7 +305,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     // A browser following a link gets the request's page; API clients get JSON.
     if ((c.req.header("accept") ?? "").includes("text/html")) {
       return entry
-        ? page(c, "Request", renderRequestBody(entry, Date.now()))
+        ? page(c, "Request", renderRequestBody(entry, Date.now(), (await deliveriesOf([entry])).get(id)))
         : page(c, "No such request", renderUnknownRequestBody(id), undefined, 404)
     }
     if (!entry)
@@ -273,7 +314,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
         "unknown_request",
         `no run waits on request ${JSON.stringify(c.req.param("id"))}`,
       )
-    return c.json(toPendingView(entry, Date.now()))
+    return c.json(toPendingView(entry, Date.now(), (await deliveriesOf([entry])).get(id)))
   })
   app.get("/answers", async (c) => c.json({ answers: await history.list(historyFilter(c)) }))
 
@@ -320,7 +361,11 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   return app
 }
 
-function toPendingView(entry: InboxEntry | FailedInboxEntry, now: number): PendingView {
+function toPendingView(
+  entry: InboxEntry | FailedInboxEntry,
+  now: number,
+  delivery?: DeliveryRecord,
+): PendingView {
   const { request } = entry
   const described = describeRequest(request)
   const view: PendingView = {
@@ -337,6 +382,10 @@ function toPendingView(entry: InboxEntry | FailedInboxEntry, now: number): Pendi
   if (path) view.path = path
   if (described.tool) view.tool = described.tool
   if (described.args) view.args = described.args
+  if (delivery) {
+    const { requestId: _id, ...notification } = delivery
+    view.notification = notification
+  }
   return view
 }
 

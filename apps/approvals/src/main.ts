@@ -8,7 +8,7 @@ import { createApprovalsApp } from "./app.js"
 import { friendlyError } from "./friendly-error.js"
 import { createInboxStore } from "./inbox-store.js"
 import { createModel } from "./model.js"
-import type { NotifyOptions } from "./notifier.js"
+import { type NotifyOptions, createWebhookOutbox } from "./notifier.js"
 import type { SecurityOptions } from "./security/access.js"
 import { LOOPBACK_HOSTS } from "./security/request-checks.js"
 import { listen } from "./server.js"
@@ -60,6 +60,15 @@ const model = createModel({ store })
 const { client } = model
 const toolkit = await createApprovalToolkit()
 const team = createTeam({ tools: createApprovalTools(), model: model.team })
+const warnBeforeMs = warnBeforeFromEnv()
+// One outbox per process: the app sends each request's first notification, the sweep below
+// retries failed ones and those a crash left unsent, and posts the expiry warnings.
+const outbox = notify
+  ? createWebhookOutbox(store, notify, {
+      ...(warnBeforeMs !== undefined ? { warnBeforeMs } : {}),
+      onError: (error) => say(`[notify] ${friendlyError(error)}`),
+    })
+  : undefined
 let server: Awaited<ReturnType<typeof listen>>
 try {
   const app = createApprovalsApp({
@@ -69,6 +78,7 @@ try {
     team,
     security,
     ...(notify ? { notify } : {}),
+    ...(outbox ? { outbox } : {}),
     modelUrl: model.url,
     instanceId: `${machineName()}:${port}`,
   })
@@ -96,6 +106,7 @@ say(
 // with the stored answer, so a decision is never lost.
 const sweeper = createInboxStore({ store, client, toolkit: async () => toolkit, team })
 async function sweep(): Promise<void> {
+  await outbox?.sweep()
   const { completed, failed } = await sweeper.sweep()
   for (const id of completed) say(`[sweep] completed run ${id}`)
   for (const { id, error } of failed)
@@ -156,6 +167,17 @@ function notifyFromEnv(): NotifyOptions | undefined {
     fail("APPROVALS_NOTIFY_URL needs APPROVALS_NOTIFY_SECRET (or APPROVALS_WEBHOOK_SECRET) to sign with", 2)
   if (!/^https?:\/\//.test(url)) fail(`APPROVALS_NOTIFY_URL must be an http(s) URL, got ${url}`, 2)
   return { url, secret: secret as string }
+}
+
+/** `APPROVALS_WARN_BEFORE_MS`: post `request.expiring` this long before a deadline. */
+function warnBeforeFromEnv(): number | undefined {
+  const raw = env.APPROVALS_WARN_BEFORE_MS
+  if (raw === undefined || raw === "") return undefined
+  const ms = Number(raw)
+  if (!Number.isInteger(ms) || ms <= 0)
+    fail(`APPROVALS_WARN_BEFORE_MS must be a positive integer (ms), got ${raw}`, 2)
+  if (!notify) fail("APPROVALS_WARN_BEFORE_MS needs APPROVALS_NOTIFY_URL (where the warning is posted)", 2)
+  return ms
 }
 
 /** `name:token,name:token` from an environment variable. */

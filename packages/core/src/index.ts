@@ -108,6 +108,15 @@ export type { DurableExecutor } from "./client/executor.js"
 export { EngineRunError } from "./client/engine-connection.js"
 export type { EngineConnection } from "./client/engine-connection.js"
 export type { RunHost, HostStartOptions, HostListOptions, HostDelivered, Logger } from "./host/run-host.js"
+export type {
+  ApprovalGrant,
+  DeliveryRecord,
+  ExpiringEvent,
+  GrantFilter,
+  GrantQuery,
+  GrantScope,
+  NotifyInfo,
+} from "./host/approval-grants.js"
 export { hostAgent } from "./host/host-agent.js"
 export type { HostAgent, HostAgentOptions } from "./host/host-agent.js"
 export type { HandleState, RuntimeEvent, TaskResult } from "./host/host-types.js"

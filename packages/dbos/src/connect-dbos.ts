@@ -201,6 +201,15 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
         new HostUnsupportedError(HOST, "transcript", "a run's conversation lives in its workflow steps"),
       )
     },
+    // Grants (§19) are kept by a store host's store; an engine's runs keep none yet.
+    listGrants: () =>
+      Promise.reject(
+        new HostUnsupportedError(HOST, "listGrants", "grants are kept by createStoreHost's store"),
+      ),
+    revokeGrant: () =>
+      Promise.reject(
+        new HostUnsupportedError(HOST, "revokeGrant", "grants are kept by createStoreHost's store"),
+      ),
     async close() {
       if (!opened) return
       const { client, pool } = await opened

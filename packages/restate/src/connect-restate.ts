@@ -157,6 +157,15 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
         new HostUnsupportedError(HOST, "transcript", "a run's conversation lives in its workflow journal"),
       )
     },
+    // Grants (§19) are kept by a store host's store; an engine's runs keep none yet.
+    listGrants: () =>
+      Promise.reject(
+        new HostUnsupportedError(HOST, "listGrants", "grants are kept by createStoreHost's store"),
+      ),
+    revokeGrant: () =>
+      Promise.reject(
+        new HostUnsupportedError(HOST, "revokeGrant", "grants are kept by createStoreHost's store"),
+      ),
     async close() {
       for (const controller of controllers) controller.abort()
     },

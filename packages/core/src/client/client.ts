@@ -327,6 +327,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     callModel: measuredCall,
     compaction: opts.compaction,
     fetch: binding.fetch,
+    grants: store.findApprovalGrant?.bind(store),
   })
 
   async function measuredCall(call: ModelCall, rec = record): Promise<ModelTurn> {

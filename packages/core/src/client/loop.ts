@@ -1,3 +1,4 @@
+import type { ApprovalGrant, GrantQuery } from "../host/approval-grants.js"
 import type {
   Dialect,
   FinishReason,
@@ -57,6 +58,8 @@ export interface LoopConfig {
   compaction?: CompactionOptions | undefined
   /** The client's `fetch` seam, if it was given one (tools get it as `ctx.fetch`). */
   fetch?: typeof fetch | undefined
+  /** The store's approval-grant lookup, when it keeps grants (§19). */
+  grants?: ((query: GrantQuery) => Promise<ApprovalGrant | undefined>) | undefined
 }
 
 /** @internal The per-run inputs. */
@@ -345,6 +348,7 @@ export function callEnv(config: LoopConfig, input: RunInput, turn: number): Call
     turn,
     tracing: input.tracing,
     fetch: config.fetch,
+    grants: config.grants,
   }
 }
 

@@ -2,6 +2,7 @@ import type { ModelToolCall } from "../providers/model-turn.js"
 import { declined, hearsDecline, stampRequest, suspensionOf } from "../suspension/call-suspension.js"
 import { executeIn, unknownTool } from "../tools/toolkit.js"
 import type { Toolkit } from "../tools/toolkit.js"
+import type { GrantLookup } from "../tools/approval-policy.js"
 import { isThenable } from "../internal/thenable.js"
 import type { RunTracing } from "../telemetry/run-tracing.js"
 import type { Answer, DurableExecutor, Request, Tool, ToolContext, ToolResult, ToolSource } from "../types.js"
@@ -25,6 +26,8 @@ export interface CallEnv {
   fetch?: typeof fetch | undefined
   /** Under an executor, for agent-source calls: `ctx.executor`, scoped to the call. */
   executor?: DurableExecutor | undefined
+  /** The store's approval-grant lookup, for the approval gate (§19). */
+  grants?: GrantLookup | undefined
 }
 
 /** @internal The settled outcome of one call; `request` is set when it suspended unresolved. */
@@ -176,5 +179,5 @@ function runTool(run: Running, answered: Request | undefined): ToolResult | Prom
   if (traceContext !== undefined) ctx.traceContext = traceContext
   if (env.fetch) ctx.fetch = env.fetch
   if (env.executor) ctx.executor = env.executor
-  return executeIn(env.toolkit as Toolkit, run.tool as Tool, args, ctx)
+  return executeIn(env.toolkit as Toolkit, run.tool as Tool, args, ctx, env.grants)
 }

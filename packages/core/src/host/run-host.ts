@@ -3,6 +3,7 @@ import type { RunResult } from "../client/run-result.js"
 import type { AnswerDecision } from "../errors.js"
 import type { PendingEntry } from "../suspension/pending-entry.js"
 import type { Answer, Message, Prompt, Request } from "../types.js"
+import type { ApprovalGrant, DeliveryRecord, GrantFilter } from "./approval-grants.js"
 import type { RuntimeEvent, TaskResult } from "./host-types.js"
 
 /** Options of `RunHost.start`, `send` and `deliverAnswer`. */
@@ -13,6 +14,12 @@ export interface HostStartOptions<Event = StreamEvent | RuntimeEvent> {
    * its runs stream in the workers.
    */
   onEvent?: (ev: Event) => void
+  /**
+   * `start` only: whom the run acts for (a user or tenant id). Approvals remembered with
+   * `remember: "principal"` cover later calls in every run of the same principal. A host
+   * without grants ignores it.
+   */
+  principal?: string
 }
 
 /** Options of `RunHost.listPending`. */
@@ -131,6 +138,22 @@ export interface RunHost<Result = RunResult | TaskResult, Event = StreamEvent | 
    * later answer is refused with that decision) and a run in flight is aborted.
    */
   cancel(runId: string, reason?: string): Promise<void>
+  /**
+   * The approval grants in force (§19: answers that said `data.remember`), oldest first,
+   * filtered by `filter`'s fields. Optional: a host without grants leaves it out or throws
+   * `HostUnsupportedError`.
+   */
+  listGrants?(filter?: GrantFilter): Promise<ApprovalGrant[]>
+  /**
+   * Revokes grant `grantId`: later calls it covered ask again. `false` when no such grant is in
+   * force. Optional, as `listGrants`.
+   */
+  revokeGrant?(grantId: string): Promise<boolean>
+  /**
+   * Where the notifications of request `requestId` stand (attempts, delivery, the expiry
+   * warning); `undefined` when none was attempted. Optional: only hosts with `notify` keep it.
+   */
+  getDelivery?(requestId: string): Promise<DeliveryRecord | undefined>
   /**
    * Releases what the host holds (timers, pending waits, pools); runs in an engine go on, a
    * store host's runs in flight are aborted (their last saved state stays answerable).

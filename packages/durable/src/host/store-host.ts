@@ -3,6 +3,9 @@ import {
   AbortError,
   type Answer,
   type AnswerDecision,
+  type ApprovalGrant,
+  type DeliveryRecord,
+  type GrantFilter,
   ConfigError,
   EngineRunError,
   type HostAgent,
@@ -26,6 +29,8 @@ import {
   sweepExpiredClaims,
   sweepExpiredRequests,
 } from "../resume/deliver-answer.js"
+import { type NotificationOutboxOptions, createNotificationOutbox } from "./delivery.js"
+import { listGrants, revokeGrant } from "./grants.js"
 import { type HostedRunResult, startHostedRun } from "./hosted-run.js"
 import { type RunRecord, createRunRecord, readRunRecord, writeRunRecord } from "./run-record.js"
 
@@ -35,7 +40,7 @@ export type StoreHostAgent = HostAgent<
 >
 
 /** Options of {@link createStoreHost}. */
-export interface StoreHostOptions {
+export interface StoreHostOptions extends Omit<NotificationOutboxOptions, "logger"> {
   /** Where runs keep their conversations, snapshots, requests and decisions (any durable store). */
   store: DurableStore
   /** The agents this host runs; a client agent's `client` must use `store`. */
@@ -47,13 +52,23 @@ export interface StoreHostOptions {
    * requests; default 60 000 ms, `false` for never (call sweeps yourself).
    */
   sweepEveryMs?: number | false
-  /**
-   * Called once per new pending request, after it is saved. A throw is logged, never retried
-   * (a durable outbox comes later).
-   */
-  notify?: (entry: PendingEntry) => Promise<void>
   /** Failed runs (with their code) at `error`; refusals and sweeps at `info`. */
   logger?: Logger
+}
+
+/** A {@link createStoreHost} host: a {@link RunHost} with grants, deliveries and a sweep to call. */
+export interface StoreHost extends RunHost<RunResult | TaskResult, StreamEvent | RuntimeEvent> {
+  /** The approval grants in force, oldest first, matching every field of `filter`. */
+  listGrants(filter?: GrantFilter): Promise<ApprovalGrant[]>
+  /** Revokes grant `grantId` (later calls it covered ask again); false when none is in force. */
+  revokeGrant(grantId: string): Promise<boolean>
+  /** Where request `requestId`'s notifications stand; undefined when none was attempted. */
+  getDelivery(requestId: string): Promise<DeliveryRecord | undefined>
+  /**
+   * One sweep now (what `sweepEveryMs` runs): completes resumes whose worker died, declines
+   * expired requests, raises due `expiring` warnings and sends due notifications.
+   */
+  sweep(): Promise<void>
 }
 
 type HostResult = RunResult | TaskResult
@@ -99,7 +114,7 @@ const REFUSALS = new Set([
  * await host.start("refunds", "order-42", "refund order 42")
  * const result = await host.result("order-42")
  */
-export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, HostEvent> {
+export function createStoreHost(opts: StoreHostOptions): StoreHost {
   const { store, leaseMs, logger } = opts
   if (!store || typeof store.claimAnswer !== "function")
     throw new ConfigError(`${HOST}: \`store\` must be a durable store (createMemoryStore, openStore)`)
@@ -111,9 +126,10 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       throw new ConfigError(`${HOST}: agent ${agent.name}'s client must use the host's store`)
     agents.set(agent.name, agent)
   }
+  // The notify outbox (§19): `notify`, `warnBeforeMs`, `onEvent`, `clock` are its options.
+  const outbox = createNotificationOutbox(store, opts)
   const executions = new Map<string, Execution>()
   const starting = new Set<string>()
-  const notified = new Set<string>()
   let closed = false
 
   const agentOf = (record: RunRecord, runId: string): StoreHostAgent => {
@@ -178,15 +194,12 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
         code: "TNX_RUNTIME",
         error: result.text,
       })
-    if (pending && opts.notify && !notified.has(pending.id)) {
-      notified.add(pending.id)
-      const entry = await store.findRequest(pending.id)
-      if (entry) {
-        try {
-          await opts.notify(entry)
-        } catch (error) {
-          logger?.error(`notify failed for request ${pending.id}`, { runId, error: String(error) })
-        }
+    if (pending && opts.notify) {
+      // The first attempt right away; a failed one (or this process dying first) is the sweeps'.
+      try {
+        await outbox.parked(pending.id)
+      } catch (error) {
+        logger?.error(`notify of request ${pending.id}: ${(error as Error)?.message}`, { runId })
       }
     }
   }
@@ -261,6 +274,10 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
   }
 
   async function sweep(): Promise<void> {
+    await sweepResumes()
+    await outbox.sweep()
+  }
+  async function sweepResumes(): Promise<void> {
     for (const sweeper of [sweepExpiredClaims, sweepExpiredRequests]) {
       const done = await sweeper(store, deliverOptions())
       for (const delivered of done.completed) await afterDelivery(delivered)
@@ -346,6 +363,11 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       try {
         // The store decides across processes: one create of the record wins.
         const record: RunRecord = { v: 1, agent: agentName, state: "running" }
+        if (startOpts.principal !== undefined) {
+          if (typeof startOpts.principal !== "string" || startOpts.principal === "")
+            throw new ConfigError(`${HOST}: principal must be a non-empty string`)
+          record.principal = startOpts.principal
+        }
         if (!(await createRunRecord(store, runId, record))) return { runId, started: false }
         return begin(record, agent, runId, input, startOpts.onEvent)
       } finally {
@@ -439,6 +461,16 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       if (!record) return undefined
       if (agentOf(record, runId).options.client) return store.get(runId)
       return record.handle === undefined ? undefined : store.get(`${runId}/${record.handle}`)
+    },
+
+    listGrants: (filter) => listGrants(store, filter),
+    revokeGrant: (grantId) => revokeGrant(store, grantId),
+    getDelivery: (requestId) => outbox.getDelivery(requestId),
+    sweep: () => {
+      sweeping ??= sweep().finally(() => {
+        sweeping = undefined
+      })
+      return sweeping
     },
 
     listPending: (listOpts) => store.listPending(listOpts),

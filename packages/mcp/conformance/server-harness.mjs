@@ -15,6 +15,7 @@ import {
   inputResponse,
 } from "@modelcontextprotocol/server"
 import { createMcpServer } from "@toolnexus/mcp/server"
+import { toNodeListener } from "@toolnexus/ui"
 import * as z from "zod"
 
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -362,7 +363,6 @@ function fixtures(server) {
   )
 }
 
-let port = Number(process.env.PORT ?? 0)
 const mcp = createMcpServer({
   host,
   agents: ["echo"],
@@ -371,25 +371,7 @@ const mcp = createMcpServer({
   stateKeys: ["conformance-state-key-0123456789abcdef"],
   configure: fixtures,
 })
-const server = createServer(async (req, res) => {
-  const chunks = []
-  for await (const chunk of req) chunks.push(chunk)
-  const headers = new Headers()
-  for (const [name, value] of Object.entries(req.headers))
-    if (typeof value === "string") headers.set(name, value)
-  const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined
-  const response = await mcp.fetch(
-    new Request(`http://127.0.0.1:${port}${req.url}`, {
-      method: req.method,
-      headers,
-      ...(body && req.method !== "GET" ? { body } : {}),
-    }),
-  )
-  res.writeHead(response.status, Object.fromEntries(response.headers))
-  if (response.body) for await (const chunk of response.body) res.write(chunk)
-  res.end()
-})
-server.listen(port, "127.0.0.1", () => {
-  port = server.address().port
-  process.stdout.write(`http://127.0.0.1:${port}/mcp\n`)
+const server = createServer(toNodeListener(mcp.fetch))
+server.listen(Number(process.env.PORT ?? 0), "127.0.0.1", () => {
+  process.stdout.write(`http://127.0.0.1:${server.address().port}/mcp\n`)
 })

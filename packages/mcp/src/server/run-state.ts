@@ -16,7 +16,12 @@ const LOOK_CAP_MS = 500
  *
  * @internal
  */
-export async function runStateOf(host: RunHost, runId: string, signal?: AbortSignal): Promise<RunState> {
+export async function runStateOf(
+  host: RunHost,
+  runId: string,
+  signal?: AbortSignal,
+  opts: { plain?: boolean } = {},
+): Promise<RunState> {
   const stop = new AbortController()
   const abort = () => stop.abort()
   signal?.addEventListener("abort", abort, { once: true })
@@ -25,7 +30,13 @@ export async function runStateOf(host: RunHost, runId: string, signal?: AbortSig
     const parked = watchPending(host, runId, stop.signal).then((requests) => ({ requests }))
     const first = await Promise.race([settled, parked])
     if ("requests" in first) return { kind: "waiting", requests: first.requests }
-    const result = first.result as { status: string; text: string; isError?: boolean; pending?: Request }
+    const result = first.result as {
+      status: string
+      text: string
+      isError?: boolean
+      pending?: Request
+      toolCalls?: { isError?: boolean }[]
+    }
     if (result.status === "pending") {
       const open = await openRequestsOf(host, runId)
       const requests = open.length > 0 ? open : result.pending ? [result.pending] : []
@@ -34,7 +45,10 @@ export async function runStateOf(host: RunHost, runId: string, signal?: AbortSig
     return {
       kind: "ended",
       text: result.text,
-      isError: result.isError === true,
+      // A plain tool's run is its one call: the call's error (a throw, a decline) is the result's.
+      isError:
+        result.isError === true ||
+        (opts.plain === true && result.toolCalls?.[result.toolCalls.length - 1]?.isError === true),
       status: result.status,
     }
   } finally {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The official MCP conformance suite's server fixtures on createMcpServer's public API (built
-// dist): hosted agents through a minimal in-memory RunHost, the suite's fixture tools,
-// resources, prompts and completions through `configure`. Serves http://127.0.0.1:<PORT>/mcp.
+// dist): a hosted agent and the tasks extension's fixture tools through createStoreHost on a
+// memory store, the suite's other fixture tools, resources, prompts and completions through
+// `configure`. Serves http://127.0.0.1:<PORT>/mcp.
 //
 //   node scripts/conformance.mjs --server 2026-07-28     (starts this, runs the suite's server set)
 //
@@ -14,7 +15,9 @@ import {
   inputRequired,
   inputResponse,
 } from "@modelcontextprotocol/server"
-import { createMcpServer } from "@toolnexus/mcp/server"
+import { createInProcessClient, defineTool, hostAgent, pending } from "@toolnexus/core"
+import { createMemoryStore, createStoreHost } from "@toolnexus/durable"
+import { createMcpServer, hostedToolAgents } from "@toolnexus/mcp/server"
 import { toNodeListener } from "@toolnexus/ui"
 import * as z from "zod"
 
@@ -23,31 +26,79 @@ const WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
 const text = (t) => ({ content: [{ type: "text", text: t }] })
 const NAME = z.object({ name: z.string() })
 
-/** An in-memory host whose one agent, `echo`, answers its prompt. */
-const runs = new Map()
-const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 }
-const host = {
-  async start(_agent, runId, input) {
-    runs.set(runId, input)
-    return { runId, started: true }
-  },
-  async result(runId) {
-    const base = { messages: [], toolCalls: [], toolCallCount: 0, turns: 0, model: "none", usage, runId }
-    return { ...base, status: "done", text: `echo: ${runs.get(runId)}` }
-  },
-  async listPending() {
-    return []
-  },
-  async findRequest() {
-    return undefined
-  },
-  async getDecision() {
-    return undefined
-  },
-  async deliverAnswer(answer) {
-    throw Object.assign(new Error(`unknown request ${answer.id}`), { code: "TNX_UNKNOWN_REQUEST" })
-  },
-}
+/**
+ * A real host on a memory store: agent `echo` (a scripted model answering its prompt) and the
+ * tasks extension's fixture tools, served as plain tools (model-less hosted runs).
+ */
+const sleep = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms)
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer)
+      reject(new Error("cancelled"))
+    })
+  })
+const tools = [
+  defineTool({
+    name: "greet",
+    description: "Greets (sync-only: it answers at once)",
+    inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+    run: ({ name }) => `Hello, ${name}!`,
+  }),
+  defineTool({
+    name: "slow_compute",
+    description: "Sleeps `seconds`, then answers (a task when it outlives taskAfterMs)",
+    inputSchema: {
+      type: "object",
+      properties: { seconds: { type: "number" }, label: { type: "string" } },
+      required: ["seconds"],
+    },
+    run: async ({ seconds, label }, ctx) => {
+      await sleep(Number(seconds) * 1000, ctx?.signal)
+      return `computed ${label ?? ""} after ${seconds} s`
+    },
+  }),
+  defineTool({
+    name: "failing_job",
+    description: "Fails after about a second (a tool error)",
+    inputSchema: { type: "object", properties: {} },
+    run: async (_args, ctx) => {
+      await sleep(1000, ctx?.signal)
+      throw new Error("failing_job failed, as it always does")
+    },
+  }),
+  defineTool({
+    name: "confirm_delete",
+    description: "Asks to confirm, then deletes",
+    inputSchema: { type: "object", properties: { filename: { type: "string" } }, required: ["filename"] },
+    run: ({ filename }, ctx) => {
+      if (ctx?.answer?.ok) return `deleted ${filename}`
+      return pending({
+        kind: "input",
+        prompt: `Delete ${filename}?`,
+        data: {
+          schema: { type: "object", properties: { confirm: { type: "boolean" } }, required: ["confirm"] },
+        },
+      })
+    },
+  }),
+]
+const store = createMemoryStore()
+const echo = hostAgent({
+  name: "echo",
+  client: createInProcessClient({
+    model: "echo",
+    store,
+    generate: async ({ messages }) => ({
+      content: `echo: ${messages.findLast((m) => m.role === "user")?.content}`,
+    }),
+  }),
+})
+const host = createStoreHost({
+  store,
+  agents: [echo, ...(await hostedToolAgents(tools, { store }))],
+  sweepEveryMs: false,
+})
 
 function fixtures(server) {
   server.registerTool("test_simple_text", { description: "Simple text" }, async () =>
@@ -366,6 +417,8 @@ function fixtures(server) {
 const mcp = createMcpServer({
   host,
   agents: ["echo"],
+  tools,
+  taskAfterMs: 200,
   name: "toolnexus-conformance",
   version: "1.0.0",
   stateKeys: ["conformance-state-key-0123456789abcdef"],

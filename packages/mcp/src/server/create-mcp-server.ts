@@ -30,8 +30,9 @@ import {
 } from "@toolnexus/core"
 import { assertTools, toolAgentName } from "./hosted-tools.js"
 import { answerOf, canAsk, elicitationSupport, inputRequestsOf } from "./input-requests.js"
-import { RequestStateSealer, type SealedRunState } from "./request-state.js"
+import { RequestStateSealer, type SealedRunState, type SealedTask } from "./request-state.js"
 import { type RunState, runStateOf } from "./run-state.js"
+import { TASKS_EXTENSION, type TaskContext, createTask, registerTaskHandlers, tasksOffered } from "./tasks.js"
 
 /** Options of {@link createMcpServer}. */
 export interface McpServerOptions {
@@ -68,8 +69,16 @@ export interface McpServerOptions {
    * protection. Default: `localhost`, `127.0.0.1`, `[::1]`.
    */
   allowedHosts?: string[]
-  /** How long a sealed `requestState` may be echoed back, in ms; default 24 hours. */
+  /** How long a sealed `requestState` (or task id) may be echoed back, in ms; default 24 hours. */
   stateTtlMs?: number
+  /**
+   * Serve the tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663): to a 2026-07-28
+   * request that declares it, a hosted call still running after this many ms, or parked on
+   * requests, answers with a task instead (`tasks/get` for its status, result or input
+   * requests, `tasks/update` to answer them, `tasks/cancel`). The task's TTL is `stateTtlMs`;
+   * its id is sealed like a state, so any instance answers for it. Absent: no tasks.
+   */
+  taskAfterMs?: number
   /**
    * Registers resources, prompts and completions on each official `McpServer` instance: one
    * per HTTP request, one per stdio connection, and one at construction (to fail early).
@@ -141,6 +150,9 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
   if (!(Number.isInteger(stateTtlMs) && stateTtlMs > 0))
     throw new ConfigError("createMcpServer: stateTtlMs must be a positive integer")
   const allowedHosts = opts.allowedHosts ?? localhostAllowedHostnames()
+  const { taskAfterMs } = opts
+  if (taskAfterMs !== undefined && !(Number.isInteger(taskAfterMs) && taskAfterMs >= 0))
+    throw new ConfigError("createMcpServer: taskAfterMs must be a non-negative integer")
 
   const factory =
     (fixedPrincipal?: string): McpServerFactory =>
@@ -149,7 +161,10 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
       const server = new McpServer(
         { name, version },
         {
-          capabilities: { tools: {} },
+          capabilities: {
+            tools: {},
+            ...(taskAfterMs !== undefined ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+          },
           // Runs before any handler: a state that does not open (tampered, expired, another
           // principal, no current key) is the SDK's -32602, and nothing is delivered. A
           // configure'd handler gets its own state back as it returned it.
@@ -161,7 +176,10 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
           },
         },
       )
-      const served: Served = { host, sealer, stateTtlMs, principal, era: ctx.era, server }
+      const tasks: TaskContext | undefined =
+        taskAfterMs === undefined ? undefined : { host, sealer, principal, ttlMs: stateTtlMs, era: ctx.era }
+      const served: Served = { host, sealer, stateTtlMs, principal, era: ctx.era, server, taskAfterMs, tasks }
+      if (tasks) registerTaskHandlers(server, tasks)
       for (const agent of agents)
         server.registerTool(
           agent,
@@ -278,6 +296,8 @@ interface Served {
   principal: string
   era: "legacy" | "modern"
   server: McpServer
+  taskAfterMs: number | undefined
+  tasks: TaskContext | undefined
 }
 
 /** One served MCP tool's call: which MCP tool, which hosted agent runs it, on what input. */
@@ -293,7 +313,7 @@ interface HostedCall {
 }
 
 async function callHosted(served: Served, call: HostedCall, ctx: ServerContext): Promise<CallToolResult> {
-  const state = ctx.mcpReq.requestState<SealedRunState | string>()
+  const state = ctx.mcpReq.requestState<SealedRunState | SealedTask | string>()
   try {
     if (state === undefined) {
       const runId = `mcp-${randomUUID()}`
@@ -311,7 +331,7 @@ async function callHosted(served: Served, call: HostedCall, ctx: ServerContext):
     }
     // The verify hook has opened it (a string is a configure'd handler's state). A state is
     // good for a retry of its own tool only; the SDK makes a throw here an isError result.
-    if (typeof state === "string" || state.tool !== call.tool)
+    if (typeof state === "string" || "task" in state || state.tool !== call.tool)
       return errorResult(`this requestState is not for ${call.tool}; nothing was delivered`)
     for (const request of state.requests) {
       const answer = answerOf(request, ctx.mcpReq.inputResponses)
@@ -384,9 +404,13 @@ async function answerWith(
   runId: string,
   ctx: ServerContext,
 ): Promise<CallToolResult> {
-  const state: RunState = await runStateOf(served.host, runId, ctx.mcpReq.signal, {
-    plain: call.plain === true,
-  })
+  let state: RunState
+  if (served.tasks && tasksOffered(served.era, ctx)) {
+    const soon = await stateWithin(served, runId, call, ctx, served.taskAfterMs ?? 0)
+    // Still running after taskAfterMs, or parked: a task the client polls and answers.
+    if (soon === undefined || soon.kind === "waiting") return createTask(served.tasks, call.tool, runId)
+    state = soon
+  } else state = await runStateOf(served.host, runId, ctx.mcpReq.signal, { plain: call.plain === true })
   if (state.kind === "ended") {
     const text = state.text !== "" ? state.text : `(the run ended: ${state.status})`
     return { content: [{ type: "text", text }], isError: state.isError }
@@ -405,6 +429,33 @@ async function answerWith(
     inputRequests: inputRequestsOf(state.requests),
     requestState,
   }) as unknown as CallToolResult
+}
+
+/** The run's state if it ends or parks within `ms`, else undefined (it goes on). */
+async function stateWithin(
+  served: Served,
+  runId: string,
+  call: HostedCall,
+  ctx: ServerContext,
+  ms: number,
+): Promise<RunState | undefined> {
+  const stop = new AbortController()
+  const abort = () => stop.abort()
+  ctx.mcpReq.signal.addEventListener("abort", abort, { once: true })
+  let timer: ReturnType<typeof setTimeout> | undefined
+  try {
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(resolve, ms, undefined)
+    })
+    return await Promise.race([
+      runStateOf(served.host, runId, stop.signal, { plain: call.plain === true }),
+      late,
+    ])
+  } finally {
+    clearTimeout(timer)
+    stop.abort()
+    ctx.mcpReq.signal.removeEventListener("abort", abort)
+  }
 }
 
 /** The capabilities this call's client declared: per request on 2026-07-28, at `initialize` before. */

@@ -70,13 +70,23 @@ async function watchPending(host: RunHost, runId: string, signal: AbortSignal): 
   }
 }
 
-/** The open requests of run `runId`: held by its runtime or by its conversation. @internal */
-export async function openRequestsOf(host: RunHost, runId: string): Promise<Request[]> {
+/**
+ * The requests of run `runId` held by its runtime or by its conversation; with `openOnly`,
+ * not those already claimed by an answer being applied.
+ *
+ * @internal
+ */
+export async function openRequestsOf(
+  host: RunHost,
+  runId: string,
+  opts: { openOnly?: boolean } = {},
+): Promise<Request[]> {
   const out: Request[] = []
   let after: string | undefined
   for (;;) {
     const page = await host.listPending(after === undefined ? { limit: 200 } : { limit: 200, after })
-    for (const entry of page) if (belongsTo(entry, runId)) out.push(entry.request)
+    for (const entry of page)
+      if (belongsTo(entry, runId) && !(opts.openOnly && entry.state !== "open")) out.push(entry.request)
     if (page.length < 200) return out
     after = page[page.length - 1]?.request.id
   }

@@ -232,6 +232,35 @@ function fixtures(server) {
         },
       })
     })
+  // 2025-11-25 fixtures: logging, and elicitation pushed to the client within the call (refused on
+  // stateless HTTP: see server-expected-failures.json).
+  server.server.registerCapabilities({ logging: {} })
+  server.registerTool("test_tool_with_logging", { description: "Logs three lines" }, async (ctx) => {
+    await ctx.mcpReq.log("info", "Tool execution started")
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await ctx.mcpReq.log("info", "Tool processing data")
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await ctx.mcpReq.log("info", "Tool execution completed")
+    return text("Logged three lines")
+  })
+  server.registerTool(
+    "test_elicitation",
+    { description: "Asks the user", inputSchema: z.object({ message: z.string() }) },
+    async ({ message }, ctx) => {
+      const answer = await ctx.mcpReq.elicitInput({
+        message,
+        requestedSchema: {
+          type: "object",
+          properties: {
+            username: { type: "string", description: "User's response" },
+            email: { type: "string", description: "User's email address" },
+          },
+          required: ["username", "email"],
+        },
+      })
+      return text(`User response: ${JSON.stringify(answer)}`)
+    },
+  )
   server.registerTool("test_logging_tool", { description: "Logs at info" }, async (ctx) => {
     await ctx.mcpReq.log("info", "a log line")
     return text("Logged")

@@ -18,6 +18,8 @@ export interface AgentServerOptions {
   stateKeys?: string[]
   /** Bearer token ⇒ principal; absent: no authentication (every HTTP caller is "anonymous"). */
   tokens?: Record<string, string>
+  /** How long a sealed `requestState` may be echoed back, in ms (default: the server's, 24 hours). */
+  stateTtlMs?: number
   /** Sweep expired requests every this many ms; `false` for short-lived CLI processes. */
   sweepEveryMs?: number | false
 }
@@ -116,6 +118,7 @@ export async function createAgentServer(opts: AgentServerOptions): Promise<Agent
     name: "toolnexus-ops",
     version: "1.0.0",
     stateKeys: opts.stateKeys ?? [stateKeyOf(opts.dataDir)],
+    ...(opts.stateTtlMs !== undefined ? { stateTtlMs: opts.stateTtlMs } : {}),
     ...(tokens ? { authenticate: (req: Request) => principalOf(req, tokens) } : {}),
   })
   return {

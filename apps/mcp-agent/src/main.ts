@@ -11,7 +11,12 @@ const [command = "serve", ...args] = process.argv.slice(2)
 
 /** Streamable HTTP on 127.0.0.1 (`PORT`, default 3333; 0 picks one); prints the URL on stdout. */
 async function serveHttp(): Promise<void> {
-  const server = await createAgentServer({ dataDir, tokens: parseTokens(process.env.MCP_AGENT_TOKENS) })
+  const ttl = process.env.MCP_AGENT_STATE_TTL_MS
+  const server = await createAgentServer({
+    dataDir,
+    tokens: parseTokens(process.env.MCP_AGENT_TOKENS),
+    ...(ttl ? { stateTtlMs: Number(ttl) } : {}),
+  })
   const http = createServer(toNodeListener(server.mcp.fetch))
   const port = Number(process.env.PORT ?? 3333)
   await new Promise<void>((done) => http.listen(port, "127.0.0.1", done))

@@ -197,3 +197,46 @@ it("the MCP Inspector CLI lists the tools over HTTP and stdio; told the open req
   expect(again.err).toContain("already applied")
   expect(releases(data)).toEqual([{ service: "billing", version: "2.0.0", pid: answered.pid }])
 }, 120_000)
+
+it("an expired requestState is refused with nothing delivered; the request stays open for another door", async () => {
+  const data = dataDir()
+  // A state good for 1 ms is expired by the time the retry arrives.
+  const { url } = await serve(data, { MCP_AGENT_TOKENS: TOKENS, MCP_AGENT_STATE_TTL_MS: "1" })
+  const alice = await sdkClient(url, "alice-token-0123456789")
+  const call = { name: "ship_release", arguments: { service: "search", version: "3.1.0" } }
+  const parked = (await alice.callTool(call, { allowInputRequired: true })) as unknown as InputRequired
+  const id = Object.keys(parked.inputRequests)[0] as string
+  await expect(
+    alice.callTool(
+      {
+        ...call,
+        inputResponses: { [id]: { action: "accept", content: { approved: true } } },
+        requestState: parked.requestState,
+      } as never,
+      { allowInputRequired: true },
+    ),
+  ).rejects.toMatchObject({ code: -32602 })
+  expect(releases(data)).toEqual([])
+  expect((await run([MAIN, "pending"], { env: envOf(data) })).out).toContain(id)
+}, 120_000)
+
+it("the same request answered from a second process and in the host: the first answer decides, the host's retry gets that outcome", async () => {
+  const data = dataDir()
+  const { url } = await serve(data, { MCP_AGENT_TOKENS: TOKENS })
+  const alice = await sdkClient(url, "alice-token-0123456789")
+  const call = { name: "ops", arguments: { prompt: "ship search 3.2.0" } }
+  const parked = (await alice.callTool(call, { allowInputRequired: true })) as unknown as InputRequired
+  const id = Object.keys(parked.inputRequests)[0] as string
+  const declined = await run([MAIN, "answer", id, "decline", "freeze week"], { env: envOf(data) })
+  expect(declined.code).toBe(0)
+  const late = (await alice.callTool(
+    {
+      ...call,
+      inputResponses: { [id]: { action: "accept", content: { approved: true } } },
+      requestState: parked.requestState,
+    } as never,
+    { allowInputRequired: true },
+  )) as { content: { text: string }[] }
+  expect(late.content[0]?.text).toContain("freeze week")
+  expect(releases(data)).toEqual([])
+}, 120_000)

@@ -182,6 +182,17 @@ describe("createMcpServer({ tools })", () => {
     expect(done.content[0]?.text).toContain("hostedToolAgents")
   }, 30_000)
 
+  it("the tool's run events become progress notifications when the call carries a progress token", async () => {
+    const c = await connect(urls[0] as string)
+    const progress: unknown[] = []
+    const done = await c.callTool(
+      { name: "echo", arguments: { text: "p" } },
+      { onprogress: (p) => progress.push(p) },
+    )
+    expect(done).toMatchObject({ content: [{ text: "echo: p" }] })
+    expect(progress).toContainEqual(expect.objectContaining({ message: "calling echo" }))
+  }, 30_000)
+
   it("refuses a tool listed twice, one named like an agent, and a name too long for its agent", async () => {
     const host = hosts[0] as RunHost
     const base = { host, name: "x", version: "1", stateKeys: [KEY] }

@@ -38,8 +38,11 @@ export interface AgentServer {
 
 /** One release as the log records it. */
 export interface Release {
+  /** The service shipped. */
   service: string
+  /** Its version. */
   version: string
+  /** The process that ran the tool (after a restart: the replacement's). */
   pid: number
 }
 

@@ -22,10 +22,15 @@ const MISSING_CAPABILITY = -32021
 
 /** What the task handlers need of the server instance. @internal */
 export interface TaskContext {
+  /** The host the tasks' runs live on. */
   host: RunHost
+  /** Seals and opens task ids. */
   sealer: RequestStateSealer
+  /** The caller: a task id opens for its principal only. */
   principal: string
+  /** A task's TTL (`stateTtlMs`). */
   ttlMs: number
+  /** The instance's protocol era: tasks are served on 2026-07-28 only. */
   era: "legacy" | "modern"
 }
 

@@ -19,6 +19,11 @@ const POLL_INTERVAL_MS = 500
 /** The longest a `tasks/update` waits for its answers to be claimed before it acks. */
 const CLAIM_WAIT_MS = 2_000
 const MISSING_CAPABILITY = -32021
+/**
+ * How long `tasks/get` waits for a run's result before it says `working`: short, but not 0 — an
+ * engine host asks its server over HTTP, and a 0 ms deadline would abort every ask.
+ */
+const PEEK_MS = 250
 
 /** What the task handlers need of the server instance. @internal */
 export interface TaskContext {
@@ -162,7 +167,7 @@ async function peek(host: RunHost, runId: string): Promise<Peeked> {
   if (open.length > 0) return { status: "input_required", requests: open }
   let result: { status: string; text: string; isError?: boolean; toolCalls?: { isError?: boolean }[] }
   try {
-    result = (await host.result(runId, { timeoutMs: 0 })) as typeof result
+    result = (await host.result(runId, { timeoutMs: PEEK_MS })) as typeof result
   } catch (error) {
     if (isToolnexusError(error) && error.code === "TNX_ABORTED") return { status: "working" }
     // A store host says a cancelled run "was cancelled"; any other end without a result failed.

@@ -1,4 +1,4 @@
-import { type Tool, defineTool, pending } from "@toolnexus/core"
+import { AbortError, type RunHost, type Tool, defineTool, pending } from "@toolnexus/core"
 import { createMemoryStore, createStoreHost } from "@toolnexus/durable"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createMcpServer, hostedToolAgents } from "../src/server/index.js"
@@ -12,6 +12,7 @@ const ran: string[] = []
 const gates = new Map<string, () => void>()
 const closing: { close(): Promise<void> }[] = []
 let served: Served
+let engineLike: Served
 
 /** A tool that runs until the test opens its gate. */
 const waitFor = (label: string) => new Promise<void>((resolve) => gates.set(label, resolve))
@@ -78,6 +79,24 @@ beforeAll(async () => {
   })
   served = await serveFetch(mcp.fetch)
   closing.push(served, { close: () => mcp.close() }, host)
+  // An engine host asks its server over HTTP: a deadline it cannot meet aborts the ask at once.
+  const engine: RunHost = {
+    ...host,
+    result: async (runId, opts) => {
+      if (opts?.timeoutMs !== undefined && opts.timeoutMs < 20) throw new AbortError("the ask was aborted")
+      return host.result(runId, opts)
+    },
+  }
+  const overEngine = createMcpServer({
+    host: engine,
+    tools,
+    name: "tasks",
+    version: "1.0.0",
+    stateKeys: [KEY],
+    taskAfterMs: 0,
+  })
+  engineLike = await serveFetch(overEngine.fetch)
+  closing.push(engineLike, { close: () => overEngine.close() })
 })
 
 afterAll(async () => {
@@ -101,7 +120,7 @@ async function rpc(
       ...(opts.tasks === false ? {} : { extensions: { [TASKS]: {} } }),
     },
   }
-  const res = await fetch(served.url, {
+  const res = await fetch(opts.url ?? served.url, {
     method: "POST",
     headers: {
       "content-type": "application/json",
@@ -205,6 +224,23 @@ describe("createMcpServer({ taskAfterMs }): the tasks extension", () => {
       expect(
         (await rpc(method, { taskId: "t-1", inputResponses: {} }, { tasks: false })).error,
       ).toMatchObject({ code: -32021 })
+  })
+
+  it("on an engine-like host (a result ask with a deadline it cannot meet aborts) a finished task reads completed", async () => {
+    const url = engineLike.url
+    const created = (await rpc("tools/call", { name: "gated", arguments: { label: "f" } }, { url }))
+      .result as {
+      taskId: string
+    }
+    await opened("f")
+    let status = ""
+    for (let look = 0; look < 200 && status !== "completed"; look++) {
+      status = String(
+        ((await rpc("tasks/get", { taskId: created.taskId }, { url })).result as { status: string }).status,
+      )
+      if (status !== "completed") await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    expect(status).toBe("completed")
   })
 
   it("a tampered or unknown task id is -32602, and a task id is no requestState", async () => {

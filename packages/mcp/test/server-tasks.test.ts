@@ -109,7 +109,7 @@ let nextId = 1
 async function rpc(
   method: string,
   params: Record<string, unknown>,
-  opts: { tasks?: boolean } = {},
+  opts: { tasks?: boolean; url?: string } = {},
 ): Promise<Reply> {
   const name = (params.name ?? params.taskId) as string | undefined
   const meta = {

@@ -2,25 +2,38 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { AgentCard } from "@a2a-js/sdk"
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server"
 import { JsonRpcTransportHandler, ServerCallContext } from "@a2a-js/sdk/server"
-import { type Client, ConfigError, type Toolkit } from "@toolnexus/core"
 import type { RuntimeOptions } from "@toolnexus/agents"
+import { type Client, ConfigError, type Logger, type RunHost, type Toolkit, hostAgent } from "@toolnexus/core"
 import type { DurableStore } from "@toolnexus/durable"
 import { type A2ACardInfo, agentCardJson } from "./agent-card.js"
-import { OWNER_STATE_KEY, TaskService } from "./task-service.js"
+import { OWNER_STATE_KEY } from "./task-message.js"
+import { type TaskStore, isLegacyRunId, memoryTaskStore } from "./task-record.js"
+import { TaskService } from "./task-service.js"
 
 /** Options of {@link serveA2A}. */
 export interface ServeA2AOptions {
   /** What the agent card says about the agent. */
   card: A2ACardInfo
-  /** Runs a conversation per task (`client.ask(text, {id: "a2a/<taskId>"})`); its store must be `store`. */
-  client?: Client
-  /** The tools of each `client` run: given to every `ask` and answer delivery; not used with `runtime`. */
-  toolkit?: Toolkit
-  /** A tree per task: def `agent` of this runtime's registry, in a runtime of namespace `a2a/<taskId>`. */
-  runtime?: Omit<RuntimeOptions, "store" | "namespace">
-  /** The def a task spawns (with `runtime`). */
+  /**
+   * The host every task runs on (`createStoreHost`, `connectRestate`, `connectDbos`): a task is
+   * run `a2a.<taskId>` of `agent`, its answer goes through `host.deliverAnswer`, CancelTask is
+   * `host.cancel`. The shorthand below (`client` or `runtime`) builds a store host instead.
+   */
+  host?: RunHost
+  /** With `host`: the host's agent a task starts. With `runtime`: the registry's def a task spawns. */
   agent?: string
-  /** Where tasks, their conversations and requests live; default: the client's own store. */
+  /** Shorthand: a conversation per task (`client.ask(text, {id: "a2a.<taskId>"})`) on `store`. */
+  client?: Client
+  /** The tools of each `client` run; not used with `runtime`. */
+  toolkit?: Toolkit
+  /** Shorthand: a tree per task, def `agent` of this runtime's registry, in a runtime of namespace `a2a.<taskId>`. */
+  runtime?: Omit<RuntimeOptions, "store" | "namespace">
+  /**
+   * Where task records live (snapshot `a2a/task/<id>`); with the shorthand also the runs (default:
+   * the client's own store). With `host` and no `store`, task records live in this process's
+   * memory and are forgotten on a restart: give the host's store (or any durable store) to keep
+   * them.
+   */
   store?: DurableStore
   /** With tokens, every POST needs `Authorization: Bearer <one of them>`; a task belongs to its token. */
   bearerTokens?: string[]
@@ -28,6 +41,12 @@ export interface ServeA2AOptions {
   maxBodyBytes?: number
   /** The path the agent is served under (default `""`, the origin's root). */
   basePath?: string
+  /**
+   * Failed runs at `error` with their code (never their message); refused messages (an answer
+   * decided elsewhere or expired, text for an approval, an unknown task) at `info`, never a stack.
+   * The shorthand's store host logs to it too.
+   */
+  logger?: Logger
 }
 
 /** A Fetch-API A2A server: mount `fetch` on any server (`Bun.serve`, Hono, a Node adapter). */
@@ -38,7 +57,11 @@ export interface A2AHandler {
    * get 404. Never rejects: an unexpected failure is a JSON-RPC `Internal error` response.
    */
   fetch(request: Request): Promise<Response>
-  /** Aborts runs in flight and ends their streams; the store stays open (it is the caller's). */
+  /**
+   * Ends the streams and stops waiting on runs; the shorthand's own store host is closed (its
+   * runs in flight aborted, their last saved state answerable). A given `host` and the store
+   * stay open (they are the caller's).
+   */
   close(): Promise<void>
 }
 
@@ -71,52 +94,41 @@ const METHODS_V03 = new Set([
 const PUSH_V1 = /PushNotificationConfig/
 const PUSH_V03 = /^tasks\/pushNotificationConfig\//
 
+/** The name of the agent the shorthand's store host serves. */
+const SHORTHAND_AGENT = "a2a"
+
 /**
- * Serves a toolnexus run as an A2A agent (JSON-RPC; A2A 1.0, and v0.3 when a request says
- * so or says nothing). Each task is a conversation in the durable store; a run that halts
+ * Serves a toolnexus agent as an A2A agent (JSON-RPC; A2A 1.0, and v0.3 when a request says
+ * so or says nothing), over one `RunHost`: each task is a run of `agent`; a run that halts
  * puts the task `input-required` (`auth-required` for a login) with the prompt and the
  * Request, and the next message on the task is its Answer, applied once across processes
- * through `deliverAnswer`. An approval takes only a data part `{answer: {ok, …}}`: a text-only
- * reply to it is refused (`-32602`), so "no" can never approve.
+ * through `host.deliverAnswer`. An approval takes only a data part `{answer: {ok, …}}`: a
+ * text-only reply to it is refused (`-32602`), so "no" can never approve. The round-3 options
+ * (`client` + `toolkit`, or `runtime` + `agent`, on `store`) build a `createStoreHost`.
  *
- * @param opts - the card, what runs the tasks, the store, tokens and limits.
+ * @param opts - the card, the host and agent (or the shorthand), tokens, limits and a logger.
  * @returns the handler; `fetch` never throws.
- * @throws ConfigError when neither `client` nor `runtime` + `agent` is given, or the store is not durable (or not the client's).
+ * @throws ConfigError for a missing card name or agent, `host` given with the shorthand, or a
+ *   shorthand that names neither `client` nor `runtime` + `agent`. The shorthand's store host is
+ *   built on first use (`@toolnexus/durable` is loaded then): a store it refuses (not durable,
+ *   not the client's) fails each request with an internal error, logged at `error`.
  * @example
  * ```ts
- * const handler = serveA2A({ card: { name: "travel" }, client, toolkit })
+ * const handler = serveA2A({ card: { name: "travel" }, host, agent: "travel", store })
  * // Bun.serve({ fetch: handler.fetch }) or any Fetch-API server
  * ```
  */
 export function serveA2A(opts: ServeA2AOptions): A2AHandler {
-  const { card, client, toolkit, bearerTokens, maxBodyBytes = 1_048_576 } = opts
-  const { runtime, agent } = opts
+  const { card, bearerTokens, maxBodyBytes = 1_048_576, logger } = opts
   if (!card?.name) throw new ConfigError("serveA2A: `card.name` is required")
-  if (runtime || agent) {
-    if (client) throw new ConfigError("serveA2A: give `client` or `runtime` + `agent`, not both")
-    if (!runtime || !agent) throw new ConfigError("serveA2A: `runtime` and `agent` go together")
-    if (!runtime.registry?.[agent])
-      throw new ConfigError(`serveA2A: the runtime's registry has no def ${JSON.stringify(agent)}`)
-    if (!opts.store || !isDurable(opts.store))
-      throw new ConfigError("serveA2A with `runtime` needs a durable `store`")
-  } else if (!client) {
-    throw new ConfigError("serveA2A needs `client` (and usually `toolkit`), or `runtime` + `agent`")
-  }
-  const own = client?.conversationStore() as Partial<DurableStore> | undefined
-  const store = opts.store ?? (isDurable(own) ? (own as DurableStore) : undefined)
-  if (!store || !isDurable(store))
-    throw new ConfigError(
-      "serveA2A needs a durable store: create the client with `store` (e.g. a SqliteStore) and pass the same store",
-    )
-  if (client && opts.store && (own as unknown) !== opts.store)
-    throw new ConfigError("serveA2A: `store` must be the client's own store (createClient({ store }))")
   if (bearerTokens && bearerTokens.length === 0) throw new ConfigError("serveA2A: `bearerTokens` is empty")
+  const served = opts.host ? givenHost(opts) : shorthandHost(opts)
   const basePath = (opts.basePath ?? "").replace(/\/+$/, "")
   // The card as the SDK's handlers see it; the one served takes the request's origin as url.
   const sdkCard = AgentCard.fromJSON(
     agentCardJson(card, card.url ?? (basePath || "/"), "1.0", !!bearerTokens),
   )
-  const service = new TaskService({ client, toolkit, runtime, agent, store, card: sdkCard })
+  const service = new TaskService({ ...served, card: sdkCard, logger })
   const v1 = new JsonRpcTransportHandler(service)
   const legacy = new LegacyJsonRpcTransportHandler(service)
   const tokens = bearerTokens?.map((t) => Buffer.from(t))
@@ -175,16 +187,81 @@ export function serveA2A(opts: ServeA2AOptions): A2AHandler {
         return rpcError(null, -32603, "Internal error")
       }
     },
-    close: () => service.close(),
+    async close() {
+      await service.close()
+      await served.close()
+    },
   }
 }
 
-function isDurable(store: Partial<DurableStore> | undefined): boolean {
-  return (
-    typeof store?.claimAnswer === "function" &&
-    typeof store.putSnapshot === "function" &&
-    typeof store.findRequest === "function"
-  )
+/** What the task service runs on, and what `close()` releases of it. */
+interface Served {
+  host: () => Promise<RunHost>
+  agent: string
+  tasks: TaskStore
+  close(): Promise<void>
+}
+
+/** `{ host, agent }`: the caller's host, closed by the caller. */
+function givenHost(opts: ServeA2AOptions): Served {
+  const { host, agent } = opts
+  if (opts.client || opts.toolkit || opts.runtime)
+    throw new ConfigError(
+      "serveA2A: give `host` + `agent`, or the shorthand (`client` or `runtime`), not both",
+    )
+  if (typeof agent !== "string" || agent === "")
+    throw new ConfigError("serveA2A: `host` needs `agent`, the name of the host's agent a task starts")
+  const ready = Promise.resolve(host as RunHost)
+  return { host: () => ready, agent, tasks: opts.store ?? memoryTaskStore(), close: async () => {} }
+}
+
+/**
+ * The round-3 options as a store host of one agent (`a2a`) on `store`. Tasks that round 3
+ * parked (conversation `a2a/<taskId>`, no host record) are adopted by it on their answer.
+ */
+function shorthandHost(opts: ServeA2AOptions): Served {
+  const { client, toolkit, runtime, agent, logger } = opts
+  if (runtime || agent) {
+    if (client) throw new ConfigError("serveA2A: give `client` or `runtime` + `agent`, not both")
+    if (!runtime || !agent) throw new ConfigError("serveA2A: `runtime` and `agent` go together")
+    if (!runtime.registry?.[agent])
+      throw new ConfigError(`serveA2A: the runtime's registry has no def ${JSON.stringify(agent)}`)
+    if (!opts.store) throw new ConfigError("serveA2A with `runtime` needs a durable `store`")
+  } else if (!client) {
+    throw new ConfigError(
+      "serveA2A needs `client` (and usually `toolkit`), or `runtime` + `agent`, or `host` + `agent`",
+    )
+  }
+  const store = (opts.store ?? client?.conversationStore()) as DurableStore
+  const declared = client
+    ? hostAgent({ name: SHORTHAND_AGENT, client, ...(toolkit ? { toolkit } : {}) })
+    : hostAgent({ name: SHORTHAND_AGENT, runtime: { ...(runtime as object), root: agent as string } })
+  let built: Promise<RunHost> | undefined
+  const host = () => {
+    // Loaded on first use: a2aTool's users need no durable package.
+    built ??= import("@toolnexus/durable").then(({ createStoreHost }) =>
+      createStoreHost({
+        store,
+        agents: [declared as never],
+        adopt: (runId) => (isLegacyRunId(runId) ? SHORTHAND_AGENT : undefined),
+        ...(logger ? { logger } : {}),
+      }),
+    )
+    built.catch((error: unknown) =>
+      logger?.error(`serveA2A: the store host could not be built: ${(error as Error)?.message}`, {
+        code: (error as { code?: unknown })?.code,
+      }),
+    )
+    return built
+  }
+  return {
+    host,
+    agent: SHORTHAND_AGENT,
+    tasks: store,
+    async close() {
+      if (built) await (await built.catch(() => undefined))?.close()
+    },
+  }
 }
 
 /** "1.0" / "0.3" for the versions served, `undefined` for another; absent means v0.3. */

@@ -54,6 +54,12 @@ export interface StoreHostOptions {
   notify?: (entry: PendingEntry) => Promise<void>
   /** Failed runs (with their code) at `error`; refusals and sweeps at `info`. */
   logger?: Logger
+  /**
+   * Runs parked before a host recorded them (a round-3 door's conversations, e.g. serveA2A's
+   * `a2a/<taskId>`): the name of the agent that serves run `runId` when the store has no record of
+   * it, else undefined. Its record is written on first use (an answer or a cancel).
+   */
+  adopt?: (runId: string) => string | undefined
 }
 
 type HostResult = RunResult | TaskResult
@@ -122,8 +128,18 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       )
     return agent
   }
-  const recordOf = async (runId: string): Promise<RunRecord> => {
+  /** The run's record; a run `adopt` names an agent for gets one (parked, as it was found). */
+  const recordFor = async (runId: string): Promise<RunRecord | undefined> => {
     const record = await readRunRecord(store, runId)
+    if (record) return record
+    const agent = opts.adopt?.(runId)
+    if (agent === undefined || !agents.has(agent)) return undefined
+    // One create wins across processes; the loser reads the winner's.
+    await createRunRecord(store, runId, { v: 1, agent, state: "pending" })
+    return readRunRecord(store, runId)
+  }
+  const recordOf = async (runId: string): Promise<RunRecord> => {
+    const record = await recordFor(runId)
     if (!record) throw new EngineRunError(runId, "is not known to this host's store (never started)")
     return record
   }
@@ -131,7 +147,7 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
   /** The options of a delivery to the run holding `entry`. */
   const route = async (entry: PendingEntry): Promise<DeliverOptions> => {
     const runId = entry.runtimeKey ?? entry.conversationId
-    const record = await readRunRecord(store, runId)
+    const record = await recordFor(runId)
     if (!record)
       throw new ConfigError(
         `${HOST}: request ${entry.request.id} is held by ${runId}, which this host did not start`,
@@ -346,7 +362,7 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
     },
 
     async result(runId, resultOpts = {}) {
-      checkRunId(runId)
+      if (opts.adopt?.(runId) === undefined) checkRunId(runId)
       const deadline = resultOpts.timeoutMs === undefined ? undefined : Date.now() + resultOpts.timeoutMs
       const timedOut = () => new AbortError(`no result of run ${runId} within ${resultOpts.timeoutMs} ms`)
       for (;;) {
@@ -358,12 +374,17 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
         }
         const record = await recordOf(runId)
         if (record.state === "failed" && record.result === undefined)
-          throw new EngineRunError(runId, `failed: ${record.error?.message ?? "unknown error"}`)
+          // The cause carries the failure's code (`cause.code`), for doors that show only that.
+          throw new EngineRunError(runId, `failed: ${record.error?.message ?? "unknown error"}`, {
+            cause: record.error,
+          })
         if (record.state === "cancelled")
           throw new EngineRunError(runId, `was cancelled: ${record.error?.message ?? "cancelled"}`)
         if (record.state !== "running") return record.result as HostResult
         // Running in another process (or its worker died before saving): look again shortly.
         if (deadline !== undefined && Date.now() >= deadline) throw timedOut()
+        // A closed host's own runs were stopped: their record stays `running`, nobody settles it.
+        if (closed) throw new AbortError(`the host was closed before run ${runId} ended`)
         await within(
           new Promise(() => undefined),
           Math.min(100, deadline === undefined ? 100 : deadline - Date.now()),
@@ -435,7 +456,7 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       }
       const held = entry as PendingEntry
       const runId = held.runtimeKey ?? held.conversationId
-      const record = await readRunRecord(store, runId)
+      const record = await recordFor(runId)
       if (!record)
         throw new ConfigError(
           `${HOST}: request ${answer.id} is held by ${runId}, which this host did not start`,
@@ -452,7 +473,8 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
     },
 
     async cancel(runId, reason = "cancelled") {
-      checkRunId(runId)
+      // An adopted run keeps the id its door gave it before hosts checked ids.
+      if (opts.adopt?.(runId) === undefined) checkRunId(runId)
       const record = await recordOf(runId)
       const exec = executions.get(runId)
       if (exec) {

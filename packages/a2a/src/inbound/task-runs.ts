@@ -1,0 +1,280 @@
+import { type StreamResponse, TaskState } from "@a2a-js/sdk"
+import {
+  type Answer,
+  EngineRunError,
+  type Logger,
+  type Request,
+  type RunHost,
+  ToolnexusError,
+} from "@toolnexus/core"
+import { dataPart, textPart } from "../task-view.js"
+import {
+  type TaskRecord,
+  type TaskStore,
+  loadTask,
+  promptText,
+  resultArtifact,
+  runOf,
+  saveTask,
+  setStatus,
+} from "./task-record.js"
+
+/** @internal What a task's run is given: the first message's text, or the answer to its request. */
+export type TaskStart = { text: string } | { answer: Answer }
+
+/** @internal A stream subscriber of one task's run. */
+export type Listener = (event: StreamResponse) => void
+
+/** @internal A task's run driven by this process. */
+export interface Running {
+  /** Aborted on CancelTask and `close()`: the drive stops waiting and writes nothing. */
+  controller: AbortController
+  listeners: Set<Listener>
+  /** Settles once the task's record is written (or nothing is to be written). */
+  done: Promise<void>
+  /** Text streamed into the `result` artifact so far. */
+  streamed: boolean
+  /** Set when the host refused the answer (decided elsewhere, expired): the task is as it was. */
+  refusal?: { code: string; error: unknown }
+}
+
+/** @internal What the runs are driven over. */
+export interface TaskRunsOptions {
+  /** The host (built on first use for serveA2A's shorthand). */
+  host: () => Promise<RunHost>
+  /** The host's agent a task starts. */
+  agent: string
+  tasks: TaskStore
+  logger: Logger | undefined
+}
+
+/** The end a run reached, from a client agent (`RunResult`) or a runtime agent (`TaskResult`) alike. */
+interface Settled {
+  status: string
+  text: string
+  pending?: Request | undefined
+  limit?: string | undefined
+}
+
+/** Answers the host refuses as the caller's mistake or a lost race: the task stays as it was. */
+const REFUSED = new Set(["TNX_ANSWER_CONFLICT", "TNX_ANSWER_EXPIRED", "TNX_UNKNOWN_REQUEST"])
+
+/**
+ * @internal The run orchestration of served tasks over a `RunHost`: a new task is
+ * `host.start(agent, runId, text)`, an answer `host.deliverAnswer`, both then `host.result`;
+ * what the run reached becomes the task's state, and its text streams as the `result` artifact.
+ */
+export class TaskRuns {
+  readonly #o: TaskRunsOptions
+  readonly #running = new Map<string, Running>()
+  /** `host.cancel`s of runs in flight, not awaited by CancelTask. */
+  readonly #cancels = new Set<Promise<void>>()
+
+  constructor(opts: TaskRunsOptions) {
+    this.#o = opts
+  }
+
+  /** The run this process drives for task `taskId`, if any. */
+  get(taskId: string): Running | undefined {
+    return this.#running.get(taskId)
+  }
+
+  /** Drives the task's run in the background; `listener` gets its stream events. */
+  start(record: TaskRecord, start: TaskStart, listener?: Listener): Running {
+    const running: Running = {
+      controller: new AbortController(),
+      listeners: new Set(listener ? [listener] : []),
+      done: Promise.resolve(),
+      streamed: false,
+    }
+    this.#running.set(record.id, running)
+    running.done = this.#drive(record, start, running).finally(() => {
+      if (this.#running.get(record.id) === running) this.#running.delete(record.id)
+    })
+    return running
+  }
+
+  /**
+   * Cancels the task: recorded `canceled` first (so no drive writes a result over it), the
+   * stream told, then `host.cancel` withdraws its open request and aborts its run.
+   */
+  async cancel(record: TaskRecord): Promise<void> {
+    const running = this.#running.get(record.id)
+    delete record.requestId
+    setStatus(record, TaskState.TASK_STATE_CANCELED, undefined)
+    await saveTask(this.#o.tasks, record)
+    if (running) {
+      running.controller.abort()
+      this.#emitStatus(running, record)
+    }
+    const host = await this.#o.host()
+    const cancelled = host.cancel(runOf(record), "the task was canceled").catch((error: unknown) => {
+      // Never started (its host run was not begun before a crash): nothing to withdraw.
+      if (!EngineRunError.isInstance(error)) throw error
+    })
+    if (!running) return cancelled
+    // A run in flight stops when its code next looks at the signal: the caller does not wait
+    // for that (`close()` does).
+    this.#cancels.add(cancelled)
+    cancelled
+      .catch((error: unknown) =>
+        this.#o.logger?.error(`serveA2A: canceling task ${record.id} failed`, {
+          taskId: record.id,
+          code: (error as { code?: unknown })?.code,
+        }),
+      )
+      .finally(() => this.#cancels.delete(cancelled))
+  }
+
+  /** Stops every drive of this process and waits for them to settle; runs in the host go on. */
+  async close(): Promise<void> {
+    const runs = [...this.#running.values()]
+    for (const run of runs) run.controller.abort()
+    await Promise.allSettled([...runs.map((r) => r.done), ...this.#cancels])
+  }
+
+  async #drive(record: TaskRecord, start: TaskStart, running: Running): Promise<void> {
+    const { agent, tasks, logger } = this.#o
+    const signal = running.controller.signal
+    const runId = runOf(record)
+    setStatus(record, TaskState.TASK_STATE_WORKING, undefined)
+    // A new task is ours alone; an answered one stays as stored until its run is saved.
+    if ("text" in start) await saveTask(tasks, record)
+    this.#emitStatus(running, record)
+    const onEvent = (ev: { type: string; delta?: string; handle?: string }) => {
+      // A runtime tree's text is its top handle's (the task's agent), not its sub-agents'.
+      if (ev.type !== "text" || !ev.delta || (ev.handle !== undefined && !TOP_HANDLE.test(ev.handle))) return
+      this.#emit(running, {
+        payload: {
+          $case: "artifactUpdate",
+          value: {
+            taskId: record.id,
+            contextId: record.contextId,
+            artifact: resultArtifact(ev.delta),
+            append: running.streamed,
+            lastChunk: false,
+            metadata: undefined,
+          },
+        },
+      })
+      running.streamed = true
+    }
+    let result: Settled | undefined
+    let failure: string | undefined
+    try {
+      const host = await this.#o.host()
+      if ("text" in start) await host.start(agent, runId, start.text, { onEvent })
+      else await host.deliverAnswer(start.answer, { onEvent })
+      result = (await untilAborted(host.result(runId), signal)) as Settled | undefined
+      if (!result || result.status === "interrupted" || result.status === "closed") return // stopped
+    } catch (error) {
+      if (signal.aborted) return // canceled (already recorded) or closing: no result is written
+      const code = codeOf(error)
+      if (REFUSED.has(code)) {
+        // Decided by another delivery first, expired, or withdrawn: that one's run writes the task.
+        running.refusal = { code, error }
+        logger?.info(`serveA2A: the answer to task ${record.id} was refused (${code})`, {
+          taskId: record.id,
+          code,
+        })
+        return
+      }
+      failure = code
+    }
+    if (signal.aborted) return
+    // Canceled meanwhile (here or by another process): the cancel stands, no result is written.
+    if ((await loadTask(tasks, record.id))?.state === TaskState.TASK_STATE_CANCELED) return
+    if (result?.status === "done") {
+      delete record.requestId
+      record.artifacts = [resultArtifact(result.text)]
+      setStatus(record, TaskState.TASK_STATE_COMPLETED, undefined)
+    } else if (result?.status === "pending" && result.pending) {
+      const request = result.pending
+      record.requestId = request.id
+      const state =
+        request.kind === "authorization"
+          ? TaskState.TASK_STATE_AUTH_REQUIRED
+          : TaskState.TASK_STATE_INPUT_REQUIRED
+      setStatus(record, state, [textPart(promptText(request)), dataPart({ request })])
+    } else {
+      delete record.requestId
+      const why = failure ?? (result?.status === "incomplete" ? (result.limit ?? "incomplete") : "error")
+      setStatus(record, TaskState.TASK_STATE_FAILED, [textPart(`the agent failed (${why})`)])
+      // The code only: a failure's message may carry what must not leave (keys, the prompt).
+      logger?.error(`serveA2A: task ${record.id} failed (${why})`, { taskId: record.id, runId, code: why })
+    }
+    await saveTask(tasks, record)
+    if (record.state === TaskState.TASK_STATE_COMPLETED) {
+      this.#emit(running, {
+        payload: {
+          $case: "artifactUpdate",
+          value: {
+            taskId: record.id,
+            contextId: record.contextId,
+            artifact: resultArtifact(running.streamed ? "" : (result?.text ?? "")),
+            append: running.streamed,
+            lastChunk: true,
+            metadata: undefined,
+          },
+        },
+      })
+    }
+    this.#emitStatus(running, record)
+  }
+
+  #emitStatus(running: Running, record: TaskRecord): void {
+    this.#emit(running, {
+      payload: {
+        $case: "statusUpdate",
+        value: {
+          taskId: record.id,
+          contextId: record.contextId,
+          status: { state: record.state, message: record.statusMessage, timestamp: record.timestamp },
+          metadata: undefined,
+        },
+      },
+    })
+  }
+
+  #emit(running: Running, event: StreamResponse): void {
+    for (const listener of running.listeners) listener(event)
+  }
+}
+
+/** The task's agent in its runtime tree: a handle right under the root. */
+const TOP_HANDLE = /^root\/[^/]+$/
+
+/**
+ * The TNX code of a failure: a failed host run's own code (an `EngineRunError`'s cause), else
+ * the error's; `"error"` for anything else.
+ */
+function codeOf(error: unknown): string {
+  if (EngineRunError.isInstance(error)) {
+    const code = (error.cause as { code?: unknown } | undefined)?.code
+    return typeof code === "string" ? code : "error"
+  }
+  return ToolnexusError.isInstance(error) ? error.code : "error"
+}
+
+/** `promise`'s value, or undefined as soon as `signal` aborts (the promise is left to settle). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) {
+    promise.catch(() => undefined)
+    return Promise.resolve(undefined)
+  }
+  return new Promise<T | undefined>((resolve, reject) => {
+    const onAbort = () => resolve(undefined)
+    signal.addEventListener("abort", onAbort, { once: true })
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort)
+        resolve(value)
+      },
+      (error) => {
+        signal.removeEventListener("abort", onAbort)
+        if (signal.aborted) resolve(undefined)
+        else reject(error)
+      },
+    )
+  })
+}

@@ -156,7 +156,7 @@ async function serve(kind: Kind) {
 
 const requestOf = (task: Task) => {
   const part = task.status?.message?.parts.find((p) => p.content?.$case === "data")
-  return (part?.content?.value as { request: { id: string } }).request
+  return (part?.content?.value as { request: { id: string } } | undefined)?.request as { id: string }
 }
 
 describe.each(kinds)("serveA2A over createStoreHost on $name", (kind) => {

@@ -252,4 +252,22 @@ describe.each(kinds)("serveA2A over createStoreHost on $name", (kind) => {
       expect(lines.filter((l) => l.level === "error")).toHaveLength(1)
     },
   )
+
+  it.skipIf(!kind.enabled)(
+    "answered from another door (host.deliverAnswer): the task catches up with the host's run",
+    async () => {
+      const { client, host, effects } = await serve(kind)
+      const halted = (await client.sendMessage(send(message("book AF7")))) as Task
+      await host.deliverAnswer({ id: requestOf(halted).id, ok: true })
+      expect(effects).toEqual(["AF7"])
+      const read = await client.getTask({ tenant: "", id: halted.id, historyLength: undefined })
+      expect(read.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+      expect(read.artifacts[0]?.parts[0]?.content).toEqual({ $case: "text", value: "done: booked AF7" })
+      // A message on it now names where it is; nothing runs again.
+      await expect(client.sendMessage(send(answerMessage({ ok: true }, halted.id)))).rejects.toThrow(
+        /completed/,
+      )
+      expect(effects).toEqual(["AF7"])
+    },
+  )
 })

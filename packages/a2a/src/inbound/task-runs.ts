@@ -184,25 +184,10 @@ export class TaskRuns {
     if (signal.aborted) return
     // Canceled meanwhile (here or by another process): the cancel stands, no result is written.
     if ((await loadTask(tasks, record.id))?.state === TaskState.TASK_STATE_CANCELED) return
-    if (result?.status === "done") {
-      delete record.requestId
-      record.artifacts = [resultArtifact(result.text)]
-      setStatus(record, TaskState.TASK_STATE_COMPLETED, undefined)
-    } else if (result?.status === "pending" && result.pending) {
-      const request = result.pending
-      record.requestId = request.id
-      const state =
-        request.kind === "authorization"
-          ? TaskState.TASK_STATE_AUTH_REQUIRED
-          : TaskState.TASK_STATE_INPUT_REQUIRED
-      setStatus(record, state, [textPart(promptText(request)), dataPart({ request })])
-    } else {
-      delete record.requestId
-      const why = failure ?? (result?.status === "incomplete" ? (result.limit ?? "incomplete") : "error")
-      setStatus(record, TaskState.TASK_STATE_FAILED, [textPart(`the agent failed (${why})`)])
-      // The code only: a failure's message may carry what must not leave (keys, the prompt).
+    const why = settleTask(record, result, failure)
+    // The code only: a failure's message may carry what must not leave (keys, the prompt).
+    if (why !== undefined)
       logger?.error(`serveA2A: task ${record.id} failed (${why})`, { taskId: record.id, runId, code: why })
-    }
     await saveTask(tasks, record)
     if (record.state === TaskState.TASK_STATE_COMPLETED) {
       this.#emit(running, {
@@ -222,6 +207,36 @@ export class TaskRuns {
     this.#emitStatus(running, record)
   }
 
+  /**
+   * A halted task whose request was decided elsewhere (another door, another process, a sweep)
+   * and whose run has since settled on the host: the task moved to where the run is, saved.
+   * Undefined while the run is still going (or the host cannot say without waiting).
+   */
+  async catchUp(record: TaskRecord): Promise<TaskRecord | undefined> {
+    const host = await this.#o.host()
+    let result: Settled | undefined
+    let failure: string | undefined
+    try {
+      result = (await host.result(runOf(record), { timeoutMs: 0 })) as Settled
+    } catch (error) {
+      // Only a failed run says more than "not yet" (a cancel's record is its canceller's).
+      if (!EngineRunError.isInstance(error) || error.cause === undefined) return undefined
+      failure = codeOf(error)
+    }
+    // Still parked on the request we know: its resume has not saved yet.
+    if (result?.pending?.id === record.requestId && result?.status === "pending") return undefined
+    const settled: TaskRecord = structuredClone(record)
+    const why = settleTask(settled, result, failure)
+    if (why !== undefined)
+      this.#o.logger?.error(`serveA2A: task ${record.id} failed (${why})`, {
+        taskId: record.id,
+        runId: runOf(record),
+        code: why,
+      })
+    await saveTask(this.#o.tasks, settled)
+    return settled
+  }
+
   #emitStatus(running: Running, record: TaskRecord): void {
     this.#emit(running, {
       payload: {
@@ -239,6 +254,38 @@ export class TaskRuns {
   #emit(running: Running, event: StreamResponse): void {
     for (const listener of running.listeners) listener(event)
   }
+}
+
+/**
+ * Moves the task to where its run ended: `done` ⇒ completed with the `result` artifact; parked
+ * ⇒ input-required / auth-required with the prompt and `{request}`; else failed, naming the
+ * code or limit (returned, for the log).
+ */
+function settleTask(
+  record: TaskRecord,
+  result: Settled | undefined,
+  failure: string | undefined,
+): string | undefined {
+  if (result?.status === "done") {
+    delete record.requestId
+    record.artifacts = [resultArtifact(result.text)]
+    setStatus(record, TaskState.TASK_STATE_COMPLETED, undefined)
+    return undefined
+  }
+  if (result?.status === "pending" && result.pending) {
+    const request = result.pending
+    record.requestId = request.id
+    const state =
+      request.kind === "authorization"
+        ? TaskState.TASK_STATE_AUTH_REQUIRED
+        : TaskState.TASK_STATE_INPUT_REQUIRED
+    setStatus(record, state, [textPart(promptText(request)), dataPart({ request })])
+    return undefined
+  }
+  delete record.requestId
+  const why = failure ?? (result?.status === "incomplete" ? (result.limit ?? "incomplete") : "error")
+  setStatus(record, TaskState.TASK_STATE_FAILED, [textPart(`the agent failed (${why})`)])
+  return why
 }
 
 /** The task's agent in its runtime tree: a handle right under the root. */

@@ -175,14 +175,17 @@ export class TaskService implements A2ARequestHandler {
     await this.#runs.close()
   }
 
-  /** The record as callers see it: a halted task whose answer is being applied is working. */
+  /**
+   * The record as callers see it: a halted task whose answer is being applied is working; one
+   * whose request was decided elsewhere (another door or process) and whose run settled since
+   * is caught up with the host first.
+   */
   async #shown(record: TaskRecord): Promise<TaskRecord> {
     if (!isInterrupted(record.state) || !record.requestId) return record
-    const resuming =
-      this.#runs.get(record.id) !== undefined ||
-      (await (await this.#o.host()).findRequest(record.requestId))?.state !== "open"
-    if (!resuming) return record
-    return { ...record, state: TaskState.TASK_STATE_WORKING, statusMessage: undefined }
+    const working = { ...record, state: TaskState.TASK_STATE_WORKING, statusMessage: undefined }
+    if (this.#runs.get(record.id) !== undefined) return working
+    if ((await (await this.#o.host()).findRequest(record.requestId))?.state === "open") return record
+    return (await this.#runs.catchUp(record)) ?? working
   }
 
   /**
@@ -208,7 +211,11 @@ export class TaskService implements A2ARequestHandler {
       // Being resumed by another delivery (here or in another process): the host's claim says
       // so. Nothing is written here, so a losing delivery never overwrites the task.
       const entry = await (await this.#o.host()).findRequest(record.requestId)
-      if (entry?.state !== "open") throw notWaiting(record, true)
+      if (entry?.state !== "open") {
+        // Decided elsewhere: named as it stands now (caught up with the host when it settled).
+        const shown = await this.#shown(record)
+        throw notWaiting(shown, shown.state === TaskState.TASK_STATE_WORKING)
+      }
       const answer = answerOf(record.requestId, entry.request.kind, said, data)
       // Core's one expiry rule, asked before anything starts: a late approval changes nothing.
       if (answerExpired(entry.request, answer)) throw expired(record, entry.request.expiresAt)

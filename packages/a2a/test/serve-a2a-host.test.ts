@@ -4,6 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Task, TaskState } from "@a2a-js/sdk"
 import {
+  HostUnsupportedError,
   type Logger,
   type RunHost,
   createInProcessClient,
@@ -270,4 +271,55 @@ describe.each(kinds)("serveA2A over createStoreHost on $name", (kind) => {
       expect(effects).toEqual(["AF7"])
     },
   )
+})
+
+/**
+ * A host as an engine connection behaves (DESIGN §15, §17): `onEvent` refused (its runs stream
+ * in the workers), and `result` resolves at the run's end only (a parked run waits in the engine).
+ */
+function engineLike(inner: RunHost): RunHost {
+  const refused = (operation: string) =>
+    new HostUnsupportedError("engine-like", operation, "its runs stream in the workers")
+  return {
+    ...inner,
+    async start(agent, runId, input, opts) {
+      if (opts?.onEvent) throw refused("start({ onEvent })")
+      return inner.start(agent, runId, input)
+    },
+    async deliverAnswer(answer, opts) {
+      if (opts?.onEvent) throw refused("deliverAnswer({ onEvent })")
+      return inner.deliverAnswer(answer)
+    },
+    async result(runId, opts) {
+      const result = await inner.result(runId, opts)
+      return result.status === "pending" ? new Promise<never>(() => undefined) : result
+    },
+  }
+}
+
+describe("serveA2A over a host whose runs park elsewhere (as on an engine)", () => {
+  it("the task goes input-required when the run's request is listed; the answer completes it once", async () => {
+    const store = createMemoryStore()
+    const agent = await desk(store)
+    const inner = createStoreHost({
+      store,
+      agents: [hostAgent({ name: "desk", client: agent.client, toolkit: agent.toolkit })],
+      sweepEveryMs: false,
+    })
+    const handler = serveA2A({ card: { name: "desk" }, host: engineLike(inner), agent: "desk", store })
+    const http = await serveFetch(handler.fetch)
+    cleanups.push(async () => {
+      await handler.close()
+      await http.close()
+      await inner.close()
+    })
+    const client = await sdkClient(http.url)
+    const halted = (await client.sendMessage(send(message("book NH9")))) as Task
+    expect(halted.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    expect(requestOf(halted)).toMatchObject({ id: expect.any(String) })
+    const done = (await client.sendMessage(send(answerMessage({ ok: true }, halted.id)))) as Task
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(done.artifacts[0]?.parts[0]?.content).toEqual({ $case: "text", value: "done: booked NH9" })
+    expect(agent.effects).toEqual(["NH9"])
+  })
 })

@@ -2,6 +2,8 @@ import { type StreamResponse, TaskState } from "@a2a-js/sdk"
 import {
   type Answer,
   EngineRunError,
+  type HostStartOptions,
+  HostUnsupportedError,
   type Logger,
   type Request,
   type RunHost,
@@ -34,6 +36,8 @@ export interface Running {
   done: Promise<void>
   /** Text streamed into the `result` artifact so far. */
   streamed: boolean
+  /** Stops the park watch of a host whose runs park elsewhere, once the drive has its answer. */
+  watch: AbortController
   /** Set when the host refused the answer (decided elsewhere, expired): the task is as it was. */
   refusal?: { code: string; error: unknown }
 }
@@ -47,6 +51,12 @@ export interface TaskRunsOptions {
   tasks: TaskStore
   logger: Logger | undefined
 }
+
+/**
+ * On a host whose runs stream elsewhere (an engine: `onEvent` refused, `result` only at the
+ * end), how often its open requests are read to see the run park.
+ */
+const PARK_POLL_MS = 1_000
 
 /** The end a run reached, from a client agent (`RunResult`) or a runtime agent (`TaskResult`) alike. */
 interface Settled {
@@ -83,6 +93,7 @@ export class TaskRuns {
   start(record: TaskRecord, start: TaskStart, listener?: Listener): Running {
     const running: Running = {
       controller: new AbortController(),
+      watch: new AbortController(),
       listeners: new Set(listener ? [listener] : []),
       done: Promise.resolve(),
       streamed: false,
@@ -141,7 +152,8 @@ export class TaskRuns {
     // A new task is ours alone; an answered one stays as stored until its run is saved.
     if ("text" in start) await saveTask(tasks, record)
     this.#emitStatus(running, record)
-    const onEvent = (ev: { type: string; delta?: string; handle?: string }) => {
+    const onEvent = (event: NonNullable<Parameters<NonNullable<HostStartOptions["onEvent"]>>[0]>) => {
+      const ev = event as { type: string; delta?: string; handle?: string }
       // A runtime tree's text is its top handle's (the task's agent), not its sub-agents'.
       if (ev.type !== "text" || !ev.delta || (ev.handle !== undefined && !TOP_HANDLE.test(ev.handle))) return
       this.#emit(running, {
@@ -163,9 +175,25 @@ export class TaskRuns {
     let failure: string | undefined
     try {
       const host = await this.#o.host()
-      if ("text" in start) await host.start(agent, runId, start.text, { onEvent })
-      else await host.deliverAnswer(start.answer, { onEvent })
-      result = (await untilAborted(host.result(runId), signal)) as Settled | undefined
+      // A host whose runs stream in its workers refuses `onEvent`: then the run is asked again
+      // without it, and its parking is seen in the host's open requests.
+      const here = await withEvents(onEvent, (opts) =>
+        "text" in start ? host.start(agent, runId, start.text, opts) : host.deliverAnswer(start.answer, opts),
+      )
+      const answered = "answer" in start ? start.answer.id : undefined
+      const ended = host.result(runId) as Promise<Settled>
+      // The watch stops with the race (or the drive): no poll outlives it.
+      const watch = AbortSignal.any([signal, running.watch.signal])
+      // A host that cannot list its requests leaves the task working until the run ends.
+      const parked = this.#parked(host, runId, answered, watch).catch(
+        () => new Promise<never>(() => undefined),
+      )
+      const settled = here ? ended : firstOf(ended, parked)
+      try {
+        result = await untilAborted(settled, signal)
+      } finally {
+        running.watch.abort()
+      }
       if (!result || result.status === "interrupted" || result.status === "closed") return // stopped
     } catch (error) {
       if (signal.aborted) return // canceled (already recorded) or closing: no result is written
@@ -237,6 +265,39 @@ export class TaskRuns {
     return settled
   }
 
+  /**
+   * Resolves when run `runId` waits on an open request other than `answered` (read every
+   * `PARK_POLL_MS`); never once the signal aborted.
+   */
+  async #parked(
+    host: RunHost,
+    runId: string,
+    answered: string | undefined,
+    signal: AbortSignal,
+  ): Promise<Settled> {
+    for (;;) {
+      if (signal.aborted) return new Promise<never>(() => undefined)
+      const open = (await host.listPending()).find(
+        (entry) =>
+          (entry.conversationId === runId || entry.conversationId.startsWith(`${runId}/`)) &&
+          entry.request.id !== answered,
+      )
+      if (open) return { status: "pending", text: "", pending: open.request }
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+        const timer = setTimeout(() => {
+          signal.removeEventListener("abort", stop)
+          resolve()
+        }, PARK_POLL_MS)
+        signal.addEventListener("abort", stop, { once: true })
+      })
+      if (signal.aborted) return new Promise<never>(() => undefined)
+    }
+  }
+
   #emitStatus(running: Running, record: TaskRecord): void {
     this.#emit(running, {
       payload: {
@@ -301,6 +362,31 @@ function codeOf(error: unknown): string {
     return typeof code === "string" ? code : "error"
   }
   return ToolnexusError.isInstance(error) ? error.code : "error"
+}
+
+/**
+ * `call` with `onEvent`, true; or, when the host refuses events (its runs stream elsewhere),
+ * `call` without them, false.
+ */
+async function withEvents(
+  onEvent: NonNullable<HostStartOptions["onEvent"]>,
+  call: (opts: HostStartOptions) => Promise<unknown>,
+): Promise<boolean> {
+  try {
+    await call({ onEvent })
+    return true
+  } catch (error) {
+    if (!HostUnsupportedError.isInstance(error)) throw error
+  }
+  await call({})
+  return false
+}
+
+/** The first of two promises to settle; the loser's rejection is not left unhandled. */
+function firstOf<T>(a: Promise<T>, b: Promise<T>): Promise<T> {
+  a.catch(() => undefined)
+  b.catch(() => undefined)
+  return Promise.race([a, b])
 }
 
 /** `promise`'s value, or undefined as soon as `signal` aborts (the promise is left to settle). */

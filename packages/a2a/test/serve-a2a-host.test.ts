@@ -323,3 +323,26 @@ describe("serveA2A over a host whose runs park elsewhere (as on an engine)", () 
     expect(agent.effects).toEqual(["NH9"])
   })
 })
+
+describe("serveA2A's configuration", () => {
+  it("host + agent, or the shorthand; tasks need a store with snapshots", async () => {
+    const store = createMemoryStore()
+    const agent = await desk(store)
+    const host = createStoreHost({
+      store,
+      agents: [hostAgent({ name: "desk", client: agent.client, toolkit: agent.toolkit })],
+      sweepEveryMs: false,
+    })
+    try {
+      expect(() => serveA2A({ card: { name: "x" }, host } as never)).toThrow(/`host` needs `agent`/)
+      expect(() => serveA2A({ card: { name: "x" }, host, agent: "desk", client: agent.client })).toThrow(
+        /not both/,
+      )
+      // A client on core's plain in-memory conversation store has nowhere to keep tasks.
+      const plain = createInProcessClient({ model: "m", generate: async () => ({ content: "hi" }) })
+      expect(() => serveA2A({ card: { name: "x" }, client: plain })).toThrow(/durable store/)
+    } finally {
+      await host.close()
+    }
+  })
+})

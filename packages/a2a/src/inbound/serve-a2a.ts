@@ -1,7 +1,20 @@
-import { createHash, timingSafeEqual } from "node:crypto"
 import { AgentCard } from "@a2a-js/sdk"
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server"
 import { JsonRpcTransportHandler, ServerCallContext } from "@a2a-js/sdk/server"
+import {
+  idOf,
+  isAsyncIterable,
+  isJsonType,
+  isRpcRequest,
+  ownerOf,
+  readLimited,
+  rpcError,
+  scrub,
+  sse,
+  tooLarge,
+  versionHeader,
+  versionOf,
+} from "./json-rpc-http.js"
 import type { RuntimeOptions } from "@toolnexus/agents"
 import { type Client, ConfigError, type Logger, type RunHost, type Toolkit, hostAgent } from "@toolnexus/core"
 import type { DurableStore } from "@toolnexus/durable"
@@ -108,8 +121,9 @@ const SHORTHAND_AGENT = "a2a"
  *
  * @param opts - the card, the host and agent (or the shorthand), tokens, limits and a logger.
  * @returns the handler; `fetch` never throws.
- * @throws ConfigError for a missing card name or agent, `host` given with the shorthand, or a
- *   shorthand that names neither `client` nor `runtime` + `agent`. The shorthand's store host is
+ * @throws ConfigError for a missing card name or agent, `host` given with the shorthand, a
+ *   shorthand that names neither `client` nor `runtime` + `agent`, or a `store` (the client's,
+ *   with the shorthand) without snapshots to keep tasks in. The shorthand's store host is
  *   built on first use (`@toolnexus/durable` is loaded then): a store it refuses (not durable,
  *   not the client's) fails each request with an internal error, logged at `error`.
  * @example
@@ -202,6 +216,19 @@ interface Served {
   close(): Promise<void>
 }
 
+/**
+ * The store task records are kept in: it needs snapshots (every durable store has them).
+ *
+ * @throws ConfigError for a store without them (a client's plain in-memory conversation store).
+ */
+function taskStoreOf(store: Partial<TaskStore> | undefined): TaskStore {
+  if (typeof store?.getSnapshot !== "function" || typeof store.putSnapshot !== "function")
+    throw new ConfigError(
+      "serveA2A keeps its tasks in a durable store: pass `store` (e.g. a SqliteStore, createMemoryStore()) and, with `client`, create the client on it",
+    )
+  return store as TaskStore
+}
+
 /** `{ host, agent }`: the caller's host, closed by the caller. */
 function givenHost(opts: ServeA2AOptions): Served {
   const { host, agent } = opts
@@ -212,7 +239,8 @@ function givenHost(opts: ServeA2AOptions): Served {
   if (typeof agent !== "string" || agent === "")
     throw new ConfigError("serveA2A: `host` needs `agent`, the name of the host's agent a task starts")
   const ready = Promise.resolve(host as RunHost)
-  return { host: () => ready, agent, tasks: opts.store ?? memoryTaskStore(), close: async () => {} }
+  const tasks = opts.store === undefined ? memoryTaskStore() : taskStoreOf(opts.store)
+  return { host: () => ready, agent, tasks, close: async () => {} }
 }
 
 /**
@@ -233,6 +261,7 @@ function shorthandHost(opts: ServeA2AOptions): Served {
     )
   }
   const store = (opts.store ?? client?.conversationStore()) as DurableStore
+  taskStoreOf(store)
   const declared = client
     ? hostAgent({ name: SHORTHAND_AGENT, client, ...(toolkit ? { toolkit } : {}) })
     : hostAgent({ name: SHORTHAND_AGENT, runtime: { ...(runtime as object), root: agent as string } })
@@ -262,135 +291,4 @@ function shorthandHost(opts: ServeA2AOptions): Served {
       if (built) await (await built.catch(() => undefined))?.close()
     },
   }
-}
-
-/** "1.0" / "0.3" for the versions served, `undefined` for another; absent means v0.3. */
-function versionOf(header: string | null): "1.0" | "0.3" | undefined {
-  if (header === null || header.trim() === "") return "0.3"
-  const v = header.trim()
-  if (v === "1.0" || v === "1") return "1.0"
-  if (v === "0.3" || v === "0.3.0") return "0.3"
-  return undefined
-}
-
-function ownerOf(authorization: string | null, tokens: Buffer[]): string | undefined {
-  const match = /^Bearer\s+(.+)$/i.exec(authorization ?? "")
-  if (!match?.[1]) return undefined
-  const given = Buffer.from(match[1].trim())
-  const known = tokens.some((t) => t.length === given.length && timingSafeEqual(t, given))
-  // Tasks are filed under a hash of the token, never the token itself.
-  return known ? createHash("sha256").update(given).digest("hex").slice(0, 32) : undefined
-}
-
-async function readLimited(request: Request, limit: number): Promise<string | undefined> {
-  if (!request.body) return ""
-  const reader = request.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > limit) {
-      await reader.cancel()
-      return undefined
-    }
-    chunks.push(value)
-  }
-  return Buffer.concat(chunks).toString("utf8")
-}
-
-function isJsonType(contentType: string | null): boolean {
-  const type = (contentType ?? "").split(";")[0]?.trim().toLowerCase()
-  return type === "application/json" || type === "application/a2a+json"
-}
-
-function idOf(value: unknown): string | number | null {
-  const id = (value as { id?: unknown } | null)?.id
-  return typeof id === "string" || typeof id === "number" ? id : null
-}
-
-function isRpcRequest(value: unknown): boolean {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false
-  const r = value as { jsonrpc?: unknown; method?: unknown; id?: unknown }
-  return (
-    r.jsonrpc === "2.0" &&
-    typeof r.method === "string" &&
-    (r.id === undefined || idOf(r) !== null || r.id === null)
-  )
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return typeof value === "object" && value !== null && Symbol.asyncIterator in value
-}
-
-function tooLarge(): Response {
-  return new Response(null, { status: 413 })
-}
-
-function versionHeader(version: "1.0" | "0.3"): Record<string, string> {
-  return { "a2a-version": version }
-}
-
-function rpcError(id: string | number | null, code: number, message: string): Response {
-  return Response.json({ jsonrpc: "2.0", id, error: { code, message } })
-}
-
-/**
- * An error envelope keeps its code and the message our own errors chose; the SDK's error
- * details (`data`) are dropped, and an internal error says no more than that.
- */
-function scrub(envelope: unknown): unknown {
-  const e = envelope as { error?: { code?: number; message?: string; data?: unknown } }
-  if (!e?.error) return envelope
-  const code = e.error.code ?? -32603
-  const message = code === -32603 ? "Internal error" : (e.error.message ?? "")
-  return { ...(envelope as object), error: { code, message } }
-}
-
-/** The code and our own message of a thrown A2A error; anything else is an internal error. */
-function envelopeOf(id: string | number | null, error: unknown): unknown {
-  const mapped = JsonRpcTransportHandler.mapToJSONRPCError(error)
-  return scrub({ jsonrpc: "2.0", id, error: mapped })
-}
-
-async function sse(
-  events: AsyncIterable<unknown>,
-  id: string | number | null,
-  v1: boolean,
-): Promise<Response> {
-  const encoder = new TextEncoder()
-  const iterator = events[Symbol.asyncIterator]()
-  // The first event decides the reply: a refused stream (unknown task, …) is a plain
-  // JSON-RPC error, not an event stream.
-  let first: IteratorResult<unknown>
-  try {
-    first = await iterator.next()
-  } catch (error) {
-    return Response.json(envelopeOf(id, error))
-  }
-  let pending: IteratorResult<unknown> | undefined = first
-  const stream = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const next = pending ?? (await iterator.next())
-        pending = undefined
-        if (next.done) return controller.close()
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(scrub(next.value))}\n\n`))
-      } catch (error) {
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(envelopeOf(id, error))}\n\n`))
-        controller.close()
-      }
-    },
-    async cancel() {
-      await iterator.return?.(undefined)
-    },
-  })
-  return new Response(stream, {
-    headers: {
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache",
-      ...versionHeader(v1 ? "1.0" : "0.3"),
-    },
-  })
 }

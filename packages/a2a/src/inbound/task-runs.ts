@@ -182,13 +182,13 @@ export class TaskRuns {
       )
       const answered = "answer" in start ? start.answer.id : undefined
       const ended = host.result(runId) as Promise<Settled>
-      // The watch stops with the race (or the drive): no poll outlives it.
-      const watch = AbortSignal.any([signal, running.watch.signal])
-      // A host that cannot list its requests leaves the task working until the run ends.
-      const parked = this.#parked(host, runId, answered, watch).catch(
-        () => new Promise<never>(() => undefined),
-      )
-      const settled = here ? ended : firstOf(ended, parked)
+      // The watch stops with the race (or the drive): no poll outlives it. A host that cannot
+      // list its requests leaves the task working until the run ends.
+      const watch = () =>
+        this.#parked(host, runId, answered, AbortSignal.any([signal, running.watch.signal])).catch(
+          () => new Promise<never>(() => undefined),
+        )
+      const settled = here ? ended : firstOf(ended, watch())
       try {
         result = await untilAborted(settled, signal)
       } finally {

@@ -159,8 +159,9 @@ describe("createStoreHost's sweeps and reports", () => {
       await adopting.cancel("legacy/2", "not wanted")
       expect(await adopting.getDecision(cancelled)).toEqual({ ok: false, reason: "not wanted" })
       await expect(adopting.result("legacy/2")).rejects.toThrow(/cancelled/)
-      // Only what adopt names: another id is still checked.
+      // Only what adopt names: another id is still checked; a named one the store lacks is unknown.
       await expect(adopting.cancel("other/1")).rejects.toThrow(/run id must match/)
+      await expect(adopting.cancel("legacy/none")).rejects.toThrow(/not known/)
     } finally {
       await adopting.close()
     }

@@ -134,6 +134,9 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
     if (record) return record
     const agent = opts.adopt?.(runId)
     if (agent === undefined || !agents.has(agent)) return undefined
+    // Only a run the store holds (its conversation, or a parked tree's snapshot) is adopted.
+    if ((await store.get(runId)) === undefined && (await store.getSnapshot(runId)) === undefined)
+      return undefined
     // One create wins across processes; the loser reads the winner's.
     await createRunRecord(store, runId, { v: 1, agent, state: "pending" })
     return readRunRecord(store, runId)

@@ -80,7 +80,7 @@ export class TaskService implements A2ARequestHandler {
     const running = this.#runs.start(record, start)
     if (params.configuration?.returnImmediately) return taskOf(record)
     await running.done
-    this.#refused(record, running)
+    await this.#refused(record, running)
     return taskOf((await loadTask(this.#o.tasks, record.id)) ?? record)
   }
 
@@ -102,7 +102,7 @@ export class TaskService implements A2ARequestHandler {
     )
     yield { payload: { $case: "task", value: taskOf(record) } }
     yield* queue.drain()
-    this.#refused(record, running)
+    await this.#refused(record, running)
   }
 
   /** The task as it stands. */
@@ -242,15 +242,20 @@ export class TaskService implements A2ARequestHandler {
     return { record, start: { text } }
   }
 
-  /** After a drive settled: an answer the host refused is the caller's error, the task as it was. */
-  #refused(record: TaskRecord, running: Running): void {
+  /**
+   * After a drive settled: an answer the host refused is the caller's error, naming the task
+   * as it stands (decided elsewhere: caught up with the host's run once that settled).
+   */
+  async #refused(record: TaskRecord, running: Running): Promise<void> {
     const refusal = running.refusal
     if (!refusal) return
     if (refusal.code === "TNX_ANSWER_EXPIRED") {
       const expiresAt = (refusal.error as { expiresAt?: unknown }).expiresAt
       throw expired(record, typeof expiresAt === "string" ? expiresAt : undefined)
     }
-    throw notWaiting(record, refusal.code === "TNX_ANSWER_CONFLICT")
+    const stored = (await loadTask(this.#o.tasks, record.id)) ?? record
+    const shown = await this.#shown(stored)
+    throw notWaiting(shown, shown.state === TaskState.TASK_STATE_WORKING)
   }
 
   /** `work`'s value; an A2A error it throws (a refusal of the caller's input) is logged at `info`. */

@@ -54,6 +54,14 @@ export interface StoreHostOptions extends Omit<NotificationOutboxOptions, "logge
   sweepEveryMs?: number | false
   /** Failed runs (with their code) at `error`; refusals and sweeps at `info`. */
   logger?: Logger
+  /**
+   * Runs the store holds but no host recorded (a conversation of `client.ask`, a tree of
+   * `saveRuntime`, a round-3 door's run such as serveA2A's `a2a/<taskId>`): the name of the agent
+   * that takes run `runId` over, else undefined. Its record is written on first use (an answer or
+   * a cancel). Without it, an answer to such a run goes to this host's only agent of its kind
+   * (client or runtime), and is refused when there are several.
+   */
+  adopt?: (runId: string) => string | undefined
 }
 
 /** A {@link createStoreHost} host: a {@link RunHost} with grants, deliveries and a sweep to call. */
@@ -140,21 +148,31 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       )
     return agent
   }
-  /**
-   * The record of a holder no host started (a conversation of `client.ask`, a tree of
-   * `saveRuntime`): the run is adopted by this host's only agent of its kind, else refused.
-   */
-  const unrecorded = (entry: PendingEntry, runId: string): RunRecord => {
+  /** The one agent of this host that can take over `entry`'s holder (of its kind), if exactly one. */
+  const soleAgentFor = (entry: PendingEntry): string | undefined => {
     const runtime = entry.runtimeKey !== undefined
     const fits = [...agents.values()].filter((a) => (runtime ? a.options.runtime : a.options.client))
-    if (fits.length !== 1 || !fits[0])
-      throw new ConfigError(
-        `${HOST}: request ${entry.request.id} is held by ${runId}, which this host did not start`,
-      )
-    return { v: 1, agent: fits[0].name, state: "pending" }
+    return fits.length === 1 ? fits[0]?.name : undefined
+  }
+  /**
+   * The run's record. A run no host recorded (a conversation of `client.ask`, a tree of
+   * `saveRuntime`, a round-3 door's run) is adopted by the agent `adopt` names, or without
+   * `adopt`, by this host's only agent of the request's kind; its record is then written.
+   */
+  const recordFor = async (runId: string, entry?: PendingEntry): Promise<RunRecord | undefined> => {
+    const record = await readRunRecord(store, runId)
+    if (record) return record
+    const agent = opts.adopt ? opts.adopt(runId) : entry && soleAgentFor(entry)
+    if (agent === undefined || !agents.has(agent)) return undefined
+    // Only a run the store holds (its conversation, or a parked tree's snapshot) is adopted.
+    if (!entry && (await store.get(runId)) === undefined && (await store.getSnapshot(runId)) === undefined)
+      return undefined
+    // One create wins across processes; the loser reads the winner's.
+    await createRunRecord(store, runId, { v: 1, agent, state: "pending" })
+    return readRunRecord(store, runId)
   }
   const recordOf = async (runId: string): Promise<RunRecord> => {
-    const record = await readRunRecord(store, runId)
+    const record = await recordFor(runId)
     if (!record) throw new EngineRunError(runId, "is not known to this host's store (never started)")
     return record
   }
@@ -162,7 +180,11 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
   /** The options of a delivery to the run holding `entry`. */
   const route = async (entry: PendingEntry): Promise<DeliverOptions> => {
     const runId = entry.runtimeKey ?? entry.conversationId
-    const record = (await readRunRecord(store, runId)) ?? unrecorded(entry, runId)
+    const record = await recordFor(runId, entry)
+    if (!record)
+      throw new ConfigError(
+        `${HOST}: request ${entry.request.id} is held by ${runId}, which this host did not start`,
+      )
     const { client, toolkit, runtime } = agentOf(record, runId).options
     if (client) return { client, toolkit }
     const { root: _root, ...options } = runtime as NonNullable<typeof runtime>
@@ -403,7 +425,10 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         }
         const record = await recordOf(runId)
         if (record.state === "failed" && record.result === undefined)
-          throw new EngineRunError(runId, `failed: ${record.error?.message ?? "unknown error"}`)
+          // The cause carries the failure's code (`cause.code`), for doors that show only that.
+          throw new EngineRunError(runId, `failed: ${record.error?.message ?? "unknown error"}`, {
+            cause: record.error,
+          })
         if (record.state === "cancelled")
           throw new EngineRunError(runId, `was cancelled: ${record.error?.message ?? "cancelled"}`)
         if (record.state !== "running") {
@@ -415,6 +440,8 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         }
         // Running in another process (or its worker died before saving): look again shortly.
         if (deadline !== undefined && Date.now() >= deadline) throw timedOut()
+        // A closed host's own runs were stopped: their record stays `running`, nobody settles it.
+        if (closed) throw new AbortError(`the host was closed before run ${runId} ended`)
         await within(
           new Promise(() => undefined),
           Math.min(100, deadline === undefined ? 100 : deadline - Date.now()),
@@ -496,7 +523,11 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       }
       const held = entry as PendingEntry
       const runId = held.runtimeKey ?? held.conversationId
-      const record = (await readRunRecord(store, runId)) ?? unrecorded(held, runId)
+      const record = await recordFor(runId, held)
+      if (!record)
+        throw new ConfigError(
+          `${HOST}: request ${answer.id} is held by ${runId}, which this host did not start`,
+        )
       await execute(
         runId,
         record,

@@ -7,6 +7,7 @@ import {
 } from "@modelcontextprotocol/client"
 import type { Client as ModelClient, ToolContext } from "@toolnexus/core"
 import { approvalRequestId } from "./request-ids.js"
+import { TASKS_EXTENSION } from "./task-wire.js"
 
 /** A root the client offers servers (`roots/list`): a folder or resource they may work in. */
 export interface McpRoot {
@@ -50,11 +51,15 @@ export interface ClientFeatures {
 }
 
 /**
- * @internal The capabilities announced in `initialize`: elicitation always (form and URL),
- * roots and sampling only when configured, so a server never relies on what is refused.
+ * @internal The capabilities announced (in `initialize`, or each 2026-07-28 request's `_meta`):
+ * elicitation always (form and URL), the tasks extension, roots and sampling only when
+ * configured, so a server never relies on what is refused.
  */
 export function clientCapabilities(features: ClientFeatures): ClientCapabilities {
-  const capabilities: ClientCapabilities = { elicitation: { form: {}, url: {} } }
+  const capabilities = {
+    elicitation: { form: {}, url: {} },
+    extensions: { [TASKS_EXTENSION]: {} },
+  } as ClientCapabilities
   if (features.roots) capabilities.roots = { listChanged: false }
   if (features.sampling) capabilities.sampling = {}
   return capabilities

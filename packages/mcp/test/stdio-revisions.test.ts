@@ -35,7 +35,7 @@ describe("2026-07-28 over stdio", () => {
     expect(await howCalled(served, ["2025-11-25"])).toBe("initialize")
   })
 
-  it("a server that answers server/discover 'method not found' is an older one: initialize, in the same process", async () => {
+  it("a server that answers server/discover 'method not found' is an older one: it is met with initialize", async () => {
     expect(await howCalled(wired)).toBe("initialize")
     // Pinned to 2026-07-28 there is no fallback, and the failure says so.
     expect(await howCalled(wired, ["2026-07-28"])).toMatch(

@@ -16,6 +16,7 @@ export type {
   ResponsesItem,
   Tool,
   ToolContext,
+  ToolModel,
   ToolResult,
   ToolSource,
   Usage,

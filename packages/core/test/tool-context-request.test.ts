@@ -141,4 +141,19 @@ describe("ToolContext.request", () => {
     expect(again[0]?.answer).toEqual({ id: "req-1", ok: false, reason: "expired" })
     expect(again[0]?.request?.id).toBe("req-1")
   })
+
+  it("ctx.client is the client running the call, on a first call and on a resume", async () => {
+    const seen: ToolContext[] = []
+    const client = oneCall()
+    const toolkit = await createToolkit({ extraTools: [remoteTool(seen)] })
+    const halted = await client.run("go", { toolkit })
+    await client.continueRun({
+      toolkit,
+      messages: halted.messages,
+      pending: halted.pending,
+      answer: { id: "req-1", ok: true },
+    })
+    expect(seen).toHaveLength(2)
+    for (const ctx of seen) expect(ctx.client).toBe(client)
+  })
 })

@@ -532,6 +532,9 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     },
   }
   attachMetrics(client, registry)
+  // Tools see the client running them (`ctx.client`), set once it exists.
+  plain.client = client
+  streaming.client = client
   return client
 }
 

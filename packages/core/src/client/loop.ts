@@ -7,7 +7,7 @@ import type {
 } from "../providers/model-turn.js"
 import type { OutputFormat } from "../providers/wire-format.js"
 import type { Toolkit } from "../tools/toolkit.js"
-import type { Answer, Message, Request, Tool, ToolResult, Usage } from "../types.js"
+import type { Answer, Message, Request, Tool, ToolModel, ToolResult, Usage } from "../types.js"
 import type { Hooks } from "./hooks.js"
 import type { MetricEvent } from "./metrics.js"
 import type { RunTracing } from "../telemetry/run-tracing.js"
@@ -57,6 +57,8 @@ export interface LoopConfig {
   compaction?: CompactionOptions | undefined
   /** The client's `fetch` seam, if it was given one (tools get it as `ctx.fetch`). */
   fetch?: typeof fetch | undefined
+  /** The client running the loop (tools get it as `ctx.client`). */
+  client?: ToolModel | undefined
 }
 
 /** @internal The per-run inputs. */
@@ -345,6 +347,7 @@ export function callEnv(config: LoopConfig, input: RunInput, turn: number): Call
     turn,
     tracing: input.tracing,
     fetch: config.fetch,
+    client: config.client,
   }
 }
 

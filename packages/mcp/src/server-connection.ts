@@ -675,6 +675,12 @@ export class ServerConnection {
         // The run stopped waiting: the task is not left working for nobody.
         await this.cancelTask(keep.taskId).catch(() => {})
       }
+      // The server's answer to a tasks request (an unknown task, say): the session is fine.
+      if (error instanceof TaskRequestError)
+        return {
+          kind: "failed",
+          message: `MCP server ${JSON.stringify(this.name)}: ${what}: ${this.#clean(error)}`,
+        }
       return this.#callFailed(call, error)
     }
   }

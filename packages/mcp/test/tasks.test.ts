@@ -176,4 +176,20 @@ describe("the tasks extension (io.modelcontextprotocol/tasks)", () => {
     expect(served.tasks.get("task-1")?.status).toBe("cancelled")
     expect(served.count("tasks/get")).toBe(0)
   })
+
+  it("a task the server no longer knows is an isError result naming it; the connection stays up", async () => {
+    const served = await server()
+    const mcp = await connect(served)
+    const parked = stored(await tool(mcp, "report").execute({}, {}))
+    served.tasks.clear()
+    const result = await tool(mcp, "report").execute(
+      {},
+      { answer: { id: parked.id, ok: false, reason: "expired" }, request: parked },
+    )
+    expect(result).toMatchObject({
+      isError: true,
+      output: 'MCP server "jobs": report (task task-1): unknown task',
+    })
+    expect(mcp.servers()[0]?.status).toBe("ready")
+  })
 })

@@ -16,6 +16,7 @@ export type {
   ResponsesItem,
   Tool,
   ToolContext,
+  ToolModel,
   ToolResult,
   ToolSource,
   Usage,
@@ -78,6 +79,7 @@ export type { SkillOptions } from "./skills/skill-tool.js"
 export { SKILLS_PROMPT_PREAMBLE, SKILL_TOOL_DESCRIPTION } from "./skills/skill-texts.js"
 
 export { authRequired, isRequest, pending, pendingOf } from "./suspension/pending.js"
+export { declined } from "./suspension/call-suspension.js"
 export type { PendingInput } from "./suspension/pending.js"
 export { RELAY_KIND, isRelayRequest, relayAnswer, relayCallsOf } from "./suspension/relay.js"
 export type { RelayCall, RelayResult } from "./suspension/relay.js"

@@ -133,11 +133,26 @@ export interface ToolContext {
    */
   fetch?: typeof fetch
   /**
+   * The client running this call (its model, its settings): a tool that needs the model in the
+   * middle of its work — an MCP server's sampling request answered by "this client's own
+   * model" — runs a prompt on it. Absent when the call is not made by a client's loop.
+   */
+  client?: ToolModel
+  /**
    * Under a durable executor, for an agent-source call (`asTool` outside a runtime): the run's
    * executor scoped to this call (steps `tool:<n>:<call id>/…`), so the sub-agent's own
    * runtime journals its turns and calls as steps of the same workflow.
    */
   executor?: DurableExecutor
+}
+
+/**
+ * The part of a client a tool may use through `ToolContext.client`: one run of a prompt, without
+ * tools. A toolnexus `Client` is one.
+ */
+export interface ToolModel {
+  /** Runs one prompt on the client's model; `status` is `"done"` when `text` is its reply. */
+  run(prompt: string, opts?: { signal?: AbortSignal }): Promise<{ status: string; text: string }>
 }
 
 /** Where a tool comes from. */

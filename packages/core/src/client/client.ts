@@ -607,6 +607,9 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       adopters.delete(client)
       return true
     })
+  // Tools see the client running them (`ctx.client`), set once it exists.
+  plain.client = client
+  streaming.client = client
   return client
 }
 

@@ -36,3 +36,4 @@ export {
 export type { FromDirOptions } from "./persona.js"
 export { startAgent } from "./start-agent.js"
 export type { HeartbeatOptions, StartedAgent } from "./start-agent.js"
+export type { EngineAgent, EngineAgentOptions } from "./engine-agent.js"

@@ -26,8 +26,8 @@ export interface ServeRestateOptions {
   ingress?: string
   /**
    * Refused answers (a duplicate, a late one) at `info`, never with a stack; failed runs at
-   * `error` with their code. The SDK's own log lines go here too (its `warn` at `warn`, else
-   * `info`; below `info` at `debug`).
+   * `error` with their code. The SDK's own log lines go here too, without stacks (its `error`
+   * and `warn` as such, the rest at `debug`).
    */
   logger?: Logger
 }
@@ -117,7 +117,7 @@ function sdkLogger(logger: Logger, TerminalError: new (...args: never[]) => Erro
     if (ownFailure) logger.debug?.(text)
     else if (meta.level === "error") logger.error(text)
     else if (meta.level === "warn") (logger.warn ?? logger.info).call(logger, text)
-    else if (meta.level === "info") logger.info(text)
+    // Its `info` is per invocation ("Starting invocation."): detail, not news.
     else logger.debug?.(text)
   }
 }

@@ -14,4 +14,3 @@ export type EngineAgentOptions = HostAgentOptions<
 
 /** An agent declared for a host: `hostAgent(opts)` with {@link EngineAgentOptions}. */
 export type EngineAgent = HostAgent<EngineAgentOptions>
-

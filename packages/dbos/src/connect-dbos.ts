@@ -318,7 +318,12 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
           [answer.id],
         )
         const row = rows[0] as
-          | { run_id: string; workflow_id: string | null; entry: PendingEntry; decision: AnswerDecision | null }
+          | {
+              run_id: string
+              workflow_id: string | null
+              entry: PendingEntry
+              decision: AnswerDecision | null
+            }
           | undefined
         const held = row && {
           runId: row.run_id,
@@ -372,4 +377,9 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
 
 const HOST = "connectDbos"
 /** Refusals of the caller's answer: logged at `info`. */
-const REFUSALS = new Set(["TNX_ANSWER_INVALID", "TNX_ANSWER_CONFLICT", "TNX_ANSWER_EXPIRED", "TNX_UNKNOWN_REQUEST"])
+const REFUSALS = new Set([
+  "TNX_ANSWER_INVALID",
+  "TNX_ANSWER_CONFLICT",
+  "TNX_ANSWER_EXPIRED",
+  "TNX_UNKNOWN_REQUEST",
+])

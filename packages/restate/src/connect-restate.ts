@@ -99,16 +99,24 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
     })
 
   /** A handler's JSON response; a refusal it returned is thrown as its typed error. */
-  async function invoke<T>(service: string, key: string, handler: string, body: unknown, what: string): Promise<T> {
+  async function invoke<T>(
+    service: string,
+    key: string,
+    handler: string,
+    body: unknown,
+    what: string,
+  ): Promise<T> {
     const response = await post(`${ingress}/${path(service, key, handler)}`, body)
     if (!response.ok) throw await failure(response, what)
     const value = (await response.json()) as T | Refused
     if (isRefused(value)) throw refusalError(value.refusal)
     return value as T
   }
-  const current = (runId: string) => invoke<RunState | null>(runsName, runId, "current", null, `reading run ${runId}`)
+  const current = (runId: string) =>
+    invoke<RunState | null>(runsName, runId, "current", null, `reading run ${runId}`)
   const decided = async (requestId: string) =>
-    (await invoke<AnswerDecision | null>(requests, requestId, "decision", null, `reading ${requestId}`)) !== null
+    (await invoke<AnswerDecision | null>(requests, requestId, "decision", null, `reading ${requestId}`)) !==
+    null
   /** True while run `runId`'s current turn runs: not ended, not waiting on an undecided request. */
   const inFlight = async (runId: string): Promise<boolean> => {
     const run = await current(runId)
@@ -123,7 +131,13 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
     yield* tailEngineEvents(
       {
         read: (after) =>
-          invoke<{ events: HostEvent[]; next: number }>(eventsName, workflowId, "read", { after }, `reading the events of ${runId}`),
+          invoke<{ events: HostEvent[]; next: number }>(
+            eventsName,
+            workflowId,
+            "read",
+            { after },
+            `reading the events of ${runId}`,
+          ),
         end: () => invoke<number>(eventsName, workflowId, "end", null, `reading the events of ${runId}`),
         inFlight: () => inFlight(runId),
       },
@@ -142,7 +156,9 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
           // Observers cannot change a run.
         }
       }
-    })().catch((error) => logger?.error(`the events of run ${runId} stopped: ${(error as Error)?.message}`, { runId }))
+    })().catch((error) =>
+      logger?.error(`the events of run ${runId} stopped: ${(error as Error)?.message}`, { runId }),
+    )
   }
   const sleep = () => new Promise((resolve) => setTimeout(resolve, pollMs))
   const attach = (workflowId: string, timeoutMs?: number) =>
@@ -152,7 +168,13 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
     async start(agent, runId, prompt, startOpts) {
       checkRunId(runId)
       const input = { agent, prompt: enginePrompt(HOST, prompt) }
-      const { started } = await invoke<{ started: boolean }>(runsName, runId, "start", input, `starting run ${runId}`)
+      const { started } = await invoke<{ started: boolean }>(
+        runsName,
+        runId,
+        "start",
+        input,
+        `starting run ${runId}`,
+      )
       if (started) follow(runId, startOpts?.onEvent)
       return { runId, started }
     },
@@ -167,7 +189,11 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
         } catch (error) {
           // Decided but not yet resumed: the turn goes on, so this one waits for it.
           const waiting = (error as { code?: string; request?: { id: string } }).request
-          if ((error as { code?: string }).code !== "TNX_CONVERSATION_PENDING" || !waiting || !(await decided(waiting.id)))
+          if (
+            (error as { code?: string }).code !== "TNX_CONVERSATION_PENDING" ||
+            !waiting ||
+            !(await decided(waiting.id))
+          )
             throw error
           await sleep()
           continue
@@ -206,7 +232,13 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
     },
     async transcript(runId) {
       checkRunId(runId)
-      const messages = await invoke<Message[] | null>(runsName, runId, "transcript", null, `reading the transcript of ${runId}`)
+      const messages = await invoke<Message[] | null>(
+        runsName,
+        runId,
+        "transcript",
+        null,
+        `reading the transcript of ${runId}`,
+      )
       return messages ?? undefined
     },
     async listPending(listOpts = {}) {
@@ -226,21 +258,42 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
       return entries
     },
     async findRequest(requestId) {
-      const entry = await invoke<PendingEntry | null>(requests, requestId, "find", null, `finding request ${requestId}`)
+      const entry = await invoke<PendingEntry | null>(
+        requests,
+        requestId,
+        "find",
+        null,
+        `finding request ${requestId}`,
+      )
       return entry ?? undefined
     },
     async getDecision(requestId) {
-      const decision = await invoke<AnswerDecision | null>(requests, requestId, "decision", null, `reading the decision on ${requestId}`)
+      const decision = await invoke<AnswerDecision | null>(
+        requests,
+        requestId,
+        "decision",
+        null,
+        `reading the decision on ${requestId}`,
+      )
       return decision ?? undefined
     },
     async deliverAnswer(answer: Answer, deliverOpts) {
       assertAnswer(answer)
       let delivered: EngineDecided
       try {
-        delivered = await invoke<EngineDecided>(requests, answer.id, "decide", answer, `delivering the answer to ${answer.id}`)
+        delivered = await invoke<EngineDecided>(
+          requests,
+          answer.id,
+          "decide",
+          answer,
+          `delivering the answer to ${answer.id}`,
+        )
       } catch (error) {
         if (isToolnexusError(error) && REFUSALS.has(error.code))
-          logger?.info(`answer to ${answer.id} refused: ${error.message}`, { requestId: answer.id, code: error.code })
+          logger?.info(`answer to ${answer.id} refused: ${error.message}`, {
+            requestId: answer.id,
+            code: error.code,
+          })
         throw error
       }
       follow(delivered.runId, deliverOpts?.onEvent)
@@ -303,7 +356,12 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
 
 const HOST = "connectRestate"
 /** Refusals of the caller's answer: logged at `info`. */
-const REFUSALS = new Set(["TNX_ANSWER_INVALID", "TNX_ANSWER_CONFLICT", "TNX_ANSWER_EXPIRED", "TNX_UNKNOWN_REQUEST"])
+const REFUSALS = new Set([
+  "TNX_ANSWER_INVALID",
+  "TNX_ANSWER_CONFLICT",
+  "TNX_ANSWER_EXPIRED",
+  "TNX_UNKNOWN_REQUEST",
+])
 
 /** A StoreError naming what failed. */
 async function failure(response: Response, what: string): Promise<Error> {

@@ -101,11 +101,7 @@ export async function serveRestate(opts: ServeRestateOptions): Promise<RestateWo
  * run logs that once, at `error`, with its code.
  */
 function sdkLogger(logger: Logger, TerminalError: new (...args: never[]) => Error) {
-  return (
-    meta: { level: string; replaying: boolean },
-    message?: unknown,
-    ...rest: unknown[]
-  ): void => {
+  return (meta: { level: string; replaying: boolean }, message?: unknown, ...rest: unknown[]): void => {
     if (meta.replaying) return
     const parts = [message, ...rest]
     const text = parts

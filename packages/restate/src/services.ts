@@ -25,13 +25,7 @@ import {
   turnWorkflowId,
 } from "@toolnexus/core/engine"
 import type { RuntimeEvent } from "@toolnexus/agents"
-import {
-  type OpenRequest,
-  type Refused,
-  type RunState,
-  type RunUpdate,
-  refusalOf,
-} from "./protocol.js"
+import { type OpenRequest, type Refused, type RunState, type RunUpdate, refusalOf } from "./protocol.js"
 
 type Sdk = typeof Restate
 type EngineEvent = StreamEvent | RuntimeEvent
@@ -78,7 +72,9 @@ export function buildServices(
   function record(ctx: Restate.ObjectContext, decided: EngineDecided, answer: Answer, workflowId: string) {
     ctx.set(DECIDED, decided)
     ctx.clear(OPEN)
-    ctx.workflowSendClient<typeof workflow>({ name: namespace }, workflowId).resolve({ id: answer.id, answer })
+    ctx
+      .workflowSendClient<typeof workflow>({ name: namespace }, workflowId)
+      .resolve({ id: answer.id, answer })
     return decided
   }
 
@@ -239,19 +235,17 @@ export function buildServices(
         ctx.set(COUNT, n)
       },
       /** Events after position `after`, and the position after them. */
-      read: sdk.handlers.object.shared(
-        async (ctx: Restate.ObjectSharedContext, msg: { after: number }) => {
-          const n = (await ctx.get<number>(COUNT)) ?? 0
-          const from = Math.max(0, Math.min(Number(msg?.after) || 0, n))
-          const to = Math.min(n, from + READ_LIMIT)
-          const out: EngineEvent[] = []
-          for (let i = from; i < to; i++) {
-            const ev = await ctx.get<EngineEvent>(`e:${i}`)
-            if (ev !== null) out.push(ev)
-          }
-          return { events: out, next: to }
-        },
-      ),
+      read: sdk.handlers.object.shared(async (ctx: Restate.ObjectSharedContext, msg: { after: number }) => {
+        const n = (await ctx.get<number>(COUNT)) ?? 0
+        const from = Math.max(0, Math.min(Number(msg?.after) || 0, n))
+        const to = Math.min(n, from + READ_LIMIT)
+        const out: EngineEvent[] = []
+        for (let i = from; i < to; i++) {
+          const ev = await ctx.get<EngineEvent>(`e:${i}`)
+          if (ev !== null) out.push(ev)
+        }
+        return { events: out, next: to }
+      }),
       /** The log's end position. */
       end: sdk.handlers.object.shared(
         async (ctx: Restate.ObjectSharedContext): Promise<number> => (await ctx.get<number>(COUNT)) ?? 0,
@@ -284,27 +278,33 @@ export function buildServices(
             : undefined
         const log = eventLog(ctx.key)
         let stepError: unknown
-        const executor = restateExecutor(sdk, ctx, agent, {
-          announce(request, entry) {
-            const open: OpenRequest = { runId, entry }
-            if (ctx.key !== runId) open.workflowId = ctx.key
-            ctx.objectSendClient<typeof requests>({ name: requestsName }, request.id).register(open)
-            report({ waitingOn: request })
-            const at = expiryTime(request)
-            if (at !== undefined) {
-              // An unreadable deadline is 0: the timer fires at once.
-              const delay = Math.max(0, at - Date.parse(entry.since))
-              ctx
-                .objectSendClient<typeof requests>({ name: requestsName }, request.id)
-                .expire(sdk.rpc.sendOpts({ delay }))
-            }
+        const executor = restateExecutor(
+          sdk,
+          ctx,
+          agent,
+          {
+            announce(request, entry) {
+              const open: OpenRequest = { runId, entry }
+              if (ctx.key !== runId) open.workflowId = ctx.key
+              ctx.objectSendClient<typeof requests>({ name: requestsName }, request.id).register(open)
+              report({ waitingOn: request })
+              const at = expiryTime(request)
+              if (at !== undefined) {
+                // An unreadable deadline is 0: the timer fires at once.
+                const delay = Math.max(0, at - Date.parse(entry.since))
+                ctx
+                  .objectSendClient<typeof requests>({ name: requestsName }, request.id)
+                  .expire(sdk.rpc.sendOpts({ delay }))
+              }
+            },
+            answered: () => report({ waitingOn: null }),
+            flush: () => log?.flush() ?? Promise.resolve(),
+            failed: (error) => {
+              stepError = error
+            },
           },
-          answered: () => report({ waitingOn: null }),
-          flush: () => log?.flush() ?? Promise.resolve(),
-          failed: (error) => {
-            stepError = error
-          },
-        }, runId)
+          runId,
+        )
         try {
           const { result, messages } = await runEngineAgent(
             agent,

@@ -39,10 +39,21 @@ beforeAll(async () => {
     run: (_args, ctx) => (ctx.answer?.ok ? "done" : pending({ kind: "approval", prompt: "Go?" })),
   })
   const client = (soul: string) =>
-    createClient({ baseUrl: `${llm.url}/v1`, style: "openai", model: "m", apiKey: "k", systemPrompt: soul, retryBaseMs: 1 })
+    createClient({
+      baseUrl: `${llm.url}/v1`,
+      style: "openai",
+      model: "m",
+      apiKey: "k",
+      systemPrompt: soul,
+      retryBaseMs: 1,
+    })
   worker = await serveRestate({
     agents: [
-      restateAgent({ name: "approve", client: client("approve"), toolkit: await createToolkit({ extraTools: [approve] }) }),
+      restateAgent({
+        name: "approve",
+        client: client("approve"),
+        toolkit: await createToolkit({ extraTools: [approve] }),
+      }),
       restateAgent({ name: "fails", client: client("fails") }),
     ],
     port: await freePort(),
@@ -60,7 +71,11 @@ afterAll(async () => {
 })
 
 it("a refused duplicate answer is logged at info without a stack, never as the SDK's warning; a failed run at error with its code", async () => {
-  const engine = connectRestate({ ingress: restate.ingress, admin: restate.admin, logger: capture(connectionLines) })
+  const engine = connectRestate({
+    ingress: restate.ingress,
+    admin: restate.admin,
+    logger: capture(connectionLines),
+  })
   try {
     await engine.start("approve", "log-1", "go")
     let requestId = ""
@@ -75,7 +90,9 @@ it("a refused duplicate answer is logged at info without a stack, never as the S
     expect(await engine.result("log-1", { timeoutMs: 20_000 })).toMatchObject({ text: "approved" })
 
     await engine.start("fails", "log-2", "go")
-    await expect(engine.result("log-2", { timeoutMs: 20_000 })).rejects.toMatchObject({ code: "TNX_ENGINE_RUN" })
+    await expect(engine.result("log-2", { timeoutMs: 20_000 })).rejects.toMatchObject({
+      code: "TNX_ENGINE_RUN",
+    })
     await until(async () => workerLines.some((l) => l.level === "error"), "the failed run's log line")
 
     const refused = { level: "info", message: expect.stringContaining(`answer to ${requestId} refused`) }

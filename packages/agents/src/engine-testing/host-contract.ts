@@ -100,7 +100,8 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
         opened.push({ store: undefined as Store, host: h })
         return { store: undefined as Store, host: h }
       }
-      if (!init.store || !init.host) throw new Error("describeHostContract needs `store` and `host`, or `engine`")
+      if (!init.store || !init.host)
+        throw new Error("describeHostContract needs `store` and `host`, or `engine`")
       const s = await init.store()
       const agents = await contractAgents(hostAgent as never, {
         llmUrl: llm.url,
@@ -119,9 +120,7 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
     const parkedOn = async (runId: string, on = host): Promise<PendingEntry> => {
       let found: PendingEntry | undefined
       await until(async () => {
-        found = (await on.listPending()).find(
-          (e) => (e.runtimeKey ?? e.conversationId) === runId,
-        )
+        found = (await on.listPending()).find((e) => (e.runtimeKey ?? e.conversationId) === runId)
         return found !== undefined
       }, `a request of ${runId}`)
       const entry = await on.findRequest((found as PendingEntry).request.id)
@@ -347,11 +346,15 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
       })
       // The answer resumes the turn: its events stream to the end.
       const resumed: string[] = []
-      await second.deliverAnswer({ id: entry.request.id, ok: true }, { onEvent: (ev) => resumed.push(ev.type) })
+      await second.deliverAnswer(
+        { id: entry.request.id, ok: true },
+        { onEvent: (ev) => resumed.push(ev.type) },
+      )
       await until(async () => resumed.includes("done"), "the resumed turn's events")
       expect(resumed).toContain("tool_result")
       await until(
-        async () => ((await second.result(runId, { timeoutMs: 20_000 })) as RunResult).text === "done: refunded 30",
+        async () =>
+          ((await second.result(runId, { timeoutMs: 20_000 })) as RunResult).text === "done: refunded 30",
         "the resumed turn's result",
       )
       expect(effects("refund", runId)).toHaveLength(1)

@@ -34,6 +34,11 @@ export interface LaunchDbosOptions {
   config?: Partial<DBOSConfig>
   /** Failed runs at `error` with their code (a worker's event log that lost a write too). */
   logger?: Logger
+  /**
+   * Append the runs' events to `<namespace>.events` for `connectDbos`'s `events` and `onEvent`
+   * (default true); `false` saves those writes, and those streams end empty.
+   */
+  events?: boolean
 }
 
 /** How long one `recv` waits before it is asked again (a wait without `expiresAt` never ends). */
@@ -101,22 +106,25 @@ export async function launchDbos(opts: LaunchDbosOptions): Promise<{
         )
         return turn > 1 ? ((rows[0]?.transcript as Message[] | null) ?? []) : null
       })
-      const log = engineEventLog(
-        async (events) => {
-          await pool.query(
-            `INSERT INTO ${namespace}.events (workflow_id, event)
+      const log =
+        opts.events === false
+          ? undefined
+          : engineEventLog(
+              async (events) => {
+                await pool.query(
+                  `INSERT INTO ${namespace}.events (workflow_id, event)
              SELECT $1, e FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(e, i) ORDER BY i`,
-            [workflowId, JSON.stringify(events)],
-          )
-        },
-        (error) =>
-          logger?.error(`the event log of ${workflowId} lost events: ${(error as Error)?.message}`, {
-            workflowId,
-          }),
-      )
+                  [workflowId, JSON.stringify(events)],
+                )
+              },
+              (error) =>
+                logger?.error(`the event log of ${workflowId} lost events: ${(error as Error)?.message}`, {
+                  workflowId,
+                }),
+            )
       let stepError: unknown
       const executor = dbosExecutor(sdk, pool, namespace, runId, agent, {
-        log,
+        ...(log ? { log } : {}),
         failed: (error) => {
           stepError = error
         },
@@ -127,9 +135,9 @@ export async function launchDbos(opts: LaunchDbosOptions): Promise<{
           input.prompt,
           executor,
           async () => (await import("@toolnexus/agents")).createRuntime,
-          { ...(history ? { history } : {}), onEvent: (ev) => log.emit(ev) },
+          { ...(history ? { history } : {}), ...(log ? { onEvent: (ev) => log.emit(ev) } : {}) },
         )
-        await log.flush()
+        await log?.flush()
         await step(`settle:${turn}`, async () => {
           await pool.query(`UPDATE ${namespace}.runs SET transcript = $2 WHERE run_id = $1`, [
             runId,
@@ -138,7 +146,7 @@ export async function launchDbos(opts: LaunchDbosOptions): Promise<{
         })
         return result
       } catch (error) {
-        await log.flush()
+        await log?.flush()
         if (!(error instanceof sdk.Error.DBOSError)) {
           const cause = stepError ?? error
           logger?.error(`run ${runId} failed: ${(error as Error)?.message}`, {

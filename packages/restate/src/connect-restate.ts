@@ -204,6 +204,7 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
         }
         // The turn before is still running: this one follows it.
         await (await attach(next.busy)).arrayBuffer()
+        await sleep()
       }
       follow(runId, sendOpts?.onEvent)
       // Over when the turn ended or parked.

@@ -261,9 +261,13 @@ export function buildServices(
         const turn = input?.turn ?? 1
         const report = (msg: Omit<RunUpdate, "turn">) =>
           ctx.objectSendClient<typeof runs>({ name: runsName }, runId).update({ ...msg, turn })
+        // Awaited where a connection acts on what it reads next: the run's state is the runs
+        // object's before the request is listed, and before the turn's result is out.
+        const settle = (msg: Omit<RunUpdate, "turn">) =>
+          ctx.objectClient<typeof runs>({ name: runsName }, runId).update({ ...msg, turn })
         const agent = byName.get(input?.agent)
         if (!agent) {
-          report({ state: "failed" })
+          await settle({ state: "failed" })
           logger?.error(`run ${runId} failed: no worker defines agent ${JSON.stringify(input?.agent)}`, {
             runId,
             agent: input?.agent,
@@ -283,11 +287,11 @@ export function buildServices(
           ctx,
           agent,
           {
-            announce(request, entry) {
+            async announce(request, entry) {
+              await settle({ waitingOn: request })
               const open: OpenRequest = { runId, entry }
               if (ctx.key !== runId) open.workflowId = ctx.key
               ctx.objectSendClient<typeof requests>({ name: requestsName }, request.id).register(open)
-              report({ waitingOn: request })
               const at = expiryTime(request)
               if (at !== undefined) {
                 // An unreadable deadline is 0: the timer fires at once.
@@ -297,7 +301,7 @@ export function buildServices(
                   .expire(sdk.rpc.sendOpts({ delay }))
               }
             },
-            answered: () => report({ waitingOn: null }),
+            answered: () => settle({ waitingOn: null }),
             flush: () => log?.flush() ?? Promise.resolve(),
             failed: (error) => {
               stepError = error
@@ -314,13 +318,13 @@ export function buildServices(
             { ...(history ? { history } : {}), ...(log ? { onEvent: (ev) => log.emit(ev) } : {}) },
           )
           await log?.flush()
-          report({ state: "done", transcript: messages })
+          await settle({ state: "done", transcript: messages })
           return result
         } catch (error) {
           await log?.flush()
           // Only a terminal failure ends the turn; any other error is retried by Restate.
           if (error instanceof TerminalError) {
-            report({ state: "failed" })
+            await settle({ state: "failed" })
             const cause = stepError ?? error
             logger?.error(`run ${runId} failed: ${(error as Error).message}`, {
               runId,
@@ -341,11 +345,15 @@ export function buildServices(
     },
   })
 
-  /** The event log writer of workflow `workflowId`: one-way sends through the ingress, in order. */
+  /**
+   * The event log writer of workflow `workflowId`: calls through the ingress, in order. A call,
+   * not a one-way send: it returns once the batch is in the object's state, so a connection that
+   * sees the run park or end reads every event written before.
+   */
   function eventLog(workflowId: string) {
     const { ingress } = opts
     if (ingress === undefined) return undefined
-    const url = `${ingress}/${encodeURIComponent(eventsName)}/${encodeURIComponent(workflowId)}/append/send`
+    const url = `${ingress}/${encodeURIComponent(eventsName)}/${encodeURIComponent(workflowId)}/append`
     return engineEventLog(
       async (batch) => {
         const response = await fetch(url, {
@@ -371,10 +379,10 @@ function kindOf(run: RunState): { kind?: "client" | "runtime" } {
 
 /** What the workflow does around a wait and a step. */
 interface ExecutorHooks {
-  /** Registers the request and arms its timer (journaled sends). */
-  announce(request: Request, entry: PendingEntry): void
-  /** The wait returned. */
-  answered(): void
+  /** Marks the run waiting, registers the request and arms its timer (journaled). */
+  announce(request: Request, entry: PendingEntry): Promise<void>
+  /** The wait returned: the run runs again. */
+  answered(): Promise<void>
   /** Writes the event log out before the run parks. */
   flush(): Promise<void>
   /** A step's own error, before Restate makes it terminal (its code is logged). */
@@ -413,9 +421,9 @@ function restateExecutor(
       const since = new Date(await ctx.date.now()).toISOString()
       // A connection tailing the log stops once the run parks: it has every event by then.
       await hooks.flush()
-      hooks.announce(request, engineEntryOf(runId, request, since))
+      await hooks.announce(request, engineEntryOf(runId, request, since))
       const answer = await ctx.promise<Answer>(request.id).get()
-      hooks.answered()
+      await hooks.answered()
       return answer
     },
   }

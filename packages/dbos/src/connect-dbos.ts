@@ -63,6 +63,8 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
   const ns = namespaceOf(opts.namespace)
   const { systemDatabaseUrl, logger } = opts
   const pollMs = opts.pollMs ?? 50
+  if (!(Number.isInteger(pollMs) && pollMs > 0))
+    throw new ConfigError(`connectDbos: pollMs must be a positive integer, got ${opts.pollMs}`)
   let closed = false
   let opened: Promise<{ client: DBOSClient; pool: import("pg").Pool }> | undefined
   const open = () => {

@@ -70,6 +70,8 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
   const eventsName = `${namespace}_events`
   const { logger } = opts
   const pollMs = opts.pollMs ?? 50
+  if (!(Number.isInteger(pollMs) && pollMs > 0))
+    throw new ConfigError(`connectRestate: pollMs must be a positive integer, got ${opts.pollMs}`)
   const controllers = new Set<AbortController>()
   let closed = false
 

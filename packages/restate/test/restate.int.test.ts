@@ -28,3 +28,8 @@ it("listPending needs the admin URL (the admin SQL API): ConfigError without it"
     code: "TNX_CONFIG",
   })
 })
+
+it("a bad pollMs is a ConfigError naming it", () => {
+  for (const pollMs of [0, -5, 1.5, Number.NaN])
+    expect(() => connectRestate({ ingress: "http://127.0.0.1:9", pollMs })).toThrow(/pollMs/)
+})

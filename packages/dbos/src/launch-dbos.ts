@@ -134,7 +134,7 @@ export async function launchDbos(opts: LaunchDbosOptions): Promise<{
           agent,
           input.prompt,
           executor,
-          async () => (await import("@toolnexus/agents")).createRuntime,
+          async () => (await import("@toolnexus/agents")).runEngineTree,
           { ...(history ? { history } : {}), ...(log ? { onEvent: (ev) => log.emit(ev) } : {}) },
         )
         await log?.flush()

@@ -314,7 +314,7 @@ export function buildServices(
             agent,
             input.prompt,
             executor,
-            async () => (await import("@toolnexus/agents")).createRuntime,
+            async () => (await import("@toolnexus/agents")).runEngineTree,
             { ...(history ? { history } : {}), ...(log ? { onEvent: (ev) => log.emit(ev) } : {}) },
           )
           await log?.flush()

@@ -24,25 +24,20 @@ export type EngineAgent<Options extends HostAgentOptions<object, never> = Engine
 export const defineEngineAgent: typeof hostAgent = hostAgent
 
 /**
- * The part of an agents runtime an engine run drives, generic in its handle type so core never
- * names `@toolnexus/agents` (whose `Runtime` fits it: agents pins that with a type test).
+ * What runs a runtime tree's turn under an engine: `runEngineTree` of `@toolnexus/agents`,
+ * which owns the runtime it drives (core never loads agents: an engine imports it for trees
+ * only, so a client-only worker needs no agents install).
  */
-export interface EngineTreeRuntime<Handle, Result> {
-  /** The tree's root handle. */
-  readonly root: Handle
-  /** Where the tree keeps its handles' conversations. */
-  readonly store: { get(id: string): Promise<Message[] | undefined> }
-  /** Spawns a handle of registry def `def` under `parent`. */
-  spawn(parent: Handle, def: string): Handle
-  /** Gives a handle its prompt. */
-  wake(handle: Handle, prompt: string): void
-  /** Settles when the handle's run ends (or suspends). */
-  wait(handle: Handle): Promise<Result>
-  /** The conversation id of a handle's run, as its store keys it. */
-  conversationId(handle: Handle): string
-  /** Closes a handle and its subtree. */
-  close(handle: Handle, opts: { force: boolean }): Promise<unknown>
-}
+export type EngineTreeRunner<Result> = (input: {
+  /** The agent's `runtime` options (its `root` def included). */
+  runtime: { root: string }
+  /** The tree's prompt. */
+  prompt: string
+  /** The run's executor (the tree's steps and waits go through it). */
+  executor: DurableExecutor
+  /** Every event of the tree; a throw is ignored by the caller's listener. */
+  onEvent?: ((ev: never) => void) | undefined
+}) => Promise<EngineTurn<Result>>
 
 /** What one engine turn of an agent ran to: its result, and the conversation it leaves. */
 export interface EngineTurn<Result> {
@@ -99,16 +94,16 @@ export function engineExecutor(
 
 /**
  * Runs `agent` on `prompt` under `executor`: `client.run` (after `opts.history`), or a runtime
- * tree (`createRuntime` passed in, so core never loads `@toolnexus/agents`). An engine fault
+ * tree through `runTree` (passed in, so core never loads `@toolnexus/agents`). An engine fault
  * seen on the way fails the run, whatever the loop made of it.
  *
  * @throws ConfigError for a later turn (`history`) or content parts given to a runtime tree.
  */
-export async function runEngineAgent<Handle, Result, Options extends object>(
+export async function runEngineAgent<Result>(
   agent: EngineAgent<EngineAgentOptions<object, never>>,
   prompt: Prompt,
   executor: EngineExecutor,
-  createRuntime: () => Promise<(opts: Options) => EngineTreeRuntime<Handle, Result>>,
+  runTree: () => Promise<EngineTreeRunner<Result>>,
   opts: EngineTurnOptions = {},
 ): Promise<EngineTurn<Result | RunResult>> {
   const { client, toolkit, runtime } = agent.options
@@ -127,10 +122,10 @@ export async function runEngineAgent<Handle, Result, Options extends object>(
             }
           }
         }
-  const checked = <T>(result: T): T => {
+  const checked = <T>(turn: T): T => {
     const fault = executor.fault()
     if (fault !== undefined) throw fault
-    return result
+    return turn
   }
   if (client) {
     const result = checked(
@@ -142,14 +137,6 @@ export async function runEngineAgent<Handle, Result, Options extends object>(
     throw new ConfigError(`agent ${agent.name} runs a runtime tree: it takes no further turns`)
   if (typeof prompt !== "string")
     throw new ConfigError(`agent ${agent.name} runs a runtime tree: its prompt must be text`)
-  const { root, ...options } = runtime as { root: string }
-  const rt = (await createRuntime())({ ...options, executor, onEvent: listener } as unknown as Options)
-  try {
-    const handle = rt.spawn(rt.root, root)
-    rt.wake(handle, prompt)
-    const result = checked(await rt.wait(handle))
-    return { result, messages: (await rt.store.get(rt.conversationId(handle))) ?? [] }
-  } finally {
-    await rt.close(rt.root, { force: true })
-  }
+  const run = await runTree()
+  return checked(await run({ runtime: runtime as { root: string }, prompt, executor, onEvent: listener }))
 }

@@ -5,7 +5,7 @@ export type {
   EngineAgent,
   EngineAgentOptions,
   EngineExecutor,
-  EngineTreeRuntime,
+  EngineTreeRunner,
   EngineTurn,
   EngineTurnOptions,
 } from "./engine-agent.js"

@@ -260,7 +260,7 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
     async transcript(runId) {
       checkRunId(runId)
       const rows = await query<{ transcript: Message[] | null }>(
-        `SELECT transcript FROM ${ns}.runs WHERE run_id = $1`,
+        `SELECT COALESCE(parked, transcript) AS transcript FROM ${ns}.runs WHERE run_id = $1`,
         [runId],
       )
       return rows.length === 0 ? undefined : (rows[0]?.transcript ?? [])

@@ -6,6 +6,7 @@ import {
   type Message,
   type Request,
   type RunResult,
+  type WaitContext,
   expiryTime,
   isToolnexusError,
 } from "@toolnexus/core"
@@ -139,7 +140,7 @@ export async function launchDbos(opts: LaunchDbosOptions): Promise<{
         )
         await log?.flush()
         await step(`settle:${turn}`, async () => {
-          await pool.query(`UPDATE ${namespace}.runs SET transcript = $2 WHERE run_id = $1`, [
+          await pool.query(`UPDATE ${namespace}.runs SET transcript = $2, parked = NULL WHERE run_id = $1`, [
             runId,
             JSON.stringify(messages),
           ])
@@ -206,7 +207,7 @@ export function dbosExecutor(
         },
         { name, retriesAllowed: false },
       ),
-    async wait(request: Request): Promise<Answer> {
+    async wait(request: Request, context?: WaitContext): Promise<Answer> {
       // A connection tailing the log stops once the run parks: it has every event by then.
       await hooks.log?.flush()
       // The entry's row, written once: its `since` is decided in the step.
@@ -218,6 +219,12 @@ export function dbosExecutor(
              ON CONFLICT (request_id) DO NOTHING`,
             [request.id, runId, JSON.stringify(entry), entry.since, workflowId === runId ? null : workflowId],
           )
+          // The waiting turn's conversation, for `transcript` while the run waits.
+          if (context?.messages)
+            await pool.query(`UPDATE ${ns}.runs SET parked = $2 WHERE run_id = $1`, [
+              runId,
+              JSON.stringify(context.messages),
+            ])
         },
         { name: `register:${request.id}`, retriesAllowed: false },
       )

@@ -11,8 +11,8 @@ export function namespaceOf(namespace: string | undefined): string {
  * @internal The engine's tables, created under a transaction-scoped advisory lock (workers and
  * connections may create them at once): `requests`, one row per request id with its entry,
  * the run (`run_id`) and workflow (`workflow_id`, null: the run id) it waits in, and its
- * decision once made; `runs`, a run's agent, current turn and conversation after its last
- * turn; `events`, each turn workflow's event log.
+ * decision once made; `runs`, a run's agent, current turn, the conversation after its last
+ * turn and (`parked`) the waiting turn's; `events`, each turn workflow's event log.
  */
 export function engineDdl(ns: string): string {
   return `BEGIN;
@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS ${ns}.runs (
   kind text,
   transcript jsonb
 );
+ALTER TABLE ${ns}.runs ADD COLUMN IF NOT EXISTS parked jsonb;
 CREATE TABLE IF NOT EXISTS ${ns}.events (
   seq bigserial PRIMARY KEY,
   workflow_id text NOT NULL,

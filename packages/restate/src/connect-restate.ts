@@ -238,7 +238,7 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
       const messages = await invoke<Message[] | null>(
         runsName,
         runId,
-        "transcript",
+        "conversation",
         null,
         `reading the transcript of ${runId}`,
       )

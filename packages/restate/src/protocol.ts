@@ -49,6 +49,8 @@ export interface RunUpdate {
   state?: "done" | "failed"
   waitingOn?: Request | null
   transcript?: Message[]
+  /** The conversation of a turn waiting on a request (cleared when the turn ends). */
+  parked?: Message[] | null
 }
 
 /**

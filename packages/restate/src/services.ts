@@ -9,6 +9,7 @@ import {
   type Request,
   type RunResult,
   type StreamEvent,
+  type WaitContext,
   expiryTime,
   isToolnexusError,
 } from "@toolnexus/core"
@@ -36,6 +37,8 @@ const DECIDED = "decided"
 /** The runs object's state keys: the run's state, and its conversation after its last turn. */
 const RUN = "run"
 const TRANSCRIPT = "transcript"
+/** The conversation of the current turn while it waits on a request. */
+const PARKED = "parked"
 /** The events object's state: `n` events, each under `e:<index>`. */
 const COUNT = "n"
 /** Events one `read` returns at most. */
@@ -210,6 +213,8 @@ export function buildServices(
         if (msg.state !== undefined) next.waitingOn = null
         ctx.set(RUN, next)
         if (msg.transcript !== undefined) ctx.set(TRANSCRIPT, msg.transcript)
+        if (msg.parked) ctx.set(PARKED, msg.parked)
+        else if (msg.parked === null || msg.state !== undefined) ctx.clear(PARKED)
       }),
       /** The run's state, or null for an unknown run. */
       current: sdk.handlers.object.shared(
@@ -220,6 +225,16 @@ export function buildServices(
         async (ctx: Restate.ObjectSharedContext): Promise<Message[] | null> => {
           if ((await ctx.get(RUN)) === null) return null
           return (await ctx.get<Message[]>(TRANSCRIPT)) ?? []
+        },
+      ),
+      /**
+       * The run's conversation as a reader sees it: the waiting turn's (its halted call
+       * included) while it waits, else the last finished turn's; null for an unknown run.
+       */
+      conversation: sdk.handlers.object.shared(
+        async (ctx: Restate.ObjectSharedContext): Promise<Message[] | null> => {
+          if ((await ctx.get(RUN)) === null) return null
+          return (await ctx.get<Message[]>(PARKED)) ?? (await ctx.get<Message[]>(TRANSCRIPT)) ?? []
         },
       ),
     },
@@ -287,8 +302,10 @@ export function buildServices(
           ctx,
           agent,
           {
-            async announce(request, entry) {
-              await settle({ waitingOn: request })
+            async announce(request, entry, messages) {
+              // The waiting turn's conversation rides in this call's journaled parameter: once
+              // per park, never per step.
+              await settle({ waitingOn: request, ...(messages ? { parked: [...messages] } : {}) })
               const open: OpenRequest = { runId, entry }
               if (ctx.key !== runId) open.workflowId = ctx.key
               ctx.objectSendClient<typeof requests>({ name: requestsName }, request.id).register(open)
@@ -379,8 +396,8 @@ function kindOf(run: RunState): { kind?: "client" | "runtime" } {
 
 /** What the workflow does around a wait and a step. */
 interface ExecutorHooks {
-  /** Marks the run waiting, registers the request and arms its timer (journaled). */
-  announce(request: Request, entry: PendingEntry): Promise<void>
+  /** Marks the run waiting (with its conversation), registers the request and arms its timer (journaled). */
+  announce(request: Request, entry: PendingEntry, messages: readonly Message[] | undefined): Promise<void>
   /** The wait returned: the run runs again. */
   answered(): Promise<void>
   /** Writes the event log out before the run parks. */
@@ -417,11 +434,11 @@ function restateExecutor(
         },
         { maxRetryAttempts: 1 },
       ) as Promise<T>,
-    async wait(request: Request) {
+    async wait(request: Request, context?: WaitContext) {
       const since = new Date(await ctx.date.now()).toISOString()
       // A connection tailing the log stops once the run parks: it has every event by then.
       await hooks.flush()
-      await hooks.announce(request, engineEntryOf(runId, request, since))
+      await hooks.announce(request, engineEntryOf(runId, request, since), context?.messages)
       const answer = await ctx.promise<Answer>(request.id).get()
       await hooks.answered()
       return answer

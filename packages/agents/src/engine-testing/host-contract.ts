@@ -337,6 +337,9 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
       const second = (await openHost()).host
       const before = JSON.stringify(await second.transcript(runId))
       expect(before).toContain(`chat: chat hello (${runId})`)
+      // While it waits, the transcript holds the waiting turn too, its halted call included.
+      expect(before).toContain(`refund order 42 (${runId})`)
+      expect(before).toContain("refund")
       // Parked: nothing in flight to stream, and no new turn while it waits.
       const idle: string[] = []
       for await (const ev of second.events(runId, { fromStart: true })) idle.push(ev.type)

@@ -85,7 +85,7 @@ export function engineExecutor(
   const executor: EngineExecutor = {
     id: base.id,
     step: (name, fn) => guard(() => base.step(name, fn)),
-    wait: (request) => guard(() => base.wait(request)),
+    wait: (request, context) => guard(() => base.wait(request, context)),
     fault: () => fault?.error,
   }
   const maxStepBytes = agent.options.maxStepBytes ?? base.maxStepBytes

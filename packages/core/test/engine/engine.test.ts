@@ -21,7 +21,10 @@ import {
   UnknownRequestError,
 } from "../../src/errors.js"
 import type { StreamEvent } from "../../src/client/run-result.js"
-import type { Request } from "../../src/types.js"
+import type { DurableExecutor, Request } from "../../src/types.js"
+import { createToolkit } from "../../src/tools/toolkit.js"
+import { defineTool } from "../../src/tools/define-tool.js"
+import { pending } from "../../src/suspension/pending.js"
 import { useFakeServer } from "../helpers.js"
 import { MemoryExecutor } from "../memory-executor.js"
 
@@ -198,6 +201,40 @@ describe("the engine-fault guard", () => {
     await expect(
       runEngineAgent(tree, "more", treeExecutor, async () => () => ({}) as never, { history: [] }),
     ).rejects.toBeInstanceOf(ConfigError)
+  })
+})
+
+describe("the executor's wait", () => {
+  it("is told the run's conversation at the suspension, its halted turn's tool call included", async () => {
+    const { server } = ctx
+    const live = createClient({ baseUrl: `${server.url}/v1`, style: "openai", model: "m", apiKey: "k" })
+    const ask = defineTool({
+      name: "ask",
+      description: "asks",
+      inputSchema: { type: "object", properties: {} },
+      run: (_args, toolCtx) => (toolCtx.answer?.ok ? "yes" : pending({ kind: "approval", prompt: "ok?" })),
+    })
+    server.enqueue({ toolCalls: [{ id: "c1", name: "ask", arguments: {} }] }, { text: "asked" })
+    const seen: (readonly unknown[] | undefined)[] = []
+    const base = new MemoryExecutor({ id: "wait-ctx", answer: (r) => ({ id: r.id, ok: true }) })
+    const executor: DurableExecutor = {
+      id: base.id,
+      step: (name, fn) => base.step(name, fn),
+      wait: (request, context) => {
+        seen.push(context?.messages)
+        return base.wait(request)
+      },
+    }
+    const result = await live.run("please ask", {
+      toolkit: await createToolkit({ extraTools: [ask] }),
+      executor,
+    })
+    expect(result.text).toBe("asked")
+    expect(seen).toHaveLength(1)
+    const said = JSON.stringify(seen[0])
+    expect(said).toContain("please ask")
+    expect(said).toContain('"c1"')
+    expect(said).not.toContain("asked")
   })
 })
 

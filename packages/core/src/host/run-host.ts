@@ -103,8 +103,8 @@ export interface RunHost<Result = RunResult | TaskResult, Event = StreamEvent | 
   events(runId: string, opts?: { fromStart?: boolean }): AsyncIterable<Event>
   /**
    * The run's stored conversation (a runtime agent's: its root handle's), or undefined for an
-   * unknown run. An engine stores it as each turn ends: while a turn runs or waits, it is the
-   * conversation the turn before left.
+   * unknown run. An engine stores it as each turn ends and as it parks: while a turn runs, it
+   * is the conversation the turn before left.
    */
   transcript(runId: string): Promise<Message[] | undefined>
   /** Open requests, one entry per request id, by `since` then request id. */

@@ -106,7 +106,7 @@ export type {
 } from "./client/client.js"
 export type { OutputOf, OutputSchema } from "./client/structured-output.js"
 export { StepTooLargeError, handleExecutor } from "./client/executor.js"
-export type { DurableExecutor } from "./client/executor.js"
+export type { DurableExecutor, WaitContext } from "./client/executor.js"
 export { EngineRunError } from "./client/engine-connection.js"
 export type { EngineConnection } from "./client/engine-connection.js"
 export type { RunHost, HostStartOptions, HostListOptions, HostDelivered, Logger } from "./host/run-host.js"

@@ -83,8 +83,19 @@ export interface DurableExecutor {
   readonly maxStepBytes?: number
   /** Runs `fn` at most once per `name` in this run; afterwards returns its journaled value. */
   step<T>(name: string, fn: () => Promise<T>): Promise<T>
-  /** The engine's own wait for the decision on `request` (a suspension never halts the run). */
-  wait(request: Request): Promise<Answer>
+  /**
+   * The engine's own wait for the decision on `request` (a suspension never halts the run).
+   * `context.messages` is the waiting run's conversation so far (its halted turn's assistant
+   * message included), for an engine that shows a parked run's transcript; absent where the
+   * waiting conversation is not the run's own (a sub-agent's).
+   */
+  wait(request: Request, context?: WaitContext): Promise<Answer>
+}
+
+/** What a run tells its executor's `wait` besides the request. */
+export interface WaitContext {
+  /** The run's conversation at the suspension. Read it, never keep it mutable: a copy. */
+  messages: readonly Message[]
 }
 
 /** Per-call context handed to {@link Tool.execute}. */

@@ -371,7 +371,7 @@ export async function settleTurn(
   const env = callEnv(config, input, turn)
   // Under an executor the calls are journaled steps, run in call order; they never halt.
   const running: (Promise<CallOutcome> | CallOutcome | undefined)[] = input.journal
-    ? await input.journal.settle(env, calls, presets)
+    ? await input.journal.settle(env, calls, presets, state.messages)
     : []
   const relayCalls: ModelToolCall[] = []
   for (const call of input.journal ? [] : calls) {

@@ -1,4 +1,4 @@
-import type { RuntimeEvent, RuntimeOptions, TaskResult } from "@toolnexus/agents"
+import type { EngineAgent, RuntimeEvent, TaskResult } from "@toolnexus/agents"
 import {
   AbortError,
   type Answer,
@@ -8,8 +8,6 @@ import {
   type GrantFilter,
   ConfigError,
   EngineRunError,
-  type HostAgent,
-  type HostAgentOptions,
   HostUnsupportedError,
   type Logger,
   type PendingEntry,
@@ -34,10 +32,8 @@ import { listGrants, revokeGrant } from "./grants.js"
 import { type HostedRunResult, startHostedRun } from "./hosted-run.js"
 import { type RunRecord, createRunRecord, readRunRecord, writeRunRecord } from "./run-record.js"
 
-/** An agent a store host serves: `hostAgent(…)` with the agents runtime's options (less the store's). */
-export type StoreHostAgent = HostAgent<
-  HostAgentOptions<Omit<RuntimeOptions, "store" | "namespace" | "executor">, StreamEvent | RuntimeEvent>
->
+/** An agent a store host serves: `hostAgent(…)` with the agents runtime's options (less the store's), as every host's. */
+export type StoreHostAgent = EngineAgent
 
 /** Options of {@link createStoreHost}. */
 export interface StoreHostOptions extends Omit<NotificationOutboxOptions, "logger"> {

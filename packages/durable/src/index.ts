@@ -32,6 +32,6 @@ export type { DeliverOptions, DeliverResult, SweepResult } from "./resume/delive
 export { loadRuntime, resumeRuntime, saveRuntime } from "./resume/runtime-persistence.js"
 export type { ResumeRuntimeOptions } from "./resume/runtime-persistence.js"
 export { createStoreHost } from "./host/store-host.js"
-export type { StoreHostAgent, StoreHostOptions } from "./host/store-host.js"
+export type { StoreHost, StoreHostAgent, StoreHostOptions, StoreHostSweep } from "./host/store-host.js"
 export { startHostedRun } from "./host/hosted-run.js"
 export type { HostedRunAgent, HostedRunResult, StartHostedRunOptions } from "./host/hosted-run.js"

@@ -7,6 +7,8 @@ import {
   EngineRunError,
   type HostAgent,
   type HostAgentOptions,
+  type HostDelivered,
+  type HostStartOptions,
   HostUnsupportedError,
   type Logger,
   type PendingEntry,
@@ -18,14 +20,21 @@ import {
   isToolnexusError,
 } from "@toolnexus/core"
 import { checkRunId, decisionOf } from "@toolnexus/core/engine"
-import type { DurableStore } from "../durable-store.js"
+import type { DurableStore, FailedEntry } from "../durable-store.js"
 import {
   type DeliverOptions,
   type DeliverResult,
   deliverAnswer,
+  retryFailed,
   sweepExpiredClaims,
   sweepExpiredRequests,
 } from "../resume/deliver-answer.js"
+import {
+  decisionWaitingError,
+  nothingToRetryError,
+  settledRequestError,
+} from "../store-engine/claim-refusals.js"
+import { checkKey } from "../store-engine/option-checks.js"
 import { type HostedRunResult, startHostedRun } from "./hosted-run.js"
 import { type RunRecord, createRunRecord, readRunRecord, writeRunRecord } from "./run-record.js"
 
@@ -58,6 +67,42 @@ export interface StoreHostOptions {
 
 type HostResult = RunResult | TaskResult
 type HostEvent = StreamEvent | RuntimeEvent
+
+/** What {@link StoreHost.sweep} did. */
+export interface StoreHostSweep {
+  /** The runs (ids) whose recorded decisions were applied. */
+  completed: string[]
+  /** The requests whose delivery failed again; each keeps its decision for the next sweep. */
+  failed: {
+    /** The request whose delivery failed. */
+    requestId: string
+    /** What the delivery threw. */
+    error: unknown
+  }[]
+}
+
+/**
+ * The {@link RunHost} `createStoreHost` returns, plus what only a store keeps: requests whose
+ * resumes failed for good, and the recorded decisions still to apply (a worker died
+ * mid-resume, or a host that does not serve the run's agent recorded them).
+ */
+export interface StoreHost extends RunHost<HostResult, HostEvent> {
+  /** Requests whose resumes failed `maxAttempts` times, with their last error; only `retry` moves them on. */
+  listFailed(opts?: { limit?: number }): Promise<FailedEntry[]>
+  /**
+   * Applies the decision recorded on request `requestId` again, now: a request whose claim's
+   * lease ran out (its worker died, or the decision was handed off) or a `failed` one (its
+   * attempts start again). Served here, the run resumes in this process and this resolves when
+   * it has run to its end or its next request; a run of an agent this host does not serve is
+   * made due for the next sweep of a host that does.
+   *
+   * @throws UnknownRequestError when nothing waits on it; AnswerConflictError when it was applied
+   *   (with the decision), is being applied now (a live lease), or is open (nothing recorded yet).
+   */
+  retry(requestId: string, opts?: HostStartOptions<HostEvent>): Promise<HostDelivered>
+  /** Runs the sweep now: completes expired claims, declines expired requests. */
+  sweep(): Promise<StoreHostSweep>
+}
 
 /** A run executing in this process: its abort, its events so far, its listeners. */
 interface Execution {
@@ -97,7 +142,7 @@ const REFUSALS = new Set([
  * await host.start("refunds", "order-42", "refund order 42")
  * const result = await host.result("order-42")
  */
-export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, HostEvent> {
+export function createStoreHost(opts: StoreHostOptions): StoreHost {
   const { store, leaseMs, logger } = opts
   if (!store || typeof store.claimAnswer !== "function")
     throw new ConfigError(`${HOST}: \`store\` must be a durable store (createMemoryStore, openStore)`)
@@ -242,16 +287,25 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
     })
   }
 
-  async function sweep(): Promise<void> {
+  async function sweep(): Promise<StoreHostSweep> {
+    const report: StoreHostSweep = { completed: [], failed: [] }
     for (const sweeper of [sweepExpiredClaims, sweepExpiredRequests]) {
       const done = await sweeper(store, deliverOptions())
-      for (const delivered of done.completed) await afterDelivery(delivered)
-      for (const failure of done.failed)
+      for (const delivered of done.completed) {
+        await afterDelivery(delivered)
+        const runId = delivered.kind === "runtime" ? delivered.key : delivered.id
+        report.completed.push(runId)
+        logger?.info(`sweep: run ${runId} completed`, { runId })
+      }
+      for (const failure of done.failed) {
+        report.failed.push({ requestId: failure.requestId, error: failure.error })
         logger?.error(`sweep: request ${failure.requestId} failed again`, {
           requestId: failure.requestId,
           code: isToolnexusError(failure.error) ? failure.error.code : undefined,
         })
+      }
     }
+    return report
   }
   async function afterDelivery(delivered: DeliverResult): Promise<void> {
     const runId = delivered.kind === "runtime" ? delivered.key : delivered.id
@@ -261,12 +315,13 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
   const every = opts.sweepEveryMs === undefined ? 60_000 : opts.sweepEveryMs
   if (every !== false && !(Number.isInteger(every) && every > 0))
     throw new ConfigError(`${HOST}: sweepEveryMs must be a positive integer or false, got ${every}`)
-  let sweeping: Promise<void> | undefined
+  let sweeping: Promise<unknown> | undefined
   const timer =
     every === false
       ? undefined
       : setInterval(() => {
           sweeping ??= sweep()
+            .then(() => undefined)
             .catch((error) => logger?.error(`sweep failed: ${(error as Error)?.message}`, {}))
             .finally(() => {
               sweeping = undefined
@@ -311,6 +366,49 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
 
   const checkOpen = () => {
     if (closed) throw new ConfigError(`${HOST}: the host is closed`)
+  }
+  /** Logs a refusal at `info` (no stack) and returns it for the caller to throw. */
+  function logRefusal(requestId: string, error: unknown): unknown {
+    if (isToolnexusError(error) && REFUSALS.has(error.code))
+      logger?.info(`answer to ${requestId} refused: ${(error as Error).message}`, {
+        requestId,
+        code: error.code,
+      })
+    return error
+  }
+  /** Runs `work`; a refusal it throws is logged (see `logRefusal`) and thrown on. */
+  async function refused<T>(requestId: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work()
+    } catch (error) {
+      throw logRefusal(requestId, error)
+    }
+  }
+
+  /** `retry` of a failed request: reopened with its decision and delivered like an answer. */
+  async function retryFailedRequest(
+    failed: FailedEntry,
+    retryOpts: HostStartOptions<HostEvent>,
+  ): Promise<HostDelivered> {
+    const id = failed.request.id
+    const runId = failed.runtimeKey ?? failed.conversationId
+    const record = await readRunRecord(store, runId)
+    if (!record || !agents.has(record.agent)) {
+      const answer = await store.reopenFailed(id)
+      if (!answer) throw logRefusal(id, await settledRequestError(store, id, "nothing waits on it"))
+      const claim = await store.claimAnswer(failed.conversationId, answer, claimOptionsOf(failed, leaseMs))
+      await store.releaseClaim(failed.conversationId, claim.token)
+      return { runId, request: failed.request, decision: decisionOf(answer) }
+    }
+    await execute(
+      runId,
+      record,
+      async (signal, emit) =>
+        (await retryFailed(store, id, deliverOptions({ signal, onEvent: emit }))) as HostedRunResult,
+      retryOpts.onEvent,
+    )
+    const decision = (await store.getDecision(id)) ?? { ok: false, reason: "unknown" }
+    return { runId, request: failed.request, decision }
   }
 
   return {
@@ -421,25 +519,20 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       assertAnswer(answer)
       const entry = await store.findRequest(answer.id)
       // Nothing waits on it: deliverAnswer throws the refusal (unknown, or the first decision).
-      if (!entry) {
-        try {
-          await deliverAnswer(store, answer, {})
-        } catch (error) {
-          const code = isToolnexusError(error) ? error.code : undefined
-          logger?.info(`answer to ${answer.id} refused: ${(error as Error)?.message}`, {
-            requestId: answer.id,
-            code,
-          })
-          throw error
-        }
-      }
+      if (!entry) await refused(answer.id, () => deliverAnswer(store, answer, {}))
       const held = entry as PendingEntry
       const runId = held.runtimeKey ?? held.conversationId
       const record = await readRunRecord(store, runId)
-      if (!record)
-        throw new ConfigError(
-          `${HOST}: request ${answer.id} is held by ${runId}, which this host did not start`,
-        )
+      if (!record || !agents.has(record.agent)) {
+        // Not runnable here (an operator's host, a run started outside any host): the decision is
+        // recorded for a host that serves the run, whose sweep applies it.
+        const decision = await refused(answer.id, () => handOff(store, held, answer, leaseMs))
+        logger?.info(`answer to ${answer.id} recorded; a host serving run ${runId} applies it`, {
+          requestId: answer.id,
+          runId,
+        })
+        return { runId, request: held.request, decision }
+      }
       await execute(
         runId,
         record,
@@ -449,6 +542,28 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       )
       const decision: AnswerDecision = (await store.getDecision(answer.id)) ?? decisionOf(answer)
       return { runId, request: held.request, decision }
+    },
+
+    async retry(requestId, retryOpts = {}) {
+      checkOpen()
+      checkKey(requestId, `${HOST}: the request id`)
+      const open = await store.findRequest(requestId)
+      if (open) {
+        const due = open.state === "claimed" ? await expiredClaimOf(store, requestId) : undefined
+        if (!due) throw logRefusal(requestId, nothingToRetryError(requestId, open.state))
+        return this.deliverAnswer(due.answer, retryOpts)
+      }
+      const failed = (await store.listFailed()).find((entry) => entry.request.id === requestId)
+      if (failed) return retryFailedRequest(failed, retryOpts)
+      // Unknown, or decided: the store says which, with the decision.
+      throw logRefusal(requestId, await settledRequestError(store, requestId, "nothing waits on it"))
+    },
+
+    listFailed: (listOpts) => store.listFailed(listOpts),
+
+    sweep() {
+      checkOpen()
+      return sweep()
     },
 
     async cancel(runId, reason = "cancelled") {
@@ -509,6 +624,45 @@ async function withdraw(
     await store.save(held.conversationId, (await store.get(held.conversationId)) ?? [], { pending: null })
   }
   if (entry.runtimeKey !== undefined) await store.deleteSnapshot(entry.runtimeKey)
+}
+
+/** The claim options of a delivery to `entry`'s holder. */
+function claimOptionsOf(
+  entry: Pick<PendingEntry, "runtimeKey">,
+  leaseMs: number | undefined,
+): { runtimeKey?: string; leaseMs?: number } {
+  return {
+    ...(entry.runtimeKey !== undefined ? { runtimeKey: entry.runtimeKey } : {}),
+    ...(leaseMs !== undefined ? { leaseMs } : {}),
+  }
+}
+
+/** The expired claim (the recorded decision waiting for a sweep) on request `requestId`, if any. */
+async function expiredClaimOf(store: DurableStore, requestId: string) {
+  return (await store.listExpiredClaims()).find((claim) => claim.request.id === requestId)
+}
+
+/**
+ * Records `answer` on `entry`'s request without running anything here: a claim given up at once,
+ * so it keeps the answer and is due for the next sweep (or `retry`) of a host serving the run.
+ * Once a decision is recorded a second one conflicts, naming the first.
+ */
+async function handOff(
+  store: DurableStore,
+  entry: PendingEntry,
+  answer: Answer,
+  leaseMs: number | undefined,
+): Promise<AnswerDecision> {
+  const id = answer.id
+  if (entry.state === "claimed") {
+    const due = await expiredClaimOf(store, id)
+    // A live claim: the store refuses below, with the decision being applied.
+    if (due) throw decisionWaitingError(id, decisionOf(due.answer))
+  }
+  const claim = await store.claimAnswer(entry.conversationId, answer, claimOptionsOf(entry, leaseMs))
+  await store.releaseClaim(entry.conversationId, claim.token)
+  if (claim.takeover) throw decisionWaitingError(id, decisionOf(claim.answer))
+  return decisionOf(claim.answer)
 }
 
 /** True when `promise` settled within `ms`. */

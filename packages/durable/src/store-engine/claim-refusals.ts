@@ -88,3 +88,23 @@ export async function settledRequestError(
   }
   return notWaitingError(requestId, where)
 }
+
+/**
+ * @internal A decision is recorded on the request (a claim whose lease ran out keeps it) and
+ * waits for a sweep or a retry to apply it; `decision` is that first decision.
+ */
+export function decisionWaitingError(requestId: string, decision: AnswerDecision): AnswerConflictError {
+  return new AnswerConflictError(requestId, "a decision is recorded on it and waits to be applied", {
+    decision,
+  })
+}
+
+/** @internal A retry of a request with nothing to apply again: it is open, or being applied now. */
+export function nothingToRetryError(requestId: string, state: "open" | "claimed"): AnswerConflictError {
+  return new AnswerConflictError(
+    requestId,
+    state === "open"
+      ? "no decision is recorded on it yet: approve or decline it"
+      : "its decision is being applied now (the claim's lease has not run out)",
+  )
+}

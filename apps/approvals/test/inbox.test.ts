@@ -2,6 +2,7 @@ import type { DurableStore } from "@toolnexus/durable"
 import { describe, expect, it } from "vitest"
 import type { ToolEffect } from "../src/tools.js"
 import {
+  aMinuteAgo,
   answerTools,
   getJson,
   instance,
@@ -32,7 +33,7 @@ describe("a sub-agent tree's request", () => {
       args: { orderId: "T-1", amountUsd: 12 },
       request: { id: run.pending.id, kind: "approval" },
     })
-    expect(requests[0].conversationId).toBe(`${run.id}:root/support.1/payments.1`)
+    expect(requests[0].conversationId).toBe(`${run.id}/root/support.1/payments.1`)
     const { cookie } = await signIn(app)
     const html = await (await app.request("/", { headers: { cookie } })).text()
     expect(html.match(/<article class="card[^>]*data-request-id=/g)).toHaveLength(1)
@@ -294,9 +295,10 @@ describe("live updates", () => {
 
 describe("expiry", () => {
   it("an approval of a tree's request after expiresAt is refused; closing it as expired works", async () => {
-    const { app, effects } = await instance(fake(), files.store(), { tools: { expiresInMs: 1 } })
+    const { app, effects } = await instance(fake(), files.store(), {
+      tools: { expiresInMs: 1, now: aMinuteAgo },
+    })
     const run = await startRun(app, "refund order X-9 $9", { team: true })
-    await new Promise((resolve) => setTimeout(resolve, 20))
     const res = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })
     expect(res.status).toBe(410)
     expect((await json(res)).error).toMatchObject({

@@ -31,6 +31,9 @@ import {
   type ToolEffect,
 } from "../src/tools.js"
 
+/** A clock a minute behind: requests asked on it with a short `expiresInMs` have already expired. */
+export const aMinuteAgo = () => Date.now() - 60_000
+
 /** The sign-in token of the test user "alice". */
 export const ALICE_TOKEN = "alice-token-0123456789abcdef"
 /** The sign-in token of the test user "bob". */

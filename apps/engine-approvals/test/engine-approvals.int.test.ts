@@ -4,8 +4,6 @@ import { fileURLToPath } from "node:url"
 import { openStore } from "@toolnexus/durable"
 import { afterAll, describe, expect, it } from "vitest"
 import { createApprovalsApp } from "../../approvals/src/app.js"
-import { createEngineInboxStore } from "../../approvals/src/engine-inbox-store.js"
-import { createModel } from "../../approvals/src/model.js"
 import { PG_URL, createDatabase } from "../../../packages/dbos/test/dbos-harness.js"
 import { freePort, startRestateServer } from "../../../packages/restate/test/restate-harness.js"
 import { AGENT, type EngineSettings, connectEngine } from "../src/engine.js"
@@ -61,9 +59,9 @@ async function inbox(settings: EngineSettings) {
   })
   const app = createApprovalsApp({
     store,
-    client: createModel({ store }).client,
     security: { users: { demo: TOKEN }, apiTokens: { demo: TOKEN } },
-    inbox: createEngineInboxStore({ engine, agent: AGENT }),
+    host: engine,
+    agent: AGENT,
   })
   const call = async (path: string, body?: unknown) => {
     const res = await app.request(path, {

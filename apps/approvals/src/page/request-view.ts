@@ -1,4 +1,4 @@
-import type { InboxEntry } from "../inbox-store.js"
+import type { InboxEntry } from "../host-inbox.js"
 import { escapeHtml } from "./html.js"
 import { renderCard } from "./inbox-view.js"
 

@@ -31,6 +31,7 @@ import {
 } from "../resume/deliver-answer.js"
 import {
   decisionWaitingError,
+  notFailedError,
   nothingToRetryError,
   settledRequestError,
 } from "../store-engine/claim-refusals.js"
@@ -63,6 +64,12 @@ export interface StoreHostOptions {
   notify?: (entry: PendingEntry) => Promise<void>
   /** Failed runs (with their code) at `error`; refusals and sweeps at `info`. */
   logger?: Logger
+  /**
+   * The agent (one of `agents`) that resumes a run this host finds no record of: a conversation
+   * parked by `client.ask` outside any host (a door's round-3 shorthand, data from before hosts).
+   * Without it, an answer to such a run is recorded for a host that adopts it (see `deliverAnswer`).
+   */
+  adopt?: string
 }
 
 type HostResult = RunResult | TaskResult
@@ -167,6 +174,14 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       )
     return agent
   }
+  if (opts.adopt !== undefined && !agents.has(opts.adopt))
+    throw new ConfigError(
+      `${HOST}: adopt names ${JSON.stringify(opts.adopt)}, which is not one of its agents`,
+    )
+  /** The record of the run holding a request, or, for a run no host recorded, the adopting agent's. */
+  const holderRecord = async (runId: string): Promise<RunRecord | undefined> =>
+    (await readRunRecord(store, runId)) ??
+    (opts.adopt === undefined ? undefined : { v: 1, agent: opts.adopt, state: "pending" })
   const recordOf = async (runId: string): Promise<RunRecord> => {
     const record = await readRunRecord(store, runId)
     if (!record) throw new EngineRunError(runId, "is not known to this host's store (never started)")
@@ -176,7 +191,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
   /** The options of a delivery to the run holding `entry`. */
   const route = async (entry: PendingEntry): Promise<DeliverOptions> => {
     const runId = entry.runtimeKey ?? entry.conversationId
-    const record = await readRunRecord(store, runId)
+    const record = await holderRecord(runId)
     if (!record)
       throw new ConfigError(
         `${HOST}: request ${entry.request.id} is held by ${runId}, which this host did not start`,
@@ -309,7 +324,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
   }
   async function afterDelivery(delivered: DeliverResult): Promise<void> {
     const runId = delivered.kind === "runtime" ? delivered.key : delivered.id
-    const record = await readRunRecord(store, runId)
+    const record = await holderRecord(runId)
     if (record) await settled(runId, record, delivered as HostedRunResult)
   }
   const every = opts.sweepEveryMs === undefined ? 60_000 : opts.sweepEveryMs
@@ -392,10 +407,10 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
   ): Promise<HostDelivered> {
     const id = failed.request.id
     const runId = failed.runtimeKey ?? failed.conversationId
-    const record = await readRunRecord(store, runId)
+    const record = await holderRecord(runId)
     if (!record || !agents.has(record.agent)) {
       const answer = await store.reopenFailed(id)
-      if (!answer) throw logRefusal(id, await settledRequestError(store, id, "nothing waits on it"))
+      if (!answer) throw logRefusal(id, await notFailedError(store, id))
       const claim = await store.claimAnswer(failed.conversationId, answer, claimOptionsOf(failed, leaseMs))
       await store.releaseClaim(failed.conversationId, claim.token)
       return { runId, request: failed.request, decision: decisionOf(answer) }
@@ -522,7 +537,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       if (!entry) await refused(answer.id, () => deliverAnswer(store, answer, {}))
       const held = entry as PendingEntry
       const runId = held.runtimeKey ?? held.conversationId
-      const record = await readRunRecord(store, runId)
+      const record = await holderRecord(runId)
       if (!record || !agents.has(record.agent)) {
         // Not runnable here (an operator's host, a run started outside any host): the decision is
         // recorded for a host that serves the run, whose sweep applies it.

@@ -108,3 +108,20 @@ export function nothingToRetryError(requestId: string, state: "open" | "claimed"
       : "its decision is being applied now (the claim's lease has not run out)",
   )
 }
+
+/**
+ * @internal Why request `requestId` cannot be retried when the store says it is not failed:
+ * applied before (with its decision), open (answer it instead), or unknown.
+ */
+export async function notFailedError(
+  store: DurableStore,
+  requestId: string,
+): Promise<AnswerConflictError | UnknownRequestError> {
+  const decision = await store.getDecision(requestId)
+  if (decision) return alreadyAppliedError(requestId, decision)
+  const open = await store.findRequest(requestId)
+  return notWaitingError(
+    requestId,
+    open ? `it is not failed (it is ${open.state}): deliver an answer to it instead` : "nothing waits on it",
+  )
+}

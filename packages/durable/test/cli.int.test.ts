@@ -114,7 +114,8 @@ const backends: { name: string; url: string | undefined }[] = [
 ]
 
 for (const { name, url } of backends) {
-  describe.skipIf(!url)(`toolnexus pending on ${name}`, () => {
+  // Each test runs the command as a child process several times: a loaded machine needs time.
+  describe.skipIf(!url)(`toolnexus pending on ${name}`, { timeout: 120_000 }, () => {
     let store: DurableStore
     let host: StoreHost
     beforeAll(async () => {
@@ -230,6 +231,37 @@ for (const { name, url } of backends) {
       })
       expect(runs()).toHaveLength(2)
       expect((await toolnexus("pending", "retry", handed, "--store", url as string)).code).toBe(4)
+    })
+
+    it("list --failed shows a request whose resumes failed too often; retry --agents applies it", async () => {
+      writeFileSync(runsFile, "")
+      const runId = `cli-${randomUUID()}`
+      server.enqueue(
+        { toolCalls: [{ id: `c-${runId}`, name: "refund", arguments: { order: 9 } }] },
+        { status: 500, text: "down" },
+        { status: 500, text: "down" },
+        { status: 500, text: "down" },
+        { text: "done with 9" },
+      )
+      await host.start("refunds", runId, "refund order 9")
+      const id = ((await host.result(runId, { timeoutMs: 30_000 })) as RunResult).pending?.id as string
+      for (let attempt = 0; attempt < 3; attempt++)
+        await expect(host.deliverAnswer({ id, ok: true })).rejects.toMatchObject({ code: "TNX_LLM_HTTP" })
+
+      const failed = await toolnexus("pending", "list", "--failed", "--store", url as string)
+      expect(failed.code, failed.stderr).toBe(0)
+      expect(failed.stdout).toMatch(/^REQUEST\s+KIND\s+RUN\s+ATTEMPTS/)
+      expect(failed.stdout).toContain(id)
+      expect(failed.stdout).toContain("TNX_LLM_HTTP")
+      expect((await toolnexus("pending", "approve", id, "--store", url as string)).code).toBe(4)
+      const retried = await toolnexus("pending", "retry", id, "--store", url as string, "--agents", AGENTS)
+      expect(retried.code, retried.stderr).toBe(0)
+      expect(retried.stdout).toContain("the run is done")
+      expect(((await host.result(runId, { timeoutMs: 30_000 })) as RunResult).text).toBe("done with 9")
+      const none = await toolnexus("pending", "list", "--failed", "--store", url as string, "--json")
+      expect(
+        JSON.parse(none.stdout).requests.map((e: { request: { id: string } }) => e.request.id),
+      ).not.toContain(id)
     })
 
     it("an unknown id exits 3, a late approval 5; a decline of the late request goes through", async () => {

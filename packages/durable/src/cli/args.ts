@@ -4,7 +4,8 @@ import { parseArgs } from "node:util"
 export const USAGE = `Usage: toolnexus pending <command> [options]
 
 Commands:
-  pending list                  open requests, oldest first
+  pending list                  open requests, oldest first (--failed: those whose
+                                resumes failed too often, with their last error)
   pending show <id>             one request (or the decision recorded on it)
   pending approve <id>          approve it (--reason, --data '<json>' for edited args or input)
   pending decline <id>          decline it (--reason)
@@ -53,6 +54,7 @@ export interface CliCommand {
   limit?: number
   reason?: string
   data?: unknown
+  failed?: boolean
 }
 
 const COMMANDS = new Set(["list", "show", "approve", "decline", "retry"])
@@ -114,6 +116,11 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       throw new UsageError("--data must be JSON, e.g. '{\"amount\": 10}'")
     }
   }
+  if (values.failed === true) {
+    if (command !== "list" || cli.store === undefined)
+      throw new UsageError("--failed goes with list on a --store (an engine retries its runs itself)")
+    cli.failed = true
+  }
   if (cli.reason !== undefined && command !== "approve" && command !== "decline")
     throw new UsageError("--reason goes with approve or decline")
   return cli
@@ -136,6 +143,7 @@ function parse(argv: string[]) {
       reason: { type: "string" },
       data: { type: "string" },
       json: { type: "boolean" },
+      failed: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   })

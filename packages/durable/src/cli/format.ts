@@ -1,4 +1,5 @@
 import { type AnswerDecision, type PendingEntry, expiryTime } from "@toolnexus/core"
+import type { FailedEntry } from "../durable-store.js"
 
 /** @internal "approved", or "declined (reason)". */
 export function describeDecision(decision: AnswerDecision): string {
@@ -8,16 +9,37 @@ export function describeDecision(decision: AnswerDecision): string {
 
 /** @internal Open requests as a fixed-width table, one row each. */
 export function formatTable(entries: PendingEntry[], now: number): string {
-  const header = ["REQUEST", "KIND", "RUN", "STATE", "WAITING", "EXPIRES", "WHAT"]
-  const rows = entries.map((entry) => [
-    entry.request.id,
-    entry.request.kind,
-    runOf(entry),
-    entry.state,
-    age(now - Date.parse(entry.since)),
-    expires(entry, now),
-    clip(what(entry), 60),
-  ])
+  return grid(
+    ["REQUEST", "KIND", "RUN", "STATE", "WAITING", "EXPIRES", "WHAT"],
+    entries.map((entry) => [
+      entry.request.id,
+      entry.request.kind,
+      runOf(entry),
+      entry.state,
+      age(now - Date.parse(entry.since)),
+      expires(entry, now),
+      clip(what(entry), 60),
+    ]),
+  )
+}
+
+/** @internal Failed requests, one row each, with the error of their last resume. */
+export function formatFailed(entries: FailedEntry[], now: number): string {
+  return grid(
+    ["REQUEST", "KIND", "RUN", "ATTEMPTS", "WAITING", "LAST ERROR"],
+    entries.map((entry) => [
+      entry.request.id,
+      entry.request.kind,
+      runOf(entry),
+      String(entry.attempts),
+      age(now - Date.parse(entry.since)),
+      clip(`${entry.lastError.code ? `${entry.lastError.code}: ` : ""}${entry.lastError.message}`, 60),
+    ]),
+  )
+}
+
+/** Rows under a header, each column as wide as its widest cell. */
+function grid(header: string[], rows: string[][]): string {
   const widths = header.map((title, i) =>
     Math.max(title.length, ...rows.map((row) => (row[i] as string).length)),
   )
@@ -61,7 +83,7 @@ export function formatEntry(entry: PendingEntry, now: number): string {
     .join("\n")
 }
 
-function runOf(entry: PendingEntry): string {
+function runOf(entry: Pick<PendingEntry, "runtimeKey" | "conversationId">): string {
   return entry.runtimeKey ?? entry.conversationId
 }
 

@@ -9,7 +9,7 @@ import {
 } from "@toolnexus/core"
 import type { StoreHost } from "../host/store-host.js"
 import { type CliCommand, USAGE, UsageError, parseCommand } from "./args.js"
-import { describeDecision, formatEntry, formatTable } from "./format.js"
+import { describeDecision, formatEntry, formatFailed, formatTable } from "./format.js"
 import { type CliTarget, openTarget } from "./open-target.js"
 
 /** @internal Where the command writes, and what it reads from its process. */
@@ -56,6 +56,11 @@ async function perform(cli: CliCommand, target: CliTarget, print: (text: string)
   const id = cli.id as string
   switch (cli.command) {
     case "list": {
+      if (cli.failed) {
+        const failed = await (host as StoreHost).listFailed({ limit: cli.limit ?? 100 })
+        if (cli.json) return print(JSON.stringify({ requests: failed }))
+        return print(failed.length === 0 ? "no failed requests" : formatFailed(failed, Date.now()))
+      }
       const entries = await host.listPending({
         limit: cli.limit ?? 100,
         ...(cli.kind !== undefined ? { kind: cli.kind } : {}),

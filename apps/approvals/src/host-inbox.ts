@@ -126,10 +126,18 @@ export function createHostInbox(opts: HostInboxOptions): InboxStore {
 
   /**
    * Where the run stands once it has moved on. A store host's `result` has it as soon as the
-   * run ends or parks; an engine's only at the end, so its open requests are looked at too.
+   * run ends or parks; an engine's only at the end, so there its open requests are looked at too.
    */
   async function settle(runId: string, previous?: string): Promise<RunOutcome> {
     const h = await host()
+    if (await storeHost()) {
+      try {
+        return outcomeOf(runId, await h.result(runId, { timeoutMs: settleMs }))
+      } catch (error) {
+        if ((error as { code?: string }).code !== "TNX_ABORTED") throw error
+        throw new HttpError(504, "run_pending", `run ${runId} has not settled yet`)
+      }
+    }
     const deadline = Date.now() + settleMs
     for (;;) {
       try {

@@ -210,7 +210,12 @@ describe("the logger option", () => {
     expect((await postJson(app, "/requests/pnd-nope/answer", { ok: true })).status).toBe(404)
     fake().addRule({ match: "L-1", reply: { status: 400, text: "bad request, scripted" }, times: 1 })
     expect((await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })).status).toBe(502)
-    expect((await postJson(app, `/requests/${run.pending.id}/answer`, { ok: false })).status).toBe(200)
+    // The approval is kept with the released claim: another decision conflicts with it, the
+    // same one completes it, and after that every answer conflicts.
+    const other = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: false })
+    expect(other.status).toBe(409)
+    expect((await json(other)).error.message).toMatch(/waits to be applied/)
+    expect((await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })).status).toBe(200)
     expect((await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })).status).toBe(409)
 
     const refusals = lines.filter((line) => line.level === "info" && /refused/.test(line.message))

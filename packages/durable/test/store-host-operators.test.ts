@@ -63,6 +63,11 @@ describe("createStoreHost for operators", () => {
     })
     expect(logged.some((line) => line.startsWith(`answer to ${id} refused`))).toBe(true)
     expect(runs).toEqual([])
+    // The serving host too: another decision conflicts with the waiting one, never replaces it.
+    await expect(serving.deliverAnswer({ id, ok: true })).rejects.toMatchObject({
+      code: "TNX_ANSWER_CONFLICT",
+      decision: { ok: false, reason: "not today" },
+    })
 
     expect((await serving.sweep()).completed).toEqual(["r1"])
     expect(((await serving.result("r1")) as RunResult).text).toBe("done 1")

@@ -548,6 +548,13 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         })
         return { runId, request: held.request, decision }
       }
+      if (held.state === "claimed") {
+        // A decision waits to be applied (its worker died, or it was handed off): the same answer
+        // completes it, another one conflicts with it rather than being swapped for it silently.
+        const due = await expiredClaimOf(store, answer.id)
+        if (due && !sameAnswer(due.answer, answer))
+          throw logRefusal(answer.id, decisionWaitingError(answer.id, decisionOf(due.answer)))
+      }
       await execute(
         runId,
         record,
@@ -655,6 +662,15 @@ function claimOptionsOf(
 /** The expired claim (the recorded decision waiting for a sweep) on request `requestId`, if any. */
 async function expiredClaimOf(store: DurableStore, requestId: string) {
   return (await store.listExpiredClaims()).find((claim) => claim.request.id === requestId)
+}
+
+/** Whether two answers make the same decision (ok, reason and data). */
+function sameAnswer(a: Answer, b: Answer): boolean {
+  return (
+    a.ok === b.ok &&
+    a.reason === b.reason &&
+    JSON.stringify(a.data ?? null) === JSON.stringify(b.data ?? null)
+  )
 }
 
 /**

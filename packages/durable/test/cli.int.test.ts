@@ -212,6 +212,11 @@ for (const { name, url } of backends) {
       const handed = await park(second, 8)
       expect((await toolnexus("pending", "retry", handed, "--store", url as string)).code).toBe(4)
       expect((await toolnexus("pending", "approve", handed, "--store", url as string)).code).toBe(0)
+      // Without the agents a retry can only leave the decision due for a serving host's sweep.
+      const due = await toolnexus("pending", "retry", handed, "--store", url as string)
+      expect(due.code, due.stderr).toBe(0)
+      expect(due.stdout).toContain("a host serving the run applies it on its next sweep")
+      expect(runs()).toHaveLength(1)
       const retried = await toolnexus(
         "pending",
         "retry",

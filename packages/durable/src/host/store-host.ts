@@ -573,6 +573,11 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       if (open) {
         const due = open.state === "claimed" ? await expiredClaimOf(store, requestId) : undefined
         if (!due) throw logRefusal(requestId, nothingToRetryError(requestId, open.state))
+        const runId = open.runtimeKey ?? open.conversationId
+        const record = await holderRecord(runId)
+        // Not runnable here: the decision is already due for the sweep of a host that serves the run.
+        if (!record || !agents.has(record.agent))
+          return { runId, request: open.request, decision: decisionOf(due.answer) }
         return this.deliverAnswer(due.answer, retryOpts)
       }
       const failed = (await store.listFailed()).find((entry) => entry.request.id === requestId)

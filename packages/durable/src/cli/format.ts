@@ -54,8 +54,12 @@ function grid(header: string[], rows: string[][]): string {
 }
 
 /** @internal One request, a field a line. */
-export function formatEntry(entry: PendingEntry, now: number): string {
+export function formatEntry(entry: PendingEntry | FailedEntry, now: number): string {
   const { request } = entry
+  const lastError =
+    entry.state === "failed"
+      ? `${entry.lastError.code ? `${entry.lastError.code}: ` : ""}${entry.lastError.message}`
+      : undefined
   const data = request.data as Record<string, unknown> | undefined
   const lines: [string, string | undefined][] = [
     ["request", request.id],
@@ -64,6 +68,7 @@ export function formatEntry(entry: PendingEntry, now: number): string {
     ["conversation", entry.conversationId],
     ["path", entry.path?.join(" / ")],
     ["state", `${entry.state} (${entry.attempts} attempt${entry.attempts === 1 ? "" : "s"})`],
+    ["last error", lastError],
     ["waiting since", `${entry.since} (${age(now - Date.parse(entry.since))})`],
     [
       "expires",
@@ -93,7 +98,7 @@ function what(entry: PendingEntry): string {
   return `${tool}${entry.request.prompt}`.replace(/\s+/g, " ")
 }
 
-function expires(entry: PendingEntry, now: number): string {
+function expires(entry: Pick<PendingEntry, "request">, now: number): string {
   const at = expiryTime(entry.request)
   if (at === undefined) return "-"
   return at <= now ? "expired" : `in ${age(at - now)}`

@@ -71,6 +71,10 @@ async function perform(cli: CliCommand, target: CliTarget, print: (text: string)
     case "show": {
       const entry = await host.findRequest(id)
       if (entry) return print(cli.json ? JSON.stringify(withExpiry(entry)) : formatEntry(entry, Date.now()))
+      const failed = target.engine
+        ? undefined
+        : (await (host as StoreHost).listFailed()).find((entry) => entry.request.id === id)
+      if (failed) return print(cli.json ? JSON.stringify(failed) : formatEntry(failed, Date.now()))
       const decision = await host.getDecision(id)
       if (!decision) throw new UnknownRequestError(id, "no run waits on it and no decision is recorded")
       return print(

@@ -6,6 +6,7 @@ import {
   ConfigError,
   EngineRunError,
   type HostStartOptions,
+  HostUnsupportedError,
   type Logger,
   type Message,
   type PendingEntry,

@@ -304,7 +304,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   const maxTurns = opts.maxTurns ?? 10
   if (!Number.isInteger(maxTurns) || maxTurns < 1)
     throw new ConfigError(`maxTurns must be a positive integer, got ${opts.maxTurns}`)
-  const store: ConversationStore = opts.store ?? new MemoryStore()
+  let store: ConversationStore = opts.store ?? new MemoryStore()
   const registry = new MetricsRegistry()
   const onMetric = opts.onMetric
   const record = onMetric
@@ -327,6 +327,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     callModel: measuredCall,
     compaction: opts.compaction,
     fetch: binding.fetch,
+    grants: store.findApprovalGrant?.bind(store),
   })
 
   async function measuredCall(call: ModelCall, rec = record): Promise<ModelTurn> {
@@ -598,7 +599,40 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     },
   }
   attachMetrics(client, registry)
+  if (opts.store === undefined)
+    adopters.set(client, (next) => {
+      // Once, and only while the default store holds nothing: later it would hide what it keeps.
+      if (!(store instanceof MemoryStore) || !MemoryStore.moveTo(store, next)) return false
+      store = next
+      adopters.delete(client)
+      return true
+    })
+  // Tools see the client running them (`ctx.client`), set once it exists.
+  plain.client = client
+  streaming.client = client
   return client
+}
+
+/** How each client made without `store` swaps its default memory store (see adoptConversationStore). */
+const adopters = new WeakMap<Client, (store: ConversationStore) => boolean>()
+
+/**
+ * Moves a client made without `store` onto `store` before it saved any conversation: its
+ * `ask`, `continueRun` and `conversationStore()` use `store` from then on, and its former
+ * default store reads and writes `store` too (for whoever kept it). A door that runs
+ * over a store host (the chat handlers' shorthand) uses it to give such a client a durable
+ * memory store, so its chats keep living in `client.conversationStore()`.
+ *
+ * @returns `true` when the client now uses `store` (or already did); `false` when it was
+ *   made with a store of its own, already saved a conversation in its default one, or is not
+ *   a client of `createClient` / `createInProcessClient`.
+ * @example
+ * const client = createClient({ baseUrl, model, apiKey })
+ * adoptConversationStore(client, createMemoryStore()) // createMemoryStore: @toolnexus/durable
+ */
+export function adoptConversationStore(client: Client, store: ConversationStore): boolean {
+  if (client.conversationStore() === store) return true
+  return adopters.get(client)?.(store) ?? false
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { ApprovalGrant, GrantQuery } from "../host/approval-grants.js"
 import type { Message, Request } from "../types.js"
 
 /** What a save records beside the messages. */
@@ -37,17 +38,27 @@ export interface ConversationStore {
    * checkpoints each turn's settled tool results before the next LLM request by default.
    */
   readonly checkpoints?: boolean
+  /**
+   * The approval grant (§19, `data.remember`) covering a call of `query.tool` in
+   * `query.conversationId`, if any. Optional: durable stores keep grants; without it every
+   * call that needs approval asks.
+   */
+  findApprovalGrant?(query: GrantQuery): Promise<ApprovalGrant | undefined>
 }
 
 /** The default in-process store: a map of conversation id to a copy of its messages. */
 export class MemoryStore implements ConversationStore {
   readonly #conversations = new Map<string, { messages: Message[]; pending?: Request }>()
+  /** The store this one was moved to (see `moveTo`): every call goes there. */
+  #moved: ConversationStore | undefined
 
   async get(id: string): Promise<Message[] | undefined> {
+    if (this.#moved) return this.#moved.get(id)
     return this.#conversations.get(id)?.messages.slice()
   }
 
   async save(id: string, messages: Message[], meta?: SaveMeta): Promise<void> {
+    if (this.#moved) return this.#moved.save(id, messages, meta)
     const previous = this.#conversations.get(id)
     const pending = meta?.pending === undefined ? previous?.pending : (meta.pending ?? undefined)
     this.#conversations.set(id, { messages: messages.slice(), pending })
@@ -55,6 +66,18 @@ export class MemoryStore implements ConversationStore {
 
   /** The request the conversation halted on, if any. */
   async getPending(id: string): Promise<Request | undefined> {
+    if (this.#moved) return this.#moved.getPending?.(id)
     return this.#conversations.get(id)?.pending
+  }
+
+  /**
+   * @internal Moves `store`, while it has saved nothing, onto `next`: from then on it reads
+   * and writes `next`, so whoever holds it sees what its client now keeps there. `false` when
+   * it holds conversations (they would be hidden) or was moved already.
+   */
+  static moveTo(store: MemoryStore, next: ConversationStore): boolean {
+    if (store.#moved !== undefined || store.#conversations.size > 0) return false
+    store.#moved = next
+    return true
   }
 }

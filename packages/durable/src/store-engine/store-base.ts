@@ -7,6 +7,7 @@ import {
   type SaveMeta,
   StoreError,
 } from "@toolnexus/core"
+import type { ApprovalGrant, GrantQuery } from "@toolnexus/core"
 import type {
   AnswerClaim,
   ClaimOptions,
@@ -24,6 +25,7 @@ import type {
   RuntimeHold,
 } from "../durable-store.js"
 import type { CorruptRow } from "../errors.js"
+import { findGrant } from "../host/grants.js"
 import { lostClaimError } from "./claim-refusals.js"
 import {
   type ClaimGrant,
@@ -403,6 +405,14 @@ export abstract class DurableStoreBase implements DurableStore {
       }
     }
     return failed.slice(0, limit)
+  }
+
+  /**
+   * The approval grant (§19) covering a call of `query.tool` in `query.conversationId`: the
+   * conversation's, then its run's principal's (a store host's `start({ principal })`).
+   */
+  async findApprovalGrant(query: GrantQuery): Promise<ApprovalGrant | undefined> {
+    return findGrant(this, query)
   }
 
   async getDecision(requestId: string): Promise<AnswerDecision | undefined> {

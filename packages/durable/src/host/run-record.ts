@@ -1,3 +1,4 @@
+import { SchemaVersionError } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
 
 /**
@@ -24,10 +25,17 @@ export interface RunRecord {
 
 const PREFIX = "host-run/"
 
-/** @internal The run's record, or undefined when no host started it. */
+/**
+ * @internal The run's record, or undefined when no host started it.
+ *
+ * @throws SchemaVersionError for a record of another format version (a newer host wrote it):
+ *   refused, never taken for "no record" (which would start or adopt the run again).
+ */
 export async function readRunRecord(store: DurableStore, runId: string): Promise<RunRecord | undefined> {
   const value = (await store.getSnapshot(PREFIX + runId)) as RunRecord | undefined
-  return value?.v === 1 ? value : undefined
+  if (value === undefined) return undefined
+  if (value?.v !== 1) throw new SchemaVersionError(`the host run record ${PREFIX + runId}`, value?.v, [1])
+  return value
 }
 
 /** @internal Records a new run: false when run id `runId` has a record (in any process). */

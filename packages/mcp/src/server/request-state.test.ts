@@ -32,7 +32,7 @@ describe("RequestStateSealer", () => {
     const sealer = new RequestStateSealer(["k".repeat(32)], () => now)
     const wire = sealer.seal(STATE)
     expect(() => sealer.open(wire, { principal: "mallory" })).toThrow(/principal/)
-    for (const bad of ["", "tnx1.", "tnx2.AAAA", `tnx1.${"A".repeat(40)}`])
+    for (const bad of ["", "tnx1.", "tnx.AAAA", `tnx1.${"A".repeat(40)}`])
       expect(() => sealer.open(bad, { principal: "alice" })).toThrow(/malformed|sealed/)
     now = 2_000
     expect(() => sealer.open(wire, { principal: "alice" })).toThrow(/expired/)

@@ -53,8 +53,19 @@ export type SealedState = SealedRunState | SealedHandlerState | SealedTask
 /** Why a state is refused; it goes to `onerror` only, never on the wire. */
 export class StateRefusedError extends Error {
   override readonly name = "StateRefusedError"
-  constructor(readonly reason: "malformed" | "sealed" | "expired" | "principal") {
-    super(`requestState refused: ${reason}`)
+  /**
+   * @param reason Why it was refused (`version`: sealed in a format this server does not open).
+   * @param version With `version`: the format the wire string names, e.g. `"tnx2"`.
+   */
+  constructor(
+    readonly reason: "malformed" | "sealed" | "expired" | "principal" | "version",
+    readonly version?: string,
+  ) {
+    super(
+      reason === "version"
+        ? `requestState refused: sealed in format ${JSON.stringify(version)}; this server opens ${JSON.stringify(VERSION)}`
+        : `requestState refused: ${reason}`,
+    )
   }
 }
 
@@ -117,7 +128,11 @@ export class RequestStateSealer {
    */
   open(wire: string, expect: { principal: string }): SealedState {
     const dot = wire.indexOf(".")
-    if (dot < 0 || wire.slice(0, dot) !== VERSION) throw new StateRefusedError("malformed")
+    const format = dot < 0 ? undefined : wire.slice(0, dot)
+    // A newer server's format during a rolling deploy: refused by name, never misread.
+    if (format !== undefined && format !== VERSION && /^tnx\d+$/.test(format))
+      throw new StateRefusedError("version", format)
+    if (format !== VERSION) throw new StateRefusedError("malformed")
     const raw = Buffer.from(wire.slice(dot + 1), "base64url")
     if (raw.length < IV_BYTES + TAG_BYTES + 2) throw new StateRefusedError("malformed")
     const iv = raw.subarray(0, IV_BYTES)

@@ -1,0 +1,96 @@
+import { readFileSync, writeFileSync } from "node:fs"
+import { type RunResult, SchemaVersionError, createClient, createToolkit, hostAgent } from "@toolnexus/core"
+import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type DurableStore, createMemoryStore, createStoreHost } from "../src/index.js"
+
+// The store host's run record (snapshot `host-run/<runId>`, DESIGN §17 "formats are
+// contracts"): what another host over the same store reads to route answers and refuse a second
+// start. fixtures/host-run/v1.json was written once (TOOLNEXUS_WRITE_GOLDEN=1) by a host of
+// this code finishing a run started for a principal. It is read forever, never regenerated.
+
+const V1 = new URL("./fixtures/host-run/v1.json", import.meta.url)
+const RUN = "host-run-golden"
+
+interface Golden {
+  /** The snapshots under `host-run/`, by key, as the store holds them. */
+  snapshots: Record<string, unknown>
+}
+
+let server: FakeLLMServer
+beforeAll(async () => {
+  server = await createFakeLLMServer()
+})
+afterAll(() => server.close())
+
+async function agentFor(store: DurableStore) {
+  const client = createClient({
+    baseUrl: `${server.url}/v1`,
+    style: "openai",
+    model: "m",
+    apiKey: "k",
+    store,
+  })
+  return hostAgent({ name: "writer", client, toolkit: await createToolkit({}) })
+}
+
+async function storeWith(golden: Golden): Promise<DurableStore> {
+  const store = createMemoryStore()
+  for (const [key, value] of Object.entries(golden.snapshots)) await store.putSnapshot(key, value)
+  return store
+}
+
+describe("the host run record, format v1", () => {
+  it.runIf(process.env.TOOLNEXUS_WRITE_GOLDEN === "1")("writes the golden record (once)", async () => {
+    const store = createMemoryStore()
+    server.reset()
+    server.enqueue({ text: "done writing" })
+    const host = createStoreHost({ store, agents: [await agentFor(store)], sweepEveryMs: false })
+    try {
+      await host.start("writer", RUN, "write", { principal: "alice" })
+      await host.result(RUN, { timeoutMs: 10_000 })
+    } finally {
+      await host.close()
+    }
+    const key = `host-run/${RUN}`
+    const golden: Golden = { snapshots: { [key]: await store.getSnapshot(key) } }
+    writeFileSync(V1, `${JSON.stringify(golden, null, 2)}\n`)
+  })
+
+  it("is read by today's host: the run's agent, state, result and principal", async () => {
+    const golden = JSON.parse(readFileSync(V1, "utf8")) as Golden
+    const record = golden.snapshots[`host-run/${RUN}`] as Record<string, unknown>
+    expect(record).toMatchObject({ v: 1, agent: "writer", state: "done", principal: "alice" })
+    const store = await storeWith(golden)
+    server.reset()
+    const host = createStoreHost({ store, agents: [await agentFor(store)], sweepEveryMs: false })
+    try {
+      const result = (await host.result(RUN, { timeoutMs: 10_000 })) as RunResult
+      expect(result).toMatchObject({ status: "done", text: "done writing" })
+      // The record is honoured: the run exists, so a second start starts nothing.
+      expect(await host.start("writer", RUN, "again")).toEqual({ runId: RUN, started: false })
+      expect(server.requests).toHaveLength(0)
+    } finally {
+      await host.close()
+    }
+  })
+
+  it("refuses a record of an unknown version with SchemaVersionError naming it, never as 'not started'", async () => {
+    const golden = JSON.parse(readFileSync(V1, "utf8")) as Golden
+    const key = `host-run/${RUN}`
+    const future = { ...(golden.snapshots[key] as object), v: 2 }
+    const store = await storeWith({ snapshots: { [key]: future } })
+    const host = createStoreHost({ store, agents: [await agentFor(store)], sweepEveryMs: false })
+    try {
+      const refused = await host.result(RUN).catch((error: unknown) => error)
+      expect(refused).toBeInstanceOf(SchemaVersionError)
+      expect(refused).toMatchObject({ found: 2, supported: [1] })
+      expect((refused as Error).message).toContain("schema version 2")
+      // A start finds the id taken and starts nothing over the newer record.
+      expect(await host.start("writer", RUN, "again")).toEqual({ runId: RUN, started: false })
+      expect(await store.getSnapshot(key)).toEqual(future)
+    } finally {
+      await host.close()
+    }
+  })
+})

@@ -27,10 +27,10 @@ import {
 import {
   type OpenRequest,
   type Refused,
-  type RunState,
   isRefused,
   namespaceOf,
   refusalError,
+  runStateOf,
 } from "./protocol.js"
 
 type HostEvent = StreamEvent | RuntimeEvent
@@ -115,8 +115,8 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
     if (isRefused(value)) throw refusalError(value.refusal)
     return value as T
   }
-  const current = (runId: string) =>
-    invoke<RunState | null>(runsName, runId, "current", null, `reading run ${runId}`)
+  const current = async (runId: string) =>
+    runStateOf(await invoke<unknown>(runsName, runId, "current", null, `reading run ${runId}`), runId)
   const decided = async (requestId: string) =>
     (await invoke<AnswerDecision | null>(requests, requestId, "decision", null, `reading ${requestId}`)) !==
     null

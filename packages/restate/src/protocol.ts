@@ -9,6 +9,7 @@ import {
   type Message,
   type PendingEntry,
   type Request,
+  SchemaVersionError,
   UnknownRequestError,
 } from "@toolnexus/core"
 import { namespaceOf as checkedNamespace } from "@toolnexus/core/engine"
@@ -29,8 +30,13 @@ export interface OpenRequest {
   workflowId?: string
 }
 
+/** @internal The format version of the runs object's run state and of the events object's log. */
+export const STATE_VERSION = 1
+
 /** @internal What the runs object keeps of a run: its agent, its current turn and how it stands. */
 export interface RunState {
+  /** The format version; absent in states written before it was kept (read as 1). */
+  v?: 1
   agent: string
   /** The current turn, from 1: its workflow is `turnWorkflowId(run id, turn)`. */
   turn: number
@@ -40,6 +46,22 @@ export interface RunState {
   state: "running" | "done" | "failed"
   /** The request the turn's workflow waits on, if any. */
   waitingOn?: Request | null
+}
+
+/**
+ * @internal The run state read from the runs object: null for none, an un-versioned state as v1.
+ *
+ * @throws SchemaVersionError for another version (a newer worker wrote it), never misread.
+ */
+export function runStateOf(value: unknown, runId: string): RunState | null {
+  if (value === null || value === undefined) return null
+  checkVersion((value as { v?: unknown }).v, `the Restate run state of ${runId}`)
+  return value as RunState
+}
+
+/** @internal Refuses a state version this code does not read (absent: written before v1). */
+export function checkVersion(v: unknown, what: string): void {
+  if (v !== undefined && v !== STATE_VERSION) throw new SchemaVersionError(what, v, [STATE_VERSION])
 }
 
 /** @internal What a turn's workflow reports to the runs object. */

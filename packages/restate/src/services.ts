@@ -26,7 +26,16 @@ import {
   turnWorkflowId,
 } from "@toolnexus/core/engine"
 import type { RuntimeEvent } from "@toolnexus/agents"
-import { type OpenRequest, type Refused, type RunState, type RunUpdate, refusalOf } from "./protocol.js"
+import {
+  type OpenRequest,
+  type Refused,
+  type RunState,
+  type RunUpdate,
+  STATE_VERSION,
+  checkVersion,
+  refusalOf,
+  runStateOf,
+} from "./protocol.js"
 
 type Sdk = typeof Restate
 type EngineEvent = StreamEvent | RuntimeEvent
@@ -41,6 +50,8 @@ const TRANSCRIPT = "transcript"
 const PARKED = "parked"
 /** The events object's state: `n` events, each under `e:<index>`. */
 const COUNT = "n"
+/** The events object's format version (absent: written before it was kept, read as 1). */
+const VERSION = "v"
 /** Events one `read` returns at most. */
 const READ_LIMIT = 500
 
@@ -69,6 +80,22 @@ export function buildServices(
   const runsName = `${namespace}_runs`
   const eventsName = `${namespace}_events`
   const { TerminalError } = sdk
+  /** A state of an unknown version is refused for good: a retry of the handler would not read it either. */
+  const terminally = <T>(read: () => T): T => {
+    try {
+      return read()
+    } catch (error) {
+      throw new TerminalError((error as Error).message)
+    }
+  }
+  const runOf = async (ctx: Restate.ObjectContext) => {
+    const value = await ctx.get<RunState>(RUN)
+    return terminally(() => runStateOf(value, ctx.key))
+  }
+  const checkLog = async (ctx: Restate.ObjectSharedContext) => {
+    const v = await ctx.get<number>(VERSION)
+    terminally(() => checkVersion(v ?? undefined, `the Restate event log of ${ctx.key}`))
+  }
   const privately = { ingressPrivate: true }
 
   /** Records the first decision and sends it to the waiting workflow's promise, together. */
@@ -168,7 +195,7 @@ export function buildServices(
         input: { agent: string; prompt: string },
       ): Promise<{ started: boolean }> => {
         if ((await ctx.get<RunState>(RUN)) !== null) return { started: false }
-        ctx.set<RunState>(RUN, { agent: input.agent, turn: 1, state: "running" })
+        ctx.set<RunState>(RUN, { v: STATE_VERSION, agent: input.agent, turn: 1, state: "running" })
         ctx
           .workflowSendClient<typeof workflow>({ name: namespace }, ctx.key)
           .run({ agent: input.agent, prompt: input.prompt })
@@ -182,7 +209,7 @@ export function buildServices(
         ctx: Restate.ObjectContext,
         input: { prompt: string },
       ): Promise<{ workflowId: string } | { busy: string } | Refused> => {
-        const run = await ctx.get<RunState>(RUN)
+        const run = await runOf(ctx)
         if (run === null) return { refusal: { refused: "run", id: ctx.key } }
         if (run.kind === "runtime")
           return {
@@ -195,7 +222,7 @@ export function buildServices(
         if (run.waitingOn) return { refusal: { refused: "pending", id: ctx.key, request: run.waitingOn } }
         if (run.state === "running") return { busy: turnWorkflowId(ctx.key, run.turn) }
         const turn = run.turn + 1
-        ctx.set<RunState>(RUN, { agent: run.agent, turn, state: "running", ...kindOf(run) })
+        ctx.set<RunState>(RUN, { v: STATE_VERSION, agent: run.agent, turn, state: "running", ...kindOf(run) })
         const workflowId = turnWorkflowId(ctx.key, turn)
         ctx
           .workflowSendClient<typeof workflow>({ name: namespace }, workflowId)
@@ -204,9 +231,9 @@ export function buildServices(
       },
       /** A turn's workflow reports (a stale turn's report is ignored). */
       update: sdk.handlers.object.exclusive(privately, async (ctx: Restate.ObjectContext, msg: RunUpdate) => {
-        const run = await ctx.get<RunState>(RUN)
+        const run = await runOf(ctx)
         if (run === null || run.turn !== msg.turn) return
-        const next: RunState = { ...run }
+        const next: RunState = { ...run, v: STATE_VERSION }
         if (msg.kind !== undefined) next.kind = msg.kind
         if (msg.state !== undefined) next.state = msg.state
         if (msg.waitingOn !== undefined) next.waitingOn = msg.waitingOn
@@ -245,12 +272,15 @@ export function buildServices(
     name: eventsName,
     handlers: {
       append: async (ctx: Restate.ObjectContext, batch: EngineEvent[]) => {
+        await checkLog(ctx)
+        ctx.set(VERSION, STATE_VERSION)
         let n = (await ctx.get<number>(COUNT)) ?? 0
         for (const ev of Array.isArray(batch) ? batch : []) ctx.set(`e:${n++}`, ev)
         ctx.set(COUNT, n)
       },
       /** Events after position `after`, and the position after them. */
       read: sdk.handlers.object.shared(async (ctx: Restate.ObjectSharedContext, msg: { after: number }) => {
+        await checkLog(ctx)
         const n = (await ctx.get<number>(COUNT)) ?? 0
         const from = Math.max(0, Math.min(Number(msg?.after) || 0, n))
         const to = Math.min(n, from + READ_LIMIT)

@@ -6,6 +6,7 @@ import {
   type GrantQuery,
   type GrantScope,
   type PendingEntry,
+  SchemaVersionError,
 } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
 import { readRunRecord } from "./run-record.js"
@@ -17,6 +18,23 @@ import { readRunRecord } from "./run-record.js"
 const GRANT = "tnx-grant/"
 const POINTER = "tnx-grant-for/"
 const LOG = "tnx-grant-log/"
+
+/** The format version every grant record (grant, pointer, log slot) is written with. */
+const FORMAT = 1
+
+/**
+ * A record as stored, with its format version; one written before the version was kept reads
+ * as v1, and another version is refused with SchemaVersionError naming it, never misread.
+ */
+function readRecord<T extends object>(key: string, value: unknown): T | undefined {
+  if (value === undefined) return undefined
+  const { v, ...record } = value as T & { v?: unknown }
+  if (v !== undefined && v !== FORMAT) throw new SchemaVersionError(`the grant record ${key}`, v, [FORMAT])
+  return record as T
+}
+
+const read = async <T extends object>(store: DurableStore, key: string): Promise<T | undefined> =>
+  readRecord<T>(key, await store.getSnapshot(key))
 
 /** Where the next log slot probably is, per store (a hint: a taken slot is skipped). */
 const nextSlot = new WeakMap<DurableStore, number>()
@@ -81,13 +99,13 @@ export async function grantOf(
  */
 export async function recordGrant(store: DurableStore, grant: ApprovalGrant): Promise<void> {
   let slot = nextSlot.get(store) ?? (await firstFreeSlot(store))
-  while (!(await store.createSnapshot(`${LOG}${slot}`, { id: grant.id }))) slot++
+  while (!(await store.createSnapshot(`${LOG}${slot}`, { v: FORMAT, id: grant.id }))) slot++
   nextSlot.set(store, slot + 1)
-  const existing = (await store.getSnapshot(GRANT + grant.id)) as ApprovalGrant | undefined
-  if (!existing) await store.putSnapshot(GRANT + grant.id, grant)
+  const existing = await read<ApprovalGrant>(store, GRANT + grant.id)
+  if (!existing) await store.putSnapshot(GRANT + grant.id, { v: FORMAT, ...grant })
   const key = pointerKey(grant.scope, holderOf(grant), grant.tool)
-  const before = (await store.getSnapshot(key)) as { id: string } | undefined
-  await store.putSnapshot(key, { id: grant.id })
+  const before = await read<{ id: string }>(store, key)
+  await store.putSnapshot(key, { v: FORMAT, id: grant.id })
   if (before && before.id !== grant.id) await store.deleteSnapshot(GRANT + before.id)
 }
 
@@ -109,11 +127,10 @@ async function firstFreeSlot(store: DurableStore): Promise<number> {
 /** @internal Removes grant `id`: false when none is in force. */
 export async function revokeGrant(store: DurableStore, id: string): Promise<boolean> {
   if (typeof id !== "string" || id === "") return false
-  const grant = (await store.getSnapshot(GRANT + id)) as ApprovalGrant | undefined
+  const grant = await read<ApprovalGrant>(store, GRANT + id)
   if (!grant) return false
   const key = pointerKey(grant.scope, holderOf(grant), grant.tool)
-  if (((await store.getSnapshot(key)) as { id: string } | undefined)?.id === id)
-    await store.deleteSnapshot(key)
+  if ((await read<{ id: string }>(store, key))?.id === id) await store.deleteSnapshot(key)
   await store.deleteSnapshot(GRANT + id)
   return true
 }
@@ -122,13 +139,13 @@ export async function revokeGrant(store: DurableStore, id: string): Promise<bool
 export async function listGrants(store: DurableStore, filter: GrantFilter = {}): Promise<ApprovalGrant[]> {
   const ids = new Set<string>()
   for (let slot = 0; ; slot++) {
-    const entry = (await store.getSnapshot(`${LOG}${slot}`)) as { id: string } | undefined
+    const entry = await read<{ id: string }>(store, `${LOG}${slot}`)
     if (!entry) break
     ids.add(entry.id)
   }
   const grants: ApprovalGrant[] = []
   for (const id of ids) {
-    const grant = (await store.getSnapshot(GRANT + id)) as ApprovalGrant | undefined
+    const grant = await read<ApprovalGrant>(store, GRANT + id)
     if (grant && matches(grant, filter)) grants.push(grant)
   }
   return grants
@@ -144,11 +161,9 @@ export async function findGrant(store: DurableStore, query: GrantQuery): Promise
   holders.push(["principal", await principalOf(store, query.conversationId)])
   for (const [scope, holder] of holders) {
     if (holder === undefined) continue
-    const pointer = (await store.getSnapshot(pointerKey(scope, holder, query.tool))) as
-      | { id: string }
-      | undefined
+    const pointer = await read<{ id: string }>(store, pointerKey(scope, holder, query.tool))
     if (!pointer) continue
-    const grant = (await store.getSnapshot(GRANT + pointer.id)) as ApprovalGrant | undefined
+    const grant = await read<ApprovalGrant>(store, GRANT + pointer.id)
     if (!grant) continue
     if ((await store.getDecision(grant.grantedBy))?.ok === false) continue
     return grant

@@ -44,6 +44,10 @@ async function withDatabase(fn: (url: string, db: pg.Client) => Promise<void>) {
   }
 }
 
+/** The user messages' texts of a (chat-completions) conversation. */
+const userTexts = (messages: Message[]) =>
+  (messages as { role?: string; content?: unknown }[]).filter((m) => m.role === "user").map((m) => m.content)
+
 /** A JSON column's value: SQL NULL for null. */
 const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value))
 
@@ -132,10 +136,7 @@ describe.skipIf(skip)("the DBOS engine's rows", () => {
           role: "assistant",
           tool_calls: [{ id: "c1", function: { name: "ship" } }],
         })
-        expect(transcript.filter((m) => m.role === "user").map((m) => m.content)).toEqual([
-          "hello",
-          "ship order 7",
-        ])
+        expect(userTexts(transcript)).toEqual(["hello", "ship order 7"])
         const [open] = await host.listPending()
         expect(open).toMatchObject({
           conversationId: RUN_ID,
@@ -175,10 +176,7 @@ describe.skipIf(skip)("the DBOS engine's rows", () => {
       const host = connectDbos({ systemDatabaseUrl: url })
       try {
         const transcript = (await host.transcript(RUN_ID)) as Message[]
-        expect(transcript.filter((m) => m.role === "user").map((m) => m.content)).toEqual([
-          "hello",
-          "ship order 7",
-        ])
+        expect(userTexts(transcript)).toEqual(["hello", "ship order 7"])
       } finally {
         await host.close()
       }

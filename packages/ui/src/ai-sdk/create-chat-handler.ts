@@ -100,7 +100,12 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
       return answering(conversation, chat.answer, continued, shownCalls, undefined)
     if (last === undefined) return badRequest("the post asks nothing: no messages and no answer")
     if (last.role === "assistant") {
-      const pending = await gate.pendingOf(conversation)
+      // The host's open requests are scanned only when the post's parts need the chat's own:
+      // to pick among several responded approvals, or to read relay outputs.
+      const responded = last.parts.filter((p) => p.state === "approval-responded").length
+      const outputs = last.parts.some((p) => p.state === "output-available" || p.state === "output-error")
+      const pending =
+        responded > 1 || (responded === 0 && outputs) ? await gate.pendingOf(conversation) : undefined
       const approval = approvalAnswerOf(last, pending?.id)
       if (approval) return answering(conversation, approval, continued, shownCalls, undefined)
       const relay = relayAnswerOf(last, pending)

@@ -220,6 +220,30 @@ describe.each(backends)("the doors over { host, agent } on createStoreHost ($nam
   )
 })
 
+describe("GET …/<id>/stream over a host", () => {
+  it("replays a run the host has in flight that the handler did not start, from its first event; then 204", async () => {
+    const { host } = await hosted(backends[0] as Backend)
+    const server = await serve(createChatHandler({ host, agent: "support" }))
+    const id = chatId()
+    // Started by the app, not through the handler; the model answers "slow" after 300 ms.
+    await host.start("support", id, "slow please")
+    const replay = await fetch(`${server.url}/api/chat/${id}/stream`)
+    expect(replay.status).toBe(200)
+    const chunks = await chunksOf(replay)
+    expect(chunks[0]).toMatchObject({ type: "start" })
+    expect(
+      chunks
+        .filter((c) => c.type === "text-delta")
+        .map((c) => (c as { delta: string }).delta)
+        .join(""),
+    ).toBe("Slowly.")
+    expect(chunks.at(-1)).toEqual({ type: "finish", finishReason: "stop" })
+    await host.result(id)
+    expect((await fetch(`${server.url}/api/chat/${id}/stream`)).status).toBe(204)
+    await server.close()
+  })
+})
+
 /** The chat handler over `{ host, agent }` in a process of its own on the store `url` names. */
 async function otherProcess(url: string, log: string): Promise<{ url: string; child: ChildProcess }> {
   const script = fileURLToPath(new URL("./fixtures/host-chat-server.mjs", import.meta.url))

@@ -7,7 +7,7 @@ import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { HttpAgent } from "@ag-ui/client"
-import { type Client, type RunHost, createToolkit, hostAgent } from "@toolnexus/core"
+import { type Client, MemoryStore, type RunHost, createToolkit, hostAgent } from "@toolnexus/core"
 import { type DurableStore, createMemoryStore, createStoreHost, openStore } from "@toolnexus/durable"
 import { PostgresStore } from "@toolnexus/durable/postgres"
 import { RedisStore } from "@toolnexus/durable/redis"
@@ -327,5 +327,18 @@ describe("{ host, agent } options", () => {
       expect(() => make({ host, agent: "a" })).not.toThrow()
     }
     await host.close()
+  })
+
+  it("the shorthand refuses a client whose store cannot host (a plain ConversationStore, a used default store)", async () => {
+    const plain = clientOf(env.fake, new MemoryStore())
+    expect(() => createChatHandler({ client: plain })).toThrow(/cannot host the chats/)
+    const used = clientOf(env.fake)
+    await used.conversationStore().save("earlier", [])
+    expect(() => createAgUiHandler({ client: used })).toThrow(/cannot host the chats/)
+    // A fresh store-less client is moved onto a durable memory store, once, for every handler.
+    const fresh = clientOf(env.fake)
+    createChatHandler({ client: fresh })
+    expect(typeof (fresh.conversationStore() as DurableStore).claimAnswer).toBe("function")
+    expect(() => createAgUiHandler({ client: fresh })).not.toThrow()
   })
 })

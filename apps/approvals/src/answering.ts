@@ -1,10 +1,11 @@
-import { type Answer, assertAnswerFits, type Request } from "@toolnexus/core"
+import type { Answer, Request } from "@toolnexus/core"
 import { fitAnswerToRequest } from "./answer-body.js"
 import { describeRequest } from "./describe-request.js"
 import type { EventHub } from "./events.js"
 import type { History, HistoryEntry } from "./history.js"
 import { HttpError, classify } from "./http-error.js"
-import type { InboxEntry, InboxStore, RunOutcome } from "./inbox-store.js"
+import type { InboxEntry, InboxStore, RunOutcome } from "./host-inbox.js"
+import type { NotificationOutbox } from "@toolnexus/durable"
 import type { Notification } from "./notifier.js"
 import type { Principal } from "./security/access.js"
 import type { RateLimiter } from "./security/rate-limit.js"
@@ -48,29 +49,24 @@ export function createAnswering(opts: {
   hub: EventHub
   limiter: RateLimiter
   notify?: (notification: Notification) => void
+  /** Sends `request.pending` (retried, recorded) when a run parks. */
+  outbox?: NotificationOutbox
   modelUrl?: string
   onError: (error: unknown) => void
 }) {
-  const { inbox, history, hub, notify } = opts
+  const { inbox, history, hub, notify, outbox } = opts
 
   async function record(entry: HistoryEntry): Promise<void> {
     await history.record(entry).catch(opts.onError)
     hub.notify("history")
   }
 
-  /** Tells the open pages, and the notification receiver, that a run parked (again) or finished. */
+  /** Tells the open pages, and the notification receiver (through the outbox), that a run parked (again) or finished. */
   function announce(view: RunView): void {
     hub.notify("inbox")
-    if (view.status !== "pending" || !view.pending) return
-    const described = describeRequest(view.pending)
-    notify?.({
-      type: "request.pending",
-      requestId: view.pending.id,
-      runId: view.id,
-      kind: view.pending.kind,
-      prompt: view.pending.prompt,
-      ...(described.tool ? { tool: described.tool } : {}),
-    })
+    if (view.status !== "pending" || !view.pending || !outbox) return
+    // The first attempt; a failed one (or this process dying first) is the outbox sweep's.
+    void outbox.parked(view.pending.id).catch(opts.onError)
   }
 
   /**
@@ -91,8 +87,7 @@ export function createAnswering(opts: {
       // Unknown, or answered already: the store tells which, and nothing is recorded.
       return toRunView(await inbox.deliver(reply))
     }
-    // Checked here too, so an approval after expiresAt is refused the same way for every holder.
-    assertAnswerFits(open.request, reply)
+    // Expiry and the one decision per request are the host's to judge, for every holder.
     const fitted = fitAnswerToRequest(reply, open.request)
     let view: RunView
     try {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto"
-import { type Client, ConfigError, type Toolkit, isExpired } from "@toolnexus/core"
-import type { DurableStore } from "@toolnexus/durable"
+import { type Client, ConfigError, type Logger, type RunHost, type Toolkit, isExpired } from "@toolnexus/core"
+import type { DeliveryRecord } from "@toolnexus/core"
+import { type DurableStore, type NotificationOutbox, createStoreHost } from "@toolnexus/durable"
 import { type Context, Hono } from "hono"
 import { bodyLimit } from "hono/body-limit"
 import { parseAnswer } from "./answer-body.js"
@@ -9,14 +10,16 @@ import { describeRequest, isPlainObject } from "./describe-request.js"
 import { type InboxEventType, createEventHub, streamEvents } from "./events.js"
 import { type HistoryFilter, createHistory } from "./history.js"
 import { HttpError, classify, errorBody } from "./http-error.js"
-import { type NotifyOptions, createNotifier } from "./notifier.js"
+import { type NotifyOptions, createNotifier, createWebhookOutbox } from "./notifier.js"
 import {
+  AGENT,
   type FailedInboxEntry,
   type InboxEntry,
-  type InboxStore,
+  TEAM_AGENT,
   type TeamOptions,
-  createInboxStore,
-} from "./inbox-store.js"
+  approvalsAgents,
+  createHostInbox,
+} from "./host-inbox.js"
 import { renderHistoryBody, renderHistorySection } from "./page/history-view.js"
 import { renderShell } from "./page/html.js"
 import { renderRequestBody, renderUnknownRequestBody } from "./page/request-view.js"
@@ -40,10 +43,20 @@ import { createApprovalToolkit } from "./tools.js"
 
 /** Options of {@link createApprovalsApp}. */
 export interface ApprovalsAppOptions {
-  /** Where runs park; must be the store `client` keeps its conversations in. */
+  /** Keeps history, sessions and webhook replay marks; with `client`, also where runs park. */
   store: DurableStore
-  /** The model client; its conversation store must be `store`. */
-  client: Client
+  /**
+   * Where runs are started and requests answered: a store host (`createStoreHost`) or an
+   * engine's connection (`connectRestate`, `connectDbos`). Without it, `client` (with `toolkit`
+   * and `team`) is shorthand for a store host over `store` serving agents `approvals` and `team`.
+   */
+  host?: RunHost<unknown, unknown>
+  /** The agent plain runs start on `host` (`POST /runs`); default `"approvals"`. */
+  agent?: string
+  /** The agent team runs start on `host` (`POST /runs {"team": true}`); default `"team"` with `team`. */
+  teamAgent?: string
+  /** The model client when there is no `host`; its conversation store must be `store`. */
+  client?: Client
   /** The tools runs use, on the first ask and on every resume; default {@link createApprovalToolkit}. */
   toolkit?: Toolkit
   /** A sub-agent team that `POST /runs {"team": true}` starts (a lead agent delegating to others). */
@@ -58,17 +71,26 @@ export interface ApprovalsAppOptions {
   instanceId?: string
   /** How often open pages look for changes made by other instances; default 2000 ms. */
   pollMs?: number
-  /** Post signed notifications when a run parks on a request and when a request is answered. */
+  /**
+   * Post signed notifications when a run parks on a request (`request.pending`, through
+   * `outbox`: retried until the receiver takes it, attempts shown on the card and in the API),
+   * when one expires soon (`request.expiring`, with `warnBeforeMs`) and when one is answered.
+   */
   notify?: NotifyOptions
+  /** Post `request.expiring` this many ms before a request's `expiresAt`; needs `notify`. */
+  warnBeforeMs?: number
+  /**
+   * Where `request.pending` / `request.expiring` go: default a {@link createWebhookOutbox} to
+   * `notify`. Failed posts are retried by its `sweep`, which the caller schedules (main.ts
+   * sweeps it with the claims).
+   */
+  outbox?: NotificationOutbox
   /** Where the model is served, named in the one-line error of a failed model call. */
   modelUrl?: string
-  /** Called with unexpected (5xx) errors; default `console.error`. */
+  /** Called with unexpected (5xx) errors; default `logger.error`, else `console.error`. */
   onError?: (error: unknown) => void
-  /**
-   * Where requests and runs come from instead of `store`'s parked runs, e.g. an engine's
-   * (`createEngineInboxStore`); `store` still keeps history, sessions and webhooks.
-   */
-  inbox?: InboxStore
+  /** Refused answers (unknown, conflict, expired) at `info`, without a stack; failures at `error`. */
+  logger?: Logger
 }
 
 /** A pending request as `GET /requests` lists it: once per request id. */
@@ -90,6 +112,11 @@ export interface PendingView {
   state: string
   /** The request, in its wire shape. */
   request: InboxEntry["request"]
+  /**
+   * Its notifications, once one was attempted: `attempts`, `deliveredAt` or `lastError` and
+   * `nextAttemptAt`, and `expiring` once the expiry warning was raised.
+   */
+  notification?: Omit<DeliveryRecord, "requestId">
 }
 
 const MAX_PROMPT_CHARS = 8_000
@@ -101,7 +128,8 @@ const PAGE_LIMIT = 200
  * history of answers, and get live updates; programs use the JSON API with bearer tokens or
  * the HMAC-signed webhook. Several instances may share one PostgreSQL store.
  *
- * @throws ConfigError when `client` keeps its conversations somewhere other than `store`.
+ * @throws ConfigError without `host` or `client`, or when `client` keeps its conversations
+ *   somewhere other than `store`.
  * @example
  * const store = await openStore("sqlite:./.data/approvals.db")
  * const { client } = createModel({ store })
@@ -109,8 +137,10 @@ const PAGE_LIMIT = 200
  * serve({ fetch: app.fetch, port: 3000 })
  */
 export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
-  const { store, client } = opts
-  if (client.conversationStore() !== store) {
+  const { store, client, logger } = opts
+  if (!opts.host && !client)
+    throw new ConfigError("createApprovalsApp: pass `host`, or `client` for a store host")
+  if (!opts.host && client?.conversationStore() !== store) {
     // Otherwise runs would park where listPending cannot see them.
     throw new ConfigError("createApprovalsApp: the client must keep its conversations in `store`")
   }
@@ -122,19 +152,61 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     toolkit ??= opts.toolkit ? Promise.resolve(opts.toolkit) : createApprovalToolkit()
     return toolkit
   }
-  const onError = opts.onError ?? ((error: unknown) => console.error("[approvals]", error))
+  const onError =
+    opts.onError ??
+    (logger
+      ? (error: unknown) =>
+          logger.error(`[approvals] ${(error as Error)?.message ?? String(error)}`, { error })
+      : (error: unknown) => console.error("[approvals]", error))
   const maxBodyBytes = opts.maxBodyBytes ?? 64 * 1024
-  const inbox = opts.inbox ?? createInboxStore({ store, client, toolkit: tools, team: opts.team })
+  const teamAgent = opts.teamAgent ?? (opts.team ? TEAM_AGENT : undefined)
+  // The shorthand's host is built on first use: the default toolkit is created asynchronously.
+  const host =
+    opts.host ??
+    (async () =>
+      createStoreHost({
+        store,
+        agents: approvalsAgents({ client: client as Client, toolkit: await tools(), team: opts.team }),
+        // The process running the app sweeps (see main.ts); an app in a test never does behind its back.
+        sweepEveryMs: false,
+        // Conversations parked by `client.ask` outside the host (a chat on the same store) too.
+        adopt: () => AGENT,
+        ...(logger ? { logger } : {}),
+      }))
+  const inbox = createHostInbox({
+    host,
+    agent: opts.agent ?? AGENT,
+    ...(teamAgent !== undefined ? { teamAgent } : {}),
+    ...(logger ? { logger } : {}),
+  })
   const history = createHistory({ store, writerId: opts.instanceId })
   const access = createAccess(opts.security, createRevocations(store))
   const verifyWebhook = createWebhookGuard({ secret: opts.security.webhookSecret, store })
   const hub = createEventHub({ fingerprint: () => fingerprint(), pollMs: opts.pollMs ?? 2000 })
+  const outbox =
+    opts.outbox ??
+    (opts.notify
+      ? createWebhookOutbox(store, opts.notify, {
+          ...(opts.warnBeforeMs !== undefined ? { warnBeforeMs: opts.warnBeforeMs } : {}),
+          onError,
+          onChange: () => hub.notify("inbox"),
+        })
+      : undefined)
+  /** The notification records of `entries`, by request id. */
+  async function deliveriesOf(entries: { request: { id: string } }[]): Promise<Map<string, DeliveryRecord>> {
+    const found = new Map<string, DeliveryRecord>()
+    if (!outbox) return found
+    const records = await Promise.all(entries.map((e) => outbox.getDelivery(e.request.id)))
+    for (const record of records) if (record) found.set(record.requestId, record)
+    return found
+  }
   const answering = createAnswering({
     inbox,
     history,
     hub,
     limiter: createRateLimiter(opts.answerRateLimit ?? { limit: 30, windowMs: 60_000 }),
     ...(opts.notify ? { notify: createNotifier(opts.notify, onError) } : {}),
+    ...(outbox ? { outbox } : {}),
     ...(opts.modelUrl ? { modelUrl: opts.modelUrl } : {}),
     onError,
   })
@@ -207,8 +279,10 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
       inbox.listPending({ limit: PAGE_LIMIT + 1 }),
       inbox.listFailed(),
     ])
+    const shown = entries.slice(0, PAGE_LIMIT)
     return {
-      entries: entries.slice(0, PAGE_LIMIT),
+      entries: shown,
+      deliveries: await deliveriesOf(shown),
       failed,
       now: Date.now(),
       truncated: entries.length > PAGE_LIMIT,
@@ -216,7 +290,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   }
 
   app.get("/", async (c) =>
-    page(c, "Inbox", renderInboxBody({ ...(await inboxInput()), team: opts.team !== undefined }), "inbox"),
+    page(c, "Inbox", renderInboxBody({ ...(await inboxInput()), team: teamAgent !== undefined }), "inbox"),
   )
   app.get("/partials/inbox", async (c) => {
     htmlHeaders(c)
@@ -249,7 +323,10 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     const limit = parseLimit(c.req.query("limit"))
     const now = Date.now()
     const entries = await inbox.listPending({ limit, ...(kind ? { kind } : {}) })
-    return c.json({ requests: entries.map((entry) => toPendingView(entry, now)) })
+    const deliveries = await deliveriesOf(entries)
+    return c.json({
+      requests: entries.map((entry) => toPendingView(entry, now, deliveries.get(entry.request.id))),
+    })
   })
   app.get("/requests/failed", async (c) => {
     const entries = await inbox.listFailed({ limit: parseLimit(c.req.query("limit")) })
@@ -264,7 +341,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     // A browser following a link gets the request's page; API clients get JSON.
     if ((c.req.header("accept") ?? "").includes("text/html")) {
       return entry
-        ? page(c, "Request", renderRequestBody(entry, Date.now()))
+        ? page(c, "Request", renderRequestBody(entry, Date.now(), (await deliveriesOf([entry])).get(id)))
         : page(c, "No such request", renderUnknownRequestBody(id), undefined, 404)
     }
     if (!entry)
@@ -273,7 +350,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
         "unknown_request",
         `no run waits on request ${JSON.stringify(c.req.param("id"))}`,
       )
-    return c.json(toPendingView(entry, Date.now()))
+    return c.json(toPendingView(entry, Date.now(), (await deliveriesOf([entry])).get(id)))
   })
   app.get("/answers", async (c) => c.json({ answers: await history.list(historyFilter(c)) }))
 
@@ -320,7 +397,11 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   return app
 }
 
-function toPendingView(entry: InboxEntry | FailedInboxEntry, now: number): PendingView {
+function toPendingView(
+  entry: InboxEntry | FailedInboxEntry,
+  now: number,
+  delivery?: DeliveryRecord,
+): PendingView {
   const { request } = entry
   const described = describeRequest(request)
   const view: PendingView = {
@@ -337,6 +418,10 @@ function toPendingView(entry: InboxEntry | FailedInboxEntry, now: number): Pendi
   if (path) view.path = path
   if (described.tool) view.tool = described.tool
   if (described.args) view.args = described.args
+  if (delivery) {
+    const { requestId: _id, ...notification } = delivery
+    view.notification = notification
+  }
   return view
 }
 

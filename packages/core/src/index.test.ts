@@ -44,6 +44,7 @@ it("exports exactly the public runtime surface", () => {
     "createInProcessClient",
     "createSecretRedactor",
     "createToolkit",
+    "declined",
     "defineTool",
     "estimateTokens",
     "expiryTime",

@@ -1,12 +1,14 @@
-import { expiryTime, isExpired } from "@toolnexus/core"
+import { type DeliveryRecord, expiryTime, isExpired } from "@toolnexus/core"
 import { type FormField, type RequestDescription, describeRequest } from "../describe-request.js"
-import type { FailedInboxEntry, InboxEntry } from "../inbox-store.js"
+import type { FailedInboxEntry, InboxEntry } from "../host-inbox.js"
 import { ago, breadcrumbs, escapeHtml, timeTag } from "./html.js"
 
 /** What the inbox section shows. */
 export interface InboxInput {
   /** Open requests, one per request id, oldest first. */
   entries: InboxEntry[]
+  /** The notification records of `entries` (request id ⇒ record), for those attempted. */
+  deliveries?: Map<string, DeliveryRecord>
   /** Requests whose resumes failed too often. */
   failed: FailedInboxEntry[]
   /** Epoch ms that ages and expiries are relative to. */
@@ -40,8 +42,8 @@ ${renderInboxSection(input)}
 }
 
 /** The `#inbox` section alone; the page swaps it in when a server-sent event says it changed. */
-export function renderInboxSection({ entries, failed, now, truncated }: InboxInput): string {
-  const cards = entries.map((entry) => renderCard(entry, now)).join("\n")
+export function renderInboxSection({ entries, deliveries, failed, now, truncated }: InboxInput): string {
+  const cards = entries.map((entry) => renderCard(entry, now, deliveries?.get(entry.request.id))).join("\n")
   const empty = entries.length === 0 ? `<p class="empty">Nothing is waiting.</p>` : ""
   const more = truncated ? `<p class="note">Showing the oldest ${entries.length}.</p>` : ""
   const failedPart =
@@ -60,7 +62,7 @@ ${failedPart}
 }
 
 /** One open request as a card with its actions (the inbox lists them; `/requests/:id` shows one). */
-export function renderCard(entry: InboxEntry, now: number): string {
+export function renderCard(entry: InboxEntry, now: number, delivery?: DeliveryRecord): string {
   const { request } = entry
   const described = describeRequest(request)
   // Core's rule decides; an unreadable deadline (expiry time 0) counts as past, as it does
@@ -76,11 +78,25 @@ export function renderCard(entry: InboxEntry, now: number): string {
           ? `expired ${ago(now - expires)} ago`
           : `expires in ${ago(expires - now)}`
   return `<article class="card${expired ? " expired" : ""}" tabindex="0" data-request-id="${escapeHtml(request.id)}" data-mode="${described.mode}" aria-label="${escapeHtml(`${request.kind}: ${request.prompt}`)}">
-<header><span class="kind kind-${escapeHtml(request.kind.replace(/[^a-z_]/gi, ""))}">${escapeHtml(request.kind)}</span>${described.tool ? ` <strong class="tool">${escapeHtml(described.tool)}</strong>` : ""}${breadcrumbs(entry.path ?? described.path)}</header>
+<header><span class="kind kind-${escapeHtml(request.kind.replace(/[^a-z_]/gi, ""))}">${escapeHtml(request.kind)}</span>${described.tool ? ` <strong class="tool">${escapeHtml(described.tool)}</strong>` : ""}${breadcrumbs(entry.path ?? described.path)}${delivery?.expiring && !expired ? ` <span class="expiring" title="warned ${escapeHtml(delivery.expiring.warnedAt)}">expires soon</span>` : ""}</header>
 <p class="prompt">${escapeHtml(request.prompt)}</p>
-${renderArgs(described.args)}${renderLink(request.url)}<p class="meta">waiting ${timeTag(entry.since, ago(now - Date.parse(entry.since)))} · <span class="expiry">${request.expiresAt ? timeTag(request.expiresAt, expiry) : expiry}</span> · run <code>${escapeHtml(entry.runtimeKey ?? entry.conversationId)}</code>${entry.state === "claimed" ? ` · <span class="claimed">being resumed</span>` : ""} · <a class="permalink" href="/requests/${escapeHtml(encodeURIComponent(request.id))}">link</a></p>
+${renderArgs(described.args)}${renderLink(request.url)}<p class="meta">waiting ${timeTag(entry.since, ago(now - Date.parse(entry.since)))} · <span class="expiry">${request.expiresAt ? timeTag(request.expiresAt, expiry) : expiry}</span> · run <code>${escapeHtml(entry.runtimeKey ?? entry.conversationId)}</code>${entry.state === "claimed" ? ` · <span class="claimed">being resumed</span>` : ""}${renderDelivery(delivery, now)} · <a class="permalink" href="/requests/${escapeHtml(encodeURIComponent(request.id))}">link</a></p>
 ${expired ? renderExpiredActions() : renderActions(described)}
 </article>`
+}
+
+/** Where the request's notification stands: sent, or failing (attempts, last error, next try). */
+function renderDelivery(delivery: DeliveryRecord | undefined, now: number): string {
+  if (!delivery || delivery.attempts === 0) return ""
+  const tries = `${delivery.attempts} attempt${delivery.attempts === 1 ? "" : "s"}`
+  if (delivery.deliveredAt !== undefined)
+    return ` · <span class="notified">notified ${timeTag(delivery.deliveredAt, `${ago(now - Date.parse(delivery.deliveredAt))} ago`)} (${tries})</span>`
+  const next =
+    delivery.nextAttemptAt !== undefined
+      ? `, next ${timeTag(delivery.nextAttemptAt, `in ${ago(Math.max(0, Date.parse(delivery.nextAttemptAt) - now))}`)}`
+      : ""
+  const why = delivery.lastError !== undefined ? `: ${escapeHtml(delivery.lastError)}` : ""
+  return ` · <span class="notify-failed">notification not delivered (${tries}${why}${next})</span>`
 }
 
 function renderArgs(args: Record<string, unknown> | undefined): string {

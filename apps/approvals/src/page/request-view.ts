@@ -1,13 +1,14 @@
-import type { InboxEntry } from "../inbox-store.js"
+import type { DeliveryRecord } from "@toolnexus/core"
+import type { InboxEntry } from "../host-inbox.js"
 import { escapeHtml } from "./html.js"
 import { renderCard } from "./inbox-view.js"
 
 /** The body of `GET /requests/:id` in a browser: the one request's card, answerable there. */
-export function renderRequestBody(entry: InboxEntry, now: number): string {
+export function renderRequestBody(entry: InboxEntry, now: number, delivery?: DeliveryRecord): string {
   return `<p class="back"><a href="/">← Inbox</a></p>
 <ol id="log" aria-live="polite"></ol>
 <section id="request" class="cards">
-${renderCard(entry, now)}
+${renderCard(entry, now, delivery)}
 </section>`
 }
 

@@ -30,6 +30,8 @@ label.check { display: flex; gap: .4rem; align-items: center }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .75rem 1rem; outline: none }
 .card:focus, .card:focus-within, .card.selected { border-color: var(--accent); box-shadow: 0 0 0 3px #1a56db22 }
 .card.expired { border-color: #e0a39e } .card.failed { border-left: 4px solid var(--no) }
+.expiring { font-size: .75rem; padding: .05rem .45rem; border-radius: 99px; background: #fde7e4; color: #a50e0e }
+.notify-failed { color: var(--no) }
 .card header { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem }
 .kind { font-size: .75rem; text-transform: uppercase; letter-spacing: .04em; padding: .05rem .45rem; border-radius: 99px; background: #e8eaed; color: #3c4043 }
 .kind-approval { background: #fff4d6; color: #7a5200 } .kind-input, .kind-question { background: #e2ecfd; color: #174ea6 }

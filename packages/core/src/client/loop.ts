@@ -1,3 +1,4 @@
+import type { ApprovalGrant, GrantQuery } from "../host/approval-grants.js"
 import type {
   Dialect,
   FinishReason,
@@ -7,7 +8,7 @@ import type {
 } from "../providers/model-turn.js"
 import type { OutputFormat } from "../providers/wire-format.js"
 import type { Toolkit } from "../tools/toolkit.js"
-import type { Answer, Message, Request, Tool, ToolResult, Usage } from "../types.js"
+import type { Answer, Message, Request, Tool, ToolModel, ToolResult, Usage } from "../types.js"
 import type { Hooks } from "./hooks.js"
 import type { MetricEvent } from "./metrics.js"
 import type { RunTracing } from "../telemetry/run-tracing.js"
@@ -57,6 +58,10 @@ export interface LoopConfig {
   compaction?: CompactionOptions | undefined
   /** The client's `fetch` seam, if it was given one (tools get it as `ctx.fetch`). */
   fetch?: typeof fetch | undefined
+  /** The store's approval-grant lookup, when it keeps grants (§19). */
+  grants?: ((query: GrantQuery) => Promise<ApprovalGrant | undefined>) | undefined
+  /** The client running the loop (tools get it as `ctx.client`). */
+  client?: ToolModel | undefined
 }
 
 /** @internal The per-run inputs. */
@@ -345,6 +350,8 @@ export function callEnv(config: LoopConfig, input: RunInput, turn: number): Call
     turn,
     tracing: input.tracing,
     fetch: config.fetch,
+    grants: config.grants,
+    client: config.client,
   }
 }
 
@@ -364,7 +371,7 @@ export async function settleTurn(
   const env = callEnv(config, input, turn)
   // Under an executor the calls are journaled steps, run in call order; they never halt.
   const running: (Promise<CallOutcome> | CallOutcome | undefined)[] = input.journal
-    ? await input.journal.settle(env, calls, presets)
+    ? await input.journal.settle(env, calls, presets, state.messages)
     : []
   const relayCalls: ModelToolCall[] = []
   for (const call of input.journal ? [] : calls) {

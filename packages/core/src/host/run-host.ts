@@ -3,16 +3,23 @@ import type { RunResult } from "../client/run-result.js"
 import type { AnswerDecision } from "../errors.js"
 import type { PendingEntry } from "../suspension/pending-entry.js"
 import type { Answer, Message, Prompt, Request } from "../types.js"
+import type { ApprovalGrant, DeliveryRecord, GrantFilter } from "./approval-grants.js"
 import type { RuntimeEvent, TaskResult } from "./host-types.js"
 
 /** Options of `RunHost.start`, `send` and `deliverAnswer`. */
 export interface HostStartOptions<Event = StreamEvent | RuntimeEvent> {
   /**
-   * Every event of the run this call drives, in this process, besides the agent's own
-   * `onEvent`. A throw is ignored. An engine connection refuses it (`HostUnsupportedError`):
-   * its runs stream in the workers.
+   * Every event of the run this call drives, besides the agent's own `onEvent`, until it ends
+   * or parks. A throw is ignored. On an engine connection it is fed from the run's event log
+   * (the workers append to it), so it may trail the run by a poll.
    */
   onEvent?: (ev: Event) => void
+  /**
+   * `start` only: whom the run acts for (a user or tenant id). Approvals remembered with
+   * `remember: "principal"` cover later calls in every run of the same principal. A host
+   * without grants ignores it.
+   */
+  principal?: string
 }
 
 /** Options of `RunHost.listPending`. */
@@ -97,17 +104,15 @@ export interface RunHost<Result = RunResult | TaskResult, Event = StreamEvent | 
    */
   result(runId: string, opts?: { timeoutMs?: number }): Promise<Result>
   /**
-   * The live events of run `runId` while it runs in this process (`fromStart`: those it emitted
-   * so far first); ends when the run ends or parks. Empty for a run not in flight here.
-   *
-   * @throws HostUnsupportedError on an engine connection.
+   * The live events of run `runId` while it runs (`fromStart`: those it emitted so far first);
+   * ends when the run ends or parks. Empty for a run not in flight (a store host: not in this
+   * process; an engine: its current turn ended or waits on a request).
    */
   events(runId: string, opts?: { fromStart?: boolean }): AsyncIterable<Event>
   /**
    * The run's stored conversation (a runtime agent's: its root handle's), or undefined for an
-   * unknown run.
-   *
-   * @throws HostUnsupportedError on an engine connection.
+   * unknown run. An engine stores it as each turn ends and as it parks: while a turn runs, it
+   * is the conversation the turn before left.
    */
   transcript(runId: string): Promise<Message[] | undefined>
   /** Open requests, one entry per request id, by `since` then request id. */
@@ -131,6 +136,22 @@ export interface RunHost<Result = RunResult | TaskResult, Event = StreamEvent | 
    * later answer is refused with that decision) and a run in flight is aborted.
    */
   cancel(runId: string, reason?: string): Promise<void>
+  /**
+   * The approval grants in force (§19: answers that said `data.remember`), oldest first,
+   * filtered by `filter`'s fields. Optional: a host without grants leaves it out or throws
+   * `HostUnsupportedError`.
+   */
+  listGrants?(filter?: GrantFilter): Promise<ApprovalGrant[]>
+  /**
+   * Revokes grant `grantId`: later calls it covered ask again. `false` when no such grant is in
+   * force. Optional, as `listGrants`.
+   */
+  revokeGrant?(grantId: string): Promise<boolean>
+  /**
+   * Where the notifications of request `requestId` stand (attempts, delivery, the expiry
+   * warning); `undefined` when none was attempted. Optional: only hosts with `notify` keep it.
+   */
+  getDelivery?(requestId: string): Promise<DeliveryRecord | undefined>
   /**
    * Releases what the host holds (timers, pending waits, pools); runs in an engine go on, a
    * store host's runs in flight are aborted (their last saved state stays answerable).

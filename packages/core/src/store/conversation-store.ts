@@ -1,3 +1,4 @@
+import type { ApprovalGrant, GrantQuery } from "../host/approval-grants.js"
 import type { Message, Request } from "../types.js"
 
 /** What a save records beside the messages. */
@@ -37,6 +38,12 @@ export interface ConversationStore {
    * checkpoints each turn's settled tool results before the next LLM request by default.
    */
   readonly checkpoints?: boolean
+  /**
+   * The approval grant (§19, `data.remember`) covering a call of `query.tool` in
+   * `query.conversationId`, if any. Optional: durable stores keep grants; without it every
+   * call that needs approval asks.
+   */
+  findApprovalGrant?(query: GrantQuery): Promise<ApprovalGrant | undefined>
 }
 
 /** The default in-process store: a map of conversation id to a copy of its messages. */

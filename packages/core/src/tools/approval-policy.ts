@@ -3,6 +3,7 @@ import { AnswerInvalidError, ApprovalMismatchError, ConfigError } from "../error
 import { isPlainObject } from "../internal/plain-object.js"
 import { declined } from "../suspension/call-suspension.js"
 import { pending } from "../suspension/pending.js"
+import type { ApprovalGrant, GrantQuery } from "../host/approval-grants.js"
 import type { Answer, Request, Tool, ToolContext, ToolResult } from "../types.js"
 import { type SchemaValidator, compileSchema, formatSchemaIssues } from "./json-schema-validator.js"
 
@@ -79,7 +80,10 @@ export interface ApprovalCall {
   tool: string
   /** The arguments as the model gave them (validated against the tool's schema). */
   args: Record<string, unknown>
-  /** The agent path of the handle making the call (segments of its id); `[]` when none is known. */
+  /**
+   * The agent path of the runtime handle making the call (its id's segments, from `"root"`, as
+   * a request's `data.path`); `[]` for a plain conversation.
+   */
   path: string[]
   /** The conversation the call runs in (see `ToolContext.conversationId`), when known. */
   conversationId: string | undefined
@@ -101,11 +105,18 @@ export interface ToolkitApproval {
   approvalPolicy: ApprovalPolicyHook | undefined
 }
 
+/** @internal Finds the grant (§19) covering a call, from the run's store. */
+export type GrantLookup = (query: GrantQuery) => Promise<ApprovalGrant | undefined>
+
 /** What `metadata.approval` of a gated call's result records. */
 interface ApprovalRecord {
-  decision: "approved" | "allowed" | "denied"
-  by: "human" | "policy"
+  decision: "approved" | "allowed" | "denied" | "granted"
+  by: "human" | "policy" | "grant"
   requestId?: string
+  /** With `by: "grant"`: the grant that allowed the call. */
+  grantId?: string
+  /** With `by: "grant"`: the approved request whose answer recorded the grant. */
+  grantedBy?: string
   argsHash?: string
   /** The arguments the approver wrote, when they replaced the model's. */
   editedArgs?: Record<string, unknown>
@@ -166,7 +177,8 @@ export function asksFor(request: Request, tool: string, callId: string | undefin
  *   `ctx.answer`/`ctx.request` removed — the tool never sees its approval;
  * - a first call that needs approval (the tool's `needsApproval`, the toolkit's
  *   `requireApproval`): invalid arguments are returned as such (nobody is asked about a call
- *   that cannot run); the policy hook, when given, allows, denies or asks; asking suspends with
+ *   that cannot run); the policy hook, when given, allows, denies or asks; on "ask" a grant of
+ *   the run's store covering the call runs it (recorded as granted); else asking suspends with
  *   `kind: "approval"` and `data {tool, args, callId, argsHash}`.
  * - otherwise `run` as it is.
  *
@@ -178,6 +190,7 @@ export async function gatedExecute(
   ctx: ToolContext,
   approval: ToolkitApproval | undefined,
   run: (args: Record<string, unknown>, ctx: ToolContext) => ToolResult | Promise<ToolResult>,
+  grants?: GrantLookup,
 ): Promise<ToolResult> {
   const { answer, request } = ctx
   if (
@@ -205,6 +218,15 @@ export async function gatedExecute(
       isError: true,
       metadata: { approval: { decision: "denied", by: "policy" } },
     }
+  }
+  const grant = await grantFor(grants, tool.name, ctx.conversationId)
+  if (grant) {
+    return withApproval(await run(args, ctx), {
+      decision: "granted",
+      by: "grant",
+      grantId: grant.id,
+      grantedBy: grant.grantedBy,
+    })
   }
   const data: Record<string, unknown> = { tool: tool.name, args, argsHash: argsHash(args) }
   if (ctx.callId !== undefined) data.callId = ctx.callId
@@ -290,10 +312,39 @@ async function verdictOf(
 ): Promise<ApprovalVerdict> {
   if (!hook) return "ask"
   try {
-    const verdict = await hook({ tool, args, path: [], conversationId: ctx.conversationId })
+    const verdict = await hook({
+      tool,
+      args,
+      path: pathOf(ctx.conversationId),
+      conversationId: ctx.conversationId,
+    })
     return verdict === "allow" || verdict === "deny" ? verdict : "ask"
   } catch {
     return "ask"
+  }
+}
+
+/**
+ * A runtime handle's path: its conversation is `<namespace>/<handle id>` and every handle id
+ * starts at the `root` segment; a plain conversation has none.
+ */
+function pathOf(conversationId: string | undefined): string[] {
+  const segments = conversationId?.split("/") ?? []
+  const root = segments.indexOf("root", 1)
+  return root < 0 ? [] : segments.slice(root)
+}
+
+/** The grant covering the call; a failing lookup asks (a grant only ever saves a question). */
+async function grantFor(
+  grants: GrantLookup | undefined,
+  tool: string,
+  conversationId: string | undefined,
+): Promise<ApprovalGrant | undefined> {
+  if (!grants || conversationId === undefined) return undefined
+  try {
+    return await grants({ tool, conversationId })
+  } catch {
+    return undefined
   }
 }
 

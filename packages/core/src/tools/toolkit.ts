@@ -9,6 +9,7 @@ import { type BuiltinsOptions, createBuiltinTools } from "../builtins/builtin-to
 import {
   type ApprovalPolicy,
   type ApprovalPolicyHook,
+  type GrantLookup,
   type ToolkitApproval,
   assertApprovalPolicy,
   gatedExecute,
@@ -195,9 +196,10 @@ export function executeIn(
   tool: Tool,
   args: Record<string, unknown>,
   ctx: ToolContext,
+  grants?: GrantLookup,
 ): ToolResult | Promise<ToolResult> {
   return own.has(toolkit)
-    ? executeTool(tool, args, ctx, own.get(toolkit))
+    ? executeTool(tool, args, ctx, own.get(toolkit), grants)
     : toolkit.execute(tool.name, args, ctx)
 }
 
@@ -211,9 +213,10 @@ function executeTool(
   args: Record<string, unknown>,
   ctx: ToolContext | undefined,
   approval: ToolkitApproval | undefined,
+  grants?: GrantLookup,
 ): ToolResult | Promise<ToolResult> {
   if (isGated(tool, approval))
-    return gatedExecute(tool, args, ctx ?? {}, approval, (a, c) => runTool(tool, a, c))
+    return gatedExecute(tool, args, ctx ?? {}, approval, (a, c) => runTool(tool, a, c), grants)
   return runTool(tool, args, ctx)
 }
 

@@ -16,6 +16,8 @@ export interface RunRecord {
   handle?: string
   /** The last result (a pending one while parked). */
   result?: unknown
+  /** Whom the run acts for (`start`'s `principal`): the holder of `remember: "principal"` grants. */
+  principal?: string
   /** Why it failed or was cancelled. */
   error?: { message: string; code?: string | undefined }
 }

@@ -1,12 +1,15 @@
-import type { RuntimeEvent, RuntimeOptions, TaskResult } from "@toolnexus/agents"
+import type { EngineAgent, RuntimeEvent, TaskResult } from "@toolnexus/agents"
 import {
   AbortError,
   type Answer,
   type AnswerDecision,
+  type ApprovalGrant,
+  type DeliveryRecord,
+  type GrantFilter,
   ConfigError,
   EngineRunError,
-  type HostAgent,
-  type HostAgentOptions,
+  type HostDelivered,
+  type HostStartOptions,
   HostUnsupportedError,
   type Logger,
   type PendingEntry,
@@ -18,24 +21,32 @@ import {
   isToolnexusError,
 } from "@toolnexus/core"
 import { decisionOf } from "@toolnexus/core/engine"
-import type { DurableStore } from "../durable-store.js"
+import type { DurableStore, FailedEntry } from "../durable-store.js"
 import {
   type DeliverOptions,
   type DeliverResult,
   deliverAnswer,
+  retryFailed,
   sweepExpiredClaims,
   sweepExpiredRequests,
 } from "../resume/deliver-answer.js"
+import { type NotificationOutboxOptions, createNotificationOutbox } from "./delivery.js"
+import { listGrants, revokeGrant } from "./grants.js"
+import {
+  decisionWaitingError,
+  notFailedError,
+  nothingToRetryError,
+  settledRequestError,
+} from "../store-engine/claim-refusals.js"
+import { checkKey } from "../store-engine/option-checks.js"
 import { type HostedRunResult, startHostedRun } from "./hosted-run.js"
 import { type RunRecord, createRunRecord, readRunRecord, writeRunRecord } from "./run-record.js"
 
-/** An agent a store host serves: `hostAgent(…)` with the agents runtime's options (less the store's). */
-export type StoreHostAgent = HostAgent<
-  HostAgentOptions<Omit<RuntimeOptions, "store" | "namespace" | "executor">, StreamEvent | RuntimeEvent>
->
+/** An agent a store host serves: `hostAgent(…)` with the agents runtime's options (less the store's), as every host's. */
+export type StoreHostAgent = EngineAgent
 
 /** Options of {@link createStoreHost}. */
-export interface StoreHostOptions {
+export interface StoreHostOptions extends Omit<NotificationOutboxOptions, "logger"> {
   /** Where runs keep their conversations, snapshots, requests and decisions (any durable store). */
   store: DurableStore
   /** The agents this host runs; a client agent's `client` must use `store`. */
@@ -47,17 +58,65 @@ export interface StoreHostOptions {
    * requests; default 60 000 ms, `false` for never (call sweeps yourself).
    */
   sweepEveryMs?: number | false
-  /**
-   * Called once per new pending request, after it is saved. A throw is logged, never retried
-   * (a durable outbox comes later).
-   */
-  notify?: (entry: PendingEntry) => Promise<void>
   /** Failed runs (with their code) at `error`; refusals and sweeps at `info`. */
   logger?: Logger
+  /**
+   * Runs the store holds but no host recorded (a conversation of `client.ask`, a tree of
+   * `saveRuntime`, a round-3 door's run such as serveA2A's `a2a/<taskId>`): the name of the agent
+   * that takes run `runId` over, else undefined. Its record is written on first use (an answer or
+   * a cancel). Without it, an answer to such a run goes to this host's only agent of its kind
+   * (client or runtime), and is refused when there are several.
+   */
+  adopt?: (runId: string) => string | undefined
 }
 
 type HostResult = RunResult | TaskResult
 type HostEvent = StreamEvent | RuntimeEvent
+
+/** What {@link StoreHost.sweep} did. */
+export interface StoreHostSweep {
+  /** The runs (ids) whose recorded decisions were applied. */
+  completed: string[]
+  /** The requests whose delivery failed again; each keeps its decision for the next sweep. */
+  failed: {
+    /** The request whose delivery failed. */
+    requestId: string
+    /** What the delivery threw. */
+    error: unknown
+  }[]
+}
+
+/**
+ * The {@link RunHost} `createStoreHost` returns, plus what only a store keeps: requests whose
+ * resumes failed for good, and the recorded decisions still to apply (a worker died
+ * mid-resume, or a host that does not serve the run's agent recorded them).
+ */
+export interface StoreHost extends RunHost<HostResult, HostEvent> {
+  /** Requests whose resumes failed `maxAttempts` times, with their last error; only `retry` moves them on. */
+  listFailed(opts?: { limit?: number }): Promise<FailedEntry[]>
+  /**
+   * Applies the decision recorded on request `requestId` again, now: a request whose claim's
+   * lease ran out (its worker died, or the decision was handed off) or a `failed` one (its
+   * attempts start again). Served here, the run resumes in this process and this resolves when
+   * it has run to its end or its next request; a run of an agent this host does not serve is
+   * made due for the next sweep of a host that does.
+   *
+   * @throws UnknownRequestError when nothing waits on it; AnswerConflictError when it was applied
+   *   (with the decision), is being applied now (a live lease), or is open (nothing recorded yet).
+   */
+  retry(requestId: string, opts?: HostStartOptions<HostEvent>): Promise<HostDelivered>
+  /** The approval grants in force, oldest first, matching every field of `filter`. */
+  listGrants(filter?: GrantFilter): Promise<ApprovalGrant[]>
+  /** Revokes grant `grantId` (later calls it covered ask again); false when none is in force. */
+  revokeGrant(grantId: string): Promise<boolean>
+  /** Where request `requestId`'s notifications stand; undefined when none was attempted. */
+  getDelivery(requestId: string): Promise<DeliveryRecord | undefined>
+  /**
+   * One sweep now (what `sweepEveryMs` runs): completes resumes whose worker died, declines
+   * expired requests, raises due `expiring` warnings and sends due notifications.
+   */
+  sweep(): Promise<StoreHostSweep>
+}
 
 /** A run executing in this process: its abort, its events so far, its listeners. */
 interface Execution {
@@ -99,7 +158,7 @@ const REFUSALS = new Set([
  * await host.start("refunds", "order-42", "refund order 42")
  * const result = await host.result("order-42")
  */
-export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, HostEvent> {
+export function createStoreHost(opts: StoreHostOptions): StoreHost {
   const { store, leaseMs, logger } = opts
   if (!store || typeof store.claimAnswer !== "function")
     throw new ConfigError(`${HOST}: \`store\` must be a durable store (createMemoryStore, openStore)`)
@@ -111,9 +170,10 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       throw new ConfigError(`${HOST}: agent ${agent.name}'s client must use the host's store`)
     agents.set(agent.name, agent)
   }
+  // The notify outbox (§19): `notify`, `warnBeforeMs`, `onEvent`, `clock` are its options.
+  const outbox = createNotificationOutbox(store, opts)
   const executions = new Map<string, Execution>()
   const starting = new Set<string>()
-  const notified = new Set<string>()
   let closed = false
 
   const agentOf = (record: RunRecord, runId: string): StoreHostAgent => {
@@ -124,21 +184,34 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       )
     return agent
   }
-  /**
-   * The record of a holder no host started (a conversation of `client.ask`, a tree of
-   * `saveRuntime`): the run is adopted by this host's only agent of its kind, else refused.
-   */
-  const unrecorded = (entry: PendingEntry, runId: string): RunRecord => {
+  /** The one agent of this host that can take over `entry`'s holder (of its kind), if exactly one. */
+  const soleAgentFor = (entry: Pick<PendingEntry, "runtimeKey">): string | undefined => {
     const runtime = entry.runtimeKey !== undefined
     const fits = [...agents.values()].filter((a) => (runtime ? a.options.runtime : a.options.client))
-    if (fits.length !== 1 || !fits[0])
-      throw new ConfigError(
-        `${HOST}: request ${entry.request.id} is held by ${runId}, which this host did not start`,
-      )
-    return { v: 1, agent: fits[0].name, state: "pending" }
+    return fits.length === 1 ? fits[0]?.name : undefined
+  }
+  /**
+   * The run's record. A run no host recorded (a conversation of `client.ask`, a tree of
+   * `saveRuntime`, a round-3 door's run) is adopted by the agent `adopt` names, or without
+   * `adopt`, by this host's only agent of the request's kind; its record is then written.
+   */
+  const recordFor = async (
+    runId: string,
+    entry?: Pick<PendingEntry, "runtimeKey">,
+  ): Promise<RunRecord | undefined> => {
+    const record = await readRunRecord(store, runId)
+    if (record) return record
+    const agent = opts.adopt ? opts.adopt(runId) : entry && soleAgentFor(entry)
+    if (agent === undefined || !agents.has(agent)) return undefined
+    // Only a run the store holds (its conversation, or a parked tree's snapshot) is adopted.
+    if (!entry && (await store.get(runId)) === undefined && (await store.getSnapshot(runId)) === undefined)
+      return undefined
+    // One create wins across processes; the loser reads the winner's.
+    await createRunRecord(store, runId, { v: 1, agent, state: "pending" })
+    return readRunRecord(store, runId)
   }
   const recordOf = async (runId: string): Promise<RunRecord> => {
-    const record = await readRunRecord(store, runId)
+    const record = await recordFor(runId)
     if (!record) throw new EngineRunError(runId, "is not known to this host's store (never started)")
     return record
   }
@@ -146,7 +219,11 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
   /** The options of a delivery to the run holding `entry`. */
   const route = async (entry: PendingEntry): Promise<DeliverOptions> => {
     const runId = entry.runtimeKey ?? entry.conversationId
-    const record = (await readRunRecord(store, runId)) ?? unrecorded(entry, runId)
+    const record = await recordFor(runId, entry)
+    if (!record)
+      throw new ConfigError(
+        `${HOST}: request ${entry.request.id} is held by ${runId}, which this host did not start`,
+      )
     const { client, toolkit, runtime } = agentOf(record, runId).options
     if (client) return { client, toolkit }
     const { root: _root, ...options } = runtime as NonNullable<typeof runtime>
@@ -178,15 +255,12 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
         code: "TNX_RUNTIME",
         error: result.text,
       })
-    if (pending && opts.notify && !notified.has(pending.id)) {
-      notified.add(pending.id)
-      const entry = await store.findRequest(pending.id)
-      if (entry) {
-        try {
-          await opts.notify(entry)
-        } catch (error) {
-          logger?.error(`notify failed for request ${pending.id}`, { runId, error: String(error) })
-        }
+    if (pending && opts.notify) {
+      // The first attempt right away; a failed one (or this process dying first) is the sweeps'.
+      try {
+        await outbox.parked(pending.id)
+      } catch (error) {
+        logger?.error(`notify of request ${pending.id}: ${(error as Error)?.message}`, { runId })
       }
     }
   }
@@ -260,35 +334,52 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
     })
   }
 
-  async function sweep(): Promise<void> {
+  async function sweep(): Promise<StoreHostSweep> {
+    const report = await sweepResumes()
+    await outbox.sweep()
+    return report
+  }
+  async function sweepResumes(): Promise<StoreHostSweep> {
+    const report: StoreHostSweep = { completed: [], failed: [] }
     for (const sweeper of [sweepExpiredClaims, sweepExpiredRequests]) {
       const done = await sweeper(store, deliverOptions())
-      for (const delivered of done.completed) await afterDelivery(delivered)
-      for (const failure of done.failed)
+      for (const delivered of done.completed) {
+        await afterDelivery(delivered)
+        const runId = delivered.kind === "runtime" ? delivered.key : delivered.id
+        report.completed.push(runId)
+        logger?.info(`sweep: run ${runId} completed`, { runId })
+      }
+      for (const failure of done.failed) {
+        report.failed.push({ requestId: failure.requestId, error: failure.error })
         logger?.error(`sweep: request ${failure.requestId} failed again`, {
           requestId: failure.requestId,
           code: isToolnexusError(failure.error) ? failure.error.code : undefined,
         })
+      }
     }
+    return report
   }
   async function afterDelivery(delivered: DeliverResult): Promise<void> {
     const runId = delivered.kind === "runtime" ? delivered.key : delivered.id
-    const record = await readRunRecord(store, runId)
+    const record = await recordFor(runId)
     if (record) await settled(runId, record, delivered as HostedRunResult)
   }
   const every = opts.sweepEveryMs === undefined ? 60_000 : opts.sweepEveryMs
   if (every !== false && !(Number.isInteger(every) && every > 0))
     throw new ConfigError(`${HOST}: sweepEveryMs must be a positive integer or false, got ${every}`)
-  let sweeping: Promise<void> | undefined
+  // One sweep at a time in this process: a timer tick or a call during one joins it.
+  let sweeping: Promise<StoreHostSweep> | undefined
+  const sweepOnce = (): Promise<StoreHostSweep> => {
+    sweeping ??= sweep().finally(() => {
+      sweeping = undefined
+    })
+    return sweeping
+  }
   const timer =
     every === false
       ? undefined
       : setInterval(() => {
-          sweeping ??= sweep()
-            .catch((error) => logger?.error(`sweep failed: ${(error as Error)?.message}`, {}))
-            .finally(() => {
-              sweeping = undefined
-            })
+          sweepOnce().catch((error) => logger?.error(`sweep failed: ${(error as Error)?.message}`, {}))
         }, every)
   timer?.unref?.()
 
@@ -331,6 +422,49 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
   const checkOpen = () => {
     if (closed) throw new ConfigError(`${HOST}: the host is closed`)
   }
+  /** Logs a refusal at `info` (no stack) and returns it for the caller to throw. */
+  function logRefusal(requestId: string, error: unknown): unknown {
+    if (isToolnexusError(error) && REFUSALS.has(error.code))
+      logger?.info(`answer to ${requestId} refused: ${(error as Error).message}`, {
+        requestId,
+        code: error.code,
+      })
+    return error
+  }
+  /** Runs `work`; a refusal it throws is logged (see `logRefusal`) and thrown on. */
+  async function refused<T>(requestId: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work()
+    } catch (error) {
+      throw logRefusal(requestId, error)
+    }
+  }
+
+  /** `retry` of a failed request: reopened with its decision and delivered like an answer. */
+  async function retryFailedRequest(
+    failed: FailedEntry,
+    retryOpts: HostStartOptions<HostEvent>,
+  ): Promise<HostDelivered> {
+    const id = failed.request.id
+    const runId = failed.runtimeKey ?? failed.conversationId
+    const record = await recordFor(runId, failed)
+    if (!record || !agents.has(record.agent)) {
+      const answer = await store.reopenFailed(id)
+      if (!answer) throw logRefusal(id, await notFailedError(store, id))
+      const claim = await store.claimAnswer(failed.conversationId, answer, claimOptionsOf(failed, leaseMs))
+      await store.releaseClaim(failed.conversationId, claim.token)
+      return { runId, request: failed.request, decision: decisionOf(answer) }
+    }
+    await execute(
+      runId,
+      record,
+      async (signal, emit) =>
+        (await retryFailed(store, id, deliverOptions({ signal, onEvent: emit }))) as HostedRunResult,
+      retryOpts.onEvent,
+    )
+    const decision = (await store.getDecision(id)) ?? { ok: false, reason: "unknown" }
+    return { runId, request: failed.request, decision }
+  }
 
   return {
     async start(agentName, runId, input, startOpts = {}) {
@@ -346,6 +480,11 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       try {
         // The store decides across processes: one create of the record wins.
         const record: RunRecord = { v: 1, agent: agentName, state: "running" }
+        if (startOpts.principal !== undefined) {
+          if (typeof startOpts.principal !== "string" || startOpts.principal === "")
+            throw new ConfigError(`${HOST}: principal must be a non-empty string`)
+          record.principal = startOpts.principal
+        }
         if (!(await createRunRecord(store, runId, record))) return { runId, started: false }
         return begin(record, agent, runId, input, startOpts.onEvent)
       } finally {
@@ -381,7 +520,10 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
         }
         const record = await recordOf(runId)
         if (record.state === "failed" && record.result === undefined)
-          throw new EngineRunError(runId, `failed: ${record.error?.message ?? "unknown error"}`)
+          // The cause carries the failure's code (`cause.code`), for doors that show only that.
+          throw new EngineRunError(runId, `failed: ${record.error?.message ?? "unknown error"}`, {
+            cause: record.error,
+          })
         if (record.state === "cancelled")
           throw new EngineRunError(runId, `was cancelled: ${record.error?.message ?? "cancelled"}`)
         if (record.state !== "running") {
@@ -393,6 +535,8 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
         }
         // Running in another process (or its worker died before saving): look again shortly.
         if (deadline !== undefined && Date.now() >= deadline) throw timedOut()
+        // A closed host's own runs were stopped: their record stays `running`, nobody settles it.
+        if (closed) throw new AbortError(`the host was closed before run ${runId} ended`)
         await within(
           new Promise(() => undefined),
           Math.min(100, deadline === undefined ? 100 : deadline - Date.now()),
@@ -441,6 +585,10 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       return record.handle === undefined ? undefined : store.get(`${runId}/${record.handle}`)
     },
 
+    listGrants: (filter) => listGrants(store, filter),
+    revokeGrant: (grantId) => revokeGrant(store, grantId),
+    getDelivery: (requestId) => outbox.getDelivery(requestId),
+
     listPending: (listOpts) => store.listPending(listOpts),
     findRequest: (requestId) => store.findRequest(requestId),
     getDecision: (requestId) => store.getDecision(requestId),
@@ -450,21 +598,27 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       assertAnswer(answer)
       const entry = await store.findRequest(answer.id)
       // Nothing waits on it: deliverAnswer throws the refusal (unknown, or the first decision).
-      if (!entry) {
-        try {
-          await deliverAnswer(store, answer, {})
-        } catch (error) {
-          const code = isToolnexusError(error) ? error.code : undefined
-          logger?.info(`answer to ${answer.id} refused: ${(error as Error)?.message}`, {
-            requestId: answer.id,
-            code,
-          })
-          throw error
-        }
-      }
+      if (!entry) await refused(answer.id, () => deliverAnswer(store, answer, {}))
       const held = entry as PendingEntry
       const runId = held.runtimeKey ?? held.conversationId
-      const record = (await readRunRecord(store, runId)) ?? unrecorded(held, runId)
+      const record = await recordFor(runId, held)
+      if (!record || !agents.has(record.agent)) {
+        // Not runnable here (an operator's host, a run started outside any host): the decision is
+        // recorded for a host that serves the run, whose sweep applies it.
+        const decision = await refused(answer.id, () => handOff(store, held, answer, leaseMs))
+        logger?.info(`answer to ${answer.id} recorded; a host serving run ${runId} applies it`, {
+          requestId: answer.id,
+          runId,
+        })
+        return { runId, request: held.request, decision }
+      }
+      if (held.state === "claimed") {
+        // A decision waits to be applied (its worker died, or it was handed off): the same answer
+        // completes it, another one conflicts with it rather than being swapped for it silently.
+        const due = await expiredClaimOf(store, answer.id)
+        if (due && !sameAnswer(due.answer, answer))
+          throw logRefusal(answer.id, decisionWaitingError(answer.id, decisionOf(due.answer)))
+      }
       await execute(
         runId,
         record,
@@ -474,6 +628,33 @@ export function createStoreHost(opts: StoreHostOptions): RunHost<HostResult, Hos
       )
       const decision: AnswerDecision = (await store.getDecision(answer.id)) ?? decisionOf(answer)
       return { runId, request: held.request, decision }
+    },
+
+    async retry(requestId, retryOpts = {}) {
+      checkOpen()
+      checkKey(requestId, `${HOST}: the request id`)
+      const open = await store.findRequest(requestId)
+      if (open) {
+        const due = open.state === "claimed" ? await expiredClaimOf(store, requestId) : undefined
+        if (!due) throw logRefusal(requestId, nothingToRetryError(requestId, open.state))
+        const runId = open.runtimeKey ?? open.conversationId
+        const record = await recordFor(runId, open)
+        // Not runnable here: the decision is already due for the sweep of a host that serves the run.
+        if (!record || !agents.has(record.agent))
+          return { runId, request: open.request, decision: decisionOf(due.answer) }
+        return this.deliverAnswer(due.answer, retryOpts)
+      }
+      const failed = (await store.listFailed()).find((entry) => entry.request.id === requestId)
+      if (failed) return retryFailedRequest(failed, retryOpts)
+      // Unknown, or decided: the store says which, with the decision.
+      throw logRefusal(requestId, await settledRequestError(store, requestId, "nothing waits on it"))
+    },
+
+    listFailed: (listOpts) => store.listFailed(listOpts),
+
+    sweep() {
+      checkOpen()
+      return sweepOnce()
     },
 
     async cancel(runId, reason = "cancelled") {
@@ -557,6 +738,54 @@ function checkStoreRunId(runId: string): void {
 function withoutMessages(result: RunResult): Omit<RunResult, "messages"> {
   const { messages: _messages, ...rest } = result
   return rest
+}
+
+/** The claim options of a delivery to `entry`'s holder. */
+function claimOptionsOf(
+  entry: Pick<PendingEntry, "runtimeKey">,
+  leaseMs: number | undefined,
+): { runtimeKey?: string; leaseMs?: number } {
+  return {
+    ...(entry.runtimeKey !== undefined ? { runtimeKey: entry.runtimeKey } : {}),
+    ...(leaseMs !== undefined ? { leaseMs } : {}),
+  }
+}
+
+/** The expired claim (the recorded decision waiting for a sweep) on request `requestId`, if any. */
+async function expiredClaimOf(store: DurableStore, requestId: string) {
+  return (await store.listExpiredClaims()).find((claim) => claim.request.id === requestId)
+}
+
+/** Whether two answers make the same decision (ok, reason and data). */
+function sameAnswer(a: Answer, b: Answer): boolean {
+  return (
+    a.ok === b.ok &&
+    a.reason === b.reason &&
+    JSON.stringify(a.data ?? null) === JSON.stringify(b.data ?? null)
+  )
+}
+
+/**
+ * Records `answer` on `entry`'s request without running anything here: a claim given up at once,
+ * so it keeps the answer and is due for the next sweep (or `retry`) of a host serving the run.
+ * Once a decision is recorded a second one conflicts, naming the first.
+ */
+async function handOff(
+  store: DurableStore,
+  entry: PendingEntry,
+  answer: Answer,
+  leaseMs: number | undefined,
+): Promise<AnswerDecision> {
+  const id = answer.id
+  if (entry.state === "claimed") {
+    const due = await expiredClaimOf(store, id)
+    // A live claim: the store refuses below, with the decision being applied.
+    if (due) throw decisionWaitingError(id, decisionOf(due.answer))
+  }
+  const claim = await store.claimAnswer(entry.conversationId, answer, claimOptionsOf(entry, leaseMs))
+  await store.releaseClaim(entry.conversationId, claim.token)
+  if (claim.takeover) throw decisionWaitingError(id, decisionOf(claim.answer))
+  return decisionOf(claim.answer)
 }
 
 /** True when `promise` settled within `ms`. */

@@ -7,10 +7,12 @@ import {
   type StreamEvent,
   type Toolkit,
   isExpired,
+  isToolnexusError,
 } from "@toolnexus/core"
 import type { DurableStore, PendingEntry } from "../durable-store.js"
-import { alreadyAppliedError, notWaitingError, settledRequestError } from "../store-engine/claim-refusals.js"
+import { notFailedError, settledRequestError } from "../store-engine/claim-refusals.js"
 import { checkAnswer, checkKey } from "../store-engine/option-checks.js"
+import { grantOf, recordGrant, revokeGrant } from "../host/grants.js"
 import { askWithAnswer } from "./ask-with-answer.js"
 import { resumeSavedRuntime } from "./runtime-persistence.js"
 
@@ -95,6 +97,29 @@ export async function deliverAnswer(
     const { route, ...base } = opts
     opts = { ...base, ...(await route(entry)) }
   }
+  // A remembered approval (§19) is recorded before the resume, so the calls the resumed run
+  // makes next are covered; an answer refused as such takes it back (a conflict does not: the
+  // delivery deciding may be this very answer; a decline deciding first voids it on lookup).
+  const grant = await grantOf(store, entry, answer)
+  if (grant) await recordGrant(store, grant)
+  try {
+    return await resume(store, entry, answer, opts)
+  } catch (error) {
+    if (grant && isToolnexusError(error) && REFUSED.has(error.code))
+      await revokeGrant(store, grant.id).catch(() => undefined)
+    throw error
+  }
+}
+
+/** Refusals of the answer itself: it decided nothing, so its grant goes. */
+const REFUSED = new Set(["TNX_ANSWER_INVALID", "TNX_APPROVAL_MISMATCH", "TNX_ANSWER_EXPIRED"])
+
+async function resume(
+  store: DurableStore,
+  entry: PendingEntry,
+  answer: Answer,
+  opts: DeliverOptions,
+): Promise<DeliverResult> {
   const { runtimeKey } = entry
   if (runtimeKey !== undefined) {
     if (opts.runtime === undefined) {
@@ -152,18 +177,8 @@ export async function retryFailed(
 ): Promise<DeliverResult> {
   checkKey(requestId, "the request id")
   const answer = await store.reopenFailed(requestId)
-  if (answer === undefined) {
-    // The store says it is not failed: applied before, open, or unknown.
-    const decision = await store.getDecision(requestId)
-    if (decision) throw alreadyAppliedError(requestId, decision)
-    const open = await store.findRequest(requestId)
-    throw notWaitingError(
-      requestId,
-      open
-        ? `it is not failed (it is ${open.state}): deliver an answer to it instead`
-        : "nothing waits on it",
-    )
-  }
+  // The store says it is not failed: applied before, open, or unknown.
+  if (answer === undefined) throw await notFailedError(store, requestId)
   return deliverAnswer(store, answer, opts)
 }
 

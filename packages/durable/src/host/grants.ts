@@ -1,0 +1,169 @@
+import {
+  type Answer,
+  AnswerInvalidError,
+  type ApprovalGrant,
+  type GrantFilter,
+  type GrantQuery,
+  type GrantScope,
+  type PendingEntry,
+} from "@toolnexus/core"
+import type { DurableStore } from "../durable-store.js"
+import { readRunRecord } from "./run-record.js"
+
+// Grants live in snapshots (no schema change): the grant itself, a pointer per scope and tool
+// (what a call's lookup reads: one read), and an append-only log of ids (what a listing reads).
+// Log slots are taken with `createSnapshot`, so processes sharing the store never overwrite
+// each other's entries.
+const GRANT = "tnx-grant/"
+const POINTER = "tnx-grant-for/"
+const LOG = "tnx-grant-log/"
+
+/** Where the next log slot probably is, per store (a hint: a taken slot is skipped). */
+const nextSlot = new WeakMap<DurableStore, number>()
+
+const pointerKey = (scope: GrantScope, holder: string, tool: string) =>
+  `${POINTER}${scope}/${encodeURIComponent(holder)}/${encodeURIComponent(tool)}`
+
+/** The run a conversation belongs to: itself, or for a runtime handle (`<runId>/<handle>`) its tree. */
+const runIdOf = (conversationId: string) => conversationId.split("/")[0] as string
+
+/** @internal The principal run `runId` was started for, if any. */
+export async function principalOf(store: DurableStore, conversationId: string): Promise<string | undefined> {
+  return (await readRunRecord(store, runIdOf(conversationId)))?.principal
+}
+
+/**
+ * @internal The grant an approval answer asks to record (`data.remember`), or undefined.
+ * Checked before anything is delivered.
+ *
+ * @throws AnswerInvalidError for a `remember` that is not `"conversation"` / `"principal"`, or
+ *   `"principal"` for a run started without one.
+ */
+export async function grantOf(
+  store: DurableStore,
+  entry: PendingEntry,
+  answer: Answer,
+): Promise<ApprovalGrant | undefined> {
+  const remember = answer.data?.remember
+  const { request } = entry
+  const tool = request.data?.tool
+  // Only the approval gate's requests (`argsHash`) are asked again where a grant could answer.
+  const gated = request.kind === "approval" && typeof request.data?.argsHash === "string"
+  if (remember === undefined || !gated || typeof tool !== "string") return undefined
+  if (remember !== "conversation" && remember !== "principal") {
+    throw new AnswerInvalidError(
+      `answer.data.remember must be "conversation" or "principal", got ${JSON.stringify(remember)}`,
+    )
+  }
+  const grant: ApprovalGrant = {
+    id: `grant-${request.id}`,
+    tool,
+    scope: remember,
+    grantedBy: request.id,
+    createdAt: new Date().toISOString(),
+  }
+  if (remember === "conversation") grant.conversationId = entry.conversationId
+  else {
+    const principal = await principalOf(store, entry.runtimeKey ?? entry.conversationId)
+    if (principal === undefined) {
+      throw new AnswerInvalidError(
+        `answer.data.remember "principal": the run waiting on request ${request.id} was started without a principal`,
+      )
+    }
+    grant.principal = principal
+  }
+  return answer.ok ? grant : undefined
+}
+
+/**
+ * @internal Records `grant` (idempotent: a redelivery of the same answer records it again in
+ * place). A newer grant for the same scope and tool replaces the older one.
+ */
+export async function recordGrant(store: DurableStore, grant: ApprovalGrant): Promise<void> {
+  let slot = nextSlot.get(store) ?? (await firstFreeSlot(store))
+  while (!(await store.createSnapshot(`${LOG}${slot}`, { id: grant.id }))) slot++
+  nextSlot.set(store, slot + 1)
+  const existing = (await store.getSnapshot(GRANT + grant.id)) as ApprovalGrant | undefined
+  if (!existing) await store.putSnapshot(GRANT + grant.id, grant)
+  const key = pointerKey(grant.scope, holderOf(grant), grant.tool)
+  const before = (await store.getSnapshot(key)) as { id: string } | undefined
+  await store.putSnapshot(key, { id: grant.id })
+  if (before && before.id !== grant.id) await store.deleteSnapshot(GRANT + before.id)
+}
+
+/** The first log slot not taken, found in O(log n) reads: doubling, then halving. */
+async function firstFreeSlot(store: DurableStore): Promise<number> {
+  const taken = async (slot: number) => (await store.getSnapshot(`${LOG}${slot}`)) !== undefined
+  if (!(await taken(0))) return 0
+  let high = 1
+  while (await taken(high)) high *= 2
+  let low = high / 2 // taken; `high` is free
+  while (high - low > 1) {
+    const mid = Math.floor((low + high) / 2)
+    if (await taken(mid)) low = mid
+    else high = mid
+  }
+  return high
+}
+
+/** @internal Removes grant `id`: false when none is in force. */
+export async function revokeGrant(store: DurableStore, id: string): Promise<boolean> {
+  if (typeof id !== "string" || id === "") return false
+  const grant = (await store.getSnapshot(GRANT + id)) as ApprovalGrant | undefined
+  if (!grant) return false
+  const key = pointerKey(grant.scope, holderOf(grant), grant.tool)
+  if (((await store.getSnapshot(key)) as { id: string } | undefined)?.id === id)
+    await store.deleteSnapshot(key)
+  await store.deleteSnapshot(GRANT + id)
+  return true
+}
+
+/** @internal The grants in force, oldest first, matching every field of `filter`. */
+export async function listGrants(store: DurableStore, filter: GrantFilter = {}): Promise<ApprovalGrant[]> {
+  const ids = new Set<string>()
+  for (let slot = 0; ; slot++) {
+    const entry = (await store.getSnapshot(`${LOG}${slot}`)) as { id: string } | undefined
+    if (!entry) break
+    ids.add(entry.id)
+  }
+  const grants: ApprovalGrant[] = []
+  for (const id of ids) {
+    const grant = (await store.getSnapshot(GRANT + id)) as ApprovalGrant | undefined
+    if (grant && matches(grant, filter)) grants.push(grant)
+  }
+  return grants
+}
+
+/**
+ * @internal The grant covering a call of `query.tool` in `query.conversationId`: the
+ * conversation's own, then its run's principal's. A grant whose answer lost to a decline (a
+ * concurrent delivery decided first) covers nothing.
+ */
+export async function findGrant(store: DurableStore, query: GrantQuery): Promise<ApprovalGrant | undefined> {
+  const holders: [GrantScope, string | undefined][] = [["conversation", query.conversationId]]
+  holders.push(["principal", await principalOf(store, query.conversationId)])
+  for (const [scope, holder] of holders) {
+    if (holder === undefined) continue
+    const pointer = (await store.getSnapshot(pointerKey(scope, holder, query.tool))) as
+      | { id: string }
+      | undefined
+    if (!pointer) continue
+    const grant = (await store.getSnapshot(GRANT + pointer.id)) as ApprovalGrant | undefined
+    if (!grant) continue
+    if ((await store.getDecision(grant.grantedBy))?.ok === false) continue
+    return grant
+  }
+  return undefined
+}
+
+function holderOf(grant: ApprovalGrant): string {
+  return (grant.scope === "conversation" ? grant.conversationId : grant.principal) as string
+}
+
+function matches(grant: ApprovalGrant, filter: GrantFilter): boolean {
+  if (filter.tool !== undefined && grant.tool !== filter.tool) return false
+  if (filter.scope !== undefined && grant.scope !== filter.scope) return false
+  if (filter.conversationId !== undefined && grant.conversationId !== filter.conversationId) return false
+  if (filter.principal !== undefined && grant.principal !== filter.principal) return false
+  return true
+}

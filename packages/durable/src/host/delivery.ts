@@ -174,7 +174,10 @@ export interface NotificationOutboxOptions {
   /** `expiring` warnings, as they are raised. A throw is ignored. */
   onEvent?: (ev: ExpiringEvent) => void
   /** The time the sweeps and backoff go by; default the system clock (tests pass a virtual one). */
-  clock?: { now(): number }
+  clock?: {
+    /** The current time, in ms since the epoch. */
+    now(): number
+  }
   /** Failed notifications at `error`, warnings at `info`. */
   logger?: Logger
 }
@@ -210,6 +213,8 @@ export function createNotificationOutbox(
   const { logger, warnBeforeMs } = opts
   if (opts.notify !== undefined && typeof opts.notify !== "function")
     throw new ConfigError("notify must be a function")
+  if (opts.clock !== undefined && typeof opts.clock?.now !== "function")
+    throw new ConfigError("clock must be an object with a now() method")
   for (const [name, value] of [
     ["warnBeforeMs", warnBeforeMs],
     ["notifyTimeoutMs", opts.notifyTimeoutMs],

@@ -290,6 +290,15 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
             })
         }, every)
   timer?.unref?.()
+  // A restarted host sends at once what a dead one left unsent (the sweeps retry the rest).
+  if (timer && (opts.notify || opts.warnBeforeMs !== undefined)) {
+    sweeping = outbox
+      .sweep()
+      .catch((error) => logger?.error(`sweep failed: ${(error as Error)?.message}`, {}))
+      .finally(() => {
+        sweeping = undefined
+      })
+  }
 
   /** Records run `runId` and begins it in this process; resolves once the record is saved. */
   /** Begins recorded run `runId` in this process; a failure is saved on its record. */

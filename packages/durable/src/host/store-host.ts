@@ -446,11 +446,14 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     listGrants: (filter) => listGrants(store, filter),
     revokeGrant: (grantId) => revokeGrant(store, grantId),
     getDelivery: (requestId) => outbox.getDelivery(requestId),
-    sweep: () => {
-      sweeping ??= sweep().finally(() => {
+    async sweep() {
+      // After the one under way (a timer's or the start's), a whole sweep of its own.
+      while (sweeping) await sweeping
+      const own = sweep().finally(() => {
         sweeping = undefined
       })
-      return sweeping
+      sweeping = own.catch(() => undefined)
+      return own
     },
 
     listPending: (listOpts) => store.listPending(listOpts),

@@ -8,6 +8,7 @@ export default defineConfig({
     "redis/index": "src/redis/index.ts",
     "testing/index": "src/testing/index.ts",
     "testing/crash-worker": "src/testing/crash-worker.ts",
+    "cli/main": "src/cli/main.ts",
   },
   format: ["esm"],
   dts: true,
@@ -25,5 +26,7 @@ export default defineConfig({
     "@toolnexus/core",
     "@toolnexus/core/testing",
     "@toolnexus/agents",
+    "@toolnexus/restate",
+    "@toolnexus/dbos",
   ],
 })

@@ -1,13 +1,14 @@
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { serveA2A } from "@toolnexus/a2a"
-import { createInProcessClient, createToolkit, defineTool, pending } from "@toolnexus/core"
-import type { DurableStore } from "@toolnexus/durable"
+import { createInProcessClient, createToolkit, defineTool, hostAgent, pending } from "@toolnexus/core"
+import { type DurableStore, createStoreHost } from "@toolnexus/durable"
 import { toNodeListener } from "@toolnexus/ui"
 
 /**
- * The travel agent: a scripted model whose `book_flight` tool needs approval, served over
- * A2A with `serveA2A` on its own store. `onBooked` sees each booking made (the side effect).
+ * The travel agent: a scripted model whose `book_flight` tool needs approval, run by a store
+ * host on its own store and served over A2A with `serveA2A({ host, agent })`. `onBooked` sees
+ * each booking made (the side effect).
  */
 export async function startTravelAgent(opts: {
   store: DurableStore
@@ -35,15 +36,20 @@ export async function startTravelAgent(opts: {
     },
   })
   const toolkit = await createToolkit({ extraTools: [book] })
+  // The host runs the tasks and decides their answers (once across processes sharing the store).
+  const host = createStoreHost({
+    store: opts.store,
+    agents: [hostAgent({ name: "travel", client, toolkit })],
+  })
   const handler = serveA2A({
     card: {
       name: "travel",
       description: "Books flights and hotels.",
       skills: [{ id: "book", name: "book", description: "books a flight, with your approval" }],
     },
-    client,
-    toolkit,
-    store: opts.store,
+    host,
+    agent: "travel",
+    store: opts.store, // the task records, beside their runs
   })
   // serveA2A is a Fetch-API handler; toNodeListener serves it from node:http (a malformed Host
   // is a 400 there, streams are written as they come, a client that goes away stops the writing).
@@ -55,6 +61,7 @@ export async function startTravelAgent(opts: {
     close: async () => {
       await handler.close()
       await new Promise<void>((resolve) => server.close(() => resolve()))
+      await host.close()
     },
   }
 }

@@ -1,10 +1,10 @@
-import { type Answer, assertAnswerFits, type Request } from "@toolnexus/core"
+import type { Answer, Request } from "@toolnexus/core"
 import { fitAnswerToRequest } from "./answer-body.js"
 import { describeRequest } from "./describe-request.js"
 import type { EventHub } from "./events.js"
 import type { History, HistoryEntry } from "./history.js"
 import { HttpError, classify } from "./http-error.js"
-import type { InboxEntry, InboxStore, RunOutcome } from "./inbox-store.js"
+import type { InboxEntry, InboxStore, RunOutcome } from "./host-inbox.js"
 import type { NotificationOutbox } from "@toolnexus/durable"
 import type { Notification } from "./notifier.js"
 import type { Principal } from "./security/access.js"
@@ -87,8 +87,7 @@ export function createAnswering(opts: {
       // Unknown, or answered already: the store tells which, and nothing is recorded.
       return toRunView(await inbox.deliver(reply))
     }
-    // Checked here too, so an approval after expiresAt is refused the same way for every holder.
-    assertAnswerFits(open.request, reply)
+    // Expiry and the one decision per request are the host's to judge, for every holder.
     const fitted = fitAnswerToRequest(reply, open.request)
     let view: RunView
     try {

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto"
-import { type Client, ConfigError, type Toolkit, isExpired } from "@toolnexus/core"
+import { type Client, ConfigError, type Logger, type RunHost, type Toolkit, isExpired } from "@toolnexus/core"
 import type { DeliveryRecord } from "@toolnexus/core"
-import type { DurableStore, NotificationOutbox } from "@toolnexus/durable"
+import { type DurableStore, type NotificationOutbox, createStoreHost } from "@toolnexus/durable"
 import { type Context, Hono } from "hono"
 import { bodyLimit } from "hono/body-limit"
 import { parseAnswer } from "./answer-body.js"
@@ -12,12 +12,14 @@ import { type HistoryFilter, createHistory } from "./history.js"
 import { HttpError, classify, errorBody } from "./http-error.js"
 import { type NotifyOptions, createNotifier, createWebhookOutbox } from "./notifier.js"
 import {
+  AGENT,
   type FailedInboxEntry,
   type InboxEntry,
-  type InboxStore,
+  TEAM_AGENT,
   type TeamOptions,
-  createInboxStore,
-} from "./inbox-store.js"
+  approvalsAgents,
+  createHostInbox,
+} from "./host-inbox.js"
 import { renderHistoryBody, renderHistorySection } from "./page/history-view.js"
 import { renderShell } from "./page/html.js"
 import { renderRequestBody, renderUnknownRequestBody } from "./page/request-view.js"
@@ -41,10 +43,20 @@ import { createApprovalToolkit } from "./tools.js"
 
 /** Options of {@link createApprovalsApp}. */
 export interface ApprovalsAppOptions {
-  /** Where runs park; must be the store `client` keeps its conversations in. */
+  /** Keeps history, sessions and webhook replay marks; with `client`, also where runs park. */
   store: DurableStore
-  /** The model client; its conversation store must be `store`. */
-  client: Client
+  /**
+   * Where runs are started and requests answered: a store host (`createStoreHost`) or an
+   * engine's connection (`connectRestate`, `connectDbos`). Without it, `client` (with `toolkit`
+   * and `team`) is shorthand for a store host over `store` serving agents `approvals` and `team`.
+   */
+  host?: RunHost<unknown, unknown>
+  /** The agent plain runs start on `host` (`POST /runs`); default `"approvals"`. */
+  agent?: string
+  /** The agent team runs start on `host` (`POST /runs {"team": true}`); default `"team"` with `team`. */
+  teamAgent?: string
+  /** The model client when there is no `host`; its conversation store must be `store`. */
+  client?: Client
   /** The tools runs use, on the first ask and on every resume; default {@link createApprovalToolkit}. */
   toolkit?: Toolkit
   /** A sub-agent team that `POST /runs {"team": true}` starts (a lead agent delegating to others). */
@@ -75,13 +87,10 @@ export interface ApprovalsAppOptions {
   outbox?: NotificationOutbox
   /** Where the model is served, named in the one-line error of a failed model call. */
   modelUrl?: string
-  /** Called with unexpected (5xx) errors; default `console.error`. */
+  /** Called with unexpected (5xx) errors; default `logger.error`, else `console.error`. */
   onError?: (error: unknown) => void
-  /**
-   * Where requests and runs come from instead of `store`'s parked runs, e.g. an engine's
-   * (`createEngineInboxStore`); `store` still keeps history, sessions and webhooks.
-   */
-  inbox?: InboxStore
+  /** Refused answers (unknown, conflict, expired) at `info`, without a stack; failures at `error`. */
+  logger?: Logger
 }
 
 /** A pending request as `GET /requests` lists it: once per request id. */
@@ -119,7 +128,8 @@ const PAGE_LIMIT = 200
  * history of answers, and get live updates; programs use the JSON API with bearer tokens or
  * the HMAC-signed webhook. Several instances may share one PostgreSQL store.
  *
- * @throws ConfigError when `client` keeps its conversations somewhere other than `store`.
+ * @throws ConfigError without `host` or `client`, or when `client` keeps its conversations
+ *   somewhere other than `store`.
  * @example
  * const store = await openStore("sqlite:./.data/approvals.db")
  * const { client } = createModel({ store })
@@ -127,8 +137,10 @@ const PAGE_LIMIT = 200
  * serve({ fetch: app.fetch, port: 3000 })
  */
 export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
-  const { store, client } = opts
-  if (client.conversationStore() !== store) {
+  const { store, client, logger } = opts
+  if (!opts.host && !client)
+    throw new ConfigError("createApprovalsApp: pass `host`, or `client` for a store host")
+  if (!opts.host && client?.conversationStore() !== store) {
     // Otherwise runs would park where listPending cannot see them.
     throw new ConfigError("createApprovalsApp: the client must keep its conversations in `store`")
   }
@@ -140,9 +152,33 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
     toolkit ??= opts.toolkit ? Promise.resolve(opts.toolkit) : createApprovalToolkit()
     return toolkit
   }
-  const onError = opts.onError ?? ((error: unknown) => console.error("[approvals]", error))
+  const onError =
+    opts.onError ??
+    (logger
+      ? (error: unknown) =>
+          logger.error(`[approvals] ${(error as Error)?.message ?? String(error)}`, { error })
+      : (error: unknown) => console.error("[approvals]", error))
   const maxBodyBytes = opts.maxBodyBytes ?? 64 * 1024
-  const inbox = opts.inbox ?? createInboxStore({ store, client, toolkit: tools, team: opts.team })
+  const teamAgent = opts.teamAgent ?? (opts.team ? TEAM_AGENT : undefined)
+  // The shorthand's host is built on first use: the default toolkit is created asynchronously.
+  const host =
+    opts.host ??
+    (async () =>
+      createStoreHost({
+        store,
+        agents: approvalsAgents({ client: client as Client, toolkit: await tools(), team: opts.team }),
+        // The process running the app sweeps (see main.ts); an app in a test never does behind its back.
+        sweepEveryMs: false,
+        // Conversations parked by `client.ask` outside the host (a chat on the same store) too.
+        adopt: () => AGENT,
+        ...(logger ? { logger } : {}),
+      }))
+  const inbox = createHostInbox({
+    host,
+    agent: opts.agent ?? AGENT,
+    ...(teamAgent !== undefined ? { teamAgent } : {}),
+    ...(logger ? { logger } : {}),
+  })
   const history = createHistory({ store, writerId: opts.instanceId })
   const access = createAccess(opts.security, createRevocations(store))
   const verifyWebhook = createWebhookGuard({ secret: opts.security.webhookSecret, store })
@@ -254,7 +290,7 @@ export function createApprovalsApp(opts: ApprovalsAppOptions): Hono<AppEnv> {
   }
 
   app.get("/", async (c) =>
-    page(c, "Inbox", renderInboxBody({ ...(await inboxInput()), team: opts.team !== undefined }), "inbox"),
+    page(c, "Inbox", renderInboxBody({ ...(await inboxInput()), team: teamAgent !== undefined }), "inbox"),
   )
   app.get("/partials/inbox", async (c) => {
     htmlHeaders(c)

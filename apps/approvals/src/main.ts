@@ -3,10 +3,10 @@ import { mkdirSync } from "node:fs"
 import { hostname as machineName } from "node:os"
 import { dirname } from "node:path"
 import { parseArgs } from "node:util"
-import { openStore } from "@toolnexus/durable"
+import { createStoreHost, openStore } from "@toolnexus/durable"
 import { createApprovalsApp } from "./app.js"
 import { friendlyError } from "./friendly-error.js"
-import { createInboxStore } from "./inbox-store.js"
+import { AGENT, approvalsAgents } from "./host-inbox.js"
 import { createModel } from "./model.js"
 import { type NotifyOptions, createWebhookOutbox } from "./notifier.js"
 import type { SecurityOptions } from "./security/access.js"
@@ -69,14 +69,30 @@ const outbox = notify
       onError: (error) => say(`[notify] ${friendlyError(error)}`),
     })
   : undefined
+// Refusals of answers are someone's mistake, not the service's: a line, no stack.
+const logger = {
+  info: (message: string) => say(`[info] ${message}`),
+  error: (message: string, data?: Record<string, unknown>) =>
+    process.stderr.write(`[error] ${message}${data?.code ? ` (${data.code})` : ""}\n`),
+}
+// A worker that died mid-resume leaves its claim to expire; the host's sweep (every minute)
+// completes that run with the stored answer on any instance, so a decision is never lost.
+const host = createStoreHost({
+  store,
+  agents: approvalsAgents({ client, toolkit, team }),
+  sweepEveryMs: SWEEP_EVERY_MS,
+  // Runs parked before the app ran on a host (no run record) are the plain agent's.
+  adopt: () => AGENT,
+  logger,
+})
 let server: Awaited<ReturnType<typeof listen>>
 try {
   const app = createApprovalsApp({
     store,
-    client,
-    toolkit,
+    host,
     team,
     security,
+    logger,
     ...(notify ? { notify } : {}),
     ...(outbox ? { outbox } : {}),
     modelUrl: model.url,
@@ -102,27 +118,23 @@ say(
     `\n  answers to hosts: ${(security.allowedHosts ?? LOOPBACK_HOSTS).join(", ")} (APPROVALS_ALLOWED_HOSTS)`,
 )
 
-// A worker that died mid-resume leaves its claim to expire; any instance completes that run
-// with the stored answer, so a decision is never lost.
-const sweeper = createInboxStore({ store, client, toolkit: async () => toolkit, team })
-async function sweep(): Promise<void> {
+// The host sweeps claims itself (sweepEveryMs); the notification outbox is swept beside it:
+// failed posts are retried, and those a crash left unsent are sent.
+async function sweepOutbox(): Promise<void> {
   await outbox?.sweep()
-  const { completed, failed } = await sweeper.sweep()
-  for (const id of completed) say(`[sweep] completed run ${id}`)
-  for (const { id, error } of failed)
-    say(`[sweep] run ${id} failed again: ${friendlyError(error, model.url)}`)
 }
-const sweeping = setInterval(() => void sweep().catch(() => {}), SWEEP_EVERY_MS)
+const sweeping = setInterval(() => void sweepOutbox().catch(() => {}), SWEEP_EVERY_MS)
 sweeping.unref()
-void sweep().catch(() => {})
+void sweepOutbox().catch(() => {})
+void host.sweep().catch((error: unknown) => logger.error(`sweep failed: ${friendlyError(error, model.url)}`))
 
 let stopping = false
 async function stop(signal: string): Promise<void> {
   if (stopping) return
   stopping = true
   say(`approvals: ${signal}, shutting down`)
-  clearInterval(sweeping)
   await server.close()
+  await host.close()
   await toolkit.close()
   await store.close()
 }

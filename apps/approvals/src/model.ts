@@ -72,7 +72,8 @@ export function createModel(
 
 /**
  * The scripted model behind an OpenAI-style `fetch`, for the agents of a team run (the
- * runtime reaches its model over HTTP). Only non-streaming chat completions are served.
+ * runtime reaches its model over HTTP). A streamed request (a run whose events are watched, as
+ * on a host) gets the same reply as one chunk of server-sent events.
  */
 export async function scriptedFetch(
   _url: string | URL | globalThis.Request,
@@ -82,6 +83,7 @@ export async function scriptedFetch(
     model?: string
     messages?: unknown[]
     tools?: unknown[]
+    stream?: boolean
   }
   const messages = (body.messages ?? []).filter((m) => (m as { role: string }).role !== "system")
   const reply = await scriptedTurn({
@@ -113,7 +115,43 @@ export async function scriptedFetch(
     ],
     usage: { prompt_tokens: 50, completion_tokens: 15, total_tokens: 65 },
   }
+  if (body.stream) return streamed(completion, toolCalls)
   return new Response(JSON.stringify(completion), { headers: { "content-type": "application/json" } })
+}
+
+/** A completion as OpenAI-style stream chunks: the message in one delta, then the finish. */
+function streamed(
+  completion: {
+    id: string
+    created: number
+    model?: string
+    choices: { message: { content: string | null }; finish_reason: string }[]
+    usage: object
+  },
+  toolCalls: { id: string; type: string; function: { name: string; arguments: string } }[],
+): Response {
+  const [choice] = completion.choices
+  const base = {
+    id: completion.id,
+    object: "chat.completion.chunk",
+    created: completion.created,
+    model: completion.model,
+  }
+  const delta = {
+    role: "assistant",
+    ...(choice?.message.content ? { content: choice.message.content } : {}),
+    ...(toolCalls.length ? { tool_calls: toolCalls.map((call, index) => ({ index, ...call })) } : {}),
+  }
+  const chunks = [
+    { ...base, choices: [{ index: 0, delta, finish_reason: null }] },
+    {
+      ...base,
+      choices: [{ index: 0, delta: {}, finish_reason: choice?.finish_reason }],
+      usage: completion.usage,
+    },
+  ]
+  const text = `${chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("")}data: [DONE]\n\n`
+  return new Response(text, { headers: { "content-type": "text/event-stream" } })
 }
 
 /**

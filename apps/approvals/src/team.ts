@@ -1,5 +1,5 @@
 import type { Tool } from "@toolnexus/core"
-import type { TeamOptions } from "./inbox-store.js"
+import type { TeamOptions } from "./host-inbox.js"
 import { LEAD_PROMPT, type Model, SYSTEM_PROMPT } from "./model.js"
 
 /**

@@ -24,6 +24,8 @@ export interface ApprovalToolsOptions {
   expiresInMs?: number
   /** Called each time a tool performs its (simulated) effect, i.e. after an approval. */
   onEffect?: (effect: ToolEffect) => void
+  /** The clock a request's `expiresAt` is counted from, in epoch ms; default `Date.now`. */
+  now?: () => number
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000
@@ -38,7 +40,8 @@ export function createApprovalTools(opts: ApprovalToolsOptions = {}): Tool[] {
   if (!Number.isFinite(expiresInMs) || expiresInMs <= 0) {
     throw new ConfigError(`expiresInMs must be a positive number, got ${opts.expiresInMs}`)
   }
-  const expiresAt = () => new Date(Date.now() + expiresInMs).toISOString()
+  const now = opts.now ?? Date.now
+  const expiresAt = () => new Date(now() + expiresInMs).toISOString()
   const effect = opts.onEffect ?? (() => {})
 
   const refundOrder = defineTool({

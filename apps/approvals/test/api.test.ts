@@ -2,6 +2,7 @@ import { createInProcessClient } from "@toolnexus/core"
 import { describe, expect, it } from "vitest"
 import { createApprovalsApp } from "../src/app.js"
 import {
+  aMinuteAgo,
   ALICE_TOKEN,
   API_TOKEN,
   agentReply,
@@ -93,13 +94,17 @@ describe("answering", () => {
   })
 
   it("two answers at the same moment: exactly one resumes, the other is a 409", async () => {
-    const { app, effects } = await instance(fake(), files.store())
+    const store = files.store()
+    const { app, effects } = await instance(fake(), store)
+    // Two instances on one store: a host runs one delivery per run at a time in its process,
+    // so the race between deliveries is one between processes.
+    const other = await instance(fake(), store, { effects })
     const run = await startRun(app, "refund order C-2 $5")
     // A slow final turn keeps the first claim open while the second answer arrives.
     fake().addRule({ match: "C-2", reply: (req) => ({ ...agentReply(req), delayMs: 150 }), times: 1 })
     const [a, b] = await Promise.all([
       postJson(app, `/requests/${run.pending.id}/answer`, { ok: true }),
-      postWebhook(app, { id: run.pending.id, ok: true }),
+      postWebhook(other.app, { id: run.pending.id, ok: true }),
     ])
     expect([a.status, b.status].sort()).toEqual([200, 409])
     // Refused by the store's claim, not by the app's own "already answered" check.
@@ -123,9 +128,11 @@ describe("answering", () => {
   })
 
   it("an approval after expiresAt is a 410 naming the request and its expiresAt; closing it as expired still works", async () => {
-    const { app, effects } = await instance(fake(), files.store(), { tools: { expiresInMs: 1 } })
+    // Requests asked on a clock a minute behind expire at once: no waiting for expiresAt.
+    const { app, effects } = await instance(fake(), files.store(), {
+      tools: { expiresInMs: 1, now: aMinuteAgo },
+    })
     const run = await startRun(app, "refund order E-1 $9")
-    await new Promise((resolve) => setTimeout(resolve, 20))
     const listed = await getJson(app, "/requests")
     expect(listed.requests[0].expired).toBe(true)
 
@@ -187,6 +194,38 @@ describe("answering", () => {
     expect((await json(retried)).status).toBe("done")
     // The tool ran on both attempts with one idempotency key, so a real API deduplicates it.
     expect(new Set(effects.map((e) => e.idempotencyKey)).size).toBe(1)
+  })
+})
+
+describe("the logger option", () => {
+  it("logs refused answers at info without a stack, a failed resume at error with its code", async () => {
+    const lines: { level: string; message: string; data?: Record<string, unknown> }[] = []
+    const logger = {
+      info: (message: string, data?: Record<string, unknown>) => lines.push({ level: "info", message, data }),
+      error: (message: string, data?: Record<string, unknown>) =>
+        lines.push({ level: "error", message, data }),
+    }
+    const { app } = await instance(fake(), files.store(), { app: { logger } })
+    const run = await startRun(app, "refund order L-1 $4")
+    expect((await postJson(app, "/requests/pnd-nope/answer", { ok: true })).status).toBe(404)
+    fake().addRule({ match: "L-1", reply: { status: 400, text: "bad request, scripted" }, times: 1 })
+    expect((await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })).status).toBe(502)
+    // The approval is kept with the released claim: another decision conflicts with it, the
+    // same one completes it, and after that every answer conflicts.
+    const other = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: false })
+    expect(other.status).toBe(409)
+    expect((await json(other)).error.message).toMatch(/waits to be applied/)
+    expect((await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })).status).toBe(200)
+    expect((await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })).status).toBe(409)
+
+    const refusals = lines.filter((line) => line.level === "info" && /refused/.test(line.message))
+    expect(refusals.map((line) => line.data?.code)).toEqual(
+      expect.arrayContaining(["TNX_UNKNOWN_REQUEST", "TNX_ANSWER_CONFLICT"]),
+    )
+    for (const line of refusals) expect(line.message).not.toMatch(/\n\s+at /)
+    const failures = lines.filter((line) => line.level === "error")
+    expect(failures.some((line) => line.data?.code === "TNX_LLM_HTTP")).toBe(true)
+    expect(failures.some((line) => line.data?.code === "TNX_UNKNOWN_REQUEST")).toBe(false)
   })
 })
 

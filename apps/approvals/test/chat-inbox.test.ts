@@ -1,8 +1,9 @@
-import type { ToolEffect } from "../src/tools.js"
-import { createApprovalToolkit } from "../src/tools.js"
+import { createStoreHost } from "@toolnexus/durable"
 import { createChatHandler } from "@toolnexus/ui/ai-sdk"
 import { describe, expect, it } from "vitest"
-import { getJson, instance, json, postJson, useFakeModel } from "./support.js"
+import { AGENT, approvalsAgents } from "../src/host-inbox.js"
+import type { ToolEffect } from "../src/tools.js"
+import { type Instance, getJson, instance, json, postJson, useFakeModel } from "./support.js"
 
 // The inbox and a chat (@toolnexus/ui's AI SDK handler) on one store: the chat's pending
 // approval is the inbox's, answered in either place once.
@@ -16,6 +17,13 @@ const chatPost = (body: unknown) =>
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
   })
+
+/** A chat handler on a host of the inbox's agent, over the inbox's store and tools. */
+function chatOn(inbox: Instance) {
+  const agents = approvalsAgents({ client: inbox.client, toolkit: inbox.toolkit })
+  const host = createStoreHost({ store: inbox.store, agents, sweepEveryMs: false })
+  return createChatHandler({ host, agent: AGENT })
+}
 
 /** The fields of a UI message chunk these tests read. */
 interface Chunk {
@@ -35,9 +43,8 @@ describe("the inbox sees a chat's pending approval when they share the store", (
   it("lists it under the chat's conversation; approving it in the inbox finishes the chat's run once", async () => {
     const effects: ToolEffect[] = []
     const inbox = await instance(fake(), files.store(), { effects })
-    // The chat runs on the inbox's client and store, with the same tools.
-    const toolkit = await createApprovalToolkit({ onEffect: (e) => effects.push(e) })
-    const chat = createChatHandler({ client: inbox.client, toolkit, store: inbox.store })
+    // The chat runs the inbox's agent on a host over the inbox's store (§17: doors share hosts).
+    const chat = chatOn(inbox)
     const user = { id: "u1", role: "user", parts: [{ type: "text", text: "Please refund order A-7 $25" }] }
     const card = await chunksOf(
       await chat(chatPost({ id: "support-7", messages: [user], trigger: "submit-message" })),
@@ -93,8 +100,7 @@ describe("the inbox sees a chat's pending approval when they share the store", (
   it("approving in the chat settles the inbox's entry: it is gone, and the inbox's late answer is a 409", async () => {
     const effects: ToolEffect[] = []
     const inbox = await instance(fake(), files.store(), { effects })
-    const toolkit = await createApprovalToolkit({ onEffect: (e) => effects.push(e) })
-    const chat = createChatHandler({ client: inbox.client, toolkit, store: inbox.store })
+    const chat = chatOn(inbox)
     const user = { id: "u1", role: "user", parts: [{ type: "text", text: "Please refund order B-2 $5" }] }
     const card = await chunksOf(
       await chat(chatPost({ id: "support-8", messages: [user], trigger: "submit-message" })),

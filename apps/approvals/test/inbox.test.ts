@@ -1,7 +1,9 @@
-import type { DurableStore } from "@toolnexus/durable"
+import { type DurableStore, createStoreHost } from "@toolnexus/durable"
+import { approvalsAgents } from "../src/host-inbox.js"
 import { describe, expect, it } from "vitest"
 import type { ToolEffect } from "../src/tools.js"
 import {
+  aMinuteAgo,
   answerTools,
   getJson,
   instance,
@@ -32,7 +34,7 @@ describe("a sub-agent tree's request", () => {
       args: { orderId: "T-1", amountUsd: 12 },
       request: { id: run.pending.id, kind: "approval" },
     })
-    expect(requests[0].conversationId).toBe(`${run.id}:root/support.1/payments.1`)
+    expect(requests[0].conversationId).toBe(`${run.id}/root/support.1/payments.1`)
     const { cookie } = await signIn(app)
     const html = await (await app.request("/", { headers: { cookie } })).text()
     expect(html.match(/<article class="card[^>]*data-request-id=/g)).toHaveLength(1)
@@ -48,6 +50,31 @@ describe("a sub-agent tree's request", () => {
     expect((await getJson(app, "/requests")).requests).toEqual([])
     expect((await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })).status).toBe(409)
     expect((await postWebhook(app, { id: run.pending.id, ok: true })).status).toBe(409)
+    expect(effects).toHaveLength(1)
+  })
+})
+
+describe("an operator's answer (a host without the app's agents, as `toolnexus pending approve`)", () => {
+  it("is recorded for the tree and applied once by the sweep of a host that runs the team", async () => {
+    const store = files.store()
+    const { app, effects, client, toolkit, team } = await instance(fake(), store)
+    const run = await startRun(app, "refund order T-2 $5", { team: true })
+    const operator = createStoreHost({ store, agents: [], sweepEveryMs: false })
+    expect(await operator.deliverAnswer({ id: run.pending.id, ok: true })).toMatchObject({ runId: run.id })
+    expect(effects).toEqual([])
+    // Recorded, not yet applied: a second decision conflicts, naming the first.
+    const second = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: false })
+    expect(second.status).toBe(409)
+
+    const serving = createStoreHost({
+      store,
+      agents: approvalsAgents({ client, toolkit, team }),
+      sweepEveryMs: false,
+    })
+    expect((await serving.sweep()).completed).toEqual([run.id])
+    expect(effects).toHaveLength(1)
+    expect((await getJson(app, "/requests")).requests).toEqual([])
+    expect((await serving.sweep()).completed).toEqual([])
     expect(effects).toHaveLength(1)
   })
 })
@@ -294,9 +321,10 @@ describe("live updates", () => {
 
 describe("expiry", () => {
   it("an approval of a tree's request after expiresAt is refused; closing it as expired works", async () => {
-    const { app, effects } = await instance(fake(), files.store(), { tools: { expiresInMs: 1 } })
+    const { app, effects } = await instance(fake(), files.store(), {
+      tools: { expiresInMs: 1, now: aMinuteAgo },
+    })
     const run = await startRun(app, "refund order X-9 $9", { team: true })
-    await new Promise((resolve) => setTimeout(resolve, 20))
     const res = await postJson(app, `/requests/${run.pending.id}/answer`, { ok: true })
     expect(res.status).toBe(410)
     expect((await json(res)).error).toMatchObject({

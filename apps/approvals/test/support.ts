@@ -9,6 +9,7 @@ import {
   type EndpointStyle,
   pending,
   type Tool,
+  type Toolkit,
 } from "@toolnexus/core"
 import {
   createFakeLLMServer,
@@ -23,6 +24,7 @@ import { afterAll, beforeAll } from "vitest"
 import { type ApprovalsAppOptions, createApprovalsApp } from "../src/app.js"
 import type { AppEnv } from "../src/security/access.js"
 import { SIGNATURE_HEADER, signBody } from "../src/security/webhook-signature.js"
+import type { TeamOptions } from "../src/host-inbox.js"
 import { createTeam } from "../src/team.js"
 import {
   type ApprovalToolsOptions,
@@ -30,6 +32,9 @@ import {
   createApprovalTools,
   type ToolEffect,
 } from "../src/tools.js"
+
+/** A clock a minute behind: requests asked on it with a short `expiresInMs` have already expired. */
+export const aMinuteAgo = () => Date.now() - 60_000
 
 /** The sign-in token of the test user "alice". */
 export const ALICE_TOKEN = "alice-token-0123456789abcdef"
@@ -89,6 +94,9 @@ export interface Instance {
   effects: ToolEffect[]
   /** The unexpected errors the app reported (instead of logging them). */
   errors: unknown[]
+  /** The tools and team the app's runs use (for a host of the same agents). */
+  toolkit: Toolkit
+  team: TeamOptions
 }
 
 /** Builds an app over `store` and the fake LLM server; the effects land in `effects`. */
@@ -132,7 +140,7 @@ export async function instance(
     onError: (e) => errors.push(e),
     ...opts.app,
   })
-  return { app, store, client, effects, errors }
+  return { app, store, client, effects, errors, toolkit, team }
 }
 
 /**

@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { type Logger, createToolkit } from "@toolnexus/core"
+import { type Logger, type RunHost, createToolkit, hostAgent } from "@toolnexus/core"
+import { createStoreHost } from "@toolnexus/durable"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
 import { toNodeListener } from "@toolnexus/ui"
 import { createChatHandler, loadChat } from "@toolnexus/ui/ai-sdk"
@@ -43,8 +44,8 @@ async function servePage(req: Request): Promise<Response> {
 /** `GET /api/chat/<id>/messages`: the chat's stored messages for `useChat({ messages })` after a reload. */
 const MESSAGES = /^\/api\/chat\/([^/]+)\/messages$/
 
-/** The messages route over the handler's store: the transcript and the waiting card, as `loadChat` reads them. */
-function messagesRoute(store: SqliteStore): (req: Request) => Promise<Response> {
+/** The messages route over the chats' host: the transcript and the waiting card, as `loadChat` reads them. */
+function messagesRoute(host: RunHost): (req: Request) => Promise<Response> {
   return async (req) => {
     const match = MESSAGES.exec(new URL(req.url).pathname)
     if (req.method !== "GET" || !match?.[1])
@@ -56,7 +57,7 @@ function messagesRoute(store: SqliteStore): (req: Request) => Promise<Response> 
       return Response.json({ error: { code: "TNX_BAD_REQUEST", message: "bad chat id" } }, { status: 400 })
     }
     try {
-      return Response.json(await loadChat({ store, chatId }), { headers: { "cache-control": "no-store" } })
+      return Response.json(await loadChat({ host, chatId }), { headers: { "cache-control": "no-store" } })
     } catch (error) {
       const code = (error as { code?: unknown }).code
       if (code === "TNX_CONFIG")
@@ -93,7 +94,8 @@ export interface ChatServer {
 /**
  * Starts the chat: the page at `/`, the AI SDK chat endpoint at `/api/chat` (and its
  * `…/<id>/stream` resumption), a chat's stored messages at `GET /api/chat/<id>/messages`
- * (`loadChat`, for a reloaded page), chats parked in the SQLite file `databasePath`. Failed
+ * (`loadChat`, for a reloaded page). Every chat is a run of the hosted agent `support` on a
+ * store host over the SQLite file `databasePath` (run id = chat id), where it parks. Failed
  * runs and refused posts go to `logger` (default `consoleLogger`).
  */
 export async function startChatServer(opts: {
@@ -106,11 +108,12 @@ export async function startChatServer(opts: {
   const client = scriptedClient(store)
   const refunds: Refund[] = []
   const toolkit = await createToolkit({ extraTools: chatTools(refunds) })
+  const host = createStoreHost({ store, agents: [hostAgent({ name: "support", client, toolkit })] })
   // Both routes go through toNodeListener: a request with a malformed Host is a 400 on each.
   const chat = toNodeListener(
-    createChatHandler({ client, toolkit, store, logger: opts.logger ?? consoleLogger }),
+    createChatHandler({ host, agent: "support", logger: opts.logger ?? consoleLogger }),
   )
-  const messages = toNodeListener(messagesRoute(store))
+  const messages = toNodeListener(messagesRoute(host))
   const page = toNodeListener(servePage)
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0] ?? "/"
@@ -128,6 +131,7 @@ export async function startChatServer(opts: {
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
+      await host.close()
       await store.close()
     },
   }

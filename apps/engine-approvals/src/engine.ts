@@ -37,7 +37,12 @@ export async function startWorker(settings: EngineSettings): Promise<{ close(): 
   const toolkit = await createApprovalToolkit()
   if (settings.engine === "restate") {
     const agent = restateAgent({ name: AGENT, client, toolkit })
-    return serveRestate({ agents: [agent], port: settings.workerPort, admin: settings.admin })
+    return serveRestate({
+      agents: [agent],
+      port: settings.workerPort,
+      admin: settings.admin,
+      ingress: settings.ingress,
+    })
   }
   const agent = dbosAgent({ name: AGENT, client, toolkit })
   return launchDbos({ agents: [agent], systemDatabaseUrl: settings.databaseUrl })

@@ -2,8 +2,6 @@
 // from the engine through an EngineConnection; its own store keeps only history and sessions.
 import { openStore } from "@toolnexus/durable"
 import { createApprovalsApp } from "../../approvals/src/app.js"
-import { createEngineInboxStore } from "../../approvals/src/engine-inbox-store.js"
-import { createModel } from "../../approvals/src/model.js"
 import { listen } from "../../approvals/src/server.js"
 import { AGENT, connectEngine, engineSettings } from "./engine.js"
 
@@ -11,13 +9,12 @@ const settings = engineSettings()
 const port = Number(process.env.PORT ?? 3000)
 const token = process.env.APPROVALS_TOKEN ?? "engine-approvals-demo-token"
 const store = await openStore(process.env.DATABASE_URL ?? "sqlite::memory:")
-const { client } = createModel({ store })
 const engine = connectEngine(settings)
 const app = createApprovalsApp({
   store,
-  client,
   security: { users: { demo: token }, apiTokens: { demo: token } },
-  inbox: createEngineInboxStore({ engine, agent: AGENT }),
+  host: engine,
+  agent: AGENT,
 })
 // The inbox's own server (@hono/node-server): a malformed Host is a 400 there.
 const server = await listen(app, { port, hostname: "127.0.0.1" })

@@ -1,11 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { openStore } from "@toolnexus/durable"
 import { afterAll, describe, expect, it } from "vitest"
 import { createApprovalsApp } from "../../approvals/src/app.js"
-import { createEngineInboxStore } from "../../approvals/src/engine-inbox-store.js"
-import { createModel } from "../../approvals/src/model.js"
 import { PG_URL, createDatabase } from "../../../packages/dbos/test/dbos-harness.js"
 import { freePort, startRestateServer } from "../../../packages/restate/test/restate-harness.js"
 import { AGENT, type EngineSettings, connectEngine } from "../src/engine.js"
@@ -61,9 +59,9 @@ async function inbox(settings: EngineSettings) {
   })
   const app = createApprovalsApp({
     store,
-    client: createModel({ store }).client,
     security: { users: { demo: TOKEN }, apiTokens: { demo: TOKEN } },
-    inbox: createEngineInboxStore({ engine, agent: AGENT }),
+    host: engine,
+    agent: AGENT,
   })
   const call = async (path: string, body?: unknown) => {
     const res = await app.request(path, {
@@ -97,6 +95,46 @@ async function refundAcrossAKill(settings: EngineSettings) {
   expect((await call("/requests")).body.requests).toEqual([])
   const again = await call(`/requests/${requestId}/answer`, { ok: false })
   expect(again.status).toBe(409)
+
+  // The operator's command line on the same engine: list, approve once, a second decision conflicts.
+  const second = await call("/runs", { prompt: "Please refund order A-78 $12" })
+  const secondId = second.body.pending.id as string
+  const target =
+    settings.engine === "restate"
+      ? ["--restate", settings.ingress, "--restate-admin", settings.admin]
+      : ["--dbos", settings.databaseUrl]
+  const listed2 = await toolnexus("pending", "list", ...target, "--json")
+  expect(listed2.code, listed2.stderr).toBe(0)
+  expect(JSON.parse(listed2.stdout).requests.map((e: { request: { id: string } }) => e.request.id)).toContain(
+    secondId,
+  )
+  const approved = await toolnexus("pending", "approve", secondId, ...target)
+  expect(approved.code, approved.stderr).toBe(0)
+  expect(approved.stdout).toContain("the engine goes on with the run")
+  const twice = await toolnexus("pending", "decline", secondId, ...target)
+  expect(twice.code).toBe(4)
+  expect(twice.stderr).toMatch(/first decision: approved/)
+  // The approved run finishes in the engine (before the cleanup stops the worker under it).
+  const engine = connectEngine(settings)
+  try {
+    expect(await engine.result(second.body.id, { timeoutMs: 30_000 })).toMatchObject({ status: "done" })
+  } finally {
+    await engine.close()
+  }
+}
+
+/** The `toolnexus` command of @toolnexus/durable, run from this app (which has the engines installed). */
+function toolnexus(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const bin = join(here, "..", "..", "..", "packages", "durable", "dist", "cli", "main.js")
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd: join(here, ".."), timeout: 60_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    )
+  })
 }
 
 describe("engine-approvals", () => {

@@ -7,6 +7,7 @@ import {
   ConfigError,
   type EndpointStyle,
   type JSONSchema,
+  type Logger,
   type Request,
   type RunResult,
   type StreamListener,
@@ -73,6 +74,14 @@ export interface RelayProxyOptions {
    * and further results are refused (409) until `retryFailed`; default 3.
    */
   claimMaxAttempts?: number
+  /**
+   * Where the proxy reports what no caller sees in full: failures (5xx, upstream errors) at
+   * `error` with their code, refused tool results (409 conflict, 410 expired) at `info`, never
+   * with a stack. Secrets are scrubbed as in error bodies.
+   */
+  logger?: Logger
+  /** The clock `pendingTtlMs` deadlines are counted from, in epoch ms; default `Date.now`. */
+  now?: () => number
 }
 
 /** The HTTP header naming the stored conversation a response belongs to (for logs and debugging). */
@@ -130,6 +139,8 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
   const style = opts.style ?? "openai"
   const secrets = (opts.secrets ?? []).filter((s) => s.length > 0)
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+  const now = opts.now ?? Date.now
+  const { logger } = opts
   const app = new Hono<Env>()
 
   /** A caller's new conversation: the whole request is the history, ending in its user turn. */
@@ -244,7 +255,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
    */
   function expiring(pending: Request): Request {
     if (opts.pendingTtlMs === undefined) return pending
-    return { ...pending, expiresAt: new Date(Date.now() + opts.pendingTtlMs).toISOString() }
+    return { ...pending, expiresAt: new Date(now() + opts.pendingTtlMs).toISOString() }
   }
 
   /** Indexes a halted run's relay calls under fresh caller ids and summarises the turn. */
@@ -400,11 +411,21 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     return c.json(errorBody(error), 404)
   })
 
-  /** The proxy's answer to a failure: its status and headers, and the body with secrets scrubbed. */
+  /**
+   * The proxy's answer to a failure: its status and headers, and the body with secrets
+   * scrubbed. Also reported to `logger`: failures at `error`, refused results at `info`.
+   */
   function renderError(err: unknown, c: Context<Env>) {
     const error = toProxyError(err, c.req.raw.signal.aborted)
     const body = errorBody(error)
     body.error.message = secrets.reduce((text, secret) => text.replaceAll(secret, "***"), error.message)
+    if (logger) {
+      const code = ToolnexusError.isInstance(err) ? err.code : (error.code ?? undefined)
+      const data = { status: error.status, path: c.req.path, ...(code ? { code } : {}) }
+      const line = `${c.req.method} ${c.req.path} ${error.status}: ${body.error.message}`
+      if (error.status >= 500) logger.error(line, data)
+      else if (error.status === 409 || error.status === 410) logger.info(`refused: ${line}`, data)
+    }
     return { error, body }
   }
 

@@ -51,6 +51,12 @@ async function main(): Promise<void> {
     maxBodyBytes: config.maxBodyBytes,
     secrets: ["apiKey" in upstream ? (upstream.apiKey ?? "") : "", ...(config.apiKeys ?? [])],
     pendingTtlMs: config.pendingTtlMs,
+    // One line each, no stack: the request log already names the request and its status.
+    logger: {
+      info: (message) => process.stdout.write(`[info] ${message}\n`),
+      error: (message, data) =>
+        process.stderr.write(`[error] ${message}${data?.code ? ` (${data.code})` : ""}\n`),
+    },
   })
 
   // A postgres/redis URL may carry a password: show only what follows it.

@@ -175,10 +175,17 @@ describe("tool results that answer nothing pending ⇒ 409", () => {
       apiKey: "k",
       store,
     })
-    const app = createRelayProxy({ client, store, pendingTtlMs: 1 })
+    // A clock a minute behind: the results' deadline has passed before they arrive, no waiting.
+    const logged: { level: string; message: string; data?: Record<string, unknown> }[] = []
+    const logger = {
+      info: (message: string, data?: Record<string, unknown>) =>
+        logged.push({ level: "info", message, data }),
+      error: (message: string, data?: Record<string, unknown>) =>
+        logged.push({ level: "error", message, data }),
+    }
+    const app = createRelayProxy({ client, store, pendingTtlMs: 1, now: () => Date.now() - 60_000, logger })
     const messages: any[] = [{ role: "user", content: "go" }]
     const first = await chat(app, { messages, tools: [fnTool("t")] })
-    await new Promise((resolve) => setTimeout(resolve, 10))
     const late = await chat(app, {
       messages: [
         ...messages,
@@ -197,6 +204,15 @@ describe("tool results that answer nothing pending ⇒ 409", () => {
       expiresAt: pending?.expiresAt,
     })
     expect(late.json.error.message).toMatch(/expired at/)
+    // Refused results are logged at info, with the code and no stack.
+    expect(logged).toEqual([
+      {
+        level: "info",
+        message: expect.stringMatching(/^refused: POST \/v1\/chat\/completions 410: /),
+        data: expect.objectContaining({ status: 410, code: "answer_expired" }),
+      },
+    ])
+    expect(logged[0]?.message).not.toMatch(/\n\s+at /)
   })
 })
 
@@ -205,7 +221,12 @@ describe.each(STYLES)("upstream failure keeps its status (%s)", (style) => {
     const { server, store } = h
     // Real providers echo (parts of) a rejected key; even then it must not reach the caller.
     server.enqueue({ status: 500, text: `overloaded; key ${API_KEY} is fine` })
-    const res = await chat(proxyFor(style, server, store), {
+    const errors: { message: string; data?: Record<string, unknown> }[] = []
+    const logger = {
+      info: () => {},
+      error: (message: string, data?: Record<string, unknown>) => errors.push({ message, data }),
+    }
+    const res = await chat(proxyFor(style, server, store, { logger }), {
       messages: [{ role: "user", content: "hi" }],
       tools: [fnTool("t")],
     })
@@ -215,6 +236,11 @@ describe.each(STYLES)("upstream failure keeps its status (%s)", (style) => {
     expect(res.json.error.message).toMatch(/overloaded/)
     expect(JSON.stringify(res.json)).not.toContain(API_KEY)
     expect(JSON.stringify(res.json)).not.toContain("very-secret")
+    // The failure is logged at error with its code, as scrubbed as the body.
+    expect(errors).toHaveLength(1)
+    expect(errors[0]?.data).toMatchObject({ status: 500, code: "TNX_LLM_HTTP" })
+    expect(errors[0]?.message).toMatch(/HTTP 500/)
+    expect(JSON.stringify(errors)).not.toContain(API_KEY)
     // The key did travel upstream: its absence above is redaction, not a missing key.
     const sent = server.requests[0]?.headers
     expect(sent?.authorization ?? sent?.["x-api-key"]).toContain(API_KEY)

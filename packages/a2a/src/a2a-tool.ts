@@ -82,6 +82,23 @@ const INPUT_SCHEMA = {
  * ```
  */
 export async function a2aTool(opts: A2AToolOptions): Promise<Tool> {
+  return createA2ATool(opts, {})
+}
+
+/**
+ * @internal What tests drive in place of real time: when a call's deadline fires, and a hook
+ * told each remote task id a call learns (so a test acts once the call knows its task, not
+ * after a guessed sleep).
+ */
+export interface A2AToolSeams {
+  /** Arms the call's `callTimeoutMs` deadline: calls `fire` when it passes; returns the disarm. */
+  deadline?: (ms: number, fire: () => void) => () => void
+  /** Called (synchronously) when a call first knows its remote task's id. */
+  onTask?: (taskId: string) => void
+}
+
+/** @internal {@link a2aTool} with its seams. */
+export async function createA2ATool(opts: A2AToolOptions, seams: A2AToolSeams): Promise<Tool> {
   const {
     url,
     headers,
@@ -146,6 +163,7 @@ export async function a2aTool(opts: A2AToolOptions): Promise<Tool> {
     callTimeoutMs,
     pollIntervalMs,
     redact,
+    seams,
   })
   return {
     name: opts.name ?? toolNameFor(card.name),
@@ -182,6 +200,13 @@ interface CallSettings {
   pollIntervalMs: number
   /** Replaces the configured secrets in text from the remote. */
   redact: (text: string) => string
+  seams: A2AToolSeams
+}
+
+/** The real deadline: a timer. */
+function timerDeadline(ms: number, fire: () => void): () => void {
+  const timer = setTimeout(fire, ms)
+  return () => clearTimeout(timer)
 }
 
 /** Why a call's signal fired, told apart from the caller's own abort. */
@@ -201,7 +226,9 @@ class RemoteCall {
     const prompt = typeof args.prompt === "string" ? args.prompt : ""
     if (!prompt) return this.#error('needs a "prompt" string')
     const deadline = new AbortController()
-    const timer = setTimeout(() => deadline.abort(new CallTimeout()), this.#s.callTimeoutMs)
+    const disarm = (this.#s.seams.deadline ?? timerDeadline)(this.#s.callTimeoutMs, () =>
+      deadline.abort(new CallTimeout()),
+    )
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, deadline.signal]) : deadline.signal
     const view = new TaskView()
     try {
@@ -218,7 +245,7 @@ class RemoteCall {
         view,
       )
     } finally {
-      clearTimeout(timer)
+      disarm()
     }
   }
 
@@ -302,7 +329,9 @@ class RemoteCall {
     }
     if (this.#s.streaming) {
       for await (const event of this.#client.sendMessageStream(params, { signal })) {
+        const known = view.id
         view.take(event)
+        if (!known && view.id) this.#s.seams.onTask?.(view.id)
         if (view.reply || this.#settled(view, asked)) return
       }
       // A stream that ended early: the task itself says where it is.
@@ -314,7 +343,9 @@ class RemoteCall {
       view.reply = result as Message
       return
     }
+    const known = view.id
     view.takeTask(result as Parameters<TaskView["takeTask"]>[0])
+    if (!known && view.id) this.#s.seams.onTask?.(view.id)
     await this.#settle(view, signal, asked)
   }
 

@@ -2,7 +2,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { type Request, ToolnexusError, createToolkit, pendingOf } from "@toolnexus/core"
 import { afterEach, describe, expect, it } from "vitest"
-import { a2aTool } from "../src/a2a-tool.js"
+import { a2aTool, createA2ATool } from "../src/a2a-tool.js"
 import { A2AConnectError } from "../src/errors.js"
 import { scriptedClient } from "./helpers.js"
 import { type RemoteAgent, TaskState, startRemoteAgent } from "./remote-agent.js"
@@ -119,9 +119,19 @@ describe.each([false, true])("a2aTool: completed and failed tasks (streaming %s)
       e.status(TaskState.TASK_STATE_WORKING)
       await e.canceled
     })
-    // Long enough for the task to exist before the deadline on a loaded 2-core CI machine (at
-    // 300 ms a CI run once timed out before the first answer, with no task to cancel).
-    const tool = await a2aTool({ url: r.url, pollIntervalMs: 5, callTimeoutMs: 2_000 })
+    // The deadline passes the moment the call knows its task (no clock to race on a loaded machine).
+    let pass: () => void = () => {}
+    const tool = await createA2ATool(
+      { url: r.url, pollIntervalMs: 5, callTimeoutMs: 2_000 },
+      {
+        deadline: (ms, fire) => {
+          expect(ms).toBe(2_000)
+          pass = fire
+          return () => {}
+        },
+        onTask: () => pass(),
+      },
+    )
     const result = await tool.execute({ prompt: "slow" }, {})
     expect(result.isError).toBe(true)
     expect(result.output).toMatch(/^a2a agent "Travel Desk": task \S+ timed out after 2000 ms$/)
@@ -134,16 +144,13 @@ describe.each([false, true])("a2aTool: completed and failed tasks (streaming %s)
       e.status(TaskState.TASK_STATE_WORKING)
       await e.canceled
     })
-    const tool = await a2aTool({ url: r.url, pollIntervalMs: 5 })
     const controller = new AbortController()
-    const call = tool.execute({ prompt: "slow" }, { signal: controller.signal })
-    while (r.received.length === 0) await new Promise((resolve) => setTimeout(resolve, 2))
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    controller.abort()
-    const result = await call
+    // Aborted once the call knows its task, as a caller giving up mid-call would.
+    const tool = await createA2ATool({ url: r.url, pollIntervalMs: 5 }, { onTask: () => controller.abort() })
+    const result = await tool.execute({ prompt: "slow" }, { signal: controller.signal })
     expect(result).toMatchObject({ isError: true })
     expect(result.output).toMatch(/aborted/)
-    expect(r.cancels).toHaveLength(1)
+    expect(r.cancels).toEqual([result.metadata?.taskId])
   })
 })
 

@@ -19,12 +19,3 @@ export function scriptedClient(
     },
   })
 }
-
-/** Resolves when `check` holds, polling on the event loop (no timers in assertions). */
-export async function until(check: () => boolean, what: string, tries = 2_000): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if (check()) return
-    await new Promise((resolve) => setTimeout(resolve, 2))
-  }
-  throw new Error(`never happened: ${what}`)
-}

@@ -5,12 +5,14 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Task, TaskState } from "@a2a-js/sdk"
 import { Redis } from "ioredis"
+import pg from "pg"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { answerMessage, message, sdkClient, send } from "./inbound-kit.js"
 
 // The serving process is SIGKILLed between the halt and the answer; a new process on the
-// same store (a SQLite file; Redis too when TOOLNEXUS_TEST_REDIS_URL is set, keys under a
-// prefix of this run, deleted afterwards) answers the task. Two processes answering at once
+// same store (a SQLite file; Redis and PostgreSQL too when TOOLNEXUS_TEST_REDIS_URL /
+// TOOLNEXUS_TEST_PG_URL are set, keys under a prefix / a schema of this run, deleted
+// afterwards) answers the task. Two processes answering at once
 // apply it once. Runs the built package (`turbo run build` first, as CI does).
 
 const child = fileURLToPath(new URL("./fixtures/serve-child.mjs", import.meta.url))
@@ -21,8 +23,19 @@ beforeAll(() => {
 })
 const redisUrl = process.env.TOOLNEXUS_TEST_REDIS_URL
 const redisPrefix = `tnx-a2a-restart-${process.pid}-${Date.now()}:`
+const pgUrl = process.env.TOOLNEXUS_TEST_PG_URL
+const pgSchema = `tnx_a2a_restart_${process.pid}_${Date.now()}`
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
+  if (pgUrl) {
+    const admin = new pg.Pool({ connectionString: pgUrl, max: 1 })
+    try {
+      for (const test of ["killed", "race"])
+        await admin.query(`DROP SCHEMA IF EXISTS "${pgSchema}_${test}" CASCADE`)
+    } finally {
+      await admin.end()
+    }
+  }
   if (!redisUrl) return
   const redis = new Redis(redisUrl)
   const keys = await redis.keys(`${redisPrefix}*`)
@@ -30,10 +43,29 @@ afterAll(async () => {
   await redis.quit()
 })
 
-/** Where a test's serving processes keep their tasks: argv for serve-child.mjs. */
-type StoreKind = { name: string; store(test: string): string[] }
-const kinds: StoreKind[] = [{ name: "SQLite file", store: (test) => [join(dir, `${test}.db`)] }]
-if (redisUrl) kinds.push({ name: "Redis", store: (test) => [redisUrl, `${redisPrefix}${test}:`] })
+/**
+ * Where a test's serving processes keep their tasks (argv for serve-child.mjs), and whether they
+ * serve `{ host, agent, store }` (else the shorthand, which builds the same kind of host).
+ */
+type StoreKind = { name: string; store(test: string): string[]; host?: boolean }
+const kinds: StoreKind[] = [
+  { name: "SQLite file", store: (test) => [join(dir, `${test}.db`)] },
+  { name: "SQLite file, { host, agent }", store: (test) => [join(dir, `${test}-host.db`)], host: true },
+]
+if (redisUrl) {
+  kinds.push({ name: "Redis", store: (test) => [redisUrl, `${redisPrefix}${test}:`] })
+  kinds.push({
+    name: "Redis, { host, agent }",
+    store: (test) => [redisUrl, `${redisPrefix}${test}-host:`],
+    host: true,
+  })
+}
+if (pgUrl)
+  kinds.push({
+    name: "PostgreSQL, { host, agent }",
+    store: (test) => [pgUrl, `${pgSchema}_${test}`],
+    host: true,
+  })
 const children: ChildProcess[] = []
 afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL")
@@ -42,10 +74,12 @@ afterEach(() => {
 async function startServer(
   store: string[],
   effects: string,
+  host = false,
 ): Promise<{ url: string; process: ChildProcess }> {
   const [db, prefix] = store
   const argv = [child, db as string, effects, ...(prefix ? [prefix] : [])]
-  const proc = spawn(process.execPath, argv, { stdio: ["pipe", "pipe", "inherit"] })
+  const env = { ...process.env, TNX_A2A_CHILD_HOST: host ? "1" : "0" }
+  const proc = spawn(process.execPath, argv, { stdio: ["pipe", "pipe", "inherit"], env })
   children.push(proc)
   const url = await new Promise<string>((resolve, reject) => {
     let out = ""
@@ -72,12 +106,12 @@ describe.each(kinds)("serveA2A across processes ($name)", (kind) => {
     const db = kind.store("killed")
     const effects = join(dir, `killed-${kind.name}.effects`)
     writeFileSync(effects, "")
-    const first = await startServer(db, effects)
+    const first = await startServer(db, effects, kind.host)
     const halted = (await (await sdkClient(first.url)).sendMessage(send(message("book BA117")))) as Task
     expect(halted.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
     await killed(first.process)
 
-    const second = await startServer(db, effects)
+    const second = await startServer(db, effects, kind.host)
     const client = await sdkClient(second.url)
     const read = await client.getTask({ tenant: "", id: halted.id, historyLength: undefined })
     expect(read.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
@@ -90,9 +124,9 @@ describe.each(kinds)("serveA2A across processes ($name)", (kind) => {
     const db = kind.store("race")
     const effects = join(dir, `race-${kind.name}.effects`)
     writeFileSync(effects, "")
-    const first = await startServer(db, effects)
+    const first = await startServer(db, effects, kind.host)
     const halted = (await (await sdkClient(first.url)).sendMessage(send(message("book LH400")))) as Task
-    const second = await startServer(db, effects)
+    const second = await startServer(db, effects, kind.host)
     const [a, b] = [await sdkClient(first.url), await sdkClient(second.url)]
     const outcomes = await Promise.allSettled([
       a.sendMessage(send(answerMessage({ ok: true }, halted.id, "yes from a"))),

@@ -8,8 +8,8 @@ import { serveA2A } from "../src/inbound/serve-a2a.js"
 import { answerMessage, message, sdkClient, send } from "./inbound-kit.js"
 import { serveFetch } from "./serve-node.js"
 
-// serveA2A with `runtime` + `agent`: a tree per task (namespace a2a/<taskId>), saved as
-// a2a/<taskId> when it parks, its request answered by the next message through deliverAnswer.
+// serveA2A with `runtime` + `agent`: a tree per task (host run a2a.<taskId>), saved as
+// a2a.<taskId> when it parks, its request answered by the next message through host.deliverAnswer.
 
 let llm: FakeLLMServer
 beforeAll(async () => {
@@ -89,7 +89,7 @@ describe("serveA2A with a runtime", () => {
     expect(halted.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
     const [entry] = await store.listPending()
     expect(entry).toMatchObject({
-      runtimeKey: `a2a/${halted.id}`,
+      runtimeKey: `a2a.${halted.id}`,
       request: { kind: "approval", prompt: "Book IB3?" },
     })
     expect(entry?.request.data?.path).toEqual(["root", "desk.1", "booker.1"])

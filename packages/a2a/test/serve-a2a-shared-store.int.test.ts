@@ -94,7 +94,7 @@ describe.each(kinds)("serveA2A on $name", (kind) => {
       expect(read.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
       expect(read.history.map((m) => m.role)).toEqual([Role.ROLE_USER, Role.ROLE_AGENT])
       const pending = (await second.store.listPending()).filter(
-        (p) => p.conversationId === `a2a/${halted.id}`,
+        (p) => p.conversationId === `a2a.${halted.id}`,
       )
       expect(pending.map((p) => p.request.prompt)).toEqual(["Book QF2?"])
       const done = (await (

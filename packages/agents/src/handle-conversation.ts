@@ -5,6 +5,7 @@ import {
   type EndpointStyle,
   type StreamListener,
   type Request,
+  type ResumeContext,
   type RunResult,
   type Toolkit,
   lastAssistantText,
@@ -13,8 +14,9 @@ import type { HandleRecord } from "./handle-record.js"
 
 /**
  * @internal Continues a handle's halted turn with an answer through core's one stored path
- * (`continueRun` without messages: load → repair the halted turn → run → save). `claim` is a
- * durable store's claim token, passed only to the last save of a resume cascade.
+ * (`continueRun` without messages: load → repair the halted turn → run → save). `resume` is
+ * the context of the durable claim the answer was accepted under; its `claim` token is given
+ * only to the last save of a resume cascade.
  */
 export function continueHalted(
   id: string,
@@ -25,8 +27,7 @@ export function continueHalted(
     answer: Answer
     signal: AbortSignal
     onEvent: StreamListener | undefined
-    claim?: string
-    expiryChecked?: boolean | undefined
+    resume?: ResumeContext | undefined
   },
 ): Promise<RunResult> {
   return client.continueRun({ ...opts, id })
@@ -45,8 +46,10 @@ export function haltedOn(request: Request, child: HandleRecord | undefined): Req
 
 /**
  * @internal The outcome an earlier attempt already saved for a handle's conversation `id`,
- * when it no longer waits on `requestId`: a process that died mid-cascade applied the answer
- * there before it could save the runtime. Taking it from the store keeps a redelivered answer
+ * when it no longer waits on `requestId`: a process whose cascade wrote in separate calls (a
+ * plain store; a durable tree stored before round 5) died after applying the answer there,
+ * before it could save the runtime. A resume under a durable claim never asks: it commits the
+ * cascade in one store call. Taking it from the store keeps a redelivered answer
  * from running the turn twice. `undefined` when the store cannot tell or still waits.
  */
 export async function appliedBefore(

@@ -36,3 +36,5 @@ export {
 export type { FromDirOptions } from "./persona.js"
 export { startAgent } from "./start-agent.js"
 export type { HeartbeatOptions, StartedAgent } from "./start-agent.js"
+export type { EngineAgent, EngineAgentOptions } from "./engine-agent.js"
+export { runEngineTree } from "./engine-tree.js"

@@ -13,14 +13,19 @@ import { applyTransition } from "./handle-state.js"
 import type { EventHub } from "./runtime-events.js"
 import type { Trace } from "./trace.js"
 
-/** Options of `Runtime.resume`. */
+/**
+ * Options of `Runtime.resume`: with `claim`, the context of the durable claim the answer was
+ * accepted under (core's `ResumeContext`), carried by every step of the cascade.
+ */
 export interface ResumeOptions {
-  /** A durable store's claim token, passed to the cascade's last save (it fences and consumes it). */
+  /**
+   * A durable store's claim token: the answer was accepted where the claim was decided (its
+   * expiry judged there, once). It goes to the cascade's last save, which it fences and
+   * consumes; the steps below run under the same claim.
+   */
   claim?: string
   /** Aborts the cascade's runs, e.g. when a durable claim could not be renewed. */
   signal?: AbortSignal
-  /** The answer was accepted before the request's `expiresAt`: it is not checked again. */
-  expiryChecked?: boolean
 }
 
 /**
@@ -82,9 +87,9 @@ export class Parking {
    * Continues the tree parked on `answer.id`: the deepest holder first, from its halted tool
    * call; then each ancestor parked on the same request, its halted `task` call reattaching
    * to the child it already has. Resolves when the cascade has settled. `claim` (a durable
-   * store's claim token) goes to the topmost holder's save, the last of the cascade;
-   * `signal` aborts every handle's run of the cascade (a durable resume whose claim was
-   * lost); `expiryChecked` says the answer was accepted before the request's `expiresAt`.
+   * store's claim token) goes to the topmost holder's save, the last of the cascade, and
+   * every step runs under it (core does not judge the answer's expiry again); `signal`
+   * aborts every handle's run of the cascade (a durable resume whose claim was lost).
    *
    * Resolves with the result of the topmost handle it resumed (what that handle's `wait` gives).
    *
@@ -95,16 +100,23 @@ export class Parking {
     if (!target) throw new UnknownRequestError(answer.id, "no suspended handle holds it")
     const { store, trace, events, execution } = this.#ctx
     const cascade = this.#cascade(target, answer.id)
+    const claimed = opts?.claim !== undefined
+    // Without a durable claim the cascade's saves are separate writes, so a step may find its
+    // answer applied by an attempt that died before the runtime was saved. Under a claim the
+    // cascade is committed in one store call (durable's resumeRuntime): there is no such window.
+    const recovering = !claimed
     for (const [i, handle] of cascade.entries()) {
       const pending = haltedOn(handle.shown(handle.pending as Request), cascade[i - 1])
-      // Only the last save of the cascade consumes the claim.
+      // Only the last save of the cascade consumes the claim; every step runs under it.
       const claim = i === cascade.length - 1 ? opts?.claim : undefined
       const id = this.#ctx.conversationId(handle)
       this.#unpark(handle)
       applyTransition(handle, "unpark", trace, events)
       applyTransition(handle, "start", trace, events)
       await execution.run(handle, async (client, toolkit, signal, onEvent) => {
-        const recorded = await appliedBefore(store, id, answer.id, this.#ctx.transcriptOf(handle))
+        const recorded = recovering
+          ? await appliedBefore(store, id, answer.id, this.#ctx.transcriptOf(handle))
+          : undefined
         if (recorded) {
           trace.note(`${handle.id}: resume → RECOVERED from the store (the answer was applied before)`)
           return recorded
@@ -116,8 +128,7 @@ export class Parking {
           answer,
           signal: outer ? AbortSignal.any([signal, outer]) : signal,
           onEvent,
-          claim,
-          expiryChecked: opts?.expiryChecked,
+          resume: claimed ? (claim === undefined ? {} : { claim }) : undefined,
         })
       })
     }
@@ -146,9 +157,11 @@ export class Parking {
   }
 
   /**
-   * Crash reconciliation: a request whose topmost holder's conversation no longer waits on it
+   * Reading old rows: a request whose topmost holder's conversation no longer waits on it
    * was answered by a process that saved every handle of the cascade (the top saves last) but
-   * died before the runtime itself was saved. Each such cascade is resumed from the store —
+   * died before the runtime itself was saved — possible where a resume writes the conversations
+   * and the snapshot in separate calls: a plain store, or a tree stored by a durable version
+   * before round 5 (a durable resume now commits them in one store call). Each such cascade is resumed from the store —
    * every step is recovered (see `appliedBefore`), nothing runs — so the tree matches the
    * store again. `answerFor` gives the decision that was applied, when the caller knows it
    * (a durable store records it); it is what a step the store cannot recover would continue

@@ -16,6 +16,7 @@ export type {
   ResponsesItem,
   Tool,
   ToolContext,
+  ToolModel,
   ToolResult,
   ToolSource,
   Usage,
@@ -78,6 +79,7 @@ export type { SkillOptions } from "./skills/skill-tool.js"
 export { SKILLS_PROMPT_PREAMBLE, SKILL_TOOL_DESCRIPTION } from "./skills/skill-texts.js"
 
 export { authRequired, isRequest, pending, pendingOf } from "./suspension/pending.js"
+export { declined } from "./suspension/call-suspension.js"
 export type { PendingInput } from "./suspension/pending.js"
 export { RELAY_KIND, isRelayRequest, relayAnswer, relayCallsOf } from "./suspension/relay.js"
 export type { RelayCall, RelayResult } from "./suspension/relay.js"
@@ -88,18 +90,23 @@ export { createInProcessClient } from "./client/in-process-client.js"
 export type { GenerateReply, GenerateRequest, InProcessClientOptions } from "./client/in-process-client.js"
 export { answerExpired, assertAnswerFits, expiryTime, isExpired } from "./suspension/answer-fits.js"
 export { assertAnswer } from "./suspension/answer-shape.js"
+export { adoptConversationStore } from "./client/client.js"
 export type {
   AskOptions,
   Client,
   ClientBaseOptions,
+  ContinueBaseOptions,
   ContinueOptions,
+  ContinueTranscriptOptions,
+  ResumeContext,
+  StoredResumeOptions,
   OutputOption,
   RunOptions,
   StreamListener,
 } from "./client/client.js"
 export type { OutputOf, OutputSchema } from "./client/structured-output.js"
 export { StepTooLargeError, handleExecutor } from "./client/executor.js"
-export type { DurableExecutor } from "./client/executor.js"
+export type { DurableExecutor, WaitContext } from "./client/executor.js"
 export { EngineRunError } from "./client/engine-connection.js"
 export type { EngineConnection } from "./client/engine-connection.js"
 export type { RunHost, HostStartOptions, HostListOptions, HostDelivered, Logger } from "./host/run-host.js"

@@ -83,8 +83,19 @@ export interface DurableExecutor {
   readonly maxStepBytes?: number
   /** Runs `fn` at most once per `name` in this run; afterwards returns its journaled value. */
   step<T>(name: string, fn: () => Promise<T>): Promise<T>
-  /** The engine's own wait for the decision on `request` (a suspension never halts the run). */
-  wait(request: Request): Promise<Answer>
+  /**
+   * The engine's own wait for the decision on `request` (a suspension never halts the run).
+   * `context.messages` is the waiting run's conversation so far (its halted turn's assistant
+   * message included), for an engine that shows a parked run's transcript; absent where the
+   * waiting conversation is not the run's own (a sub-agent's).
+   */
+  wait(request: Request, context?: WaitContext): Promise<Answer>
+}
+
+/** What a run tells its executor's `wait` besides the request. */
+export interface WaitContext {
+  /** The run's conversation at the suspension. Read it, never keep it mutable: a copy. */
+  messages: readonly Message[]
 }
 
 /** Per-call context handed to {@link Tool.execute}. */
@@ -133,11 +144,26 @@ export interface ToolContext {
    */
   fetch?: typeof fetch
   /**
+   * The client running this call (its model, its settings): a tool that needs the model in the
+   * middle of its work — an MCP server's sampling request answered by "this client's own
+   * model" — runs a prompt on it. Absent when the call is not made by a client's loop.
+   */
+  client?: ToolModel
+  /**
    * Under a durable executor, for an agent-source call (`asTool` outside a runtime): the run's
    * executor scoped to this call (steps `tool:<n>:<call id>/…`), so the sub-agent's own
    * runtime journals its turns and calls as steps of the same workflow.
    */
   executor?: DurableExecutor
+}
+
+/**
+ * The part of a client a tool may use through `ToolContext.client`: one run of a prompt, without
+ * tools. A toolnexus `Client` is one.
+ */
+export interface ToolModel {
+  /** Runs one prompt on the client's model; `status` is `"done"` when `text` is its reply. */
+  run(prompt: string, opts?: { signal?: AbortSignal }): Promise<{ status: string; text: string }>
 }
 
 /** Where a tool comes from. */

@@ -285,6 +285,62 @@ describe.each(STYLES)("continueRun resumes a halted turn (%s)", (style) => {
     expect(server.requests[1]?.toolResults[0]?.content).toBe("declined: Pay? (expired)")
   })
 
+  it("a stored resume under a claim's context is not judged for expiry again; without it, it is", async () => {
+    const { server } = ctx
+    const expiring = defineTool({
+      name: "pay",
+      description: "pay",
+      inputSchema: { type: "object" },
+      run: (_args, toolCtx) =>
+        toolCtx.answer
+          ? "paid"
+          : pending({ kind: "approval", prompt: "Pay?", expiresAt: "2020-01-01T00:00:00Z" }),
+    })
+    server.enqueue({ toolCalls: [{ id: "p1", name: "pay", arguments: {} }] }, { text: "fine" })
+    const toolkit = await createToolkit({ extraTools: [expiring] })
+    const client = clientFor(style, server)
+    const halted = await client.ask("pay", { toolkit, id: "claimed" })
+    const req = halted.pending as Request
+    const answer = { id: req.id, ok: true }
+    await expect(client.continueRun({ toolkit, id: "claimed", answer })).rejects.toThrow(AnswerExpiredError)
+    // The claim was granted in time (the store judged it once): the resume honours it.
+    const resumed = await client.continueRun({ toolkit, id: "claimed", answer, resume: {} })
+    expect(resumed.status).toBe("done")
+    expect(server.requests[1]?.toolResults[0]?.content).toBe("paid")
+    // Still an answer to this request, and a stored continue only.
+    await expect(
+      client.continueRun({
+        toolkit,
+        id: "claimed",
+        pending: req,
+        answer: { id: "other", ok: true },
+        resume: {},
+      }),
+    ).rejects.toThrow(AnswerMismatchError)
+    await expect(client.continueRun({ messages: halted.messages, resume: {} })).rejects.toThrow(ConfigError)
+  })
+
+  it("the claim's context carries the signal: aborting it aborts the resume", async () => {
+    const { server } = ctx
+    server.enqueue({ toolCalls: [{ id: "p1", name: "pay", arguments: {} }] }, { text: "fine" })
+    const tool = defineTool({
+      name: "pay",
+      description: "pay",
+      inputSchema: { type: "object" },
+      run: (_args, toolCtx) => (toolCtx.answer ? "paid" : pending({ kind: "approval", prompt: "Pay?" })),
+    })
+    const toolkit = await createToolkit({ extraTools: [tool] })
+    const client = clientFor(style, server)
+    const halted = await client.ask("pay", { toolkit, id: "aborted" })
+    const answer = { id: (halted.pending as Request).id, ok: true }
+    const lost = new AbortController()
+    lost.abort(new Error("claim lost"))
+    await expect(
+      client.continueRun({ toolkit, id: "aborted", answer, resume: { signal: lost.signal } }),
+    ).rejects.toThrow()
+    expect(server.requests).toHaveLength(1)
+  })
+
   it("continues a transcript without pending, and refuses half a resume", async () => {
     const { server } = ctx
     server.enqueue({ text: "first" }, (req) => ({ text: `again after ${req.lastUserText}` }))

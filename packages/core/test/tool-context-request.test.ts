@@ -115,4 +115,45 @@ describe("ToolContext.request", () => {
     expect(seen).toHaveLength(1)
     expect(seen[0]?.request).toBeUndefined()
   })
+
+  it("an MCP tool hears its decline, inline and on a resume (it polls or cancels a task), with the request", async () => {
+    const seen: ToolContext[] = []
+    const decline = (req: Request): Answer => ({ id: req.id, ok: false, reason: "expired" })
+    const inline = await oneCall(decline).run("go", {
+      toolkit: await createToolkit({ extraTools: [remoteTool(seen, 1, "mcp")] }),
+    })
+    // The tool ran again with the declined answer and its request (not the loop's `declined:`).
+    expect(seen).toHaveLength(2)
+    expect(seen[1]?.answer).toEqual({ id: "req-1", ok: false, reason: "expired" })
+    expect(seen[1]?.request).toMatchObject({ id: "req-1", data: { taskId: "t-9" } })
+    expect(inline.text).toBe("saw: task t-9 round 1")
+
+    const halted = await oneCall().run("go", {
+      toolkit: await createToolkit({ extraTools: [remoteTool([], 1, "mcp")] }),
+    })
+    const again: ToolContext[] = []
+    await oneCall().continueRun({
+      toolkit: await createToolkit({ extraTools: [remoteTool(again, 1, "mcp")] }),
+      messages: halted.messages,
+      pending: halted.pending,
+      answer: { id: "req-1", ok: false, reason: "expired" },
+    })
+    expect(again[0]?.answer).toEqual({ id: "req-1", ok: false, reason: "expired" })
+    expect(again[0]?.request?.id).toBe("req-1")
+  })
+
+  it("ctx.client is the client running the call, on a first call and on a resume", async () => {
+    const seen: ToolContext[] = []
+    const client = oneCall()
+    const toolkit = await createToolkit({ extraTools: [remoteTool(seen)] })
+    const halted = await client.run("go", { toolkit })
+    await client.continueRun({
+      toolkit,
+      messages: halted.messages,
+      pending: halted.pending,
+      answer: { id: "req-1", ok: true },
+    })
+    expect(seen).toHaveLength(2)
+    for (const ctx of seen) expect(ctx.client).toBe(client)
+  })
 })

@@ -1,20 +1,39 @@
-import type { TaskResult } from "@toolnexus/agents"
+import type { RuntimeEvent, TaskResult } from "@toolnexus/agents"
 import {
   AbortError,
   type Answer,
   type AnswerDecision,
   ConfigError,
+  ConversationPendingError,
   EngineRunError,
+  type HostStartOptions,
   HostUnsupportedError,
+  type Logger,
+  type Message,
   type PendingEntry,
   type RunHost,
   type RunResult,
   StoreError,
+  type StreamEvent,
   assertAnswer,
+  isToolnexusError,
 } from "@toolnexus/core"
-import { type EngineRunInput, checkRunId, decide, enginePrompt } from "@toolnexus/core/engine"
+import {
+  type EngineRunInput,
+  checkRunId,
+  decide,
+  enginePrompt,
+  tailEngineEvents,
+  turnWorkflowId,
+} from "@toolnexus/core/engine"
 import type { DBOSClient } from "@dbos-inc/dbos-sdk"
-import { namespaceOf } from "./protocol.js"
+import { engineDdl, namespaceOf } from "./protocol.js"
+
+type HostEvent = StreamEvent | RuntimeEvent
+/** A workflow's statuses while it has not ended. */
+const UNFINISHED = ["PENDING", "ENQUEUED", "DELAYED"]
+/** Events one read of the log returns at most. */
+const READ_LIMIT = 500
 
 /** Options of {@link connectDbos}. */
 export interface ConnectDbosOptions {
@@ -22,14 +41,19 @@ export interface ConnectDbosOptions {
   systemDatabaseUrl: string
   /** The workers' namespace (as launched with); default `toolnexus`. */
   namespace?: string
+  /** Refused answers at `info` (never a stack); failed runs met by `send` at `error` with their code. */
+  logger?: Logger
+  /** How often `events`, `send` and `onEvent` look at a run's log and state; default 50 ms. */
+  pollMs?: number
 }
 
 /**
  * Connects to runs of `launchDbos` workers through their system database: start runs (an
- * enqueue), read results, list and answer open requests (one decision per request id), read
- * decisions and cancel runs. The runs stream and keep their transcripts in the workers, so
- * `events`, `transcript`, `send` and `onEvent` throw `HostUnsupportedError` (and `start` takes a
- * string).
+ * enqueue) and new turns of a conversation run (`send`: each turn after the first is a
+ * workflow `<run id>~<turn>`, enqueued once the turn before ended), read results and
+ * transcripts (`<namespace>.runs`, written by each turn as it ends), tail a run's events (the
+ * log its workers append to, `<namespace>.events`), list and answer open requests (one
+ * decision per request id), read decisions and cancel runs. Prompts are strings.
  *
  * @example
  * const engine = connectDbos({ systemDatabaseUrl: "postgres://postgres@127.0.0.1:5432/app" })
@@ -37,7 +61,11 @@ export interface ConnectDbosOptions {
  */
 export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskResult> {
   const ns = namespaceOf(opts.namespace)
-  const { systemDatabaseUrl } = opts
+  const { systemDatabaseUrl, logger } = opts
+  const pollMs = opts.pollMs ?? 50
+  if (!(Number.isInteger(pollMs) && pollMs > 0))
+    throw new ConfigError(`connectDbos: pollMs must be a positive integer, got ${opts.pollMs}`)
+  let closed = false
   let opened: Promise<{ client: DBOSClient; pool: import("pg").Pool }> | undefined
   const open = () => {
     opened ??= (async () => {
@@ -45,7 +73,10 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
       const pg = await import("pg")
       const Pool = pg.default?.Pool ?? (pg as unknown as { Pool: typeof import("pg").Pool }).Pool
       const client = await DBOSClient.create({ systemDatabaseUrl, applicationName: ns })
-      return { client, pool: new Pool({ connectionString: systemDatabaseUrl, max: 4 }) }
+      const pool = new Pool({ connectionString: systemDatabaseUrl, max: 4 })
+      // The connection may come first (a run's row is written at start): the tables exist.
+      await pool.query(engineDdl(ns))
+      return { client, pool }
     })()
     return opened
   }
@@ -60,29 +91,147 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
     }
   }
 
+  /** The run's row: its agent, current turn and kind; undefined for an unknown run. */
+  const runOf = async (runId: string) =>
+    (
+      await query<{ agent: string; turn: number; kind: string | null }>(
+        `SELECT agent, turn, kind FROM ${ns}.runs WHERE run_id = $1`,
+        [runId],
+      )
+    )[0]
+  /** The run's open (undecided) request, if it waits on one. */
+  const waitingOn = async (runId: string) =>
+    (
+      await query<{ entry: PendingEntry }>(
+        `SELECT entry FROM ${ns}.requests WHERE run_id = $1 AND decision IS NULL ORDER BY since LIMIT 1`,
+        [runId],
+      )
+    )[0]?.entry
+  const statusOf = async (workflowId: string) => {
+    const { client } = await open()
+    return (await client.retrieveWorkflow(workflowId).getStatus())?.status
+  }
+  const currentWorkflow = async (runId: string) => {
+    const run = await runOf(runId)
+    return turnWorkflowId(runId, run?.turn ?? 1)
+  }
+  /** True while run `runId`'s current turn runs: not ended, not waiting on an undecided request. */
+  const inFlight = async (runId: string, workflowId: string): Promise<boolean> => {
+    const status = await statusOf(workflowId)
+    if (status === undefined || !UNFINISHED.includes(status)) return false
+    return (await waitingOn(runId)) === undefined
+  }
+  /** The live events of the current turn of run `runId`. */
+  async function* tail(runId: string, fromStart: boolean): AsyncGenerator<HostEvent> {
+    const workflowId = await currentWorkflow(runId)
+    yield* tailEngineEvents(
+      {
+        async read(after) {
+          const rows = await query<{ seq: string; event: HostEvent }>(
+            `SELECT seq, event FROM ${ns}.events WHERE workflow_id = $1 AND seq > $2 ORDER BY seq LIMIT ${READ_LIMIT}`,
+            [workflowId, after],
+          )
+          const last = rows[rows.length - 1]
+          return { events: rows.map((r) => r.event), next: last ? Number(last.seq) : after }
+        },
+        async end() {
+          const rows = await query<{ seq: string | null }>(
+            `SELECT max(seq) AS seq FROM ${ns}.events WHERE workflow_id = $1`,
+            [workflowId],
+          )
+          return Number(rows[0]?.seq ?? 0)
+        },
+        inFlight: () => inFlight(runId, workflowId),
+      },
+      { fromStart, pollMs },
+    )
+  }
+  /** Feeds `onEvent` the current turn's events from its start, until it ends or parks. */
+  const follow = (runId: string, onEvent: HostStartOptions<HostEvent>["onEvent"]) => {
+    if (onEvent === undefined) return
+    void (async () => {
+      for await (const ev of tail(runId, true)) {
+        if (closed) return
+        try {
+          onEvent(ev)
+        } catch {
+          // Observers cannot change a run.
+        }
+      }
+    })().catch((error) =>
+      logger?.error(`the events of run ${runId} stopped: ${(error as Error)?.message}`, { runId }),
+    )
+  }
+  const sleep = () => new Promise((resolve) => setTimeout(resolve, pollMs))
+  /** Enqueues workflow `workflowId`; false when one with that id exists. */
+  const enqueue = async (workflowId: string, input: EngineRunInput): Promise<boolean> => {
+    const { client } = await open()
+    const { Error: DbosErrors } = await import("@dbos-inc/dbos-sdk")
+    try {
+      await client.enqueue(
+        { workflowName: `${ns}.run`, queueName: ns, workflowID: workflowId, workflowIDReusePolicy: "reject" },
+        input,
+      )
+      return true
+    } catch (error) {
+      if (DbosErrors.isWorkflowIDInUseError(error)) return false
+      throw error
+    }
+  }
+
   return {
     async start(agent, runId, prompt, startOpts) {
       checkRunId(runId)
-      const input: EngineRunInput = { agent, prompt: enginePrompt(HOST, prompt, startOpts) }
-      const { client } = await open()
-      const { Error: DbosErrors } = await import("@dbos-inc/dbos-sdk")
-      try {
-        await client.enqueue(
-          { workflowName: `${ns}.run`, queueName: ns, workflowID: runId, workflowIDReusePolicy: "reject" },
-          input,
-        )
-        return { runId, started: true }
-      } catch (error) {
-        if (DbosErrors.isWorkflowIDInUseError(error)) return { runId, started: false }
-        throw error
+      const input: EngineRunInput = { agent, prompt: enginePrompt(HOST, prompt) }
+      await query(
+        `INSERT INTO ${ns}.runs (run_id, agent, turn) VALUES ($1, $2, 1) ON CONFLICT (run_id) DO NOTHING`,
+        [runId, agent],
+      )
+      // The workflow id decides: a second start with it starts nothing.
+      const started = await enqueue(runId, input)
+      if (started) follow(runId, startOpts?.onEvent)
+      return { runId, started }
+    },
+    async send(runId, prompt, sendOpts) {
+      checkRunId(runId)
+      const text = enginePrompt(HOST, prompt)
+      let workflowId: string
+      for (;;) {
+        const run = await runOf(runId)
+        if (!run) throw new EngineRunError(runId, "is not known to the engine (never started)")
+        const waiting = await waitingOn(runId)
+        if (waiting) throw new ConversationPendingError(runId, waiting.request)
+        const now = turnWorkflowId(runId, run.turn)
+        const status = await statusOf(now)
+        if (status !== undefined && UNFINISHED.includes(status)) {
+          // The turn before is still running: this one follows it.
+          await sleep()
+          continue
+        }
+        if (run.kind === "runtime")
+          throw new HostUnsupportedError(HOST, "send", `run ${runId} is a runtime tree, not a conversation`)
+        const turn = run.turn + 1
+        workflowId = turnWorkflowId(runId, turn)
+        const started = await enqueue(workflowId, { agent: run.agent, prompt: text, runId, turn })
+        await query(`UPDATE ${ns}.runs SET turn = GREATEST(turn, $2) WHERE run_id = $1`, [runId, turn])
+        if (started) break
+      }
+      follow(runId, sendOpts?.onEvent)
+      // Over when the turn ended or parked.
+      while (await inFlight(runId, workflowId)) await sleep()
+      if ((await statusOf(workflowId)) === "ERROR") {
+        const run = await runOf(runId)
+        const failure = new EngineRunError(runId, `failed: turn ${workflowId} did not finish`)
+        logger?.error(`run ${runId} failed`, { runId, agent: run?.agent, code: failure.code })
+        throw failure
       }
     },
     async result(runId, resultOpts = {}) {
       checkRunId(runId)
       const { client } = await open()
-      const handle = client.retrieveWorkflow<RunResult | TaskResult>(runId)
+      const handle = client.retrieveWorkflow<RunResult | TaskResult>(await currentWorkflow(runId))
       const status = await handle.getStatus()
-      if (status === null)
+      if (status === null || status === undefined)
         throw new EngineRunError(runId, "is not known to the engine (never started, or past retention)")
       try {
         if (resultOpts.timeoutMs !== undefined) {
@@ -90,7 +239,7 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
           const deadline = Date.now() + resultOpts.timeoutMs
           for (;;) {
             const now = await handle.getStatus()
-            if (now && !["PENDING", "ENQUEUED", "DELAYED"].includes(now.status)) break
+            if (now && !UNFINISHED.includes(now.status)) break
             if (Date.now() >= deadline)
               throw new AbortError(`no result of run ${runId} within ${resultOpts.timeoutMs} ms`)
             await new Promise((resolve) =>
@@ -103,6 +252,18 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
         if (AbortError.isInstance(error)) throw error
         throw new EngineRunError(runId, `failed: ${(error as Error).message}`, { cause: error })
       }
+    },
+    events(runId, eventsOpts = {}) {
+      checkRunId(runId)
+      return tail(runId, eventsOpts.fromStart === true)
+    },
+    async transcript(runId) {
+      checkRunId(runId)
+      const rows = await query<{ transcript: Message[] | null }>(
+        `SELECT COALESCE(parked, transcript) AS transcript FROM ${ns}.runs WHERE run_id = $1`,
+        [runId],
+      )
+      return rows.length === 0 ? undefined : (rows[0]?.transcript ?? [])
     },
     async listPending(listOpts = {}) {
       const values: unknown[] = []
@@ -144,19 +305,27 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
       return rows[0]?.decision ?? undefined
     },
     async deliverAnswer(answer: Answer, deliverOpts) {
-      if (deliverOpts?.onEvent !== undefined)
-        throw new HostUnsupportedError(HOST, "deliverAnswer({ onEvent })", WORKER_EVENTS)
-      assertAnswer(answer)
+      try {
+        assertAnswer(answer)
+      } catch (error) {
+        logger?.info(`answer refused: ${(error as Error).message}`, { code: "TNX_ANSWER_INVALID" })
+        throw error
+      }
       const { client, pool } = await open()
       const conn = await pool.connect()
       try {
         await conn.query("BEGIN")
         const { rows } = await conn.query(
-          `SELECT run_id, entry, decision FROM ${ns}.requests WHERE request_id = $1 FOR UPDATE`,
+          `SELECT run_id, workflow_id, entry, decision FROM ${ns}.requests WHERE request_id = $1 FOR UPDATE`,
           [answer.id],
         )
         const row = rows[0] as
-          | { run_id: string; entry: PendingEntry; decision: AnswerDecision | null }
+          | {
+              run_id: string
+              workflow_id: string | null
+              entry: PendingEntry
+              decision: AnswerDecision | null
+            }
           | undefined
         const held = row && {
           runId: row.run_id,
@@ -169,11 +338,18 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
           JSON.stringify(decided.decision),
         ])
         // The decision and its delivery commit together (DBOS would drop a duplicate send silently).
-        await client.sendInTransaction(conn, decided.runId, answer, answer.id, answer.id)
+        const target = row?.workflow_id ?? decided.runId
+        await client.sendInTransaction(conn, target, answer, answer.id, answer.id)
         await conn.query("COMMIT")
+        follow(decided.runId, deliverOpts?.onEvent)
         return decided
       } catch (error) {
         await conn.query("ROLLBACK").catch(() => undefined)
+        if (isToolnexusError(error) && REFUSALS.has(error.code))
+          logger?.info(`answer to ${answer.id} refused: ${error.message}`, {
+            requestId: answer.id,
+            code: error.code,
+          })
         throw error
       } finally {
         conn.release()
@@ -183,23 +359,12 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
       checkRunId(runId)
       const { client } = await open()
       // The workflow first, so it registers no request after the withdrawal below.
-      await client.cancelWorkflow(runId)
+      await client.cancelWorkflow(await currentWorkflow(runId))
       const decision: AnswerDecision = { ok: false, reason: String(reason) }
       await query(`UPDATE ${ns}.requests SET decision = $2 WHERE run_id = $1 AND decision IS NULL`, [
         runId,
         JSON.stringify(decision),
       ])
-    },
-    send() {
-      return Promise.reject(new HostUnsupportedError(HOST, "send", "a DBOS run takes one prompt, at start"))
-    },
-    events() {
-      throw new HostUnsupportedError(HOST, "events", WORKER_EVENTS)
-    },
-    transcript() {
-      return Promise.reject(
-        new HostUnsupportedError(HOST, "transcript", "a run's conversation lives in its workflow steps"),
-      )
     },
     // Grants (§19) are kept by a store host's store; an engine's runs keep none yet.
     listGrants: () =>
@@ -211,6 +376,7 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
         new HostUnsupportedError(HOST, "revokeGrant", "grants are kept by createStoreHost's store"),
       ),
     async close() {
+      closed = true
       if (!opened) return
       const { client, pool } = await opened
       opened = undefined
@@ -221,4 +387,10 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
 }
 
 const HOST = "connectDbos"
-const WORKER_EVENTS = "a run's events are the workers' (the agent's `onEvent`)"
+/** Refusals of the caller's answer: logged at `info`. */
+const REFUSALS = new Set([
+  "TNX_ANSWER_INVALID",
+  "TNX_ANSWER_CONFLICT",
+  "TNX_ANSWER_EXPIRED",
+  "TNX_UNKNOWN_REQUEST",
+])

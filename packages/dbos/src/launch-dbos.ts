@@ -1,16 +1,27 @@
-import type { TaskResult } from "@toolnexus/agents"
-import { type Answer, ConfigError, type Request, type RunResult, expiryTime } from "@toolnexus/core"
+import type { EngineAgent, TaskResult } from "@toolnexus/agents"
+import {
+  type Answer,
+  ConfigError,
+  type Logger,
+  type Message,
+  type Request,
+  type RunResult,
+  type WaitContext,
+  expiryTime,
+  isToolnexusError,
+} from "@toolnexus/core"
 import {
   EXPIRED,
+  type EngineEventLog,
   type EngineExecutor,
   type EngineRunInput,
   engineEntryOf,
+  engineEventLog,
   engineExecutor,
   runEngineAgent,
 } from "@toolnexus/core/engine"
 import type { DBOSConfig } from "@dbos-inc/dbos-sdk"
-import type { EngineAgent } from "./engine-agent.js"
-import { namespaceOf, requestsDdl } from "./protocol.js"
+import { engineDdl, namespaceOf } from "./protocol.js"
 
 /** Options of {@link launchDbos}. */
 export interface LaunchDbosOptions {
@@ -22,6 +33,13 @@ export interface LaunchDbosOptions {
   namespace?: string
   /** Further DBOS settings (`name` defaults to the namespace). */
   config?: Partial<DBOSConfig>
+  /** Failed runs at `error` with their code (a worker's event log that lost a write too). */
+  logger?: Logger
+  /**
+   * Append the runs' events to `<namespace>.events` for `connectDbos`'s `events` and `onEvent`
+   * (default true); `false` saves those writes, and those streams end empty.
+   */
+  events?: boolean
 }
 
 /** How long one `recv` waits before it is asked again (a wait without `expiresAt` never ends). */
@@ -55,7 +73,7 @@ export async function launchDbos(opts: LaunchDbosOptions): Promise<{
   const Pool = pg.default?.Pool ?? (pg as unknown as { Pool: typeof import("pg").Pool }).Pool
   const pool = new Pool({ connectionString: systemDatabaseUrl, max: 4 })
   try {
-    await pool.query(requestsDdl(namespace))
+    await pool.query(engineDdl(namespace))
   } catch (error) {
     await pool.end()
     launched = false
@@ -63,16 +81,83 @@ export async function launchDbos(opts: LaunchDbosOptions): Promise<{
   }
   const byName = new Map(agents.map((a) => [a.name, a]))
 
+  const { logger } = opts
   const run = DBOS.registerWorkflow(
     async (input: EngineRunInput): Promise<RunResult | TaskResult> => {
+      const workflowId = DBOS.workflowID as string
+      const runId = input?.runId ?? workflowId
+      const turn = input?.turn ?? 1
       const agent = byName.get(input?.agent)
-      if (!agent) throw new Error(`no worker defines agent ${JSON.stringify(input?.agent)}`)
-      const runId = DBOS.workflowID as string
-      const executor = dbosExecutor(sdk, pool, namespace, runId, agent)
-      return runEngineAgent(agent, input.prompt, executor, async () => {
-        const { createRuntime } = await import("@toolnexus/agents")
-        return createRuntime as never
+      if (!agent) {
+        logger?.error(`run ${runId} failed: no worker defines agent ${JSON.stringify(input?.agent)}`, {
+          runId,
+          agent: input?.agent,
+          code: "TNX_ENGINE_RUN",
+        })
+        throw new Error(`no worker defines agent ${JSON.stringify(input?.agent)}`)
+      }
+      const step = <T>(name: string, fn: () => Promise<T>) =>
+        DBOS.runStep(fn, { name, retriesAllowed: false })
+      // The run's row (the connection wrote it at start; kept whole here for a run it did not).
+      const history = await step(`turn:${turn}`, async () => {
+        const { rows } = await pool.query(
+          `INSERT INTO ${namespace}.runs (run_id, agent, turn, kind) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (run_id) DO UPDATE SET kind = EXCLUDED.kind RETURNING transcript`,
+          [runId, agent.name, turn, agent.options.client ? "client" : "runtime"],
+        )
+        return turn > 1 ? ((rows[0]?.transcript as Message[] | null) ?? []) : null
       })
+      const log =
+        opts.events === false
+          ? undefined
+          : engineEventLog(
+              async (events) => {
+                await pool.query(
+                  `INSERT INTO ${namespace}.events (workflow_id, event)
+             SELECT $1, e FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(e, i) ORDER BY i`,
+                  [workflowId, JSON.stringify(events)],
+                )
+              },
+              (error) =>
+                logger?.error(`the event log of ${workflowId} lost events: ${(error as Error)?.message}`, {
+                  workflowId,
+                }),
+            )
+      let stepError: unknown
+      const executor = dbosExecutor(sdk, pool, namespace, runId, agent, {
+        ...(log ? { log } : {}),
+        failed: (error) => {
+          stepError = error
+        },
+      })
+      try {
+        const { result, messages } = await runEngineAgent(
+          agent,
+          input.prompt,
+          executor,
+          async () => (await import("@toolnexus/agents")).runEngineTree,
+          { ...(history ? { history } : {}), ...(log ? { onEvent: (ev) => log.emit(ev) } : {}) },
+        )
+        await log?.flush()
+        await step(`settle:${turn}`, async () => {
+          await pool.query(`UPDATE ${namespace}.runs SET transcript = $2, parked = NULL WHERE run_id = $1`, [
+            runId,
+            JSON.stringify(messages),
+          ])
+        })
+        return result
+      } catch (error) {
+        await log?.flush()
+        if (!(error instanceof sdk.Error.DBOSError)) {
+          const cause = stepError ?? error
+          logger?.error(`run ${runId} failed: ${(error as Error)?.message}`, {
+            runId,
+            agent: agent.name,
+            code: isToolnexusError(cause) ? cause.code : "TNX_ENGINE_RUN",
+          })
+        }
+        throw error
+      }
     },
     { name: `${namespace}.run` },
   )
@@ -99,26 +184,47 @@ type PgPool = import("pg").Pool
  * lost) are engine faults: once one is seen the run fails with it.
  */
 export function dbosExecutor(
-  sdk: { DBOS: Pick<Dbos, "runStep" | "recv">; Error: Pick<DbosErrors, "DBOSError"> },
+  sdk: { DBOS: Pick<Dbos, "runStep" | "recv" | "workflowID">; Error: Pick<DbosErrors, "DBOSError"> },
   pool: Pick<PgPool, "query">,
   ns: string,
   runId: string,
   agent: EngineAgent,
+  hooks: { log?: EngineEventLog; failed?: (error: unknown) => void } = {},
 ): EngineExecutor {
   const { DBOS } = sdk
+  const workflowId = DBOS.workflowID ?? runId
   const base = {
-    id: runId,
-    step: <T>(name: string, fn: () => Promise<T>) => DBOS.runStep(fn, { name, retriesAllowed: false }),
-    async wait(request: Request): Promise<Answer> {
+    id: workflowId,
+    step: <T>(name: string, fn: () => Promise<T>) =>
+      DBOS.runStep(
+        async () => {
+          try {
+            return await fn()
+          } catch (error) {
+            hooks.failed?.(error)
+            throw error
+          }
+        },
+        { name, retriesAllowed: false },
+      ),
+    async wait(request: Request, context?: WaitContext): Promise<Answer> {
+      // A connection tailing the log stops once the run parks: it has every event by then.
+      await hooks.log?.flush()
       // The entry's row, written once: its `since` is decided in the step.
       await DBOS.runStep(
         async () => {
           const entry = engineEntryOf(runId, request, new Date().toISOString())
           await pool.query(
-            `INSERT INTO ${ns}.requests (request_id, run_id, entry, since) VALUES ($1, $2, $3, $4)
+            `INSERT INTO ${ns}.requests (request_id, run_id, entry, since, workflow_id) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (request_id) DO NOTHING`,
-            [request.id, runId, JSON.stringify(entry), entry.since],
+            [request.id, runId, JSON.stringify(entry), entry.since, workflowId === runId ? null : workflowId],
           )
+          // The waiting turn's conversation, for `transcript` while the run waits.
+          if (context?.messages)
+            await pool.query(`UPDATE ${ns}.runs SET parked = $2 WHERE run_id = $1`, [
+              runId,
+              JSON.stringify(context.messages),
+            ])
         },
         { name: `register:${request.id}`, retriesAllowed: false },
       )

@@ -1,12 +1,11 @@
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { describeEngineContract } from "@toolnexus/agents/engine-testing"
+import { describeEngineContract, describeHostContract } from "@toolnexus/agents/engine-testing"
 import { connectDbos } from "../src/index.js"
 import { PG_URL, createDatabase } from "./dbos-harness.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
-
-describeEngineContract("@toolnexus/dbos on the machine's PostgreSQL", {
+const engine = {
   adapter: join(here, "fixtures", "adapter.mjs"),
   skip: PG_URL ? undefined : "TOOLNEXUS_TEST_PG_URL is not set",
   async start() {
@@ -17,4 +16,7 @@ describeEngineContract("@toolnexus/dbos on the machine's PostgreSQL", {
       stop: () => db.drop(),
     }
   },
-})
+}
+
+describeEngineContract("@toolnexus/dbos on the machine's PostgreSQL", engine)
+describeHostContract("connectDbos as a RunHost", { engine, skip: engine.skip })

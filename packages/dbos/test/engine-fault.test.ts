@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from "vitest"
 import { dbosAgent } from "../src/index.js"
 import { dbosExecutor } from "../src/launch-dbos.js"
 import { runEngineAgent } from "@toolnexus/core/engine"
-import { createRuntime } from "@toolnexus/agents"
+import { runEngineTree } from "@toolnexus/agents"
 import * as sdk from "@dbos-inc/dbos-sdk"
 
 let llm: FakeLLMServer
@@ -43,7 +43,7 @@ it("a DBOS error in a child's step fails the whole run: the parent, which sees t
   } as unknown as Parameters<typeof dbosExecutor>[0]["DBOS"]
   const pool = { query: async () => ({ rows: [], rowCount: 0 }) } as never
   const executor = dbosExecutor({ DBOS, Error: sdk.Error }, pool, "toolnexus", "run-fault", agent)
-  const run = runEngineAgent(agent, "go", executor, async () => createRuntime as never)
+  const run = runEngineAgent(agent, "go", executor, async () => runEngineTree)
   await expect(run).rejects.toBeInstanceOf(sdk.Error.DBOSWorkflowCancelledError)
   expect(steps).toEqual(["root/lead.1/llm:1", "root/lead.1/payer.1/llm:1"])
   expect(llm.requests.filter((r) => r.system === "lead")).toHaveLength(1)

@@ -67,6 +67,38 @@ export interface PutSnapshotOptions {
   holds?: RuntimeHold[]
 }
 
+/** One conversation's final save in a {@link ResumeCommit}: what `save(id, messages, meta)` would write. */
+export interface CommitSave {
+  /** The conversation id. */
+  id: string
+  /** The whole transcript; only what changed since the stored one is written. */
+  messages: Message[]
+  /**
+   * As for `save`: `pending` sets, clears (`null`) or keeps the pending request, and `claim`
+   * fences the whole commit and is consumed by it. A checkpoint is never part of a commit.
+   */
+  meta?: SaveMeta
+}
+
+/**
+ * What a resumed cascade changed, written by {@link DurableStore.commitResume} in one store
+ * call: the conversations it saved (one of them carrying the claim it consumes) and the
+ * runtime's new snapshot with the requests its tree now holds.
+ */
+export interface ResumeCommit {
+  /** The conversations' final saves, at most one per id. */
+  saves: CommitSave[]
+  /** The runtime's snapshot, stored as `putSnapshot(key, value, { holds })` would. */
+  snapshot?: {
+    /** The runtime key. */
+    key: string
+    /** The JSON-serialisable snapshot. */
+    value: unknown
+    /** The requests the tree holds, replacing those it held before. */
+    holds?: RuntimeHold[]
+  }
+}
+
 /** Options of {@link DurableStore.claimAnswer}. */
 export interface ClaimOptions {
   /** How long the claim holds before another delivery may take it over; default 30 000 ms. */
@@ -205,6 +237,17 @@ export interface DurableStore extends ConversationStore {
    * sharing the store exactly one of several racing calls gets `true` (a store host's run ids).
    */
   createSnapshot(key: string, snapshot: unknown): Promise<boolean>
+  /**
+   * Writes a resumed cascade's outcome in one store call, all or nothing (one SQLite or
+   * PostgreSQL transaction, one Redis script): each conversation as `save` writes it, and the
+   * snapshot with its holds as `putSnapshot` does. A save's `meta.claim` fences the whole
+   * commit: when the claim is no longer held nothing is written; otherwise
+   * the commit consumes it, so the decision is applied together with everything it changed.
+   *
+   * @throws AnswerConflictError when a save's claim is no longer held; nothing is written.
+   * @throws ConfigError for a checkpoint in `saves` or an id saved twice.
+   */
+  commitResume(commit: ResumeCommit): Promise<void>
   /** The value stored under `key`, freshly parsed; `undefined` when there is none. */
   getSnapshot(key: string): Promise<unknown | undefined>
   /** Removes the value stored under `key`, if any. */

@@ -32,7 +32,7 @@ export type { DeliverOptions, DeliverResult, SweepResult } from "./resume/delive
 export { loadRuntime, resumeRuntime, saveRuntime } from "./resume/runtime-persistence.js"
 export type { ResumeRuntimeOptions } from "./resume/runtime-persistence.js"
 export { createStoreHost } from "./host/store-host.js"
-export type { StoreHost, StoreHostAgent, StoreHostOptions } from "./host/store-host.js"
+export type { StoreHost, StoreHostAgent, StoreHostOptions, StoreHostSweep } from "./host/store-host.js"
 export { createNotificationOutbox } from "./host/delivery.js"
 export type { NotificationOutbox, NotificationOutboxOptions } from "./host/delivery.js"
 export { startHostedRun } from "./host/hosted-run.js"

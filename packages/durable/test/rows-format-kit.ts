@@ -50,11 +50,11 @@ export async function rowsAgent(server: FakeLLMServer, store: DurableStore) {
 }
 
 /**
- * A tree for runtime persistence: "lead" delegates to "payer", whose `transfer` needs approval
+ * @internal A tree for runtime persistence: "lead" delegates to "payer", whose `transfer` needs approval
  * on request `req-golden-tree`; `moves` records the answers it ran with. A virtual clock keeps
  * the saved snapshot the same every run.
  */
-function tree(server: FakeLLMServer, store: DurableStore) {
+export function tree(server: FakeLLMServer, store: DurableStore) {
   const moves: boolean[] = []
   const transfer = defineTool({
     name: "transfer",

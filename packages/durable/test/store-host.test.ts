@@ -113,8 +113,10 @@ describe("createStoreHost's sweeps and reports", () => {
     })
     try {
       await failing.start("a", "fails-1", "go")
+      // The failure's own code rides along as the cause, for doors that show only a code.
       await expect(failing.result("fails-1", { timeoutMs: 10_000 })).rejects.toMatchObject({
         code: "TNX_ENGINE_RUN",
+        cause: { code: "TNX_LLM_HTTP" },
       })
       expect(errors).toEqual([
         expect.objectContaining({ runId: "fails-1", agent: "a", code: "TNX_LLM_HTTP" }),
@@ -122,5 +124,75 @@ describe("createStoreHost's sweeps and reports", () => {
     } finally {
       await failing.close()
     }
+  })
+
+  const modelClient = (store: DurableStore) =>
+    createClient({ baseUrl: `${server.url}/v1`, style: "openai", model: "m", apiKey: "k", store })
+  const approve = defineTool({
+    name: "approve",
+    description: "asks first",
+    inputSchema: { type: "object", properties: {} },
+    run: (_args, ctx) => (ctx.answer ? "approved" : pending({ kind: "approval", prompt: "Go?" })),
+  })
+
+  it("adopt: a conversation parked before any host recorded it is answered and cancelled through the host", async () => {
+    const store = createMemoryStore()
+    const client = modelClient(store)
+    const toolkit = await createToolkit({ extraTools: [approve] })
+    const park = async (id: string) => {
+      server.enqueue({ toolCalls: [{ id: `c-${id}`, name: "approve", arguments: {} }] })
+      return (await client.ask("go", { id, toolkit })).pending?.id as string
+    }
+    const answered = await park("legacy/1")
+    const cancelled = await park("legacy/2")
+    const agents = [hostAgent({ name: "a", client, toolkit })]
+    // A host whose adopt names no agent for the run only records the decision, running nothing.
+    const operator = host(store, agents, { adopt: () => undefined })
+    expect((await operator.deliverAnswer({ id: answered, ok: true })).decision).toEqual({ ok: true })
+    await expect(operator.deliverAnswer({ id: answered, ok: false })).rejects.toThrow(/approved|decision/)
+    await operator.close()
+    const adopting = host(store, agents, {
+      adopt: (runId: string) => (runId.startsWith("legacy/") ? "a" : undefined),
+    })
+    try {
+      server.enqueue({ text: "done after approval" })
+      await adopting.deliverAnswer({ id: answered, ok: true })
+      expect(((await adopting.result("legacy/1")) as RunResult).text).toBe("done after approval")
+      await adopting.cancel("legacy/2", "not wanted")
+      expect(await adopting.getDecision(cancelled)).toEqual({ ok: false, reason: "not wanted" })
+      await expect(adopting.result("legacy/2")).rejects.toThrow(/cancelled/)
+      // Only what adopt names and the store holds: anything else is unknown.
+      await expect(adopting.cancel("other/1")).rejects.toThrow(/not known/)
+      await expect(adopting.cancel("legacy/none")).rejects.toThrow(/not known/)
+    } finally {
+      await adopting.close()
+    }
+  })
+
+  it("result on a closed host whose own run it stopped rejects instead of waiting forever", async () => {
+    const store = createMemoryStore()
+    const hold = defineTool({
+      name: "hold",
+      description: "holds until aborted",
+      inputSchema: { type: "object", properties: {} },
+      run: (_args, ctx) =>
+        new Promise<string>((resolve) => ctx.signal?.addEventListener("abort", () => resolve("stopped"))),
+    })
+    const toolkit = await createToolkit({ extraTools: [hold] })
+    let held: () => void = () => {}
+    const holding = new Promise<void>((resolve) => {
+      held = resolve
+    })
+    const closing = host(store, [hostAgent({ name: "a", client: modelClient(store), toolkit })], {})
+    server.enqueue({ toolCalls: [{ id: "h1", name: "hold", arguments: {} }] })
+    await closing.start("a", "held-1", "go", {
+      onEvent: (ev) => {
+        if (ev.type === "tool_call") held()
+      },
+    })
+    await holding
+    const result = closing.result("held-1")
+    await closing.close()
+    await expect(result).rejects.toMatchObject({ name: "AbortError" })
   })
 })

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The official MCP conformance suite's server fixtures on createMcpServer's public API (built
-// dist): hosted agents through a minimal in-memory RunHost, the suite's fixture tools,
-// resources, prompts and completions through `configure`. Serves http://127.0.0.1:<PORT>/mcp.
+// dist): a hosted agent and the tasks extension's fixture tools through createStoreHost on a
+// memory store, the suite's other fixture tools, resources, prompts and completions through
+// `configure`. Serves http://127.0.0.1:<PORT>/mcp.
 //
 //   node scripts/conformance.mjs --server 2026-07-28     (starts this, runs the suite's server set)
 //
@@ -14,7 +15,10 @@ import {
   inputRequired,
   inputResponse,
 } from "@modelcontextprotocol/server"
-import { createMcpServer } from "@toolnexus/mcp/server"
+import { createInProcessClient, defineTool, hostAgent, pending } from "@toolnexus/core"
+import { createMemoryStore, createStoreHost } from "@toolnexus/durable"
+import { createMcpServer, hostedToolAgents } from "@toolnexus/mcp/server"
+import { toNodeListener } from "@toolnexus/ui"
 import * as z from "zod"
 
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -22,31 +26,79 @@ const WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
 const text = (t) => ({ content: [{ type: "text", text: t }] })
 const NAME = z.object({ name: z.string() })
 
-/** An in-memory host whose one agent, `echo`, answers its prompt. */
-const runs = new Map()
-const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 }
-const host = {
-  async start(_agent, runId, input) {
-    runs.set(runId, input)
-    return { runId, started: true }
-  },
-  async result(runId) {
-    const base = { messages: [], toolCalls: [], toolCallCount: 0, turns: 0, model: "none", usage, runId }
-    return { ...base, status: "done", text: `echo: ${runs.get(runId)}` }
-  },
-  async listPending() {
-    return []
-  },
-  async findRequest() {
-    return undefined
-  },
-  async getDecision() {
-    return undefined
-  },
-  async deliverAnswer(answer) {
-    throw Object.assign(new Error(`unknown request ${answer.id}`), { code: "TNX_UNKNOWN_REQUEST" })
-  },
-}
+/**
+ * A real host on a memory store: agent `echo` (a scripted model answering its prompt) and the
+ * tasks extension's fixture tools, served as plain tools (model-less hosted runs).
+ */
+const sleep = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms)
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer)
+      reject(new Error("cancelled"))
+    })
+  })
+const tools = [
+  defineTool({
+    name: "greet",
+    description: "Greets (sync-only: it answers at once)",
+    inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+    run: ({ name }) => `Hello, ${name}!`,
+  }),
+  defineTool({
+    name: "slow_compute",
+    description: "Sleeps `seconds`, then answers (a task when it outlives taskAfterMs)",
+    inputSchema: {
+      type: "object",
+      properties: { seconds: { type: "number" }, label: { type: "string" } },
+      required: ["seconds"],
+    },
+    run: async ({ seconds, label }, ctx) => {
+      await sleep(Number(seconds) * 1000, ctx?.signal)
+      return `computed ${label ?? ""} after ${seconds} s`
+    },
+  }),
+  defineTool({
+    name: "failing_job",
+    description: "Fails after about a second (a tool error)",
+    inputSchema: { type: "object", properties: {} },
+    run: async (_args, ctx) => {
+      await sleep(1000, ctx?.signal)
+      throw new Error("failing_job failed, as it always does")
+    },
+  }),
+  defineTool({
+    name: "confirm_delete",
+    description: "Asks to confirm, then deletes",
+    inputSchema: { type: "object", properties: { filename: { type: "string" } }, required: ["filename"] },
+    run: ({ filename }, ctx) => {
+      if (ctx?.answer?.ok) return `deleted ${filename}`
+      return pending({
+        kind: "input",
+        prompt: `Delete ${filename}?`,
+        data: {
+          schema: { type: "object", properties: { confirm: { type: "boolean" } }, required: ["confirm"] },
+        },
+      })
+    },
+  }),
+]
+const store = createMemoryStore()
+const echo = hostAgent({
+  name: "echo",
+  client: createInProcessClient({
+    model: "echo",
+    store,
+    generate: async ({ messages }) => ({
+      content: `echo: ${messages.findLast((m) => m.role === "user")?.content}`,
+    }),
+  }),
+})
+const host = createStoreHost({
+  store,
+  agents: [echo, ...(await hostedToolAgents(tools, { store }))],
+  sweepEveryMs: false,
+})
 
 function fixtures(server) {
   server.registerTool("test_simple_text", { description: "Simple text" }, async () =>
@@ -180,6 +232,35 @@ function fixtures(server) {
         },
       })
     })
+  // 2025-11-25 fixtures: logging, and elicitation pushed to the client within the call (refused on
+  // stateless HTTP: see server-expected-failures.json).
+  server.server.registerCapabilities({ logging: {} })
+  server.registerTool("test_tool_with_logging", { description: "Logs three lines" }, async (ctx) => {
+    await ctx.mcpReq.log("info", "Tool execution started")
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await ctx.mcpReq.log("info", "Tool processing data")
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await ctx.mcpReq.log("info", "Tool execution completed")
+    return text("Logged three lines")
+  })
+  server.registerTool(
+    "test_elicitation",
+    { description: "Asks the user", inputSchema: z.object({ message: z.string() }) },
+    async ({ message }, ctx) => {
+      const answer = await ctx.mcpReq.elicitInput({
+        message,
+        requestedSchema: {
+          type: "object",
+          properties: {
+            username: { type: "string", description: "User's response" },
+            email: { type: "string", description: "User's email address" },
+          },
+          required: ["username", "email"],
+        },
+      })
+      return text(`User response: ${JSON.stringify(answer)}`)
+    },
+  )
   server.registerTool("test_logging_tool", { description: "Logs at info" }, async (ctx) => {
     await ctx.mcpReq.log("info", "a log line")
     return text("Logged")
@@ -362,34 +443,17 @@ function fixtures(server) {
   )
 }
 
-let port = Number(process.env.PORT ?? 0)
 const mcp = createMcpServer({
   host,
   agents: ["echo"],
+  tools,
+  taskAfterMs: 200,
   name: "toolnexus-conformance",
   version: "1.0.0",
   stateKeys: ["conformance-state-key-0123456789abcdef"],
   configure: fixtures,
 })
-const server = createServer(async (req, res) => {
-  const chunks = []
-  for await (const chunk of req) chunks.push(chunk)
-  const headers = new Headers()
-  for (const [name, value] of Object.entries(req.headers))
-    if (typeof value === "string") headers.set(name, value)
-  const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined
-  const response = await mcp.fetch(
-    new Request(`http://127.0.0.1:${port}${req.url}`, {
-      method: req.method,
-      headers,
-      ...(body && req.method !== "GET" ? { body } : {}),
-    }),
-  )
-  res.writeHead(response.status, Object.fromEntries(response.headers))
-  if (response.body) for await (const chunk of response.body) res.write(chunk)
-  res.end()
-})
-server.listen(port, "127.0.0.1", () => {
-  port = server.address().port
-  process.stdout.write(`http://127.0.0.1:${port}/mcp\n`)
+const server = createServer(toNodeListener(mcp.fetch))
+server.listen(Number(process.env.PORT ?? 0), "127.0.0.1", () => {
+  process.stdout.write(`http://127.0.0.1:${server.address().port}/mcp\n`)
 })

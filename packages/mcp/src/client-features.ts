@@ -5,8 +5,9 @@ import {
   ProtocolError,
   ProtocolErrorCode,
 } from "@modelcontextprotocol/client"
-import type { Client as ModelClient, ToolContext } from "@toolnexus/core"
+import type { Client as ModelClient, ToolContext, ToolModel } from "@toolnexus/core"
 import { approvalRequestId } from "./request-ids.js"
+import { TASKS_EXTENSION } from "./task-wire.js"
 
 /** A root the client offers servers (`roots/list`): a folder or resource they may work in. */
 export interface McpRoot {
@@ -29,12 +30,23 @@ export interface McpLogEntry {
 }
 
 /**
- * Serving the servers' `sampling/createMessage` requests with the caller's model. Without it,
- * sampling is not offered and a server that asks anyway is refused (method not found).
+ * Serving the servers' `sampling/createMessage` requests with a model (`sampling: true` is
+ * `{}`: the model of the client running the call). Without it, sampling is not offered and a
+ * server that asks anyway is refused (method not found, or an `isError` result on 2026-07-28).
  */
 export interface McpSamplingOptions {
-  /** The model that answers: usually the client the agent runs on. */
-  client: ModelClient
+  /**
+   * The model that answers. Default: the client running the call (`ctx.client`), so an agent's
+   * MCP server samples the agent's own model.
+   */
+  model?: ToolModel
+  /** The older name of `model`. */
+  client?: ModelClient
+  /**
+   * The most tokens a reply may take: a server asking for more gets this many. The prompt
+   * names the limit, and a longer reply is cut at four characters a token (core's estimate).
+   */
+  maxTokens?: number
   /**
    * Ask the user before each request (an `approval` request answered inline through the
    * tool's `ctx.resolve`). Default true. With nobody to ask inline, the request is refused.
@@ -50,11 +62,15 @@ export interface ClientFeatures {
 }
 
 /**
- * @internal The capabilities announced in `initialize`: elicitation always (form and URL),
- * roots and sampling only when configured, so a server never relies on what is refused.
+ * @internal The capabilities announced (in `initialize`, or each 2026-07-28 request's `_meta`):
+ * elicitation always (form and URL), the tasks extension, roots and sampling only when
+ * configured, so a server never relies on what is refused.
  */
 export function clientCapabilities(features: ClientFeatures): ClientCapabilities {
-  const capabilities: ClientCapabilities = { elicitation: { form: {}, url: {} } }
+  const capabilities = {
+    elicitation: { form: {}, url: {} },
+    extensions: { [TASKS_EXTENSION]: {} },
+  } as ClientCapabilities
   if (features.roots) capabilities.roots = { listChanged: false }
   if (features.sampling) capabilities.sampling = {}
   return capabilities
@@ -110,13 +126,28 @@ export async function answerSampling(
   const prompt = [params.systemPrompt ? `Instructions: ${params.systemPrompt}` : "", ...turns]
     .filter(Boolean)
     .join("\n\n")
-  const result = await sampling.client.run(prompt, ctx?.signal ? { signal: ctx.signal } : {})
+  const model = sampling.model ?? sampling.client ?? ctx?.client
+  if (!model) {
+    throw new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      "sampling: no model answers here (the call was not made by a client's run); give sampling.model",
+    )
+  }
+  // The limit is ours to enforce only when one is configured: the server's own maxTokens alone
+  // is left to the model's settings, as before the option existed.
+  const limit =
+    sampling.maxTokens === undefined
+      ? Number.POSITIVE_INFINITY
+      : Math.min(params.maxTokens, sampling.maxTokens)
+  const bounded = Number.isFinite(limit) ? `${prompt}\n\n(Answer in at most ${limit} tokens.)` : prompt
+  const result = await model.run(bounded, ctx?.signal ? { signal: ctx.signal } : {})
   if (result.status !== "done") {
     throw new ProtocolError(ProtocolErrorCode.InternalError, `sampling: the model run ended ${result.status}`)
   }
+  const text = result.text ?? ""
   return {
     role: "assistant",
-    content: { type: "text", text: result.text ?? "" },
+    content: { type: "text", text: Number.isFinite(limit) ? text.slice(0, limit * 4) : text },
     model: "toolnexus",
     stopReason: "endTurn",
   }

@@ -36,8 +36,11 @@ export interface ConnectMcpOptions {
   maxOutputChars?: number
   /** Roots offered to servers that ask (`roots/list`). Default: none offered (the request is refused). */
   roots?: McpRoot[]
-  /** Serves servers' sampling requests with the caller's model. Default: not offered (refused). */
-  sampling?: McpSamplingOptions
+  /**
+   * Serves servers' sampling requests: `true` with the model of the client running the call,
+   * or `{ model?, maxTokens?, requireApproval? }`. Default: not offered (refused).
+   */
+  sampling?: true | McpSamplingOptions
   /** Receives the servers' log messages (`notifications/message`). Default: dropped. */
   onLog?: (entry: McpLogEntry) => void
 }
@@ -197,12 +200,21 @@ function checkFeatures(options: ConnectMcpOptions): ClientFeatures {
     features.roots = roots.map((r) => ({ ...r }))
   }
   if (sampling !== undefined) {
+    const given = sampling === true ? {} : sampling
+    if (!isPlainObject(given))
+      throw new ConfigError('connectMcp: "sampling" must be true or { model?, maxTokens?, requireApproval? }')
+    for (const key of ["model", "client"] as const) {
+      const model = given[key]
+      if (model !== undefined && typeof (model as { run?: unknown }).run !== "function")
+        throw new ConfigError(`connectMcp: "sampling.${key}" must be a toolnexus Client`)
+    }
+    const maxTokens: unknown = given.maxTokens
     if (
-      !isPlainObject(sampling) ||
-      typeof (sampling.client as { run?: unknown } | undefined)?.run !== "function"
+      maxTokens !== undefined &&
+      !(typeof maxTokens === "number" && Number.isInteger(maxTokens) && maxTokens > 0)
     )
-      throw new ConfigError('connectMcp: "sampling.client" must be a toolnexus Client')
-    features.sampling = sampling
+      throw new ConfigError('connectMcp: "sampling.maxTokens" must be a positive integer')
+    features.sampling = given
   }
   if (onLog !== undefined) {
     if (typeof onLog !== "function") throw new ConfigError('connectMcp: "onLog" must be a function')

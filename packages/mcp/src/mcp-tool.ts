@@ -1,9 +1,11 @@
 import {
   type Answer,
   type PendingInput,
+  type Request,
   type Tool,
   type ToolContext,
   type ToolResult,
+  declined,
   pending,
 } from "@toolnexus/core"
 import { type ApprovalPolicy, needsApproval } from "./approval-policy.js"
@@ -13,9 +15,12 @@ import {
   type CallEnd,
   type InflightCall,
   type McpRound,
+  type McpTaskKeep,
   ROUND_KEY,
   type ServerConnection,
   type ServerTool,
+  TASK_KEY,
+  TASK_KIND,
 } from "./server-connection.js"
 import { toolResultOf } from "./tool-output.js"
 
@@ -63,6 +68,30 @@ export class McpTool implements Tool {
     return this.#schema
   }
 
+  /**
+   * A declined answer (the loop runs MCP tools with their declines). A request parked on a
+   * task: its wait request expiring is the host's sweep saying the task is due a poll (the call
+   * goes on, undefined here); any other decline, or the expiry of the task's question, cancels
+   * the task. Every other request is declined as the loop would, the server not told.
+   */
+  async #declined(ctx: ToolContext, answer: Answer): Promise<ToolResult | undefined> {
+    const request: Request =
+      ctx.request?.id === answer.id
+        ? ctx.request
+        : { id: answer.id, kind: "approval", prompt: `${this.#tool} on MCP server ${this.#server.name}` }
+    const task = parkedTask(ctx, answer.id)
+    if (!task) return declined(request, answer)
+    if (request.kind === TASK_KIND && answer.reason === "expired") return undefined
+    const result = declined(request, answer)
+    try {
+      await this.#server.cancelTask(task.taskId)
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error)
+      result.output += `; the task ${task.taskId} could not be cancelled (${this.#server.redact(reason)})`
+    }
+    return result
+  }
+
   /** @internal Takes the server's new definition after `tools/list_changed`. */
   update(definition: ServerTool): void {
     if (definition === this.#definition) return
@@ -79,7 +108,12 @@ export class McpTool implements Tool {
         isError: true,
       }
     }
-    const answer = ctx.answer?.ok ? ctx.answer : undefined
+    let answer = ctx.answer?.ok ? ctx.answer : undefined
+    if (ctx.answer && !ctx.answer.ok) {
+      const refused = await this.#declined(ctx, ctx.answer)
+      if (refused) return refused
+      answer = ctx.answer // the sweep's expiry of a task's wait: the call polls its task
+    }
     const mark = answer ? markOf(answer.id) : undefined
     // Any answer to one of our requests means this call got past its approval already.
     const approved = mark !== undefined
@@ -101,9 +135,12 @@ export class McpTool implements Tool {
       known.set(mark.digest, answer)
     }
     let call: InflightCall = { tool, ctx, replay: new Map(known), abort: new AbortController() }
-    // A call halted in a 2026-07-28 round resumes by retrying that round, once.
+    // A call halted in a 2026-07-28 round resumes by retrying that round, once; one parked on
+    // a task follows the task (its input answered, or polled).
     const round = answer && mark?.kind === "elicit" ? haltedRound(ctx, answer.id) : undefined
     if (round) call.resume = round
+    const task = answer ? parkedTask(ctx, answer.id) : undefined
+    if (task) call.task = ctx.request?.kind === TASK_KIND ? pollOnly(task) : task
     let end = await this.#server.call(call, args)
     if (end.kind === "url" && ctx.resolve) {
       // Inline: the user finishes the flow now, and the call is made once more.
@@ -167,6 +204,22 @@ export function signInTool(name: string, server: ServerConnection): Tool {
       return { output: server.error?.message ?? `MCP server ${server.name} is unavailable`, isError: true }
     },
   }
+}
+
+/** The task the request being answered was parked on, if it was. */
+function parkedTask(ctx: ToolContext, answerId: string): McpTaskKeep | undefined {
+  const kept = ctx.request?.id === answerId ? ctx.request.data?.[TASK_KEY] : undefined
+  if (typeof kept !== "object" || kept === null) return undefined
+  const { taskId, pollIntervalMs } = kept as Partial<McpTaskKeep>
+  if (typeof taskId !== "string" || typeof pollIntervalMs !== "number") return undefined
+  return kept as McpTaskKeep
+}
+
+/** A task to poll, without the input requests of an earlier round. */
+function pollOnly(task: McpTaskKeep): McpTaskKeep {
+  const keep: McpTaskKeep = { taskId: task.taskId, pollIntervalMs: task.pollIntervalMs }
+  if (task.expiresAt !== undefined) keep.expiresAt = task.expiresAt
+  return keep
 }
 
 /** The 2026-07-28 round the request being answered was halted in, if it was. */

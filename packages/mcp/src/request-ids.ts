@@ -5,7 +5,11 @@ import { createHash, randomUUID } from "node:crypto"
  * called again (the answer carries nothing else, and the call may come back in a new process).
  * Ids stay within `^[A-Za-z0-9._:-]{1,200}$`.
  */
-export type McpRequestMark = { kind: "approval" } | { kind: "login" } | { kind: "elicit"; digest: string }
+export type McpRequestMark =
+  | { kind: "approval" }
+  | { kind: "login" }
+  | { kind: "task" }
+  | { kind: "elicit"; digest: string }
 
 const PREFIX = "mcp."
 
@@ -19,6 +23,11 @@ export function loginRequestId(): string {
   return `${PREFIX}login.${randomUUID()}`
 }
 
+/** @internal A fresh id for the request a call parks on while its task works. */
+export function taskRequestId(): string {
+  return `${PREFIX}task.${randomUUID()}`
+}
+
 /** @internal A fresh id for an elicitation, carrying the digest that matches it on the re-issued call. */
 export function elicitRequestId(digest: string): string {
   return `${PREFIX}elicit.${digest}.${randomUUID()}`
@@ -28,7 +37,7 @@ export function elicitRequestId(digest: string): string {
 export function markOf(id: string): McpRequestMark | undefined {
   if (!id.startsWith(PREFIX)) return undefined
   const [kind, second] = id.slice(PREFIX.length).split(".")
-  if (kind === "approval" || kind === "login") return { kind }
+  if (kind === "approval" || kind === "login" || kind === "task") return { kind }
   if (kind === "elicit" && second) return { kind, digest: second }
   return undefined
 }

@@ -17,6 +17,7 @@ import {
   isInputRequiredResult,
 } from "@modelcontextprotocol/client"
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio"
+import { setTimeout as delay } from "node:timers/promises"
 import type { Answer, Request, ToolContext } from "@toolnexus/core"
 import { createCredentialedFetch } from "@toolnexus/core"
 import type { ToolAnnotations } from "./approval-policy.js"
@@ -27,6 +28,15 @@ import { McpConnectError, McpHandshakeTimeoutError } from "./errors.js"
 import { type McpOAuthOptions, oauthSecrets } from "./oauth-options.js"
 import { TokenStoreAuthProvider } from "./oauth-provider.js"
 import { Redactor } from "./redactor.js"
+import { taskRequestId } from "./request-ids.js"
+import {
+  type Envelope,
+  type McpTaskState,
+  TaskRequestError,
+  TaskWire,
+  createdTaskOf,
+  taskStateOf,
+} from "./task-wire.js"
 import type { TokenStore } from "./token-store.js"
 import type { CallToolOutcome } from "./tool-output.js"
 
@@ -67,7 +77,28 @@ export interface InflightCall {
   deadline?: CallDeadline
   /** A 2026-07-28 round the call halted in: the call resumes by retrying it, not from the start. */
   resume?: McpRound
+  /** A task the call parked on: the call resumes by following it, not by calling the tool again. */
+  task?: McpTaskKeep
 }
+
+/**
+ * @internal What a call parked on a task (tasks extension) keeps in its request's data: the
+ * task, when it expires (its `ttlMs` from its creation), how often to poll it, and for a task
+ * waiting on input, its input requests and the responses gathered before the halt.
+ */
+export interface McpTaskKeep {
+  taskId: string
+  /** The end of the task's `ttlMs`, in epoch ms: after it the task is cancelled, not polled. */
+  expiresAt?: number
+  pollIntervalMs: number
+  inputRequests?: McpRound["inputRequests"]
+  responses?: Record<string, unknown>
+}
+
+/** @internal The request data key of a call parked on a task. */
+export const TASK_KEY = "mcpTask"
+/** @internal The kind of the request a call parks on while its task works. */
+export const TASK_KIND = "mcp_task"
 
 /**
  * @internal One `input_required` round of a 2026-07-28 call, as a halted call keeps it in its
@@ -100,6 +131,8 @@ const STDERR_TAIL = 2_000
 const PROBE_TIMEOUT_MS = 2_000
 /** Rounds of one 2026-07-28 call before it is given up on (a server that never completes). */
 const MAX_ROUNDS = 10
+/** The poll interval of a task whose server names none. */
+const DEFAULT_POLL_MS = 5_000
 
 /**
  * @internal One configured server: its MCP client session, its tools, and the rules for a
@@ -113,6 +146,8 @@ export class ServerConnection {
   readonly #auth: TokenStoreAuthProvider | undefined
   #client: Client | undefined
   #transport: Transport | undefined
+  #wire: TaskWire | undefined
+  #capabilities: Record<string, unknown> = {}
   #connecting: Promise<void> | undefined
   #status: "ready" | "failed" | "login" | "closed" = "failed"
   #error: Error | undefined
@@ -236,6 +271,10 @@ export class ServerConnection {
         allowInputRequired: true,
         toolDefinition: toolDefinition as CallToolRequestOptions["toolDefinition"],
       }
+      if (call.task) {
+        deadline.stop()
+        return await this.#followTask(call, call.task, { taskId: call.task.taskId, status: "input_required" })
+      }
       let round = call.resume
       for (let rounds = 0; ; rounds++) {
         let params: Record<string, unknown> = { name: call.tool, arguments: args }
@@ -255,6 +294,12 @@ export class ServerConnection {
         // headers (SEP-2243).
         const outcome: unknown = await client.callTool(params as { name: string }, options)
         if (call.suspended) return { kind: "suspended", request: call.suspended }
+        const task = createdTaskOf(outcome)
+        if (task) {
+          // The task has its own bounds (its TTL, and the run's signal): not the call's limit.
+          deadline.stop()
+          return await this.#followTask(call, keepOf(task), task)
+        }
         if (!isInputRequiredResult(outcome)) return { kind: "result", outcome: outcome as CallToolOutcome }
         round = { inputRequests: (outcome.inputRequests ?? {}) as McpRound["inputRequests"] }
         if (outcome.requestState !== undefined) round.requestState = outcome.requestState
@@ -313,10 +358,12 @@ export class ServerConnection {
     if (this.#auth && !this.#auth.isMachine && !this.#usesLogin)
       this.#usesLogin = (await this.#options.tokenStore.get(this.name)) !== undefined
     const features = this.#options.features
+    const capabilities = clientCapabilities(features)
+    this.#capabilities = capabilities as Record<string, unknown>
     const client = new Client(
-      { name: "toolnexus", version: "0.1.0" },
+      { name: CLIENT_INFO.name, version: CLIENT_INFO.version },
       {
-        capabilities: clientCapabilities(features),
+        capabilities,
         ...negotiationOf(this.#options.protocolVersions, this.#options.connectTimeoutMs),
         // 2026-07-28 rounds are gathered here (inline, or halting with the round kept).
         inputRequired: { autoFulfill: false },
@@ -401,6 +448,7 @@ export class ServerConnection {
     if (!isHttpConfig(config)) {
       const start = () => {
         const transport = new ChildTransport({ ...config, stderr: "pipe" })
+        this.#wire = new TaskWire(transport)
         transport.stderr?.on("data", (chunk: Buffer) => {
           this.#stderr = (this.#stderr + chunk.toString()).slice(-STDERR_TAIL)
         })
@@ -428,6 +476,7 @@ export class ServerConnection {
     const open = () => {
       const skipIssuerMetadataValidation = this.#ownIssuerPath
       const transport = new StreamableHTTPClientTransport(url, { ...opts, skipIssuerMetadataValidation })
+      this.#wire = new TaskWire(transport)
       this.#transport = transport
       return transport
     }
@@ -500,6 +549,7 @@ export class ServerConnection {
   async #fulfil(
     call: InflightCall,
     round: McpRound,
+    place: (halted: McpRound) => Record<string, unknown> = (halted) => ({ [ROUND_KEY]: halted }),
   ): Promise<{ kind: "responses"; responses: Record<string, unknown> } | CallEnd> {
     const responses: Record<string, unknown> = { ...round.responses }
     const { roots, sampling } = this.#options.features
@@ -513,7 +563,7 @@ export class ServerConnection {
           const halted = { ...round, responses }
           return {
             kind: "suspended",
-            request: { ...answered.request, data: { ...answered.request.data, [ROUND_KEY]: halted } },
+            request: { ...answered.request, data: { ...answered.request.data, ...place(halted) } },
           }
         }
         responses[key] = answered.result
@@ -544,6 +594,133 @@ export class ServerConnection {
       }
     }
     return { kind: "responses", responses }
+  }
+
+  /**
+   * Follows a task the call created (or parked on) to its end: polled at the server's interval
+   * inline when a `waitFor` can answer (`ctx.resolve`); else the call parks on a `mcp_task`
+   * request that expires when the next poll is due, so the host's sweep resumes it. The task's
+   * input requests are answered like a round's and sent with `tasks/update`; past its TTL the
+   * task is cancelled (`tasks/cancel`).
+   */
+  async #followTask(call: InflightCall, keep: McpTaskKeep, first: McpTaskState): Promise<CallEnd> {
+    const signals = call.ctx.signal ? [call.abort.signal, call.ctx.signal] : [call.abort.signal]
+    const signal = AbortSignal.any(signals)
+    let task = first
+    let responses = keep.responses
+    const what = `${call.tool} (task ${task.taskId})`
+    try {
+      for (;;) {
+        if (keep.expiresAt !== undefined && Date.now() > keep.expiresAt) {
+          await this.cancelTask(keep.taskId).catch(() => {})
+          return {
+            kind: "failed",
+            message: `MCP server ${JSON.stringify(this.name)}: ${what} expired before it ended; it was cancelled`,
+          }
+        }
+        switch (task.status) {
+          case "completed":
+            if (task.result) return { kind: "result", outcome: task.result as CallToolOutcome }
+            break // a CreateTaskResult says completed without the result: tasks/get has it
+          case "failed":
+            return {
+              kind: "failed",
+              message: `MCP server ${JSON.stringify(this.name)}: ${what} failed: ${this.#redactor.clean(task.error?.message ?? task.statusMessage ?? "no reason given")}`,
+            }
+          case "cancelled":
+            return {
+              kind: "failed",
+              message: `MCP server ${JSON.stringify(this.name)}: ${what} was cancelled`,
+            }
+          case "input_required": {
+            const inputRequests = task.inputRequests ?? keep.inputRequests
+            // A CreateTaskResult need not carry the questions: tasks/get has them.
+            if (!inputRequests) break
+            const gathered = await this.#fulfil(
+              call,
+              responses ? { inputRequests, responses } : { inputRequests },
+              (halted) => ({
+                [TASK_KEY]: { ...keep, inputRequests: halted.inputRequests, responses: halted.responses },
+              }),
+            )
+            if (gathered.kind === "suspended") {
+              const request = { ...gathered.request }
+              if (keep.expiresAt !== undefined) request.expiresAt = new Date(keep.expiresAt).toISOString()
+              return { kind: "suspended", request }
+            }
+            if (gathered.kind !== "responses") {
+              await this.cancelTask(keep.taskId).catch(() => {})
+              return gathered
+            }
+            if (call.problem) {
+              await this.cancelTask(keep.taskId).catch(() => {})
+              return { kind: "result", outcome: { content: [] } }
+            }
+            await this.#taskRequest("tasks/update", {
+              taskId: keep.taskId,
+              inputResponses: gathered.responses,
+            })
+            responses = undefined
+            break
+          }
+          default:
+            // Nobody waits inline: the run parks durably, and the wait's expiry polls again.
+            if (!call.ctx.resolve) return { kind: "suspended", request: this.#waitRequest(call, keep, task) }
+            await delay(keep.pollIntervalMs, undefined, { signal })
+        }
+        task = await this.#getTask(keep.taskId)
+      }
+    } catch (error) {
+      if (signal.aborted) {
+        // The run stopped waiting: the task is not left working for nobody.
+        await this.cancelTask(keep.taskId).catch(() => {})
+      }
+      // The server's answer to a tasks request (an unknown task, say): the session is fine.
+      if (error instanceof TaskRequestError)
+        return {
+          kind: "failed",
+          message: `MCP server ${JSON.stringify(this.name)}: ${what}: ${this.#clean(error)}`,
+        }
+      return this.#callFailed(call, error)
+    }
+  }
+
+  /** Cancels a task (`tasks/cancel`); the server's answer is an empty ack. */
+  async cancelTask(taskId: string): Promise<void> {
+    await this.#taskRequest("tasks/cancel", { taskId })
+  }
+
+  async #getTask(taskId: string): Promise<McpTaskState> {
+    const task = taskStateOf(await this.#taskRequest("tasks/get", { taskId }))
+    if (!task) throw new TaskRequestError(undefined, `tasks/get for ${taskId} answered no task`)
+    return task
+  }
+
+  async #taskRequest(method: string, params: Record<string, unknown>): Promise<unknown> {
+    if (this.#status !== "ready") await this.#connectWithin(this.#options.callTimeoutMs)
+    const client = this.#client
+    const wire = this.#wire
+    const protocolVersion = client?.getNegotiatedProtocolVersion()
+    if (!client || !wire || this.#status !== "ready" || !protocolVersion)
+      throw new McpConnectError(this.name, this.#unavailable(0))
+    const envelope: Envelope = {
+      protocolVersion,
+      clientInfo: CLIENT_INFO,
+      clientCapabilities: this.#capabilities,
+    }
+    return wire.request(method, params, envelope, this.#options.callTimeoutMs)
+  }
+
+  /** The request a call parks on while its task works: it expires when the task is due a poll. */
+  #waitRequest(call: InflightCall, keep: McpTaskKeep, task: McpTaskState): Request {
+    const note = task.statusMessage ? `: ${this.#redactor.clean(task.statusMessage)}` : ""
+    return {
+      id: taskRequestId(),
+      kind: TASK_KIND,
+      prompt: `MCP server ${JSON.stringify(this.name)} runs ${call.tool} as a task${note}; the run waits for it`,
+      expiresAt: new Date(Date.now() + keep.pollIntervalMs).toISOString(),
+      data: { server: this.name, tool: call.tool, [TASK_KEY]: { ...keep, responses: undefined } },
+    }
   }
 
   /**
@@ -706,6 +883,19 @@ export class ServerConnection {
       text = `HTTP ${status}: ${text}`
     return this.#redactor.clean(text)
   }
+}
+
+/** How this client names itself (`initialize`, and every 2026-07-28 request's `_meta`). */
+const CLIENT_INFO = { name: "toolnexus", version: "0.1.0" }
+
+/** What a call keeps of a task the server just created. */
+function keepOf(task: McpTaskState): McpTaskKeep {
+  const keep: McpTaskKeep = { taskId: task.taskId, pollIntervalMs: task.pollIntervalMs ?? DEFAULT_POLL_MS }
+  if (task.ttlMs !== undefined) {
+    const created = task.createdAt ? Date.parse(task.createdAt) : Number.NaN
+    keep.expiresAt = (Number.isFinite(created) ? created : Date.now()) + task.ttlMs
+  }
+  return keep
 }
 
 /**

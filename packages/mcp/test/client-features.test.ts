@@ -117,6 +117,58 @@ describe("client features against the reference server (server-everything)", () 
   })
 })
 
+describe("sampling: true, answered by the model of the client running the call", () => {
+  it("the agent's own model answers, within maxTokens; no other model is configured", async () => {
+    const prompts: string[] = []
+    // One client: it calls the tool, and (nested, as the MCP server's sampling) answers the prompt.
+    const agent = createInProcessClient({
+      model: "own",
+      waitFor: (req) => ({ id: req.id, ok: true }),
+      async generate({ messages }) {
+        const last = messages.at(-1) as { role: string; content?: unknown }
+        const text = String(last.content ?? "")
+        if (last.role === "tool") return { content: `final: ${text}` }
+        if (text === "go")
+          return {
+            toolCalls: [{ name: "everything__trigger-sampling-request", arguments: { prompt: "2+2?" } }],
+          }
+        prompts.push(text)
+        return { content: "four, said at some length" }
+      },
+    })
+    for (const [sampling, reply] of [
+      [true, "four, said at some length"],
+      [{ maxTokens: 2 }, "four, sa"],
+    ] as const) {
+      prompts.length = 0
+      const mcp = await connectMcp({
+        ...UNDER_LOAD,
+        servers: { everything: { command: node, args: [EVERYTHING] } },
+        sampling,
+      })
+      try {
+        const toolkit = await createToolkit({ extraTools: mcp.tools() })
+        const result = await agent.run("go", { toolkit })
+        expect(prompts).toHaveLength(1)
+        expect(prompts[0]).toContain("user: Resource trigger-sampling-request context: 2+2?")
+        expect(result.text).toContain(reply)
+        if (sampling !== true) {
+          expect(prompts[0]).toContain("(Answer in at most 2 tokens.)")
+          expect(result.text).not.toContain("four, said")
+        }
+      } finally {
+        await mcp.close()
+      }
+    }
+  })
+
+  it("refuses a malformed sampling option before anything starts", async () => {
+    for (const sampling of ["yes", { maxTokens: 0 }, { model: {} }]) {
+      await expect(connectMcp({ servers: {}, sampling: sampling as never })).rejects.toThrow(/"sampling/)
+    }
+  })
+})
+
 describe("features not configured are not announced", () => {
   it("without roots or sampling the server offers no tools that need them", async () => {
     const plain = await connectMcp({

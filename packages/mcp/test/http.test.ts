@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net"
 import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js"
 import { createToolkit } from "@toolnexus/core"
-import { afterEach, describe, expect, it } from "vitest"
+import { afterEach, describe, expect, it, vi } from "vitest"
 import { z } from "zod"
 import { type McpConnection, connectMcp } from "../src/index.js"
 import { readBody, serveMcp } from "./http-server.js"
@@ -96,8 +96,13 @@ describe("Streamable HTTP servers", () => {
     })
 
     child = await startHttpChild(port)
-    await new Promise((r) => setTimeout(r, 1_100))
-    expect((await toolkit.execute("remote__ping", {})).output).toBe("pong")
+    // Past the 500 ms backoff of the failed attempt, on the test's clock (only Date is faked).
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 1_100 })
+    try {
+      expect((await toolkit.execute("remote__ping", {})).output).toBe("pong")
+    } finally {
+      vi.useRealTimers()
+    }
     expect(mcp.servers()[0]?.status).toBe("ready")
   })
 

@@ -1,6 +1,6 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { ConfigError, createToolkit } from "@toolnexus/core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { type McpConnection, type McpOAuthOptions, type TokenStore, connectMcp } from "../src/index.js"
 import { type M2mFixture, serveM2mMcp } from "./m2m-server.js"
 
@@ -120,25 +120,36 @@ describe("client_credentials", () => {
   })
 
   it("a token at its expiry is renewed before it is refused", async () => {
-    // Renewed after half its life (2 s): the calls below run between 2.4 s and the expiry at
-    // 4 s, a window a loaded CI machine keeps (at 1 s, 0.6 s and 1 s it once did not).
-    fixture.settings.expiresIn = 4
+    // The clock is the test's: only `Date` is faked (the client's renewal time and the fixture's
+    // token expiry both read it), so the calls land in the renewal window however loaded the
+    // machine is, and nothing sleeps.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() })
     try {
+      const issued = Date.now()
       const mcp = await connect({
         grant: "client_credentials",
         clientId: fixture.clientId,
         clientSecret: fixture.clientSecret,
       })
       const toolkit = await createToolkit({ extraTools: mcp.tools() })
-      await new Promise((r) => setTimeout(r, 2_400))
-      const before = fixture.tokenRequests.length
       const refused = fixture.refused()
+      // An hour's token, 40 s before its expiry: not yet in the 30 s renewal margin.
+      vi.setSystemTime(issued + 3_600_000 - 40_000)
+      let before = fixture.tokenRequests.length
+      expect(await toolkit.execute("svc__ping", {})).toMatchObject({ isError: false, output: "pong" })
+      expect(fixture.tokenRequests.length - before).toBe(0)
+      // 20 s before it: in the margin, so renewed once for both calls, and never refused.
+      vi.setSystemTime(issued + 3_600_000 - 20_000)
+      before = fixture.tokenRequests.length
       const calls = await Promise.all([toolkit.execute("svc__ping", {}), toolkit.execute("svc__ping", {})])
       for (const call of calls) expect(call).toMatchObject({ isError: false, output: "pong" })
-      expect(fixture.tokenRequests.length - before).toBe(1) // one renewal for both calls
+      expect(fixture.tokenRequests.length - before).toBe(1)
+      // The old token would be refused now; the renewed one is not.
+      vi.setSystemTime(issued + 3_600_000 + 1_000)
+      expect(await toolkit.execute("svc__ping", {})).toMatchObject({ isError: false, output: "pong" })
       expect(fixture.refused()).toBe(refused)
     } finally {
-      fixture.settings.expiresIn = 3600
+      vi.useRealTimers()
     }
   })
 

@@ -1,7 +1,8 @@
-import { type IncomingMessage, type ServerResponse, createServer } from "node:http"
+import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Client } from "@modelcontextprotocol/client"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
+import { toNodeListener } from "@toolnexus/ui"
 
 /** A fetch-style handler served on 127.0.0.1. */
 export interface Served {
@@ -9,14 +10,11 @@ export interface Served {
   close(): Promise<void>
 }
 
-/** Serves `fetch` over node:http on 127.0.0.1 at `/mcp`. */
+/** Serves `fetch` over node:http on 127.0.0.1 at `/mcp`, through ui's `toNodeListener`. */
 export async function serveFetch(fetch: (req: Request) => Promise<Response>): Promise<Served> {
-  let port = 0
-  const http = createServer((req, res) => {
-    void relay(fetch, port, req, res).catch(() => res.destroy())
-  })
+  const http = createServer(toNodeListener(fetch))
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve))
-  port = (http.address() as AddressInfo).port
+  const { port } = http.address() as AddressInfo
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     async close() {
@@ -24,30 +22,6 @@ export async function serveFetch(fetch: (req: Request) => Promise<Response>): Pr
       await new Promise<void>((resolve) => http.close(() => resolve()))
     },
   }
-}
-
-async function relay(
-  fetch: (request: Request) => Promise<Response>,
-  port: number,
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<void> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  const headers = new Headers()
-  for (const [name, value] of Object.entries(req.headers))
-    if (typeof value === "string") headers.set(name, value)
-  const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined
-  // The URL is the listener's own; the Host header goes through as sent, for the server to judge.
-  const request = new Request(`http://127.0.0.1:${port}${req.url}`, {
-    method: req.method,
-    headers,
-    ...(body && req.method !== "GET" ? { body } : {}),
-  })
-  const response = await fetch(request)
-  res.writeHead(response.status, Object.fromEntries(response.headers))
-  if (response.body) for await (const chunk of response.body) res.write(chunk)
-  res.end()
 }
 
 /** Options of {@link connectClient}. */

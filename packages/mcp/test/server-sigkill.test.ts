@@ -84,3 +84,40 @@ it("an approval asked by a process that is then SIGKILLed is answered through it
     .map((line) => JSON.parse(line))
   expect(deploys).toEqual([{ deployed: "prod", pid: second.child.pid }])
 }, 60_000)
+
+it("a plain tool's approval (needsApproval) survives its serving process's SIGKILL and runs once after", async () => {
+  const logFile = join(dir, "purges.jsonl")
+  writeFileSync(logFile, "")
+  const first = await serve(logFile)
+  const asking = await connectClient(first.url, { elicitation: { form: {} } })
+  const parked = (await asking.callTool(
+    { name: "purge", arguments: { cache: "images" } },
+    { allowInputRequired: true },
+  )) as unknown as { inputRequests: Record<string, unknown>; requestState: string }
+  const id = Object.keys(parked.inputRequests)[0] as string
+  await asking.close()
+  const killed = new Promise((resolve) => first.child.once("exit", resolve))
+  first.child.kill("SIGKILL")
+  await killed
+
+  const second = await serve(logFile)
+  const answering = await connectClient(second.url, { elicitation: { form: {} } })
+  const retry = () =>
+    answering.callTool(
+      {
+        name: "purge",
+        arguments: { cache: "images" },
+        inputResponses: { [id]: { action: "accept", content: { approved: true } } },
+        requestState: parked.requestState,
+      } as never,
+      { allowInputRequired: true },
+    )
+  expect(await retry()).toMatchObject({ content: [{ text: "purged images" }], isError: false })
+  expect(await retry()).toMatchObject({ content: [{ text: "purged images" }] })
+  await answering.close()
+  const purges = readFileSync(logFile, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line))
+  expect(purges).toEqual([{ purged: "images", pid: second.child.pid }])
+}, 60_000)

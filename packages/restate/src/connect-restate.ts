@@ -1,19 +1,39 @@
-import type { TaskResult } from "@toolnexus/agents"
+import type { RuntimeEvent, TaskResult } from "@toolnexus/agents"
 import {
   AbortError,
   type Answer,
-  ConfigError,
   type AnswerDecision,
+  ConfigError,
   EngineRunError,
+  type HostStartOptions,
   HostUnsupportedError,
+  type Logger,
+  type Message,
   type PendingEntry,
   type RunHost,
   type RunResult,
   StoreError,
+  type StreamEvent,
   assertAnswer,
+  isToolnexusError,
 } from "@toolnexus/core"
-import { type EngineDecided, type EngineRunInput, checkRunId, enginePrompt } from "@toolnexus/core/engine"
-import { type OpenRequest, namespaceOf, refusalError } from "./protocol.js"
+import {
+  type EngineDecided,
+  checkRunId,
+  enginePrompt,
+  tailEngineEvents,
+  turnWorkflowId,
+} from "@toolnexus/core/engine"
+import {
+  type OpenRequest,
+  type Refused,
+  type RunState,
+  isRefused,
+  namespaceOf,
+  refusalError,
+} from "./protocol.js"
+
+type HostEvent = StreamEvent | RuntimeEvent
 
 /** Options of {@link connectRestate}. */
 export interface ConnectRestateOptions {
@@ -23,13 +43,19 @@ export interface ConnectRestateOptions {
   admin?: string
   /** The workers' namespace (as launched with); default `toolnexus`. */
   namespace?: string
+  /** Refused answers at `info` (never a stack); failed runs met by `send` at `error` with their code. */
+  logger?: Logger
+  /** How often `events`, `send` and `onEvent` look at a run's log and state; default 50 ms. */
+  pollMs?: number
 }
 
 /**
- * Connects to runs served by `serveRestate` workers through a Restate server: start runs, read
- * results, list and answer open requests (one decision per request id), read decisions and
- * cancel runs. The runs stream and keep their transcripts in the workers, so `events`,
- * `transcript`, `send` and `onEvent` throw `HostUnsupportedError` (and `start` takes a string).
+ * Connects to runs served by `serveRestate` workers through a Restate server: start runs and
+ * new turns of a conversation run (`send`: each turn is a workflow `<run id>~<turn>` after the
+ * first, started by the run's object `<namespace>_runs` once the turn before ended), read
+ * results and transcripts (the run object's state, written by each turn as it ends), tail a
+ * run's events (the log its workers append to, `<namespace>_events`), list and answer open
+ * requests (one decision per request id), read decisions and cancel runs. Prompts are strings.
  *
  * @example
  * const engine = connectRestate({ ingress: "http://127.0.0.1:8080", admin: "http://127.0.0.1:9070" })
@@ -41,7 +67,14 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
   const admin = opts.admin?.replace(/\/+$/, "")
   const requests = `${namespace}_requests`
   const path = (...parts: string[]) => parts.map(encodeURIComponent).join("/")
+  const runsName = `${namespace}_runs`
+  const eventsName = `${namespace}_events`
+  const { logger } = opts
+  const pollMs = opts.pollMs ?? 50
+  if (!(Number.isInteger(pollMs) && pollMs > 0))
+    throw new ConfigError(`connectRestate: pollMs must be a positive integer, got ${opts.pollMs}`)
   const controllers = new Set<AbortController>()
+  let closed = false
 
   async function call(url: string, init: RequestInit & { timeoutMs?: number } = {}): Promise<Response> {
     const controller = new AbortController()
@@ -68,25 +101,149 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
       body: JSON.stringify(body ?? null),
     })
 
+  /** A handler's JSON response; a refusal it returned is thrown as its typed error. */
+  async function invoke<T>(
+    service: string,
+    key: string,
+    handler: string,
+    body: unknown,
+    what: string,
+  ): Promise<T> {
+    const response = await post(`${ingress}/${path(service, key, handler)}`, body)
+    if (!response.ok) throw await failure(response, what)
+    const value = (await response.json()) as T | Refused
+    if (isRefused(value)) throw refusalError(value.refusal)
+    return value as T
+  }
+  const current = (runId: string) =>
+    invoke<RunState | null>(runsName, runId, "current", null, `reading run ${runId}`)
+  const decided = async (requestId: string) =>
+    (await invoke<AnswerDecision | null>(requests, requestId, "decision", null, `reading ${requestId}`)) !==
+    null
+  /** True while run `runId`'s current turn runs: not ended, not waiting on an undecided request. */
+  const inFlight = async (runId: string): Promise<boolean> => {
+    const run = await current(runId)
+    if (run === null || run.state !== "running") return false
+    return !run.waitingOn || (await decided(run.waitingOn.id))
+  }
+  /** The live events of the current turn of run `runId`. */
+  async function* tail(runId: string, fromStart: boolean): AsyncGenerator<HostEvent> {
+    const run = await current(runId)
+    if (run === null) return
+    const workflowId = turnWorkflowId(runId, run.turn)
+    yield* tailEngineEvents(
+      {
+        read: (after) =>
+          invoke<{ events: HostEvent[]; next: number }>(
+            eventsName,
+            workflowId,
+            "read",
+            { after },
+            `reading the events of ${runId}`,
+          ),
+        end: () => invoke<number>(eventsName, workflowId, "end", null, `reading the events of ${runId}`),
+        inFlight: () => inFlight(runId),
+      },
+      { fromStart, pollMs },
+    )
+  }
+  /** Feeds `onEvent` the current turn's events from its start, until it ends or parks. */
+  const follow = (runId: string, onEvent: HostStartOptions<HostEvent>["onEvent"]) => {
+    if (onEvent === undefined) return
+    void (async () => {
+      for await (const ev of tail(runId, true)) {
+        if (closed) return
+        try {
+          onEvent(ev)
+        } catch {
+          // Observers cannot change a run.
+        }
+      }
+    })().catch((error) =>
+      logger?.error(`the events of run ${runId} stopped: ${(error as Error)?.message}`, { runId }),
+    )
+  }
+  const sleep = () => new Promise((resolve) => setTimeout(resolve, pollMs))
+  const attach = (workflowId: string, timeoutMs?: number) =>
+    call(`${ingress}/restate/workflow/${path(namespace, workflowId)}/attach`, { timeoutMs })
+
   return {
     async start(agent, runId, prompt, startOpts) {
       checkRunId(runId)
-      const input: EngineRunInput = { agent, prompt: enginePrompt(HOST, prompt, startOpts) }
-      const response = await post(`${ingress}/${path(namespace, runId, "run", "send")}`, input)
-      if (!response.ok) throw await failure(response, `starting run ${runId}`)
-      const body = (await response.json()) as { status?: string }
-      return { runId, started: body.status !== "PreviouslyAccepted" }
+      const input = { agent, prompt: enginePrompt(HOST, prompt) }
+      const { started } = await invoke<{ started: boolean }>(
+        runsName,
+        runId,
+        "start",
+        input,
+        `starting run ${runId}`,
+      )
+      if (started) follow(runId, startOpts?.onEvent)
+      return { runId, started }
+    },
+    async send(runId, prompt, sendOpts) {
+      checkRunId(runId)
+      const input = { prompt: enginePrompt(HOST, prompt) }
+      let turn: string
+      for (;;) {
+        let next: { workflowId: string } | { busy: string }
+        try {
+          next = await invoke(runsName, runId, "next", input, `sending to run ${runId}`)
+        } catch (error) {
+          // Decided but not yet resumed: the turn goes on, so this one waits for it.
+          const waiting = (error as { code?: string; request?: { id: string } }).request
+          if (
+            (error as { code?: string }).code !== "TNX_CONVERSATION_PENDING" ||
+            !waiting ||
+            !(await decided(waiting.id))
+          )
+            throw error
+          await sleep()
+          continue
+        }
+        if ("workflowId" in next) {
+          turn = next.workflowId
+          break
+        }
+        // The turn before is still running: this one follows it.
+        await (await attach(next.busy)).arrayBuffer()
+        await sleep()
+      }
+      follow(runId, sendOpts?.onEvent)
+      // Over when the turn ended or parked.
+      while (await inFlight(runId)) await sleep()
+      const run = await current(runId)
+      if (run?.state === "failed") {
+        const failure = new EngineRunError(runId, `failed: turn ${turn} did not finish`)
+        logger?.error(`run ${runId} failed`, { runId, agent: run.agent, code: failure.code })
+        throw failure
+      }
     },
     async result(runId, resultOpts = {}) {
       checkRunId(runId)
-      const response = await call(`${ingress}/restate/workflow/${path(namespace, runId)}/attach`, {
-        timeoutMs: resultOpts.timeoutMs,
-      })
+      const run = await current(runId)
+      const workflowId = run === null ? runId : turnWorkflowId(runId, run.turn)
+      const response = await attach(workflowId, resultOpts.timeoutMs)
       if (response.ok) return (await response.json()) as RunResult | TaskResult
       const text = await response.text()
       if (response.status === 404)
         throw new EngineRunError(runId, "is not known to the engine (never started, or past retention)")
       throw new EngineRunError(runId, `failed: ${messageOf(text)}`)
+    },
+    events(runId, eventsOpts = {}) {
+      checkRunId(runId)
+      return tail(runId, eventsOpts.fromStart === true)
+    },
+    async transcript(runId) {
+      checkRunId(runId)
+      const messages = await invoke<Message[] | null>(
+        runsName,
+        runId,
+        "conversation",
+        null,
+        `reading the transcript of ${runId}`,
+      )
+      return messages ?? undefined
     },
     async listPending(listOpts = {}) {
       let entries = (await openRequests("listPending")).map((open) => open.entry)
@@ -105,31 +262,55 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
       return entries
     },
     async findRequest(requestId) {
-      const response = await post(`${ingress}/${path(requests, requestId, "find")}`, null)
-      if (!response.ok) throw await failure(response, `finding request ${requestId}`)
-      const entry = (await response.json()) as PendingEntry | null
+      const entry = await invoke<PendingEntry | null>(
+        requests,
+        requestId,
+        "find",
+        null,
+        `finding request ${requestId}`,
+      )
       return entry ?? undefined
     },
     async getDecision(requestId) {
-      const response = await post(`${ingress}/${path(requests, requestId, "decision")}`, null)
-      if (!response.ok) throw await failure(response, `reading the decision on ${requestId}`)
-      const decision = (await response.json()) as AnswerDecision | null
+      const decision = await invoke<AnswerDecision | null>(
+        requests,
+        requestId,
+        "decision",
+        null,
+        `reading the decision on ${requestId}`,
+      )
       return decision ?? undefined
     },
     async deliverAnswer(answer: Answer, deliverOpts) {
-      if (deliverOpts?.onEvent !== undefined)
-        throw new HostUnsupportedError(HOST, "deliverAnswer({ onEvent })", WORKER_EVENTS)
       assertAnswer(answer)
-      const response = await post(`${ingress}/${path(requests, answer.id, "decide")}`, answer)
-      if (!response.ok) throw await failure(response, `delivering the answer to ${answer.id}`)
-      return (await response.json()) as EngineDecided
+      let delivered: EngineDecided
+      try {
+        delivered = await invoke<EngineDecided>(
+          requests,
+          answer.id,
+          "decide",
+          answer,
+          `delivering the answer to ${answer.id}`,
+        )
+      } catch (error) {
+        if (isToolnexusError(error) && REFUSALS.has(error.code))
+          logger?.info(`answer to ${answer.id} refused: ${error.message}`, {
+            requestId: answer.id,
+            code: error.code,
+          })
+        throw error
+      }
+      follow(delivered.runId, deliverOpts?.onEvent)
+      return delivered
     },
     async cancel(runId, reason = "cancelled") {
       checkRunId(runId)
+      const run = await current(runId)
+      const workflowId = run === null ? runId : turnWorkflowId(runId, run.turn)
       // The workflow first, so it registers no request after the withdrawal below.
       const id = await query<{ id: string }>(
         "cancel",
-        `SELECT id FROM sys_invocation WHERE target_service_name = '${namespace}' AND target_service_key = '${runId}' AND target_handler_name = 'run' AND status <> 'completed'`,
+        `SELECT id FROM sys_invocation WHERE target_service_name = '${namespace}' AND target_service_key = '${sqlText(workflowId)}' AND target_handler_name = 'run' AND status <> 'completed'`,
       )
       for (const row of id) {
         const response = await call(`${admin}/invocations/${encodeURIComponent(row.id)}/cancel`, {
@@ -144,19 +325,6 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
         if (!response.ok) throw await failure(response, `withdrawing request ${open.entry.request.id}`)
       }
     },
-    send() {
-      return Promise.reject(
-        new HostUnsupportedError(HOST, "send", "a Restate run takes one prompt, at start"),
-      )
-    },
-    events() {
-      throw new HostUnsupportedError(HOST, "events", WORKER_EVENTS)
-    },
-    transcript() {
-      return Promise.reject(
-        new HostUnsupportedError(HOST, "transcript", "a run's conversation lives in its workflow journal"),
-      )
-    },
     // Grants (§19) are kept by a store host's store; an engine's runs keep none yet.
     listGrants: () =>
       Promise.reject(
@@ -167,6 +335,7 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
         new HostUnsupportedError(HOST, "revokeGrant", "grants are kept by createStoreHost's store"),
       ),
     async close() {
+      closed = true
       for (const controller of controllers) controller.abort()
     },
   }
@@ -199,12 +368,23 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
 }
 
 const HOST = "connectRestate"
-const WORKER_EVENTS = "a run's events are the workers' (the agent's `onEvent`)"
+/** Refusals of the caller's answer: logged at `info`. */
+const REFUSALS = new Set([
+  "TNX_ANSWER_INVALID",
+  "TNX_ANSWER_CONFLICT",
+  "TNX_ANSWER_EXPIRED",
+  "TNX_UNKNOWN_REQUEST",
+])
 
-/** A refusal's typed error, or a StoreError naming what failed. */
+/** A StoreError naming what failed. */
 async function failure(response: Response, what: string): Promise<Error> {
   const text = await response.text()
-  return refusalError(text) ?? new StoreError(`${what} failed: HTTP ${response.status}: ${messageOf(text)}`)
+  return new StoreError(`${what} failed: HTTP ${response.status}: ${messageOf(text)}`)
+}
+
+/** A value quoted inside a SQL string literal. */
+function sqlText(value: string): string {
+  return value.replaceAll("'", "''")
 }
 
 function messageOf(text: string): string {

@@ -3,7 +3,12 @@ import {
   type AnswerDecision,
   AnswerExpiredError,
   AnswerInvalidError,
+  ConversationPendingError,
+  EngineRunError,
+  HostUnsupportedError,
+  type Message,
   type PendingEntry,
+  type Request,
   UnknownRequestError,
 } from "@toolnexus/core"
 import { namespaceOf as checkedNamespace } from "@toolnexus/core/engine"
@@ -17,67 +22,74 @@ export function namespaceOf(namespace: string | undefined): string {
 
 /** @internal What the requests object keeps for an open request. */
 export interface OpenRequest {
+  /** The run (the conversation) waiting on it. */
   runId: string
   entry: PendingEntry
+  /** The workflow that waits (a later turn's `<run id>~<turn>`); absent: the run id. */
+  workflowId?: string
+}
+
+/** @internal What the runs object keeps of a run: its agent, its current turn and how it stands. */
+export interface RunState {
+  agent: string
+  /** The current turn, from 1: its workflow is `turnWorkflowId(run id, turn)`. */
+  turn: number
+  /** Set by the turn's workflow once it runs: a runtime tree takes no further turns. */
+  kind?: "client" | "runtime"
+  /** `running` from the turn's start until its workflow ended (`done`) or failed. */
+  state: "running" | "done" | "failed"
+  /** The request the turn's workflow waits on, if any. */
+  waitingOn?: Request | null
+}
+
+/** @internal What a turn's workflow reports to the runs object. */
+export interface RunUpdate {
+  turn: number
+  kind?: "client" | "runtime"
+  state?: "done" | "failed"
+  waitingOn?: Request | null
+  transcript?: Message[]
+  /** The conversation of a turn waiting on a request (cleared when the turn ends). */
+  parked?: Message[] | null
 }
 
 /**
- * @internal Why `decide` refused, carried in a terminal error's message across the ingress, so
- * the connection rethrows the typed error (the first decision included).
+ * @internal Why a handler refused, returned as its response (never thrown: a thrown terminal
+ * error is logged by the SDK as a failure, with a stack), so the connection throws the typed
+ * error (the first decision included).
  */
-type Refusal =
+export type Refusal =
   | { refused: "unknown"; id: string }
   | { refused: "conflict"; id: string; decision: AnswerDecision }
   | { refused: "expired"; id: string; expiresAt: string }
   | { refused: "invalid"; problem: string }
+  | { refused: "pending"; id: string; request: Request }
+  | { refused: "run"; id: string }
+  | { refused: "unsupported"; operation: string; why: string }
 
-const MARK = "tnx-refusal:"
-
-/**
- * @internal A refusal (one of `decide`'s typed errors) as a terminal error's message and HTTP
- * status, or undefined for any other error.
- */
-export function refusalOf(error: unknown): { message: string; status: number } | undefined {
-  let refusal: Refusal
-  let status: number
-  if (UnknownRequestError.isInstance(error)) {
-    refusal = { refused: "unknown", id: error.requestId }
-    status = 404
-  } else if (AnswerConflictError.isInstance(error) && error.decision) {
-    refusal = { refused: "conflict", id: error.requestId, decision: error.decision }
-    status = 409
-  } else if (AnswerExpiredError.isInstance(error)) {
-    refusal = { refused: "expired", id: error.requestId, expiresAt: error.expiresAt }
-    status = 410
-  } else if (AnswerInvalidError.isInstance(error)) {
-    refusal = { refused: "invalid", problem: error.problem }
-    status = 400
-  } else return undefined
-  return { message: `${MARK}${JSON.stringify(refusal)}`, status }
+/** @internal A handler's refusal, as it crosses the ingress. */
+export interface Refused {
+  refusal: Refusal
 }
 
-/** @internal The typed error for a refusal found in an ingress error body, if any. */
-export function refusalError(body: string): Error | undefined {
-  let message = body
-  try {
-    const parsed = JSON.parse(body) as { message?: unknown }
-    if (typeof parsed.message === "string") message = parsed.message
-  } catch {
-    // Not JSON: look for the mark in the text itself.
-  }
-  const at = message.indexOf(MARK)
-  if (at < 0) return undefined
-  const text = message.slice(at + MARK.length)
-  let refusal: Refusal
-  try {
-    refusal = JSON.parse(text) as Refusal
-  } catch {
-    try {
-      refusal = JSON.parse(text.slice(0, matchingBrace(text) + 1)) as Refusal
-    } catch {
-      return undefined
-    }
-  }
+/** @internal A refusal for one of `decide`'s typed errors, or undefined for any other error. */
+export function refusalOf(error: unknown): Refusal | undefined {
+  if (UnknownRequestError.isInstance(error)) return { refused: "unknown", id: error.requestId }
+  if (AnswerConflictError.isInstance(error) && error.decision)
+    return { refused: "conflict", id: error.requestId, decision: error.decision }
+  if (AnswerExpiredError.isInstance(error))
+    return { refused: "expired", id: error.requestId, expiresAt: error.expiresAt }
+  if (AnswerInvalidError.isInstance(error)) return { refused: "invalid", problem: error.problem }
+  return undefined
+}
+
+/** @internal True when a handler's response is a refusal. */
+export function isRefused(value: unknown): value is Refused {
+  return typeof value === "object" && value !== null && "refusal" in value
+}
+
+/** @internal The typed error a refusal stands for. */
+export function refusalError(refusal: Refusal): Error {
   switch (refusal.refused) {
     case "unknown":
       return new UnknownRequestError(refusal.id)
@@ -87,18 +99,11 @@ export function refusalError(body: string): Error | undefined {
       return new AnswerExpiredError(refusal.id, refusal.expiresAt)
     case "invalid":
       return new AnswerInvalidError(refusal.problem)
+    case "pending":
+      return new ConversationPendingError(refusal.id, refusal.request)
+    case "run":
+      return new EngineRunError(refusal.id, "is not known to the engine (never started)")
+    case "unsupported":
+      return new HostUnsupportedError("connectRestate", refusal.operation, refusal.why)
   }
-}
-
-function matchingBrace(text: string): number {
-  let depth = 0
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]
-    if (c === "{") depth++
-    else if (c === "}") {
-      depth--
-      if (depth === 0) return i
-    }
-  }
-  return text.length - 1
 }

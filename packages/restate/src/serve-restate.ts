@@ -1,7 +1,7 @@
 import http2 from "node:http2"
 import type { AddressInfo } from "node:net"
-import { ConfigError } from "@toolnexus/core"
-import type { EngineAgent } from "./engine-agent.js"
+import type { EngineAgent } from "@toolnexus/agents"
+import { ConfigError, type Logger } from "@toolnexus/core"
 import { namespaceOf } from "./protocol.js"
 import { buildServices } from "./services.js"
 import { installWithResolvers } from "./with-resolvers.js"
@@ -16,8 +16,20 @@ export interface ServeRestateOptions {
   host?: string
   /** The Restate admin URL (e.g. `http://127.0.0.1:9070`): the endpoint is registered there. */
   admin?: string
-  /** Names the workflow (`<namespace>`) and its requests object; default `toolnexus`. */
+  /** Names the workflow (`<namespace>`) and its objects (`<namespace>_requests`, `_runs`, `_events`); default `toolnexus`. */
   namespace?: string
+  /**
+   * The Restate ingress URL (e.g. `http://127.0.0.1:8080`): the workers append their runs'
+   * events there (`<namespace>_events`), for `connectRestate`'s `events` and `onEvent`.
+   * Without it no events are logged (those streams end empty).
+   */
+  ingress?: string
+  /**
+   * Refused answers (a duplicate, a late one) at `info`, never with a stack; failed runs at
+   * `error` with their code. The SDK's own log lines go here too, without stacks (its `error`
+   * and `warn` as such, the rest at `debug`).
+   */
+  logger?: Logger
 }
 
 /** A running Restate worker endpoint. */
@@ -45,8 +57,13 @@ export async function serveRestate(opts: ServeRestateOptions): Promise<RestateWo
   if (names.size !== agents.length) throw new ConfigError("serveRestate: two agents share a name")
   installWithResolvers()
   const sdk = await import("@restatedev/restate-sdk")
-  const { workflow, requests } = buildServices(sdk, agents, namespace)
-  const handler = sdk.createEndpointHandler({ services: [workflow, requests] })
+  const { logger } = opts
+  const ingress = opts.ingress?.replace(/\/+$/, "")
+  const { workflow, requests, runs, events } = buildServices(sdk, agents, namespace, { logger, ingress })
+  const handler = sdk.createEndpointHandler({
+    services: [workflow, requests, runs, events],
+    ...(logger ? { logger: sdkLogger(logger, sdk.TerminalError) } : {}),
+  })
   const server = http2.createServer(handler)
   const sessions = new Set<http2.ServerHttp2Session>()
   server.on("session", (session) => {
@@ -76,6 +93,29 @@ export async function serveRestate(opts: ServeRestateOptions): Promise<RestateWo
     }
   }
   return { url, close }
+}
+
+/**
+ * The SDK's log lines, in `logger`'s levels, messages without stacks. Replays are dropped, and
+ * so is the SDK's warning about a run's own failure (a step that failed, a terminal error): the
+ * run logs that once, at `error`, with its code.
+ */
+function sdkLogger(logger: Logger, TerminalError: new (...args: never[]) => Error) {
+  return (meta: { level: string; replaying: boolean }, message?: unknown, ...rest: unknown[]): void => {
+    if (meta.replaying) return
+    const parts = [message, ...rest]
+    const text = parts
+      .map((part) => (part instanceof Error ? `${part.name}: ${part.message}` : String(part)))
+      .join(" ")
+      .trim()
+    const ownFailure =
+      parts.some((part) => part instanceof TerminalError) || /^Error when processing ctx\.run/.test(text)
+    if (ownFailure) logger.debug?.(text)
+    else if (meta.level === "error") logger.error(text)
+    else if (meta.level === "warn") (logger.warn ?? logger.info).call(logger, text)
+    // Its `info` is per invocation ("Starting invocation."): detail, not news.
+    else logger.debug?.(text)
+  }
 }
 
 /** Registers (or re-registers) the endpoint with the admin API. */

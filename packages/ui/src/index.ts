@@ -1,5 +1,10 @@
 export { toNodeListener } from "./to-node-listener.js"
-export type { ChatHandlerOptions } from "./internal/chat-options.js"
+export type {
+  ChatDoorOptions,
+  ChatHandlerOptions,
+  HostedChatOptions,
+  ShorthandChatOptions,
+} from "./internal/chat-options.js"
 export { createAnswerLink } from "./answer-link/create-answer-link.js"
 export type { AnswerLinkOptions } from "./answer-link/create-answer-link.js"
 export { answerLinkHandler } from "./answer-link/handler.js"

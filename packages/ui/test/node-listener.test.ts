@@ -1,6 +1,7 @@
 import { createServer, request as httpRequest } from "node:http"
 import type { AddressInfo } from "node:net"
 import { type Client, type StreamEvent, createToolkit } from "@toolnexus/core"
+import { createMemoryStore } from "@toolnexus/durable"
 import { describe, expect, it } from "vitest"
 import { createAgUiHandler } from "../src/ag-ui/index.js"
 import { createChatHandler } from "../src/ai-sdk/index.js"
@@ -34,10 +35,11 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
 
 /**
  * A client whose `ask` streams what the test feeds it: `emit` sends events, `finish` ends the
- * run. The transcript store is a real client's (the gate reads pending requests there).
+ * run. The transcript store is a real client's durable memory store: the handler's store host
+ * runs over it (a hand-made client cannot be moved onto one, as `createClient`'s are).
  */
 function steeredClient() {
-  const real = clientOf(env.fake)
+  const real = clientOf(env.fake, createMemoryStore())
   let onEvent: (ev: StreamEvent) => void = () => {}
   let finish: () => void = () => {}
   let asked = false

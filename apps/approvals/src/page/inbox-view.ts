@@ -1,6 +1,6 @@
 import { type DeliveryRecord, expiryTime, isExpired } from "@toolnexus/core"
 import { type FormField, type RequestDescription, describeRequest } from "../describe-request.js"
-import type { FailedInboxEntry, InboxEntry } from "../inbox-store.js"
+import type { FailedInboxEntry, InboxEntry } from "../host-inbox.js"
 import { ago, breadcrumbs, escapeHtml, timeTag } from "./html.js"
 
 /** What the inbox section shows. */

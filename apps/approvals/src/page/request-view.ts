@@ -1,5 +1,5 @@
 import type { DeliveryRecord } from "@toolnexus/core"
-import type { InboxEntry } from "../inbox-store.js"
+import type { InboxEntry } from "../host-inbox.js"
 import { escapeHtml } from "./html.js"
 import { renderCard } from "./inbox-view.js"
 

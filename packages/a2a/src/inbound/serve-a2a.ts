@@ -1,26 +1,52 @@
-import { createHash, timingSafeEqual } from "node:crypto"
 import { AgentCard } from "@a2a-js/sdk"
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server"
 import { JsonRpcTransportHandler, ServerCallContext } from "@a2a-js/sdk/server"
-import { type Client, ConfigError, type Toolkit } from "@toolnexus/core"
+import {
+  idOf,
+  isAsyncIterable,
+  isJsonType,
+  isRpcRequest,
+  ownerOf,
+  readLimited,
+  rpcError,
+  scrub,
+  sse,
+  tooLarge,
+  versionHeader,
+  versionOf,
+} from "./json-rpc-http.js"
 import type { RuntimeOptions } from "@toolnexus/agents"
+import { type Client, ConfigError, type Logger, type RunHost, type Toolkit, hostAgent } from "@toolnexus/core"
 import type { DurableStore } from "@toolnexus/durable"
 import { type A2ACardInfo, agentCardJson } from "./agent-card.js"
-import { OWNER_STATE_KEY, TaskService } from "./task-service.js"
+import { OWNER_STATE_KEY } from "./task-message.js"
+import { type TaskStore, isLegacyRunId, memoryTaskStore } from "./task-record.js"
+import { TaskService } from "./task-service.js"
 
 /** Options of {@link serveA2A}. */
 export interface ServeA2AOptions {
   /** What the agent card says about the agent. */
   card: A2ACardInfo
-  /** Runs a conversation per task (`client.ask(text, {id: "a2a/<taskId>"})`); its store must be `store`. */
-  client?: Client
-  /** The tools of each `client` run: given to every `ask` and answer delivery; not used with `runtime`. */
-  toolkit?: Toolkit
-  /** A tree per task: def `agent` of this runtime's registry, in a runtime of namespace `a2a/<taskId>`. */
-  runtime?: Omit<RuntimeOptions, "store" | "namespace">
-  /** The def a task spawns (with `runtime`). */
+  /**
+   * The host every task runs on (`createStoreHost`, `connectRestate`, `connectDbos`): a task is
+   * run `a2a.<taskId>` of `agent`, its answer goes through `host.deliverAnswer`, CancelTask is
+   * `host.cancel`. The shorthand below (`client` or `runtime`) builds a store host instead.
+   */
+  host?: RunHost
+  /** With `host`: the host's agent a task starts. With `runtime`: the registry's def a task spawns. */
   agent?: string
-  /** Where tasks, their conversations and requests live; default: the client's own store. */
+  /** Shorthand: a conversation per task (`client.ask(text, {id: "a2a.<taskId>"})`) on `store`. */
+  client?: Client
+  /** The tools of each `client` run; not used with `runtime`. */
+  toolkit?: Toolkit
+  /** Shorthand: a tree per task, def `agent` of this runtime's registry, in a runtime of namespace `a2a.<taskId>`. */
+  runtime?: Omit<RuntimeOptions, "store" | "namespace">
+  /**
+   * Where task records live (snapshot `a2a/task/<id>`); with the shorthand also the runs (default:
+   * the client's own store). With `host` and no `store`, task records live in this process's
+   * memory and are forgotten on a restart: give the host's store (or any durable store) to keep
+   * them.
+   */
   store?: DurableStore
   /** With tokens, every POST needs `Authorization: Bearer <one of them>`; a task belongs to its token. */
   bearerTokens?: string[]
@@ -28,6 +54,12 @@ export interface ServeA2AOptions {
   maxBodyBytes?: number
   /** The path the agent is served under (default `""`, the origin's root). */
   basePath?: string
+  /**
+   * Failed runs at `error` with their code (never their message); refused messages (an answer
+   * decided elsewhere or expired, text for an approval, an unknown task) at `info`, never a stack.
+   * The shorthand's store host logs to it too.
+   */
+  logger?: Logger
 }
 
 /** A Fetch-API A2A server: mount `fetch` on any server (`Bun.serve`, Hono, a Node adapter). */
@@ -38,7 +70,11 @@ export interface A2AHandler {
    * get 404. Never rejects: an unexpected failure is a JSON-RPC `Internal error` response.
    */
   fetch(request: Request): Promise<Response>
-  /** Aborts runs in flight and ends their streams; the store stays open (it is the caller's). */
+  /**
+   * Ends the streams and stops waiting on runs; the shorthand's own store host is closed (its
+   * runs in flight aborted, their last saved state answerable). A given `host` and the store
+   * stay open (they are the caller's).
+   */
   close(): Promise<void>
 }
 
@@ -71,52 +107,42 @@ const METHODS_V03 = new Set([
 const PUSH_V1 = /PushNotificationConfig/
 const PUSH_V03 = /^tasks\/pushNotificationConfig\//
 
+/** The name of the agent the shorthand's store host serves. */
+const SHORTHAND_AGENT = "a2a"
+
 /**
- * Serves a toolnexus run as an A2A agent (JSON-RPC; A2A 1.0, and v0.3 when a request says
- * so or says nothing). Each task is a conversation in the durable store; a run that halts
+ * Serves a toolnexus agent as an A2A agent (JSON-RPC; A2A 1.0, and v0.3 when a request says
+ * so or says nothing), over one `RunHost`: each task is a run of `agent`; a run that halts
  * puts the task `input-required` (`auth-required` for a login) with the prompt and the
  * Request, and the next message on the task is its Answer, applied once across processes
- * through `deliverAnswer`. An approval takes only a data part `{answer: {ok, …}}`: a text-only
- * reply to it is refused (`-32602`), so "no" can never approve.
+ * through `host.deliverAnswer`. An approval takes only a data part `{answer: {ok, …}}`: a
+ * text-only reply to it is refused (`-32602`), so "no" can never approve. The round-3 options
+ * (`client` + `toolkit`, or `runtime` + `agent`, on `store`) build a `createStoreHost`.
  *
- * @param opts - the card, what runs the tasks, the store, tokens and limits.
+ * @param opts - the card, the host and agent (or the shorthand), tokens, limits and a logger.
  * @returns the handler; `fetch` never throws.
- * @throws ConfigError when neither `client` nor `runtime` + `agent` is given, or the store is not durable (or not the client's).
+ * @throws ConfigError for a missing card name or agent, `host` given with the shorthand, a
+ *   shorthand that names neither `client` nor `runtime` + `agent`, or a `store` (the client's,
+ *   with the shorthand) without snapshots to keep tasks in. The shorthand's store host is
+ *   built on first use (`@toolnexus/durable` is loaded then): a store it refuses (not durable,
+ *   not the client's) fails each request with an internal error, logged at `error`.
  * @example
  * ```ts
- * const handler = serveA2A({ card: { name: "travel" }, client, toolkit })
+ * const handler = serveA2A({ card: { name: "travel" }, host, agent: "travel", store })
  * // Bun.serve({ fetch: handler.fetch }) or any Fetch-API server
  * ```
  */
 export function serveA2A(opts: ServeA2AOptions): A2AHandler {
-  const { card, client, toolkit, bearerTokens, maxBodyBytes = 1_048_576 } = opts
-  const { runtime, agent } = opts
+  const { card, bearerTokens, maxBodyBytes = 1_048_576, logger } = opts
   if (!card?.name) throw new ConfigError("serveA2A: `card.name` is required")
-  if (runtime || agent) {
-    if (client) throw new ConfigError("serveA2A: give `client` or `runtime` + `agent`, not both")
-    if (!runtime || !agent) throw new ConfigError("serveA2A: `runtime` and `agent` go together")
-    if (!runtime.registry?.[agent])
-      throw new ConfigError(`serveA2A: the runtime's registry has no def ${JSON.stringify(agent)}`)
-    if (!opts.store || !isDurable(opts.store))
-      throw new ConfigError("serveA2A with `runtime` needs a durable `store`")
-  } else if (!client) {
-    throw new ConfigError("serveA2A needs `client` (and usually `toolkit`), or `runtime` + `agent`")
-  }
-  const own = client?.conversationStore() as Partial<DurableStore> | undefined
-  const store = opts.store ?? (isDurable(own) ? (own as DurableStore) : undefined)
-  if (!store || !isDurable(store))
-    throw new ConfigError(
-      "serveA2A needs a durable store: create the client with `store` (e.g. a SqliteStore) and pass the same store",
-    )
-  if (client && opts.store && (own as unknown) !== opts.store)
-    throw new ConfigError("serveA2A: `store` must be the client's own store (createClient({ store }))")
   if (bearerTokens && bearerTokens.length === 0) throw new ConfigError("serveA2A: `bearerTokens` is empty")
+  const served = opts.host ? givenHost(opts) : shorthandHost(opts)
   const basePath = (opts.basePath ?? "").replace(/\/+$/, "")
   // The card as the SDK's handlers see it; the one served takes the request's origin as url.
   const sdkCard = AgentCard.fromJSON(
     agentCardJson(card, card.url ?? (basePath || "/"), "1.0", !!bearerTokens),
   )
-  const service = new TaskService({ client, toolkit, runtime, agent, store, card: sdkCard })
+  const service = new TaskService({ ...served, card: sdkCard, logger })
   const v1 = new JsonRpcTransportHandler(service)
   const legacy = new LegacyJsonRpcTransportHandler(service)
   const tokens = bearerTokens?.map((t) => Buffer.from(t))
@@ -175,145 +201,94 @@ export function serveA2A(opts: ServeA2AOptions): A2AHandler {
         return rpcError(null, -32603, "Internal error")
       }
     },
-    close: () => service.close(),
+    async close() {
+      await service.close()
+      await served.close()
+    },
   }
 }
 
-function isDurable(store: Partial<DurableStore> | undefined): boolean {
-  return (
-    typeof store?.claimAnswer === "function" &&
-    typeof store.putSnapshot === "function" &&
-    typeof store.findRequest === "function"
-  )
-}
-
-/** "1.0" / "0.3" for the versions served, `undefined` for another; absent means v0.3. */
-function versionOf(header: string | null): "1.0" | "0.3" | undefined {
-  if (header === null || header.trim() === "") return "0.3"
-  const v = header.trim()
-  if (v === "1.0" || v === "1") return "1.0"
-  if (v === "0.3" || v === "0.3.0") return "0.3"
-  return undefined
-}
-
-function ownerOf(authorization: string | null, tokens: Buffer[]): string | undefined {
-  const match = /^Bearer\s+(.+)$/i.exec(authorization ?? "")
-  if (!match?.[1]) return undefined
-  const given = Buffer.from(match[1].trim())
-  const known = tokens.some((t) => t.length === given.length && timingSafeEqual(t, given))
-  // Tasks are filed under a hash of the token, never the token itself.
-  return known ? createHash("sha256").update(given).digest("hex").slice(0, 32) : undefined
-}
-
-async function readLimited(request: Request, limit: number): Promise<string | undefined> {
-  if (!request.body) return ""
-  const reader = request.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > limit) {
-      await reader.cancel()
-      return undefined
-    }
-    chunks.push(value)
-  }
-  return Buffer.concat(chunks).toString("utf8")
-}
-
-function isJsonType(contentType: string | null): boolean {
-  const type = (contentType ?? "").split(";")[0]?.trim().toLowerCase()
-  return type === "application/json" || type === "application/a2a+json"
-}
-
-function idOf(value: unknown): string | number | null {
-  const id = (value as { id?: unknown } | null)?.id
-  return typeof id === "string" || typeof id === "number" ? id : null
-}
-
-function isRpcRequest(value: unknown): boolean {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false
-  const r = value as { jsonrpc?: unknown; method?: unknown; id?: unknown }
-  return (
-    r.jsonrpc === "2.0" &&
-    typeof r.method === "string" &&
-    (r.id === undefined || idOf(r) !== null || r.id === null)
-  )
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return typeof value === "object" && value !== null && Symbol.asyncIterator in value
-}
-
-function tooLarge(): Response {
-  return new Response(null, { status: 413 })
-}
-
-function versionHeader(version: "1.0" | "0.3"): Record<string, string> {
-  return { "a2a-version": version }
-}
-
-function rpcError(id: string | number | null, code: number, message: string): Response {
-  return Response.json({ jsonrpc: "2.0", id, error: { code, message } })
+/** What the task service runs on, and what `close()` releases of it. */
+interface Served {
+  host: () => Promise<RunHost>
+  agent: string
+  tasks: TaskStore
+  close(): Promise<void>
 }
 
 /**
- * An error envelope keeps its code and the message our own errors chose; the SDK's error
- * details (`data`) are dropped, and an internal error says no more than that.
+ * The store task records are kept in: it needs snapshots (every durable store has them).
+ *
+ * @throws ConfigError for a store without them (a client's plain in-memory conversation store).
  */
-function scrub(envelope: unknown): unknown {
-  const e = envelope as { error?: { code?: number; message?: string; data?: unknown } }
-  if (!e?.error) return envelope
-  const code = e.error.code ?? -32603
-  const message = code === -32603 ? "Internal error" : (e.error.message ?? "")
-  return { ...(envelope as object), error: { code, message } }
+function taskStoreOf(store: Partial<TaskStore> | undefined): TaskStore {
+  if (typeof store?.getSnapshot !== "function" || typeof store.putSnapshot !== "function")
+    throw new ConfigError(
+      "serveA2A keeps its tasks in a durable store: pass `store` (e.g. a SqliteStore, createMemoryStore()) and, with `client`, create the client on it",
+    )
+  return store as TaskStore
 }
 
-/** The code and our own message of a thrown A2A error; anything else is an internal error. */
-function envelopeOf(id: string | number | null, error: unknown): unknown {
-  const mapped = JsonRpcTransportHandler.mapToJSONRPCError(error)
-  return scrub({ jsonrpc: "2.0", id, error: mapped })
+/** `{ host, agent }`: the caller's host, closed by the caller. */
+function givenHost(opts: ServeA2AOptions): Served {
+  const { host, agent } = opts
+  if (opts.client || opts.toolkit || opts.runtime)
+    throw new ConfigError(
+      "serveA2A: give `host` + `agent`, or the shorthand (`client` or `runtime`), not both",
+    )
+  if (typeof agent !== "string" || agent === "")
+    throw new ConfigError("serveA2A: `host` needs `agent`, the name of the host's agent a task starts")
+  const ready = Promise.resolve(host as RunHost)
+  const tasks = opts.store === undefined ? memoryTaskStore() : taskStoreOf(opts.store)
+  return { host: () => ready, agent, tasks, close: async () => {} }
 }
 
-async function sse(
-  events: AsyncIterable<unknown>,
-  id: string | number | null,
-  v1: boolean,
-): Promise<Response> {
-  const encoder = new TextEncoder()
-  const iterator = events[Symbol.asyncIterator]()
-  // The first event decides the reply: a refused stream (unknown task, …) is a plain
-  // JSON-RPC error, not an event stream.
-  let first: IteratorResult<unknown>
-  try {
-    first = await iterator.next()
-  } catch (error) {
-    return Response.json(envelopeOf(id, error))
+/**
+ * The round-3 options as a store host of one agent (`a2a`) on `store`. Tasks that round 3
+ * parked (conversation `a2a/<taskId>`, no host record) are adopted by it on their answer.
+ */
+function shorthandHost(opts: ServeA2AOptions): Served {
+  const { client, toolkit, runtime, agent, logger } = opts
+  if (runtime || agent) {
+    if (client) throw new ConfigError("serveA2A: give `client` or `runtime` + `agent`, not both")
+    if (!runtime || !agent) throw new ConfigError("serveA2A: `runtime` and `agent` go together")
+    if (!runtime.registry?.[agent])
+      throw new ConfigError(`serveA2A: the runtime's registry has no def ${JSON.stringify(agent)}`)
+    if (!opts.store) throw new ConfigError("serveA2A with `runtime` needs a durable `store`")
+  } else if (!client) {
+    throw new ConfigError(
+      "serveA2A needs `client` (and usually `toolkit`), or `runtime` + `agent`, or `host` + `agent`",
+    )
   }
-  let pending: IteratorResult<unknown> | undefined = first
-  const stream = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const next = pending ?? (await iterator.next())
-        pending = undefined
-        if (next.done) return controller.close()
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(scrub(next.value))}\n\n`))
-      } catch (error) {
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(envelopeOf(id, error))}\n\n`))
-        controller.close()
-      }
+  const store = (opts.store ?? client?.conversationStore()) as DurableStore
+  taskStoreOf(store)
+  const declared = client
+    ? hostAgent({ name: SHORTHAND_AGENT, client, ...(toolkit ? { toolkit } : {}) })
+    : hostAgent({ name: SHORTHAND_AGENT, runtime: { ...(runtime as object), root: agent as string } })
+  let built: Promise<RunHost> | undefined
+  const host = () => {
+    // Loaded on first use: a2aTool's users need no durable package.
+    built ??= import("@toolnexus/durable").then(({ createStoreHost }) =>
+      createStoreHost({
+        store,
+        agents: [declared as never],
+        adopt: (runId) => (isLegacyRunId(runId) ? SHORTHAND_AGENT : undefined),
+        ...(logger ? { logger } : {}),
+      }),
+    )
+    built.catch((error: unknown) =>
+      logger?.error(`serveA2A: the store host could not be built: ${(error as Error)?.message}`, {
+        code: (error as { code?: unknown })?.code,
+      }),
+    )
+    return built
+  }
+  return {
+    host,
+    agent: SHORTHAND_AGENT,
+    tasks: store,
+    async close() {
+      if (built) await (await built.catch(() => undefined))?.close()
     },
-    async cancel() {
-      await iterator.return?.(undefined)
-    },
-  })
-  return new Response(stream, {
-    headers: {
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache",
-      ...versionHeader(v1 ? "1.0" : "0.3"),
-    },
-  })
+  }
 }

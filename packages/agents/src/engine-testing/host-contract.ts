@@ -14,17 +14,27 @@ import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TaskResult } from "../types.js"
 import { contractAgents } from "./contract-agents.js"
-import { scriptModel, toolLog, until } from "./engine-contract.js"
+import type { ContractEngine, EngineContractInit } from "./engine-contract-types.js"
+import { type Worker, scriptModel, spawnWorker, toolLog, until } from "./engine-contract.js"
 
-/** How a host implementation plugs into {@link describeHostContract}. */
+/**
+ * How a host implementation plugs into {@link describeHostContract}: a host whose runs execute
+ * in this process (`store` and `host`), or an engine whose runs execute in worker processes
+ * (`engine`; its connections are the hosts).
+ */
 export interface HostContractInit<Store = unknown> {
   /**
    * Opens a store of the backend under test; every call reaches the same data, so a second
-   * store is another process over the same database.
+   * store is another process over the same database. Not for an `engine`.
    */
-  store(): Promise<Store>
-  /** A host over `store` serving `agents` (the contract's `hostAgent`s), with `extra` as given. */
-  host(
+  store?(): Promise<Store>
+  /**
+   * An engine instead of a store: started once, with worker processes serving the contract's
+   * agents through its adapter; a second host is another connection, a restart a new worker.
+   */
+  engine?: EngineContractInit
+  /** A host over `store` serving `agents` (the contract's `hostAgent`s), with `extra` as given. Not for an `engine`. */
+  host?(
     store: Store,
     agents: unknown[],
     extra: {
@@ -39,12 +49,16 @@ export interface HostContractInit<Store = unknown> {
 }
 
 /**
- * Registers the behaviour every `RunHost` whose runs execute in this process must have (§17), as
- * one vitest `describe` block named `name`, on the engines' scripted model and agents
- * (`contractAgents`, with clients on the host's store): one run per run id, parking and the
- * request index, one decision and one tool run per request, a two-level tree resumed by one
- * answer, `getDecision`, `cancel`, `send`, `events`, `result` timeouts, and a second host over
- * the same store (a restart) answering what the first parked.
+ * Registers the behaviour every `RunHost` must have (§17), as one vitest `describe` block named
+ * `name`, on the engines' scripted model and agents (`contractAgents`; on a store host with
+ * clients on the host's store, on an engine served by worker processes): one run per run id,
+ * parking and the request index, one decision and one tool run per request, a two-level tree
+ * resumed by one answer, `getDecision`, `cancel`, `send` (a conversation's later turns),
+ * `events` (live, from the start, ending when the run parks or ends) and `onEvent`,
+ * `transcript`, `result` timeouts, and a second host (a restart; on an engine a new worker
+ * after a SIGKILL) answering, streaming and continuing what the first parked. `notify` is
+ * checked on store hosts only; a store host's `result` resolves at a park, an engine's at the
+ * end.
  *
  * @example
  * describeHostContract("createStoreHost on memory", { store: async () => store, host: (store, agents, extra) => createStoreHost({ store, agents, ...extra }) })
@@ -56,6 +70,9 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
     let logFile: string
     let store: Store
     let host: RunHost
+    let engine: ContractEngine | undefined
+    let worker: Worker | undefined
+    const onEngine = init.engine !== undefined
     const opened: { store: Store; host: RunHost }[] = []
     const notified: PendingEntry[] = []
     const hangOnce = new Set<string>()
@@ -70,7 +87,21 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
     /** Runs of `tool` for run `runId` that applied an answer. */
     const effects = (tool: string, runId: string) =>
       toolLog(logFile).filter((e) => e.tool === tool && e.key.startsWith(runId) && e.answer !== null)
+    const startWorker = () =>
+      spawnWorker({
+        ...engine?.env,
+        TNX_ENGINE_ADAPTER: init.engine?.adapter as string,
+        LLM_URL: llm.url,
+        LOG_FILE: logFile,
+      })
     const openHost = async (): Promise<{ store: Store; host: RunHost }> => {
+      if (engine) {
+        const h = engine.connect() as RunHost
+        opened.push({ store: undefined as Store, host: h })
+        return { store: undefined as Store, host: h }
+      }
+      if (!init.store || !init.host)
+        throw new Error("describeHostContract needs `store` and `host`, or `engine`")
       const s = await init.store()
       const agents = await contractAgents(hostAgent as never, {
         llmUrl: llm.url,
@@ -85,15 +116,25 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
       opened.push({ store: s, host: h })
       return { store: s, host: h }
     }
+    /** Waits until run `runId` waits on a request; returns its open entry. */
+    const parkedOn = async (runId: string, on = host): Promise<PendingEntry> => {
+      let found: PendingEntry | undefined
+      await until(async () => {
+        found = (await on.listPending()).find((e) => (e.runtimeKey ?? e.conversationId) === runId)
+        return found !== undefined
+      }, `a request of ${runId}`)
+      const entry = await on.findRequest((found as PendingEntry).request.id)
+      expect(entry).toEqual(found)
+      return entry as PendingEntry
+    }
     /** Starts a run and waits until it parks; returns its open entry. */
     const parked = async (agent: string, runId: string, prompt: string, on = host) => {
       expect(await on.start(agent, runId, prompt)).toEqual({ runId, started: true })
-      const result = (await on.result(runId, { timeoutMs: 20_000 })) as RunResult | TaskResult
-      const request = result.pending
-      expect(request, `run ${runId} parks`).toBeDefined()
-      const entry = await on.findRequest((request as { id: string }).id)
-      expect(entry).toBeDefined()
-      return entry as PendingEntry
+      if (!onEngine) {
+        const result = (await on.result(runId, { timeoutMs: 20_000 })) as RunResult | TaskResult
+        expect(result.pending, `run ${runId} parks`).toBeDefined()
+      }
+      return parkedOn(runId, on)
     }
 
     beforeAll(async () => {
@@ -102,14 +143,20 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
       logDir = mkdtempSync(join(tmpdir(), "tnx-host-contract-"))
       logFile = join(logDir, "tools.jsonl")
       writeFileSync(logFile, "")
+      if (init.engine) {
+        engine = await init.engine.start()
+        worker = await startWorker()
+      }
       ;({ store, host } = await openHost())
-    }, 60_000)
+    }, 120_000)
 
     afterAll(async () => {
       for (const o of opened.reverse()) {
         await o.host.close()
-        await init.closeStore?.(o.store)
+        if (!onEngine) await init.closeStore?.(o.store)
       }
+      await worker?.stop()
+      await engine?.stop()
       await llm?.close()
       if (logDir) rmSync(logDir, { recursive: true, force: true })
     })
@@ -122,8 +169,7 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
         host.start("refunds", runId, prompt),
       ])
       expect(starts.map((s) => s.started).sort()).toEqual([false, true])
-      const result = (await host.result(runId, { timeoutMs: 20_000 })) as RunResult
-      expect(result.pending).toMatchObject({ kind: "approval" })
+      expect((await parkedOn(runId)).request).toMatchObject({ kind: "approval" })
       expect(await host.start("refunds", runId, prompt)).toEqual({ runId, started: false })
       expect([asked(prompt, 0), asked(prompt, 1)]).toEqual([1, 1])
 
@@ -137,7 +183,7 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
       ])
       expect(both.map((s) => s.started).sort()).toEqual([false, true])
       const winner = both[0]?.started ? host : other.host
-      expect(((await winner.result(raced, { timeoutMs: 20_000 })) as RunResult).pending).toBeDefined()
+      await parkedOn(raced, winner)
       expect(asked(racing, 0)).toBe(1)
     }, 30_000)
 
@@ -148,7 +194,7 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
       expect(entry).toMatchObject({ conversationId: runId, state: "open", attempts: 0 })
       expect(entry.request.data).toMatchObject({ tool: "refund", args: { amount: 30 } })
       expect((await host.listPending()).filter((e) => e.request.id === requestId)).toEqual([entry])
-      expect(notified.filter((e) => e.request.id === requestId)).toHaveLength(1)
+      if (!onEngine) expect(notified.filter((e) => e.request.id === requestId)).toHaveLength(1)
       expect(await host.getDecision(requestId)).toBeUndefined()
 
       const outcomes = await Promise.allSettled([
@@ -241,6 +287,8 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
       for await (const ev of host.events(runId, { fromStart: true })) streamed.push(ev.type)
       expect(streamed).toContain("tool_call")
       expect(streamed).toContain("pending")
+      // An engine's `onEvent` tails the same log: it may trail the stream by a poll.
+      await until(async () => seen.length >= streamed.length, "onEvent's events")
       expect(seen).toEqual(streamed)
       // Not in flight: nothing to stream.
       const after: string[] = []
@@ -271,9 +319,68 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
       expect(await host.transcript(id("send-unknown"))).toBeUndefined()
     }, 30_000)
 
+    it("a conversation parked on a later turn survives a restart: transcript, events and send go on", async () => {
+      const runId = id("conversation")
+      await host.start("refunds", runId, `chat hello (${runId})`)
+      expect(((await host.result(runId, { timeoutMs: 20_000 })) as RunResult).text).toBe(
+        `chat: chat hello (${runId})`,
+      )
+      // The second turn asks for approval: `send` resolves once it parks.
+      await host.send(runId, `refund order 42 (${runId})`)
+      const entry = await parkedOn(runId)
+      expect(entry.request.data).toMatchObject({ tool: "refund" })
+      // A restart (on an engine: the worker SIGKILLed, a new one started).
+      if (worker) {
+        await worker.kill()
+        worker = await startWorker()
+      }
+      const second = (await openHost()).host
+      const before = JSON.stringify(await second.transcript(runId))
+      expect(before).toContain(`chat: chat hello (${runId})`)
+      // While it waits, the transcript holds the waiting turn too, its halted call included.
+      expect(before).toContain(`refund order 42 (${runId})`)
+      expect(before).toContain("refund")
+      // Parked: nothing in flight to stream, and no new turn while it waits.
+      const idle: string[] = []
+      for await (const ev of second.events(runId, { fromStart: true })) idle.push(ev.type)
+      expect(idle).toEqual([])
+      await expect(second.send(runId, `chat again (${runId})`)).rejects.toMatchObject({
+        code: "TNX_CONVERSATION_PENDING",
+      })
+      // The answer resumes the turn: its events stream to the end.
+      const resumed: string[] = []
+      await second.deliverAnswer(
+        { id: entry.request.id, ok: true },
+        { onEvent: (ev) => resumed.push(ev.type) },
+      )
+      await until(async () => resumed.includes("done"), "the resumed turn's events")
+      expect(resumed).toContain("tool_result")
+      await until(
+        async () =>
+          ((await second.result(runId, { timeoutMs: 20_000 })) as RunResult).text === "done: refunded 30",
+        "the resumed turn's result",
+      )
+      expect(effects("refund", runId)).toHaveLength(1)
+      // A third turn, streamed as it runs, after the whole conversation.
+      const third: string[] = []
+      await second.send(runId, `chat three (${runId})`, { onEvent: (ev) => third.push(ev.type) })
+      expect(((await second.result(runId, { timeoutMs: 20_000 })) as RunResult).text).toBe(
+        `chat: chat three (${runId})`,
+      )
+      await until(async () => third.includes("done"), "the third turn's events")
+      const transcript = JSON.stringify(await second.transcript(runId))
+      for (const said of [`chat hello (${runId})`, "done: refunded 30", `chat: chat three (${runId})`])
+        expect(transcript).toContain(said)
+    }, 60_000)
+
     it("bad input gets typed errors", async () => {
       await expect(host.start("refunds", "bad id!", "x")).rejects.toMatchObject({ code: "TNX_CONFIG" })
-      await expect(host.start("nobody", id("nobody"), "x")).rejects.toMatchObject({ code: "TNX_CONFIG" })
+      if (onEngine) {
+        // The connection knows no agents: the run fails in the engine.
+        await host.start("nobody", id("nobody"), "x")
+        await expect(host.result(id("nobody"), { timeoutMs: 20_000 })).rejects.toBeInstanceOf(EngineRunError)
+      } else
+        await expect(host.start("nobody", id("nobody"), "x")).rejects.toMatchObject({ code: "TNX_CONFIG" })
       await expect(host.deliverAnswer({ id: "pnd-nobody", ok: true })).rejects.toMatchObject({
         code: "TNX_UNKNOWN_REQUEST",
       })
@@ -287,6 +394,10 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
       const runId = id("restart")
       const entry = await parked("refunds", runId, `refund order 42 (${runId})`, first.host)
       await first.host.close()
+      if (worker) {
+        await worker.kill()
+        worker = await startWorker()
+      }
       const second = await openHost()
       expect(await second.host.findRequest(entry.request.id)).toEqual(entry)
       expect(await second.host.start("refunds", runId, "again")).toEqual({ runId, started: false })

@@ -1,9 +1,10 @@
-import { ConfigError, ConversationPendingError, UnknownRequestError } from "../errors.js"
+import { AnswerMismatchError, ConfigError, ConversationPendingError, UnknownRequestError } from "../errors.js"
 import type { Dialect, ModelTurn } from "../providers/model-turn.js"
 import { MemoryStore } from "../store/conversation-store.js"
 import type { ConversationStore } from "../store/conversation-store.js"
 import type { Toolkit } from "../tools/toolkit.js"
 import type { Answer, Message, Prompt, Request } from "../types.js"
+import { assertAnswerFits } from "../suspension/answer-fits.js"
 import { assertAnswer } from "../suspension/answer-shape.js"
 import { type DurableExecutor, RunJournal } from "./executor.js"
 import { resumeHaltedTurn } from "../suspension/halted-turn.js"
@@ -116,19 +117,11 @@ export interface AskOptions<S extends OutputSchema | undefined = OutputSchema | 
   checkpoint?: boolean
 }
 
-/**
- * Options of `continueRun`. With `messages` the given transcript is continued and nothing is
- * stored; without them `id` names a conversation of the client's store: it is loaded (with
- * its pending request when `pending` is omitted), continued and saved back — the one
- * "load → repair the halted turn → run → save" path that durable resumes and the agents
- * runtime use.
- */
-export interface ContinueOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
+/** What every `continueRun` takes, whether it continues a given transcript or a stored one. */
+export interface ContinueBaseOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
   extends OutputOption<S> {
   /** The tools (and skills) the resumed run may use, the repaired halted call's tool included. */
   toolkit?: Toolkit
-  /** The transcript to continue; omit it to load conversation `id` from the store and save it back. */
-  messages?: Message[]
   /**
    * The request the transcript halted on; its halted turn is repaired with `answer` first.
    * Read from the store when omitted on a stored continue.
@@ -144,32 +137,97 @@ export interface ContinueOptions<S extends OutputSchema | undefined = OutputSche
    * to the LLM requests and tools; an abort rejects with `AbortError`.
    */
   signal?: AbortSignal
-  /**
-   * The conversation (or handle) id: the store key, and the stable half of idempotency keys.
-   * Omitted on a continue from `messages`: with `pending`, the id of the run that halted on it
-   * (its `data.runId`), so the retried call keeps its key; without, a new `run-<uuid>`.
-   */
-  id?: string
   /** Events of the resumed run, the repaired turn's tool results included. */
   onEvent?: StreamListener
+}
+
+/**
+ * A stateless continue: the given transcript is continued and nothing is stored (what an
+ * engine's workflow or a host keeping its own transcripts calls).
+ */
+export interface ContinueTranscriptOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
+  extends ContinueBaseOptions<S> {
+  /** The transcript to continue. */
+  messages: Message[]
   /**
-   * A durable store's claim token for the stored continue: the save is fenced by it and
-   * consumes it (see `SaveMeta.claim`). Only without `messages`.
+   * The run's id, the stable half of idempotency keys. Omitted: with `pending`, the id of the
+   * run that halted on it (its `data.runId`), so the retried call keeps its key; without, a
+   * new `run-<uuid>`.
+   */
+  id?: string
+  /** Continue `messages` as a workflow of a durable-execution engine (see `RunOptions.executor`). */
+  executor?: DurableExecutor
+}
+
+/**
+ * The context of a stored resume whose answer was accepted where its claim was decided (a
+ * durable store's `claimAnswer`, which judged the answer's expiry once): core does not judge
+ * it again, so an answer claimed in time is honoured even when the resume ends later.
+ */
+export interface ResumeContext {
+  /**
+   * The claim's token, given to the save that applies the answer: the save is fenced by it
+   * and consumes it (see `SaveMeta.claim`). Absent on the steps of a cascade below the one
+   * whose save consumes it.
+   */
+  claim?: string
+  /** Aborts the run, e.g. when the claim could not be renewed. */
+  signal?: AbortSignal
+  /**
+   * Save the transcript (under `claim`) each time a turn's calls have settled, before the next
+   * LLM request, so a crash never re-runs a recorded tool. Default: the store's `checkpoints`
+   * flag (on for durable stores).
+   */
+  checkpoint?: boolean
+}
+
+/**
+ * A stored resume: conversation `id` of the client's store is loaded (with its pending request
+ * when `pending` is omitted), continued and saved back — the one "load → repair the halted
+ * turn → run → save" path that durable resumes and the agents runtime use.
+ */
+export interface StoredResumeOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
+  extends ContinueBaseOptions<S> {
+  /** The conversation (or handle) id: the store key, and the stable half of idempotency keys. */
+  id: string
+  /** The claim the answer was accepted under, with what the resume runs under; see {@link ResumeContext}. */
+  resume?: ResumeContext
+  /**
+   * A durable store's claim token: the save is fenced by it and consumes it.
+   * @deprecated Pass `resume: { claim }`; this form is still honoured and judges expiry as before.
    */
   claim?: string
   /**
-   * The answer was accepted before the request's `expiresAt` (a durable store's claim taken
-   * in time, or the cascade resuming under one): it is honoured even if the resume ends
-   * later, so its expiry is not checked again. Stored continue only.
-   */
-  expiryChecked?: boolean
-  /**
-   * Stored continue only: save the transcript under `claim` each time a turn's calls have
-   * settled, before the next LLM request, so a crash never re-runs a recorded tool. Default:
-   * the store's `checkpoints` flag (on for durable stores).
+   * Checkpoint settled tool results before each next LLM request (default: the store's
+   * `checkpoints` flag). Also `resume.checkpoint`.
    */
   checkpoint?: boolean
-  /** Continue `messages` as a workflow of a durable-execution engine (see `RunOptions.executor`). */
+}
+
+/**
+ * Options of `continueRun`: a stateless continue of `messages` ({@link ContinueTranscriptOptions})
+ * or, without them, a stored resume of conversation `id` ({@link StoredResumeOptions}). Every
+ * field of both is accepted here, as before the split; a stored-only option with `messages`
+ * is a `ConfigError`.
+ */
+export interface ContinueOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
+  extends ContinueBaseOptions<S> {
+  /** The transcript to continue; omit it to load conversation `id` from the store and save it back. */
+  messages?: Message[]
+  /** The store key of a stored resume, or the run id of a stateless continue (see both option types). */
+  id?: string
+  /** Stored resume only: see {@link StoredResumeOptions.resume}. */
+  resume?: ResumeContext
+  /** Stored resume only. @deprecated Pass `resume: { claim }`. */
+  claim?: string
+  /**
+   * The answer was accepted before the request's `expiresAt`.
+   * @deprecated Pass `resume` (the claim's context): `expiryChecked: true` is read as `resume: {}`.
+   */
+  expiryChecked?: boolean
+  /** Stored resume only: see {@link StoredResumeOptions.checkpoint}. */
+  checkpoint?: boolean
+  /** Stateless continue only: see {@link ContinueTranscriptOptions.executor}. */
   executor?: DurableExecutor
 }
 
@@ -246,7 +304,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   const maxTurns = opts.maxTurns ?? 10
   if (!Number.isInteger(maxTurns) || maxTurns < 1)
     throw new ConfigError(`maxTurns must be a positive integer, got ${opts.maxTurns}`)
-  const store: ConversationStore = opts.store ?? new MemoryStore()
+  let store: ConversationStore = opts.store ?? new MemoryStore()
   const registry = new MetricsRegistry()
   const onMetric = opts.onMetric
   const record = onMetric
@@ -381,21 +439,27 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     })
   }
 
-  /** Repairs the halted turn (when answered) and runs on; the one resume sequence. */
+  /**
+   * Repairs the halted turn (when answered) and runs on; the one resume sequence. The answer
+   * is judged here (`assertAnswerFits`: id and expiry) unless it comes with the context of the
+   * claim it was accepted under, where the store judged its expiry once.
+   */
   function continueTranscript(
     input: RunInput,
     messages: Message[],
     pending: Request | undefined,
     answer: Answer | undefined,
     id: string | undefined,
-    expiryChecked = false,
+    claimed: ResumeContext | undefined,
     journaledConfig?: LoopConfig,
   ): Promise<RunResult<any>> {
     const config = journaledConfig ?? (input.emit ? streaming : plain)
     const state = new RunState(messages.slice(), input.scope)
     return measured(input, { conversationId: id, resumes: pending }, async (traced) => {
       if (pending && answer) {
-        const halted = await resumeHaltedTurn(config, traced, state, pending, answer, expiryChecked)
+        if (claimed === undefined) assertAnswerFits(pending, answer)
+        else if (answer.id !== pending.id) throw new AnswerMismatchError(answer.id, pending.id)
+        const halted = await resumeHaltedTurn(config, traced, state, pending, answer)
         if (halted) return state.result(model, "pending", { pending: halted })
         if (traced.checkpoint) await traced.checkpoint(state.messages)
       }
@@ -434,33 +498,35 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       })
     },
     async continueRun(cont) {
-      const { messages, id, answer, claim } = cont
+      const { messages, id, answer } = cont
       if (answer !== undefined) assertAnswer(answer)
+      // The claim's context; `expiryChecked: true` is its older spelling.
+      const claimed = cont.resume ?? (cont.expiryChecked === true ? {} : undefined)
+      const claim = claimed?.claim ?? cont.claim
+      const signal = joinSignals(cont.signal, claimed?.signal)
       const { executor } = cont
       // A halted run without an id resumes under the id its request carries: the retried call
       // keeps its idempotency key.
       const carried = executor || id !== undefined || !cont.pending ? undefined : runIdOf(cont.pending)
       const runId = executor?.id ?? id ?? (cont.pending ? (carried ?? LEGACY_RUN_SCOPE) : undefined)
-      const input = inputOf(
-        cont.toolkit,
-        cont.signal,
-        runId,
-        cont.onEvent,
-        cont.output,
-        carried !== undefined,
-      )
+      const input = inputOf(cont.toolkit, signal, runId, cont.onEvent, cont.output, carried !== undefined)
       if (executor !== undefined && messages === undefined)
         throw new ConfigError("continueRun: `executor` needs `messages` (the engine's journal is the store)")
       if (messages !== undefined) {
         if (claim !== undefined)
           throw new ConfigError("continueRun: `claim` needs a stored continue (omit `messages`)")
+        if (cont.resume !== undefined)
+          throw new ConfigError("continueRun: `resume` needs a stored continue (omit `messages`)")
         if (cont.checkpoint)
           throw new ConfigError("continueRun: `checkpoint` needs a stored continue (omit `messages`)")
         if ((cont.pending === undefined) !== (answer === undefined)) {
           throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
         }
         const config = executor ? journaled(input.emit ? streaming : plain, input, executor) : undefined
-        return finished(input, continueTranscript(input, messages, cont.pending, answer, id, false, config))
+        return finished(
+          input,
+          continueTranscript(input, messages, cont.pending, answer, id, undefined, config),
+        )
       }
       if (typeof id !== "string" || id === "") {
         throw new ConfigError("continueRun needs `messages`, or the `id` of a stored conversation")
@@ -469,7 +535,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         throw new ConfigError("continueRun: `pending` needs an `answer`")
       }
       const readPending = answer !== undefined && cont.pending === undefined
-      const checkpoint = cont.checkpoint ?? store.checkpoints === true
+      const checkpoint = claimed?.checkpoint ?? cont.checkpoint ?? store.checkpoints === true
       const stored = { claim, mustExist: true, requestId: answer?.id, readPending, checkpoint }
       const run = runStoredConversation(store, id, stored, (loaded, saveSettled) => {
         const pending = answer ? (cont.pending ?? loaded.pending) : undefined
@@ -477,7 +543,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
           throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} waits on no request`)
         }
         input.checkpoint = saveSettled
-        return continueTranscript(input, loaded.messages, pending, answer, id, cont.expiryChecked === true)
+        return continueTranscript(input, loaded.messages, pending, answer, id, claimed)
       })
       return finished(input, run)
     },
@@ -533,7 +599,40 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     },
   }
   attachMetrics(client, registry)
+  if (opts.store === undefined)
+    adopters.set(client, (next) => {
+      // Once, and only while the default store holds nothing: later it would hide what it keeps.
+      if (!(store instanceof MemoryStore) || !MemoryStore.moveTo(store, next)) return false
+      store = next
+      adopters.delete(client)
+      return true
+    })
+  // Tools see the client running them (`ctx.client`), set once it exists.
+  plain.client = client
+  streaming.client = client
   return client
+}
+
+/** How each client made without `store` swaps its default memory store (see adoptConversationStore). */
+const adopters = new WeakMap<Client, (store: ConversationStore) => boolean>()
+
+/**
+ * Moves a client made without `store` onto `store` before it saved any conversation: its
+ * `ask`, `continueRun` and `conversationStore()` use `store` from then on, and its former
+ * default store reads and writes `store` too (for whoever kept it). A door that runs
+ * over a store host (the chat handlers' shorthand) uses it to give such a client a durable
+ * memory store, so its chats keep living in `client.conversationStore()`.
+ *
+ * @returns `true` when the client now uses `store` (or already did); `false` when it was
+ *   made with a store of its own, already saved a conversation in its default one, or is not
+ *   a client of `createClient` / `createInProcessClient`.
+ * @example
+ * const client = createClient({ baseUrl, model, apiKey })
+ * adoptConversationStore(client, createMemoryStore()) // createMemoryStore: @toolnexus/durable
+ */
+export function adoptConversationStore(client: Client, store: ConversationStore): boolean {
+  if (client.conversationStore() === store) return true
+  return adopters.get(client)?.(store) ?? false
 }
 
 /**
@@ -630,4 +729,10 @@ function streamRun(
       }
     },
   }
+}
+
+/** One signal aborting when either does; either alone when the other is absent. */
+function joinSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  if (a === undefined || b === undefined) return a ?? b
+  return AbortSignal.any([a, b])
 }

@@ -1,7 +1,7 @@
 import { ToolnexusError } from "../errors.js"
 import type { ModelToolCall, ModelTurn } from "../providers/model-turn.js"
 import { pendingOf } from "../suspension/pending.js"
-import type { Answer, DurableExecutor, Request, ToolResult } from "../types.js"
+import type { Answer, DurableExecutor, Message, Request, ToolResult, WaitContext } from "../types.js"
 import type { MetricEvent } from "./metrics.js"
 import type { StreamEvent } from "./run-result.js"
 import { declined, hearsDecline, stampRequest } from "../suspension/call-suspension.js"
@@ -85,6 +85,8 @@ export class RunJournal {
   readonly #emit: ((ev: StreamEvent) => void) | undefined
   /** The metric records of the step executing now (steps of a run never overlap). */
   #capture: MetricEvent[] | undefined
+  /** The conversation of the turn whose calls settle now (for the engine's wait). */
+  #transcript: readonly Message[] | undefined
 
   constructor(opts: {
     executor: DurableExecutor
@@ -136,7 +138,9 @@ export class RunJournal {
     env: CallEnv,
     calls: readonly ModelToolCall[],
     presets: Map<string, (env: CallEnv) => Promise<CallOutcome> | CallOutcome> | undefined,
+    transcript?: readonly Message[],
   ): Promise<CallOutcome[]> {
+    this.#transcript = transcript
     // Inside a step the suspension rule never waits (a step cannot hold a wait); `ctx.resolve`
     // still asks the client's own `waitFor`, whose answer is journaled with the step.
     const stepEnv: CallEnv = { ...env, waitFor: undefined, resolveWith: this.#waitFor, record: this.record }
@@ -171,11 +175,17 @@ export class RunJournal {
     return outcomes
   }
 
-  /** The decision on `request`: the client's own `waitFor` as a step, else the engine's wait. */
+  /**
+   * The decision on `request`: the client's own `waitFor` as a step, else the engine's wait,
+   * told the conversation so far.
+   */
   answer(request: Request): Promise<Answer> {
     this.#emit?.({ type: "pending", request })
     const waitFor = this.#waitFor
-    if (!waitFor) return this.executor.wait(request)
+    if (!waitFor)
+      return this.#transcript === undefined
+        ? this.executor.wait(request)
+        : this.executor.wait(request, { messages: this.#transcript.slice() })
     return this.executor.step(`answer:${request.id}`, async () => waitFor(request))
   }
 
@@ -352,4 +362,4 @@ export function notPlainJson(
   }
 }
 
-export type { DurableExecutor }
+export type { DurableExecutor, WaitContext }

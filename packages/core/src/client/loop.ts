@@ -8,7 +8,7 @@ import type {
 } from "../providers/model-turn.js"
 import type { OutputFormat } from "../providers/wire-format.js"
 import type { Toolkit } from "../tools/toolkit.js"
-import type { Answer, Message, Request, Tool, ToolResult, Usage } from "../types.js"
+import type { Answer, Message, Request, Tool, ToolModel, ToolResult, Usage } from "../types.js"
 import type { Hooks } from "./hooks.js"
 import type { MetricEvent } from "./metrics.js"
 import type { RunTracing } from "../telemetry/run-tracing.js"
@@ -60,6 +60,8 @@ export interface LoopConfig {
   fetch?: typeof fetch | undefined
   /** The store's approval-grant lookup, when it keeps grants (§19). */
   grants?: ((query: GrantQuery) => Promise<ApprovalGrant | undefined>) | undefined
+  /** The client running the loop (tools get it as `ctx.client`). */
+  client?: ToolModel | undefined
 }
 
 /** @internal The per-run inputs. */
@@ -349,6 +351,7 @@ export function callEnv(config: LoopConfig, input: RunInput, turn: number): Call
     tracing: input.tracing,
     fetch: config.fetch,
     grants: config.grants,
+    client: config.client,
   }
 }
 
@@ -368,7 +371,7 @@ export async function settleTurn(
   const env = callEnv(config, input, turn)
   // Under an executor the calls are journaled steps, run in call order; they never halt.
   const running: (Promise<CallOutcome> | CallOutcome | undefined)[] = input.journal
-    ? await input.journal.settle(env, calls, presets)
+    ? await input.journal.settle(env, calls, presets, state.messages)
     : []
   const relayCalls: ModelToolCall[] = []
   for (const call of input.journal ? [] : calls) {

@@ -5,7 +5,16 @@ import type { Toolkit } from "../tools/toolkit.js"
 import type { GrantLookup } from "../tools/approval-policy.js"
 import { isThenable } from "../internal/thenable.js"
 import type { RunTracing } from "../telemetry/run-tracing.js"
-import type { Answer, DurableExecutor, Request, Tool, ToolContext, ToolResult, ToolSource } from "../types.js"
+import type {
+  Answer,
+  DurableExecutor,
+  Request,
+  Tool,
+  ToolContext,
+  ToolModel,
+  ToolResult,
+  ToolSource,
+} from "../types.js"
 import type { Hooks } from "./hooks.js"
 import type { MetricEvent } from "./metrics.js"
 
@@ -24,6 +33,8 @@ export interface CallEnv {
   resolveWith?: ((req: Request) => Answer | Promise<Answer>) | undefined
   /** The client's `fetch` seam (`ctx.fetch`). */
   fetch?: typeof fetch | undefined
+  /** The client running the call (`ctx.client`). */
+  client?: ToolModel | undefined
   /** Under an executor, for agent-source calls: `ctx.executor`, scoped to the call. */
   executor?: DurableExecutor | undefined
   /** The store's approval-grant lookup, for the approval gate (§19). */
@@ -178,6 +189,7 @@ function runTool(run: Running, answered: Request | undefined): ToolResult | Prom
   if (waitFor) ctx.resolve = async (req) => waitFor(stampRequest(req, call.id, call.name, args))
   if (traceContext !== undefined) ctx.traceContext = traceContext
   if (env.fetch) ctx.fetch = env.fetch
+  if (env.client) ctx.client = env.client
   if (env.executor) ctx.executor = env.executor
   return executeIn(env.toolkit as Toolkit, run.tool as Tool, args, ctx, env.grants)
 }

@@ -1,6 +1,8 @@
-import type { Client } from "../client/client.js"
 import type { DurableExecutor } from "../client/executor.js"
-import type { StreamEvent } from "../client/run-result.js"
+import type { RunResult, StreamEvent } from "../client/run-result.js"
+import { ConfigError } from "../errors.js"
+import type { RuntimeEvent } from "../host/host-types.js"
+import type { Message, Prompt } from "../types.js"
 import { type HostAgent, type HostAgentOptions, hostAgent } from "../host/host-agent.js"
 
 /** §15's name of {@link HostAgentOptions}, kept as an alias (`Event` defaults to `StreamEvent` as before). */
@@ -21,18 +23,36 @@ export type EngineAgent<Options extends HostAgentOptions<object, never> = Engine
  */
 export const defineEngineAgent: typeof hostAgent = hostAgent
 
-/** The part of an agents runtime an engine run drives (`createRuntime` of `@toolnexus/agents`). */
-export interface EngineTreeRuntime<Result> {
-  /** The tree's root handle. */
-  readonly root: unknown
-  /** Spawns a handle of registry def `def` under `parent`. */
-  spawn(parent: never, def: string): unknown
-  /** Gives a handle its prompt. */
-  wake(handle: never, prompt: string): void
-  /** Settles when the handle's run ends (or suspends). */
-  wait(handle: never): Promise<Result>
-  /** Closes a handle and its subtree. */
-  close(handle: never, opts: { force: boolean }): Promise<unknown>
+/**
+ * What runs a runtime tree's turn under an engine: `runEngineTree` of `@toolnexus/agents`,
+ * which owns the runtime it drives (core never loads agents: an engine imports it for trees
+ * only, so a client-only worker needs no agents install).
+ */
+export type EngineTreeRunner<Result> = (input: {
+  /** The agent's `runtime` options (its `root` def included). */
+  runtime: { root: string }
+  /** The tree's prompt. */
+  prompt: string
+  /** The run's executor (the tree's steps and waits go through it). */
+  executor: DurableExecutor
+  /** Every event of the tree; a throw is ignored by the caller's listener. */
+  onEvent?: ((ev: never) => void) | undefined
+}) => Promise<EngineTurn<Result>>
+
+/** What one engine turn of an agent ran to: its result, and the conversation it leaves. */
+export interface EngineTurn<Result> {
+  /** The run's result (`RunResult` of a client agent, the root's `TaskResult` of a tree). */
+  result: Result
+  /** The conversation after the turn: the client run's messages, or the tree root's. */
+  messages: Message[]
+}
+
+/** Options of {@link runEngineAgent}. */
+export interface EngineTurnOptions {
+  /** Earlier turns of the conversation (a client agent's later turn, `RunHost.send`). */
+  history?: Message[]
+  /** Every event of the run, besides the agent's own `onEvent` (the workers' event log). A throw is ignored. */
+  onEvent?: (ev: StreamEvent | RuntimeEvent) => void
 }
 
 /** An executor that remembers the first engine fault (see {@link engineExecutor}). */
@@ -65,7 +85,7 @@ export function engineExecutor(
   const executor: EngineExecutor = {
     id: base.id,
     step: (name, fn) => guard(() => base.step(name, fn)),
-    wait: (request) => guard(() => base.wait(request)),
+    wait: (request, context) => guard(() => base.wait(request, context)),
     fault: () => fault?.error,
   }
   const maxStepBytes = agent.options.maxStepBytes ?? base.maxStepBytes
@@ -73,40 +93,50 @@ export function engineExecutor(
 }
 
 /**
- * Runs `agent` on `prompt` under `executor`: `client.run`, or a runtime tree (`createRuntime`
- * passed in, so core never loads `@toolnexus/agents`). An engine fault seen on the way fails
- * the run, whatever the loop made of it.
+ * Runs `agent` on `prompt` under `executor`: `client.run` (after `opts.history`), or a runtime
+ * tree through `runTree` (passed in, so core never loads `@toolnexus/agents`). An engine fault
+ * seen on the way fails the run, whatever the loop made of it.
+ *
+ * @throws ConfigError for a later turn (`history`) or content parts given to a runtime tree.
  */
 export async function runEngineAgent<Result>(
   agent: EngineAgent<EngineAgentOptions<object, never>>,
-  prompt: string,
+  prompt: Prompt,
   executor: EngineExecutor,
-  createRuntime: () => Promise<(opts: object) => EngineTreeRuntime<Result>>,
-): Promise<Result | Awaited<ReturnType<Client["run"]>>> {
+  runTree: () => Promise<EngineTreeRunner<Result>>,
+  opts: EngineTurnOptions = {},
+): Promise<EngineTurn<Result | RunResult>> {
   const { client, toolkit, runtime } = agent.options
-  const onEvent = agent.options.onEvent as ((ev: unknown) => void) | undefined
-  const listener = onEvent
-    ? (ev: unknown) => {
-        try {
-          onEvent(ev)
-        } catch {
-          // Observers cannot change a run.
+  const listeners = [agent.options.onEvent as ((ev: unknown) => void) | undefined, opts.onEvent].filter(
+    (l): l is (ev: unknown) => void => l !== undefined,
+  )
+  const listener =
+    listeners.length === 0
+      ? undefined
+      : (ev: unknown) => {
+          for (const l of listeners) {
+            try {
+              l(ev)
+            } catch {
+              // Observers cannot change a run.
+            }
+          }
         }
-      }
-    : undefined
-  const checked = <T>(result: T): T => {
+  const checked = <T>(turn: T): T => {
     const fault = executor.fault()
     if (fault !== undefined) throw fault
-    return result
+    return turn
   }
-  if (client) return checked(await client.run(prompt, { toolkit, executor, onEvent: listener }))
-  const { root, ...options } = runtime as { root: string }
-  const rt = (await createRuntime())({ ...options, executor, onEvent: listener })
-  try {
-    const handle = rt.spawn(rt.root as never, root)
-    rt.wake(handle as never, prompt)
-    return checked(await rt.wait(handle as never))
-  } finally {
-    await rt.close(rt.root as never, { force: true })
+  if (client) {
+    const result = checked(
+      await client.run(prompt, { toolkit, executor, onEvent: listener, history: opts.history ?? [] }),
+    )
+    return { result, messages: result.messages }
   }
+  if (opts.history !== undefined)
+    throw new ConfigError(`agent ${agent.name} runs a runtime tree: it takes no further turns`)
+  if (typeof prompt !== "string")
+    throw new ConfigError(`agent ${agent.name} runs a runtime tree: its prompt must be text`)
+  const run = await runTree()
+  return checked(await run({ runtime: runtime as { root: string }, prompt, executor, onEvent: listener }))
 }

@@ -36,12 +36,24 @@ export function namespaceOf(namespace: string | undefined, pattern: RegExp, fall
   return ns
 }
 
-/** A run's workflow input. */
+/** A run's workflow input: one turn of a run (a conversation run's later turns are workflows of their own). */
 export interface EngineRunInput {
   /** The engine agent's name. */
   agent: string
-  /** The run's prompt. */
+  /** The turn's prompt. */
   prompt: string
+  /** The run's id; absent on the first turn, whose workflow id is the run id. */
+  runId?: string
+  /** The turn's number, from 1; absent means 1. */
+  turn?: number
+}
+
+/**
+ * The workflow id of turn `turn` of run `runId`: the run id for the first, `<run id>~<turn>`
+ * after it (`~` is outside the run id alphabet, so no run's id is another's turn).
+ */
+export function turnWorkflowId(runId: string, turn: number): string {
+  return turn <= 1 ? runId : `${runId}~${turn}`
 }
 
 /** What `deliverAnswer` resolves to once the decision is recorded. */
@@ -110,18 +122,12 @@ export function engineEntryOf(runId: string, request: Request, since: string): P
 }
 
 /**
- * The prompt an engine run takes, from `RunHost.start`'s arguments: a string, and no caller
- * `onEvent` (an engine's runs stream in its workers).
+ * The prompt an engine run takes, from `RunHost.start`'s or `send`'s arguments: a string (the
+ * workflow input is plain JSON and a tree's prompt is text).
  *
- * @throws HostUnsupportedError (naming `host`) for content parts or an `onEvent`.
+ * @throws HostUnsupportedError (naming `host`) for content parts.
  */
-export function enginePrompt(host: string, prompt: Prompt, opts: { onEvent?: unknown } | undefined): string {
-  if (opts?.onEvent !== undefined)
-    throw new HostUnsupportedError(
-      host,
-      "start({ onEvent })",
-      "a run's events are the workers' (the agent's `onEvent`)",
-    )
+export function enginePrompt(host: string, prompt: Prompt): string {
   if (typeof prompt !== "string")
     throw new HostUnsupportedError(
       host,

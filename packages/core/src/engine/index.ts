@@ -1,7 +1,16 @@
 // `@toolnexus/core/engine`: what every durable-execution engine package shares (agent
 // definitions, the run, the fault guard, the one-decision rule). No engine code.
 export { defineEngineAgent, engineExecutor, runEngineAgent } from "./engine-agent.js"
-export type { EngineAgent, EngineAgentOptions, EngineExecutor, EngineTreeRuntime } from "./engine-agent.js"
+export type {
+  EngineAgent,
+  EngineAgentOptions,
+  EngineExecutor,
+  EngineTreeRunner,
+  EngineTurn,
+  EngineTurnOptions,
+} from "./engine-agent.js"
+export { engineEventLog, tailEngineEvents } from "./engine-events.js"
+export type { EngineEventLog, EngineEventSource } from "./engine-events.js"
 export {
   EXPIRED,
   checkRunId,
@@ -10,5 +19,6 @@ export {
   engineEntryOf,
   enginePrompt,
   namespaceOf,
+  turnWorkflowId,
 } from "./engine-protocol.js"
 export type { EngineDecided, EngineRunInput, HeldRequest } from "./engine-protocol.js"

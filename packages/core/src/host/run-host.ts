@@ -9,9 +9,9 @@ import type { RuntimeEvent, TaskResult } from "./host-types.js"
 /** Options of `RunHost.start`, `send` and `deliverAnswer`. */
 export interface HostStartOptions<Event = StreamEvent | RuntimeEvent> {
   /**
-   * Every event of the run this call drives, in this process, besides the agent's own
-   * `onEvent`. A throw is ignored. An engine connection refuses it (`HostUnsupportedError`):
-   * its runs stream in the workers.
+   * Every event of the run this call drives, besides the agent's own `onEvent`, until it ends
+   * or parks. A throw is ignored. On an engine connection it is fed from the run's event log
+   * (the workers append to it), so it may trail the run by a poll.
    */
   onEvent?: (ev: Event) => void
   /**
@@ -72,7 +72,8 @@ export interface RunHost<Result = RunResult | TaskResult, Event = StreamEvent | 
    * (`started: false`), never a second one. Resolves once the run is started (a store host
    * has then begun it in this process; `result` waits for it).
    *
-   * @throws ConfigError for a bad `runId` (`^[A-Za-z0-9._:-]{1,200}$`) or an agent the host does
+   * @throws ConfigError for a bad `runId` (an engine's: `^[A-Za-z0-9._:-]{1,200}$`; a store
+   *   host's: 1–200 characters without white space, a conversation id such as `ada/chat-1`) or an agent the host does
    *   not serve (on an engine, the run fails instead: `result` rejects `EngineRunError`).
    */
   start(
@@ -103,17 +104,15 @@ export interface RunHost<Result = RunResult | TaskResult, Event = StreamEvent | 
    */
   result(runId: string, opts?: { timeoutMs?: number }): Promise<Result>
   /**
-   * The live events of run `runId` while it runs in this process (`fromStart`: those it emitted
-   * so far first); ends when the run ends or parks. Empty for a run not in flight here.
-   *
-   * @throws HostUnsupportedError on an engine connection.
+   * The live events of run `runId` while it runs (`fromStart`: those it emitted so far first);
+   * ends when the run ends or parks. Empty for a run not in flight (a store host: not in this
+   * process; an engine: its current turn ended or waits on a request).
    */
   events(runId: string, opts?: { fromStart?: boolean }): AsyncIterable<Event>
   /**
    * The run's stored conversation (a runtime agent's: its root handle's), or undefined for an
-   * unknown run.
-   *
-   * @throws HostUnsupportedError on an engine connection.
+   * unknown run. An engine stores it as each turn ends and as it parks: while a turn runs, it
+   * is the conversation the turn before left.
    */
   transcript(runId: string): Promise<Message[] | undefined>
   /** Open requests, one entry per request id, by `since` then request id. */

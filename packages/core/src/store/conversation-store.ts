@@ -49,12 +49,16 @@ export interface ConversationStore {
 /** The default in-process store: a map of conversation id to a copy of its messages. */
 export class MemoryStore implements ConversationStore {
   readonly #conversations = new Map<string, { messages: Message[]; pending?: Request }>()
+  /** The store this one was moved to (see `moveTo`): every call goes there. */
+  #moved: ConversationStore | undefined
 
   async get(id: string): Promise<Message[] | undefined> {
+    if (this.#moved) return this.#moved.get(id)
     return this.#conversations.get(id)?.messages.slice()
   }
 
   async save(id: string, messages: Message[], meta?: SaveMeta): Promise<void> {
+    if (this.#moved) return this.#moved.save(id, messages, meta)
     const previous = this.#conversations.get(id)
     const pending = meta?.pending === undefined ? previous?.pending : (meta.pending ?? undefined)
     this.#conversations.set(id, { messages: messages.slice(), pending })
@@ -62,6 +66,18 @@ export class MemoryStore implements ConversationStore {
 
   /** The request the conversation halted on, if any. */
   async getPending(id: string): Promise<Request | undefined> {
+    if (this.#moved) return this.#moved.getPending?.(id)
     return this.#conversations.get(id)?.pending
+  }
+
+  /**
+   * @internal Moves `store`, while it has saved nothing, onto `next`: from then on it reads
+   * and writes `next`, so whoever holds it sees what its client now keeps there. `false` when
+   * it holds conversations (they would be hidden) or was moved already.
+   */
+  static moveTo(store: MemoryStore, next: ConversationStore): boolean {
+    if (store.#moved !== undefined || store.#conversations.size > 0) return false
+    store.#moved = next
+    return true
   }
 }

@@ -28,13 +28,22 @@ function parksAgain(source: ToolSource): boolean {
 /**
  * @internal True when a declined call is still run with the declined answer instead of the
  * loop's own `declined: …` result: the tool holds remote work it must end itself (an agent
- * tool's sub-agent decides; an A2A tool cancels the remote task).
+ * tool's sub-agent decides; an A2A tool cancels the remote task; an MCP tool cancels a task,
+ * or polls it when the request it waits on expired).
  */
 export function hearsDecline(source: ToolSource): boolean {
-  return source === "agent" || source === "a2a"
+  return source === "agent" || source === "a2a" || source === "mcp"
 }
 
-/** @internal The result of a declined answer. */
+/**
+ * The loop's result for a declined answer: `declined: <prompt>`, with the reason in
+ * parentheses when the answer gives one. A tool that hears its declines (source `agent`,
+ * `a2a`, `mcp`) returns it for a request it has nothing to end.
+ *
+ * @example
+ * declined({ id: "r1", kind: "approval", prompt: "Delete x?" }, { id: "r1", ok: false, reason: "no" })
+ * // { output: "declined: Delete x? (no)", isError: true }
+ */
 export function declined(request: Request, answer: Answer): ToolResult {
   const reason = answer.reason ? ` (${answer.reason})` : ""
   return { output: `declined: ${request.prompt}${reason}`, isError: true }

@@ -1,17 +1,16 @@
 import { type LoopConfig, type Preset, type RunInput, type RunState, settleTurn } from "../client/loop.js"
 import { type CallEnv, type CallOutcome, executeCall } from "../client/tool-calls.js"
-import { AnswerMismatchError, UnknownRequestError } from "../errors.js"
+import { UnknownRequestError } from "../errors.js"
 import type { ModelToolCall } from "../providers/model-turn.js"
 import type { Answer, Request } from "../types.js"
 import { approvedArguments, asksFor, isGateRequest } from "../tools/approval-policy.js"
-import { assertAnswerFits } from "./answer-fits.js"
 import { declined, hearsDecline } from "./call-suspension.js"
 import { isRelayRequest, relayCallsOf } from "./relay.js"
 import { relayOutcomes } from "./relay-turn.js"
 
 /**
  * @internal Resumes the halted assistant turn at the end of `state.messages` with the
- * answer, so that every tool call of that turn ends with exactly one result: the halted call
+ * answer (already judged by the caller: it answers `pending`, in time), so that every tool call of that turn ends with exactly one result: the halted call
  * is retried with `ctx.answer` (or declined), relay calls take the host's results, recorded
  * results are kept (no tool runs twice), and outstanding calls run now — which may suspend
  * again. Placeholders are replaced. Returns the new request when the turn halts again.
@@ -22,11 +21,7 @@ export async function resumeHaltedTurn(
   state: RunState,
   pending: Request,
   answer: Answer,
-  expiryChecked = false,
 ): Promise<Request | undefined> {
-  if (expiryChecked) {
-    if (answer.id !== pending.id) throw new AnswerMismatchError(answer.id, pending.id)
-  } else assertAnswerFits(pending, answer)
   const { dialect } = config
   const last = dialect.lastAssistantTurn(state.messages)
   const end = last?.end ?? -1

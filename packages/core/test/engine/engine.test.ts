@@ -7,8 +7,11 @@ import {
   defineEngineAgent,
   engineEntryOf,
   engineExecutor,
+  engineEventLog,
   namespaceOf,
   runEngineAgent,
+  tailEngineEvents,
+  turnWorkflowId,
 } from "../../src/engine/index.js"
 import {
   AnswerConflictError,
@@ -18,7 +21,10 @@ import {
   UnknownRequestError,
 } from "../../src/errors.js"
 import type { StreamEvent } from "../../src/client/run-result.js"
-import type { Request } from "../../src/types.js"
+import type { DurableExecutor, Request } from "../../src/types.js"
+import { createToolkit } from "../../src/tools/toolkit.js"
+import { defineTool } from "../../src/tools/define-tool.js"
+import { pending } from "../../src/suspension/pending.js"
 import { useFakeServer } from "../helpers.js"
 import { MemoryExecutor } from "../memory-executor.js"
 
@@ -151,13 +157,152 @@ describe("the engine-fault guard", () => {
         throw new Error("observer broke")
       },
     })
-    const result = await runEngineAgent(
+    const extra: string[] = []
+    const { result, messages } = await runEngineAgent(
       calm,
       "hi",
       engineExecutor(calm, new MemoryExecutor({ id: "run-ok" }), () => true),
       async () => () => ({}) as never,
+      { onEvent: (ev) => extra.push(ev.type) },
     )
     expect(result).toMatchObject({ status: "done", text: "fine" })
     expect(events).toContain("done")
+    expect(extra).toEqual(events)
+    expect(JSON.stringify(messages)).toContain("fine")
+  })
+
+  it("a later turn continues the conversation it is given; a runtime tree takes none", async () => {
+    const { server } = ctx
+    const live = createClient({ baseUrl: `${server.url}/v1`, style: "openai", model: "m", apiKey: "k" })
+    const agent = defineEngineAgent({ name: "chat", client: live })
+    server.enqueue({ text: "first answer" }, { text: "second answer" })
+    const first = await runEngineAgent(
+      agent,
+      "first question",
+      engineExecutor(agent, new MemoryExecutor({ id: "conv" }), () => true),
+      async () => () => ({}) as never,
+    )
+    const second = await runEngineAgent(
+      agent,
+      "second question",
+      engineExecutor(agent, new MemoryExecutor({ id: turnWorkflowId("conv", 2) }), () => true),
+      async () => () => ({}) as never,
+      { history: first.messages },
+    )
+    expect(second.result).toMatchObject({ text: "second answer" })
+    const said = JSON.stringify(server.requests.at(-1)?.body.messages)
+    expect(said).toContain("first question")
+    expect(said).toContain("first answer")
+    expect(JSON.stringify(second.messages)).toContain("first question")
+    expect(turnWorkflowId("conv", 1)).toBe("conv")
+    expect(turnWorkflowId("conv", 3)).toBe("conv~3")
+    const tree = defineEngineAgent({ name: "tree", runtime: { root: "lead" } })
+    const treeExecutor = engineExecutor(tree, new MemoryExecutor({ id: "tree" }), () => true)
+    await expect(
+      runEngineAgent(tree, "more", treeExecutor, async () => () => ({}) as never, { history: [] }),
+    ).rejects.toBeInstanceOf(ConfigError)
+  })
+})
+
+describe("the executor's wait", () => {
+  it("is told the run's conversation at the suspension, its halted turn's tool call included", async () => {
+    const { server } = ctx
+    const live = createClient({ baseUrl: `${server.url}/v1`, style: "openai", model: "m", apiKey: "k" })
+    const ask = defineTool({
+      name: "ask",
+      description: "asks",
+      inputSchema: { type: "object", properties: {} },
+      run: (_args, toolCtx) => (toolCtx.answer?.ok ? "yes" : pending({ kind: "approval", prompt: "ok?" })),
+    })
+    server.enqueue({ toolCalls: [{ id: "c1", name: "ask", arguments: {} }] }, { text: "asked" })
+    const seen: (readonly unknown[] | undefined)[] = []
+    const base = new MemoryExecutor({ id: "wait-ctx", answer: (r) => ({ id: r.id, ok: true }) })
+    const executor: DurableExecutor = {
+      id: base.id,
+      step: (name, fn) => base.step(name, fn),
+      wait: (request, context) => {
+        seen.push(context?.messages)
+        return base.wait(request)
+      },
+    }
+    const result = await live.run("please ask", {
+      toolkit: await createToolkit({ extraTools: [ask] }),
+      executor,
+    })
+    expect(result.text).toBe("asked")
+    expect(seen).toHaveLength(1)
+    const said = JSON.stringify(seen[0])
+    expect(said).toContain("please ask")
+    expect(said).toContain('"c1"')
+    expect(said).not.toContain("asked")
+  })
+})
+
+describe("the engines' event log", () => {
+  it("writes in order with one write in flight, batching what piles up; a failed write is reported and dropped", async () => {
+    const writes: string[][] = []
+    const errors: unknown[] = []
+    let release: (() => void) | undefined
+    const log = engineEventLog(
+      async (batch) => {
+        writes.push(batch.map((ev) => (ev as { delta: string }).delta))
+        if (writes.length === 1) await new Promise<void>((resolve) => (release = resolve))
+        if (writes.length === 2) throw new Error("store down")
+      },
+      (error) => errors.push(error),
+    )
+    const text = (delta: string): StreamEvent => ({ type: "text", delta })
+    log.emit(text("a"))
+    log.emit(text("b"))
+    log.emit(text("c"))
+    // The first write holds: the rest wait for it, as one batch.
+    expect(writes).toEqual([["a"]])
+    release?.()
+    await log.flush()
+    log.emit(text("d"))
+    await log.flush()
+    expect(writes).toEqual([["a"], ["b", "c"], ["d"]])
+    expect(errors).toHaveLength(1)
+  })
+
+  it("a tail yields from the start or the end, and stops once the run is no longer in flight", async () => {
+    const text = (delta: string): StreamEvent => ({ type: "text", delta })
+    const events = [text("a"), text("b")]
+    let running = true
+    let endRead!: () => void
+    const endCalled = new Promise<void>((resolve) => {
+      endRead = resolve
+    })
+    const source = {
+      read: async (after: number) => ({ events: events.slice(after), next: events.length }),
+      end: async () => {
+        endRead()
+        return events.length
+      },
+      inFlight: async () => running,
+    }
+    // From the start, while the run runs: what it emitted so far first.
+    const all = tailEngineEvents(source, { fromStart: true, pollMs: 1 })
+    const early = [(await all.next()).value, (await all.next()).value]
+    expect(early.map((ev) => (ev as { delta: string }).delta)).toEqual(["a", "b"])
+    // `live` starts at the log's end now: it sees only what comes after.
+    const live = tailEngineEvents(source, { pollMs: 1 })
+    const firstLive = live.next()
+    await endCalled
+    events.push(text("c"))
+    running = false
+    const seen: string[] = []
+    for await (const ev of tailEngineEvents(source, { fromStart: true, pollMs: 1 }))
+      seen.push((ev as { delta: string }).delta)
+    expect(seen).toEqual([])
+    expect(((await firstLive).value as { delta: string }).delta).toBe("c")
+    expect((await live.next()).done).toBe(true)
+    const rest: string[] = []
+    for await (const ev of all) rest.push((ev as { delta: string }).delta)
+    expect(rest).toEqual(["c"])
+    // Not in flight: nothing.
+    const idle: unknown[] = []
+    for await (const ev of tailEngineEvents(source, { fromStart: true })) idle.push(ev)
+    expect(idle).toEqual([])
   })
 })

@@ -1,4 +1,4 @@
-import type { RuntimeEvent, RuntimeOptions, TaskResult } from "@toolnexus/agents"
+import type { EngineAgent, RuntimeEvent, TaskResult } from "@toolnexus/agents"
 import {
   AbortError,
   type Answer,
@@ -8,8 +8,8 @@ import {
   type GrantFilter,
   ConfigError,
   EngineRunError,
-  type HostAgent,
-  type HostAgentOptions,
+  type HostDelivered,
+  type HostStartOptions,
   HostUnsupportedError,
   type Logger,
   type PendingEntry,
@@ -20,24 +20,30 @@ import {
   assertAnswer,
   isToolnexusError,
 } from "@toolnexus/core"
-import { checkRunId, decisionOf } from "@toolnexus/core/engine"
-import type { DurableStore } from "../durable-store.js"
+import { decisionOf } from "@toolnexus/core/engine"
+import type { DurableStore, FailedEntry } from "../durable-store.js"
 import {
   type DeliverOptions,
   type DeliverResult,
   deliverAnswer,
+  retryFailed,
   sweepExpiredClaims,
   sweepExpiredRequests,
 } from "../resume/deliver-answer.js"
 import { type NotificationOutboxOptions, createNotificationOutbox } from "./delivery.js"
 import { listGrants, revokeGrant } from "./grants.js"
+import {
+  decisionWaitingError,
+  notFailedError,
+  nothingToRetryError,
+  settledRequestError,
+} from "../store-engine/claim-refusals.js"
+import { checkKey } from "../store-engine/option-checks.js"
 import { type HostedRunResult, startHostedRun } from "./hosted-run.js"
 import { type RunRecord, createRunRecord, readRunRecord, writeRunRecord } from "./run-record.js"
 
-/** An agent a store host serves: `hostAgent(…)` with the agents runtime's options (less the store's). */
-export type StoreHostAgent = HostAgent<
-  HostAgentOptions<Omit<RuntimeOptions, "store" | "namespace" | "executor">, StreamEvent | RuntimeEvent>
->
+/** An agent a store host serves: `hostAgent(…)` with the agents runtime's options (less the store's), as every host's. */
+export type StoreHostAgent = EngineAgent
 
 /** Options of {@link createStoreHost}. */
 export interface StoreHostOptions extends Omit<NotificationOutboxOptions, "logger"> {
@@ -54,10 +60,51 @@ export interface StoreHostOptions extends Omit<NotificationOutboxOptions, "logge
   sweepEveryMs?: number | false
   /** Failed runs (with their code) at `error`; refusals and sweeps at `info`. */
   logger?: Logger
+  /**
+   * Runs the store holds but no host recorded (a conversation of `client.ask`, a tree of
+   * `saveRuntime`, a round-3 door's run such as serveA2A's `a2a/<taskId>`): the name of the agent
+   * that takes run `runId` over, else undefined. Its record is written on first use (an answer or
+   * a cancel). Without it, an answer to such a run goes to this host's only agent of its kind
+   * (client or runtime), and is refused when there are several.
+   */
+  adopt?: (runId: string) => string | undefined
 }
 
-/** A {@link createStoreHost} host: a {@link RunHost} with grants, deliveries and a sweep to call. */
-export interface StoreHost extends RunHost<RunResult | TaskResult, StreamEvent | RuntimeEvent> {
+type HostResult = RunResult | TaskResult
+type HostEvent = StreamEvent | RuntimeEvent
+
+/** What {@link StoreHost.sweep} did. */
+export interface StoreHostSweep {
+  /** The runs (ids) whose recorded decisions were applied. */
+  completed: string[]
+  /** The requests whose delivery failed again; each keeps its decision for the next sweep. */
+  failed: {
+    /** The request whose delivery failed. */
+    requestId: string
+    /** What the delivery threw. */
+    error: unknown
+  }[]
+}
+
+/**
+ * The {@link RunHost} `createStoreHost` returns, plus what only a store keeps: requests whose
+ * resumes failed for good, and the recorded decisions still to apply (a worker died
+ * mid-resume, or a host that does not serve the run's agent recorded them).
+ */
+export interface StoreHost extends RunHost<HostResult, HostEvent> {
+  /** Requests whose resumes failed `maxAttempts` times, with their last error; only `retry` moves them on. */
+  listFailed(opts?: { limit?: number }): Promise<FailedEntry[]>
+  /**
+   * Applies the decision recorded on request `requestId` again, now: a request whose claim's
+   * lease ran out (its worker died, or the decision was handed off) or a `failed` one (its
+   * attempts start again). Served here, the run resumes in this process and this resolves when
+   * it has run to its end or its next request; a run of an agent this host does not serve is
+   * made due for the next sweep of a host that does.
+   *
+   * @throws UnknownRequestError when nothing waits on it; AnswerConflictError when it was applied
+   *   (with the decision), is being applied now (a live lease), or is open (nothing recorded yet).
+   */
+  retry(requestId: string, opts?: HostStartOptions<HostEvent>): Promise<HostDelivered>
   /** The approval grants in force, oldest first, matching every field of `filter`. */
   listGrants(filter?: GrantFilter): Promise<ApprovalGrant[]>
   /** Revokes grant `grantId` (later calls it covered ask again); false when none is in force. */
@@ -68,11 +115,8 @@ export interface StoreHost extends RunHost<RunResult | TaskResult, StreamEvent |
    * One sweep now (what `sweepEveryMs` runs): completes resumes whose worker died, declines
    * expired requests, raises due `expiring` warnings and sends due notifications.
    */
-  sweep(): Promise<void>
+  sweep(): Promise<StoreHostSweep>
 }
-
-type HostResult = RunResult | TaskResult
-type HostEvent = StreamEvent | RuntimeEvent
 
 /** A run executing in this process: its abort, its events so far, its listeners. */
 interface Execution {
@@ -82,6 +126,8 @@ interface Execution {
   listeners: Set<() => void>
   ended: boolean
   done: Promise<void>
+  /** Why a `start`'s execution failed: `result` rejects with it as the cause. */
+  startFailure?: unknown
 }
 
 /** Events kept per execution for `events({ fromStart })`; older ones are dropped first. */
@@ -138,8 +184,34 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       )
     return agent
   }
-  const recordOf = async (runId: string): Promise<RunRecord> => {
+  /** The one agent of this host that can take over `entry`'s holder (of its kind), if exactly one. */
+  const soleAgentFor = (entry: Pick<PendingEntry, "runtimeKey">): string | undefined => {
+    const runtime = entry.runtimeKey !== undefined
+    const fits = [...agents.values()].filter((a) => (runtime ? a.options.runtime : a.options.client))
+    return fits.length === 1 ? fits[0]?.name : undefined
+  }
+  /**
+   * The run's record. A run no host recorded (a conversation of `client.ask`, a tree of
+   * `saveRuntime`, a round-3 door's run) is adopted by the agent `adopt` names, or without
+   * `adopt`, by this host's only agent of the request's kind; its record is then written.
+   */
+  const recordFor = async (
+    runId: string,
+    entry?: Pick<PendingEntry, "runtimeKey">,
+  ): Promise<RunRecord | undefined> => {
     const record = await readRunRecord(store, runId)
+    if (record) return record
+    const agent = opts.adopt ? opts.adopt(runId) : entry && soleAgentFor(entry)
+    if (agent === undefined || !agents.has(agent)) return undefined
+    // Only a run the store holds (its conversation, or a parked tree's snapshot) is adopted.
+    if (!entry && (await store.get(runId)) === undefined && (await store.getSnapshot(runId)) === undefined)
+      return undefined
+    // One create wins across processes; the loser reads the winner's.
+    await createRunRecord(store, runId, { v: 1, agent, state: "pending" })
+    return readRunRecord(store, runId)
+  }
+  const recordOf = async (runId: string): Promise<RunRecord> => {
+    const record = await recordFor(runId)
     if (!record) throw new EngineRunError(runId, "is not known to this host's store (never started)")
     return record
   }
@@ -147,7 +219,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
   /** The options of a delivery to the run holding `entry`. */
   const route = async (entry: PendingEntry): Promise<DeliverOptions> => {
     const runId = entry.runtimeKey ?? entry.conversationId
-    const record = await readRunRecord(store, runId)
+    const record = await recordFor(runId, entry)
     if (!record)
       throw new ConfigError(
         `${HOST}: request ${entry.request.id} is held by ${runId}, which this host did not start`,
@@ -172,7 +244,10 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       : outcome.kind === "runtime" && outcome.result.isError
         ? "failed"
         : "done"
-    await writeRunRecord(store, runId, { ...record, state, result })
+    // A conversation's transcript is its own row: the record keeps the rest of the result, so a
+    // turn writes the record at the same size at turn 200 as at turn 1.
+    const kept = outcome.kind === "conversation" ? withoutMessages(outcome.result) : result
+    await writeRunRecord(store, runId, { ...record, state, result: kept })
     if (state === "failed")
       logger?.error(`run ${runId} failed`, {
         runId,
@@ -199,6 +274,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     record: RunRecord,
     work: (signal: AbortSignal, emit: (ev: HostEvent) => void) => Promise<HostedRunResult | undefined>,
     onEvent?: (ev: HostEvent) => void,
+    starting = false,
   ): Promise<HostedRunResult | undefined> {
     const before = executions.get(runId)
     const exec: Execution = {
@@ -231,7 +307,10 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     })()
     exec.done = run.then(
       () => undefined,
-      () => undefined,
+      (error: unknown) => {
+        // A start's caller got no error: `result` hands it on (a turn's caller got its own).
+        if (starting) exec.startFailure = error ?? new Error("the run failed")
+      },
     )
     executions.set(runId, exec)
     void exec.done.then(() => {
@@ -255,48 +334,66 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     })
   }
 
-  async function sweep(): Promise<void> {
-    await sweepResumes()
+  async function sweep(): Promise<StoreHostSweep> {
+    const report = await sweepResumes()
     await outbox.sweep()
+    return report
   }
-  async function sweepResumes(): Promise<void> {
+  async function sweepResumes(): Promise<StoreHostSweep> {
+    const report: StoreHostSweep = { completed: [], failed: [] }
     for (const sweeper of [sweepExpiredClaims, sweepExpiredRequests]) {
       const done = await sweeper(store, deliverOptions())
-      for (const delivered of done.completed) await afterDelivery(delivered)
-      for (const failure of done.failed)
+      for (const delivered of done.completed) {
+        await afterDelivery(delivered)
+        const runId = delivered.kind === "runtime" ? delivered.key : delivered.id
+        report.completed.push(runId)
+        logger?.info(`sweep: run ${runId} completed`, { runId })
+      }
+      for (const failure of done.failed) {
+        report.failed.push({ requestId: failure.requestId, error: failure.error })
         logger?.error(`sweep: request ${failure.requestId} failed again`, {
           requestId: failure.requestId,
           code: isToolnexusError(failure.error) ? failure.error.code : undefined,
         })
+      }
     }
+    return report
   }
   async function afterDelivery(delivered: DeliverResult): Promise<void> {
     const runId = delivered.kind === "runtime" ? delivered.key : delivered.id
-    const record = await readRunRecord(store, runId)
+    const record = await recordFor(runId)
     if (record) await settled(runId, record, delivered as HostedRunResult)
   }
   const every = opts.sweepEveryMs === undefined ? 60_000 : opts.sweepEveryMs
   if (every !== false && !(Number.isInteger(every) && every > 0))
     throw new ConfigError(`${HOST}: sweepEveryMs must be a positive integer or false, got ${every}`)
-  let sweeping: Promise<void> | undefined
+  // One sweep at a time in this process: a timer tick or a call during one joins it.
+  let sweeping: Promise<StoreHostSweep> | undefined
+  // A restarted host sends at once what a dead one left unsent (the sweeps retry the rest);
+  // a sweep asked for meanwhile runs after it.
+  let startup: Promise<void> | undefined
+  const sweepOnce = (): Promise<StoreHostSweep> => {
+    sweeping ??= (async () => {
+      await startup
+      return sweep()
+    })().finally(() => {
+      sweeping = undefined
+    })
+    return sweeping
+  }
   const timer =
     every === false
       ? undefined
       : setInterval(() => {
-          sweeping ??= sweep()
-            .catch((error) => logger?.error(`sweep failed: ${(error as Error)?.message}`, {}))
-            .finally(() => {
-              sweeping = undefined
-            })
+          sweepOnce().catch((error) => logger?.error(`sweep failed: ${(error as Error)?.message}`, {}))
         }, every)
   timer?.unref?.()
-  // A restarted host sends at once what a dead one left unsent (the sweeps retry the rest).
   if (timer && (opts.notify || opts.warnBeforeMs !== undefined)) {
-    sweeping = outbox
+    startup = outbox
       .sweep()
       .catch((error) => logger?.error(`sweep failed: ${(error as Error)?.message}`, {}))
       .finally(() => {
-        sweeping = undefined
+        startup = undefined
       })
   }
 
@@ -321,6 +418,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
           },
         }),
       onEvent,
+      true,
     )
     run.catch(async (error) => {
       // A stopped run's record is `cancel`'s (or stays running for the next host after `close`).
@@ -338,11 +436,54 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
   const checkOpen = () => {
     if (closed) throw new ConfigError(`${HOST}: the host is closed`)
   }
+  /** Logs a refusal at `info` (no stack) and returns it for the caller to throw. */
+  function logRefusal(requestId: string, error: unknown): unknown {
+    if (isToolnexusError(error) && REFUSALS.has(error.code))
+      logger?.info(`answer to ${requestId} refused: ${(error as Error).message}`, {
+        requestId,
+        code: error.code,
+      })
+    return error
+  }
+  /** Runs `work`; a refusal it throws is logged (see `logRefusal`) and thrown on. */
+  async function refused<T>(requestId: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work()
+    } catch (error) {
+      throw logRefusal(requestId, error)
+    }
+  }
+
+  /** `retry` of a failed request: reopened with its decision and delivered like an answer. */
+  async function retryFailedRequest(
+    failed: FailedEntry,
+    retryOpts: HostStartOptions<HostEvent>,
+  ): Promise<HostDelivered> {
+    const id = failed.request.id
+    const runId = failed.runtimeKey ?? failed.conversationId
+    const record = await recordFor(runId, failed)
+    if (!record || !agents.has(record.agent)) {
+      const answer = await store.reopenFailed(id)
+      if (!answer) throw logRefusal(id, await notFailedError(store, id))
+      const claim = await store.claimAnswer(failed.conversationId, answer, claimOptionsOf(failed, leaseMs))
+      await store.releaseClaim(failed.conversationId, claim.token)
+      return { runId, request: failed.request, decision: decisionOf(answer) }
+    }
+    await execute(
+      runId,
+      record,
+      async (signal, emit) =>
+        (await retryFailed(store, id, deliverOptions({ signal, onEvent: emit }))) as HostedRunResult,
+      retryOpts.onEvent,
+    )
+    const decision = (await store.getDecision(id)) ?? { ok: false, reason: "unknown" }
+    return { runId, request: failed.request, decision }
+  }
 
   return {
     async start(agentName, runId, input, startOpts = {}) {
       checkOpen()
-      checkRunId(runId)
+      checkStoreRunId(runId)
       const agent = agents.get(agentName)
       if (!agent) throw new ConfigError(`${HOST}: no agent named ${JSON.stringify(agentName)}`)
       if (agent.options.runtime && typeof input !== "string")
@@ -366,7 +507,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     },
     async send(runId, input, sendOpts = {}) {
       checkOpen()
-      checkRunId(runId)
+      checkStoreRunId(runId)
       const record = await recordOf(runId)
       const agent = agentOf(record, runId)
       if (!agent.options.client)
@@ -377,7 +518,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     },
 
     async result(runId, resultOpts = {}) {
-      checkRunId(runId)
+      checkStoreRunId(runId)
       const deadline = resultOpts.timeoutMs === undefined ? undefined : Date.now() + resultOpts.timeoutMs
       const timedOut = () => new AbortError(`no result of run ${runId} within ${resultOpts.timeoutMs} ms`)
       for (;;) {
@@ -385,16 +526,31 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         if (exec) {
           if (deadline === undefined) await exec.done
           else if (!(await within(exec.done, deadline - Date.now()))) throw timedOut()
+          if (exec.startFailure !== undefined && !exec.controller.signal.aborted)
+            throw new EngineRunError(runId, `failed: ${(exec.startFailure as Error)?.message}`, {
+              cause: exec.startFailure,
+            })
           continue
         }
         const record = await recordOf(runId)
         if (record.state === "failed" && record.result === undefined)
-          throw new EngineRunError(runId, `failed: ${record.error?.message ?? "unknown error"}`)
+          // The cause carries the failure's code (`cause.code`), for doors that show only that.
+          throw new EngineRunError(runId, `failed: ${record.error?.message ?? "unknown error"}`, {
+            cause: record.error,
+          })
         if (record.state === "cancelled")
           throw new EngineRunError(runId, `was cancelled: ${record.error?.message ?? "cancelled"}`)
-        if (record.state !== "running") return record.result as HostResult
+        if (record.state !== "running") {
+          const kept = record.result as HostResult
+          // A conversation's result is kept without its transcript (see `settled`).
+          if (kept && !("messages" in kept) && agents.get(record.agent)?.options.client)
+            return { ...kept, messages: (await store.get(runId)) ?? [] } as HostResult
+          return kept
+        }
         // Running in another process (or its worker died before saving): look again shortly.
         if (deadline !== undefined && Date.now() >= deadline) throw timedOut()
+        // A closed host's own runs were stopped: their record stays `running`, nobody settles it.
+        if (closed) throw new AbortError(`the host was closed before run ${runId} ended`)
         await within(
           new Promise(() => undefined),
           Math.min(100, deadline === undefined ? 100 : deadline - Date.now()),
@@ -436,7 +592,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     },
 
     async transcript(runId) {
-      checkRunId(runId)
+      checkStoreRunId(runId)
       const record = await readRunRecord(store, runId)
       if (!record) return undefined
       if (agentOf(record, runId).options.client) return store.get(runId)
@@ -446,15 +602,6 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     listGrants: (filter) => listGrants(store, filter),
     revokeGrant: (grantId) => revokeGrant(store, grantId),
     getDelivery: (requestId) => outbox.getDelivery(requestId),
-    async sweep() {
-      // After the one under way (a timer's or the start's), a whole sweep of its own.
-      while (sweeping) await sweeping
-      const own = sweep().finally(() => {
-        sweeping = undefined
-      })
-      sweeping = own.catch(() => undefined)
-      return own
-    },
 
     listPending: (listOpts) => store.listPending(listOpts),
     findRequest: (requestId) => store.findRequest(requestId),
@@ -465,25 +612,27 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       assertAnswer(answer)
       const entry = await store.findRequest(answer.id)
       // Nothing waits on it: deliverAnswer throws the refusal (unknown, or the first decision).
-      if (!entry) {
-        try {
-          await deliverAnswer(store, answer, {})
-        } catch (error) {
-          const code = isToolnexusError(error) ? error.code : undefined
-          logger?.info(`answer to ${answer.id} refused: ${(error as Error)?.message}`, {
-            requestId: answer.id,
-            code,
-          })
-          throw error
-        }
-      }
+      if (!entry) await refused(answer.id, () => deliverAnswer(store, answer, {}))
       const held = entry as PendingEntry
       const runId = held.runtimeKey ?? held.conversationId
-      const record = await readRunRecord(store, runId)
-      if (!record)
-        throw new ConfigError(
-          `${HOST}: request ${answer.id} is held by ${runId}, which this host did not start`,
-        )
+      const record = await recordFor(runId, held)
+      if (!record || !agents.has(record.agent)) {
+        // Not runnable here (an operator's host, a run started outside any host): the decision is
+        // recorded for a host that serves the run, whose sweep applies it.
+        const decision = await refused(answer.id, () => handOff(store, held, answer, leaseMs))
+        logger?.info(`answer to ${answer.id} recorded; a host serving run ${runId} applies it`, {
+          requestId: answer.id,
+          runId,
+        })
+        return { runId, request: held.request, decision }
+      }
+      if (held.state === "claimed") {
+        // A decision waits to be applied (its worker died, or it was handed off): the same answer
+        // completes it, another one conflicts with it rather than being swapped for it silently.
+        const due = await expiredClaimOf(store, answer.id)
+        if (due && !sameAnswer(due.answer, answer))
+          throw logRefusal(answer.id, decisionWaitingError(answer.id, decisionOf(due.answer)))
+      }
       await execute(
         runId,
         record,
@@ -495,8 +644,35 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       return { runId, request: held.request, decision }
     },
 
+    async retry(requestId, retryOpts = {}) {
+      checkOpen()
+      checkKey(requestId, `${HOST}: the request id`)
+      const open = await store.findRequest(requestId)
+      if (open) {
+        const due = open.state === "claimed" ? await expiredClaimOf(store, requestId) : undefined
+        if (!due) throw logRefusal(requestId, nothingToRetryError(requestId, open.state))
+        const runId = open.runtimeKey ?? open.conversationId
+        const record = await recordFor(runId, open)
+        // Not runnable here: the decision is already due for the sweep of a host that serves the run.
+        if (!record || !agents.has(record.agent))
+          return { runId, request: open.request, decision: decisionOf(due.answer) }
+        return this.deliverAnswer(due.answer, retryOpts)
+      }
+      const failed = (await store.listFailed()).find((entry) => entry.request.id === requestId)
+      if (failed) return retryFailedRequest(failed, retryOpts)
+      // Unknown, or decided: the store says which, with the decision.
+      throw logRefusal(requestId, await settledRequestError(store, requestId, "nothing waits on it"))
+    },
+
+    listFailed: (listOpts) => store.listFailed(listOpts),
+
+    sweep() {
+      checkOpen()
+      return sweepOnce()
+    },
+
     async cancel(runId, reason = "cancelled") {
-      checkRunId(runId)
+      checkStoreRunId(runId)
       const record = await recordOf(runId)
       const exec = executions.get(runId)
       if (exec) {
@@ -520,6 +696,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       if (timer) clearInterval(timer)
       for (const exec of executions.values()) exec.controller.abort(new AbortError("the host was closed"))
       await Promise.all([...executions.values()].map((exec) => exec.done))
+      await startup
       await sweeping
     },
   }
@@ -553,6 +730,77 @@ async function withdraw(
     await store.save(held.conversationId, (await store.get(held.conversationId)) ?? [], { pending: null })
   }
   if (entry.runtimeKey !== undefined) await store.deleteSnapshot(entry.runtimeKey)
+}
+
+/** What a store host's run id may be: 1–200 characters, none of them white space or control. */
+const STORE_RUN_ID = /^[^\s\p{Cc}]{1,200}$/u
+
+/**
+ * A store host's run id is a conversation id of its store, so a chat scoped to its user
+ * (`ada/chat-1`, `ada@example.com/chat-1`) is a run as it is; engines name workflows with it
+ * and are stricter (`^[A-Za-z0-9._:-]{1,200}$`).
+ *
+ * @throws ConfigError for anything else.
+ */
+function checkStoreRunId(runId: string): void {
+  if (typeof runId !== "string" || !STORE_RUN_ID.test(runId))
+    throw new ConfigError(
+      `${HOST}: run id must match ${STORE_RUN_ID}, got ${JSON.stringify(runId)?.slice(0, 60)}`,
+    )
+}
+
+/** A conversation run's result less its transcript (the conversation's row keeps it). */
+function withoutMessages(result: RunResult): Omit<RunResult, "messages"> {
+  const { messages: _messages, ...rest } = result
+  return rest
+}
+
+/** The claim options of a delivery to `entry`'s holder. */
+function claimOptionsOf(
+  entry: Pick<PendingEntry, "runtimeKey">,
+  leaseMs: number | undefined,
+): { runtimeKey?: string; leaseMs?: number } {
+  return {
+    ...(entry.runtimeKey !== undefined ? { runtimeKey: entry.runtimeKey } : {}),
+    ...(leaseMs !== undefined ? { leaseMs } : {}),
+  }
+}
+
+/** The expired claim (the recorded decision waiting for a sweep) on request `requestId`, if any. */
+async function expiredClaimOf(store: DurableStore, requestId: string) {
+  return (await store.listExpiredClaims()).find((claim) => claim.request.id === requestId)
+}
+
+/** Whether two answers make the same decision (ok, reason and data). */
+function sameAnswer(a: Answer, b: Answer): boolean {
+  return (
+    a.ok === b.ok &&
+    a.reason === b.reason &&
+    JSON.stringify(a.data ?? null) === JSON.stringify(b.data ?? null)
+  )
+}
+
+/**
+ * Records `answer` on `entry`'s request without running anything here: a claim given up at once,
+ * so it keeps the answer and is due for the next sweep (or `retry`) of a host serving the run.
+ * Once a decision is recorded a second one conflicts, naming the first.
+ */
+async function handOff(
+  store: DurableStore,
+  entry: PendingEntry,
+  answer: Answer,
+  leaseMs: number | undefined,
+): Promise<AnswerDecision> {
+  const id = answer.id
+  if (entry.state === "claimed") {
+    const due = await expiredClaimOf(store, id)
+    // A live claim: the store refuses below, with the decision being applied.
+    if (due) throw decisionWaitingError(id, decisionOf(due.answer))
+  }
+  const claim = await store.claimAnswer(entry.conversationId, answer, claimOptionsOf(entry, leaseMs))
+  await store.releaseClaim(entry.conversationId, claim.token)
+  if (claim.takeover) throw decisionWaitingError(id, decisionOf(claim.answer))
+  return decisionOf(claim.answer)
 }
 
 /** True when `promise` settled within `ms`. */

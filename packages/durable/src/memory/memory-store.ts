@@ -4,6 +4,9 @@ import { type ConversationRow, nextConversationRow } from "../store-engine/conve
 import { byteLength, rewritePlan } from "../store-engine/message-codec.js"
 import type { HolderRow, RequestRow } from "../store-engine/request-index.js"
 import {
+  type CommitOutcome,
+  type SnapshotInput,
+  type WrittenSave,
   type ClaimFailure,
   type ClaimInput,
   type ClaimOutcome,
@@ -73,10 +76,8 @@ export class MemoryStore extends DurableStoreBase {
     const data = this.#data
     const previous = data.conversations.get(id)
     if (claim !== undefined) {
-      const held = previous?.claimRequestId == null ? undefined : data.requests.get(previous.claimRequestId)
-      if (previous?.claimToken !== claim || held?.claimToken !== claim) {
-        return { lostClaim: previous?.claimRequestId ?? previous?.pendingId ?? null }
-      }
+      const lost = this.#lostClaim(id, claim)
+      if (lost !== undefined) return { lostClaim: lost }
     }
     const now = Date.now()
     // A checkpoint is fenced by the claim but leaves it held: only the final save consumes it.
@@ -134,6 +135,34 @@ export class MemoryStore extends DurableStoreBase {
         messageRowsRead: read,
       },
     }
+  }
+
+  /** The request a save fenced by `claim` would report lost; `undefined` while the claim is held. */
+  #lostClaim(id: string, claim: string): string | null | undefined {
+    const previous = this.#data.conversations.get(id)
+    const held =
+      previous?.claimRequestId == null ? undefined : this.#data.requests.get(previous.claimRequestId)
+    if (previous?.claimToken === claim && held?.claimToken === claim) return undefined
+    return previous?.claimRequestId ?? previous?.pendingId ?? null
+  }
+
+  /**
+   * Every save and the snapshot, after checking every claim first: each primitive runs to its
+   * end without awaiting, so started one after the other nothing interleaves with them.
+   */
+  protected async writeCommit(
+    saves: SaveInput[],
+    snapshot: SnapshotInput | undefined,
+  ): Promise<CommitOutcome> {
+    for (const input of saves) {
+      const lost = input.claim === undefined ? undefined : this.#lostClaim(input.id, input.claim)
+      if (lost !== undefined) return { lostClaim: { id: input.id, requestId: lost } }
+    }
+    const written = saves.map((input) => this.writeTranscript(input))
+    const stored = snapshot && this.writeSnapshot(snapshot.key, snapshot.body, snapshot.holds)
+    const outcomes = await Promise.all(written)
+    await stored
+    return outcomes as WrittenSave[]
   }
 
   protected async readPendingJson(id: string): Promise<string | null | undefined> {

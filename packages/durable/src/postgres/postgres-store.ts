@@ -11,6 +11,9 @@ import { checkExactlyOne, checkKey, describe } from "../store-engine/option-chec
 import type { HolderRow, RequestRow } from "../store-engine/request-index.js"
 import { checkSchemaVersion } from "../store-engine/schema-version.js"
 import {
+  type CommitOutcome,
+  type SnapshotInput,
+  type WrittenSave,
   type ClaimFailure,
   type ClaimInput,
   type ClaimOutcome,
@@ -207,12 +210,12 @@ export class PostgresStore extends DurableStoreBase {
    * and nothing was written. A fenced save locks the claimed request's row first (the order
    * claims take) and consumes the claim in the same statement, unless it is a checkpoint.
    */
-  async #saveFast(input: SaveInput): Promise<SaveOutcome | undefined> {
+  async #saveFast(input: SaveInput, db: Queryable = this.#pool): Promise<SaveOutcome | undefined> {
     const { id, reusable, pending, transcript } = input
     if (reusable === undefined) return undefined
     const bodies = input.encode(reusable.length)
     const { rows } = await run<{ revision: number; pending_id: string | null }>(
-      this.#pool,
+      db,
       this.#sql.appendMessages,
       [
         id,
@@ -478,17 +481,50 @@ export class PostgresStore extends DurableStoreBase {
       await run(this.#pool, this.#sql.putSnapshot, [key, body])
       return
     }
-    await this.#transaction(async (client) => {
-      await run(client, this.#sql.putSnapshot, [key, body])
-      await run(client, this.#sql.dropHolds, [key])
-      if (holds.length === 0) return
-      await run(client, this.#sql.holds, [
-        key,
-        holds.map((h) => h.requestId),
-        holds.map((h) => h.conversationId),
-        holds.map((h) => (h.path ? JSON.stringify(h.path) : null)),
-      ])
-    })
+    await this.#transaction((client) => this.#snapshotLocked(client, key, body, holds))
+  }
+
+  /** The statements of a snapshot write with its holds, inside a transaction. */
+  async #snapshotLocked(client: Queryable, key: string, body: string, holds: RuntimeHold[] | undefined) {
+    await run(client, this.#sql.putSnapshot, [key, body])
+    if (holds === undefined) return
+    await run(client, this.#sql.dropHolds, [key])
+    if (holds.length === 0) return
+    await run(client, this.#sql.holds, [
+      key,
+      holds.map((h) => h.requestId),
+      holds.map((h) => h.conversationId),
+      holds.map((h) => (h.path ? JSON.stringify(h.path) : null)),
+    ])
+  }
+
+  /**
+   * Every save and the snapshot in one transaction, each save in one statement when it can
+   * be. Fenced saves go first: they lock the claimed request's row before any conversation's,
+   * the order claims take, so a racing claim never deadlocks with the commit. A save whose
+   * claim is gone rolls everything back and reports `lostClaim`.
+   */
+  protected async writeCommit(
+    saves: SaveInput[],
+    snapshot: SnapshotInput | undefined,
+  ): Promise<CommitOutcome> {
+    const order = saves.map((_, i) => i).sort((a, b) => fenced(saves[b]) - fenced(saves[a]))
+    try {
+      return await this.#transaction(async (client) => {
+        const outcomes: WrittenSave[] = new Array(saves.length)
+        for (const i of order) {
+          const input = saves[i] as SaveInput
+          const outcome = (await this.#saveFast(input, client)) ?? (await this.#saveLocked(client, input))
+          if ("lostClaim" in outcome) throw new LostClaim(input.id, outcome.lostClaim)
+          outcomes[i] = outcome
+        }
+        if (snapshot) await this.#snapshotLocked(client, snapshot.key, snapshot.body, snapshot.holds)
+        return outcomes
+      })
+    } catch (error) {
+      if (error instanceof LostClaim) return { lostClaim: { id: error.id, requestId: error.requestId } }
+      throw error
+    }
   }
 
   /** Inserts the snapshot unless `key` has one; true when it did. */
@@ -823,5 +859,20 @@ function fromPg(row: PgConversationRow): ConversationRow {
     claimRequestId: row.claim_request_id,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+  }
+}
+
+/** 1 for a save fenced by a claim, else 0. */
+function fenced(input: SaveInput | undefined): number {
+  return input?.claim === undefined ? 0 : 1
+}
+
+/** Thrown inside a commit's transaction to roll it back when a save's claim is gone. */
+class LostClaim extends Error {
+  constructor(
+    readonly id: string,
+    readonly requestId: string | null,
+  ) {
+    super(`the claim of conversation ${id} is no longer held`)
   }
 }

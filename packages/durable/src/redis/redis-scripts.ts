@@ -381,3 +381,67 @@ for _, rid in ipairs(redis.call("SMEMBERS", KEYS[1])) do
 end
 return out
 `
+
+/** A script's body as a Lua function of its KEYS (`K`) and ARGV (`A`), to call from another script. */
+function asFunction(name: string, source: string): string {
+  const body = source
+    .replaceAll("KEYS[", "K[")
+    .replaceAll("ARGV[", "A[")
+    .replaceAll("#ARGV", "#A")
+    .replaceAll("unpack(ARGV,", "unpack(A,")
+  if (/\b(KEYS|ARGV)\b/.test(body))
+    throw new Error(`script ${name} reads KEYS or ARGV in a way asFunction does not rewrite`)
+  return `local function ${name}(K, A)\n${body}\nend\n`
+}
+
+/**
+ * @internal Writes a resumed cascade's saves and its runtime snapshot in one script, all or
+ * nothing: every save's claim and revision are checked before anything is written. KEYS: per
+ * save the four keys of SAVE_SCRIPT, then the two of SNAPSHOT_SCRIPT. ARGV: the number of
+ * saves, "1" when a snapshot follows, then per save its argument count and SAVE_SCRIPT's
+ * arguments, then SNAPSHOT_SCRIPT's arguments. Returns {"OK", reply per save…} with each
+ * save's {"OK", …} reply flattened as six fields, {"STALE", save index (1-based)} or
+ * {"LOST_CLAIM", save index, request id}; nothing is written unless "OK".
+ */
+export const COMMIT_SCRIPT = `${PRELUDE}
+${asFunction("save", SAVE_SCRIPT.slice(PRELUDE.length))}
+${asFunction("snapshot", SNAPSHOT_SCRIPT)}
+local function check(K, A)
+  local conv, token = K[1], A[5]
+  if token ~= "" then
+    local claimed = redis.call("HGET", conv, "claimRequest")
+    local held = claimed and redis.call("HGET", A[10] .. "req:" .. claimed, "claimToken")
+    if redis.call("HGET", conv, "claimToken") ~= token or held ~= token then
+      return {"LOST_CLAIM", claimed or redis.call("HGET", conv, "pendingId") or ""}
+    end
+  end
+  if tonumber(redis.call("HGET", conv, "rev") or "0") ~= tonumber(A[2]) then return {"STALE"} end
+  if tonumber(A[3]) >= 0 and redis.call("LLEN", K[2]) ~= tonumber(A[13]) then return {"STALE"} end
+  return nil
+end
+local n, calls, at = tonumber(ARGV[1]), {}, 3
+for i = 1, n do
+  local argc = tonumber(ARGV[at])
+  local keys = {KEYS[4 * i - 3], KEYS[4 * i - 2], KEYS[4 * i - 1], KEYS[4 * i]}
+  local args = {}
+  for j = 1, argc do args[j] = ARGV[at + j] end
+  local failed = check(keys, args)
+  if failed then
+    if failed[1] == "STALE" then return {"STALE", i} end
+    return {"LOST_CLAIM", i, failed[2]}
+  end
+  calls[i] = {keys, args}
+  at = at + 1 + argc
+end
+local out = {"OK"}
+for i = 1, n do
+  local reply = save(calls[i][1], calls[i][2])
+  for j = 1, 6 do out[#out + 1] = reply[j] end
+end
+if ARGV[2] == "1" then
+  local args = {}
+  for j = at, #ARGV do args[#args + 1] = ARGV[j] end
+  snapshot({KEYS[4 * n + 1], KEYS[4 * n + 2]}, args)
+end
+return out
+`

@@ -10,6 +10,9 @@ import { checkExactlyOne, checkKey } from "../store-engine/option-checks.js"
 import type { HolderRow, RequestRow } from "../store-engine/request-index.js"
 import { checkSchemaVersion } from "../store-engine/schema-version.js"
 import {
+  type CommitOutcome,
+  type SnapshotInput,
+  type WrittenSave,
   type ClaimFailure,
   type ClaimInput,
   type ClaimOutcome,
@@ -25,6 +28,7 @@ import { REDIS_MIGRATIONS } from "./migrations.js"
 import {
   CLAIM_SCRIPT,
   CLAIM_WRITE_SCRIPT,
+  COMMIT_SCRIPT,
   DELETE_SCRIPT,
   FAILED_SCRIPT,
   GET_SCRIPT,
@@ -58,6 +62,7 @@ const STORE = "RedisStore"
 
 const scripts = {
   save: new LuaScript(SAVE_SCRIPT),
+  commit: new LuaScript(COMMIT_SCRIPT),
   get: new LuaScript(GET_SCRIPT),
   claim: new LuaScript(CLAIM_SCRIPT),
   claimWrite: new LuaScript(CLAIM_WRITE_SCRIPT),
@@ -87,6 +92,34 @@ type SaveReply = ["OK", number, number, number, number, string] | ["STALE"] | ["
 
 /** How often a save re-reads a conversation that other writers keep changing. */
 const MAX_SAVE_ATTEMPTS = 20
+
+/** One try of a save: the script's arguments, and the bodies sent from `base` on. */
+interface SaveAttempt {
+  args: (string | number)[]
+  base: number
+  bodies: string[]
+}
+
+/** A written save's outcome from the script's {"OK", revision, kept, read, deleted, pending id} reply. */
+function savedOutcome(reply: SaveReply, attempt: SaveAttempt): WrittenSave {
+  if (reply[0] !== "OK") throw new Error(`unexpected reply ${JSON.stringify(reply)}`)
+  const [, revision, kept, read, deleted, pendingId] = reply
+  const written = attempt.bodies.slice(kept - attempt.base)
+  return {
+    revision,
+    pendingId: pendingId || null,
+    stats: {
+      messageRowsWritten: written.length,
+      messageBytesWritten: byteLength(written),
+      messageRowsDeleted: deleted,
+      messageRowsRead: read,
+    },
+  }
+}
+
+function keptChanging(id: string): StoreError {
+  return new StoreError(`${STORE} could not save conversation ${JSON.stringify(id)}: it kept changing`)
+}
 
 /** The fields of one holder row in the holders script's flat reply. */
 const HOLDER_FIELDS = 9
@@ -193,64 +226,115 @@ export class RedisStore extends DurableStoreBase {
    * `StoreError`). A fenced save whose claim is gone reports `lostClaim`.
    */
   protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
-    const { id, transcript, pending, reusable } = input
-    const keys = [this.#key("conv:", id), this.#key("msgs:", id), this.#key("pending"), this.#key("claims")]
-    const run = (expected: string, base: number, stored: number, since: string, bodies: string[]) =>
-      scripts.save.run(this.#client, keys, [
-        id,
-        expected,
-        base,
-        transcript.length,
-        input.claim ?? "",
-        pending.mode,
-        pending.json ?? "",
-        pending.id ?? "",
-        pending.kind ?? "",
-        this.#serverPrefix,
-        since,
-        input.checkpoint ? "1" : "0",
-        stored,
-        ...bodies,
-      ]) as Promise<SaveReply>
-    let base = 0
-    let bodies: string[] | undefined
-    let reply: SaveReply | undefined
-    // The script's fast path keeps the first `length` rows stored at the remembered revision
-    // and replaces the rest (a resumed run's repaired placeholder) without reading them.
-    if (reusable !== undefined) {
-      base = reusable.length
-      bodies = input.encode(base)
-      reply = await run(String(reusable.revision), base, reusable.stored, pending.since ?? "", bodies)
-    }
+    const keys = this.#saveKeys(input.id)
+    const attempt = this.#firstAttempt(input)
+    let reply = attempt && ((await scripts.save.run(this.#client, keys, attempt.args)) as SaveReply)
     // Someone else wrote since we last looked (or we never did): read the row's revision and
     // pending request, decide `pending_since` from them, and let the script compare bodies at
     // that revision. A write in between makes it STALE, and we look again.
-    let all: string[] | undefined
-    for (let attempt = 0; reply === undefined || reply[0] === "STALE"; attempt++) {
-      if (attempt === MAX_SAVE_ATTEMPTS) {
-        throw new StoreError(`${STORE} could not save conversation ${JSON.stringify(id)}: it kept changing`)
-      }
-      const [revision, pendingId] = await this.#client.hmget(keys[0] as string, "rev", "pendingId")
-      const since = pending.mode === "set" ? sinceOnSet(pendingId ?? null, pending.id) : ""
-      base = 0
-      all ??= input.encode()
-      bodies = all
-      reply = await run(revision ?? "0", -1, 0, since, bodies)
+    let current = attempt
+    for (let tries = 0; reply === undefined || reply[0] === "STALE"; tries++) {
+      if (tries === MAX_SAVE_ATTEMPTS) throw keptChanging(input.id)
+      current = await this.#rereadAttempt(input)
+      reply = (await scripts.save.run(this.#client, keys, current.args)) as SaveReply
     }
     if (reply[0] === "LOST_CLAIM") return { lostClaim: reply[1] || null }
-    if (reply[0] !== "OK") throw new Error(`unexpected reply ${JSON.stringify(reply)}`)
-    const [, revision, kept, read, deleted, pendingId] = reply
-    const written = (bodies ?? []).slice(kept - base)
-    return {
-      revision,
-      pendingId: pendingId || null,
-      stats: {
-        messageRowsWritten: written.length,
-        messageBytesWritten: byteLength(written),
-        messageRowsDeleted: deleted,
-        messageRowsRead: read,
-      },
+    return savedOutcome(reply, current as SaveAttempt)
+  }
+
+  /**
+   * Every save and the snapshot in one script, which checks every claim and revision before
+   * writing anything; a save found stale is re-read and the whole commit sent again.
+   */
+  protected async writeCommit(
+    saves: SaveInput[],
+    snapshot: SnapshotInput | undefined,
+  ): Promise<CommitOutcome> {
+    const attempts = await Promise.all(
+      saves.map(async (input) => this.#firstAttempt(input) ?? (await this.#rereadAttempt(input))),
+    )
+    const keys = saves.flatMap((input) => this.#saveKeys(input.id))
+    if (snapshot) keys.push(this.#key("snap:", snapshot.key), this.#key("runtime:", snapshot.key))
+    const tail = snapshot ? this.#snapshotArgs(snapshot.key, snapshot.body, snapshot.holds) : []
+    for (let tries = 0; ; tries++) {
+      const args = [
+        saves.length,
+        snapshot ? "1" : "0",
+        ...attempts.flatMap((a) => [a.args.length, ...a.args]),
+        ...tail,
+      ]
+      const reply = (await scripts.commit.run(this.#client, keys, args)) as (string | number)[]
+      if (reply[0] === "OK") {
+        return attempts.map((attempt, i) =>
+          savedOutcome(reply.slice(1 + 6 * i, 7 + 6 * i) as SaveReply, attempt),
+        )
+      }
+      const input = saves[Number(reply[1]) - 1] as SaveInput
+      if (reply[0] === "LOST_CLAIM")
+        return { lostClaim: { id: input.id, requestId: String(reply[2]) || null } }
+      if (reply[0] !== "STALE") throw new Error(`unexpected reply ${JSON.stringify(reply)}`)
+      if (tries === MAX_SAVE_ATTEMPTS) throw keptChanging(input.id)
+      attempts[Number(reply[1]) - 1] = await this.#rereadAttempt(input)
     }
+  }
+
+  #saveKeys(id: string): string[] {
+    return [this.#key("conv:", id), this.#key("msgs:", id), this.#key("pending"), this.#key("claims")]
+  }
+
+  /**
+   * The save keeping the remembered prefix: the script's fast path keeps the first `length`
+   * rows stored at the remembered revision and replaces the rest (a resumed run's repaired
+   * placeholder) without reading them. `undefined` when nothing is remembered.
+   */
+  #firstAttempt(input: SaveInput): SaveAttempt | undefined {
+    const { reusable, pending } = input
+    if (reusable === undefined) return undefined
+    const bodies = input.encode(reusable.length)
+    return this.#attempt(
+      input,
+      String(reusable.revision),
+      reusable.length,
+      reusable.stored,
+      pending.since ?? "",
+      bodies,
+    )
+  }
+
+  /** The save at the revision read now, sending every message for the script to compare. */
+  async #rereadAttempt(input: SaveInput): Promise<SaveAttempt> {
+    const { pending } = input
+    const [revision, pendingId] = await this.#client.hmget(this.#key("conv:", input.id), "rev", "pendingId")
+    const since = pending.mode === "set" ? sinceOnSet(pendingId ?? null, pending.id) : ""
+    return this.#attempt(input, revision ?? "0", -1, 0, since, input.encode())
+  }
+
+  #attempt(
+    input: SaveInput,
+    expected: string,
+    base: number,
+    stored: number,
+    since: string,
+    bodies: string[],
+  ): SaveAttempt {
+    const { id, transcript, pending } = input
+    const args = [
+      id,
+      expected,
+      base,
+      transcript.length,
+      input.claim ?? "",
+      pending.mode,
+      pending.json ?? "",
+      pending.id ?? "",
+      pending.kind ?? "",
+      this.#serverPrefix,
+      since,
+      input.checkpoint ? "1" : "0",
+      stored,
+      ...bodies,
+    ]
+    return { args, base: Math.max(base, 0), bodies }
   }
 
   /** The JSON of the request conversation `id` waits on; `null` when it waits on none or is not stored. */
@@ -444,16 +528,20 @@ export class RedisStore extends DurableStoreBase {
    * same script) the requests recorded as held by that runtime; without, they stay.
    */
   protected async writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): Promise<void> {
+    await scripts.snapshot.run(
+      this.#client,
+      [this.#key("snap:", key), this.#key("runtime:", key)],
+      this.#snapshotArgs(key, body, holds),
+    )
+  }
+
+  #snapshotArgs(key: string, body: string, holds: RuntimeHold[] | undefined): string[] {
     const triples = (holds ?? []).flatMap((h) => [
       h.requestId,
       h.conversationId,
       h.path ? JSON.stringify(h.path) : "",
     ])
-    await scripts.snapshot.run(
-      this.#client,
-      [this.#key("snap:", key), this.#key("runtime:", key)],
-      [this.#serverPrefix, key, body, holds === undefined ? "0" : "1", ...triples],
-    )
+    return [this.#serverPrefix, key, body, holds === undefined ? "0" : "1", ...triples]
   }
 
   /** Sets the snapshot unless `key` has one (`SET NX`); true when it did. */

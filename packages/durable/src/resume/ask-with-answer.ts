@@ -76,12 +76,9 @@ export async function askWithAnswer(client: Client, opts: AskWithAnswerOptions):
       id,
       answer: claim.answer,
       pending: claim.request,
-      claim: claim.token,
-      // The store judged expiry when the answer was first claimed.
-      expiryChecked: true,
-      checkpoint: true,
+      // The claim's context: the store judged the answer when it granted the claim.
+      resume: { claim: claim.token, signal, checkpoint: true },
       toolkit,
-      signal,
       onEvent,
       output,
     }),

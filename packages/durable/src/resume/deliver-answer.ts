@@ -10,7 +10,7 @@ import {
   isToolnexusError,
 } from "@toolnexus/core"
 import type { DurableStore, PendingEntry } from "../durable-store.js"
-import { alreadyAppliedError, notWaitingError, settledRequestError } from "../store-engine/claim-refusals.js"
+import { notFailedError, settledRequestError } from "../store-engine/claim-refusals.js"
 import { checkAnswer, checkKey } from "../store-engine/option-checks.js"
 import { grantOf, recordGrant, revokeGrant } from "../host/grants.js"
 import { askWithAnswer } from "./ask-with-answer.js"
@@ -177,18 +177,8 @@ export async function retryFailed(
 ): Promise<DeliverResult> {
   checkKey(requestId, "the request id")
   const answer = await store.reopenFailed(requestId)
-  if (answer === undefined) {
-    // The store says it is not failed: applied before, open, or unknown.
-    const decision = await store.getDecision(requestId)
-    if (decision) throw alreadyAppliedError(requestId, decision)
-    const open = await store.findRequest(requestId)
-    throw notWaitingError(
-      requestId,
-      open
-        ? `it is not failed (it is ${open.state}): deliver an answer to it instead`
-        : "nothing waits on it",
-    )
-  }
+  // The store says it is not failed: applied before, open, or unknown.
+  if (answer === undefined) throw await notFailedError(store, requestId)
   return deliverAnswer(store, answer, opts)
 }
 

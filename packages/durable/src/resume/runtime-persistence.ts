@@ -1,9 +1,10 @@
 import type { Runtime, RuntimeOptions, RuntimeSnapshot, TaskResult } from "@toolnexus/agents"
-import { type Answer, ConfigError, StoreError } from "@toolnexus/core"
+import { type Answer, AnswerConflictError, ConfigError, StoreError } from "@toolnexus/core"
 import type { DurableStore, RuntimeHold } from "../durable-store.js"
 import { RuntimeCollisionError } from "../errors.js"
 import { settledRequestError } from "../store-engine/claim-refusals.js"
 import { checkAnswer } from "../store-engine/option-checks.js"
+import { CascadeWrites } from "./cascade-writes.js"
 import { resumeClaimed } from "./claimed-resume.js"
 
 /**
@@ -62,14 +63,18 @@ async function refuseCollisions(
 
 /**
  * Rebuilds a runtime saved by {@link saveRuntime}, in this or another process, reconciled
- * with the store: a request whose answer a worker applied before it died (its handles saved,
- * the runtime not) is taken from the store, nothing runs again, and the runtime is saved
+ * with the store. A resume commits its conversations and the snapshot in one store call, so
+ * they always agree; a tree stored by an older version, whose resume wrote them separately,
+ * may hold a request whose answer a worker applied before it died (its handles saved, the
+ * runtime not): it is taken from the store, nothing runs again, and the runtime is saved
  * again. The runtime uses `store` for its conversations unless `opts.store` says otherwise.
  *
  * @throws StoreError when nothing is saved under `key`; SchemaVersionError for an unknown snapshot version.
  */
 export async function loadRuntime(store: DurableStore, key: string, opts: RuntimeOptions): Promise<Runtime> {
-  return loadReconciled(store, key, opts)
+  const rt = await restore(store, key, opts)
+  await reconcileOldRows(store, key, rt)
+  return rt
 }
 
 /**
@@ -134,25 +139,58 @@ export async function resumeSavedRuntime(
 ): Promise<{ rt: Runtime; result: TaskResult }> {
   checkAnswer(answer)
   const { leaseMs, maxAttempts, signal, ...runtimeOpts } = opts
-  const rt = await loadReconciled(store, key, runtimeOpts)
+  if (runtimeOpts.store !== undefined && runtimeOpts.store !== store) {
+    throw new ConfigError(
+      "resumeRuntime: `store` must be the store the runtime is saved in (a resume commits its conversations and snapshot together)",
+    )
+  }
+  const writes = new CascadeWrites(store)
+  const rt = await restore(store, key, { ...runtimeOpts, store: writes })
   const parked = rt.parked().find((p) => p.request.id === answer.id)
   if (parked === undefined) {
     throw await settledRequestError(store, answer.id, `no handle of runtime ${JSON.stringify(key)} holds it`)
   }
-  // The claim refuses a late first approval (ok:true after expiresAt) and honours one that
-  // an earlier delivery claimed in time, also when a sweep completes it. The top's save —
-  // the cascade's last — consumes it; a cascade that throws or ends in an error releases it.
-  const result = await resumeClaimed(
-    store,
-    parked.topConversationId,
-    answer,
-    { leaseMs, maxAttempts, signal, runtimeKey: key },
-    // The store judged expiry when the answer was first claimed.
-    ({ claim, signal }) => rt.resume(claim.answer, { claim: claim.token, signal, expiryChecked: true }),
-    cascadeFailure,
-  )
-  // A failed cascade keeps the saved runtime as it was, and the decision with the claim.
-  if (cascadeFailure(result) === undefined) await saveRuntime(store, key, rt)
+  // The claim judges the answer once (a late first approval is refused, one claimed in time
+  // honoured, also when a sweep completes it). The cascade runs under it, and what it changed
+  // — its conversations, the snapshot and the claim's consumption — is written by one
+  // `commitResume` while the claim is still held. A cascade that throws or ends in an error
+  // writes nothing and releases the claim.
+  let result: TaskResult
+  try {
+    result = await resumeClaimed(
+      store,
+      parked.topConversationId,
+      answer,
+      { leaseMs, maxAttempts, signal, runtimeKey: key },
+      async ({ claim, signal }) => {
+        writes.hold()
+        let top: TaskResult
+        try {
+          top = await rt.resume(claim.answer, { claim: claim.token, signal })
+        } catch (error) {
+          writes.drop()
+          throw error
+        }
+        if (cascadeFailure(top) !== undefined) {
+          writes.drop()
+          return top
+        }
+        await store.commitResume({
+          saves: writes.take(),
+          snapshot: { key, value: rt.snapshot(), holds: holdsOf(rt) },
+        })
+        return top
+      },
+      cascadeFailure,
+    )
+  } catch (error) {
+    // A tree stored by an older version may still hold a request whose answer was applied
+    // before its worker died: repair it from the store, then refuse as the claim did.
+    if (AnswerConflictError.isInstance(error) && error.decision !== undefined) {
+      await reconcileOldRows(store, key, rt)
+    }
+    throw error
+  }
   return { rt, result }
 }
 
@@ -162,13 +200,19 @@ function cascadeFailure(top: TaskResult): Error | undefined {
   return new Error(top.text || `the resume ended ${top.status}`)
 }
 
-async function loadReconciled(store: DurableStore, key: string, opts: RuntimeOptions): Promise<Runtime> {
+async function restore(store: DurableStore, key: string, opts: RuntimeOptions): Promise<Runtime> {
   const snapshot = await store.getSnapshot(key)
   if (snapshot === undefined) throw new StoreError(`no runtime is saved under key ${JSON.stringify(key)}`)
   const agents = await loadAgents()
-  const rt = agents.restoreRuntime(snapshot as RuntimeSnapshot, { ...opts, store: opts.store ?? store })
-  // Answers a worker applied before it died (its handles saved, the runtime not) are taken
-  // from the store by the runtime itself; the store's decision is what was applied.
+  return agents.restoreRuntime(snapshot as RuntimeSnapshot, { ...opts, store: opts.store ?? store })
+}
+
+/**
+ * Reading old rows: answers a worker of an older version applied before it died (its handles
+ * saved, the runtime not) are taken from the store by the runtime itself — the store's
+ * decision is what was applied — and the runtime is saved again.
+ */
+async function reconcileOldRows(store: DurableStore, key: string, rt: Runtime): Promise<void> {
   const recovered = await rt.reconcile(async (requestId) => {
     const decision = await store.getDecision(requestId)
     return (
@@ -176,7 +220,6 @@ async function loadReconciled(store: DurableStore, key: string, opts: RuntimeOpt
     )
   })
   if (recovered.length > 0) await saveRuntime(store, key, rt)
-  return rt
 }
 
 /** Per parked request id, the deepest handle holding it, as the store's request index keeps it. */

@@ -11,6 +11,9 @@ import { byteLength, rewritePlan, type StoredMessageRow } from "../store-engine/
 import { checkExactlyOne, checkKey } from "../store-engine/option-checks.js"
 import type { HolderRow, RequestRow } from "../store-engine/request-index.js"
 import {
+  type CommitOutcome,
+  type SnapshotInput,
+  type WrittenSave,
   type ClaimFailure,
   type ClaimInput,
   type ClaimOutcome,
@@ -508,23 +511,52 @@ export class SqliteStore extends DurableStoreBase {
    */
   protected async writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): Promise<void> {
     const s = this.#s
-    s.db
-      .transaction(() => {
-        const now = Date.now()
-        s.putSnapshot.run(key, body, now)
-        if (holds === undefined) return
-        s.dropHolds.run(now, key)
-        for (const hold of holds) {
-          s.hold.run({
-            request_id: hold.requestId,
-            runtime_key: key,
-            conversation_id: hold.conversationId,
-            path: hold.path ? JSON.stringify(hold.path) : null,
-            now,
-          })
-        }
+    s.db.transaction(() => this.#snapshotLocked(s, key, body, holds)).immediate()
+  }
+
+  /** The body of a snapshot write, inside an immediate transaction. */
+  #snapshotLocked(s: Statements, key: string, body: string, holds: RuntimeHold[] | undefined): void {
+    const now = Date.now()
+    s.putSnapshot.run(key, body, now)
+    if (holds === undefined) return
+    s.dropHolds.run(now, key)
+    for (const hold of holds) {
+      s.hold.run({
+        request_id: hold.requestId,
+        runtime_key: key,
+        conversation_id: hold.conversationId,
+        path: hold.path ? JSON.stringify(hold.path) : null,
+        now,
       })
-      .immediate()
+    }
+  }
+
+  /**
+   * Every save and the snapshot in one immediate transaction; a save whose claim is gone
+   * rolls the whole transaction back and reports `lostClaim`.
+   */
+  protected async writeCommit(
+    saves: SaveInput[],
+    snapshot: SnapshotInput | undefined,
+  ): Promise<CommitOutcome> {
+    const s = this.#s
+    try {
+      return s.db
+        .transaction(() => {
+          const outcomes: WrittenSave[] = []
+          for (const input of saves) {
+            const outcome = this.#saveLocked(s, input)
+            if ("lostClaim" in outcome) throw new LostClaim(input.id, outcome.lostClaim)
+            outcomes.push(outcome)
+          }
+          if (snapshot) this.#snapshotLocked(s, snapshot.key, snapshot.body, snapshot.holds)
+          return outcomes
+        })
+        .immediate()
+    } catch (error) {
+      if (error instanceof LostClaim) return { lostClaim: { id: error.id, requestId: error.requestId } }
+      throw error
+    }
   }
 
   /** Inserts the snapshot unless `key` has one; true when it did. */
@@ -544,6 +576,16 @@ export class SqliteStore extends DurableStoreBase {
 
   protected async release(): Promise<void> {
     if (this.#ownsDb && this.#db?.open) this.#db.close()
+  }
+}
+
+/** Thrown inside a commit's transaction to roll it back when a save's claim is gone. */
+class LostClaim extends Error {
+  constructor(
+    readonly id: string,
+    readonly requestId: string | null,
+  ) {
+    super(`the claim of conversation ${id} is no longer held`)
   }
 }
 

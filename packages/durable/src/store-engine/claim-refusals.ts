@@ -88,3 +88,40 @@ export async function settledRequestError(
   }
   return notWaitingError(requestId, where)
 }
+
+/**
+ * @internal A decision is recorded on the request (a claim whose lease ran out keeps it) and
+ * waits for a sweep or a retry to apply it; `decision` is that first decision.
+ */
+export function decisionWaitingError(requestId: string, decision: AnswerDecision): AnswerConflictError {
+  return new AnswerConflictError(requestId, "a decision is recorded on it and waits to be applied", {
+    decision,
+  })
+}
+
+/** @internal A retry of a request with nothing to apply again: it is open, or being applied now. */
+export function nothingToRetryError(requestId: string, state: "open" | "claimed"): AnswerConflictError {
+  return new AnswerConflictError(
+    requestId,
+    state === "open"
+      ? "no decision is recorded on it yet: approve or decline it"
+      : "its decision is being applied now (the claim's lease has not run out)",
+  )
+}
+
+/**
+ * @internal Why request `requestId` cannot be retried when the store says it is not failed:
+ * applied before (with its decision), open (answer it instead), or unknown.
+ */
+export async function notFailedError(
+  store: DurableStore,
+  requestId: string,
+): Promise<AnswerConflictError | UnknownRequestError> {
+  const decision = await store.getDecision(requestId)
+  if (decision) return alreadyAppliedError(requestId, decision)
+  const open = await store.findRequest(requestId)
+  return notWaitingError(
+    requestId,
+    open ? `it is not failed (it is ${open.state}): deliver an answer to it instead` : "nothing waits on it",
+  )
+}

@@ -21,6 +21,7 @@ import type {
   PutSnapshotOptions,
   ReleaseOptions,
   RenewOptions,
+  ResumeCommit,
   RuntimeHold,
 } from "../durable-store.js"
 import type { CorruptRow } from "../errors.js"
@@ -81,6 +82,19 @@ export interface SaveInput {
 export type SaveOutcome =
   | { revision: number; pendingId: string | null; stats: Omit<WriteStats, "saves"> }
   | { lostClaim: string | null }
+
+/** A snapshot as a backend's primitives get it: encoded, its holds checked. */
+export interface SnapshotInput {
+  key: string
+  body: string
+  holds: RuntimeHold[] | undefined
+}
+
+/** A save's outcome when it was written. */
+export type WrittenSave = Exclude<SaveOutcome, { lostClaim: string | null }>
+
+/** What a backend's commit primitive reports: each save's outcome, or the save whose claim was lost. */
+export type CommitOutcome = WrittenSave[] | { lostClaim: { id: string; requestId: string | null } }
 
 /** What a backend's claim primitive gets. */
 export interface ClaimInput {
@@ -210,6 +224,15 @@ export abstract class DurableStoreBase implements DurableStore {
   ): Promise<{ id: string; pending: string; answer: string }[]>
   protected abstract removeConversation(id: string): Promise<void>
   protected abstract writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): Promise<void>
+  /**
+   * Writes every save and the snapshot atomically (see `commitResume`): all of them, or
+   * nothing when a save's claim is no longer held (`lostClaim` names that save's conversation).
+   * The outcomes are in the order of `saves`.
+   */
+  protected abstract writeCommit(
+    saves: SaveInput[],
+    snapshot: SnapshotInput | undefined,
+  ): Promise<CommitOutcome>
   /** Stores `body` under `key` unless a snapshot is there, atomically; true when it stored it. */
   protected abstract insertSnapshot(key: string, body: string): Promise<boolean>
   protected abstract readSnapshot(key: string): Promise<string | null | undefined>
@@ -240,6 +263,38 @@ export abstract class DurableStoreBase implements DurableStore {
 
   async save(id: string, messages: Message[], meta?: SaveMeta): Promise<void> {
     checkSave(id, messages, meta)
+    const input = this.#saveInput(id, messages, meta)
+    const outcome = await this.#use(`save conversation ${JSON.stringify(id)}`, () =>
+      this.writeTranscript(input),
+    )
+    if ("lostClaim" in outcome) throw lostClaimError(id, outcome.lostClaim)
+    this.#saved(input, outcome)
+  }
+
+  async commitResume(commit: ResumeCommit): Promise<void> {
+    if (typeof commit !== "object" || commit === null || !Array.isArray(commit.saves)) {
+      throw new ConfigError(`commitResume needs { saves: [...] }, got ${describe(commit)}`)
+    }
+    const ids = new Set<string>()
+    for (const { id, messages, meta } of commit.saves) {
+      checkSave(id, messages, meta)
+      if (meta?.checkpoint)
+        throw new ConfigError(`commitResume: the save of ${JSON.stringify(id)} is a checkpoint`)
+      if (ids.has(id))
+        throw new ConfigError(`commitResume: conversation ${JSON.stringify(id)} is saved twice`)
+      ids.add(id)
+    }
+    const snapshot =
+      commit.snapshot &&
+      this.#snapshotInput(commit.snapshot.key, commit.snapshot.value, commit.snapshot.holds)
+    const inputs = commit.saves.map(({ id, messages, meta }) => this.#saveInput(id, messages, meta))
+    const outcome = await this.#use("commit a resume", () => this.writeCommit(inputs, snapshot))
+    if ("lostClaim" in outcome) throw lostClaimError(outcome.lostClaim.id, outcome.lostClaim.requestId)
+    for (const [i, input] of inputs.entries()) this.#saved(input, outcome[i] as WrittenSave)
+  }
+
+  /** What a backend's save primitive gets for `save(id, messages, meta)`, checked already. */
+  #saveInput(id: string, messages: Message[], meta: SaveMeta | undefined): SaveInput {
     this.#dropClaimed(id)
     // The caller may keep appending to its array while we work; save what it held now.
     const transcript = messages.slice()
@@ -259,7 +314,7 @@ export abstract class DurableStoreBase implements DurableStore {
     const reusable = this.#cache.reusablePrefix(id, transcript)
     if (reusable !== undefined && change.mode === "set")
       change.since = sinceOnSet(reusable.pendingId, change.id)
-    const input: SaveInput = {
+    return {
       id,
       transcript,
       // A checkpoint never changes what the conversation waits on.
@@ -269,12 +324,25 @@ export abstract class DurableStoreBase implements DurableStore {
       reusable,
       encode: (from = 0) => encodeMessages(id, transcript, from),
     }
-    const outcome = await this.#use(`save conversation ${JSON.stringify(id)}`, () =>
-      this.writeTranscript(input),
-    )
-    if ("lostClaim" in outcome) throw lostClaimError(id, outcome.lostClaim)
+  }
+
+  /** Records a written save: its stats, and its transcript for the next prefix-reuse save. */
+  #saved(input: SaveInput, outcome: WrittenSave): void {
     this.#writes.record(outcome.stats)
-    this.#cache.remember(id, outcome.revision, transcript, outcome.pendingId)
+    this.#cache.remember(input.id, outcome.revision, input.transcript, outcome.pendingId)
+  }
+
+  /** What a backend's snapshot primitive gets, checked and encoded. */
+  #snapshotInput(key: string, snapshot: unknown, holds: RuntimeHold[] | undefined): SnapshotInput {
+    checkKey(key, "the snapshot key")
+    if (holds !== undefined) {
+      if (!Array.isArray(holds)) throw new ConfigError(`opts.holds must be an array, got ${describe(holds)}`)
+      for (const hold of holds) {
+        checkKey(hold?.requestId, "a hold's requestId")
+        checkKey(hold.conversationId, "a hold's conversationId")
+      }
+    }
+    return { key, body: encodeJson(snapshot, () => `snapshot ${JSON.stringify(key)}`), holds }
   }
 
   async getPending(id: string): Promise<Request | undefined> {
@@ -495,16 +563,7 @@ export abstract class DurableStoreBase implements DurableStore {
   }
 
   async putSnapshot(key: string, snapshot: unknown, opts?: PutSnapshotOptions): Promise<void> {
-    checkKey(key, "the snapshot key")
-    const holds = opts?.holds
-    if (holds !== undefined) {
-      if (!Array.isArray(holds)) throw new ConfigError(`opts.holds must be an array, got ${describe(holds)}`)
-      for (const hold of holds) {
-        checkKey(hold?.requestId, "a hold's requestId")
-        checkKey(hold.conversationId, "a hold's conversationId")
-      }
-    }
-    const body = encodeJson(snapshot, () => `snapshot ${JSON.stringify(key)}`)
+    const { body, holds } = this.#snapshotInput(key, snapshot, opts?.holds)
     await this.#use(`store snapshot ${JSON.stringify(key)}`, () => this.writeSnapshot(key, body, holds))
   }
 

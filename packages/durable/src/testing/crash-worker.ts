@@ -58,6 +58,13 @@ function withBoundaries(store: DurableStore): DurableStore {
           die("during-renewal")
           return renewal
         }
+      // A resumed runtime's cascade applies the answer with its one commit: the final save.
+      if (name === "commitResume")
+        return async (...args: unknown[]) => {
+          die("before-save")
+          await method(...args)
+          die("after-save")
+        }
       if (name === "save")
         return async (id: string, messages: unknown, meta?: { claim?: string; checkpoint?: boolean }) => {
           const final = meta?.claim !== undefined && !meta.checkpoint

@@ -9,6 +9,7 @@ import { describeFaults } from "./contract/faults.js"
 import { describeLifecycle } from "./contract/lifecycle.js"
 import { describePending } from "./contract/pending.js"
 import { describeRequestIndex } from "./contract/request-index.js"
+import { describeResumeCommit } from "./contract/resume-commit.js"
 import { describeSnapshots } from "./contract/snapshots.js"
 import { describeTranscripts } from "./contract/transcripts.js"
 
@@ -97,6 +98,7 @@ export function describeStoreContract(name: string, init: StoreContractInit): vo
     describeRequestIndex(context)
     describeClaimTable(context)
     describeSnapshots(context)
+    describeResumeCommit(context)
     describeLifecycle(context)
     describeFaults(context)
   })

@@ -24,12 +24,15 @@ import {
   type Request as RunRequest,
   type RuntimeEvent,
   type StreamEvent,
+  type Tool,
   UnknownRequestError,
   isToolnexusError,
 } from "@toolnexus/core"
+import { assertTools, toolAgentName } from "./hosted-tools.js"
 import { answerOf, canAsk, elicitationSupport, inputRequestsOf } from "./input-requests.js"
-import { RequestStateSealer, type SealedRunState } from "./request-state.js"
+import { RequestStateSealer, type SealedRunState, type SealedTask } from "./request-state.js"
 import { type RunState, runStateOf } from "./run-state.js"
+import { TASKS_EXTENSION, type TaskContext, createTask, registerTaskHandlers, tasksOffered } from "./tasks.js"
 
 /** Options of {@link createMcpServer}. */
 export interface McpServerOptions {
@@ -37,6 +40,13 @@ export interface McpServerOptions {
   host: RunHost
   /** The hosted agents served, each as an MCP tool of the same name taking `{prompt: string}`. */
   agents?: string[]
+  /**
+   * Plain tools served as MCP tools of the same names and schemas. Each call is a model-less
+   * hosted run of agent `tool-<name>` whose only step is the call, so `host` must serve the
+   * agents `hostedToolAgents` makes of the same tools: an approval-gated tool
+   * (`needsApproval`) parks durably and answers `input_required` like an agent.
+   */
+  tools?: Tool[]
   /** The server's name, as MCP clients show it. */
   name: string
   /** The server's version. */
@@ -59,8 +69,16 @@ export interface McpServerOptions {
    * protection. Default: `localhost`, `127.0.0.1`, `[::1]`.
    */
   allowedHosts?: string[]
-  /** How long a sealed `requestState` may be echoed back, in ms; default 24 hours. */
+  /** How long a sealed `requestState` (or task id) may be echoed back, in ms; default 24 hours. */
   stateTtlMs?: number
+  /**
+   * Serve the tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663): to a 2026-07-28
+   * request that declares it, a hosted call still running after this many ms, or parked on
+   * requests, answers with a task instead (`tasks/get` for its status, result or input
+   * requests, `tasks/update` to answer them, `tasks/cancel`). The task's TTL is `stateTtlMs`;
+   * its id is sealed like a state, so any instance answers for it. Absent: no tasks.
+   */
+  taskAfterMs?: number
   /**
    * Registers resources, prompts and completions on each official `McpServer` instance: one
    * per HTTP request, one per stdio connection, and one at construction (to fail early).
@@ -114,7 +132,7 @@ const AGENT_INPUT = fromJsonSchema<{ prompt: string }>({
  * createServer(toNodeListener(mcp.fetch)).listen(3000)
  */
 export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
-  const { host, agents = [], name, version, configure, authenticate } = opts
+  const { host, agents = [], tools = [], name, version, configure, authenticate } = opts
   if (host === undefined || typeof host.start !== "function" || typeof host.deliverAnswer !== "function")
     throw new ConfigError(
       "createMcpServer: host must be a RunHost (createStoreHost, connectRestate, connectDbos)",
@@ -123,11 +141,18 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
     throw new ConfigError("createMcpServer: name and version must be non-empty strings")
   if (new Set(agents).size !== agents.length)
     throw new ConfigError(`createMcpServer: agents lists a name twice (${agents.join(", ")})`)
+  assertTools(tools, "createMcpServer")
+  for (const tool of tools)
+    if (agents.includes(tool.name))
+      throw new ConfigError(`createMcpServer: ${tool.name} is listed both as an agent and as a tool`)
   const sealer = new RequestStateSealer(opts.stateKeys)
   const stateTtlMs = opts.stateTtlMs ?? DEFAULT_STATE_TTL_MS
   if (!(Number.isInteger(stateTtlMs) && stateTtlMs > 0))
     throw new ConfigError("createMcpServer: stateTtlMs must be a positive integer")
   const allowedHosts = opts.allowedHosts ?? localhostAllowedHostnames()
+  const { taskAfterMs } = opts
+  if (taskAfterMs !== undefined && !(Number.isInteger(taskAfterMs) && taskAfterMs >= 0))
+    throw new ConfigError("createMcpServer: taskAfterMs must be a non-negative integer")
 
   const factory =
     (fixedPrincipal?: string): McpServerFactory =>
@@ -136,7 +161,10 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
       const server = new McpServer(
         { name, version },
         {
-          capabilities: { tools: {} },
+          capabilities: {
+            tools: {},
+            ...(taskAfterMs !== undefined ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+          },
           // Runs before any handler: a state that does not open (tampered, expired, another
           // principal, no current key) is the SDK's -32602, and nothing is delivered. A
           // configure'd handler gets its own state back as it returned it.
@@ -148,12 +176,31 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
           },
         },
       )
-      const served: Served = { host, sealer, stateTtlMs, principal, era: ctx.era, server }
+      const tasks: TaskContext | undefined =
+        taskAfterMs === undefined ? undefined : { host, sealer, principal, ttlMs: stateTtlMs, era: ctx.era }
+      const served: Served = { host, sealer, stateTtlMs, principal, era: ctx.era, server, taskAfterMs, tasks }
+      if (tasks) registerTaskHandlers(server, tasks)
       for (const agent of agents)
         server.registerTool(
           agent,
           { description: `Runs the ${agent} agent on a prompt`, inputSchema: AGENT_INPUT },
-          (args, callCtx) => callAgent(served, agent, args.prompt, callCtx),
+          (args, callCtx) => callHosted(served, { tool: agent, agent, input: args.prompt }, callCtx),
+        )
+      for (const tool of tools)
+        server.registerTool(
+          tool.name,
+          { description: tool.description, inputSchema: fromJsonSchema(toolInputSchema(tool)) },
+          (args, callCtx) =>
+            callHosted(
+              served,
+              {
+                tool: tool.name,
+                agent: toolAgentName(tool.name),
+                input: JSON.stringify(args ?? {}),
+                plain: true,
+              },
+              callCtx,
+            ),
         )
       if (configure) {
         sealHandlerStates(server, sealer, principal, stateTtlMs)
@@ -249,26 +296,43 @@ interface Served {
   principal: string
   era: "legacy" | "modern"
   server: McpServer
+  taskAfterMs: number | undefined
+  tasks: TaskContext | undefined
 }
 
-async function callAgent(
-  served: Served,
-  agent: string,
-  prompt: string,
-  ctx: ServerContext,
-): Promise<CallToolResult> {
-  const state = ctx.mcpReq.requestState<SealedRunState | string>()
+/** One served MCP tool's call: which MCP tool, which hosted agent runs it, on what input. */
+interface HostedCall {
+  /** The MCP tool name (a sealed state is good for this tool only). */
+  tool: string
+  /** The hosted agent that runs it. */
+  agent: string
+  /** The run's input: an agent's prompt, or a plain tool's arguments as JSON. */
+  input: string
+  /** A plain tool's model-less run: its result is the call's output, an error when the call's was. */
+  plain?: boolean
+}
+
+async function callHosted(served: Served, call: HostedCall, ctx: ServerContext): Promise<CallToolResult> {
+  const state = ctx.mcpReq.requestState<SealedRunState | SealedTask | string>()
   try {
     if (state === undefined) {
       const runId = `mcp-${randomUUID()}`
-      await startRun(served.host, agent, runId, prompt, progressOf(ctx))
+      try {
+        await startRun(served.host, call.agent, runId, call.input, progressOf(ctx))
+      } catch (error) {
+        if (call.plain && ConfigError.isInstance(error))
+          return errorResult(
+            `the host refused to run tool ${call.tool} (${error.code}): it must serve hostedToolAgents() of the same tools`,
+          )
+        throw error
+      }
       // Awaited here so that its failure is caught below, not passed to the SDK as is.
-      return await answerWith(served, agent, runId, ctx)
+      return await answerWith(served, call, runId, ctx)
     }
     // The verify hook has opened it (a string is a configure'd handler's state). A state is
     // good for a retry of its own tool only; the SDK makes a throw here an isError result.
-    if (typeof state === "string" || state.tool !== agent)
-      return errorResult(`this requestState is not for ${agent}; nothing was delivered`)
+    if (typeof state === "string" || "task" in state || state.tool !== call.tool)
+      return errorResult(`this requestState is not for ${call.tool}; nothing was delivered`)
     for (const request of state.requests) {
       const answer = answerOf(request, ctx.mcpReq.inputResponses)
       if (answer === undefined) continue
@@ -283,7 +347,7 @@ async function callAgent(
         throw error
       }
     }
-    return await answerWith(served, agent, state.runId, ctx)
+    return await answerWith(served, call, state.runId, ctx)
   } catch (error) {
     return errorResult(safeMessage(error))
   }
@@ -336,11 +400,17 @@ type OnEvent = (ev: StreamEvent | RuntimeEvent) => void
 /** The run's next state as the call's answer: its result, or `input_required`. */
 async function answerWith(
   served: Served,
-  agent: string,
+  call: HostedCall,
   runId: string,
   ctx: ServerContext,
 ): Promise<CallToolResult> {
-  const state: RunState = await runStateOf(served.host, runId, ctx.mcpReq.signal)
+  let state: RunState
+  if (served.tasks && tasksOffered(served.era, ctx)) {
+    const soon = await stateWithin(served, runId, call, ctx, served.taskAfterMs ?? 0)
+    // Still running after taskAfterMs, or parked: a task the client polls and answers.
+    if (soon === undefined || soon.kind === "waiting") return createTask(served.tasks, call.tool, runId)
+    state = soon
+  } else state = await runStateOf(served.host, runId, ctx.mcpReq.signal, { plain: call.plain === true })
   if (state.kind === "ended") {
     const text = state.text !== "" ? state.text : `(the run ended: ${state.status})`
     return { content: [{ type: "text", text }], isError: state.isError }
@@ -349,7 +419,7 @@ async function answerWith(
   const unaskable = state.requests.filter((request) => !canAsk(request, support))
   if (unaskable.length > 0) return cannotAsk(runId, unaskable)
   const requestState = served.sealer.seal({
-    tool: agent,
+    tool: call.tool,
     runId,
     requests: state.requests.map(({ id, kind }) => ({ id, kind })),
     principal: served.principal,
@@ -359,6 +429,33 @@ async function answerWith(
     inputRequests: inputRequestsOf(state.requests),
     requestState,
   }) as unknown as CallToolResult
+}
+
+/** The run's state if it ends or parks within `ms`, else undefined (it goes on). */
+async function stateWithin(
+  served: Served,
+  runId: string,
+  call: HostedCall,
+  ctx: ServerContext,
+  ms: number,
+): Promise<RunState | undefined> {
+  const stop = new AbortController()
+  const abort = () => stop.abort()
+  ctx.mcpReq.signal.addEventListener("abort", abort, { once: true })
+  let timer: ReturnType<typeof setTimeout> | undefined
+  try {
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(resolve, ms, undefined)
+    })
+    return await Promise.race([
+      runStateOf(served.host, runId, stop.signal, { plain: call.plain === true }),
+      late,
+    ])
+  } finally {
+    clearTimeout(timer)
+    stop.abort()
+    ctx.mcpReq.signal.removeEventListener("abort", abort)
+  }
 }
 
 /** The capabilities this call's client declared: per request on 2026-07-28, at `initialize` before. */
@@ -394,6 +491,13 @@ function progressOf(ctx: ServerContext): OnEvent | undefined {
       .notify({ method: "notifications/progress", params: { progressToken, progress, message } })
       .catch(() => {})
   }
+}
+
+/** A tool's input schema as MCP wants it: an object schema (a tool without one takes `{}`). */
+function toolInputSchema(tool: Tool): Record<string, unknown> {
+  const schema = tool.inputSchema as Record<string, unknown> | undefined
+  if (schema && typeof schema === "object" && schema.type === "object") return schema
+  return { type: "object", properties: {} }
 }
 
 function errorResult(text: string): CallToolResult {

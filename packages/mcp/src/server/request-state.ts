@@ -28,8 +28,27 @@ export interface SealedHandlerState {
   expiresAt: number
 }
 
-/** Either kind of sealed state. */
-export type SealedState = SealedRunState | SealedHandlerState
+/**
+ * A task's id (the tasks extension): sealed like a state, so any server instance opens it and
+ * finds the run, and only its principal can read, answer or cancel it.
+ */
+export interface SealedTask {
+  /** Marks a task id (a state is never taken for one, nor one for a state). */
+  task: true
+  /** The MCP tool the call was made to. */
+  tool: string
+  /** The hosted run the task is. */
+  runId: string
+  /** Whom it was sealed for. */
+  principal: string
+  /** When the task was created, in ms since the epoch. */
+  createdAt: number
+  /** Milliseconds since the epoch after which it is refused (the task's TTL). */
+  expiresAt: number
+}
+
+/** Any sealed value. */
+export type SealedState = SealedRunState | SealedHandlerState | SealedTask
 
 /** Why a state is refused; it goes to `onerror` only, never on the wire. */
 export class StateRefusedError extends Error {
@@ -132,9 +151,15 @@ function parseState(plain: string): SealedState | undefined {
   } catch {
     return undefined
   }
-  const state = value as Partial<SealedRunState & SealedHandlerState> | null
+  const state = value as Partial<SealedRunState & SealedHandlerState & SealedTask> | null
   if (typeof state?.principal !== "string" || typeof state.expiresAt !== "number") return undefined
   if (typeof state.state === "string") return state as SealedHandlerState
+  if (state.task === true)
+    return typeof state.tool === "string" &&
+      typeof state.runId === "string" &&
+      typeof state.createdAt === "number"
+      ? (state as SealedTask)
+      : undefined
   if (
     typeof state.tool !== "string" ||
     typeof state.runId !== "string" ||

@@ -16,7 +16,12 @@ const LOOK_CAP_MS = 500
  *
  * @internal
  */
-export async function runStateOf(host: RunHost, runId: string, signal?: AbortSignal): Promise<RunState> {
+export async function runStateOf(
+  host: RunHost,
+  runId: string,
+  signal?: AbortSignal,
+  opts: { plain?: boolean } = {},
+): Promise<RunState> {
   const stop = new AbortController()
   const abort = () => stop.abort()
   signal?.addEventListener("abort", abort, { once: true })
@@ -25,7 +30,13 @@ export async function runStateOf(host: RunHost, runId: string, signal?: AbortSig
     const parked = watchPending(host, runId, stop.signal).then((requests) => ({ requests }))
     const first = await Promise.race([settled, parked])
     if ("requests" in first) return { kind: "waiting", requests: first.requests }
-    const result = first.result as { status: string; text: string; isError?: boolean; pending?: Request }
+    const result = first.result as {
+      status: string
+      text: string
+      isError?: boolean
+      pending?: Request
+      toolCalls?: { isError?: boolean }[]
+    }
     if (result.status === "pending") {
       const open = await openRequestsOf(host, runId)
       const requests = open.length > 0 ? open : result.pending ? [result.pending] : []
@@ -34,7 +45,10 @@ export async function runStateOf(host: RunHost, runId: string, signal?: AbortSig
     return {
       kind: "ended",
       text: result.text,
-      isError: result.isError === true,
+      // A plain tool's run is its one call: the call's error (a throw, a decline) is the result's.
+      isError:
+        result.isError === true ||
+        (opts.plain === true && result.toolCalls?.[result.toolCalls.length - 1]?.isError === true),
       status: result.status,
     }
   } finally {
@@ -56,13 +70,23 @@ async function watchPending(host: RunHost, runId: string, signal: AbortSignal): 
   }
 }
 
-/** The open requests of run `runId`: held by its runtime or by its conversation. @internal */
-export async function openRequestsOf(host: RunHost, runId: string): Promise<Request[]> {
+/**
+ * The requests of run `runId` held by its runtime or by its conversation; with `openOnly`,
+ * not those already claimed by an answer being applied.
+ *
+ * @internal
+ */
+export async function openRequestsOf(
+  host: RunHost,
+  runId: string,
+  opts: { openOnly?: boolean } = {},
+): Promise<Request[]> {
   const out: Request[] = []
   let after: string | undefined
   for (;;) {
     const page = await host.listPending(after === undefined ? { limit: 200 } : { limit: 200, after })
-    for (const entry of page) if (belongsTo(entry, runId)) out.push(entry.request)
+    for (const entry of page)
+      if (belongsTo(entry, runId) && !(opts.openOnly && entry.state !== "open")) out.push(entry.request)
     if (page.length < 200) return out
     after = page[page.length - 1]?.request.id
   }

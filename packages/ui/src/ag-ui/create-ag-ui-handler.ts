@@ -28,12 +28,15 @@ interface Ask {
  * `RunAgentInput` (`threadId` = the chat id), get the run as SSE events. A suspension ends the
  * run with an `interrupt` outcome (`input.resume[]` answers it), a relay request with
  * `pendingToolCallIds` (the frontend tool's result messages answer it). The transcript is the
- * one in the client's store: posted messages give only the newest user message and tool results.
- * Bad input a client can send inside a valid `RunAgentInput` is one `RUN_ERROR {code, message}`.
+ * one the host keeps (run id = the thread's conversation): posted messages give only the newest
+ * user message and tool results. Bad input a client can send inside a valid `RunAgentInput` is
+ * one `RUN_ERROR {code, message}`. Over `{ host, agent }` the hosted agent's toolkit is the
+ * run's; the shorthand (`client`, `toolkit`) also offers the posted frontend tools as relay tools.
  *
- * @throws ConfigError when `store` is not `client.conversationStore()`.
+ * @throws ConfigError for options that are neither `{ host, agent }` nor the shorthand, or a
+ *   shorthand `store` that is not `client.conversationStore()`.
  * @example
- * const handler = createAgUiHandler({ client, toolkit })
+ * const handler = createAgUiHandler({ host, agent: "support" })
  * export const POST = handler // app/api/agent/route.ts
  */
 export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => Promise<Response> {
@@ -76,8 +79,10 @@ export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => P
 
   /** Reads an input in the contract's order: `resume[]`, tool messages for the relay request, a user message. */
   async function read(input: AgUiInput, conversation: string): Promise<Ask | Refusal> {
-    const toolkit = await toolkitFor(opts.toolkit, input.tools)
-    const pending = await gate.pendingOf(conversation)
+    const toolkit = await toolkitFor("toolkit" in opts ? opts.toolkit : undefined, input.tools)
+    // The open request is looked up only for a post that answers: a new turn never scans them.
+    const answers = input.resume !== undefined || input.messages.some((m) => m.role === "tool")
+    const pending = answers ? await gate.pendingOf(conversation) : undefined
     const resumed = resumeAnswerOf(input, pending?.id)
     if (resumed) return accepted(await gate.answer(conversation, resumed, toolkit))
     const relay = toolMessagesAnswerOf(input, pending)

@@ -33,12 +33,13 @@ interface Ask {
  * A fetch-style handler (Next.js route, Hono, `toNodeListener`) serving the AI SDK's
  * `DefaultChatTransport`: POST runs a turn or applies an answer and streams the UI message
  * stream; GET `…/<id>/stream` resumes a run of that chat still streaming in this process
- * (else 204). The transcript is the one in the client's store: the posted messages give only
- * the newest user message and the answers on the last message.
+ * (else 204). The transcript is the one the host keeps (run id = the chat's conversation): the
+ * posted messages give only the newest user message and the answers on the last message.
  *
- * @throws ConfigError when `store` is not `client.conversationStore()`.
+ * @throws ConfigError for options that are neither `{ host, agent }` nor the shorthand, or a
+ *   shorthand `store` that is not `client.conversationStore()`.
  * @example
- * const handler = createChatHandler({ client, toolkit })
+ * const handler = createChatHandler({ host, agent: "support" })
  * export const POST = handler // app/api/chat/route.ts
  */
 export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Request) => Promise<Response> {

@@ -1,0 +1,268 @@
+// Store round trips per resumed two-level tree (DESIGN §7 "store calls per resumed two-level
+// tree", §17 "a resume writes once").
+//
+// The tree: under the runtime's root, `lead` delegates to `payer` through `task`; `payer`
+// calls `pay`, which suspends, so both handles park on one approval. The tree is saved with
+// `saveRuntime`; then the answer is delivered with `deliverAnswer(store, answer, { runtime })`
+// — what a store host does when an answer arrives — and only that delivery is counted:
+//
+// - store calls: each `DurableStore` method called during it (the store handed to
+//   `deliverAnswer` and the runtime is wrapped in a counting proxy), split into reads and
+//   writes (`save`, `putSnapshot`, `commitResume`, claims);
+// - driver round trips, by wrapping the driver the store was given:
+//   SQLite: statements run (better-sqlite3 `Statement#run/get/all/iterate`) and write
+//   transactions (`db.transaction(...)` bodies run); PostgreSQL: `query` calls on the pool and
+//   on checked-out clients (BEGIN and COMMIT included); Redis: commands sent (EVALSHA counted
+//   as one).
+//
+// The first delivery after start-up runs migrations and prepares statements: a warm-up tree
+// is parked and resumed before the counted ones, and the figure is the median of --trees.
+//
+//   node round-trips.mjs [--trees 5] [--only sqlite,postgres,redis]
+//   TOOLNEXUS_TEST_PG_URL=postgres://… TOOLNEXUS_TEST_REDIS_URL=redis://… (backends without a URL are skipped)
+import { randomUUID } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { parseArgs } from "node:util"
+import { createRuntime } from "@toolnexus/agents"
+import { defineTool, pending } from "@toolnexus/core"
+import { deliverAnswer, saveRuntime } from "@toolnexus/durable"
+import { API_KEY, MODEL, machineLine, median, printRows, startMockServer } from "./harness.mjs"
+import { MOCK_ARGS, payTool } from "./pay-scenario.mjs"
+
+const { values } = parseArgs({
+  options: { trees: { type: "string", default: "5" }, only: { type: "string" } },
+})
+const trees = Number(values.trees)
+const only = values.only?.split(",")
+const wanted = (name) => only === undefined || only.includes(name)
+
+const LEAD = "You lead: delegate payments to payer."
+const PAYER = "You pay invoices."
+const server = await startMockServer([
+  ...MOCK_ARGS,
+  "--by-system",
+  JSON.stringify({
+    [LEAD]: {
+      tool: "task",
+      arguments: JSON.stringify({ agent: "payer", prompt: "Pay invoice 7 (amount 42)." }),
+    },
+    [PAYER]: { tool: "pay", arguments: '{"amount":42}' },
+  }),
+])
+const llm = { baseUrl: server.baseUrl, style: "openai", apiKey: API_KEY, model: MODEL }
+const registry = {
+  lead: { name: "lead", does: "leads", soul: LEAD, team: ["payer"] },
+  payer: { name: "payer", does: "pays", soul: PAYER, tools: [payTool({ defineTool, pending })] },
+}
+
+/** The counters one delivery moves. */
+function newCounts() {
+  return { reads: 0, writes: 0, calls: {}, roundTrips: 0, transactions: 0 }
+}
+let counts = newCounts()
+let counting = false
+
+const WRITES = new Set([
+  "save",
+  "putSnapshot",
+  "createSnapshot",
+  "commitResume",
+  "claimAnswer",
+  "releaseClaim",
+  "renewClaim",
+  "deleteConversation",
+  "deleteSnapshot",
+  "reopenFailed",
+])
+
+/** The store as the resume sees it, every method call counted while `counting`. */
+function countingStore(store) {
+  return new Proxy(store, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target)
+      if (typeof value !== "function" || typeof name !== "string" || name === "close") return value
+      return (...args) => {
+        if (counting) {
+          counts.calls[name] = (counts.calls[name] ?? 0) + 1
+          if (WRITES.has(name)) counts.writes++
+          else counts.reads++
+        }
+        return value.apply(target, args)
+      }
+    },
+  })
+}
+
+function tick() {
+  if (counting) counts.roundTrips++
+}
+
+/** better-sqlite3 with every statement and write transaction counted. */
+async function sqliteBackend() {
+  const { default: Database } = await import("better-sqlite3")
+  const { SqliteStore } = await import("@toolnexus/durable/sqlite")
+  const dir = mkdtempSync(join(tmpdir(), "tnx-round-trips-"))
+  const db = new Database(join(dir, "runs.db"))
+  db.pragma("journal_mode = WAL")
+  const prepare = db.prepare.bind(db)
+  db.prepare = (sql) => {
+    const statement = prepare(sql)
+    for (const method of ["run", "get", "all", "iterate"]) {
+      const original = statement[method].bind(statement)
+      statement[method] = (...args) => {
+        tick()
+        return original(...args)
+      }
+    }
+    return statement
+  }
+  const transaction = db.transaction.bind(db)
+  db.transaction = (fn) =>
+    transaction((...args) => {
+      if (counting) counts.transactions++
+      return fn(...args)
+    })
+  return {
+    store: new SqliteStore({ db }),
+    close() {
+      db.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** A pg pool whose queries (on the pool and on checked-out clients) are counted. */
+async function postgresBackend(url) {
+  const { default: pg } = await import("pg")
+  const { PostgresStore } = await import("@toolnexus/durable/postgres")
+  const pool = new pg.Pool({ connectionString: url, max: 4 })
+  const schema = `tnx_round_trips_${randomUUID().slice(0, 8)}`
+  // pg's own pool.query runs on a pooled client's query: counting clients counts both.
+  pool.on("connect", (client) => {
+    const clientQuery = client.query.bind(client)
+    client.query = (...args) => {
+      tick()
+      if (counting && (args[0] === "BEGIN" || args[0]?.text === "BEGIN")) counts.transactions++
+      return clientQuery(...args)
+    }
+  })
+  return {
+    store: new PostgresStore({ pool, schema }),
+    async close() {
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+      await pool.end()
+    },
+  }
+}
+
+/** An ioredis client whose commands are counted (a script run by SHA is one). */
+async function redisBackend(url) {
+  const { Redis } = await import("ioredis")
+  const { RedisStore } = await import("@toolnexus/durable/redis")
+  const client = new Redis(url)
+  const keyPrefix = `tnx-round-trips-${randomUUID().slice(0, 8)}:`
+  const send = client.sendCommand.bind(client)
+  client.sendCommand = (command, ...rest) => {
+    // A NOSCRIPT reply is followed by an EVAL: the first delivery only, the warm-up's.
+    tick()
+    if (counting) counts.calls[`redis ${command.name}`] = (counts.calls[`redis ${command.name}`] ?? 0) + 1
+    return send(command, ...rest)
+  }
+  return {
+    store: new RedisStore({ client, keyPrefix }),
+    async close() {
+      const keys = await client.keys(`${keyPrefix}*`)
+      if (keys.length > 0) await client.del(...keys)
+      await client.quit()
+    },
+  }
+}
+
+/** Parks one two-level tree and saves it under a new key; the answer that resumes it. */
+async function parkTree(store) {
+  const rt = createRuntime({ registry, store, llm })
+  const lead = rt.spawn(rt.root, "lead")
+  rt.wake(lead, "Pay invoice 7, then confirm.")
+  const parked = await rt.wait(lead)
+  const path = parked.pending?.data?.path
+  if (parked.status !== "pending" || !Array.isArray(path) || path.length !== 3)
+    throw new Error(`the tree did not park at its leaf: ${JSON.stringify(parked.status)}`)
+  const key = `tree-${randomUUID()}`
+  await saveRuntime(store, key, rt)
+  return { id: parked.pending.id, ok: true }
+}
+
+async function measure(name, backend) {
+  const store = countingStore(backend.store)
+  const rows = []
+  for (let i = 0; i <= trees; i++) {
+    const answer = await parkTree(backend.store)
+    counts = newCounts()
+    counting = true
+    let delivered
+    try {
+      delivered = await deliverAnswer(store, answer, { runtime: { registry, llm } })
+    } finally {
+      counting = false
+    }
+    if (delivered.kind !== "runtime" || delivered.result.status !== "done")
+      throw new Error(`${name}: the tree did not finish: ${JSON.stringify(delivered.result?.status)}`)
+    if (i > 0) rows.push(counts) // the first one warmed the schema and statements up
+  }
+  const pick = (f) => median(rows.map(f))
+  const calls = rows[rows.length - 1].calls
+  return {
+    name,
+    writes: pick((c) => c.writes),
+    reads: pick((c) => c.reads),
+    roundTrips: pick((c) => c.roundTrips),
+    transactions: pick((c) => c.transactions),
+    calls,
+  }
+}
+
+const results = []
+const backends = [
+  ["sqlite", () => sqliteBackend()],
+  [
+    "postgres",
+    process.env.TOOLNEXUS_TEST_PG_URL && (() => postgresBackend(process.env.TOOLNEXUS_TEST_PG_URL)),
+  ],
+  [
+    "redis",
+    process.env.TOOLNEXUS_TEST_REDIS_URL && (() => redisBackend(process.env.TOOLNEXUS_TEST_REDIS_URL)),
+  ],
+]
+try {
+  for (const [name, open] of backends) {
+    if (!wanted(name)) continue
+    if (!open) {
+      console.log(`${name}: skipped (no URL in the environment)`)
+      continue
+    }
+    const backend = await open()
+    try {
+      results.push(await measure(name, backend))
+    } finally {
+      await backend.store.close()
+      await backend.close()
+    }
+  }
+} finally {
+  server.close()
+}
+
+console.log(machineLine())
+console.log(`one answer delivered to a parked two-level tree (lead → payer → pay), median of ${trees}`)
+printRows(
+  ["backend", "store write calls", "store read calls", "driver round trips", "write transactions"],
+  results.map((r) => [r.name, r.writes, r.reads, r.roundTrips, r.name === "redis" ? "–" : r.transactions]),
+)
+for (const r of results)
+  console.log(
+    `${r.name} calls: ${Object.entries(r.calls)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}`,
+  )

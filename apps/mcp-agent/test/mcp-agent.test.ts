@@ -5,6 +5,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio"
 import { afterEach, expect, it } from "vitest"
 
 // Every check drives the built app (dist/main.js) in its own processes, as an MCP host would.
@@ -239,4 +240,41 @@ it("the same request answered from a second process and in the host: the first a
   )) as { content: { text: string }[] }
   expect(late.content[0]?.text).toContain("freeze week")
   expect(releases(data)).toEqual([])
+}, 120_000)
+
+it("over stdio, as Claude Desktop spawns it: the host answers the sub-agent's approval form (2025-11-25 and 2026-07-28); the release runs once per call", async () => {
+  const data = dataDir()
+  const asked: string[] = []
+  for (const era of ["legacy", "modern"] as const) {
+    const client = new Client(
+      { name: "desktop-like-host", version: "1.0.0" },
+      {
+        capabilities: { elicitation: { form: {} } },
+        ...(era === "modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}),
+      },
+    )
+    // The host's form: the user ticks Approve.
+    client.setRequestHandler("elicitation/create", async (request) => {
+      asked.push(String(request.params.message))
+      return { action: "accept", content: { approved: true } }
+    })
+    const env = envOf(data)
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [MAIN, "stdio"],
+        env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
+        stderr: "ignore",
+      }),
+    )
+    clients.push(client)
+    const version = era === "legacy" ? "1.0.0" : "2.0.0"
+    expect(
+      await client.callTool({ name: "ops", arguments: { prompt: `ship stdio ${version}` } }),
+    ).toMatchObject({
+      content: [{ text: `shipped stdio ${version}` }],
+    })
+  }
+  expect(asked).toEqual(["Ship stdio 1.0.0 to production?", "Ship stdio 2.0.0 to production?"])
+  expect(releases(data).map((r) => r.version)).toEqual(["1.0.0", "2.0.0"])
 }, 120_000)

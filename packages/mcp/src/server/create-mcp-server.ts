@@ -179,7 +179,8 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
       const tasks: TaskContext | undefined =
         taskAfterMs === undefined ? undefined : { host, sealer, principal, ttlMs: stateTtlMs, era: ctx.era }
       const served: Served = { host, sealer, stateTtlMs, principal, era: ctx.era, server, taskAfterMs, tasks }
-      if (tasks) registerTaskHandlers(server, tasks)
+      // The extension is 2026-07-28's: a 2025-11-25 instance keeps that revision's own methods.
+      if (tasks && ctx.era === "modern") registerTaskHandlers(server, tasks)
       for (const agent of agents)
         server.registerTool(
           agent,

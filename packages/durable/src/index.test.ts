@@ -10,6 +10,7 @@ it("exports exactly the public runtime surface, and no store class from the root
     "RuntimeHeldError",
     "askWithAnswer",
     "createMemoryStore",
+    "createNotificationOutbox",
     "createStoreHost",
     "deliverAnswer",
     "loadRuntime",

@@ -3,6 +3,7 @@ export { createMemoryStore } from "./memory/memory-store.js"
 export type {
   AnswerClaim,
   ClaimOptions,
+  CommitSave,
   DurableStore,
   ExpiredClaim,
   FailedEntry,
@@ -13,6 +14,7 @@ export type {
   PutSnapshotOptions,
   ReleaseOptions,
   RenewOptions,
+  ResumeCommit,
   RuntimeHold,
 } from "./durable-store.js"
 export type { DurableStoreOptions } from "./store-engine/store-base.js"

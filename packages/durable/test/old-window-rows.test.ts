@@ -25,6 +25,11 @@ import { createRuntime } from "@toolnexus/agents"
 // steps: claim, `Runtime.resume` under the claim on the store, no snapshot save. Never edited.
 
 const FIXTURE = new URL("./fixtures/old-window/sqlite-v6.json", import.meta.url)
+// The other window: the worker died between the payer's save and the lead's (the top's, which
+// consumes the claim): the payer applied the answer, the lead still waits under a claim whose
+// lease ran out. The redelivery's cascade finds the payer's turn settled in the store (its
+// tool result recorded, its answer given), so it runs no tool and asks no model for it.
+const MID_CASCADE = new URL("./fixtures/old-window/sqlite-v6-mid-cascade.json", import.meta.url)
 const TABLES = ["tnx_meta", "tnx_conversations", "tnx_messages", "tnx_requests", "tnx_snapshots"]
 
 const dir = mkdtempSync(join(tmpdir(), "tnx-old-window-"))
@@ -40,8 +45,9 @@ let files = 0
 const newFile = () => join(dir, `db-${files++}.db`)
 
 /** Writes the old window's rows as the previous resume left them when its worker died. */
-async function writeOldWindow(file: string): Promise<GoldenRows> {
-  const store = new SqliteStore({ path: file })
+async function writeOldWindow(file: string, midCascade = false): Promise<GoldenRows> {
+  // A short lease, so that the mid-cascade claim has run out when the rows are read.
+  const store = new SqliteStore({ path: file, opTimeoutMs: 50 })
   try {
     server.reset()
     const { opts } = tree(server, store)
@@ -51,10 +57,26 @@ async function writeOldWindow(file: string): Promise<GoldenRows> {
     expect(await parked.wait(lead)).toMatchObject({ status: "pending" })
     await saveRuntime(store, "order-1", parked)
     // The previous resume: claim on the top holder, the cascade saving on the store itself.
-    const rt = await loadRuntime(store, "order-1", opts)
+    // Mid-cascade, the worker dies at the top's save (the one fenced by the claim).
+    const dying = new Proxy(store, {
+      get(target, name) {
+        const value = Reflect.get(target, name, target)
+        if (name !== "save" || !midCascade) return typeof value === "function" ? value.bind(target) : value
+        return (id: string, messages: unknown, meta?: { claim?: string; checkpoint?: boolean }) =>
+          meta?.claim !== undefined && !meta.checkpoint
+            ? Promise.reject(new Error("the worker died"))
+            : target.save(id, messages as never, meta)
+      },
+    })
+    const rt = await loadRuntime(store, "order-1", { ...opts, store: dying })
     const top = rt.parked()[0]?.topConversationId as string
-    const claim = await store.claimAnswer(top, { id: "req-golden-tree", ok: true }, { runtimeKey: "order-1" })
-    expect((await rt.resume(claim.answer, { claim: claim.token })).status).toBe("done")
+    const claim = await store.claimAnswer(
+      top,
+      { id: "req-golden-tree", ok: true },
+      { runtimeKey: "order-1", leaseMs: 100 },
+    )
+    const cascade = await rt.resume(claim.answer, { claim: claim.token })
+    expect(cascade.status).toBe(midCascade ? "error" : "done")
     // … and the worker died here, before `saveRuntime`.
   } finally {
     await store.close()
@@ -88,14 +110,23 @@ function databaseOf(g: GoldenRows): string {
   return file
 }
 
-function golden(): GoldenRows {
-  return JSON.parse(readFileSync(FIXTURE, "utf8")) as GoldenRows
+function golden(file = FIXTURE): GoldenRows {
+  return JSON.parse(readFileSync(file, "utf8")) as GoldenRows
 }
 
 describe("rows of the old window between a resume's writes", () => {
-  it.runIf(process.env.TOOLNEXUS_WRITE_GOLDEN === "1")("writes the fixture once", async () => {
-    const rows = await writeOldWindow(newFile())
-    writeFileSync(FIXTURE, `${JSON.stringify(rows, null, 2)}\n`, { flag: "wx" })
+  it.runIf(process.env.TOOLNEXUS_WRITE_GOLDEN === "1")("writes the fixtures once", async () => {
+    for (const [file, mid] of [
+      [FIXTURE, false],
+      [MID_CASCADE, true],
+    ] as const) {
+      try {
+        readFileSync(file)
+        continue // an existing fixture is never written again
+      } catch {}
+      const rows = await writeOldWindow(newFile(), mid)
+      writeFileSync(file, `${JSON.stringify(rows, null, 2)}\n`, { flag: "wx" })
+    }
   })
 
   it("the fixture holds the window: the answer applied, the snapshot still parked on it", () => {
@@ -144,6 +175,25 @@ describe("rows of the old window between a resume's writes", () => {
       expect(server.requests).toHaveLength(0)
       const again = await loadRuntime(store, "order-1", opts)
       expect(again.parked()).toEqual([])
+    } finally {
+      await store.close()
+    }
+  })
+
+  it("mid-cascade: a redelivery runs nothing again for the applied step and finishes the rest once", async () => {
+    const g = golden(MID_CASCADE)
+    const payer = g.tables.tnx_conversations?.find((c) => String(c.id).endsWith("payer.1"))
+    expect(payer).toMatchObject({ pending_id: null })
+    const store = new SqliteStore({ path: databaseOf(g) })
+    try {
+      server.reset()
+      const { moves, opts } = tree(server, store)
+      const delivered = await deliverAnswer(store, { id: "req-golden-tree", ok: true }, { runtime: opts })
+      expect(delivered.result).toMatchObject({ status: "done", text: "lead: payer: moved" })
+      expect(moves).toEqual([]) // the transfer ran in the dead worker, never again
+      expect(server.requests.map((r) => r.system)).toEqual(["lead"])
+      expect(await store.getDecision("req-golden-tree")).toEqual({ ok: true })
+      expect((await loadRuntime(store, "order-1", opts)).parked()).toEqual([])
     } finally {
       await store.close()
     }

@@ -7,6 +7,7 @@ import {
   type PendingEntry,
 } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
+import { RECORD_FORMAT, checkedRecord } from "./record-format.js"
 
 // The outbox of a store host's notifications is the open-request index itself: a request is
 // saved with its suspension, so it is there whatever happens to the process next. What was
@@ -46,6 +47,9 @@ const beatKey = (kind: NotifyInfo["kind"], id: string) => `tnx-notify-beat/${kin
 const attemptKey = (kind: NotifyInfo["kind"], id: string, n: number) =>
   `tnx-notify-attempt/${kind}/${id}/${n}`
 const iso = (ms: number) => new Date(ms).toISOString()
+/** A delivery record (format v1; one without `v` reads as v1, another version is refused). */
+const read = async <T extends object>(store: DurableStore, key: string): Promise<T | undefined> =>
+  checkedRecord<T>(`the notification record ${key}`, await store.getSnapshot(key))
 
 /**
  * @internal One attempt of notification `kind` for `entry`, when one is due: not delivered,
@@ -60,8 +64,8 @@ export async function attemptNotify(
   const { notify } = opts
   if (!notify) return
   const id = entry.request.id
-  const state = ((await store.getSnapshot(stateKey(kind, id))) as NotifyState | undefined) ?? {
-    v: 1,
+  const state = (await read<NotifyState>(store, stateKey(kind, id))) ?? {
+    v: RECORD_FORMAT,
     attempts: 0,
   }
   if (state.deliveredAt !== undefined) return
@@ -72,8 +76,8 @@ export async function attemptNotify(
   if (state.nextAttemptAt !== undefined && now < Date.parse(state.nextAttemptAt)) return
   let n = state.attempts + 1
   for (;;) {
-    if (await store.createSnapshot(attemptKey(kind, id, n), { at: iso(now) })) break
-    const other = (await store.getSnapshot(attemptKey(kind, id, n))) as { at: string } | undefined
+    if (await store.createSnapshot(attemptKey(kind, id, n), { v: RECORD_FORMAT, at: iso(now) })) break
+    const other = await read<{ at: string }>(store, attemptKey(kind, id, n))
     // Another host is making this attempt: it records it.
     if (other && Date.parse(other.at) + opts.timeoutMs > now) return
     n++
@@ -81,12 +85,14 @@ export async function attemptNotify(
   state.attempts = n
   state.lastAttemptAt = iso(now)
   state.inFlightSince = iso(now)
-  await store.putSnapshot(beatKey(kind, id), { at: iso(now) })
+  await store.putSnapshot(beatKey(kind, id), { v: RECORD_FORMAT, at: iso(now) })
   await store.putSnapshot(stateKey(kind, id), state)
   // The heartbeat says this process is alive while `notify` runs; its own key, so a late beat
   // never overwrites the attempt's outcome.
   const beat = setInterval(() => {
-    void store.putSnapshot(beatKey(kind, id), { at: iso(opts.now()) }).catch(() => undefined)
+    void store
+      .putSnapshot(beatKey(kind, id), { v: RECORD_FORMAT, at: iso(opts.now()) })
+      .catch(() => undefined)
   }, HEARTBEAT_MS)
   ;(beat as { unref?: () => void }).unref?.()
   try {
@@ -119,7 +125,7 @@ async function inFlight(
   opts: DeliveryOptions,
 ): Promise<boolean> {
   if (Date.parse(since) + opts.timeoutMs <= now) return false
-  const beat = (await store.getSnapshot(beatKey(kind, id))) as { at: string } | undefined
+  const beat = await read<{ at: string }>(store, beatKey(kind, id))
   return Date.parse(beat?.at ?? since) + STALE_MS > now
 }
 
@@ -129,9 +135,10 @@ async function inFlight(
  */
 export async function raiseWarning(store: DurableStore, entry: PendingEntry, now: number): Promise<boolean> {
   const id = entry.request.id
-  if (!(await store.createSnapshot(`tnx-notify-warned/${id}`, { at: iso(now) }))) return false
-  const state = ((await store.getSnapshot(stateKey("expiring", id))) as NotifyState | undefined) ?? {
-    v: 1,
+  if (!(await store.createSnapshot(`tnx-notify-warned/${id}`, { v: RECORD_FORMAT, at: iso(now) })))
+    return false
+  const state = (await read<NotifyState>(store, stateKey("expiring", id))) ?? {
+    v: RECORD_FORMAT,
     attempts: 0,
   }
   state.warnedAt = iso(now)
@@ -152,8 +159,8 @@ export async function readDelivery(
   store: DurableStore,
   requestId: string,
 ): Promise<DeliveryRecord | undefined> {
-  const fresh = (await store.getSnapshot(stateKey("new", requestId))) as NotifyState | undefined
-  const expiring = (await store.getSnapshot(stateKey("expiring", requestId))) as NotifyState | undefined
+  const fresh = await read<NotifyState>(store, stateKey("new", requestId))
+  const expiring = await read<NotifyState>(store, stateKey("expiring", requestId))
   if (!fresh && !expiring) return undefined
   const record: DeliveryRecord = { requestId, attempts: fresh?.attempts ?? 0 }
   if (fresh?.lastAttemptAt !== undefined) record.lastAttemptAt = fresh.lastAttemptAt

@@ -6,9 +6,9 @@ import {
   type GrantQuery,
   type GrantScope,
   type PendingEntry,
-  SchemaVersionError,
 } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
+import { RECORD_FORMAT, checkedRecord } from "./record-format.js"
 import { readRunRecord } from "./run-record.js"
 
 // Grants live in snapshots (no schema change): the grant itself, a pointer per scope and tool
@@ -19,18 +19,15 @@ const GRANT = "tnx-grant/"
 const POINTER = "tnx-grant-for/"
 const LOG = "tnx-grant-log/"
 
-/** The format version every grant record (grant, pointer, log slot) is written with. */
-const FORMAT = 1
-
 /**
- * A record as stored, with its format version; one written before the version was kept reads
- * as v1, and another version is refused with SchemaVersionError naming it, never misread.
+ * A grant record as stored (format v1; one written before `v` was kept reads as v1), its
+ * version dropped.
  */
 function readRecord<T extends object>(key: string, value: unknown): T | undefined {
-  if (value === undefined) return undefined
-  const { v, ...record } = value as T & { v?: unknown }
-  if (v !== undefined && v !== FORMAT) throw new SchemaVersionError(`the grant record ${key}`, v, [FORMAT])
-  return record as T
+  const record = checkedRecord<T & { v?: unknown }>(`the grant record ${key}`, value)
+  if (record === undefined) return undefined
+  const { v: _, ...rest } = record
+  return rest as T
 }
 
 const read = async <T extends object>(store: DurableStore, key: string): Promise<T | undefined> =>
@@ -99,13 +96,13 @@ export async function grantOf(
  */
 export async function recordGrant(store: DurableStore, grant: ApprovalGrant): Promise<void> {
   let slot = nextSlot.get(store) ?? (await firstFreeSlot(store))
-  while (!(await store.createSnapshot(`${LOG}${slot}`, { v: FORMAT, id: grant.id }))) slot++
+  while (!(await store.createSnapshot(`${LOG}${slot}`, { v: RECORD_FORMAT, id: grant.id }))) slot++
   nextSlot.set(store, slot + 1)
   const existing = await read<ApprovalGrant>(store, GRANT + grant.id)
-  if (!existing) await store.putSnapshot(GRANT + grant.id, { v: FORMAT, ...grant })
+  if (!existing) await store.putSnapshot(GRANT + grant.id, { v: RECORD_FORMAT, ...grant })
   const key = pointerKey(grant.scope, holderOf(grant), grant.tool)
   const before = await read<{ id: string }>(store, key)
-  await store.putSnapshot(key, { v: FORMAT, id: grant.id })
+  await store.putSnapshot(key, { v: RECORD_FORMAT, id: grant.id })
   if (before && before.id !== grant.id) await store.deleteSnapshot(GRANT + before.id)
 }
 

@@ -1,5 +1,5 @@
-import { SchemaVersionError } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
+import { checkedRecord } from "./record-format.js"
 
 /**
  * What a store host keeps per run id (snapshot `host-run/<runId>`, format version 1): which
@@ -32,10 +32,10 @@ const PREFIX = "host-run/"
  *   refused, never taken for "no record" (which would start or adopt the run again).
  */
 export async function readRunRecord(store: DurableStore, runId: string): Promise<RunRecord | undefined> {
-  const value = (await store.getSnapshot(PREFIX + runId)) as RunRecord | undefined
-  if (value === undefined) return undefined
-  if (value?.v !== 1) throw new SchemaVersionError(`the host run record ${PREFIX + runId}`, value?.v, [1])
-  return value
+  return checkedRecord<RunRecord>(
+    `the host run record ${PREFIX + runId}`,
+    await store.getSnapshot(PREFIX + runId),
+  )
 }
 
 /** @internal Records a new run: false when run id `runId` has a record (in any process). */

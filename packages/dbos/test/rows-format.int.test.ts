@@ -110,7 +110,7 @@ describe.skipIf(skip)("the DBOS engine's rows", () => {
               since: (q.since as Date).toISOString(),
             })),
           }
-          writeFileSync(V1, `${JSON.stringify(golden, null, 2)}\n`)
+          writeFileSync(V1, `${JSON.stringify(golden, null, 2)}\n`, { flag: "wx" })
         } finally {
           await host.close()
           await worker.close()

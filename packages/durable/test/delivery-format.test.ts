@@ -60,7 +60,7 @@ describe("the notification delivery records, format v1", () => {
     const golden: Record<string, unknown> = {}
     for (const key of KEYS) golden[key] = await store.getSnapshot(key)
     const file = process.env.TOOLNEXUS_GOLDEN_FILE === "unversioned" ? UNVERSIONED : V1
-    writeFileSync(file, `${JSON.stringify(golden, null, 2)}\n`)
+    writeFileSync(file, `${JSON.stringify(golden, null, 2)}\n`, { flag: "wx" })
   })
 
   for (const [name, url] of [

@@ -6,7 +6,7 @@ import { type DurableStore, createMemoryStore } from "../src/index.js"
 
 // Approval grants live in a store's snapshots (the grant, a pointer per scope and tool, a log
 // of ids) and outlive the hosts that wrote them (DESIGN §17 "formats are contracts", §19).
-// The fixtures were written once (TOOLNEXUS_WRITE_GOLDEN=1) by `recordGrant`:
+// The fixtures were written once (TOOLNEXUS_WRITE_GOLDEN=1, which never overwrites one) by `recordGrant`:
 // fixtures/grants/unversioned.json before the records carried `v` (read as v1), v1.json today's.
 // Both are read forever, never regenerated.
 
@@ -53,7 +53,7 @@ describe("the approval grant records", () => {
     const golden: Record<string, unknown> = {}
     for (const key of KEYS) golden[key] = await store.getSnapshot(key)
     const file = process.env.TOOLNEXUS_GOLDEN_FILE === "unversioned" ? UNVERSIONED : V1
-    writeFileSync(file, `${JSON.stringify(golden, null, 2)}\n`)
+    writeFileSync(file, `${JSON.stringify(golden, null, 2)}\n`, { flag: "wx" })
   })
 
   for (const [name, url] of [

@@ -6,7 +6,7 @@ import { type DurableStore, createMemoryStore, createStoreHost } from "../src/in
 
 // The store host's run record (snapshot `host-run/<runId>`, DESIGN §17 "formats are
 // contracts"): what another host over the same store reads to route answers and refuse a second
-// start. fixtures/host-run/v1.json was written once (TOOLNEXUS_WRITE_GOLDEN=1) by a host of
+// start. fixtures/host-run/v1.json was written once (TOOLNEXUS_WRITE_GOLDEN=1, which never overwrites one) by a host of
 // this code finishing a run started for a principal. It is read forever, never regenerated.
 
 const V1 = new URL("./fixtures/host-run/v1.json", import.meta.url)
@@ -54,7 +54,7 @@ describe("the host run record, format v1", () => {
     }
     const key = `host-run/${RUN}`
     const golden: Golden = { snapshots: { [key]: await store.getSnapshot(key) } }
-    writeFileSync(V1, `${JSON.stringify(golden, null, 2)}\n`)
+    writeFileSync(V1, `${JSON.stringify(golden, null, 2)}\n`, { flag: "wx" })
   })
 
   it("is read by today's host: the run's agent, state, result and principal", async () => {

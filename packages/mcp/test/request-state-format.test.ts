@@ -49,7 +49,7 @@ describe("the sealed requestState, format tnx1", () => {
   it.runIf(process.env.TOOLNEXUS_WRITE_GOLDEN === "1")("seals the golden states (once)", () => {
     const sealer = new RequestStateSealer([KEY], () => SEALED_AT)
     const golden: Golden = { run: sealer.seal(RUN), handler: sealer.seal(HANDLER), task: sealer.seal(TASK) }
-    writeFileSync(FIXTURE, `${JSON.stringify(golden, null, 2)}\n`)
+    writeFileSync(FIXTURE, `${JSON.stringify(golden, null, 2)}\n`, { flag: "wx" })
   })
 
   const golden = () => JSON.parse(readFileSync(FIXTURE, "utf8")) as Golden

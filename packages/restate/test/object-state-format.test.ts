@@ -92,6 +92,7 @@ describe("the Restate objects' state", () => {
     writeFileSync(
       process.env.TOOLNEXUS_GOLDEN_FILE === "unversioned" ? UNVERSIONED : V1,
       `${JSON.stringify(golden, null, 2)}\n`,
+      { flag: "wx" },
     )
   })
 

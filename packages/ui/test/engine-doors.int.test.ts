@@ -76,7 +76,7 @@ describe.each(doorEngines)("the ui doors over $name", (engine) => {
       agent.addMessage({ id: "u1", role: "user", content: "refund order 42" })
       const events: { type: string; [key: string]: unknown }[] = []
       await agent.runAgent({}, { onEvent: ({ event }) => void events.push(event) })
-      const finished = events.find((e) => e.type === "RUN_FINISHED") as {
+      const finished = events.find((e) => e.type === "RUN_FINISHED") as unknown as {
         outcome: { interrupts: { id: string; reason: string }[] }
       }
       const interrupt = finished.outcome.interrupts[0]

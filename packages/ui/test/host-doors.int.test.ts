@@ -175,7 +175,7 @@ describe.each(backends)("the doors over { host, agent } on createStoreHost ($nam
       agent.addMessage({ id: "u1", role: "user", content: "refund please" })
       const events: { type: string; [key: string]: unknown }[] = []
       await agent.runAgent({}, { onEvent: ({ event }) => void events.push(event) })
-      const finished = events.find((e) => e.type === "RUN_FINISHED") as {
+      const finished = events.find((e) => e.type === "RUN_FINISHED") as unknown as {
         outcome: { interrupts: { id: string; reason: string }[] }
       }
       const interrupt = finished.outcome.interrupts[0]

@@ -239,8 +239,9 @@ async function settle(host: RunHost, runId: string, seen: ReturnType<typeof outc
   result.catch(() => undefined)
   const first = await Promise.race([result, seen.ended])
   // A client's run ends its events with `done` (after the result, on an engine): wait for it,
-  // so the client gets the whole turn. A runtime's result has no `turns` and no own `done`.
-  if (seen.outcome === undefined && first.status !== "pending" && "turns" in first) await seen.ended
+  // so the client gets the whole turn. A runtime's `TaskResult` (no `toolCallCount`) has no
+  // own `done`: its handles' events end with theirs.
+  if (seen.outcome === undefined && first.status !== "pending" && "toolCallCount" in first) await seen.ended
   // Parked: the request reaches the client once the host lists it (an engine's event log can
   // lead its request index), so an answer posted at once finds it. The live tail ends there.
   if (first.status === "pending") for await (const _ of host.events(runId)) void _

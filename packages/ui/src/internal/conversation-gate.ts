@@ -169,7 +169,7 @@ export class ConversationGate {
       request: entry.request,
       execute: (onEvent) =>
         withRunToolkit(toolkit, async () => {
-          const seen = outcomeListener(onEvent)
+          const seen = outcomeListener(onEvent, answer.id)
           try {
             const delivered = await host.deliverAnswer(answer, { onEvent: seen.listener })
             return this.#parked(id, await settle(host, delivered.runId, seen))
@@ -204,7 +204,7 @@ export class ConversationGate {
  * A listener passing events on and keeping the run's own `done` result (a saved runtime's
  * handles end with `done` events naming their handle: those are not the delivery's end).
  */
-function outcomeListener(onEvent: (ev: StreamEvent) => void) {
+function outcomeListener(onEvent: (ev: StreamEvent) => void, answered?: string) {
   let ended: (outcome: RunOutcome) => void = () => {}
   const seen = {
     any: false,
@@ -220,8 +220,11 @@ function outcomeListener(onEvent: (ev: StreamEvent) => void) {
       if (event.type === "done" && !("handle" in event)) {
         seen.outcome = event.result as RunOutcome
         ended(seen.outcome)
-      } else if (event.type === "pending")
-        ended({ status: "pending", pending: { id: (event.request as { id: string }).id } })
+      } else if (event.type === "pending") {
+        // An engine replays a resumed turn from its start: the answered park is not the end.
+        const id = (event.request as { id: string }).id
+        if (id !== answered) ended({ status: "pending", pending: { id } })
+      }
     },
   }
   return seen

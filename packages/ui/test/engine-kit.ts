@@ -4,10 +4,12 @@ import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { until } from "@toolnexus/agents/engine-testing"
 import type { RunHost } from "@toolnexus/core"
 import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
 import { connectDbos } from "@toolnexus/dbos"
 import { connectRestate } from "@toolnexus/restate"
+import pg from "pg"
 import { PG_URL, createDatabase } from "../../dbos/test/dbos-harness.js"
 import { freePort, startRestateServer } from "../../restate/test/restate-harness.js"
 
@@ -61,10 +63,28 @@ export const doorEngines: DoorEngine[] = [
     skip: PG_URL ? undefined : "TOOLNEXUS_TEST_PG_URL is not set",
     async start() {
       const db = await createDatabase()
+      const name = new URL(db.url).pathname.slice(1)
       return {
         env: { DB_URL: db.url },
         connect: () => connectDbos({ systemDatabaseUrl: db.url }),
-        stop: db.drop,
+        async stop() {
+          // The closed connection's clients end asynchronously: a forced drop while one is
+          // ending fails it without a listener (an uncaught error in this process).
+          const admin = new pg.Client({ connectionString: PG_URL })
+          await admin.connect()
+          try {
+            await until(async () => {
+              const { rows } = await admin.query(
+                "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1",
+                [name],
+              )
+              return (rows[0] as { n: number }).n === 0
+            }, `the connections to ${name} to end`).catch(() => undefined)
+          } finally {
+            await admin.end()
+          }
+          await db.drop()
+        },
       }
     },
   },

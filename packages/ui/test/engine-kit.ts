@@ -9,7 +9,6 @@ import type { RunHost } from "@toolnexus/core"
 import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
 import { connectDbos } from "@toolnexus/dbos"
 import { connectRestate } from "@toolnexus/restate"
-import pg from "pg"
 import { PG_URL, createDatabase } from "../../dbos/test/dbos-harness.js"
 import { freePort, startRestateServer } from "../../restate/test/restate-harness.js"
 
@@ -70,6 +69,15 @@ export const doorEngines: DoorEngine[] = [
         async stop() {
           // The closed connection's clients end asynchronously: a forced drop while one is
           // ending fails it without a listener (an uncaught error in this process).
+          const pg = require("pg") as {
+            Client: new (
+              o: object,
+            ) => {
+              connect(): Promise<void>
+              query(sql: string, params: unknown[]): Promise<{ rows: unknown[] }>
+              end(): Promise<void>
+            }
+          }
           const admin = new pg.Client({ connectionString: PG_URL })
           await admin.connect()
           try {

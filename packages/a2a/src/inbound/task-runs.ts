@@ -152,8 +152,14 @@ export class TaskRuns {
     // A new task is ours alone; an answered one stays as stored until its run is saved.
     if ("text" in start) await saveTask(tasks, record)
     this.#emitStatus(running, record)
+    // A run's `pending` event: it parked (an engine's `result` waits for the run's end).
+    let parkedEvent: () => void = () => {}
+    const parking = new Promise<void>((resolve) => {
+      parkedEvent = resolve
+    })
     const onEvent = (event: NonNullable<Parameters<NonNullable<HostStartOptions["onEvent"]>>[0]>) => {
       const ev = event as { type: string; delta?: string; handle?: string }
+      if (ev.type === "pending") parkedEvent()
       // A runtime tree's text is its top handle's (the task's agent), not its sub-agents'.
       if (ev.type !== "text" || !ev.delta || (ev.handle !== undefined && !TOP_HANDLE.test(ev.handle))) return
       this.#emit(running, {
@@ -188,7 +194,8 @@ export class TaskRuns {
         this.#parked(host, runId, answered, AbortSignal.any([signal, running.watch.signal])).catch(
           () => new Promise<never>(() => undefined),
         )
-      const settled = here ? ended : firstOf(ended, watch())
+      // With events, the host's open requests are read once the run said it parked.
+      const settled = firstOf(ended, here ? parking.then(watch) : watch())
       try {
         result = await untilAborted(settled, signal)
       } finally {

@@ -135,9 +135,9 @@ export class ConversationGate {
             // No run of this conversation yet: start one (a concurrent start makes this a turn).
             const started = await host.start(this.#agent, id, prompt, { onEvent: seen.listener })
             if (!started.started) await host.send(id, prompt, { onEvent: seen.listener })
-            else return this.#parked(id, await resultOf(host, id))
+            else return this.#parked(id, await settle(host, id, seen))
           }
-          return this.#parked(id, seen.outcome ?? (await resultOf(host, id)))
+          return this.#parked(id, await settle(host, id, seen))
         }),
     }
   }
@@ -169,10 +169,10 @@ export class ConversationGate {
       request: entry.request,
       execute: (onEvent) =>
         withRunToolkit(toolkit, async () => {
-          const seen = outcomeListener(onEvent)
+          const seen = outcomeListener(onEvent, answer.id)
           try {
             const delivered = await host.deliverAnswer(answer, { onEvent: seen.listener })
-            return this.#parked(id, seen.outcome ?? (await resultOf(host, delivered.runId)))
+            return this.#parked(id, await settle(host, delivered.runId, seen))
           } catch (error) {
             // Decided elsewhere while this post was checked: its decision, once known.
             if (AnswerConflictError.isInstance(error) && error.decision === undefined) {
@@ -232,18 +232,51 @@ export class ConversationGate {
  * A listener passing events on and keeping the run's own `done` result (a saved runtime's
  * handles end with `done` events naming their handle: those are not the delivery's end).
  */
-function outcomeListener(onEvent: (ev: StreamEvent) => void) {
+function outcomeListener(onEvent: (ev: StreamEvent) => void, answered?: string) {
+  let ended: (outcome: RunOutcome) => void = () => {}
   const seen = {
     any: false,
     outcome: undefined as RunOutcome | undefined,
+    /** Resolves at the run's own `done`, or at a `pending` (the run parked). */
+    ended: new Promise<RunOutcome>((resolve) => {
+      ended = resolve
+    }),
     listener: (ev: unknown) => {
       const event = ev as StreamEvent
       seen.any = true
-      if (event.type === "done" && !("handle" in event)) seen.outcome = event.result as RunOutcome
       onEvent(event)
+      if (event.type === "done" && !("handle" in event)) {
+        seen.outcome = event.result as RunOutcome
+        ended(seen.outcome)
+      } else if (event.type === "pending") {
+        // An engine replays a resumed turn from its start: the answered park is not the end.
+        const id = (event.request as { id: string }).id
+        if (id !== answered) ended({ status: "pending", pending: { id } })
+      }
     },
   }
   return seen
+}
+
+/**
+ * The outcome of a run a post drives: its own `done`, else its result. An engine's `result`
+ * resolves only at the run's end and its `onEvent` trails the call that started or resumed the
+ * run, so a park is known by its `pending` event; a store host's result resolves at the park,
+ * and its `done` (with the run's usage) is preferred when both are in.
+ */
+async function settle(host: RunHost, runId: string, seen: ReturnType<typeof outcomeListener>) {
+  const result = resultOf(host, runId)
+  // Observed either way: the losing side must not surface as an unhandled rejection.
+  result.catch(() => undefined)
+  const first = await Promise.race([result, seen.ended])
+  // A client's run ends its events with `done` (after the result, on an engine): wait for it,
+  // so the client gets the whole turn. A runtime's `TaskResult` (no `toolCallCount`) has no
+  // own `done`: its handles' events end with theirs.
+  if (seen.outcome === undefined && first.status !== "pending" && "toolCallCount" in first) await seen.ended
+  // Parked: the request reaches the client once the host lists it (an engine's event log can
+  // lead its request index), so an answer posted at once finds it. The live tail ends there.
+  if (first.status === "pending") for await (const _ of host.events(runId)) void _
+  return seen.outcome ?? first
 }
 
 /** The run's result; a failure of the run in this process rejects with its own error. */

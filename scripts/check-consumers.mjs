@@ -2,7 +2,8 @@
 // Installs each publishable package the way a user would — its packed tarball alone, with
 // only its documented peers, into an empty project — then type-checks a consumer of every
 // export entry under `strict` with `skipLibCheck: false` (moduleResolution node16, bundler,
-// and a CommonJS file under nodenext) and imports and requires every entry at run time.
+// and a CommonJS file under nodenext), imports and requires every entry at run time, and runs
+// each command the package installs (its `bin`) with `--help`.
 // Run after `turbo run build`. Everything lives in a temp folder; nothing is cached here.
 //
 //   node scripts/check-consumers.mjs [--runtime-only] [--tarballs <dir>] [@toolnexus/core ...]
@@ -166,6 +167,12 @@ async function checkConsumer(target, tarballs, toolchain, dir) {
   )
   await runAsync(process.execPath, ["smoke.mjs"], dir)
   await runAsync(process.execPath, ["smoke.cjs"], dir)
+  // Each command the package installs is linked and answers `--help` (which opens no store).
+  const bins = typeof pkg.bin === "string" ? { [target.name.split("/")[1]]: pkg.bin } : (pkg.bin ?? {})
+  for (const bin of Object.keys(bins)) {
+    const { stdout } = await runAsync(join(dir, "node_modules/.bin", bin), ["--help"], dir)
+    if (!/usage/i.test(stdout)) throw new Error(`\`${bin} --help\` printed no usage:\n${stdout}`)
+  }
   return size
 }
 

@@ -39,14 +39,20 @@ function readLine(raw) {
 }
 
 say("installing the workspace's dependencies (pnpm, from the lockfile)")
-const installed = await run([...pnpm, "install", "--frozen-lockfile"])
+const installed = await run([...pnpm, "install", "--frozen-lockfile"], undefined, { doing: "installing" })
 if (installed !== 0) {
   process.stdout.write(`\nThe install failed (exit ${installed}); no test ran.\n`)
   process.exit(installed)
 }
 
-say("building every package, then running every package's and app's tests (turbo)")
-const tested = await run([...pnpm, "exec", "turbo", "run", "test", ...extra], readLine)
+say(
+  extra.length
+    ? `building, then running the tests turbo selects with ${extra.join(" ")}`
+    : "building every package, then running every package's and app's tests (turbo)",
+)
+const tested = await run([...pnpm, "exec", "turbo", "run", "test", ...extra], readLine, {
+  doing: "building and testing",
+})
 
 say("test totals per workspace")
 const total = Object.fromEntries(COUNTS.map((word) => [word, 0]))

@@ -106,7 +106,9 @@ function demo(): void {
     }
     say("")
   }
-  say(`Try it by hand: ${self} ask, then ${self} answer approve|decline`)
+  // Run through `npm run demo`, the current folder is this app's, not the one the user typed in.
+  const here = relative(process.env.INIT_CWD ?? process.cwd(), process.cwd())
+  say(`Try it by hand${here ? ` in ${here}` : ""}: ${self} ask, then ${self} answer approve|decline`)
 }
 
 const [command, arg] = process.argv.slice(2)

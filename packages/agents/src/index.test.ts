@@ -21,6 +21,7 @@ it("exports exactly the public runtime surface", () => {
     "fromDir",
     "memoryTool",
     "restoreRuntime",
+    "runEngineTree",
     "startAgent",
     "systemClock",
   ])

@@ -271,6 +271,28 @@ export function describeGrantsAndDelivery(name: string, suite: GrantsDeliverySui
       }
     })
 
+    it("a host started over a store with an unnotified request sends it at once", async () => {
+      const { host, store } = await setup()
+      const run = `quiet-${randomUUID()}`
+      server.enqueue(call(3))
+      await host.start("payer", run, "pay 3")
+      const requestId = await parkedOn(host, run)
+      await host.close()
+      const calls: string[] = []
+      const restarted = await setup(
+        {
+          sweepEveryMs: 3_600_000,
+          notify: async (entry) => {
+            calls.push(entry.request.id)
+          },
+        },
+        store,
+      )
+      // close() waits for the sweep the host began when it was created.
+      await restarted.host.close()
+      expect(calls).toEqual([requestId])
+    })
+
     it("two hosts sweeping one store at once make each attempt once", async () => {
       let t = Date.parse("2030-01-01T00:00:00Z")
       const calls: string[] = []

@@ -1,9 +1,14 @@
+import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
+import { once } from "node:events"
+import { readFileSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
+import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
 import { HttpAgent } from "@ag-ui/client"
-import { type Client, type RunHost, createToolkit, hostAgent } from "@toolnexus/core"
-import { type DurableStore, createMemoryStore, createStoreHost } from "@toolnexus/durable"
+import { type Client, MemoryStore, type RunHost, createToolkit, hostAgent } from "@toolnexus/core"
+import { type DurableStore, createMemoryStore, createStoreHost, openStore } from "@toolnexus/durable"
 import { PostgresStore } from "@toolnexus/durable/postgres"
 import { RedisStore } from "@toolnexus/durable/redis"
 import { SqliteStore } from "@toolnexus/durable/sqlite"
@@ -14,13 +19,17 @@ import { createChatHandler } from "../src/ai-sdk/index.js"
 import {
   approvalIdOf,
   chatAt,
+  chunksOf,
   clientOf,
+  messageOf,
   postRaw,
   refundTools,
+  responded,
   serve,
   settled,
   textOf,
   useFakeModel,
+  userMessage,
 } from "./helpers.js"
 
 // §17 "Doors take a host": both handlers given `{ host, agent }` over createStoreHost on every
@@ -37,13 +46,37 @@ const redisPrefix = `tnx-ui-host-${suffix}:`
 const cleanups: (() => Promise<void>)[] = []
 
 afterAll(async () => {
+  // Hosts and stores first (pushed as they open), then the schema and keys they used.
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {})
+  if (pgUrl) {
+    const pg = createRequire(import.meta.url)("pg") as {
+      Pool: new (o: object) => { query(sql: string): Promise<unknown>; end(): Promise<void> }
+    }
+    const admin = new pg.Pool({ connectionString: pgUrl })
+    try {
+      await admin.query(`DROP SCHEMA IF EXISTS "${pgSchema}" CASCADE`)
+    } finally {
+      await admin.end()
+    }
+  }
+  if (redisUrl) {
+    const { Redis } = await import("ioredis")
+    const admin = new Redis(redisUrl, { maxRetriesPerRequest: 1 })
+    try {
+      const keys = await admin.keys(`${redisPrefix}*`)
+      if (keys.length > 0) await admin.del(...keys)
+    } finally {
+      admin.disconnect()
+    }
+  }
 })
 
 interface Backend {
   name: string
   skip?: string
   open(): DurableStore
+  /** The store URL (`openStore`) another process opens the same store with; none for memory. */
+  url?: () => string
 }
 
 const backends: Backend[] = [
@@ -51,45 +84,19 @@ const backends: Backend[] = [
   {
     name: "SQLite",
     open: () => new SqliteStore({ path: join(env.dir, `host-doors-${randomBytes(4).toString("hex")}.db`) }),
+    url: () => `sqlite:${join(env.dir, `host-doors-kill-${randomBytes(4).toString("hex")}.db`)}`,
   },
   {
     name: "PostgreSQL",
     ...(pgUrl ? {} : { skip: "TOOLNEXUS_TEST_PG_URL is not set" }),
-    open: () => {
-      if (!cleanups.some((c) => c.name === "dropSchema")) {
-        cleanups.push(async function dropSchema() {
-          const pg = createRequire(import.meta.url)("pg") as {
-            Pool: new (o: object) => { query(sql: string): Promise<unknown>; end(): Promise<void> }
-          }
-          const admin = new pg.Pool({ connectionString: pgUrl })
-          try {
-            await admin.query(`DROP SCHEMA IF EXISTS "${pgSchema}" CASCADE`)
-          } finally {
-            await admin.end()
-          }
-        })
-      }
-      return new PostgresStore({ connectionString: pgUrl as string, schema: pgSchema })
-    },
+    open: () => new PostgresStore({ connectionString: pgUrl as string, schema: pgSchema }),
+    url: () => `${pgUrl}${pgUrl?.includes("?") ? "&" : "?"}schema=${pgSchema}`,
   },
   {
     name: "Redis",
     ...(redisUrl ? {} : { skip: "TOOLNEXUS_TEST_REDIS_URL is not set" }),
-    open: () => {
-      if (!cleanups.some((c) => c.name === "dropPrefix")) {
-        cleanups.push(async function dropPrefix() {
-          const { Redis } = await import("ioredis")
-          const admin = new Redis(redisUrl as string, { maxRetriesPerRequest: 1 })
-          try {
-            const keys = await admin.keys(`${redisPrefix}*`)
-            if (keys.length > 0) await admin.del(...keys)
-          } finally {
-            admin.disconnect()
-          }
-        })
-      }
-      return new RedisStore({ url: redisUrl as string, keyPrefix: redisPrefix })
-    },
+    open: () => new RedisStore({ url: redisUrl as string, keyPrefix: redisPrefix }),
+    url: () => `${redisUrl}${redisUrl?.includes("?") ? "&" : "?"}keyPrefix=${redisPrefix}`,
   },
 ]
 
@@ -175,7 +182,7 @@ describe.each(backends)("the doors over { host, agent } on createStoreHost ($nam
       agent.addMessage({ id: "u1", role: "user", content: "refund please" })
       const events: { type: string; [key: string]: unknown }[] = []
       await agent.runAgent({}, { onEvent: ({ event }) => void events.push(event) })
-      const finished = events.find((e) => e.type === "RUN_FINISHED") as {
+      const finished = events.find((e) => e.type === "RUN_FINISHED") as unknown as {
         outcome: { interrupts: { id: string; reason: string }[] }
       }
       const interrupt = finished.outcome.interrupts[0]
@@ -213,6 +220,101 @@ describe.each(backends)("the doors over { host, agent } on createStoreHost ($nam
   )
 })
 
+describe("GET …/<id>/stream over a host", () => {
+  it("replays a run the host has in flight that the handler did not start, from its first event; then 204", async () => {
+    const { host } = await hosted(backends[0] as Backend)
+    const server = await serve(createChatHandler({ host, agent: "support" }))
+    const id = chatId()
+    // Started by the app, not through the handler; the model answers "slow" after 300 ms.
+    await host.start("support", id, "slow please")
+    const replay = await fetch(`${server.url}/api/chat/${id}/stream`)
+    expect(replay.status).toBe(200)
+    const chunks = await chunksOf(replay)
+    expect(chunks[0]).toMatchObject({ type: "start" })
+    expect(
+      chunks
+        .filter((c) => c.type === "text-delta")
+        .map((c) => (c as { delta: string }).delta)
+        .join(""),
+    ).toBe("Slowly.")
+    expect(chunks.at(-1)).toEqual({ type: "finish", finishReason: "stop" })
+    await host.result(id)
+    expect((await fetch(`${server.url}/api/chat/${id}/stream`)).status).toBe(204)
+    await server.close()
+  })
+})
+
+/** The chat handler over `{ host, agent }` in a process of its own on the store `url` names. */
+async function otherProcess(url: string, log: string): Promise<{ url: string; child: ChildProcess }> {
+  const script = fileURLToPath(new URL("./fixtures/host-chat-server.mjs", import.meta.url))
+  const child = spawn(process.execPath, [script, url, `${env.fake.url}/v1`], {
+    env: { ...process.env, TNX_LOG: log },
+    stdio: ["ignore", "pipe", "inherit"],
+  })
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+  })
+  const [line] = (await once(createInterface({ input: child.stdout! }), "line")) as [string]
+  return { url: (JSON.parse(line) as { url: string }).url, child }
+}
+
+describe.each(backends.filter((b) => b.url !== undefined))(
+  "a worker SIGKILLed between the request and the answer ($name)",
+  (backend) => {
+    it.skipIf(backend.skip !== undefined)(
+      "another process's handler over the same store applies the approval once; a replay is 409",
+      async () => {
+        const storeUrl = (backend.url as () => string)()
+        const log = join(env.dir, `effects-${randomBytes(4).toString("hex")}.log`)
+        writeFileSync(log, "")
+        const worker = await otherProcess(storeUrl, log)
+        const id = chatId()
+        const user = userMessage("refund please")
+        const card = await chunksOf(
+          await postRaw(worker.url, { id, messages: [user], trigger: "submit-message" }),
+        )
+        const assistant = await messageOf(card)
+        worker.child.kill("SIGKILL")
+        await once(worker.child, "exit")
+
+        const store = await openStore(storeUrl)
+        const client = clientOf(env.fake, store)
+        const { effects, tools } = refundTools()
+        const host = createStoreHost({
+          store,
+          agents: [
+            hostAgent({ name: "support", client, toolkit: await createToolkit({ extraTools: tools }) }),
+          ],
+          sweepEveryMs: false,
+        })
+        cleanups.push(async () => {
+          await host.close()
+          await (store as { close?: () => Promise<void> }).close?.()
+        })
+        const server = await serve(createChatHandler({ host, agent: "support" }))
+        const body = {
+          id,
+          messages: [user, responded(assistant, true)],
+          trigger: "submit-message",
+          messageId: assistant.id,
+        }
+        const applied = await chunksOf(await postRaw(server.url, body))
+        expect(applied.at(-1)).toEqual({ type: "finish", finishReason: "stop" })
+        expect(effects).toHaveLength(1)
+        expect(readFileSync(log, "utf8")).toBe("")
+        const replay = await postRaw(server.url, body)
+        expect(replay.status).toBe(409)
+        expect(((await replay.json()) as { error: unknown }).error).toMatchObject({
+          code: "TNX_ANSWER_CONFLICT",
+          decision: { ok: true },
+        })
+        expect(effects).toHaveLength(1)
+        await server.close()
+      },
+    )
+  },
+)
+
 describe("{ host, agent } options", () => {
   it("are refused with ConfigError when mixed with the shorthand, or when host or agent is missing", async () => {
     const store = createMemoryStore()
@@ -225,5 +327,18 @@ describe("{ host, agent } options", () => {
       expect(() => make({ host, agent: "a" })).not.toThrow()
     }
     await host.close()
+  })
+
+  it("the shorthand refuses a client whose store cannot host (a plain ConversationStore, a used default store)", async () => {
+    const plain = clientOf(env.fake, new MemoryStore())
+    expect(() => createChatHandler({ client: plain })).toThrow(/cannot host the chats/)
+    const used = clientOf(env.fake)
+    await used.conversationStore().save("earlier", [])
+    expect(() => createAgUiHandler({ client: used })).toThrow(/cannot host the chats/)
+    // A fresh store-less client is moved onto a durable memory store, once, for every handler.
+    const fresh = clientOf(env.fake)
+    createChatHandler({ client: fresh })
+    expect(typeof (fresh.conversationStore() as DurableStore).claimAnswer).toBe("function")
+    expect(() => createAgUiHandler({ client: fresh })).not.toThrow()
   })
 })

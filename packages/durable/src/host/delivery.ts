@@ -42,6 +42,7 @@ export interface DeliveryOptions {
 }
 
 const stateKey = (kind: NotifyInfo["kind"], id: string) => `tnx-notify/${kind}/${id}`
+const beatKey = (kind: NotifyInfo["kind"], id: string) => `tnx-notify-beat/${kind}/${id}`
 const attemptKey = (kind: NotifyInfo["kind"], id: string, n: number) =>
   `tnx-notify-attempt/${kind}/${id}/${n}`
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -66,7 +67,8 @@ export async function attemptNotify(
   if (state.deliveredAt !== undefined) return
   if (kind === "expiring" && state.warnedAt === undefined) return
   const now = opts.now()
-  if (state.inFlightSince !== undefined && Date.parse(state.inFlightSince) + opts.timeoutMs > now) return
+  if (state.inFlightSince !== undefined && (await inFlight(store, kind, id, state.inFlightSince, now, opts)))
+    return
   if (state.nextAttemptAt !== undefined && now < Date.parse(state.nextAttemptAt)) return
   let n = state.attempts + 1
   for (;;) {
@@ -79,7 +81,14 @@ export async function attemptNotify(
   state.attempts = n
   state.lastAttemptAt = iso(now)
   state.inFlightSince = iso(now)
+  await store.putSnapshot(beatKey(kind, id), { at: iso(now) })
   await store.putSnapshot(stateKey(kind, id), state)
+  // The heartbeat says this process is alive while `notify` runs; its own key, so a late beat
+  // never overwrites the attempt's outcome.
+  const beat = setInterval(() => {
+    void store.putSnapshot(beatKey(kind, id), { at: iso(opts.now()) }).catch(() => undefined)
+  }, HEARTBEAT_MS)
+  ;(beat as { unref?: () => void }).unref?.()
   try {
     await bounded(notify(entry, { kind, attempt: n }), opts.timeoutMs)
     state.deliveredAt = iso(opts.now())
@@ -90,8 +99,28 @@ export async function attemptNotify(
     state.lastError = error instanceof Error ? error.message : String(error)
     state.nextAttemptAt = iso(opts.now() + Math.min(opts.maxBackoffMs, opts.backoffMs * 2 ** (n - 1)))
   }
+  clearInterval(beat)
   state.inFlightSince = undefined
   await store.putSnapshot(stateKey(kind, id), JSON.parse(JSON.stringify(state)))
+}
+
+/** How often an attempt in flight says its process is alive. */
+const HEARTBEAT_MS = 1_000
+/** An attempt whose heartbeat is this old died with its process: the next one may go. */
+const STALE_MS = 5_000
+
+/** True while another process's attempt is live: within its timeout, and its heartbeat fresh. */
+async function inFlight(
+  store: DurableStore,
+  kind: NotifyInfo["kind"],
+  id: string,
+  since: string,
+  now: number,
+  opts: DeliveryOptions,
+): Promise<boolean> {
+  if (Date.parse(since) + opts.timeoutMs <= now) return false
+  const beat = (await store.getSnapshot(beatKey(kind, id))) as { at: string } | undefined
+  return Date.parse(beat?.at ?? since) + STALE_MS > now
 }
 
 /**
@@ -163,7 +192,8 @@ export interface NotificationOutboxOptions {
   notify?: (entry: PendingEntry, info: NotifyInfo) => Promise<void>
   /**
    * How long one `notify` call may take before it counts as failed; default 30 000 ms. An
-   * attempt whose process died is retried once this long has passed since it began.
+   * attempt whose process died (its heartbeat, written every second, stops) is retried by a
+   * sweep 5 s later.
    */
   notifyTimeoutMs?: number
   /**
@@ -174,7 +204,10 @@ export interface NotificationOutboxOptions {
   /** `expiring` warnings, as they are raised. A throw is ignored. */
   onEvent?: (ev: ExpiringEvent) => void
   /** The time the sweeps and backoff go by; default the system clock (tests pass a virtual one). */
-  clock?: { now(): number }
+  clock?: {
+    /** The current time, in ms since the epoch. */
+    now(): number
+  }
   /** Failed notifications at `error`, warnings at `info`. */
   logger?: Logger
 }
@@ -210,6 +243,8 @@ export function createNotificationOutbox(
   const { logger, warnBeforeMs } = opts
   if (opts.notify !== undefined && typeof opts.notify !== "function")
     throw new ConfigError("notify must be a function")
+  if (opts.clock !== undefined && typeof opts.clock?.now !== "function")
+    throw new ConfigError("clock must be an object with a now() method")
   for (const [name, value] of [
     ["warnBeforeMs", warnBeforeMs],
     ["notifyTimeoutMs", opts.notifyTimeoutMs],

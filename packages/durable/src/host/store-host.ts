@@ -369,8 +369,14 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     throw new ConfigError(`${HOST}: sweepEveryMs must be a positive integer or false, got ${every}`)
   // One sweep at a time in this process: a timer tick or a call during one joins it.
   let sweeping: Promise<StoreHostSweep> | undefined
+  // A restarted host sends at once what a dead one left unsent (the sweeps retry the rest);
+  // a sweep asked for meanwhile runs after it.
+  let startup: Promise<void> | undefined
   const sweepOnce = (): Promise<StoreHostSweep> => {
-    sweeping ??= sweep().finally(() => {
+    sweeping ??= (async () => {
+      await startup
+      return sweep()
+    })().finally(() => {
       sweeping = undefined
     })
     return sweeping
@@ -382,6 +388,14 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
           sweepOnce().catch((error) => logger?.error(`sweep failed: ${(error as Error)?.message}`, {}))
         }, every)
   timer?.unref?.()
+  if (timer && (opts.notify || opts.warnBeforeMs !== undefined)) {
+    startup = outbox
+      .sweep()
+      .catch((error) => logger?.error(`sweep failed: ${(error as Error)?.message}`, {}))
+      .finally(() => {
+        startup = undefined
+      })
+  }
 
   /** Records run `runId` and begins it in this process; resolves once the record is saved. */
   /** Begins recorded run `runId` in this process; a failure is saved on its record. */
@@ -682,6 +696,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       if (timer) clearInterval(timer)
       for (const exec of executions.values()) exec.controller.abort(new AbortError("the host was closed"))
       await Promise.all([...executions.values()].map((exec) => exec.done))
+      await startup
       await sweeping
     },
   }

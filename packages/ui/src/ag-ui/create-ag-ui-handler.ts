@@ -79,10 +79,15 @@ export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => P
 
   /** Reads an input in the contract's order: `resume[]`, tool messages for the relay request, a user message. */
   async function read(input: AgUiInput, conversation: string): Promise<Ask | Refusal> {
-    const toolkit = await toolkitFor("toolkit" in opts ? opts.toolkit : undefined, input.tools)
-    // The open request is looked up only for a post that answers: a new turn never scans them.
-    const answers = input.resume !== undefined || input.messages.some((m) => m.role === "tool")
-    const pending = answers ? await gate.pendingOf(conversation) : undefined
+    // Frontend tools reach a run through the shorthand's own agent only (see ChatHandlerOptions).
+    const toolkit = "client" in opts ? await toolkitFor(opts.toolkit, input.tools) : undefined
+    // The host's open requests are scanned only when the input needs the thread's own: to pick
+    // among several resume entries, or to read tool messages. A new turn never scans them.
+    const tooled = input.messages.some((m) => m.role === "tool")
+    const pending =
+      (input.resume?.length ?? 0) > 1 || (input.resume === undefined && tooled)
+        ? await gate.pendingOf(conversation)
+        : undefined
     const resumed = resumeAnswerOf(input, pending?.id)
     if (resumed) return accepted(await gate.answer(conversation, resumed, toolkit))
     const relay = toolMessagesAnswerOf(input, pending)

@@ -32,8 +32,9 @@ interface Ask {
 /**
  * A fetch-style handler (Next.js route, Hono, `toNodeListener`) serving the AI SDK's
  * `DefaultChatTransport`: POST runs a turn or applies an answer and streams the UI message
- * stream; GET `…/<id>/stream` resumes a run of that chat still streaming in this process
- * (else 204). The transcript is the one the host keeps (run id = the chat's conversation): the
+ * stream; GET `…/<id>/stream` resumes a run of that chat still streaming in this process —
+ * this handler's from its first frame, any other the host runs here from its first event
+ * (`host.events(runId, { fromStart: true })`) — else 204. The transcript is the one the host keeps (run id = the chat's conversation): the
  * posted messages give only the newest user message and the answers on the last message.
  *
  * @throws ConfigError for options that are neither `{ host, agent }` nor the shorthand, or a
@@ -100,7 +101,12 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
       return answering(conversation, chat.answer, continued, shownCalls, undefined)
     if (last === undefined) return badRequest("the post asks nothing: no messages and no answer")
     if (last.role === "assistant") {
-      const pending = await gate.pendingOf(conversation)
+      // The host's open requests are scanned only when the post's parts need the chat's own:
+      // to pick among several responded approvals, or to read relay outputs.
+      const responded = last.parts.filter((p) => p.state === "approval-responded").length
+      const outputs = last.parts.some((p) => p.state === "output-available" || p.state === "output-error")
+      const pending =
+        responded > 1 || (responded === 0 && outputs) ? await gate.pendingOf(conversation) : undefined
       const approval = approvalAnswerOf(last, pending?.id)
       if (approval) return answering(conversation, approval, continued, shownCalls, undefined)
       const relay = relayAnswerOf(last, pending)
@@ -143,8 +149,28 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
     if (conversation instanceof Response) return conversation
     if (conversation instanceof Refusal) return refuse(conversation)
     const run = live.get(conversation)
-    if (run === undefined || run.ended) return { status: 204, headers: {}, body: null }
-    return { status: 200, headers: UI_STREAM_HEADERS, live: run }
+    if (run !== undefined && !run.ended) return { status: 200, headers: UI_STREAM_HEADERS, live: run }
+    // Not streaming through this handler: a run of the chat the host has in flight here (started
+    // by another door or by the app) is replayed from the host's events.
+    const events = await gate.replay(conversation)
+    if (events === undefined) return { status: 204, headers: {}, body: null }
+    const replayed = new LiveRun<UIMessageChunk>("data: [DONE]\n\n", uiChunkJson)
+    const writer = new UIChunkWriter((chunk) => replayed.push(chunk), {
+      messageId: `msg-${crypto.randomUUID()}`,
+      onError: opts.onError,
+    })
+    writer.start()
+    void (async () => {
+      try {
+        for (let next = await events.next(); !next.done; next = await events.next()) writer.event(next.value)
+      } catch (error) {
+        writer.fail(error)
+      }
+      // Ended or parked without a `done` of its own: the message closes as the run left it.
+      writer.end(undefined)
+      replayed.end()
+    })()
+    return { status: 200, headers: UI_STREAM_HEADERS, live: replayed }
   }
 
   return fetchHandler(async (req) => {

@@ -96,7 +96,7 @@ function shorthandHost(opts: Partial<ShorthandChatOptions>): RunHost {
   } catch (error) {
     if (!isToolnexusError(error, "TNX_CONFIG")) throw error
     throw new ConfigError(
-      "the client's store cannot host the chats: give a client made without `store` or with a durable store (createMemoryStore, SqliteStore, PostgresStore, RedisStore), or `{ host, agent }`",
+      "the client's store cannot host the chats: give a client made with a durable store (createMemoryStore, SqliteStore, PostgresStore, RedisStore), one made without `store` that has saved no conversation yet, or `{ host, agent }`",
       { cause: error },
     )
   }

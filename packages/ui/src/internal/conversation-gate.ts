@@ -186,6 +186,34 @@ export class ConversationGate {
     }
   }
 
+  /**
+   * The events of conversation `id`'s run in flight in this process, from its first (the host's
+   * `events(runId, { fromStart: true })`); `undefined` when none is (or the host streams none here).
+   */
+  async replay(id: string): Promise<AsyncIterator<StreamEvent> | undefined> {
+    try {
+      const iterator = this.#host.events(id, { fromStart: true })[Symbol.asyncIterator]()
+      const first = await iterator.next()
+      if (first.done) return undefined
+      // The first event, read to learn whether there is a run, is handed back first.
+      let head: IteratorResult<unknown> | undefined = first
+      return {
+        next: async () => {
+          const next = head ?? (await iterator.next())
+          head = undefined
+          return next as IteratorResult<StreamEvent>
+        },
+        return: async () => {
+          await iterator.return?.()
+          return { done: true, value: undefined }
+        },
+      }
+    } catch {
+      // An engine's connection streams in its workers: nothing to replay here.
+      return undefined
+    }
+  }
+
   /** Notes the request a run of conversation `id` parked on as that conversation's. */
   #parked(id: string, outcome: RunOutcome): RunOutcome {
     if (typeof outcome.pending?.id === "string") this.#hold(outcome.pending.id, id)

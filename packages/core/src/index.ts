@@ -65,8 +65,8 @@ export type {
 } from "./tools/approval-policy.js"
 export { SUMMARY_PREFIX, compactMessages, compactor, estimateTokens } from "./compaction/compact-messages.js"
 export type { CompactionOptions } from "./compaction/compact-messages.js"
-export { BUILTIN_TOOL_NAMES } from "./builtins/builtin-tools.js"
-export type { BuiltinsOptions } from "./builtins/builtin-tools.js"
+export { BUILTIN_TOOL_NAMES } from "./builtins/builtin-options.js"
+export type { BuiltinsOptions } from "./builtins/builtin-options.js"
 export { listSkills } from "./skills/list-skills.js"
 export type {
   ListSkillsOptions,

@@ -5,7 +5,7 @@ import { isThenable } from "../internal/thenable.js"
 import { thrownResult } from "./define-tool.js"
 import { type SkillOptions, createSkillSource, hasSkillOptions } from "../skills/skill-tool.js"
 import { type ToolSet, assembleTools } from "./assemble-tools.js"
-import { type BuiltinsOptions, createBuiltinTools } from "../builtins/builtin-tools.js"
+import type { BuiltinsOptions } from "../builtins/builtin-options.js"
 import {
   type ApprovalPolicy,
   type ApprovalPolicyHook,
@@ -109,10 +109,16 @@ export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit>
   const sets = opts.mcp === undefined ? [] : Array.isArray(opts.mcp) ? opts.mcp : [opts.mcp]
   const skills = hasSkillOptions(opts) ? await createSkillSource(opts) : undefined
   const skillsPrompt = skills ? skills.prompt() : ""
+  // Loaded only when asked for: the builtins' code (shell, files, search, fetch) is a fifth of
+  // core, and a toolkit without them, the default, never runs it.
+  const builtins =
+    opts.builtins === undefined || opts.builtins === false
+      ? []
+      : (await import("../builtins/builtin-tools.js")).createBuiltinTools(opts.builtins)
   const assembled = assembleTools({
     mcp: sets,
     skill: skills?.tool,
-    builtins: createBuiltinTools(opts.builtins),
+    builtins,
     agents: opts.agents ?? [],
     extraTools: opts.extraTools ?? [],
     disableTools: opts.disableTools ?? [],

@@ -163,7 +163,15 @@ export interface ToolContext {
  */
 export interface ToolModel {
   /** Runs one prompt on the client's model; `status` is `"done"` when `text` is its reply. */
-  run(prompt: string, opts?: { signal?: AbortSignal }): Promise<{ status: string; text: string }>
+  run(
+    prompt: string,
+    opts?: { signal?: AbortSignal },
+  ): Promise<{
+    /** How the run ended: `"done"` when `text` is the model's reply. */
+    status: string
+    /** The model's reply text. */
+    text: string
+  }>
 }
 
 /** Where a tool comes from. */

@@ -53,7 +53,12 @@ export function engineEventLog(
 /** What a connection reads of a run's event log to tail it (see {@link tailEngineEvents}). */
 export interface EngineEventSource {
   /** The log's events after position `after` (0: from its start), and the position after them. */
-  read(after: number): Promise<{ events: EngineEvent[]; next: number }>
+  read(after: number): Promise<{
+    /** The events after `after`, oldest first. */
+    events: EngineEvent[]
+    /** The position to read after next time. */
+    next: number
+  }>
   /** The log's end position now. */
   end(): Promise<number>
   /** True while the run runs: not ended, and not parked on a request. */

@@ -18,7 +18,7 @@ import {
   type Toolkit,
   hostAgent,
 } from "@toolnexus/core"
-import type { FailedEntry, StoreHost, StoreHostAgent } from "@toolnexus/durable"
+import type { DeliverResult, FailedEntry, StoreHost, StoreHostAgent } from "@toolnexus/durable"
 import { HttpError } from "./http-error.js"
 
 /** An open request, once per request id (for a sub-agent tree, its deepest holder). */
@@ -28,19 +28,7 @@ export type InboxEntry = PendingEntry
 export type FailedInboxEntry = FailedEntry
 
 /** Where a run stands after starting or answering: finished, or waiting on a request. */
-export type RunOutcome =
-  | {
-      /** A conversation run (`id` is the run's id). */
-      kind: "conversation"
-      id: string
-      result: RunResult
-    }
-  | {
-      /** A team run on a runtime tree (`key` is the run's id). */
-      kind: "runtime"
-      key: string
-      result: TaskResult
-    }
+export type RunOutcome = DeliverResult
 
 /** A sub-agent team the app can start runs on (a lead agent that delegates). */
 export interface TeamOptions {

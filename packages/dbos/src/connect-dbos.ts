@@ -23,6 +23,7 @@ import {
   checkRunId,
   decide,
   enginePrompt,
+  followEngineEvents,
   tailEngineEvents,
   turnWorkflowId,
 } from "@toolnexus/core/engine"
@@ -149,18 +150,11 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
   /** Feeds `onEvent` the current turn's events from its start, until it ends or parks. */
   const follow = (runId: string, onEvent: HostStartOptions<HostEvent>["onEvent"]) => {
     if (onEvent === undefined) return
-    void (async () => {
-      for await (const ev of tail(runId, true)) {
-        if (closed) return
-        try {
-          onEvent(ev)
-        } catch {
-          // Observers cannot change a run.
-        }
-      }
-    })().catch((error) =>
-      logger?.error(`the events of run ${runId} stopped: ${(error as Error)?.message}`, { runId }),
-    )
+    followEngineEvents(tail(runId, true), onEvent, {
+      isClosed: () => closed,
+      onError: (error) =>
+        logger?.error(`the events of run ${runId} stopped: ${(error as Error)?.message}`, { runId }),
+    })
   }
   const sleep = () => new Promise((resolve) => setTimeout(resolve, pollMs))
   /** Enqueues workflow `workflowId`; false when one with that id exists. */

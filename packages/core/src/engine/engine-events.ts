@@ -89,3 +89,25 @@ export async function* tailEngineEvents(
     if (events.length === 0) await new Promise((resolve) => setTimeout(resolve, pollMs))
   }
 }
+
+/**
+ * Feeds `onEvent` the events of `events` in the background, for a connection's `onEvent` option:
+ * an observer's throw is ignored (observers cannot change a run), a failed read goes to
+ * `onError`, and feeding stops once `isClosed()` is true.
+ */
+export function followEngineEvents(
+  events: AsyncIterable<EngineEvent>,
+  onEvent: (ev: EngineEvent) => void,
+  opts: { isClosed: () => boolean; onError: (error: unknown) => void },
+): void {
+  void (async () => {
+    for await (const ev of events) {
+      if (opts.isClosed()) return
+      try {
+        onEvent(ev)
+      } catch {
+        // Observers cannot change a run.
+      }
+    }
+  })().catch(opts.onError)
+}

@@ -9,7 +9,7 @@ export type {
   EngineTurn,
   EngineTurnOptions,
 } from "./engine-agent.js"
-export { engineEventLog, tailEngineEvents } from "./engine-events.js"
+export { engineEventLog, followEngineEvents, tailEngineEvents } from "./engine-events.js"
 export type { EngineEventLog, EngineEventSource } from "./engine-events.js"
 export {
   EXPIRED,

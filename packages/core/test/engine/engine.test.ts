@@ -10,6 +10,7 @@ import {
   engineEventLog,
   namespaceOf,
   runEngineAgent,
+  followEngineEvents,
   tailEngineEvents,
   turnWorkflowId,
 } from "../../src/engine/index.js"
@@ -304,5 +305,42 @@ describe("the engines' event log", () => {
     const idle: unknown[] = []
     for await (const ev of tailEngineEvents(source, { fromStart: true })) idle.push(ev)
     expect(idle).toEqual([])
+  })
+
+  it("follow feeds an observer that throws, stops once closed, and reports a failed read", async () => {
+    const text = (delta: string): StreamEvent => ({ type: "text", delta })
+    async function* events(fail: boolean) {
+      yield text("a")
+      yield text("b")
+      yield text("c")
+      if (fail) throw new Error("log unreachable")
+    }
+    const seen: string[] = []
+    let closed = false
+    const errors: unknown[] = []
+    const done = new Promise<void>((resolve) => {
+      followEngineEvents(
+        events(false),
+        (ev) => {
+          const delta = (ev as { delta: string }).delta
+          seen.push(delta)
+          if (delta === "a") throw new Error("observer bug")
+          if (delta === "b") {
+            closed = true
+            resolve()
+          }
+        },
+        { isClosed: () => closed, onError: (error) => errors.push(error) },
+      )
+    })
+    await done
+    await new Promise((resolve) => setImmediate(resolve))
+    // The observer's throw did not stop the feed; closing did, before "c".
+    expect(seen).toEqual(["a", "b"])
+    expect(errors).toEqual([])
+    const failed = new Promise<unknown>((resolve) => {
+      followEngineEvents(events(true), () => {}, { isClosed: () => false, onError: resolve })
+    })
+    expect(((await failed) as Error).message).toBe("log unreachable")
   })
 })

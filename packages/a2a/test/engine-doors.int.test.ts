@@ -21,9 +21,10 @@ describe.each(doorEngines)("serveA2A over $name", (engine) => {
   beforeAll(async () => {
     if (engine.skip === undefined) open = await openEngine(engine)
   }, 120_000)
+  // Closing waits for the engine's database connections to end, which a loaded machine slows.
   afterAll(async () => {
     await open?.close()
-  })
+  }, 120_000)
   if (engine.skip !== undefined) console.warn(`skipping serveA2A over ${engine.name}: ${engine.skip}`)
 
   it.skipIf(engine.skip !== undefined)(

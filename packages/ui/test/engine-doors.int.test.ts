@@ -20,9 +20,10 @@ describe.each(doorEngines)("the ui doors over $name", (engine) => {
   beforeAll(async () => {
     if (engine.skip === undefined) open = await openEngine(engine)
   }, 120_000)
+  // Closing waits for the engine's database connections to end, which a loaded machine slows.
   afterAll(async () => {
     await open?.close()
-  })
+  }, 120_000)
   if (engine.skip !== undefined) console.warn(`skipping the ui doors over ${engine.name}: ${engine.skip}`)
 
   it.skipIf(engine.skip !== undefined)(

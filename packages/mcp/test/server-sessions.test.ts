@@ -173,3 +173,25 @@ describe("createMcpServer: 2025-11-25 sessions over streamable HTTP", () => {
     })
   })
 })
+
+describe("createMcpServer: bodies are read once, before the era is chosen", () => {
+  it("a POST not declared JSON ⇒ 415 unread; a body that is not JSON ⇒ the 2025 leg's parse error", async () => {
+    const served = await serve(createFakeStore())
+    const post = (contentType: string, body: string) =>
+      fetch(served.url, {
+        method: "POST",
+        headers: {
+          "content-type": contentType,
+          accept: "application/json, text/event-stream",
+          authorization: "Bearer alice",
+        },
+        body,
+      })
+    expect(
+      (await post("text/plain", JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }))).status,
+    ).toBe(415)
+    const notJson = await post("application/json", "{not json")
+    expect(notJson.status).toBe(400)
+    expect(await notJson.json()).toMatchObject({ error: { code: -32700 } })
+  })
+})

@@ -9,6 +9,7 @@ import {
   fromJsonSchema,
   inputRequired,
   isInputRequiredResult,
+  isJsonContentType,
   isLegacyRequest,
   localhostAllowedHostnames,
   readRequestBody,
@@ -261,27 +262,19 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
       // The body is read once, bounded, for both the era's routing and the serving.
       let parsedBody: unknown
       if (req.method.toUpperCase() === "POST") {
-        let text: string
-        try {
-          const read = await readRequestBody(req, MAX_BODY_BYTES)
-          if (read.tooLarge) return rpcError(413, -32000, "the request body is too large")
-          text = read.text
-        } catch {
-          return rpcError(400, -32000, "the request body could not be read")
-        }
-        try {
-          parsedBody = text === "" ? undefined : JSON.parse(text)
-        } catch {}
+        const body = await readJsonBody(req)
+        if (body instanceof Response) return body
         // Empty or not JSON: the 2025 leg answers it (a parse error), as the SDK routes it.
-        if (parsedBody === undefined) {
+        if (!("parsed" in body)) {
           const again = new Request(req.url, {
             method: "POST",
             headers: req.headers,
-            body: text,
+            body: body.text,
             signal: req.signal,
           })
           return sessions.fetch(again, { principal, authInfo })
         }
+        parsedBody = body.parsed
       }
       if (!(await isLegacyRequest(req, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES })))
         return handler.fetch(req, { authInfo, parsedBody })
@@ -557,6 +550,30 @@ function safeMessage(error: unknown): string {
 function principalOf(extra: Record<string, unknown> | undefined): string {
   const principal = extra?.[PRINCIPAL]
   return typeof principal === "string" ? principal : ANONYMOUS
+}
+
+/**
+ * A POST's body, read once within {@link MAX_BODY_BYTES}: parsed JSON, or its text when it is
+ * empty or not JSON, or the refusal (415 before reading a body not declared JSON, as the SDK's
+ * entry does; 413; 400).
+ */
+async function readJsonBody(req: Request): Promise<{ parsed: unknown } | { text: string } | Response> {
+  if (!isJsonContentType(req.headers.get("content-type")))
+    return rpcError(415, -32000, "Unsupported Media Type: Content-Type must be application/json")
+  let text: string
+  try {
+    const read = await readRequestBody(req, MAX_BODY_BYTES)
+    if (read.tooLarge) return rpcError(413, -32000, "the request body is too large")
+    text = read.text
+  } catch {
+    return rpcError(400, -32700, "Parse error: the request body could not be read")
+  }
+  if (text === "") return { text }
+  try {
+    return { parsed: JSON.parse(text) }
+  } catch {
+    return { text }
+  }
 }
 
 /** DNS-rebinding protection: `Host` (and `Origin`, when sent) must name an allowed host. */

@@ -49,7 +49,9 @@ interface Caller {
 
 /** 2025-11-25 serving over HTTP: sessions for clients that `initialize`, stateless otherwise. @internal */
 export interface LegacySessions {
+  /** Serves one 2025-era request: on its session, opening one (`initialize`), or statelessly. */
   fetch(req: Request, caller: Caller): Promise<Response>
+  /** Ends every session (their streams close) and the sweep. */
   close(): Promise<void>
 }
 

@@ -1,4 +1,12 @@
-import { AbortError, type RunHost, type Tool, defineTool, pending } from "@toolnexus/core"
+import {
+  AbortError,
+  type RunHost,
+  type Tool,
+  createInProcessClient,
+  defineTool,
+  hostAgent,
+  pending,
+} from "@toolnexus/core"
 import { createMemoryStore, createStoreHost } from "@toolnexus/durable"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createMcpServer, hostedToolAgents } from "../src/server/index.js"
@@ -14,8 +22,12 @@ const closing: { close(): Promise<void> }[] = []
 let served: Served
 let engineLike: Served
 
-/** A tool that runs until the test opens its gate. */
-const waitFor = (label: string) => new Promise<void>((resolve) => gates.set(label, resolve))
+/** A tool that runs until the test opens its gate (or its run is stopped). */
+const waitFor = (label: string, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    gates.set(label, resolve)
+    signal?.addEventListener("abort", () => reject(new Error("stopped")))
+  })
 async function opened(label: string): Promise<void> {
   while (!gates.has(label)) await new Promise((resolve) => setImmediate(resolve))
   gates.get(label)?.()
@@ -44,33 +56,66 @@ const tools = [
     },
   }),
   defineTool({
-    name: "confirm_delete",
-    description: "Asks, then deletes",
+    name: "check_then_delete",
+    description: "Checks the file (until the test lets it), then asks, then deletes",
     inputSchema: { type: "object", properties: { file: { type: "string" } }, required: ["file"] },
-    run: ({ file }, ctx) => {
-      if (!ctx?.answer?.ok)
+    run: async ({ file }, ctx) => {
+      if (ctx?.answer?.ok) {
+        ran.push(`delete ${String(file)}`)
+        return `deleted ${String(file)}`
+      }
+      await waitFor(`check ${String(file)}`, ctx?.signal)
+      return pending({
+        kind: "input",
+        prompt: `Delete ${String(file)}?`,
+        data: {
+          schema: { type: "object", properties: { confirm: { type: "boolean" } }, required: ["confirm"] },
+        },
+      })
+    },
+  }),
+  defineTool({
+    name: "ask_then_work",
+    description: "Asks a name at once, then works (until the test lets it) and greets",
+    inputSchema: { type: "object", properties: {} },
+    run: async (_args, ctx) => {
+      const name = (ctx?.answer?.data as { name?: string } | undefined)?.name
+      if (!ctx?.answer?.ok || name === undefined)
         return pending({
           kind: "input",
-          prompt: `Delete ${String(file)}?`,
-          data: {
-            schema: { type: "object", properties: { confirm: { type: "boolean" } }, required: ["confirm"] },
-          },
+          prompt: "Your name?",
+          data: { schema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } },
         })
-      ran.push(`delete ${String(file)}`)
-      return `deleted ${String(file)}`
+      await waitFor(`work ${name}`, ctx?.signal)
+      ran.push(`greeted ${name}`)
+      return `Hello, ${name}!`
     },
   }),
 ] as Tool[]
 
 beforeAll(async () => {
   const store = createMemoryStore()
+  // An agent whose run fails outside any tool (its model step throws, as a crashed engine or
+  // provider would): the task's protocol-level failure, unlike a tool's own error.
+  const crashy = hostAgent({
+    name: "crashy",
+    client: createInProcessClient({
+      model: "crashy",
+      store,
+      generate: async () => {
+        await waitFor("crash")
+        throw new Error("the model is down (secret-token-123)")
+      },
+    }),
+  })
   const host = createStoreHost({
     store,
-    agents: await hostedToolAgents(tools, { store }),
+    agents: [crashy, ...(await hostedToolAgents(tools, { store }))],
     sweepEveryMs: false,
   })
   const mcp = createMcpServer({
     host,
+    agents: ["crashy"],
     tools,
     name: "tasks",
     version: "1.0.0",
@@ -170,10 +215,12 @@ describe("createMcpServer({ taskAfterMs }): the tasks extension", () => {
     expect(ended).toMatchObject({ taskId, result: { content: [{ text: "finished a" }], isError: false } })
   })
 
-  it("a parked call is a task in input_required; tasks/update answers it once and it completes", async () => {
-    const created = (await rpc("tools/call", { name: "confirm_delete", arguments: { file: "x.txt" } }))
+  it("a call that parks after taskAfterMs is a task in input_required; tasks/update answers it once and it completes", async () => {
+    const created = (await rpc("tools/call", { name: "check_then_delete", arguments: { file: "x.txt" } }))
       .result as Record<string, unknown>
+    expect(created).toMatchObject({ resultType: "task", status: "working" })
     const taskId = created.taskId as string
+    await opened("check x.txt")
     const waiting = await statusOf(taskId, (s) => s === "input_required")
     const [key, request] =
       Object.entries(
@@ -194,6 +241,45 @@ describe("createMcpServer({ taskAfterMs }): the tasks extension", () => {
       inputResponses: { [key as string]: { action: "accept", content: { confirm: true } } },
     })
     expect(ran.filter((r) => r === "delete x.txt")).toHaveLength(1)
+  })
+
+  it("a call that parks within taskAfterMs asks in-band (input_required, no task); the retry whose run outlives taskAfterMs is a task that ends with the answer", async () => {
+    const asked = (await rpc("tools/call", { name: "ask_then_work", arguments: {} })).result as Record<
+      string,
+      unknown
+    >
+    expect(asked).toMatchObject({ resultType: "input_required", requestState: expect.any(String) })
+    expect(asked).not.toHaveProperty("taskId")
+    const [key] = Object.keys(asked.inputRequests as Record<string, unknown>)
+    const retried = (
+      await rpc("tools/call", {
+        name: "ask_then_work",
+        arguments: {},
+        inputResponses: { [key as string]: { action: "accept", content: { name: "Alice" } } },
+        requestState: asked.requestState,
+      })
+    ).result as Record<string, unknown>
+    expect(retried).toMatchObject({ resultType: "task", status: "working", taskId: expect.any(String) })
+    expect(retried).not.toHaveProperty("requestState")
+    expect(retried).not.toHaveProperty("inputRequests")
+    await opened("work Alice")
+    const ended = await statusOf(retried.taskId as string, (s) => s === "completed")
+    expect(ended).toMatchObject({ result: { content: [{ text: "Hello, Alice!" }], isError: false } })
+    expect(ran.filter((r) => r === "greeted Alice")).toHaveLength(1)
+  })
+
+  it("a tool's own error is completed + isError; a run that fails outside its tools is failed with an error and no result", async () => {
+    const created = (await rpc("tools/call", { name: "crashy", arguments: { prompt: "go" } })).result as {
+      taskId: string
+    }
+    await opened("crash")
+    const failed = await statusOf(created.taskId, (s) => s !== "working")
+    expect(failed).toMatchObject({
+      status: "failed",
+      error: { code: -32603, message: expect.stringMatching(/^the run failed/) },
+    })
+    expect(failed).not.toHaveProperty("result")
+    expect(JSON.stringify(failed)).not.toContain("secret-token-123")
   })
 
   it("tasks/cancel stops a working task (cancelled); on a finished task it acks and changes nothing", async () => {
@@ -244,19 +330,19 @@ describe("createMcpServer({ taskAfterMs }): the tasks extension", () => {
   })
 
   it("a tampered or unknown task id is -32602, and a task id is no requestState", async () => {
-    const created = (await rpc("tools/call", { name: "confirm_delete", arguments: { file: "y.txt" } }))
+    const created = (await rpc("tools/call", { name: "check_then_delete", arguments: { file: "y.txt" } }))
       .result as { taskId: string }
     const t = created.taskId
     const tampered = `${t.slice(0, -3)}${t.at(-3) === "A" ? "B" : "A"}${t.slice(-2)}`
     expect((await rpc("tasks/get", { taskId: tampered })).error).toMatchObject({ code: -32602 })
     expect((await rpc("tasks/get", { taskId: "nope" })).error).toMatchObject({ code: -32602 })
     const retried = await rpc("tools/call", {
-      name: "confirm_delete",
+      name: "check_then_delete",
       arguments: { file: "y.txt" },
       inputResponses: {},
       requestState: t,
     })
-    expect(JSON.stringify(retried)).toMatch(/not for confirm_delete|nothing was delivered/)
+    expect(JSON.stringify(retried)).toMatch(/not for check_then_delete|nothing was delivered/)
     expect(ran).not.toContain("delete y.txt")
   })
 })

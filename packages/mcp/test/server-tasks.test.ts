@@ -121,6 +121,12 @@ beforeAll(async () => {
     version: "1.0.0",
     stateKeys: [KEY],
     taskAfterMs: 50,
+    // A tool of the official server's own: no run the host keeps, so never a task.
+    configure: (server) =>
+      server.registerTool("configured_slow", { description: "Runs until the test lets it" }, async () => {
+        await waitFor("configured")
+        return { content: [{ type: "text", text: "configured answer" }] }
+      }),
   })
   served = await serveFetch(mcp.fetch)
   closing.push(served, { close: () => mcp.close() }, host)
@@ -280,6 +286,14 @@ describe("createMcpServer({ taskAfterMs }): the tasks extension", () => {
     })
     expect(failed).not.toHaveProperty("result")
     expect(JSON.stringify(failed)).not.toContain("secret-token-123")
+  })
+
+  it("a tool registered through configure is answered as it is, never as a task, however long it takes", async () => {
+    const call = rpc("tools/call", { name: "configured_slow", arguments: {} })
+    await opened("configured")
+    const done = (await call).result
+    expect(done).toMatchObject({ resultType: "complete", content: [{ text: "configured answer" }] })
+    expect(done).not.toHaveProperty("taskId")
   })
 
   it("tasks/cancel stops a working task (cancelled); on a finished task it acks and changes nothing", async () => {

@@ -1,15 +1,19 @@
 import {
   AbortError,
+  type Request,
   type RunHost,
   type Tool,
   createInProcessClient,
+  createToolkit,
   defineTool,
   hostAgent,
   pending,
 } from "@toolnexus/core"
 import { createMemoryStore, createStoreHost } from "@toolnexus/durable"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { connectMcp } from "../src/index.js"
 import { createMcpServer, hostedToolAgents } from "../src/server/index.js"
+import { scriptedClient } from "./scripted-model.js"
 import { type Served, serveFetch } from "./server-harness.js"
 
 // The tasks extension (SEP-2663) over the real host: raw 2026-07-28 JSON-RPC, so each request
@@ -20,6 +24,9 @@ const ran: string[] = []
 const gates = new Map<string, () => void>()
 const closing: { close(): Promise<void> }[] = []
 let served: Served
+const watchers: [string, () => void][] = []
+/** Resolves at the next request for `method` to the served server. */
+const requested = (method: string) => new Promise<void>((resolve) => watchers.push([method, resolve]))
 let engineLike: Served
 
 /** A tool that runs until the test opens its gate (or its run is stopped). */
@@ -128,7 +135,12 @@ beforeAll(async () => {
         return { content: [{ type: "text", text: "configured answer" }] }
       }),
   })
-  served = await serveFetch(mcp.fetch)
+  // Each request's Mcp-Method is announced, so a test can wait for a client's tasks/get.
+  served = await serveFetch((req) => {
+    const method = req.headers.get("mcp-method")
+    for (const [wanted, resolve] of watchers) if (wanted === method) resolve()
+    return mcp.fetch(req)
+  })
   closing.push(served, { close: () => mcp.close() }, host)
   // An engine host asks its server over HTTP: a deadline it cannot meet aborts the ask at once.
   const engine: RunHost = {
@@ -272,6 +284,28 @@ describe("createMcpServer({ taskAfterMs }): the tasks extension", () => {
     const ended = await statusOf(retried.taskId as string, (s) => s === "completed")
     expect(ended).toMatchObject({ result: { content: [{ text: "Hello, Alice!" }], isError: false } })
     expect(ran.filter((r) => r === "greeted Alice")).toHaveLength(1)
+  })
+
+  it("the repo's own MCP client answers the in-band question inline, then follows the retry's task to its result", async () => {
+    const nexus = await connectMcp({ servers: { nexus: { url: served.url } } })
+    closing.push(nexus)
+    const toolkit = await createToolkit({ extraTools: nexus.tools() })
+    const asked: Request[] = []
+    const waitFor = async (req: Request) => {
+      asked.push(req)
+      return { id: req.id, ok: true, data: { name: "Bea" } }
+    }
+    const polled = requested("tasks/get")
+    const run = scriptedClient([{ name: "nexus__ask_then_work", arguments: {} }], { waitFor }).run("greet", {
+      toolkit,
+    })
+    // The work goes on until the client polls the task its retry became.
+    await polled
+    await opened("work Bea")
+    const result = await run
+    expect(result.text).toBe("final: Hello, Bea!")
+    expect(asked.map((r) => [r.kind, r.prompt])).toEqual([["input", "Your name?"]])
+    expect(ran.filter((r) => r === "greeted Bea")).toHaveLength(1)
   })
 
   it("a tool's own error is completed + isError; a run that fails outside its tools is failed with an error and no result", async () => {

@@ -1,4 +1,4 @@
-import type { PendingEntry, Request, RunHost } from "@toolnexus/core"
+import { type Request, type RunHost, pendingOfRun } from "@toolnexus/core"
 
 /** Where a hosted run stands: ended with a result, or parked on open requests. @internal */
 export type RunState =
@@ -99,24 +99,8 @@ export async function openRequestsOf(
   runId: string,
   opts: { openOnly?: boolean } = {},
 ): Promise<Request[]> {
-  const out: Request[] = []
-  let after: string | undefined
-  for (;;) {
-    const page = await host.listPending(after === undefined ? { limit: 200 } : { limit: 200, after })
-    for (const entry of page)
-      if (belongsTo(entry, runId) && !(opts.openOnly && entry.state !== "open")) out.push(entry.request)
-    if (page.length < 200) return out
-    after = page[page.length - 1]?.request.id
-  }
-}
-
-function belongsTo(entry: PendingEntry, runId: string): boolean {
-  return (
-    entry.runtimeKey === runId ||
-    entry.conversationId === runId ||
-    entry.conversationId.startsWith(`${runId}/`) ||
-    entry.request.data?.runId === runId
-  )
+  const entries = await pendingOfRun(host, runId)
+  return entries.filter((entry) => !(opts.openOnly && entry.state !== "open")).map((entry) => entry.request)
 }
 
 function delay(ms: number, signal: AbortSignal): Promise<void> {

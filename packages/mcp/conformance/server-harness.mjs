@@ -104,6 +104,51 @@ const tools = [
     },
   }),
 ]
+// json-schema-2020-12's fixture: a hosted tool's JSON Schema 2020-12 input schema reaches
+// tools/list as written, and calls are validated against it (if/then/else included).
+tools.push(
+  defineTool({
+    name: "json_schema_2020_12_tool",
+    description: "Takes a contact, described in JSON Schema 2020-12",
+    inputSchema: {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      $defs: {
+        address: {
+          $anchor: "addressDef",
+          type: "object",
+          properties: { street: { type: "string" }, city: { type: "string" } },
+        },
+      },
+      properties: {
+        name: { type: "string" },
+        address: { $ref: "#/$defs/address" },
+        contactMethod: { type: "string", enum: ["phone", "email"] },
+        phone: { type: "string" },
+        email: { type: "string" },
+      },
+      allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
+      if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+      // biome-ignore lint/suspicious/noThenProperty: the JSON Schema keyword, never awaited
+      then: { required: ["phone"] },
+      else: { required: ["email"] },
+      additionalProperties: false,
+    },
+    run: (args) => `contact: ${JSON.stringify(args)}`,
+  }),
+  // http-custom-header-server-validation's fixture: a hosted tool whose `region` is mirrored in
+  // an Mcp-Param-Region header (SEP-2243), checked against the body before the run starts.
+  defineTool({
+    name: "test_custom_headers",
+    description: "Answers for a region (mirrored in the Mcp-Param-Region header)",
+    inputSchema: {
+      type: "object",
+      properties: { region: { type: "string", "x-mcp-header": "Region" }, query: { type: "string" } },
+      required: ["region"],
+    },
+    run: ({ region, query }) => `region ${region}: ${query ?? ""}`,
+  }),
+)
 const store = createMemoryStore()
 const echo = hostAgent({
   name: "echo",

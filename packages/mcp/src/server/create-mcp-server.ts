@@ -31,6 +31,8 @@ import {
   UnknownRequestError,
   isToolnexusError,
 } from "@toolnexus/core"
+import { isPlainObject } from "../config.js"
+import { isObjectSchema } from "../input-schema.js"
 import { assertTools, toolAgentName } from "./hosted-tools.js"
 import { answerOf, canAsk, elicitationSupport, inputRequestsOf } from "./input-requests.js"
 import { RequestStateSealer, type SealedRunState, type SealedTask } from "./request-state.js"
@@ -549,9 +551,16 @@ function progressOf(ctx: ServerContext): OnEvent | undefined {
 }
 
 /** A tool's input schema as MCP wants it: an object schema (a tool without one takes `{}`). */
+/**
+ * A served tool's schema, listed and validated as written (`$schema`, `$defs`, `$ref`,
+ * `if`/`then`/`else`, …): one that leaves `type: "object"` implied by its keywords gets it
+ * added (MCP lists object schemas only) rather than being replaced by an empty one, which would
+ * hide its parameters from the client and skip the call's validation.
+ */
 function toolInputSchema(tool: Tool): Record<string, unknown> {
-  const schema = tool.inputSchema as Record<string, unknown> | undefined
-  if (schema && typeof schema === "object" && schema.type === "object") return schema
+  const schema: unknown = tool.inputSchema
+  if (isPlainObject(schema) && isObjectSchema(schema))
+    return schema.type === "object" ? schema : { ...schema, type: "object" }
   return { type: "object", properties: {} }
 }
 

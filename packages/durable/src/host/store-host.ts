@@ -571,12 +571,12 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     async send(runId, input, sendOpts = {}) {
       checkOpen()
       checkStoreRunId(runId)
+      if (sendOpts.relay?.history !== undefined)
+        throw new ConfigError(`${HOST}: relay.history is for start only (run ${runId} has its transcript)`)
       const record = await recordOf(runId)
       const agent = agentOf(record, runId)
       if (!agent.options.client)
         throw new HostUnsupportedError(HOST, "send", `run ${runId} is a runtime tree, not a conversation`)
-      if (sendOpts.relay?.history !== undefined)
-        throw new ConfigError(`${HOST}: relay.history is for start only (run ${runId} has its transcript)`)
       const own = await relayToolkitOf(agent, "send", sendOpts.relay)
       const relay = sendOpts.relay
       const work = (signal: AbortSignal, emit: (ev: HostEvent) => void) =>

@@ -1,4 +1,5 @@
 import {
+  type Message,
   type RunResult,
   createClient,
   createToolkit,
@@ -54,7 +55,7 @@ describe("RunHost.start/deliverAnswer with relay on createStoreHost", () => {
     server.enqueue({ toolCalls: [{ id: "c1", name: "show", arguments: {} }] }, (req) => ({
       text: `saw ${req.toolResults[0]?.content}; tools ${req.toolNames?.join(",")}`,
     }))
-    const history = [
+    const history: Message[] = [
       { role: "user", content: "earlier" },
       { role: "assistant", content: "before" },
     ]

@@ -67,12 +67,17 @@ const tools = [
       throw new Error("failing_job failed, as it always does")
     },
   }),
+  // A call is a task when it outlives taskAfterMs (200 ms here); what a run knows sooner (its
+  // result, or its questions) answers in-band. So confirm_delete looks the file up first (a
+  // task that then asks), and test_tool_with_task asks first (input_required), then works (a
+  // task on the retry: SEP-2663's MRTR-then-task composition).
   defineTool({
     name: "confirm_delete",
-    description: "Asks to confirm, then deletes",
+    description: "Looks the file up, asks to confirm, then deletes",
     inputSchema: { type: "object", properties: { filename: { type: "string" } }, required: ["filename"] },
-    run: ({ filename }, ctx) => {
+    run: async ({ filename }, ctx) => {
       if (ctx?.answer?.ok) return `deleted ${filename}`
+      await sleep(500, ctx?.signal)
       return pending({
         kind: "input",
         prompt: `Delete ${filename}?`,
@@ -80,6 +85,22 @@ const tools = [
           schema: { type: "object", properties: { confirm: { type: "boolean" } }, required: ["confirm"] },
         },
       })
+    },
+  }),
+  defineTool({
+    name: "test_tool_with_task",
+    description: "Asks a name, then works a second and greets",
+    inputSchema: { type: "object", properties: {} },
+    run: async (_args, ctx) => {
+      const name = ctx?.answer?.ok ? ctx.answer.data?.name : undefined
+      if (typeof name !== "string")
+        return pending({
+          kind: "input",
+          prompt: "What is your name?",
+          data: { schema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } },
+        })
+      await sleep(1000, ctx?.signal)
+      return `Hello, ${name}!`
     },
   }),
 ]

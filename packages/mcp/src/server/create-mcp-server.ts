@@ -32,7 +32,14 @@ import { assertTools, toolAgentName } from "./hosted-tools.js"
 import { answerOf, canAsk, elicitationSupport, inputRequestsOf } from "./input-requests.js"
 import { RequestStateSealer, type SealedRunState, type SealedTask } from "./request-state.js"
 import { type RunState, runStateOf } from "./run-state.js"
-import { TASKS_EXTENSION, type TaskContext, createTask, registerTaskHandlers, tasksOffered } from "./tasks.js"
+import {
+  TASKS_EXTENSION,
+  type TaskContext,
+  claimedOrGone,
+  createTask,
+  registerTaskHandlers,
+  tasksOffered,
+} from "./tasks.js"
 
 /** Options of {@link createMcpServer}. */
 export interface McpServerOptions {
@@ -73,10 +80,12 @@ export interface McpServerOptions {
   stateTtlMs?: number
   /**
    * Serve the tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663): to a 2026-07-28
-   * request that declares it, a hosted call still running after this many ms, or parked on
-   * requests, answers with a task instead (`tasks/get` for its status, result or input
-   * requests, `tasks/update` to answer them, `tasks/cancel`). The task's TTL is `stateTtlMs`;
-   * its id is sealed like a state, so any instance answers for it. Absent: no tasks.
+   * request that declares it, a hosted call still running after this many ms answers with a
+   * task instead (`tasks/get` for its status, result or input requests, `tasks/update` to
+   * answer them, `tasks/cancel`); a run that ends or parks within it answers in-band (its
+   * result, or `input_required`, whose retry is a task when the resumed run outlives it). The
+   * task's TTL is `stateTtlMs`; its id is sealed like a state, so any instance answers for it.
+   * Absent: no tasks.
    */
   taskAfterMs?: number
   /**
@@ -337,8 +346,14 @@ async function callHosted(served: Served, call: HostedCall, ctx: ServerContext):
     for (const request of state.requests) {
       const answer = answerOf(request, ctx.mcpReq.inputResponses)
       if (answer === undefined) continue
+      const delivery = deliver(served.host, answer, progressOf(ctx))
+      // A delivery resolves when the resumed run settles. With tasks, that run may outlive
+      // taskAfterMs and become one: wait only until the answer is claimed (a refusal still
+      // comes first), then answer with its state as of taskAfterMs.
+      const tasks = served.tasks !== undefined && tasksOffered(served.era, ctx)
+      if (tasks) delivery.catch(() => {})
       try {
-        await deliver(served.host, answer, progressOf(ctx))
+        await (tasks ? Promise.race([delivery, claimedOrGone(served.host, request.id)]) : delivery)
       } catch (error) {
         // Delivered before (the first response was lost) or already consumed: the run's current
         // state answers; the first decision stands.
@@ -408,8 +423,11 @@ async function answerWith(
   let state: RunState
   if (served.tasks && tasksOffered(served.era, ctx)) {
     const soon = await stateWithin(served, runId, call, ctx, served.taskAfterMs ?? 0)
-    // Still running after taskAfterMs, or parked: a task the client polls and answers.
-    if (soon === undefined || soon.kind === "waiting") return createTask(served.tasks, call.tool, runId)
+    // Still running after taskAfterMs: a task the client polls (and answers, should it park
+    // later). What is known within taskAfterMs (the result, or the questions of a run that
+    // parked) answers in-band, so a call that asks first and works long after its answer is
+    // input_required, then a task on the retry (SEP-2663's MRTR-then-task composition).
+    if (soon === undefined) return createTask(served.tasks, call.tool, runId)
     state = soon
   } else state = await runStateOf(served.host, runId, ctx.mcpReq.signal, { plain: call.plain === true })
   if (state.kind === "ended") {

@@ -1,4 +1,5 @@
 import {
+  type Client,
   type Message,
   type RunResult,
   createClient,
@@ -118,6 +119,27 @@ describe("RunHost.start/deliverAnswer with relay on createStoreHost", () => {
     server.enqueue({ text: "done" })
     await host.deliverAnswer(answer, { relay: { tools: [show] } })
     expect(((await host.result("r4")) as RunResult).text).toBe("done")
+    await host.close()
+  })
+})
+
+describe("RunHost.start with a signal on createStoreHost", () => {
+  it("a run that ended as its caller hung up is settled, so result() does not wait forever (regression)", async () => {
+    const store = createMemoryStore()
+    const controller = new AbortController()
+    const done = { status: "done", text: "ok", messages: [], usage: {} } as unknown as RunResult
+    // The caller hangs up while the run returns its result.
+    const client = {
+      conversationStore: () => store,
+      ask: async () => {
+        controller.abort()
+        return done
+      },
+    } as unknown as Client
+    const host = createStoreHost({ store, agents: [hostAgent({ name: "a", client })], sweepEveryMs: false })
+    await host.start("a", "r5", "hi", { signal: controller.signal })
+    const result = (await host.result("r5", { timeoutMs: 2_000 })) as RunResult
+    expect(result.text).toBe("ok")
     await host.close()
   })
 })

@@ -331,7 +331,11 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       done: Promise.resolve(),
     }
     // The caller's signal (`HostStartOptions.signal`) stops this execution only.
-    const stop = () => exec.controller.abort(signal?.reason)
+    let byCaller = false
+    const stop = () => {
+      byCaller = true
+      exec.controller.abort(signal?.reason)
+    }
     if (signal?.aborted) stop()
     else signal?.addEventListener("abort", stop, { once: true })
     const emit = (ev: HostEvent) => {
@@ -351,7 +355,8 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       if (before) await before.done
       const outcome = await work(exec.controller.signal, emit)
       // A cancelled run's record is `cancel`'s to write.
-      if (outcome && !exec.controller.signal.aborted) await settled(runId, record, outcome)
+      // A run its caller stopped just as it ended is settled all the same: nobody else would.
+      if (outcome && (byCaller || !exec.controller.signal.aborted)) await settled(runId, record, outcome)
       return outcome
     })()
     exec.done = run.then(

@@ -13,7 +13,7 @@ import {
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { type RelayProxyHostOptions, createRelayProxy } from "../src/app.js"
 import { forwardCallerParams } from "../src/caller-params.js"
-import { API_KEY, chat, fnTool } from "./helpers.js"
+import { API_KEY, fnTool } from "./helpers.js"
 
 // The proxy over `{ host, agent }` (DESIGN §17): a conversation is a run of the host's agent,
 // started with the caller's history and tools (relay tools beside the agent's own toolkit).
@@ -163,6 +163,30 @@ describe.each(stores)("createRelayProxy({ host, agent }) over createStoreHost on
     })
     expect(own.status).toBe(200)
     expect(server.requests[1]?.toolResults[0]).toMatchObject({ id: "m1", content: "A's" })
+  })
+
+  it("binds Responses ids to the caller: another key's previous_response_id is unknown, the owner's continues", async () => {
+    server.enqueue({ text: "private answer" }, { text: "ok" })
+    const app = proxyOver(host, store)
+    const post = async (key: string, body: unknown) => {
+      const res = await app.request("/v1/responses", {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+        body: JSON.stringify(body),
+      })
+      return { status: res.status, json: (await res.json()) as any }
+    }
+    const first = await post(KEY_A, { model: "m", input: "tell me" })
+    expect(first.status).toBe(200)
+    const follow = { model: "m", previous_response_id: first.json.id, input: "more" }
+    const stolen = await post(KEY_B, follow)
+    expect(stolen.status).toBeGreaterThanOrEqual(400)
+    expect(stolen.status).toBeLessThan(500)
+    expect(JSON.stringify(stolen.json)).not.toContain("private answer")
+    expect(server.requests).toHaveLength(1)
+    const own = await post(KEY_A, follow)
+    expect(own.status).toBe(200)
+    expect(JSON.stringify(server.requests[1]?.body)).toContain("private answer")
   })
 
   it("leaks no credential: an upstream error echoing the key is scrubbed, the stored records never hold it", async () => {

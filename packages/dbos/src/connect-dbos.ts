@@ -23,6 +23,7 @@ import {
   checkRunId,
   decide,
   enginePrompt,
+  engineRunOptions,
   followEngineEvents,
   tailEngineEvents,
   turnWorkflowId,
@@ -176,6 +177,7 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
   return {
     async start(agent, runId, prompt, startOpts) {
       checkRunId(runId)
+      engineRunOptions(HOST, "start", startOpts)
       const input: EngineRunInput = { agent, prompt: enginePrompt(HOST, prompt) }
       await query(
         `INSERT INTO ${ns}.runs (run_id, agent, turn) VALUES ($1, $2, 1) ON CONFLICT (run_id) DO NOTHING`,
@@ -188,6 +190,7 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
     },
     async send(runId, prompt, sendOpts) {
       checkRunId(runId)
+      engineRunOptions(HOST, "send", sendOpts)
       const text = enginePrompt(HOST, prompt)
       let workflowId: string
       for (;;) {
@@ -303,6 +306,7 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
       return rows[0]?.decision ?? undefined
     },
     async deliverAnswer(answer: Answer, deliverOpts) {
+      engineRunOptions(HOST, "deliverAnswer", deliverOpts)
       try {
         assertAnswer(answer)
       } catch (error) {

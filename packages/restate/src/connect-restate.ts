@@ -22,6 +22,7 @@ import {
   type EngineDecided,
   checkRunId,
   enginePrompt,
+  engineRunOptions,
   followEngineEvents,
   tailEngineEvents,
   turnWorkflowId,
@@ -165,6 +166,7 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
   return {
     async start(agent, runId, prompt, startOpts) {
       checkRunId(runId)
+      engineRunOptions(HOST, "start", startOpts)
       const input = { agent, prompt: enginePrompt(HOST, prompt) }
       const { started } = await invoke<{ started: boolean }>(
         runsName,
@@ -178,6 +180,7 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
     },
     async send(runId, prompt, sendOpts) {
       checkRunId(runId)
+      engineRunOptions(HOST, "send", sendOpts)
       const input = { prompt: enginePrompt(HOST, prompt) }
       let turn: string
       for (;;) {
@@ -278,6 +281,7 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
       return decision ?? undefined
     },
     async deliverAnswer(answer: Answer, deliverOpts) {
+      engineRunOptions(HOST, "deliverAnswer", deliverOpts)
       assertAnswer(answer)
       let delivered: EngineDecided
       try {

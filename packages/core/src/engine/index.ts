@@ -18,6 +18,7 @@ export {
   decisionOf,
   engineEntryOf,
   enginePrompt,
+  engineRunOptions,
   namespaceOf,
   turnWorkflowId,
 } from "./engine-protocol.js"

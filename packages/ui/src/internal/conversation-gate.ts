@@ -6,13 +6,13 @@ import {
   type Request as PendingRequest,
   type RunHost,
   type StreamEvent,
-  type Toolkit,
+  type HostRelayOptions,
   type Usage,
   assertAnswer,
   pendingOfRun,
   runIdOfEntry,
 } from "@toolnexus/core"
-import { hostOf, withRunToolkit } from "./chat-host.js"
+import { hostOf } from "./chat-host.js"
 import type { ChatHandlerOptions } from "./chat-options.js"
 import { isConversationId } from "./conversation-id.js"
 import { Refusal, badRequest, conflict } from "./http-error.js"
@@ -123,28 +123,28 @@ export class ConversationGate {
    * While the conversation waits on a request the host throws `ConversationPendingError`
    * before any event, which `startRun` makes the 409.
    */
-  turn(id: string, prompt: Prompt, toolkit?: Toolkit): AcceptedRun {
+  turn(id: string, prompt: Prompt, relay?: HostRelayOptions): AcceptedRun {
     const host = this.#host
     return {
-      execute: (onEvent) =>
-        withRunToolkit(toolkit, async () => {
-          const seen = outcomeListener(onEvent)
-          try {
-            await host.send(id, prompt, { onEvent: seen.listener })
-          } catch (error) {
-            if (seen.any || !EngineRunError.isInstance(error) || error.runId !== id) throw error
-            // No run of this conversation yet: start one (a concurrent start makes this a turn).
-            const started = await host.start(this.#agent, id, prompt, { onEvent: seen.listener })
-            if (!started.started) await host.send(id, prompt, { onEvent: seen.listener })
-            else return this.#parked(id, await settle(host, id, seen))
-          }
-          return this.#parked(id, await settle(host, id, seen))
-        }),
+      execute: async (onEvent) => {
+        const seen = outcomeListener(onEvent)
+        const opts = { onEvent: seen.listener, ...(relay !== undefined ? { relay } : {}) }
+        try {
+          await host.send(id, prompt, opts)
+        } catch (error) {
+          if (seen.any || !EngineRunError.isInstance(error) || error.runId !== id) throw error
+          // No run of this conversation yet: start one (a concurrent start makes this a turn).
+          const started = await host.start(this.#agent, id, prompt, opts)
+          if (!started.started) await host.send(id, prompt, opts)
+          else return this.#parked(id, await settle(host, id, seen))
+        }
+        return this.#parked(id, await settle(host, id, seen))
+      },
     }
   }
 
   /** An answer to a request of conversation `id`: validated, checked to be this conversation's, delivered. */
-  async answer(id: string, raw: unknown, toolkit?: Toolkit): Promise<AcceptedRun | Refusal> {
+  async answer(id: string, raw: unknown, relay?: HostRelayOptions): Promise<AcceptedRun | Refusal> {
     try {
       assertAnswer(raw)
     } catch (error) {
@@ -168,22 +168,23 @@ export class ConversationGate {
     this.#hold(answer.id, id)
     return {
       request: entry.request,
-      execute: (onEvent) =>
-        withRunToolkit(toolkit, async () => {
-          const seen = outcomeListener(onEvent, answer.id)
-          try {
-            const delivered = await host.deliverAnswer(answer, { onEvent: seen.listener })
-            return this.#parked(id, await settle(host, delivered.runId, seen))
-          } catch (error) {
-            // Decided elsewhere while this post was checked: its decision, once known.
-            if (AnswerConflictError.isInstance(error) && error.decision === undefined) {
-              const decision = await host.getDecision(answer.id).catch(() => undefined)
-              if (decision !== undefined)
-                throw new AnswerConflictError(answer.id, "it was already applied", { decision })
-            }
-            throw error
+      execute: async (onEvent) => {
+        const seen = outcomeListener(onEvent, answer.id)
+        // A saved runtime's tree runs its defs' toolkits: the caller's tools reach conversations only.
+        const own = relay !== undefined && entry.runtimeKey === undefined ? { relay } : {}
+        try {
+          const delivered = await host.deliverAnswer(answer, { onEvent: seen.listener, ...own })
+          return this.#parked(id, await settle(host, delivered.runId, seen))
+        } catch (error) {
+          // Decided elsewhere while this post was checked: its decision, once known.
+          if (AnswerConflictError.isInstance(error) && error.decision === undefined) {
+            const decision = await host.getDecision(answer.id).catch(() => undefined)
+            if (decision !== undefined)
+              throw new AnswerConflictError(answer.id, "it was already applied", { decision })
           }
-        }),
+          throw error
+        }
+      },
     }
   }
 

@@ -24,6 +24,8 @@ import {
   decide,
   enginePrompt,
   followEngineEvents,
+  resultWait,
+  untilResultWait,
   tailEngineEvents,
   turnWorkflowId,
 } from "@toolnexus/core/engine"
@@ -227,18 +229,15 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
       const status = await handle.getStatus()
       if (status === null || status === undefined)
         throw new EngineRunError(runId, "is not known to the engine (never started, or past retention)")
+      const wait = resultWait(runId, resultOpts)
       try {
-        if (resultOpts.timeoutMs !== undefined) {
-          // The client's getResult cannot time out (its poll would outlive us): poll the status.
-          const deadline = Date.now() + resultOpts.timeoutMs
+        if (wait.signal !== undefined) {
+          // The client's getResult cannot be stopped (its poll would outlive the wait): poll the
+          // status until the run ends or the wait does.
           for (;;) {
-            const now = await handle.getStatus()
+            const now = await untilResultWait(handle.getStatus(), wait)
             if (now && !UNFINISHED.includes(now.status)) break
-            if (Date.now() >= deadline)
-              throw new AbortError(`no result of run ${runId} within ${resultOpts.timeoutMs} ms`)
-            await new Promise((resolve) =>
-              setTimeout(resolve, Math.min(100, Math.max(1, deadline - Date.now()))),
-            )
+            await untilResultWait(new Promise((resolve) => setTimeout(resolve, pollMs).unref?.()), wait)
           }
         }
         return await handle.getResult()

@@ -266,13 +266,23 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
       expect(effects("refund", treeId)).toHaveLength(0)
     }, 30_000)
 
-    it("result gives up after timeoutMs on a run in flight; cancel aborts it", async () => {
+    it("result gives up after timeoutMs or once its signal aborts on a run in flight; cancel aborts it", async () => {
       const runId = id("hang")
       const prompt = `refund order 42 (${runId})`
       hangOnce.add(`${prompt}#0`)
       await host.start("refunds", runId, prompt)
       await until(async () => asked(prompt, 0) === 1, "the hanging turn")
       await expect(host.result(runId, { timeoutMs: 50 })).rejects.toMatchObject({ code: "TNX_ABORTED" })
+      // A door whose client left stops waiting at once: an aborted signal ends the wait, and a
+      // signal aborted during it ends it then (bounded here only to fail rather than hang).
+      await expect(host.result(runId, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+        code: "TNX_ABORTED",
+      })
+      const leaving = new AbortController()
+      const waiting = host.result(runId, { signal: leaving.signal })
+      leaving.abort()
+      const still = new Promise((resolve) => setTimeout(resolve, 5_000, "still waiting"))
+      await expect(Promise.race([waiting, still])).rejects.toMatchObject({ code: "TNX_ABORTED" })
       await host.cancel(runId)
       await expect(host.result(runId, { timeoutMs: 5_000 })).rejects.toBeInstanceOf(EngineRunError)
       await expect(host.result(id("never-started"), { timeoutMs: 50 })).rejects.toBeInstanceOf(EngineRunError)

@@ -144,6 +144,17 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
           )
           return Number(rows[0]?.seq ?? 0)
         },
+        // After the turn's last park: its last `pending` event of a registered request (a
+        // worker flushes the log before it registers the request; a replay repeats the event).
+        async start() {
+          const rows = await query<{ seq: string | null }>(
+            `SELECT max(e.seq) AS seq FROM ${ns}.events e
+             JOIN ${ns}.requests r ON r.request_id = e.event->'request'->>'id'
+             WHERE e.workflow_id = $1 AND e.event->>'type' = 'pending'`,
+            [workflowId],
+          )
+          return Number(rows[0]?.seq ?? 0)
+        },
         inFlight: () => inFlight(runId, workflowId),
       },
       { fromStart, pollMs },

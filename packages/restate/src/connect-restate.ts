@@ -147,6 +147,11 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
             `reading the events of ${runId}`,
           ),
         end: () => invoke<number>(eventsName, workflowId, "end", null, `reading the events of ${runId}`),
+        // Workers from before the park mark have no `start`: their log is read from its start.
+        start: () =>
+          invoke<number>(eventsName, workflowId, "start", null, `reading the events of ${runId}`).catch(
+            () => 0,
+          ),
         inFlight: () => inFlight(runId),
       },
       { fromStart, pollMs },

@@ -249,7 +249,7 @@ function outcomeListener(onEvent: (ev: StreamEvent) => void, answered?: string) 
         seen.outcome = event.result as RunOutcome
         ended(seen.outcome)
       } else if (event.type === "pending") {
-        // An engine replays a resumed turn from its start: the answered park is not the end.
+        // A worker replaying a resumed turn on an engine repeats the answered park's event: not the end.
         const id = (event.request as { id: string }).id
         if (id !== answered) ended({ status: "pending", pending: { id } })
       }

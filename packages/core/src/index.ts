@@ -114,6 +114,7 @@ export type {
   HostStartOptions,
   HostRelayOptions,
   HostRelayTool,
+  HostResultOptions,
   HostListOptions,
   HostDelivered,
   Logger,

@@ -25,6 +25,8 @@ import {
   enginePrompt,
   engineRunOptions,
   followEngineEvents,
+  resultWait,
+  untilResultWait,
   tailEngineEvents,
   turnWorkflowId,
 } from "@toolnexus/core/engine"
@@ -143,6 +145,17 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
           )
           return Number(rows[0]?.seq ?? 0)
         },
+        // After the turn's last park: its last `pending` event of a registered request (a
+        // worker flushes the log before it registers the request; a replay repeats the event).
+        async start() {
+          const rows = await query<{ seq: string | null }>(
+            `SELECT max(e.seq) AS seq FROM ${ns}.events e
+             JOIN ${ns}.requests r ON r.request_id = e.event->'request'->>'id'
+             WHERE e.workflow_id = $1 AND e.event->>'type' = 'pending'`,
+            [workflowId],
+          )
+          return Number(rows[0]?.seq ?? 0)
+        },
         inFlight: () => inFlight(runId, workflowId),
       },
       { fromStart, pollMs },
@@ -230,18 +243,15 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
       const status = await handle.getStatus()
       if (status === null || status === undefined)
         throw new EngineRunError(runId, "is not known to the engine (never started, or past retention)")
+      const wait = resultWait(runId, resultOpts)
       try {
-        if (resultOpts.timeoutMs !== undefined) {
-          // The client's getResult cannot time out (its poll would outlive us): poll the status.
-          const deadline = Date.now() + resultOpts.timeoutMs
+        if (wait.signal !== undefined) {
+          // The client's getResult cannot be stopped (its poll would outlive the wait): poll the
+          // status until the run ends or the wait does.
           for (;;) {
-            const now = await handle.getStatus()
+            const now = await untilResultWait(handle.getStatus(), wait)
             if (now && !UNFINISHED.includes(now.status)) break
-            if (Date.now() >= deadline)
-              throw new AbortError(`no result of run ${runId} within ${resultOpts.timeoutMs} ms`)
-            await new Promise((resolve) =>
-              setTimeout(resolve, Math.min(100, Math.max(1, deadline - Date.now()))),
-            )
+            await untilResultWait(new Promise((resolve) => setTimeout(resolve, pollMs).unref?.()), wait)
           }
         }
         return await handle.getResult()

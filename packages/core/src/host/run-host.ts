@@ -72,6 +72,17 @@ export interface HostRelayOptions {
   stream?: boolean
 }
 
+/** Options of `RunHost.result`: how long the caller waits. */
+export interface HostResultOptions {
+  /** Gives up (`AbortError`) after this many milliseconds. */
+  timeoutMs?: number
+  /**
+   * Gives up (`AbortError`) as soon as this aborts, e.g. when the door's client went away:
+   * the wait's timers, polls and engine calls are released at once; the run goes on.
+   */
+  signal?: AbortSignal
+}
+
 /** Options of `RunHost.listPending`. */
 export interface HostListOptions {
   /** At most this many entries. */
@@ -155,9 +166,10 @@ export interface RunHost<Result = RunResult | TaskResult, Event = StreamEvent | 
    * (`pending` set, or `status: "pending"`); an engine's parked run waits in the engine, so
    * there it resolves at the end only.
    *
-   * @throws EngineRunError for a failed or unknown run; AbortError after `timeoutMs`.
+   * @throws EngineRunError for a failed or unknown run; AbortError after `timeoutMs` or once
+   *   `signal` aborted.
    */
-  result(runId: string, opts?: { timeoutMs?: number }): Promise<Result>
+  result(runId: string, opts?: HostResultOptions): Promise<Result>
   /**
    * The live events of run `runId` while it runs (`fromStart`: those it emitted so far first);
    * ends when the run ends or parks. Empty for a run not in flight (a store host: not in this

@@ -23,7 +23,7 @@ import {
   isToolnexusError,
   runIdOfEntry,
 } from "@toolnexus/core"
-import { decisionOf } from "@toolnexus/core/engine"
+import { decisionOf, resultWait, untilResultWait } from "@toolnexus/core/engine"
 import type { DurableStore, FailedEntry } from "../durable-store.js"
 import {
   type DeliverOptions,
@@ -617,13 +617,12 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
 
     async result(runId, resultOpts = {}) {
       checkStoreRunId(runId)
-      const deadline = resultOpts.timeoutMs === undefined ? undefined : Date.now() + resultOpts.timeoutMs
-      const timedOut = () => new AbortError(`no result of run ${runId} within ${resultOpts.timeoutMs} ms`)
+      const wait = resultWait(runId, resultOpts)
       for (;;) {
+        if (wait.signal?.aborted) throw wait.error()
         const exec = executions.get(runId)
         if (exec) {
-          if (deadline === undefined) await exec.done
-          else if (!(await within(exec.done, deadline - Date.now()))) throw timedOut()
+          await untilResultWait(exec.done, wait)
           if (exec.startFailure !== undefined && !exec.controller.signal.aborted)
             throw new EngineRunError(runId, `failed: ${(exec.startFailure as Error)?.message}`, {
               cause: exec.startFailure,
@@ -645,14 +644,11 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
             return { ...kept, messages: (await store.get(runId)) ?? [] } as HostResult
           return kept
         }
-        // Running in another process (or its worker died before saving): look again shortly.
-        if (deadline !== undefined && Date.now() >= deadline) throw timedOut()
         // A closed host's own runs were stopped: their record stays `running`, nobody settles it.
         if (closed) throw new AbortError(`the host was closed before run ${runId} ended`)
-        await within(
-          new Promise(() => undefined),
-          Math.min(100, deadline === undefined ? 100 : deadline - Date.now()),
-        )
+        // Running in another process (or its worker died before saving): look again shortly,
+        // or stop at once when the wait ends.
+        await untilResultWait(pause(100), wait)
       }
     },
 
@@ -926,15 +922,7 @@ async function handOff(
   return decisionOf(claim.answer)
 }
 
-/** True when `promise` settled within `ms`. */
-async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), Math.max(0, ms))
-  })
-  try {
-    return await Promise.race([promise.then(() => true as const), late])
-  } finally {
-    clearTimeout(timer)
-  }
+/** Resolves after `ms` (a poll's pause; the timer does not hold the process open). */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref?.())
 }

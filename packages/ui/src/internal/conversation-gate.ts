@@ -251,7 +251,7 @@ function outcomeListener(onEvent: (ev: StreamEvent) => void, answered?: string) 
         seen.outcome = event.result as RunOutcome
         ended(seen.outcome)
       } else if (event.type === "pending") {
-        // An engine replays a resumed turn from its start: the answered park is not the end.
+        // A worker replaying a resumed turn on an engine repeats the answered park's event: not the end.
         const id = (event.request as { id: string }).id
         if (id !== answered) ended({ status: "pending", pending: { id } })
       }
@@ -267,24 +267,31 @@ function outcomeListener(onEvent: (ev: StreamEvent) => void, answered?: string) 
  * and its `done` (with the run's usage) is preferred when both are in.
  */
 async function settle(host: RunHost, runId: string, seen: ReturnType<typeof outcomeListener>) {
-  const result = resultOf(host, runId)
-  // Observed either way: the losing side must not surface as an unhandled rejection.
-  result.catch(() => undefined)
-  const first = await Promise.race([result, seen.ended])
-  // A client's run ends its events with `done` (after the result, on an engine): wait for it,
-  // so the client gets the whole turn. A runtime's `TaskResult` (no `toolCallCount`) has no
-  // own `done`: its handles' events end with theirs.
-  if (seen.outcome === undefined && first.status !== "pending" && "toolCallCount" in first) await seen.ended
-  // Parked: the request reaches the client once the host lists it (an engine's event log can
-  // lead its request index), so an answer posted at once finds it. The live tail ends there.
-  if (first.status === "pending") for await (const _ of host.events(runId)) void _
-  return seen.outcome ?? first
+  // The result's wait ends with this post: an engine's would otherwise hold a call (or a poll)
+  // open until a parked run ends, days later.
+  const done = new AbortController()
+  try {
+    const result = resultOf(host, runId, done.signal)
+    // Observed either way: the losing side must not surface as an unhandled rejection.
+    result.catch(() => undefined)
+    const first = await Promise.race([result, seen.ended])
+    // A client's run ends its events with `done` (after the result, on an engine): wait for it,
+    // so the client gets the whole turn. A runtime's `TaskResult` (no `toolCallCount`) has no
+    // own `done`: its handles' events end with theirs.
+    if (seen.outcome === undefined && first.status !== "pending" && "toolCallCount" in first) await seen.ended
+    // Parked: the request reaches the client once the host lists it (an engine's event log can
+    // lead its request index), so an answer posted at once finds it. The live tail ends there.
+    if (first.status === "pending") for await (const _ of host.events(runId)) void _
+    return seen.outcome ?? first
+  } finally {
+    done.abort()
+  }
 }
 
 /** The run's result; a failure of the run in this process rejects with its own error. */
-async function resultOf(host: RunHost, runId: string): Promise<RunOutcome> {
+async function resultOf(host: RunHost, runId: string, signal: AbortSignal): Promise<RunOutcome> {
   try {
-    return (await host.result(runId)) as RunOutcome
+    return (await host.result(runId, { signal })) as RunOutcome
   } catch (error) {
     const cause = EngineRunError.isInstance(error) ? (error as { cause?: unknown }).cause : undefined
     throw cause ?? error

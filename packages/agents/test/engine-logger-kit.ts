@@ -1,5 +1,6 @@
-import { type Logger, createClient, createToolkit, defineTool, pending } from "@toolnexus/core"
+import { type Logger, type RunHost, createClient, createToolkit, defineTool, pending } from "@toolnexus/core"
 import type { FakeLLMServer } from "@toolnexus/core/testing"
+import { expect, vi } from "vitest"
 import type { EngineAgentOptions } from "../src/index.js"
 
 // The engines' logger tests (packages/restate and packages/dbos, logger.int.test.ts): one
@@ -46,4 +47,26 @@ export async function loggerAgents(llm: FakeLLMServer): Promise<EngineAgentOptio
     { name: "approve", client: client("approve"), toolkit: await createToolkit({ extraTools: [approve] }) },
     { name: "fails", client: client("fails") },
   ]
+}
+
+/**
+ * Run `log-1` of `approve` on `engine`: its request answered twice (the second refused with
+ * TNX_ANSWER_CONFLICT), the run ended "approved". Resolves with the request's id.
+ */
+export async function answeredTwice(engine: RunHost): Promise<string> {
+  await engine.start("approve", "log-1", "go")
+  const requestId = await vi.waitFor(
+    async () => {
+      const id = (await engine.listPending())[0]?.request.id
+      if (id === undefined) throw new Error("the request is not open yet")
+      return id
+    },
+    { timeout: 30_000, interval: 100 },
+  )
+  await engine.deliverAnswer({ id: requestId, ok: true })
+  await expect(engine.deliverAnswer({ id: requestId, ok: true })).rejects.toMatchObject({
+    code: "TNX_ANSWER_CONFLICT",
+  })
+  expect(await engine.result("log-1", { timeoutMs: 20_000 })).toMatchObject({ text: "approved" })
+  return requestId
 }

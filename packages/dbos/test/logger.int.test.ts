@@ -1,6 +1,5 @@
-import { until } from "@toolnexus/agents/engine-testing"
 import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
-import { type Line, capture, loggerAgents } from "../../agents/test/engine-logger-kit.js"
+import { type Line, answeredTwice, capture, loggerAgents } from "../../agents/test/engine-logger-kit.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { connectDbos, dbosAgent, launchDbos } from "../src/index.js"
 import { PG_URL, createDatabase } from "./dbos-harness.js"
@@ -31,17 +30,7 @@ describe.skipIf(!PG_URL)("connectDbos and launchDbos log refusals at info and fa
   it("a refused duplicate answer at info without a stack; a failed run at error with its code", async () => {
     const engine = connectDbos({ systemDatabaseUrl: db.url, logger: capture(connectionLines) })
     try {
-      await engine.start("approve", "log-1", "go")
-      let requestId = ""
-      await until(async () => {
-        requestId = (await engine.listPending())[0]?.request.id ?? ""
-        return requestId !== ""
-      }, "the request")
-      await engine.deliverAnswer({ id: requestId, ok: true })
-      await expect(engine.deliverAnswer({ id: requestId, ok: true })).rejects.toMatchObject({
-        code: "TNX_ANSWER_CONFLICT",
-      })
-      expect(await engine.result("log-1", { timeoutMs: 20_000 })).toMatchObject({ text: "approved" })
+      const requestId = await answeredTwice(engine)
       expect(connectionLines).toEqual([
         {
           level: "info",

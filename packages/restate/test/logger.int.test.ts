@@ -1,6 +1,6 @@
 import { until } from "@toolnexus/agents/engine-testing"
 import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
-import { type Line, capture, loggerAgents } from "../../agents/test/engine-logger-kit.js"
+import { type Line, answeredTwice, capture, loggerAgents } from "../../agents/test/engine-logger-kit.js"
 import { afterAll, beforeAll, expect, it, vi } from "vitest"
 import { type RestateWorker, connectRestate, restateAgent, serveRestate } from "../src/index.js"
 import { type RestateServer, freePort, startRestateServer } from "./restate-harness.js"
@@ -41,17 +41,7 @@ it("a refused duplicate answer is logged at info without a stack, never as the S
     logger: capture(connectionLines),
   })
   try {
-    await engine.start("approve", "log-1", "go")
-    let requestId = ""
-    await until(async () => {
-      requestId = (await engine.listPending())[0]?.request.id ?? ""
-      return requestId !== ""
-    }, "the request")
-    await engine.deliverAnswer({ id: requestId, ok: true })
-    await expect(engine.deliverAnswer({ id: requestId, ok: true })).rejects.toMatchObject({
-      code: "TNX_ANSWER_CONFLICT",
-    })
-    expect(await engine.result("log-1", { timeoutMs: 20_000 })).toMatchObject({ text: "approved" })
+    const requestId = await answeredTwice(engine)
 
     await engine.start("fails", "log-2", "go")
     await expect(engine.result("log-2", { timeoutMs: 20_000 })).rejects.toMatchObject({

@@ -368,3 +368,62 @@ describe("serveA2A's configuration", () => {
     }
   })
 })
+
+it("a cancel right after a non-blocking send stays canceled: the task's first write cannot land after it", async () => {
+  const store = createMemoryStore()
+  const agent = await desk(store)
+  const host = createStoreHost({
+    store,
+    agents: [hostAgent({ name: "desk", client: agent.client, toolkit: agent.toolkit })],
+    sweepEveryMs: false,
+  })
+  // The task records' store holds a new task's `working` write until the cancel has read the
+  // task (the slow first write of a busy database); every other write goes through at once.
+  let openGate: () => void = () => {}
+  const gate = new Promise<void>((resolve) => {
+    openGate = resolve
+  })
+  let cancelRead: () => void = () => {}
+  const read = new Promise<void>((resolve) => {
+    cancelRead = resolve
+  })
+  let canceling = false
+  const tasks = {
+    async getSnapshot(key: string) {
+      if (canceling) cancelRead()
+      return store.getSnapshot(key)
+    },
+    async putSnapshot(key: string, value: unknown) {
+      if ((value as { state?: unknown }).state === TaskState.TASK_STATE_WORKING) await gate
+      return store.putSnapshot(key, value)
+    },
+  }
+  // The door reads and writes only task records (snapshots) in `store`.
+  const handler = serveA2A({
+    card: { name: "desk" },
+    host,
+    agent: "desk",
+    store: tasks as unknown as DurableStore,
+  })
+  const http = await serveFetch(handler.fetch)
+  cleanups.push(async () => {
+    agent.release()
+    await handler.close()
+    await http.close()
+    await host.close()
+    await store.close()
+  })
+  const client = await sdkClient(http.url)
+  const running = (await client.sendMessage(send(message("slow"), true))) as Task
+  canceling = true
+  const canceled = client.cancelTask({ tenant: "", id: running.id, metadata: undefined })
+  await read
+  // The cancel runs on from its read until it waits (or, unfixed, writes `canceled`).
+  await new Promise((resolve) => setImmediate(resolve))
+  openGate()
+  expect((await canceled).status?.state).toBe(TaskState.TASK_STATE_CANCELED)
+  agent.release()
+  await expect(host.result(`a2a.${running.id}`)).rejects.toThrow(/cancelled/)
+  const after = await client.getTask({ tenant: "", id: running.id, historyLength: undefined })
+  expect(after.status?.state).toBe(TaskState.TASK_STATE_CANCELED)
+})

@@ -37,6 +37,16 @@ export interface Running {
   done: Promise<void>
   /** Text streamed into the `result` artifact so far. */
   streamed: boolean
+  /**
+   * Settles once the drive has saved the task `working` (a new task's first write): a cancel
+   * writes `canceled` after it, so that write can never land last and undo the cancel.
+   */
+  begun: Promise<void>
+  /**
+   * Settles once a new task's `host.start` has returned (or the drive, canceled first, will
+   * never call it): a cancel's `host.cancel` after it finds the run it must stop.
+   */
+  started: Promise<unknown>
   /** Stops the park watch of a host whose runs park elsewhere, once the drive has its answer. */
   watch: AbortController
   /** Set when the host refused the answer (decided elsewhere, expired): the task is as it was. */
@@ -98,6 +108,8 @@ export class TaskRuns {
       listeners: new Set(listener ? [listener] : []),
       done: Promise.resolve(),
       streamed: false,
+      begun: Promise.resolve(),
+      started: Promise.resolve(),
     }
     this.#running.set(record.id, running)
     running.done = this.#drive(record, start, running).finally(() => {
@@ -112,12 +124,14 @@ export class TaskRuns {
    */
   async cancel(record: TaskRecord): Promise<void> {
     const running = this.#running.get(record.id)
+    await running?.begun.catch(() => undefined)
     delete record.requestId
     setStatus(record, TaskState.TASK_STATE_CANCELED, undefined)
     await saveTask(this.#o.tasks, record)
     if (running) {
       running.controller.abort()
       this.#emitStatus(running, record)
+      await running.started
     }
     const host = await this.#o.host()
     const cancelled = host.cancel(runOf(record), "the task was canceled").catch((error: unknown) => {
@@ -151,7 +165,10 @@ export class TaskRuns {
     const runId = runOf(record)
     setStatus(record, TaskState.TASK_STATE_WORKING, undefined)
     // A new task is ours alone; an answered one stays as stored until its run is saved.
-    if ("text" in start) await saveTask(tasks, record)
+    if ("text" in start) {
+      running.begun = saveTask(tasks, record)
+      await running.begun
+    }
     this.#emitStatus(running, record)
     const answered = "answer" in start ? start.answer.id : undefined
     // A run's `pending` event on another request than the one answered: it parked (an engine's
@@ -184,11 +201,16 @@ export class TaskRuns {
     let failure: string | undefined
     try {
       const host = await this.#o.host()
+      // Canceled while the task was first saved: no run is started. Checked in the same step
+      // as `started` is set, so a cancel either sees no start or waits for it.
+      if (signal.aborted) return
       // A host whose runs stream in its workers refuses `onEvent`: then the run is asked again
       // without it, and its parking is seen in the host's open requests.
-      const here = await withEvents(onEvent, (opts) =>
+      const calling = withEvents(onEvent, (opts) =>
         "text" in start ? host.start(agent, runId, start.text, opts) : host.deliverAnswer(start.answer, opts),
       )
+      if ("text" in start) running.started = calling.catch(() => undefined)
+      const here = await calling
       // The result's wait and the watch stop with the race (or the drive): neither outlives it.
       const stop = AbortSignal.any([signal, running.watch.signal])
       const ended = host.result(runId, { signal: stop }) as Promise<Settled>

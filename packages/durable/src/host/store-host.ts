@@ -128,6 +128,11 @@ interface Execution {
   done: Promise<void>
   /** Why a `start`'s execution failed: `result` rejects with it as the cause. */
   startFailure?: unknown
+  /**
+   * The result `settled` saved on the record, once it is saved: `result` calls waiting on this
+   * execution get it without reading the record and the transcript back.
+   */
+  result?: HostResult
 }
 
 /** Events kept per execution for `events({ fromStart })`; older ones are dropped first. */
@@ -302,7 +307,10 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       if (before) await before.done
       const outcome = await work(exec.controller.signal, emit)
       // A cancelled run's record is `cancel`'s to write.
-      if (outcome && !exec.controller.signal.aborted) await settled(runId, record, outcome)
+      if (outcome && !exec.controller.signal.aborted) {
+        await settled(runId, record, outcome)
+        exec.result = outcome.result
+      }
       return outcome
     })()
     exec.done = run.then(
@@ -530,6 +538,8 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
             throw new EngineRunError(runId, `failed: ${(exec.startFailure as Error)?.message}`, {
               cause: exec.startFailure,
             })
+          // Saved by this execution and not cancelled since: what the record and transcript hold.
+          if (exec.result !== undefined && !exec.controller.signal.aborted) return exec.result
           continue
         }
         const record = await recordOf(runId)

@@ -1,3 +1,4 @@
+import { runIdOfEntry } from "@toolnexus/core"
 import type { Answer, Request } from "@toolnexus/core"
 import { fitAnswerToRequest } from "./answer-body.js"
 import { describeRequest } from "./describe-request.js"
@@ -97,7 +98,7 @@ export function createAnswering(opts: {
       // The decision was taken and kept (the next delivery or a sweep completes the run): record it.
       if (status >= 500) {
         await record(
-          historyEntry(open, fitted, principal, open.runtimeKey ?? open.conversationId, {
+          historyEntry(open, fitted, principal, runIdOfEntry(open), {
             status: "error",
             error: message,
           }),

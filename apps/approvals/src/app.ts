@@ -1,5 +1,13 @@
 import { randomBytes } from "node:crypto"
-import { type Client, ConfigError, type Logger, type RunHost, type Toolkit, isExpired } from "@toolnexus/core"
+import {
+  type Client,
+  ConfigError,
+  type Logger,
+  type RunHost,
+  type Toolkit,
+  isExpired,
+  runIdOfEntry,
+} from "@toolnexus/core"
 import type { DeliveryRecord } from "@toolnexus/core"
 import { type DurableStore, type NotificationOutbox, createStoreHost } from "@toolnexus/durable"
 import { type Context, Hono } from "hono"
@@ -405,7 +413,7 @@ function toPendingView(
   const { request } = entry
   const described = describeRequest(request)
   const view: PendingView = {
-    runId: entry.runtimeKey ?? entry.conversationId,
+    runId: runIdOfEntry(entry),
     conversationId: entry.conversationId,
     since: entry.since,
     expired: isExpired(request, now),

@@ -17,6 +17,7 @@ import {
   type RunResult,
   type Toolkit,
   hostAgent,
+  pendingOfRun,
 } from "@toolnexus/core"
 import type { DeliverResult, FailedEntry, StoreHost, StoreHostAgent } from "@toolnexus/durable"
 import { HttpError } from "./http-error.js"
@@ -133,7 +134,7 @@ export function createHostInbox(opts: HostInboxOptions): InboxStore {
       } catch (error) {
         if ((error as { code?: string }).code !== "TNX_ABORTED") throw error
       }
-      const open = (await h.listPending()).find((e) => runOf(e) === runId && e.request.id !== previous)
+      const open = (await pendingOfRun(h, runId)).find((e) => e.request.id !== previous)
       if (open) return { kind: "conversation", id: runId, result: pendingResult(open) }
       if (Date.now() > deadline) throw new HttpError(504, "run_pending", `run ${runId} has not settled yet`)
     }
@@ -194,10 +195,6 @@ const REFUSALS = new Set([
   "TNX_ANSWER_INVALID",
   "TNX_ANSWER_MISMATCH",
 ])
-
-function runOf(entry: PendingEntry): string {
-  return entry.runtimeKey ?? entry.conversationId
-}
 
 function outcomeOf(runId: string, result: unknown): RunOutcome {
   // A runtime agent's result is its root handle's TaskResult; a client agent's a RunResult.

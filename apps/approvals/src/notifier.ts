@@ -1,3 +1,4 @@
+import { runIdOfEntry } from "@toolnexus/core"
 import type { PendingEntry } from "@toolnexus/core"
 import { type DurableStore, type NotificationOutbox, createNotificationOutbox } from "@toolnexus/durable"
 import { describeRequest } from "./describe-request.js"
@@ -112,7 +113,7 @@ function notificationOf(entry: PendingEntry, kind: "new" | "expiring"): Notifica
   const tool = describeRequest(request).tool
   const base = {
     requestId: request.id,
-    runId: entry.runtimeKey ?? entry.conversationId,
+    runId: runIdOfEntry(entry),
     kind: request.kind,
     prompt: request.prompt,
     ...(tool ? { tool } : {}),

@@ -61,10 +61,12 @@ it("exports exactly the public runtime surface", () => {
     "listSkills",
     "pending",
     "pendingOf",
+    "pendingOfRun",
     "registerMetrics",
     "relayAnswer",
     "relayCallsOf",
     "relayTool",
+    "runIdOfEntry",
   ])
   expect(Object.keys(testing).sort()).toEqual(["createFakeLLMServer", "transcriptProblems", "userTurns"])
 })

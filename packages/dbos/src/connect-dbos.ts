@@ -266,6 +266,10 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
         values.push(listOpts.kind)
         where += ` AND entry->'request'->>'kind' = $${values.length}`
       }
+      if (listOpts.runId !== undefined) {
+        values.push(listOpts.runId)
+        where += ` AND run_id = $${values.length}`
+      }
       if (listOpts.after !== undefined) {
         values.push(listOpts.after)
         const at = `$${values.length}`

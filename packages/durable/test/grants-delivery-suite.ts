@@ -137,7 +137,8 @@ export function describeGrantsAndDelivery(name: string, suite: GrantsDeliverySui
     it("remember: principal covers the principal's runs; an explicit decline still wins", async () => {
       const { host } = await setup()
       const alice = `alice-${randomUUID()}`
-      const [a1, a2, a3, b1] = ["a1", "a2", "a3", "b1"].map((r) => `${r}-${randomUUID()}`) as string[]
+      // Run ids scoped by user, with a `/` (a chat door's `ada/chat-1`): the principal is the run's.
+      const [a1, a2, a3, b1] = ["a1", "a2", "a3", "b1"].map((r) => `${r}/chat-${randomUUID()}`) as string[]
       try {
         server.enqueue(call(1), call(2), call(3))
         await host.start("payer", a1 as string, "pay 1", { principal: alice })
@@ -350,7 +351,8 @@ export function describeGrantsAndDelivery(name: string, suite: GrantsDeliverySui
         onEvent: (ev) => events.push(ev),
       })
       const { host, store } = await setup(options())
-      const run = `x-${randomUUID()}`
+      // A run id with a `/` (a chat door's `ada/chat-1`): the event names the whole run.
+      const run = `ada/x-${randomUUID()}`
       try {
         server.enqueue({ toolCalls: [{ name: "slow", arguments: {} }] })
         await host.start("payer", run, "slow")

@@ -67,12 +67,17 @@ const tools = [
       throw new Error("failing_job failed, as it always does")
     },
   }),
+  // A call is a task when it outlives taskAfterMs (200 ms here); what a run knows sooner (its
+  // result, or its questions) answers in-band. So confirm_delete looks the file up first (a
+  // task that then asks), and test_tool_with_task asks first (input_required), then works (a
+  // task on the retry: SEP-2663's MRTR-then-task composition).
   defineTool({
     name: "confirm_delete",
-    description: "Asks to confirm, then deletes",
+    description: "Looks the file up, asks to confirm, then deletes",
     inputSchema: { type: "object", properties: { filename: { type: "string" } }, required: ["filename"] },
-    run: ({ filename }, ctx) => {
+    run: async ({ filename }, ctx) => {
       if (ctx?.answer?.ok) return `deleted ${filename}`
+      await sleep(500, ctx?.signal)
       return pending({
         kind: "input",
         prompt: `Delete ${filename}?`,
@@ -82,7 +87,68 @@ const tools = [
       })
     },
   }),
+  defineTool({
+    name: "test_tool_with_task",
+    description: "Asks a name, then works a second and greets",
+    inputSchema: { type: "object", properties: {} },
+    run: async (_args, ctx) => {
+      const name = ctx?.answer?.ok ? ctx.answer.data?.name : undefined
+      if (typeof name !== "string")
+        return pending({
+          kind: "input",
+          prompt: "What is your name?",
+          data: { schema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } },
+        })
+      await sleep(1000, ctx?.signal)
+      return `Hello, ${name}!`
+    },
+  }),
 ]
+// json-schema-2020-12's fixture: a hosted tool's JSON Schema 2020-12 input schema reaches
+// tools/list as written, and calls are validated against it (if/then/else included).
+tools.push(
+  defineTool({
+    name: "json_schema_2020_12_tool",
+    description: "Takes a contact, described in JSON Schema 2020-12",
+    inputSchema: {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      $defs: {
+        address: {
+          $anchor: "addressDef",
+          type: "object",
+          properties: { street: { type: "string" }, city: { type: "string" } },
+        },
+      },
+      properties: {
+        name: { type: "string" },
+        address: { $ref: "#/$defs/address" },
+        contactMethod: { type: "string", enum: ["phone", "email"] },
+        phone: { type: "string" },
+        email: { type: "string" },
+      },
+      allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
+      if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+      // biome-ignore lint/suspicious/noThenProperty: the JSON Schema keyword, never awaited
+      then: { required: ["phone"] },
+      else: { required: ["email"] },
+      additionalProperties: false,
+    },
+    run: (args) => `contact: ${JSON.stringify(args)}`,
+  }),
+  // http-custom-header-server-validation's fixture: a hosted tool whose `region` is mirrored in
+  // an Mcp-Param-Region header (SEP-2243), checked against the body before the run starts.
+  defineTool({
+    name: "test_custom_headers",
+    description: "Answers for a region (mirrored in the Mcp-Param-Region header)",
+    inputSchema: {
+      type: "object",
+      properties: { region: { type: "string", "x-mcp-header": "Region" }, query: { type: "string" } },
+      required: ["region"],
+    },
+    run: ({ region, query }) => `region ${region}: ${query ?? ""}`,
+  }),
+)
 const store = createMemoryStore()
 const echo = hostAgent({
   name: "echo",
@@ -232,8 +298,8 @@ function fixtures(server) {
         },
       })
     })
-  // 2025-11-25 fixtures: logging, and elicitation pushed to the client within the call (refused on
-  // stateless HTTP: see server-expected-failures.json).
+  // 2025-11-25 fixtures: logging, and elicitation pushed to the client within the call (on the
+  // session's stream).
   server.server.registerCapabilities({ logging: {} })
   server.registerTool("test_tool_with_logging", { description: "Logs three lines" }, async (ctx) => {
     await ctx.mcpReq.log("info", "Tool execution started")
@@ -261,6 +327,85 @@ function fixtures(server) {
       return text(`User response: ${JSON.stringify(answer)}`)
     },
   )
+  // Asked through input_required, like toolnexus' own suspensions: 2026-07-28 answers it in
+  // band, a 2025-11-25 session gets the request pushed on its stream (the SDK's legacy shim).
+  server.registerTool(
+    "test_sampling",
+    { description: "Asks the client's model", inputSchema: z.object({ prompt: z.string() }) },
+    async ({ prompt }, ctx) => {
+      const view = inputResponse(ctx.mcpReq.inputResponses, "answer")
+      if (view.kind === "sampling") {
+        const content = view.result.content
+        return text(`LLM response: ${content?.type === "text" ? content.text : JSON.stringify(content)}`)
+      }
+      return inputRequired({
+        inputRequests: {
+          answer: inputRequired.createMessage({
+            messages: [{ role: "user", content: { type: "text", text: prompt } }],
+            maxTokens: 100,
+          }),
+        },
+      })
+    },
+  )
+  const elicitFixture = (name, description, requestedSchema) =>
+    server.registerTool(name, { description }, async (ctx) => {
+      const view = inputResponse(ctx.mcpReq.inputResponses, "form")
+      if (view.kind === "elicit")
+        return text(
+          `Elicitation completed: action=${view.result.action}, content=${JSON.stringify(view.result.content ?? {})}`,
+        )
+      return inputRequired({
+        inputRequests: { form: inputRequired.elicit({ message: description, requestedSchema }) },
+      })
+    })
+  elicitFixture("test_elicitation_sep1034_defaults", "Defaults for every primitive type (SEP-1034)", {
+    type: "object",
+    properties: {
+      name: { type: "string", description: "User name", default: "John Doe" },
+      age: { type: "integer", description: "User age", default: 30 },
+      score: { type: "number", description: "User score", default: 95.5 },
+      status: {
+        type: "string",
+        description: "User status",
+        enum: ["active", "inactive", "pending"],
+        default: "active",
+      },
+      verified: { type: "boolean", description: "Verification status", default: true },
+    },
+    required: [],
+  })
+  elicitFixture("test_elicitation_sep1330_enums", "Every enum variant (SEP-1330)", {
+    type: "object",
+    properties: {
+      untitledSingle: { type: "string", enum: ["option1", "option2", "option3"] },
+      titledSingle: {
+        type: "string",
+        oneOf: [
+          { const: "value1", title: "First Option" },
+          { const: "value2", title: "Second Option" },
+          { const: "value3", title: "Third Option" },
+        ],
+      },
+      legacyEnum: {
+        type: "string",
+        enum: ["opt1", "opt2", "opt3"],
+        enumNames: ["Option One", "Option Two", "Option Three"],
+      },
+      untitledMulti: { type: "array", items: { type: "string", enum: ["option1", "option2", "option3"] } },
+      titledMulti: {
+        type: "array",
+        items: {
+          anyOf: [
+            { const: "value1", title: "First Choice" },
+            { const: "value2", title: "Second Choice" },
+            { const: "value3", title: "Third Choice" },
+          ],
+        },
+      },
+    },
+    required: [],
+  })
   server.registerTool("test_logging_tool", { description: "Logs at info" }, async (ctx) => {
     await ctx.mcpReq.log("info", "a log line")
     return text("Logged")
@@ -349,6 +494,28 @@ function fixtures(server) {
       ],
     }),
   )
+  // A subscribable resource: a 2025-11-25 session subscribes (resources/updated reaches it on
+  // the session's stream when the resource changes); 2026-07-28 has subscriptions/listen.
+  const watched = new Set()
+  server.registerResource(
+    "watched-resource",
+    "test://watched-resource",
+    { description: "A resource to subscribe to", mimeType: "text/plain" },
+    async () => ({
+      contents: [
+        { uri: "test://watched-resource", mimeType: "text/plain", text: "Watched resource content." },
+      ],
+    }),
+  )
+  server.server.registerCapabilities({ resources: { subscribe: true } })
+  server.server.setRequestHandler("resources/subscribe", async (request) => {
+    watched.add(request.params.uri)
+    return {}
+  })
+  server.server.setRequestHandler("resources/unsubscribe", async (request) => {
+    watched.delete(request.params.uri)
+    return {}
+  })
   server.registerResource(
     "static-binary",
     "test://static-binary",

@@ -31,7 +31,11 @@ export function toolSchemaOf(schema: unknown): JSONSchema {
   }
 }
 
-function isObjectSchema(schema: Record<string, unknown>): boolean {
+/**
+ * @internal Whether a schema describes an object: `type: "object"`, or no `type` but object
+ * keywords (`properties`, `required`), as JSON Schema 2020-12 schemas often leave it implied.
+ */
+export function isObjectSchema(schema: Record<string, unknown>): boolean {
   const type = schema.type
   if (type === "object") return true
   // Schemas without `type` that still describe an object by their keywords.

@@ -1,7 +1,19 @@
-import { AbortError, type RunHost, type Tool, defineTool, pending } from "@toolnexus/core"
+import {
+  AbortError,
+  type Request,
+  type RunHost,
+  type Tool,
+  createInProcessClient,
+  createToolkit,
+  defineTool,
+  hostAgent,
+  pending,
+} from "@toolnexus/core"
 import { createMemoryStore, createStoreHost } from "@toolnexus/durable"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { connectMcp } from "../src/index.js"
 import { createMcpServer, hostedToolAgents } from "../src/server/index.js"
+import { scriptedClient } from "./scripted-model.js"
 import { type Served, serveFetch } from "./server-harness.js"
 
 // The tasks extension (SEP-2663) over the real host: raw 2026-07-28 JSON-RPC, so each request
@@ -12,10 +24,17 @@ const ran: string[] = []
 const gates = new Map<string, () => void>()
 const closing: { close(): Promise<void> }[] = []
 let served: Served
+const watchers: [string, () => void][] = []
+/** Resolves at the next request for `method` to the served server. */
+const requested = (method: string) => new Promise<void>((resolve) => watchers.push([method, resolve]))
 let engineLike: Served
 
-/** A tool that runs until the test opens its gate. */
-const waitFor = (label: string) => new Promise<void>((resolve) => gates.set(label, resolve))
+/** A tool that runs until the test opens its gate (or its run is stopped). */
+const waitFor = (label: string, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    gates.set(label, resolve)
+    signal?.addEventListener("abort", () => reject(new Error("stopped")))
+  })
 async function opened(label: string): Promise<void> {
   while (!gates.has(label)) await new Promise((resolve) => setImmediate(resolve))
   gates.get(label)?.()
@@ -44,40 +63,84 @@ const tools = [
     },
   }),
   defineTool({
-    name: "confirm_delete",
-    description: "Asks, then deletes",
+    name: "check_then_delete",
+    description: "Checks the file (until the test lets it), then asks, then deletes",
     inputSchema: { type: "object", properties: { file: { type: "string" } }, required: ["file"] },
-    run: ({ file }, ctx) => {
-      if (!ctx?.answer?.ok)
+    run: async ({ file }, ctx) => {
+      if (ctx?.answer?.ok) {
+        ran.push(`delete ${String(file)}`)
+        return `deleted ${String(file)}`
+      }
+      await waitFor(`check ${String(file)}`, ctx?.signal)
+      return pending({
+        kind: "input",
+        prompt: `Delete ${String(file)}?`,
+        data: {
+          schema: { type: "object", properties: { confirm: { type: "boolean" } }, required: ["confirm"] },
+        },
+      })
+    },
+  }),
+  defineTool({
+    name: "ask_then_work",
+    description: "Asks a name at once, then works (until the test lets it) and greets",
+    inputSchema: { type: "object", properties: {} },
+    run: async (_args, ctx) => {
+      const name = (ctx?.answer?.data as { name?: string } | undefined)?.name
+      if (!ctx?.answer?.ok || name === undefined)
         return pending({
           kind: "input",
-          prompt: `Delete ${String(file)}?`,
-          data: {
-            schema: { type: "object", properties: { confirm: { type: "boolean" } }, required: ["confirm"] },
-          },
+          prompt: "Your name?",
+          data: { schema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } },
         })
-      ran.push(`delete ${String(file)}`)
-      return `deleted ${String(file)}`
+      await waitFor(`work ${name}`, ctx?.signal)
+      ran.push(`greeted ${name}`)
+      return `Hello, ${name}!`
     },
   }),
 ] as Tool[]
 
 beforeAll(async () => {
   const store = createMemoryStore()
+  // An agent whose run fails outside any tool (its model step throws, as a crashed engine or
+  // provider would): the task's protocol-level failure, unlike a tool's own error.
+  const crashy = hostAgent({
+    name: "crashy",
+    client: createInProcessClient({
+      model: "crashy",
+      store,
+      generate: async () => {
+        await waitFor("crash")
+        throw new Error("the model is down (secret-token-123)")
+      },
+    }),
+  })
   const host = createStoreHost({
     store,
-    agents: await hostedToolAgents(tools, { store }),
+    agents: [crashy, ...(await hostedToolAgents(tools, { store }))],
     sweepEveryMs: false,
   })
   const mcp = createMcpServer({
     host,
+    agents: ["crashy"],
     tools,
     name: "tasks",
     version: "1.0.0",
     stateKeys: [KEY],
     taskAfterMs: 50,
+    // A tool of the official server's own: no run the host keeps, so never a task.
+    configure: (server) =>
+      server.registerTool("configured_slow", { description: "Runs until the test lets it" }, async () => {
+        await waitFor("configured")
+        return { content: [{ type: "text", text: "configured answer" }] }
+      }),
   })
-  served = await serveFetch(mcp.fetch)
+  // Each request's Mcp-Method is announced, so a test can wait for a client's tasks/get.
+  served = await serveFetch((req) => {
+    const method = req.headers.get("mcp-method")
+    for (const [wanted, resolve] of watchers) if (wanted === method) resolve()
+    return mcp.fetch(req)
+  })
   closing.push(served, { close: () => mcp.close() }, host)
   // An engine host asks its server over HTTP: a deadline it cannot meet aborts the ask at once.
   const engine: RunHost = {
@@ -170,10 +233,12 @@ describe("createMcpServer({ taskAfterMs }): the tasks extension", () => {
     expect(ended).toMatchObject({ taskId, result: { content: [{ text: "finished a" }], isError: false } })
   })
 
-  it("a parked call is a task in input_required; tasks/update answers it once and it completes", async () => {
-    const created = (await rpc("tools/call", { name: "confirm_delete", arguments: { file: "x.txt" } }))
+  it("a call that parks after taskAfterMs is a task in input_required; tasks/update answers it once and it completes", async () => {
+    const created = (await rpc("tools/call", { name: "check_then_delete", arguments: { file: "x.txt" } }))
       .result as Record<string, unknown>
+    expect(created).toMatchObject({ resultType: "task", status: "working" })
     const taskId = created.taskId as string
+    await opened("check x.txt")
     const waiting = await statusOf(taskId, (s) => s === "input_required")
     const [key, request] =
       Object.entries(
@@ -194,6 +259,75 @@ describe("createMcpServer({ taskAfterMs }): the tasks extension", () => {
       inputResponses: { [key as string]: { action: "accept", content: { confirm: true } } },
     })
     expect(ran.filter((r) => r === "delete x.txt")).toHaveLength(1)
+  })
+
+  it("a call that parks within taskAfterMs asks in-band (input_required, no task); the retry whose run outlives taskAfterMs is a task that ends with the answer", async () => {
+    const asked = (await rpc("tools/call", { name: "ask_then_work", arguments: {} })).result as Record<
+      string,
+      unknown
+    >
+    expect(asked).toMatchObject({ resultType: "input_required", requestState: expect.any(String) })
+    expect(asked).not.toHaveProperty("taskId")
+    const [key] = Object.keys(asked.inputRequests as Record<string, unknown>)
+    const retried = (
+      await rpc("tools/call", {
+        name: "ask_then_work",
+        arguments: {},
+        inputResponses: { [key as string]: { action: "accept", content: { name: "Alice" } } },
+        requestState: asked.requestState,
+      })
+    ).result as Record<string, unknown>
+    expect(retried).toMatchObject({ resultType: "task", status: "working", taskId: expect.any(String) })
+    expect(retried).not.toHaveProperty("requestState")
+    expect(retried).not.toHaveProperty("inputRequests")
+    await opened("work Alice")
+    const ended = await statusOf(retried.taskId as string, (s) => s === "completed")
+    expect(ended).toMatchObject({ result: { content: [{ text: "Hello, Alice!" }], isError: false } })
+    expect(ran.filter((r) => r === "greeted Alice")).toHaveLength(1)
+  })
+
+  it("the repo's own MCP client answers the in-band question inline, then follows the retry's task to its result", async () => {
+    const nexus = await connectMcp({ servers: { nexus: { url: served.url } } })
+    closing.push(nexus)
+    const toolkit = await createToolkit({ extraTools: nexus.tools() })
+    const asked: Request[] = []
+    const waitFor = async (req: Request) => {
+      asked.push(req)
+      return { id: req.id, ok: true, data: { name: "Bea" } }
+    }
+    const polled = requested("tasks/get")
+    const run = scriptedClient([{ name: "nexus__ask_then_work", arguments: {} }], { waitFor }).run("greet", {
+      toolkit,
+    })
+    // The work goes on until the client polls the task its retry became.
+    await polled
+    await opened("work Bea")
+    const result = await run
+    expect(result.text).toBe("final: Hello, Bea!")
+    expect(asked.map((r) => [r.kind, r.prompt])).toEqual([["input", "Your name?"]])
+    expect(ran.filter((r) => r === "greeted Bea")).toHaveLength(1)
+  })
+
+  it("a tool's own error is completed + isError; a run that fails outside its tools is failed with an error and no result", async () => {
+    const created = (await rpc("tools/call", { name: "crashy", arguments: { prompt: "go" } })).result as {
+      taskId: string
+    }
+    await opened("crash")
+    const failed = await statusOf(created.taskId, (s) => s !== "working")
+    expect(failed).toMatchObject({
+      status: "failed",
+      error: { code: -32603, message: expect.stringMatching(/^the run failed/) },
+    })
+    expect(failed).not.toHaveProperty("result")
+    expect(JSON.stringify(failed)).not.toContain("secret-token-123")
+  })
+
+  it("a tool registered through configure is answered as it is, never as a task, however long it takes", async () => {
+    const call = rpc("tools/call", { name: "configured_slow", arguments: {} })
+    await opened("configured")
+    const done = (await call).result
+    expect(done).toMatchObject({ resultType: "complete", content: [{ text: "configured answer" }] })
+    expect(done).not.toHaveProperty("taskId")
   })
 
   it("tasks/cancel stops a working task (cancelled); on a finished task it acks and changes nothing", async () => {
@@ -244,19 +378,19 @@ describe("createMcpServer({ taskAfterMs }): the tasks extension", () => {
   })
 
   it("a tampered or unknown task id is -32602, and a task id is no requestState", async () => {
-    const created = (await rpc("tools/call", { name: "confirm_delete", arguments: { file: "y.txt" } }))
+    const created = (await rpc("tools/call", { name: "check_then_delete", arguments: { file: "y.txt" } }))
       .result as { taskId: string }
     const t = created.taskId
     const tampered = `${t.slice(0, -3)}${t.at(-3) === "A" ? "B" : "A"}${t.slice(-2)}`
     expect((await rpc("tasks/get", { taskId: tampered })).error).toMatchObject({ code: -32602 })
     expect((await rpc("tasks/get", { taskId: "nope" })).error).toMatchObject({ code: -32602 })
     const retried = await rpc("tools/call", {
-      name: "confirm_delete",
+      name: "check_then_delete",
       arguments: { file: "y.txt" },
       inputResponses: {},
       requestState: t,
     })
-    expect(JSON.stringify(retried)).toMatch(/not for confirm_delete|nothing was delivered/)
+    expect(JSON.stringify(retried)).toMatch(/not for check_then_delete|nothing was delivered/)
     expect(ran).not.toContain("delete y.txt")
   })
 })

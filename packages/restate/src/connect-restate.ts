@@ -16,6 +16,7 @@ import {
   type StreamEvent,
   assertAnswer,
   isToolnexusError,
+  runIdOfEntry,
 } from "@toolnexus/core"
 import {
   type EngineDecided,
@@ -242,6 +243,7 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
     async listPending(listOpts = {}) {
       let entries = (await openRequests("listPending")).map((open) => open.entry)
       if (listOpts.kind !== undefined) entries = entries.filter((e) => e.request.kind === listOpts.kind)
+      if (listOpts.runId !== undefined) entries = entries.filter((e) => runIdOfEntry(e) === listOpts.runId)
       entries.sort((a, b) =>
         a.since === b.since ? compare(a.request.id, b.request.id) : compare(a.since, b.since),
       )

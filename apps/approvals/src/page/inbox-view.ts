@@ -1,4 +1,4 @@
-import { type DeliveryRecord, expiryTime, isExpired } from "@toolnexus/core"
+import { type DeliveryRecord, expiryTime, isExpired, runIdOfEntry } from "@toolnexus/core"
 import { type FormField, type RequestDescription, describeRequest } from "../describe-request.js"
 import type { FailedInboxEntry, InboxEntry } from "../host-inbox.js"
 import { ago, breadcrumbs, escapeHtml, timeTag } from "./html.js"
@@ -80,7 +80,7 @@ export function renderCard(entry: InboxEntry, now: number, delivery?: DeliveryRe
   return `<article class="card${expired ? " expired" : ""}" tabindex="0" data-request-id="${escapeHtml(request.id)}" data-mode="${described.mode}" aria-label="${escapeHtml(`${request.kind}: ${request.prompt}`)}">
 <header><span class="kind kind-${escapeHtml(request.kind.replace(/[^a-z_]/gi, ""))}">${escapeHtml(request.kind)}</span>${described.tool ? ` <strong class="tool">${escapeHtml(described.tool)}</strong>` : ""}${breadcrumbs(entry.path ?? described.path)}${delivery?.expiring && !expired ? ` <span class="expiring" title="warned ${escapeHtml(delivery.expiring.warnedAt)}">expires soon</span>` : ""}</header>
 <p class="prompt">${escapeHtml(request.prompt)}</p>
-${renderArgs(described.args)}${renderLink(request.url)}<p class="meta">waiting ${timeTag(entry.since, ago(now - Date.parse(entry.since)))} · <span class="expiry">${request.expiresAt ? timeTag(request.expiresAt, expiry) : expiry}</span> · run <code>${escapeHtml(entry.runtimeKey ?? entry.conversationId)}</code>${entry.state === "claimed" ? ` · <span class="claimed">being resumed</span>` : ""}${renderDelivery(delivery, now)} · <a class="permalink" href="/requests/${escapeHtml(encodeURIComponent(request.id))}">link</a></p>
+${renderArgs(described.args)}${renderLink(request.url)}<p class="meta">waiting ${timeTag(entry.since, ago(now - Date.parse(entry.since)))} · <span class="expiry">${request.expiresAt ? timeTag(request.expiresAt, expiry) : expiry}</span> · run <code>${escapeHtml(runIdOfEntry(entry))}</code>${entry.state === "claimed" ? ` · <span class="claimed">being resumed</span>` : ""}${renderDelivery(delivery, now)} · <a class="permalink" href="/requests/${escapeHtml(encodeURIComponent(request.id))}">link</a></p>
 ${expired ? renderExpiredActions() : renderActions(described)}
 </article>`
 }
@@ -223,7 +223,7 @@ function renderFailedCard(entry: FailedInboxEntry, now: number): string {
 <header><span class="kind">${escapeHtml(request.kind)}</span>${described.tool ? ` <strong class="tool">${escapeHtml(described.tool)}</strong>` : ""}${breadcrumbs(entry.path ?? described.path)}</header>
 <p class="prompt">${escapeHtml(request.prompt)}</p>
 <p class="error-text"><strong>${escapeHtml(lastError.code ?? lastError.name)}</strong>: ${escapeHtml(lastError.message)}</p>
-<p class="meta">${entry.attempts} attempts · waiting ${timeTag(entry.since, ago(now - Date.parse(entry.since)))} · run <code>${escapeHtml(entry.runtimeKey ?? entry.conversationId)}</code></p>
+<p class="meta">${entry.attempts} attempts · waiting ${timeTag(entry.since, ago(now - Date.parse(entry.since)))} · run <code>${escapeHtml(runIdOfEntry(entry))}</code></p>
 <div class="actions"><button type="button" data-action="retry">Retry with the stored decision</button></div>
 </article>`
 }

@@ -8,6 +8,7 @@ import {
   type Request,
   type RunHost,
   ToolnexusError,
+  pendingOfRun,
 } from "@toolnexus/core"
 import { dataPart, textPart } from "../task-view.js"
 import {
@@ -284,11 +285,7 @@ export class TaskRuns {
   ): Promise<Settled> {
     for (;;) {
       if (signal.aborted) return new Promise<never>(() => undefined)
-      const open = (await host.listPending()).find(
-        (entry) =>
-          (entry.conversationId === runId || entry.conversationId.startsWith(`${runId}/`)) &&
-          entry.request.id !== answered,
-      )
+      const open = (await pendingOfRun(host, runId)).find((entry) => entry.request.id !== answered)
       if (open) return { status: "pending", text: "", pending: open.request }
       await new Promise<void>((resolve) => {
         const stop = () => {

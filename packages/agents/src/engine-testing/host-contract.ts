@@ -120,7 +120,7 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
     const parkedOn = async (runId: string, on = host): Promise<PendingEntry> => {
       let found: PendingEntry | undefined
       await until(async () => {
-        found = (await on.listPending()).find((e) => (e.runtimeKey ?? e.conversationId) === runId)
+        found = (await on.listPending({ runId }))[0]
         return found !== undefined
       }, `a request of ${runId}`)
       const entry = await on.findRequest((found as PendingEntry).request.id)
@@ -222,6 +222,25 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
       expect(effects("refund", runId)).toHaveLength(ran)
     }, 30_000)
 
+    it("listPending({ runId }) lists only that run's requests, with the other filters", async () => {
+      const mine = id("mine")
+      // An id the first one is a prefix of: a filter by prefix would mix them up.
+      const longer = `${mine}.2`
+      const [a, b] = await Promise.all([
+        parked("refunds", mine, `refund order 42 (${mine})`),
+        parked("refunds", longer, `refund order 42 (${longer})`),
+      ])
+      expect(await host.listPending({ runId: mine })).toEqual([a])
+      expect(await host.listPending({ runId: longer })).toEqual([b])
+      expect(await host.listPending({ runId: mine, kind: "input" })).toEqual([])
+      expect(await host.listPending({ runId: mine, limit: 0 })).toEqual([])
+      expect(await host.listPending({ runId: id("never-started") })).toEqual([])
+      await host.cancel(mine, "done with it")
+      expect(await host.listPending({ runId: mine })).toEqual([])
+      expect(await host.listPending({ runId: longer })).toEqual([b])
+      await host.cancel(longer, "done with it")
+    }, 30_000)
+
     it("a two-level runtime tree parks once at its deepest handle and one answer finishes it", async () => {
       const runId = id("tree")
       const entry = await parked("tree", runId, `tree refund (${runId})`)
@@ -231,6 +250,7 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
         path: ["root", "lead.1", "payer.1"],
       })
       expect((await host.listPending()).filter((e) => e.runtimeKey === runId)).toHaveLength(1)
+      expect(await host.listPending({ runId })).toEqual([entry])
       await host.deliverAnswer({ id: entry.request.id, ok: true })
       const result = (await host.result(runId, { timeoutMs: 20_000 })) as TaskResult
       expect(result).toMatchObject({ status: "done", text: "lead: payer: refunded 12" })

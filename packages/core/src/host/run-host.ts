@@ -30,6 +30,11 @@ export interface HostListOptions {
   kind?: string
   /** Only entries after the one with this request id, in `since` then request id order. */
   after?: string
+  /**
+   * Only the requests run `runId` waits on (`runIdOfEntry(entry) === runId`): a door asking for
+   * its own run's open request reads that run's, not every run's.
+   */
+  runId?: string
 }
 
 /**

@@ -20,3 +20,16 @@ export interface PendingEntry {
   /** `claimed` while an answer is being applied (or its worker died and a sweep is due). */
   state: "open" | "claimed"
 }
+
+/**
+ * The id of the run that waits on `entry`'s request: the saved runtime's key for a request
+ * parked in a tree, else the holding conversation (a store host's run id is its conversation
+ * id, which may itself contain `/`). Every door and host reads an entry's run this way.
+ *
+ * @example
+ * runIdOfEntry({ conversationId: "order-7/root/refunds", runtimeKey: "order-7" }) // "order-7"
+ * runIdOfEntry({ conversationId: "ada/chat-1" }) // "ada/chat-1"
+ */
+export function runIdOfEntry(entry: Pick<PendingEntry, "conversationId" | "runtimeKey">): string {
+  return entry.runtimeKey ?? entry.conversationId
+}

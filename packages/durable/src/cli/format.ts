@@ -1,4 +1,4 @@
-import { type AnswerDecision, type PendingEntry, expiryTime } from "@toolnexus/core"
+import { type AnswerDecision, type PendingEntry, expiryTime, isExpired, runIdOfEntry } from "@toolnexus/core"
 import type { FailedEntry } from "../durable-store.js"
 
 /** @internal "approved", or "declined (reason)". */
@@ -89,7 +89,7 @@ export function formatEntry(entry: PendingEntry | FailedEntry, now: number): str
 }
 
 function runOf(entry: Pick<PendingEntry, "runtimeKey" | "conversationId">): string {
-  return entry.runtimeKey ?? entry.conversationId
+  return runIdOfEntry(entry)
 }
 
 function what(entry: PendingEntry): string {
@@ -101,7 +101,7 @@ function what(entry: PendingEntry): string {
 function expires(entry: Pick<PendingEntry, "request">, now: number): string {
   const at = expiryTime(entry.request)
   if (at === undefined) return "-"
-  return at <= now ? "expired" : `in ${age(at - now)}`
+  return isExpired(entry.request, now) ? "expired" : `in ${age(at - now)}`
 }
 
 /** A duration as an operator reads it: 45s, 12m, 3h, 2d. */

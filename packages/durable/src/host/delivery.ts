@@ -5,6 +5,9 @@ import {
   type Logger,
   type NotifyInfo,
   type PendingEntry,
+  expiryTime,
+  isExpired,
+  runIdOfEntry,
 } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
 import { RECORD_FORMAT, checkedRecord } from "./record-format.js"
@@ -148,10 +151,8 @@ export async function raiseWarning(store: DurableStore, entry: PendingEntry, now
 
 /** @internal True when `entry` is within `warnBeforeMs` of its `expiresAt` and not past it. */
 export function expiresSoon(entry: PendingEntry, warnBeforeMs: number, now: number): boolean {
-  const at = entry.request.expiresAt
-  if (at === undefined) return false
-  const expires = Date.parse(at)
-  return now >= expires - warnBeforeMs && now < expires
+  const expires = expiryTime(entry.request)
+  return expires !== undefined && !isExpired(entry.request, now) && now >= expires - warnBeforeMs
 }
 
 /** @internal Where request `requestId`'s notifications stand; undefined when none was attempted or raised. */
@@ -275,7 +276,7 @@ export function createNotificationOutbox(
       }),
   }
   const warn = (entry: PendingEntry) => {
-    const runId = entry.runtimeKey ?? (entry.conversationId.split("/")[0] as string)
+    const runId = runIdOfEntry(entry)
     const expiresAt = entry.request.expiresAt as string
     logger?.info(`request ${entry.request.id} expires at ${expiresAt}`, {
       requestId: entry.request.id,

@@ -6,6 +6,7 @@ import {
   type GrantQuery,
   type GrantScope,
   type PendingEntry,
+  runIdOfEntry,
 } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
 import { RECORD_FORMAT, checkedRecord } from "./record-format.js"
@@ -39,12 +40,18 @@ const nextSlot = new WeakMap<DurableStore, number>()
 const pointerKey = (scope: GrantScope, holder: string, tool: string) =>
   `${POINTER}${scope}/${encodeURIComponent(holder)}/${encodeURIComponent(tool)}`
 
-/** The run a conversation belongs to: itself, or for a runtime handle (`<runId>/<handle>`) its tree. */
-const runIdOf = (conversationId: string) => conversationId.split("/")[0] as string
-
-/** @internal The principal run `runId` was started for, if any. */
+/**
+ * @internal The principal the run holding conversation `conversationId` was started for, if
+ * any. The run is the conversation itself (a client agent's run, whose id may contain `/`:
+ * `ada/chat-1`), else for a runtime handle (`<runId>/root/…`) the longest `/`-prefix a host
+ * recorded as a run.
+ */
 export async function principalOf(store: DurableStore, conversationId: string): Promise<string | undefined> {
-  return (await readRunRecord(store, runIdOf(conversationId)))?.principal
+  for (let end = conversationId.length; end > 0; end = conversationId.lastIndexOf("/", end - 1)) {
+    const record = await readRunRecord(store, conversationId.slice(0, end))
+    if (record) return record.principal
+  }
+  return undefined
 }
 
 /**
@@ -79,7 +86,7 @@ export async function grantOf(
   }
   if (remember === "conversation") grant.conversationId = entry.conversationId
   else {
-    const principal = await principalOf(store, entry.runtimeKey ?? entry.conversationId)
+    const principal = await principalOf(store, runIdOfEntry(entry))
     if (principal === undefined) {
       throw new AnswerInvalidError(
         `answer.data.remember "principal": the run waiting on request ${request.id} was started without a principal`,

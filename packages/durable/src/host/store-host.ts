@@ -19,6 +19,7 @@ import {
   type StreamEvent,
   assertAnswer,
   isToolnexusError,
+  runIdOfEntry,
 } from "@toolnexus/core"
 import { decisionOf } from "@toolnexus/core/engine"
 import type { DurableStore, FailedEntry } from "../durable-store.js"
@@ -38,7 +39,8 @@ import {
   nothingToRetryError,
   settledRequestError,
 } from "../store-engine/claim-refusals.js"
-import { checkKey } from "../store-engine/option-checks.js"
+import { checkKey, resolveKind, resolveLimit } from "../store-engine/option-checks.js"
+import { pageOf } from "../store-engine/request-index.js"
 import { type HostedRunResult, startHostedRun } from "./hosted-run.js"
 import { type RunRecord, createRunRecord, readRunRecord, writeRunRecord } from "./run-record.js"
 
@@ -223,7 +225,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
 
   /** The options of a delivery to the run holding `entry`. */
   const route = async (entry: PendingEntry): Promise<DeliverOptions> => {
-    const runId = entry.runtimeKey ?? entry.conversationId
+    const runId = runIdOfEntry(entry)
     const record = await recordFor(runId, entry)
     if (!record)
       throw new ConfigError(
@@ -233,6 +235,20 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     if (client) return { client, toolkit }
     const { root: _root, ...options } = runtime as NonNullable<typeof runtime>
     return { runtime: { ...options, store } }
+  }
+  /**
+   * The open requests run `runId` waits on. A conversation run holds at most one, read from
+   * its own row (two point reads, whatever else the store holds); a tree's, or a run no host
+   * recorded, are picked from the whole listing.
+   */
+  const requestsOfRun = async (runId: string): Promise<PendingEntry[]> => {
+    const record = await readRunRecord(store, runId)
+    if (record && agents.get(record.agent)?.options.client) {
+      const request = await store.getPending(runId)
+      const entry = request && (await store.findRequest(request.id))
+      return entry && runIdOfEntry(entry) === runId ? [entry] : []
+    }
+    return (await store.listPending()).filter((entry) => runIdOfEntry(entry) === runId)
   }
   const deliverOptions = (extra: DeliverOptions = {}): DeliverOptions => ({
     route,
@@ -405,7 +421,6 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       })
   }
 
-  /** Records run `runId` and begins it in this process; resolves once the record is saved. */
   /** Begins recorded run `runId` in this process; a failure is saved on its record. */
   function begin(
     record: RunRecord,
@@ -468,7 +483,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     retryOpts: HostStartOptions<HostEvent>,
   ): Promise<HostDelivered> {
     const id = failed.request.id
-    const runId = failed.runtimeKey ?? failed.conversationId
+    const runId = runIdOfEntry(failed)
     const record = await recordFor(runId, failed)
     if (!record || !agents.has(record.agent)) {
       const answer = await store.reopenFailed(id)
@@ -613,7 +628,19 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     revokeGrant: (grantId) => revokeGrant(store, grantId),
     getDelivery: (requestId) => outbox.getDelivery(requestId),
 
-    listPending: (listOpts) => store.listPending(listOpts),
+    async listPending(listOpts = {}) {
+      const { runId, ...rest } = listOpts
+      if (runId === undefined) return store.listPending(rest)
+      checkStoreRunId(runId)
+      const limit = resolveLimit(rest.limit)
+      const kind = resolveKind(rest.kind)
+      const entries = await requestsOfRun(runId)
+      return pageOf(
+        kind === undefined ? entries : entries.filter((e) => e.request.kind === kind),
+        rest.after,
+        limit,
+      )
+    },
     findRequest: (requestId) => store.findRequest(requestId),
     getDecision: (requestId) => store.getDecision(requestId),
 
@@ -624,7 +651,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       // Nothing waits on it: deliverAnswer throws the refusal (unknown, or the first decision).
       if (!entry) await refused(answer.id, () => deliverAnswer(store, answer, {}))
       const held = entry as PendingEntry
-      const runId = held.runtimeKey ?? held.conversationId
+      const runId = runIdOfEntry(held)
       const record = await recordFor(runId, held)
       if (!record || !agents.has(record.agent)) {
         // Not runnable here (an operator's host, a run started outside any host): the decision is
@@ -661,7 +688,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       if (open) {
         const due = open.state === "claimed" ? await expiredClaimOf(store, requestId) : undefined
         if (!due) throw logRefusal(requestId, nothingToRetryError(requestId, open.state))
-        const runId = open.runtimeKey ?? open.conversationId
+        const runId = runIdOfEntry(open)
         const record = await recordFor(runId, open)
         // Not runnable here: the decision is already due for the sweep of a host that serves the run.
         if (!record || !agents.has(record.agent))
@@ -690,10 +717,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         await exec.done
       }
       const decline: AnswerDecision = { ok: false, reason: String(reason) }
-      for (const entry of await store.listPending()) {
-        if ((entry.runtimeKey ?? entry.conversationId) !== runId) continue
-        await withdraw(store, entry, decline, leaseMs)
-      }
+      for (const entry of await requestsOfRun(runId)) await withdraw(store, entry, decline, leaseMs)
       await writeRunRecord(store, runId, {
         ...record,
         state: "cancelled",
@@ -727,10 +751,7 @@ async function withdraw(
   const claim = await store.claimAnswer(
     entry.conversationId,
     { id, ...decline },
-    {
-      ...(entry.runtimeKey !== undefined ? { runtimeKey: entry.runtimeKey } : {}),
-      ...(leaseMs !== undefined ? { leaseMs } : {}),
-    },
+    claimOptionsOf(entry, leaseMs),
   )
   const messages = (await store.get(entry.conversationId)) ?? []
   await store.save(entry.conversationId, messages, { pending: null, claim: claim.token })

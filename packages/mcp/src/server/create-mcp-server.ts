@@ -9,7 +9,10 @@ import {
   fromJsonSchema,
   inputRequired,
   isInputRequiredResult,
+  isJsonContentType,
+  isLegacyRequest,
   localhostAllowedHostnames,
+  readRequestBody,
   validateHostHeader,
   validateOriginHeader,
 } from "@modelcontextprotocol/server"
@@ -28,11 +31,21 @@ import {
   UnknownRequestError,
   isToolnexusError,
 } from "@toolnexus/core"
+import { isPlainObject } from "../config.js"
+import { isObjectSchema } from "../input-schema.js"
 import { assertTools, toolAgentName } from "./hosted-tools.js"
 import { answerOf, canAsk, elicitationSupport, inputRequestsOf } from "./input-requests.js"
 import { RequestStateSealer, type SealedRunState, type SealedTask } from "./request-state.js"
 import { type RunState, runStateOf } from "./run-state.js"
-import { TASKS_EXTENSION, type TaskContext, createTask, registerTaskHandlers, tasksOffered } from "./tasks.js"
+import { type McpSessionOptions, createLegacySessions, rpcError } from "./sessions.js"
+import {
+  TASKS_EXTENSION,
+  type TaskContext,
+  claimedOrGone,
+  createTask,
+  registerTaskHandlers,
+  tasksOffered,
+} from "./tasks.js"
 
 /** Options of {@link createMcpServer}. */
 export interface McpServerOptions {
@@ -73,15 +86,27 @@ export interface McpServerOptions {
   stateTtlMs?: number
   /**
    * Serve the tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663): to a 2026-07-28
-   * request that declares it, a hosted call still running after this many ms, or parked on
-   * requests, answers with a task instead (`tasks/get` for its status, result or input
-   * requests, `tasks/update` to answer them, `tasks/cancel`). The task's TTL is `stateTtlMs`;
-   * its id is sealed like a state, so any instance answers for it. Absent: no tasks.
+   * request that declares it, a hosted call still running after this many ms answers with a
+   * task instead (`tasks/get` for its status, result or input requests, `tasks/update` to
+   * answer them, `tasks/cancel`); a run that ends or parks within it answers in-band (its
+   * result, or `input_required`, whose retry is a task when the resumed run outlives it). The
+   * task's TTL is `stateTtlMs`; its id is sealed like a state, so any instance answers for it.
+   * Absent: no tasks.
    */
   taskAfterMs?: number
   /**
+   * 2025-11-25 clients that `initialize` over HTTP get a session (`Mcp-Session-Id`): the
+   * capabilities they declared hold for their later requests, elicitation and sampling are
+   * asked on the session's stream, `resources/subscribe` can be served. Sessions live in the
+   * process that opened them (route a 2025 client back to the same instance: sticky), bound to
+   * the principal that opened them; unknown, ended or another principal's ids answer 404.
+   * 2026-07-28 is stateless and needs none of this.
+   */
+  sessions?: McpSessionOptions
+  /**
    * Registers resources, prompts and completions on each official `McpServer` instance: one
-   * per HTTP request, one per stdio connection, and one at construction (to fail early).
+   * per 2026-07-28 HTTP request, one per 2025-11-25 session (or session-less request), one per
+   * stdio connection, and one at construction (to fail early).
    */
   configure?: (server: McpServer) => void
 }
@@ -90,7 +115,8 @@ export interface McpServerOptions {
 export interface ToolnexusMcpServer {
   /**
    * Serves one HTTP request (MCP streamable HTTP, 2026-07-28 stateless and 2025-11-25 through
-   * `initialize`); mount it with `toNodeListener` or on any fetch-style runtime.
+   * `initialize`, with a session in this process); mount it with `toNodeListener` or on any
+   * fetch-style runtime.
    */
   fetch(req: Request): Promise<Response>
   /** Serves MCP over this process's stdin and stdout. */
@@ -220,7 +246,9 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
       { cause: error },
     )
   }
-  const handler = createMcpHandler(factory(), { maxRequestBodySize: MAX_BODY_BYTES })
+  // 2026-07-28 here, statelessly; 2025-11-25 through sessions (and statelessly without one).
+  const handler = createMcpHandler(factory(), { legacy: "reject", maxRequestBodySize: MAX_BODY_BYTES })
+  const sessions = createLegacySessions(factory(), { ...opts.sessions, maxBodyBytes: MAX_BODY_BYTES })
   let stdio: { close(): Promise<void> } | undefined
 
   return {
@@ -241,15 +269,34 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
           return jsonError(500, "TNX_INTERNAL", "authenticate returned no principal")
         principal = who
       }
-      return handler.fetch(req, {
-        authInfo: { token: "", clientId: principal, scopes: [], extra: { [PRINCIPAL]: principal } },
-      })
+      const authInfo = { token: "", clientId: principal, scopes: [], extra: { [PRINCIPAL]: principal } }
+      // The body is read once, bounded, for both the era's routing and the serving.
+      let parsedBody: unknown
+      if (req.method.toUpperCase() === "POST") {
+        const body = await readJsonBody(req)
+        if (body instanceof Response) return body
+        // Empty or not JSON: the 2025 leg answers it (a parse error), as the SDK routes it.
+        if (!("parsed" in body)) {
+          const again = new Request(req.url, {
+            method: "POST",
+            headers: req.headers,
+            body: body.text,
+            signal: req.signal,
+          })
+          return sessions.fetch(again, { principal, authInfo })
+        }
+        parsedBody = body.parsed
+      }
+      if (!(await isLegacyRequest(req, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES })))
+        return handler.fetch(req, { authInfo, parsedBody })
+      return sessions.fetch(req, { principal, authInfo, parsedBody })
     },
     async connectStdio() {
       stdio ??= serveStdio(factory(STDIO))
     },
     async close() {
       await handler.close()
+      await sessions.close()
       await stdio?.close()
     },
   }
@@ -337,8 +384,14 @@ async function callHosted(served: Served, call: HostedCall, ctx: ServerContext):
     for (const request of state.requests) {
       const answer = answerOf(request, ctx.mcpReq.inputResponses)
       if (answer === undefined) continue
+      const delivery = deliver(served.host, answer, progressOf(ctx))
+      // A delivery resolves when the resumed run settles. With tasks, that run may outlive
+      // taskAfterMs and become one: wait only until the answer is claimed (a refusal still
+      // comes first), then answer with its state as of taskAfterMs.
+      const tasks = served.tasks !== undefined && tasksOffered(served.era, ctx)
+      if (tasks) delivery.catch(() => {})
       try {
-        await deliver(served.host, answer, progressOf(ctx))
+        await (tasks ? Promise.race([delivery, claimedOrGone(served.host, request.id)]) : delivery)
       } catch (error) {
         // Delivered before (the first response was lost) or already consumed: the run's current
         // state answers; the first decision stands.
@@ -408,8 +461,11 @@ async function answerWith(
   let state: RunState
   if (served.tasks && tasksOffered(served.era, ctx)) {
     const soon = await stateWithin(served, runId, call, ctx, served.taskAfterMs ?? 0)
-    // Still running after taskAfterMs, or parked: a task the client polls and answers.
-    if (soon === undefined || soon.kind === "waiting") return createTask(served.tasks, call.tool, runId)
+    // Still running after taskAfterMs: a task the client polls (and answers, should it park
+    // later). What is known within taskAfterMs (the result, or the questions of a run that
+    // parked) answers in-band, so a call that asks first and works long after its answer is
+    // input_required, then a task on the retry (SEP-2663's MRTR-then-task composition).
+    if (soon === undefined) return createTask(served.tasks, call.tool, runId)
     state = soon
   } else state = await runStateOf(served.host, runId, ctx.mcpReq.signal, { plain: call.plain === true })
   if (state.kind === "ended") {
@@ -495,9 +551,16 @@ function progressOf(ctx: ServerContext): OnEvent | undefined {
 }
 
 /** A tool's input schema as MCP wants it: an object schema (a tool without one takes `{}`). */
+/**
+ * A served tool's schema, listed and validated as written (`$schema`, `$defs`, `$ref`,
+ * `if`/`then`/`else`, …): one that leaves `type: "object"` implied by its keywords gets it
+ * added (MCP lists object schemas only) rather than being replaced by an empty one, which would
+ * hide its parameters from the client and skip the call's validation.
+ */
 function toolInputSchema(tool: Tool): Record<string, unknown> {
-  const schema = tool.inputSchema as Record<string, unknown> | undefined
-  if (schema && typeof schema === "object" && schema.type === "object") return schema
+  const schema: unknown = tool.inputSchema
+  if (isPlainObject(schema) && isObjectSchema(schema))
+    return schema.type === "object" ? schema : { ...schema, type: "object" }
   return { type: "object", properties: {} }
 }
 
@@ -514,6 +577,30 @@ function safeMessage(error: unknown): string {
 function principalOf(extra: Record<string, unknown> | undefined): string {
   const principal = extra?.[PRINCIPAL]
   return typeof principal === "string" ? principal : ANONYMOUS
+}
+
+/**
+ * A POST's body, read once within {@link MAX_BODY_BYTES}: parsed JSON, or its text when it is
+ * empty or not JSON, or the refusal (415 before reading a body not declared JSON, as the SDK's
+ * entry does; 413; 400).
+ */
+async function readJsonBody(req: Request): Promise<{ parsed: unknown } | { text: string } | Response> {
+  if (!isJsonContentType(req.headers.get("content-type")))
+    return rpcError(415, -32000, "Unsupported Media Type: Content-Type must be application/json")
+  let text: string
+  try {
+    const read = await readRequestBody(req, MAX_BODY_BYTES)
+    if (read.tooLarge) return rpcError(413, -32000, "the request body is too large")
+    text = read.text
+  } catch {
+    return rpcError(400, -32700, "Parse error: the request body could not be read")
+  }
+  if (text === "") return { text }
+  try {
+    return { parsed: JSON.parse(text) }
+  } catch {
+    return { text }
+  }
 }
 
 /** DNS-rebinding protection: `Host` (and `Origin`, when sent) must name an allowed host. */

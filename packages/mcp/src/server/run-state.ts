@@ -1,4 +1,4 @@
-import type { PendingEntry, Request, RunHost } from "@toolnexus/core"
+import { type Request, type RunHost, pendingOfRun } from "@toolnexus/core"
 
 /** Where a hosted run stands: ended with a result, or parked on open requests. @internal */
 export type RunState =
@@ -26,30 +26,47 @@ export async function runStateOf(
   const abort = () => stop.abort()
   signal?.addEventListener("abort", abort, { once: true })
   try {
-    const settled = host.result(runId).then((result) => ({ result }))
-    const parked = watchPending(host, runId, stop.signal).then((requests) => ({ requests }))
-    const first = await Promise.race([settled, parked])
-    if ("requests" in first) return { kind: "waiting", requests: first.requests }
-    const result = first.result as {
-      status: string
-      text: string
-      isError?: boolean
-      pending?: Request
-      toolCalls?: { isError?: boolean }[]
-    }
-    if (result.status === "pending") {
-      const open = await openRequestsOf(host, runId)
-      const requests = open.length > 0 ? open : result.pending ? [result.pending] : []
-      if (requests.length > 0) return { kind: "waiting", requests }
-    }
-    return {
-      kind: "ended",
-      text: result.text,
-      // A plain tool's run is its one call: the call's error (a throw, a decline) is the result's.
-      isError:
-        result.isError === true ||
-        (opts.plain === true && result.toolCalls?.[result.toolCalls.length - 1]?.isError === true),
-      status: result.status,
+    for (;;) {
+      const look = new AbortController()
+      const lookAbort = () => look.abort()
+      stop.signal.addEventListener("abort", lookAbort, { once: true })
+      let first: { result: unknown } | { requests: Request[] }
+      try {
+        const settled = host.result(runId).then((result) => ({ result }))
+        const parked = watchPending(host, runId, look.signal).then((requests) => ({ requests }))
+        first = await Promise.race([settled, parked])
+      } finally {
+        look.abort()
+        stop.signal.removeEventListener("abort", lookAbort)
+      }
+      if ("requests" in first) return { kind: "waiting", requests: first.requests }
+      const result = first.result as {
+        status: string
+        text: string
+        isError?: boolean
+        pending?: Request
+        toolCalls?: { isError?: boolean }[]
+      }
+      if (result.status === "pending") {
+        const open = await openRequestsOf(host, runId, { openOnly: true })
+        if (open.length > 0) return { kind: "waiting", requests: open }
+        // Its requests are claimed: an answer is resuming the run, whose kept result is still
+        // the parked one until the resumed run settles. Look again.
+        if ((await openRequestsOf(host, runId)).length > 0 && !stop.signal.aborted) {
+          await delay(FIRST_LOOK_MS, stop.signal)
+          continue
+        }
+        if (result.pending) return { kind: "waiting", requests: [result.pending] }
+      }
+      return {
+        kind: "ended",
+        text: result.text,
+        // A plain tool's run is its one call: the call's error (a throw, a decline) is the result's.
+        isError:
+          result.isError === true ||
+          (opts.plain === true && result.toolCalls?.[result.toolCalls.length - 1]?.isError === true),
+        status: result.status,
+      }
     }
   } finally {
     stop.abort()
@@ -57,13 +74,14 @@ export async function runStateOf(
   }
 }
 
-/** Resolves with the run's open requests once it has some; never resolves when aborted first. */
+/** Resolves with the run's open (unclaimed) requests once it has some; never resolves when aborted first. */
 async function watchPending(host: RunHost, runId: string, signal: AbortSignal): Promise<Request[]> {
   let wait = FIRST_LOOK_MS
   for (;;) {
     await delay(wait, signal)
     if (signal.aborted) return new Promise<never>(() => {})
-    const open = await openRequestsOf(host, runId)
+    // Claimed requests are being answered: the run is not waiting on them.
+    const open = await openRequestsOf(host, runId, { openOnly: true })
     if (signal.aborted) return new Promise<never>(() => {})
     if (open.length > 0) return open
     wait = Math.min(wait * 2, LOOK_CAP_MS)
@@ -81,24 +99,8 @@ export async function openRequestsOf(
   runId: string,
   opts: { openOnly?: boolean } = {},
 ): Promise<Request[]> {
-  const out: Request[] = []
-  let after: string | undefined
-  for (;;) {
-    const page = await host.listPending(after === undefined ? { limit: 200 } : { limit: 200, after })
-    for (const entry of page)
-      if (belongsTo(entry, runId) && !(opts.openOnly && entry.state !== "open")) out.push(entry.request)
-    if (page.length < 200) return out
-    after = page[page.length - 1]?.request.id
-  }
-}
-
-function belongsTo(entry: PendingEntry, runId: string): boolean {
-  return (
-    entry.runtimeKey === runId ||
-    entry.conversationId === runId ||
-    entry.conversationId.startsWith(`${runId}/`) ||
-    entry.request.data?.runId === runId
-  )
+  const entries = await pendingOfRun(host, runId)
+  return entries.filter((entry) => !(opts.openOnly && entry.state !== "open")).map((entry) => entry.request)
 }
 
 function delay(ms: number, signal: AbortSignal): Promise<void> {

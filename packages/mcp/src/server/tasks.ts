@@ -233,8 +233,12 @@ async function deliverResponses(
   await Promise.all(claimed)
 }
 
-/** Resolves once request `id` is no longer open (claimed, decided), or after {@link CLAIM_WAIT_MS}. */
-async function claimedOrGone(host: RunHost, id: string): Promise<void> {
+/**
+ * Resolves once request `id` is no longer open (claimed, decided), or after {@link CLAIM_WAIT_MS}.
+ *
+ * @internal
+ */
+export async function claimedOrGone(host: RunHost, id: string): Promise<void> {
   const until = Date.now() + CLAIM_WAIT_MS
   for (let wait = 5; Date.now() < until; wait = Math.min(wait * 2, 100)) {
     const entry = (await host.findRequest(id)) as { state?: string } | undefined

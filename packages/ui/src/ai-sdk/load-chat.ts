@@ -5,6 +5,7 @@ import {
   type Request as PendingRequest,
   type RunHost,
   isRelayRequest,
+  pendingOfRun,
   relayCallsOf,
 } from "@toolnexus/core"
 import { isConversationId } from "../internal/conversation-id.js"
@@ -64,9 +65,7 @@ export async function loadChat(opts: LoadChatOptions): Promise<UIMessage[]> {
     ;[transcript, pending] = await Promise.all([
       host.transcript(id),
       // The run that holds a request: a runtime's key, else its conversation (as the host's cancel reads it).
-      host
-        .listPending()
-        .then((entries) => entries.find((e) => (e.runtimeKey ?? e.conversationId) === id)?.request),
+      pendingOfRun(host, id).then((entries) => entries[0]?.request),
     ])
   } else if (opts.store !== undefined && typeof opts.store.get === "function") {
     const { store } = opts

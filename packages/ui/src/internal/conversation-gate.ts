@@ -9,6 +9,8 @@ import {
   type Toolkit,
   type Usage,
   assertAnswer,
+  pendingOfRun,
+  runIdOfEntry,
 } from "@toolnexus/core"
 import { hostOf, withRunToolkit } from "./chat-host.js"
 import type { ChatHandlerOptions } from "./chat-options.js"
@@ -113,8 +115,7 @@ export class ConversationGate {
    * (a runtime's key, else its conversation, as the host routes answers).
    */
   async pendingOf(id: string): Promise<PendingRequest | undefined> {
-    const entries = await this.#host.listPending()
-    return entries.find((e) => (e.runtimeKey ?? e.conversationId) === id)?.request
+    return (await pendingOfRun(this.#host, id))[0]?.request
   }
 
   /**
@@ -163,7 +164,7 @@ export class ConversationGate {
     // A saved runtime's request is held by its deepest handle's conversation, not by the chat's:
     // the chat answers it when its conversation id is the runtime's key. Any other chat gets
     // the 404 a foreign request gets, so `conversationId` scopes runtimes to users as well.
-    if ((entry.runtimeKey ?? entry.conversationId) !== id) return unknown(answer.id, id)
+    if (runIdOfEntry(entry) !== id) return unknown(answer.id, id)
     this.#hold(answer.id, id)
     return {
       request: entry.request,

@@ -13,11 +13,11 @@ import {
   type HostAgent,
   type Logger,
   type PendingEntry,
+  type Request,
   type RunHost,
   type RunResult,
   type Toolkit,
   hostAgent,
-  pendingOfRun,
 } from "@toolnexus/core"
 import type { DeliverResult, FailedEntry, StoreHost, StoreHostAgent } from "@toolnexus/durable"
 import { HttpError } from "./http-error.js"
@@ -115,28 +115,28 @@ export function createHostInbox(opts: HostInboxOptions): InboxStore {
 
   /**
    * Where the run stands once it has moved on. A store host's `result` has it as soon as the
-   * run ends or parks; an engine's only at the end, so there its open requests are looked at too.
+   * run ends or parks; an engine's only at the end, so there the run's `pending` event (on
+   * another request than `parks.previous`) says where it waits. The wait for the result ends
+   * with this call: an engine would otherwise hold it open until the parked run ends.
    */
-  async function settle(runId: string, previous?: string): Promise<RunOutcome> {
+  async function settle(runId: string, parks: ParkWatch): Promise<RunOutcome> {
     const h = await host()
-    if (await storeHost()) {
-      try {
-        return outcomeOf(runId, await h.result(runId, { timeoutMs: settleMs }))
-      } catch (error) {
-        if ((error as { code?: string }).code !== "TNX_ABORTED") throw error
-        throw new HttpError(504, "run_pending", `run ${runId} has not settled yet`)
-      }
-    }
-    const deadline = Date.now() + settleMs
-    for (;;) {
-      try {
-        return outcomeOf(runId, await h.result(runId, { timeoutMs: 250 }))
-      } catch (error) {
-        if ((error as { code?: string }).code !== "TNX_ABORTED") throw error
-      }
-      const open = (await pendingOfRun(h, runId)).find((e) => e.request.id !== previous)
-      if (open) return { kind: "conversation", id: runId, result: pendingResult(open) }
-      if (Date.now() > deadline) throw new HttpError(504, "run_pending", `run ${runId} has not settled yet`)
+    const done = new AbortController()
+    const timer = setTimeout(() => done.abort(), settleMs)
+    try {
+      const ended = h.result(runId, { signal: done.signal }).then((result) => outcomeOf(runId, result))
+      if (await storeHost()) return await ended
+      ended.catch(() => undefined)
+      return await Promise.race([
+        ended,
+        parks.parked.then((request) => listed(h, runId, request, done.signal)),
+      ])
+    } catch (error) {
+      if ((error as { code?: string }).code !== "TNX_ABORTED") throw error
+      throw new HttpError(504, "run_pending", `run ${runId} has not settled yet`)
+    } finally {
+      clearTimeout(timer)
+      done.abort()
     }
   }
 
@@ -145,8 +145,9 @@ export function createHostInbox(opts: HostInboxOptions): InboxStore {
       const agent = team ? opts.teamAgent : opts.agent
       if (agent === undefined) throw new HttpError(400, "invalid_body", "this service has no team configured")
       const runId = `${team ? "team" : "run"}-${randomUUID()}`
-      await (await host()).start(agent, runId, prompt)
-      return settle(runId)
+      const parks = parkWatch()
+      await (await host()).start(agent, runId, prompt, { onEvent: parks.onEvent })
+      return settle(runId, parks)
     },
     listPending: async ({ limit = 100, kind } = {}) =>
       (await host()).listPending({ limit, ...(kind ? { kind } : {}) }),
@@ -157,8 +158,9 @@ export function createHostInbox(opts: HostInboxOptions): InboxStore {
     },
     async deliver(answer) {
       try {
-        const { runId } = await (await host()).deliverAnswer(answer)
-        return await settle(runId, answer.id)
+        const parks = parkWatch(answer.id)
+        const { runId } = await (await host()).deliverAnswer(answer, { onEvent: parks.onEvent })
+        return await settle(runId, parks)
       } catch (error) {
         log(opts.logger, `answer to ${answer.id}`, error)
         throw error
@@ -170,7 +172,7 @@ export function createHostInbox(opts: HostInboxOptions): InboxStore {
       if (!h) throw new HttpError(501, "not_supported", "runs on an engine are retried by the engine itself")
       try {
         const { runId } = await h.retry(requestId)
-        return await settle(runId, requestId)
+        return await settle(runId, parkWatch(requestId))
       } catch (error) {
         log(opts.logger, `retry of ${requestId}`, error)
         throw error
@@ -196,6 +198,44 @@ const REFUSALS = new Set([
   "TNX_ANSWER_MISMATCH",
 ])
 
+/** A run's `pending` events heard through `onEvent`: `parked` is the first on another request than `previous`. */
+interface ParkWatch {
+  onEvent(ev: unknown): void
+  parked: Promise<Request>
+}
+
+function parkWatch(previous?: string): ParkWatch {
+  let heard: (request: Request) => void = () => {}
+  const parked = new Promise<Request>((resolve) => {
+    heard = resolve
+  })
+  return {
+    parked,
+    onEvent(ev) {
+      const event = ev as { type?: string; request?: Request }
+      // An engine may repeat the answered park's event as it resumes: that is not a new park.
+      if (event.type === "pending" && event.request && event.request.id !== previous) heard(event.request)
+    },
+  }
+}
+
+/**
+ * The outcome of a run parked on `request` in an engine, once the host lists it (so a page
+ * that reloads finds it): its event log can lead its request index, which follows once the
+ * run's live tail ends; a lag past that is waited out briefly, until `signal` aborts.
+ */
+async function listed(
+  h: RunHost<unknown, unknown>,
+  runId: string,
+  request: Request,
+  signal: AbortSignal,
+): Promise<RunOutcome> {
+  for await (const _ of h.events(runId)) void _
+  while (!signal.aborted && (await h.findRequest(request.id)) === undefined)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  return { kind: "conversation", id: runId, result: pendingResult(request) }
+}
+
 function outcomeOf(runId: string, result: unknown): RunOutcome {
   // A runtime agent's result is its root handle's TaskResult; a client agent's a RunResult.
   return Array.isArray((result as RunResult).messages)
@@ -204,12 +244,12 @@ function outcomeOf(runId: string, result: unknown): RunOutcome {
 }
 
 /** What the inbox shows for a run that waits in an engine: its request, no text yet. */
-function pendingResult(entry: PendingEntry): RunResult {
+function pendingResult(request: Request): RunResult {
   return {
     status: "pending",
     text: "",
     messages: [],
-    pending: entry.request,
+    pending: request,
     toolCalls: [],
     toolCallCount: 0,
     turns: 0,

@@ -159,10 +159,14 @@ it("the v2 SDK client approves a sub-agent's request after the serving process w
 it("the MCP Inspector CLI lists the tools over HTTP and stdio; told the open request's id, a second process answers it once", async () => {
   const data = dataDir()
   const { url } = await serve(data)
-  const listed = await inspector(data, [url], ["--method", "tools/list"])
+  // The two listings are independent processes (one over HTTP, one spawning the stdio server):
+  // side by side, as the CLI's start is most of their time.
+  const [listed, overStdio] = await Promise.all([
+    inspector(data, [url], ["--method", "tools/list"]),
+    inspector(data, [process.execPath, MAIN, "stdio"], ["--method", "tools/list"]),
+  ])
   expect(listed.code).toBe(0)
   expect(JSON.parse(listed.out).tools.map((t: { name: string }) => t.name)).toEqual(["ops", "ship_release"])
-  const overStdio = await inspector(data, [process.execPath, MAIN, "stdio"], ["--method", "tools/list"])
   expect(overStdio.code).toBe(0)
   expect(JSON.parse(overStdio.out).tools.map((t: { name: string }) => t.name)).toEqual([
     "ops",

@@ -5,25 +5,29 @@ import {
   AnswerMismatchError,
   type Client,
   ConfigError,
+  EngineRunError,
   type EndpointStyle,
+  type HostRelayOptions,
   type JSONSchema,
   type Logger,
-  type Request,
+  type Message,
+  type Prompt,
+  type RunHost,
   type RunResult,
+  type RuntimeEvent,
+  type StreamEvent,
   type StreamListener,
-  type Toolkit,
   ToolnexusError,
   UnknownRequestError,
-  createToolkit,
-  relayTool,
+  hostAgent,
 } from "@toolnexus/core"
-import { ClaimLostError, type DurableStore, askWithAnswer } from "@toolnexus/durable"
+import { ClaimLostError, type DurableStore, createMemoryStore, createStoreHost } from "@toolnexus/durable"
 import { type Context, Hono } from "hono"
 import { bodyLimit } from "hono/body-limit"
 import { callerOf } from "./caller-auth.js"
 import { type CallerParams, checkToolChoice, parseCallerParams, withCallerParams } from "./caller-params.js"
 import { type EventWriter, chatChunkWriter, chatCompletion } from "./chat-response.js"
-import { findContinuation, rememberHalt, settleHalt } from "./continuation.js"
+import { failedForGood, findContinuation, rememberHalt, settleHalt } from "./continuation.js"
 import { eventStream } from "./event-stream.js"
 import { rememberResponse, storedResponse } from "./item-store.js"
 import {
@@ -33,7 +37,7 @@ import {
   toUpstreamMessages,
   trailingToolMessages,
 } from "./openai-shapes.js"
-import { ProxyError, answerExpired, badRequest, conflict, errorBody } from "./proxy-error.js"
+import { ProxyError, badRequest, conflict, errorBody, expiredError, failedTooOften } from "./proxy-error.js"
 import { type CallerCall, type RelayTurn, relayTurn } from "./relay-turn.js"
 import { parseResponsesRequest } from "./responses-request.js"
 import {
@@ -45,17 +49,9 @@ import {
 } from "./responses-output.js"
 import { upstreamError } from "./upstream-error.js"
 
-/** Options of {@link createRelayProxy}. */
-export interface RelayProxyOptions {
-  /**
-   * The upstream model, on `store` (`createClient({ ..., store })`): resumes run through its
-   * stored continue. Give it no `waitFor` (the proxy relies on runs halting on relay calls)
-   * and `retries: 0`: the caller's SDK retries, and retries here would multiply its attempts.
-   */
-  client: Client
-  /** Where halted conversations, the tool-call index and returned items live; share it to share them. */
-  store: DurableStore
-  /** The client's upstream style, which decides the stored transcript's message shape; default "openai". */
+/** What both forms of {@link RelayProxyOptions} take. */
+export interface RelayProxyCommonOptions {
+  /** The upstream's style, which decides the stored transcript's message shape; default "openai". */
   style?: EndpointStyle
   /** The upstream model id, listed by `GET /v1/models`; without it the list is empty. */
   model?: string
@@ -65,15 +61,8 @@ export interface RelayProxyOptions {
   maxBodyBytes?: number
   /** Strings (e.g. the upstream API key) that must never appear in an error body; replaced by `***`. */
   secrets?: string[]
-  /** Tool results arriving later than this after the tool calls went out are refused (410 `answer_expired`); default never. */
+  /** Tool results arriving later than this after the request that halted on them are refused (410 `answer_expired`); default never. */
   pendingTtlMs?: number
-  /** Lease of the claim held while a conversation resumes (renewed every third of it); default 30 s. */
-  claimLeaseMs?: number
-  /**
-   * Resume attempts (claims) of one set of tool results before the conversation is `failed`
-   * and further results are refused (409) until `retryFailed`; default 3.
-   */
-  claimMaxAttempts?: number
   /**
    * Where the proxy reports what no caller sees in full: failures (5xx, upstream errors) at
    * `error` with their code, refused tool results (409 conflict, 410 expired) at `info`, never
@@ -83,6 +72,47 @@ export interface RelayProxyOptions {
   /** The clock `pendingTtlMs` deadlines are counted from, in epoch ms; default `Date.now`. */
   now?: () => number
 }
+
+/**
+ * The proxy over a host (§17): each conversation is a run of `agent` on `host`, started with
+ * the caller's history, tools (relay tools, besides the agent's own toolkit) and output
+ * schema (`HostStartOptions.relay`), and resumed by `host.deliverAnswer` with the caller's
+ * results. The host must honour `relay` (a store host does; an engine refuses it).
+ */
+export interface RelayProxyHostOptions extends RelayProxyCommonOptions {
+  /** The host the conversations run on (`createStoreHost`); its `agent` has the upstream model's client. */
+  host: RunHost
+  /** The host's client agent a conversation is a run of. */
+  agent: string
+  /**
+   * Where the caller-facing tool-call index and returned Responses items live (any durable
+   * store, the host's own included); share it to share them between proxies. Default: this
+   * process's memory, forgotten on a restart (the host keeps the runs, not the caller's ids).
+   */
+  store?: DurableStore
+}
+
+/** The round-3 form: shorthand for a `createStoreHost` of one agent (`client`) on `store`. */
+export interface RelayProxyShorthandOptions extends RelayProxyCommonOptions {
+  /**
+   * The upstream model, on `store` (`createClient({ ..., store })`). Give it no `waitFor` (the
+   * proxy relies on runs halting on relay calls) and `retries: 0`: the caller's SDK retries,
+   * and retries here would multiply its attempts.
+   */
+  client: Client
+  /** Where halted conversations, the tool-call index and returned items live; share it to share them. */
+  store: DurableStore
+  /** Lease of the claim held while a conversation resumes (renewed every third of it); default 30 s. */
+  claimLeaseMs?: number
+  /**
+   * Resume attempts (claims) of one set of tool results before the conversation is `failed`
+   * and further results are refused (409) until `retryFailed`; default 3.
+   */
+  claimMaxAttempts?: number
+}
+
+/** Options of {@link createRelayProxy}: `{ host, agent }`, or the shorthand `{ client, store }`. */
+export type RelayProxyOptions = RelayProxyHostOptions | RelayProxyShorthandOptions
 
 /** The HTTP header naming the stored conversation a response belongs to (for logs and debugging). */
 export const CONVERSATION_HEADER = "x-relay-conversation"
@@ -130,12 +160,7 @@ interface Relayed {
  * serve({ fetch: createRelayProxy({ client, store, model: "gpt-4.1" }).fetch, port: 8787 })
  */
 export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
-  const { client, store } = opts
-  if (client.conversationStore() !== store) {
-    throw new ConfigError(
-      "createRelayProxy: `client` must use `store` as its conversation store (createClient({ ..., store }))",
-    )
-  }
+  const { host, agent, store } = hostOf(opts)
   const style = opts.style ?? "openai"
   const secrets = (opts.secrets ?? []).filter((s) => s.length > 0)
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
@@ -145,25 +170,23 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
 
   /** A caller's new conversation: the whole request is the history, ending in its user turn. */
   async function start(request: RelayRequest, { caller, signal, onEvent }: CallerContext): Promise<Relayed> {
-    const { messages, output } = request
+    const { messages } = request
     const tools = request.tools ?? []
     checkToolChoice(request.params, tools)
-    if (messages.at(-1)!.role !== "user") {
+    const last = messages.at(-1)!
+    if (last.role !== "user") {
       throw badRequest(
         "the last message must be a user message, or tool results answering tool calls this proxy returned",
         "messages",
       )
     }
-    // continueRun, not run(prompt): the user turn is already the transcript's last message, and
-    // appending it again as a fresh turn could put two user messages side by side for Anthropic.
-    const result = await withToolkit(tools, (toolkit) =>
-      client.continueRun({ toolkit, messages: toUpstreamMessages(messages, style), signal, output, onEvent }),
-    )
-    if (result.status !== "pending" || !result.pending) return { turn: relayTurn(result, []) }
-    // Only halted runs are stored: a finished one has nothing left to continue, and the caller
-    // resends the whole history with its next user turn anyway.
     const conversation = `conv-${randomUUID()}`
-    await store.save(conversation, result.messages, { pending: expiring(result.pending) })
+    const { history, input } = splitTurn(toUpstreamMessages(messages, style), last.content)
+    const relay = relayOf(request, tools, onEvent !== undefined, history)
+    const listen = hostListener(onEvent)
+    await hosted(() => host.start(agent, conversation, input, { relay, signal, onEvent: listen }))
+    const result = await hosted(() => host.result(conversation) as Promise<RunResult>)
+    if (result.status !== "pending" || !result.pending) return { turn: relayTurn(result, []) }
     return { conversation, turn: await halted(conversation, result, tools, caller) }
   }
 
@@ -174,7 +197,7 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     { caller, signal, onEvent, onConversation }: CallerContext,
   ): Promise<Relayed> {
     const results = toolMessages.map((m) => ({ id: m.toolCallId, output: m.content }))
-    const followed = await findContinuation(store, results, caller)
+    const followed = await findContinuation({ index: store, host }, results, caller)
     // The same results again (a retry whose response was lost): the same turn, no model call.
     if ("replay" in followed) return { conversation: followed.conversation, turn: followed.replay }
     const found = followed.continuation
@@ -184,62 +207,64 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     checkToolChoice(request.params, tools)
     let result: RunResult
     try {
-      // durable's exactly-once resume: the claim makes a duplicate delivery of the same results
-      // (a client retry racing the first) resume the run once, a heartbeat keeps it while the
-      // model answers, settled calls are checkpointed under it, and a failed attempt releases
-      // it with the results kept, so the caller's retry (e.g. after a 429) resumes with them.
-      result = await withToolkit(tools, (toolkit) =>
-        askWithAnswer(client, {
-          id: conversation,
-          answer: found.answer,
-          toolkit,
+      // The host's exactly-once delivery: its claim makes a duplicate delivery of the same
+      // results (a client retry racing the first) resume the run once, a heartbeat keeps it
+      // while the model answers, settled calls are checkpointed under it, and a failed attempt
+      // releases it with the results kept, so the caller's retry (e.g. after a 429) resumes.
+      await hosted(() =>
+        host.deliverAnswer(found.answer, {
+          relay: relayOf(request, tools, onEvent !== undefined),
           signal,
-          output: request.output,
-          onEvent,
-          leaseMs: opts.claimLeaseMs,
-          maxAttempts: opts.claimMaxAttempts,
+          onEvent: hostListener(onEvent),
         }),
       )
+      result = (await host.result(conversation)) as RunResult
     } catch (error) {
       throw await refusedResume(error, found.answer.id)
     }
     const haltedAgain = result.status === "pending" && result.pending !== undefined
-    if (haltedAgain && opts.pendingTtlMs !== undefined) {
-      await store.save(conversation, result.messages, { pending: expiring(result.pending as Request) })
-    }
     const turn = haltedAgain ? await halted(conversation, result, tools, caller) : relayTurn(result, [])
     await settleHalt(store, found, turn, haltedAgain)
     return { conversation, turn }
   }
 
   /**
-   * The caller's answer to a resume the store refused: 410 when the results come after the
-   * request's `expiresAt`, else 409, retryable unless the results failed too often.
+   * What a call gives the run besides its input: the caller's tools as relay tools, its output
+   * schema, the deadline of the request it may halt on (`pendingTtlMs`, judged by the host's
+   * one expiry rule) and, for a start, the history.
+   */
+  function relayOf(
+    request: RelayRequest,
+    tools: ChatToolDeclaration[],
+    streamed: boolean,
+    history?: HostRelayOptions["history"],
+  ): HostRelayOptions {
+    return {
+      tools: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+      // A caller that wants one answer gets one upstream request, not a stream.
+      stream: streamed,
+      ...(history !== undefined ? { history } : {}),
+      ...(request.output !== undefined ? { output: request.output } : {}),
+      ...(opts.pendingTtlMs !== undefined
+        ? { expiresAt: new Date(now() + opts.pendingTtlMs).toISOString() }
+        : {}),
+    }
+  }
+
+  /**
+   * The caller's answer to a resume the host refused: 410 when the results come after the
+   * request's `expiresAt` (every door's contract for an expired answer), else 409, retryable
+   * unless the results failed too often.
    */
   async function refusedResume(error: unknown, requestId: string): Promise<unknown> {
-    if (AnswerExpiredError.isInstance(error)) {
-      return answerExpired(
-        `the tool calls these results answer expired at ${error.expiresAt}; ` +
-          "start a new conversation by ending the messages with a user message",
-        error.requestId,
-        error.expiresAt,
-      )
-    }
+    if (AnswerExpiredError.isInstance(error)) return expiredError(error.requestId, error.expiresAt)
     // A lost claim leaves the results with the claim: a retry resumes with them.
     const refused =
       AnswerConflictError.isInstance(error) ||
       UnknownRequestError.isInstance(error) ||
       ClaimLostError.isInstance(error)
     if (!refused) return error
-    const failed = await store.listFailed().catch(() => [])
-    if (failed.some((entry) => entry.request.id === requestId)) {
-      return new ProxyError(
-        409,
-        "conflict_error",
-        "resuming with these tool results failed too often; the conversation waits for an operator (retryFailed)",
-        { param: "messages", retryable: false },
-      )
-    }
+    if (await failedForGood(host, requestId)) return failedTooOften()
     // Another delivery of these results is running: a retry in a moment gets its turn replayed.
     return new ProxyError(
       409,
@@ -247,15 +272,6 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
       "these tool results are being applied by another request; retry to get its answer",
       { param: "messages", headers: { "retry-after": "1" }, retryable: true },
     )
-  }
-
-  /**
-   * The halted request with the caller's deadline for its results (`pendingTtlMs`) as its
-   * `expiresAt`: the claim judges it, by durable's one expiry rule.
-   */
-  function expiring(pending: Request): Request {
-    if (opts.pendingTtlMs === undefined) return pending
-    return { ...pending, expiresAt: new Date(now() + opts.pendingTtlMs).toISOString() }
   }
 
   /** Indexes a halted run's relay calls under fresh caller ids and summarises the turn. */
@@ -458,25 +474,81 @@ function modelEntry(id: string) {
   return { id, object: "model", created: 0, owned_by: "relay-proxy" }
 }
 
-/** Runs `body` with a toolkit of the caller's declarations as relay tools. */
-async function withToolkit<T>(
-  tools: ChatToolDeclaration[],
-  body: (toolkit: Toolkit) => Promise<T>,
-): Promise<T> {
-  let toolkit: Toolkit
-  try {
-    toolkit = await createToolkit({
-      extraTools: tools.map((t) => relayTool(t.name, t.description, t.parameters)),
-    })
-  } catch (error) {
-    // Invalid or duplicate names are the caller's to fix, not a server fault.
-    if (ConfigError.isInstance(error)) throw badRequest(`tools: ${error.message}`, "tools")
-    throw error
+/** The host and agent the proxy talks to, and the store of its own records. */
+function hostOf(opts: RelayProxyOptions): { host: RunHost; agent: string; store: DurableStore } {
+  if ("host" in opts && opts.host !== undefined) {
+    const given = opts as RelayProxyHostOptions & { client?: unknown }
+    if (given.client !== undefined)
+      throw new ConfigError(
+        "createRelayProxy: give `{ host, agent }` or the shorthand `{ client, store }`, not both",
+      )
+    if (typeof given.host.deliverAnswer !== "function" || typeof given.host.start !== "function")
+      throw new ConfigError("createRelayProxy: `host` must be a RunHost (createStoreHost)")
+    if (typeof given.agent !== "string" || given.agent === "")
+      throw new ConfigError("createRelayProxy: `agent` must name the host's client agent")
+    return { host: given.host, agent: given.agent, store: given.store ?? createMemoryStore() }
   }
+  const { client, store } = opts as RelayProxyShorthandOptions
+  if (client?.conversationStore() !== store) {
+    throw new ConfigError(
+      "createRelayProxy: `client` must use `store` as its conversation store (createClient({ ..., store }))",
+    )
+  }
+  const shorthand = opts as RelayProxyShorthandOptions
+  const host = createStoreHost({
+    store,
+    agents: [hostAgent({ name: SHORTHAND_AGENT, client })],
+    ...(shorthand.claimLeaseMs !== undefined ? { leaseMs: shorthand.claimLeaseMs } : {}),
+    ...(shorthand.claimMaxAttempts !== undefined ? { maxAttempts: shorthand.claimMaxAttempts } : {}),
+    // No sweeps: a caller's retry of its results resumes a run whose worker died, as in round 3;
+    // an expired request stays open (refused 410) rather than resumed with nobody to read it.
+    sweepEveryMs: false,
+    // The proxy logs refusals and failures itself: the host's lines would repeat them.
+  })
+  return { host, agent: SHORTHAND_AGENT, store }
+}
+
+/**
+ * The run's input and its history from the caller's transcript in the upstream's shape: the
+ * last user turn is the input, what precedes it the history. An Anthropic user turn that
+ * merged several messages (a system note, tool results) keeps its text blocks as the input's
+ * parts; tool results beside them stay a turn of the history (Anthropic combines the two).
+ */
+function splitTurn(upstream: Message[], text: string): { history: Message[]; input: Prompt } {
+  const history = upstream.slice(0, -1)
+  const last = upstream.at(-1) as { content?: unknown } | undefined
+  if (!Array.isArray(last?.content)) return { history, input: text }
+  const blocks = last.content as { type: string; text?: string }[]
+  const texts = blocks.filter((b) => b.type === "text")
+  if (texts.length === blocks.length && texts.length > 1)
+    return { history, input: texts.map((b) => ({ type: "text" as const, text: b.text ?? "" })) }
+  const before = blocks.slice(0, -1)
+  if (before.length === 0) return { history, input: text }
+  return { history: [...history, { ...(last as Message), content: before } as Message], input: text }
+}
+
+/** A run's events for a stream listener: a client agent's run emits stream events only. */
+function hostListener(listener: StreamListener | undefined) {
+  return listener && ((ev: StreamEvent | RuntimeEvent) => listener(ev as StreamEvent))
+}
+
+/** The name of the shorthand host's one agent. */
+const SHORTHAND_AGENT = "relay"
+
+/**
+ * Runs a host call, giving the caller what it refused in the caller's terms: an invalid tool
+ * declaration (a `ConfigError` of its relay tools) is a 400 on `tools`, and a started run's
+ * failure is the failure itself (an upstream 429 stays a 429).
+ */
+async function hosted<T>(call: () => Promise<T>): Promise<T> {
   try {
-    return await body(toolkit)
-  } finally {
-    await toolkit.close()
+    return await call()
+  } catch (error) {
+    if (ConfigError.isInstance(error) && error.message.startsWith("relay tools: "))
+      throw badRequest(`tools: ${error.message.slice("relay tools: ".length)}`, "tools")
+    if (EngineRunError.isInstance(error) && (error as { cause?: unknown }).cause !== undefined)
+      throw (error as { cause?: unknown }).cause
+    throw error
   }
 }
 

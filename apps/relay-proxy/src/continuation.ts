@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from "node:crypto"
-import { type Answer, type Request, relayAnswer, relayCallsOf } from "@toolnexus/core"
+import { type Answer, type Request, type RunHost, relayAnswer, relayCallsOf } from "@toolnexus/core"
 import type { DurableStore } from "@toolnexus/durable"
 import type { ChatToolDeclaration } from "./openai-shapes.js"
-import { badRequest, conflict } from "./proxy-error.js"
+import { badRequest, conflict, expiredError, failedTooOften } from "./proxy-error.js"
 import type { CallerCall, RelayTurn } from "./relay-turn.js"
 
 /*
@@ -18,8 +18,9 @@ import type { CallerCall, RelayTurn } from "./relay-turn.js"
  * The caller echoes its ids as `tool_call_id` (chat) or `call_id` (Responses); the proxy maps
  * them back to the model's ids. A redelivery of the very same results after the run moved on (an
  * SDK retrying a request whose response it lost) gets the same turn again from the replay
- * record, without a model call. The index lives in the same durable store as the transcript, so
- * any proxy process on that store can continue the conversation.
+ * record, without a model call. The index lives in the proxy's store (the shorthand's: the one
+ * the transcripts live in), so any proxy process on that store and host can continue the
+ * conversation; the run itself, its open request and its decisions are the host's.
  */
 
 const callKey = (callerCallId: string) => `relay-proxy/call/${callerCallId}`
@@ -40,6 +41,8 @@ interface ConversationEntry {
   calls: { id: string; callId: string }[]
   /** The caller's key fingerprint; absent without caller authentication. */
   caller?: string
+  /** The open request's `expiresAt`, named by the 410 once it was declined as expired. */
+  expiresAt?: string
 }
 
 interface ReplayEntry {
@@ -89,6 +92,7 @@ export async function rememberHalt(
     request: pending.id,
     calls: calls.map(({ id, callId }) => ({ id, callId })),
     ...owner(opts.caller),
+    ...(pending.expiresAt !== undefined ? { expiresAt: pending.expiresAt } : {}),
   }
   // The conversation entry first: an index entry must never point at a stale one.
   await store.putSnapshot(conversationKey(conversation), entry)
@@ -127,11 +131,12 @@ export async function settleHalt(
  * or, for a redelivery of results already applied, the turn they produced.
  *
  * @throws ProxyError 409 when no id answers an open request of this caller (unknown, another
- *   caller's, or already answered with other results); 400 when the results mix
- *   conversations, repeat an id, or answer calls that are not part of the pending request.
+ *   caller's, or already answered with other results); 410 when the request they answer was
+ *   declined as expired; 400 when the results mix conversations, repeat an id, or answer
+ *   calls that are not part of the pending request.
  */
 export async function findContinuation(
-  store: DurableStore,
+  { index: store, host }: { index: DurableStore; host: RunHost },
   results: CallerResult[],
   caller: string | undefined,
 ): Promise<Followed> {
@@ -160,10 +165,16 @@ export async function findContinuation(
   if (conversations.size > 1) {
     throw badRequest("the tool results answer tool calls of different conversations", "messages")
   }
-  const pending = await store.getPending(conversation)
-  if (pending === undefined || pending.id !== entry.request) {
+  const open = await host.findRequest(entry.request)
+  if (open === undefined || open.conversationId !== conversation) {
+    // A sweep declined it as expired: the same 410 as an answer the claim finds too late.
+    const decision = open === undefined ? await host.getDecision(entry.request) : undefined
+    if (decision?.ok === false && decision.reason === "expired")
+      throw expiredError(entry.request, entry.expiresAt ?? "(unknown)")
+    if (open === undefined && (await failedForGood(host, entry.request))) throw failedTooOften()
     throw conflict("these tool results were already answered; the conversation has moved on", "messages")
   }
+  const pending = open.request
   const modelIds = new Map(entry.calls.map((c) => [c.id, c.callId]))
   const stray = ids.filter((id) => !modelIds.has(id))
   if (stray.length > 0) {
@@ -181,6 +192,17 @@ export async function findContinuation(
   )
   const settle = { callIds: entry.calls.map((c) => c.id), digest, ...owner(caller) }
   return { continuation: { conversation, pending, answer, tools: entry.tools, settle } }
+}
+
+/**
+ * Whether request `requestId`'s resumes failed for good (`maxAttempts`): a store host lists
+ * those (`listFailed`); another host's refusal says it in its message only, so this is false.
+ */
+export async function failedForGood(host: RunHost, requestId: string): Promise<boolean> {
+  const listFailed = (host as { listFailed?: () => Promise<{ request: Request }[]> }).listFailed
+  if (typeof listFailed !== "function") return false
+  const failed = await listFailed.call(host).catch(() => [])
+  return failed.some((entry) => entry.request.id === requestId)
 }
 
 /** The turn an identical earlier delivery produced; other results for answered calls are a conflict. */

@@ -64,11 +64,25 @@ export function conflict(message: string, param?: string): ProxyError {
   return new ProxyError(409, "conflict_error", message, { param, retryable: false })
 }
 
+/** A 409 that says not to retry: resuming with these results failed `maxAttempts` times. */
+export function failedTooOften(): ProxyError {
+  return new ProxyError(
+    409,
+    "conflict_error",
+    "resuming with these tool results failed too often; the conversation waits for an operator (retryFailed)",
+    { param: "messages", retryable: false },
+  )
+}
+
 /**
- * A 410 `answer_expired`: the tool results answer a request past its `expiresAt`. 410 with the
+ * A 410 `answer_expired`: the tool results answer a request past its `expiresAt` (refused by
+ * the claim, or already declined `expired`). 410 with the
  * request's id and `expiresAt` is every toolnexus door's contract for an expired answer (DESIGN §17).
  */
-export function answerExpired(message: string, requestId: string, expiresAt: string): ProxyError {
+export function expiredError(requestId: string, expiresAt: string): ProxyError {
+  const message =
+    `the tool calls these results answer expired at ${expiresAt}; ` +
+    "start a new conversation by ending the messages with a user message"
   return new ProxyError(410, "invalid_request_error", message, {
     param: "messages",
     code: "answer_expired",

@@ -72,7 +72,7 @@ async function sdkWith(result: Fidelity) {
     usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
     ...result,
   }
-  const client = { continueRun: async () => full, conversationStore: () => h.store } as unknown as Client
+  const client = { ask: async () => full, conversationStore: () => h.store } as unknown as Client
   listening = await listen(createRelayProxy({ client, store: h.store }))
   return new OpenAIClient({ baseURL: listening.baseURL, apiKey: "k", maxRetries: 0 })
 }
@@ -146,7 +146,7 @@ describe("an upstream stream's error event", () => {
     [{ type: "invalid_request_error", message: "bad" }, 400, "false"],
   ])("%o ⇒ HTTP %i, x-should-retry %s", async (info, status, retry) => {
     const client = {
-      continueRun: async () => {
+      ask: async () => {
         throw new LLMStreamError(info)
       },
       conversationStore: () => h.store,

@@ -1,7 +1,7 @@
 import { type Task, TaskState } from "@a2a-js/sdk"
 import { createMemoryStore } from "@toolnexus/durable"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { doorEngines, openEngine } from "../../ui/test/engine-kit.js"
+import { describe, expect, it } from "vitest"
+import { doorEngines, useEngine } from "../../ui/test/engine-kit.js"
 import { serveA2A } from "../src/inbound/serve-a2a.js"
 import { answerMessage, message, sdkClient, send } from "./inbound-kit.js"
 import { serveFetch } from "./serve-node.js"
@@ -17,20 +17,12 @@ const requestOf = (task: Task) => {
 }
 
 describe.each(doorEngines)("serveA2A over $name", (engine) => {
-  let open: Awaited<ReturnType<typeof openEngine>> | undefined
-  beforeAll(async () => {
-    if (engine.skip === undefined) open = await openEngine(engine)
-  }, 120_000)
-  // Closing waits for the engine's database connections to end, which a loaded machine slows.
-  afterAll(async () => {
-    await open?.close()
-  }, 120_000)
-  if (engine.skip !== undefined) console.warn(`skipping serveA2A over ${engine.name}: ${engine.skip}`)
+  const opened = useEngine(engine, "serveA2A")
 
   it.skipIf(engine.skip !== undefined)(
     "input-required survives a worker SIGKILL; answered, the tool runs once; a duplicate answer is refused",
     async () => {
-      const { host, refunds, restart } = open!
+      const { host, refunds, restart } = opened()
       const store = createMemoryStore()
       const handler = serveA2A({ card: { name: "refunds" }, host, agent: "refunds", store })
       const http = await serveFetch(handler.fetch)

@@ -274,31 +274,50 @@ describe.each(kinds)("serveA2A over createStoreHost on $name", (kind) => {
 })
 
 /**
- * A host as an engine connection behaves (DESIGN §15, §17): `onEvent` refused (its runs stream
- * in the workers), and `result` resolves at the run's end only (a parked run waits in the engine).
+ * A host as an engine connection behaves (DESIGN §15, §17): `result` resolves at the run's end
+ * only (a parked run waits in the engine; the wait ends when its signal aborts, noted in
+ * `waits`); with `events: false`, `onEvent` is refused too (a host whose runs stream elsewhere).
  */
-function engineLike(inner: RunHost): RunHost {
+function engineLike(
+  inner: RunHost,
+  opts: { events?: boolean } = {},
+): RunHost & { waits: { released: boolean }[] } {
   const refused = (operation: string) =>
     new HostUnsupportedError("engine-like", operation, "its runs stream in the workers")
+  const waits: { released: boolean }[] = []
   return {
     ...inner,
-    async start(agent, runId, input, opts) {
-      if (opts?.onEvent) throw refused("start({ onEvent })")
-      return inner.start(agent, runId, input)
+    waits,
+    async start(agent, runId, input, startOpts) {
+      if (startOpts?.onEvent && opts.events === false) throw refused("start({ onEvent })")
+      return inner.start(agent, runId, input, startOpts)
     },
-    async deliverAnswer(answer, opts) {
-      if (opts?.onEvent) throw refused("deliverAnswer({ onEvent })")
-      return inner.deliverAnswer(answer)
+    async deliverAnswer(answer, deliverOpts) {
+      if (deliverOpts?.onEvent && opts.events === false) throw refused("deliverAnswer({ onEvent })")
+      return inner.deliverAnswer(answer, deliverOpts)
     },
-    async result(runId, opts) {
-      const result = await inner.result(runId, opts)
-      return result.status === "pending" ? new Promise<never>(() => undefined) : result
+    async result(runId, resultOpts) {
+      const wait = { released: false }
+      waits.push(wait)
+      const result = await inner.result(runId, resultOpts)
+      if (result.status !== "pending") return result
+      return new Promise<never>((_resolve, reject) => {
+        const release = () => {
+          wait.released = true
+          reject(new Error("released"))
+        }
+        if (resultOpts?.signal?.aborted) release()
+        else resultOpts?.signal?.addEventListener("abort", release)
+      })
     },
   }
 }
 
-describe("serveA2A over a host whose runs park elsewhere (as on an engine)", () => {
-  it("the task goes input-required when the run's request is listed; the answer completes it once", async () => {
+describe.each([
+  { name: "without events", events: false },
+  { name: "with events", events: true },
+])("serveA2A over a host whose runs park elsewhere (as on an engine), $name", ({ events }) => {
+  it("the task goes input-required when the run's request is listed; the answer completes it once; no result wait outlives its drive", async () => {
     const store = createMemoryStore()
     const agent = await desk(store)
     const inner = createStoreHost({
@@ -306,7 +325,8 @@ describe("serveA2A over a host whose runs park elsewhere (as on an engine)", () 
       agents: [hostAgent({ name: "desk", client: agent.client, toolkit: agent.toolkit })],
       sweepEveryMs: false,
     })
-    const handler = serveA2A({ card: { name: "desk" }, host: engineLike(inner), agent: "desk", store })
+    const host = engineLike(inner, { events })
+    const handler = serveA2A({ card: { name: "desk" }, host, agent: "desk", store })
     const http = await serveFetch(handler.fetch)
     cleanups.push(async () => {
       await handler.close()
@@ -317,6 +337,8 @@ describe("serveA2A over a host whose runs park elsewhere (as on an engine)", () 
     const halted = (await client.sendMessage(send(message("book NH9")))) as Task
     expect(halted.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
     expect(requestOf(halted)).toMatchObject({ id: expect.any(String) })
+    // The parked run's result wait was given up once the task said input-required.
+    expect(host.waits.map((w) => w.released)).toEqual([true])
     const done = (await client.sendMessage(send(answerMessage({ ok: true }, halted.id)))) as Task
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
     expect(done.artifacts[0]?.parts[0]?.content).toEqual({ $case: "text", value: "done: booked NH9" })

@@ -109,7 +109,16 @@ export { StepTooLargeError, handleExecutor } from "./client/executor.js"
 export type { DurableExecutor, WaitContext } from "./client/executor.js"
 export { EngineRunError } from "./client/engine-connection.js"
 export type { EngineConnection } from "./client/engine-connection.js"
-export type { RunHost, HostStartOptions, HostListOptions, HostDelivered, Logger } from "./host/run-host.js"
+export type {
+  RunHost,
+  HostStartOptions,
+  HostRelayOptions,
+  HostRelayTool,
+  HostResultOptions,
+  HostListOptions,
+  HostDelivered,
+  Logger,
+} from "./host/run-host.js"
 export type {
   ApprovalGrant,
   DeliveryRecord,

@@ -23,7 +23,10 @@ import {
   checkRunId,
   decide,
   enginePrompt,
+  engineRunOptions,
   followEngineEvents,
+  resultWait,
+  untilResultWait,
   tailEngineEvents,
   turnWorkflowId,
 } from "@toolnexus/core/engine"
@@ -142,6 +145,17 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
           )
           return Number(rows[0]?.seq ?? 0)
         },
+        // After the turn's last park: its last `pending` event of a registered request (a
+        // worker flushes the log before it registers the request; a replay repeats the event).
+        async start() {
+          const rows = await query<{ seq: string | null }>(
+            `SELECT max(e.seq) AS seq FROM ${ns}.events e
+             JOIN ${ns}.requests r ON r.request_id = e.event->'request'->>'id'
+             WHERE e.workflow_id = $1 AND e.event->>'type' = 'pending'`,
+            [workflowId],
+          )
+          return Number(rows[0]?.seq ?? 0)
+        },
         inFlight: () => inFlight(runId, workflowId),
       },
       { fromStart, pollMs },
@@ -176,6 +190,7 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
   return {
     async start(agent, runId, prompt, startOpts) {
       checkRunId(runId)
+      engineRunOptions(HOST, "start", startOpts)
       const input: EngineRunInput = { agent, prompt: enginePrompt(HOST, prompt) }
       await query(
         `INSERT INTO ${ns}.runs (run_id, agent, turn) VALUES ($1, $2, 1) ON CONFLICT (run_id) DO NOTHING`,
@@ -188,6 +203,7 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
     },
     async send(runId, prompt, sendOpts) {
       checkRunId(runId)
+      engineRunOptions(HOST, "send", sendOpts)
       const text = enginePrompt(HOST, prompt)
       let workflowId: string
       for (;;) {
@@ -227,18 +243,15 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
       const status = await handle.getStatus()
       if (status === null || status === undefined)
         throw new EngineRunError(runId, "is not known to the engine (never started, or past retention)")
+      const wait = resultWait(runId, resultOpts)
       try {
-        if (resultOpts.timeoutMs !== undefined) {
-          // The client's getResult cannot time out (its poll would outlive us): poll the status.
-          const deadline = Date.now() + resultOpts.timeoutMs
+        if (wait.signal !== undefined) {
+          // The client's getResult cannot be stopped (its poll would outlive the wait): poll the
+          // status until the run ends or the wait does.
           for (;;) {
-            const now = await handle.getStatus()
+            const now = await untilResultWait(handle.getStatus(), wait)
             if (now && !UNFINISHED.includes(now.status)) break
-            if (Date.now() >= deadline)
-              throw new AbortError(`no result of run ${runId} within ${resultOpts.timeoutMs} ms`)
-            await new Promise((resolve) =>
-              setTimeout(resolve, Math.min(100, Math.max(1, deadline - Date.now()))),
-            )
+            await untilResultWait(new Promise((resolve) => setTimeout(resolve, pollMs).unref?.()), wait)
           }
         }
         return await handle.getResult()
@@ -303,6 +316,7 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
       return rows[0]?.decision ?? undefined
     },
     async deliverAnswer(answer: Answer, deliverOpts) {
+      engineRunOptions(HOST, "deliverAnswer", deliverOpts)
       try {
         assertAnswer(answer)
       } catch (error) {

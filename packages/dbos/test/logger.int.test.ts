@@ -1,17 +1,8 @@
-import { until } from "@toolnexus/agents/engine-testing"
-import { type Logger, createClient, createToolkit, defineTool, pending } from "@toolnexus/core"
 import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
+import { type Line, answeredTwice, capture, loggerAgents } from "../../agents/test/engine-logger-kit.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { connectDbos, dbosAgent, launchDbos } from "../src/index.js"
 import { PG_URL, createDatabase } from "./dbos-harness.js"
-
-type Line = { level: string; message: string; data?: Record<string, unknown> }
-const capture = (lines: Line[]): Logger => ({
-  debug: (message, data) => lines.push({ level: "debug", message, data }),
-  info: (message, data) => lines.push({ level: "info", message, data }),
-  warn: (message, data) => lines.push({ level: "warn", message, data }),
-  error: (message, data) => lines.push({ level: "error", message, data }),
-})
 
 describe.skipIf(!PG_URL)("connectDbos and launchDbos log refusals at info and failed runs at error", () => {
   let db: Awaited<ReturnType<typeof createDatabase>>
@@ -23,36 +14,8 @@ describe.skipIf(!PG_URL)("connectDbos and launchDbos log refusals at info and fa
   beforeAll(async () => {
     db = await createDatabase()
     llm = await createFakeLLMServer()
-    llm.addRule({
-      match: (req) => req.system === "approve" && req.toolResults.length === 0,
-      reply: { toolCalls: [{ id: "a1", name: "approve", arguments: {} }] },
-    })
-    llm.addRule({ match: (req) => req.system === "approve", reply: { text: "approved" } })
-    llm.addRule({ match: (req) => req.system === "fails", reply: { status: 400, text: "bad request" } })
-    const approve = defineTool({
-      name: "approve",
-      description: "needs an approval",
-      inputSchema: { type: "object", properties: {} },
-      run: (_args, ctx) => (ctx.answer?.ok ? "done" : pending({ kind: "approval", prompt: "Go?" })),
-    })
-    const client = (soul: string) =>
-      createClient({
-        baseUrl: `${llm.url}/v1`,
-        style: "openai",
-        model: "m",
-        apiKey: "k",
-        systemPrompt: soul,
-        retryBaseMs: 1,
-      })
     dbos = await launchDbos({
-      agents: [
-        dbosAgent({
-          name: "approve",
-          client: client("approve"),
-          toolkit: await createToolkit({ extraTools: [approve] }),
-        }),
-        dbosAgent({ name: "fails", client: client("fails") }),
-      ],
+      agents: (await loggerAgents(llm)).map(dbosAgent),
       systemDatabaseUrl: db.url,
       logger: capture(workerLines),
     })
@@ -67,17 +30,7 @@ describe.skipIf(!PG_URL)("connectDbos and launchDbos log refusals at info and fa
   it("a refused duplicate answer at info without a stack; a failed run at error with its code", async () => {
     const engine = connectDbos({ systemDatabaseUrl: db.url, logger: capture(connectionLines) })
     try {
-      await engine.start("approve", "log-1", "go")
-      let requestId = ""
-      await until(async () => {
-        requestId = (await engine.listPending())[0]?.request.id ?? ""
-        return requestId !== ""
-      }, "the request")
-      await engine.deliverAnswer({ id: requestId, ok: true })
-      await expect(engine.deliverAnswer({ id: requestId, ok: true })).rejects.toMatchObject({
-        code: "TNX_ANSWER_CONFLICT",
-      })
-      expect(await engine.result("log-1", { timeoutMs: 20_000 })).toMatchObject({ text: "approved" })
+      const requestId = await answeredTwice(engine)
       expect(connectionLines).toEqual([
         {
           level: "info",

@@ -1,5 +1,6 @@
+import { createClient } from "@toolnexus/core"
 import { describe, expect, it } from "vitest"
-import { createMemoryStore } from "../src/index.js"
+import { askWithAnswer, createMemoryStore } from "../src/index.js"
 import { MemoryData, MemoryStore } from "../src/memory/memory-store.js"
 import { readWriteStats } from "../src/store-engine/write-stats.js"
 import { describeStoreContract } from "../src/testing/store-contract.js"
@@ -48,3 +49,24 @@ const memory: ResumeBackend = {
 }
 describeResumeSuite("MemoryStore", memory)
 describeTreeIdentitySuite("MemoryStore", memory)
+
+describe("askWithAnswer over a store without claims", () => {
+  it("is a ConfigError naming the fix, and nothing runs: one resume path, the claimed one", async () => {
+    const client = createClient({
+      baseUrl: "http://127.0.0.1:9/v1",
+      style: "openai",
+      model: "m",
+      apiKey: "k",
+    })
+    await client.conversationStore().save("c-1", [{ role: "user", content: "hi" }], {
+      pending: { id: "r-1", kind: "approval", prompt: "?" },
+    })
+    await expect(askWithAnswer(client, { id: "c-1", answer: { id: "r-1", ok: true } })).rejects.toMatchObject(
+      {
+        code: "TNX_CONFIG",
+        message: expect.stringMatching(/durable store/),
+      },
+    )
+    expect((await client.conversationStore().get("c-1"))?.length).toBe(1)
+  })
+})

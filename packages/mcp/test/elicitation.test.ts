@@ -120,14 +120,16 @@ describe("the call's time limit", () => {
     try {
       const toolkit = await createToolkit({ extraTools: quick.tools() })
       const slow = answering(() => ({ ok: true, data: { date: "2027-06-07" } }))
+      // The person answers only after a call started later has reached its 300 ms limit, so the
+      // booking's own limit would have ended it by then had its clock not stopped for the answer.
+      let stalled: Awaited<ReturnType<typeof toolkit.execute>> | undefined
       const waitFor = async (req: Request) => {
-        await new Promise((r) => setTimeout(r, 700))
+        stalled = await toolkit.execute("shop__stall", {})
         return slow.waitFor(req)
       }
       expect((await scriptedClient(book, { waitFor }).run("x", { toolkit })).text).toBe(
         "final: booked 2 for 2027-06-07",
       )
-      const stalled = await toolkit.execute("shop__stall", {})
       expect(stalled).toMatchObject({
         isError: true,
         output: 'MCP server "shop": stall did not answer within 300 ms',

@@ -1,18 +1,17 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import type { Answer, Request } from "@toolnexus/core"
 import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
+import { type WorkerLine, childProcesses, workerStep } from "./kill-harness.js"
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest"
 import { type StatelessServer, serveStateless } from "./stateless-server.js"
 
 // Issue 35: an MRTR (2026-07-28 `input_required`) elicitation parked in SQLite survives a SIGKILL
 // of the process that parked it; a new process answers it and the server completes the call once.
-const WORKER = fileURLToPath(new URL("./fixtures/mrtr-kill-worker.mjs", import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), "tnx-mcp-mrtr-kill-"))
-const children: ChildProcess[] = []
+const processes = childProcesses()
 let llm: FakeLLMServer
 let served: StatelessServer
 
@@ -21,8 +20,7 @@ beforeAll(async () => {
   served = await serveStateless()
 })
 afterAll(async () => {
-  for (const child of children)
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+  processes.killAll()
   await served?.close()
   await llm?.close()
   rmSync(dir, { recursive: true, force: true })
@@ -32,41 +30,11 @@ beforeEach(() => {
   served.calls.length = 0
 })
 
-interface Line {
-  pid: number
-  result?: { status: string; text: string; pending?: Request; delivered?: string }
-  error?: { name: string; code: string; message: string }
-}
-
-/** Starts one worker step; resolves with the first line it prints (a parked one stays alive). */
-function step(job: Record<string, unknown>): Promise<{ line: Line; child: ChildProcess }> {
-  const child = spawn(process.execPath, [WORKER, JSON.stringify({ llmUrl: `${llm.url}/v1`, ...job })], {
-    stdio: ["ignore", "pipe", "inherit"],
-  })
-  children.push(child)
-  return new Promise((resolve, reject) => {
-    let out = ""
-    child.stdout?.on("data", (chunk: Buffer) => {
-      out += chunk.toString()
-      const end = out.indexOf("\n")
-      if (end >= 0) resolve({ line: JSON.parse(out.slice(0, end)) as Line, child })
-    })
-    child.on("exit", (code, signal) => reject(new Error(`worker exited (${code ?? signal}) before printing`)))
-  })
-}
-
-/** SIGKILLs a parked worker and waits until it is gone. */
-async function kill(child: ChildProcess): Promise<void> {
-  const gone = new Promise((resolve) => child.once("exit", resolve))
-  child.kill("SIGKILL")
-  expect(await gone).toBeNull()
-}
+/** Starts one worker step; resolves with its line (a parked one stays alive). */
+const step = (job: Record<string, unknown>) => workerStep(processes, llm.url, job)
 
 /** Waits for a finished worker to exit cleanly (it closes its MCP session and store first). */
-function exited(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode)
-  return new Promise((resolve) => child.once("exit", (code) => resolve(code)))
-}
+const exited = (child: ChildProcess) => processes.exited(child)
 
 const fresh = (soul: string) => (r: FakeRequestView) => r.system === soul && r.toolResults.length === 0
 function clerkCalls(tool: string, args: Record<string, unknown>): void {
@@ -87,7 +55,7 @@ function clerkCalls(tool: string, args: Record<string, unknown>): void {
 
 /** Parks, checks the round is on the stored request, and SIGKILLs the parked process. */
 async function parkedThenKilled(
-  parked: { line: Line; child: ChildProcess },
+  parked: { line: WorkerLine; child: ChildProcess },
   round: { prompt: string; requestState: string },
 ): Promise<Request> {
   expect(parked.line.result?.status).toBe("pending")
@@ -97,7 +65,7 @@ async function parkedThenKilled(
     prompt: round.prompt,
     data: { server: "shop", mcpRound: { requestState: round.requestState } },
   })
-  await kill(parked.child)
+  expect(await processes.kill(parked.child)).toBeNull()
   return request
 }
 

@@ -1,7 +1,6 @@
 import { execFileSync } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, realpathSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { setTimeout as sleep } from "node:timers/promises"
 import { join } from "node:path"
 import { type Request, createToolkit } from "@toolnexus/core"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
@@ -247,8 +246,9 @@ describe("child processes", () => {
     })
     const toolkit = await createToolkit({ extraTools: mcp.tools() })
     const [pid] = pidsOf(mcp)
-    const call = toolkit.execute("t__sleep", { ms: 30_000 })
-    await new Promise((r) => setTimeout(r, 100))
+    const started = join(mkdtempSync(join(tmpdir(), "tnx-mcp-call-")), "started")
+    const call = toolkit.execute("t__sleep", { ms: 30_000, started })
+    await vi.waitFor(() => expect(existsSync(started)).toBe(true), { timeout: 20_000 })
     await mcp.close()
     expect((await call).isError).toBe(true)
     expect(alive(pid as number)).toBe(false)
@@ -300,10 +300,14 @@ describe("child processes", () => {
   })
 
   it("a reconnect that takes longer than callTimeoutMs ends the call at its limit", async () => {
-    // Starts once; a later start hangs before it speaks MCP.
+    // Starts once; a later start hangs before it speaks MCP (5 s: far past the call's 300 ms,
+    // and close() waits for that start to end).
     const marker = join(mkdtempSync(join(tmpdir(), "tnx-mcp-slow-")), "started")
-    const script = `[ -e "$1" ] && exec sleep 30; : > "$1"; exec "$2" "$3" stdio`
+    const script = `[ -e "$1" ] && exec sleep 5; : > "$1"; exec "$2" "$3" stdio`
+    // UNDER_LOAD: the first start may take over the default 10 s on a loaded machine (the test
+    // then found no tools at all); the reconnect is bounded by the call's 300 ms either way.
     const mcp = await connectMcp({
+      ...UNDER_LOAD,
       servers: { slow: { command: "sh", args: ["-c", script, "sh", marker, node, TEST_SERVER] } },
       callTimeoutMs: 300,
     })
@@ -312,9 +316,7 @@ describe("child processes", () => {
       await toolkit.execute("slow__die", {})
       // Under load the die call can reach its 300 ms limit before the child has exited; the
       // ping must not find that first child still serving, so wait until its session is gone.
-      const gone = Date.now() + 20_000
-      while (mcp.servers()[0]?.status === "ready" && Date.now() < gone) await sleep(20)
-      expect(mcp.servers()[0]?.status).not.toBe("ready")
+      await vi.waitFor(() => expect(mcp.servers()[0]?.status).not.toBe("ready"), { timeout: 20_000 })
       const result = await toolkit.execute("slow__ping", {})
       expect(result).toMatchObject({
         isError: true,

@@ -1,18 +1,16 @@
-import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import type { Request } from "@toolnexus/core"
 import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
+import { childProcesses, workerStep } from "./kill-harness.js"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { type TaskServer, serveTasks } from "./task-server.js"
 
 // A run parked on an MCP task (tasks extension) survives a SIGKILL while the task works: the
 // host's sweep, in new processes, polls the task (the wait expired) and completes the run once.
-const WORKER = fileURLToPath(new URL("./fixtures/mrtr-kill-worker.mjs", import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), "tnx-mcp-task-kill-"))
-const children: ChildProcess[] = []
+const processes = childProcesses()
 let llm: FakeLLMServer
 let served: TaskServer
 
@@ -22,40 +20,14 @@ beforeAll(async () => {
   served = await serveTasks({ pollIntervalMs: 0 })
 })
 afterAll(async () => {
-  for (const child of children)
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+  processes.killAll()
   await served?.close()
   await llm?.close()
   rmSync(dir, { recursive: true, force: true })
 })
 
-interface Line {
-  pid: number
-  result?: { status: string; text: string; pending?: Request; delivered?: string }
-  error?: { name: string; code: string; message: string }
-}
-
-function step(job: Record<string, unknown>): Promise<{ line: Line; child: ChildProcess }> {
-  const child = spawn(process.execPath, [WORKER, JSON.stringify({ llmUrl: `${llm.url}/v1`, ...job })], {
-    stdio: ["ignore", "pipe", "inherit"],
-  })
-  children.push(child)
-  return new Promise((resolve, reject) => {
-    let out = ""
-    child.stdout?.on("data", (chunk: Buffer) => {
-      out += chunk.toString()
-      const end = out.indexOf("\n")
-      if (end >= 0) resolve({ line: JSON.parse(out.slice(0, end)) as Line, child })
-    })
-    child.on("exit", (code, signal) => reject(new Error(`worker exited (${code ?? signal}) before printing`)))
-  })
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  const gone = new Promise((resolve) => child.once("exit", resolve))
-  child.kill("SIGKILL")
-  expect(await gone).toBeNull()
-}
+/** Starts one worker step; resolves with its line (a parked one stays alive). */
+const step = (job: Record<string, unknown>) => workerStep(processes, llm.url, job)
 
 const fresh = (soul: string) => (r: FakeRequestView) => r.system === soul && r.toolResults.length === 0
 
@@ -79,7 +51,7 @@ it("SIGKILL while the task works: the sweep in a new process polls it, parks aga
   expect(parked.line.result?.status).toBe("pending")
   const wait = parked.line.result?.pending as Request
   expect(wait).toMatchObject({ kind: "mcp_task", data: { server: "shop", mcpTask: { taskId: "task-1" } } })
-  await kill(parked.child)
+  expect(await processes.kill(parked.child)).toBeNull()
 
   // Still working: the sweep's process polls, parks on a new wait, and is killed too.
   const polled = await step({ ...job, step: "sweep" })
@@ -87,7 +59,7 @@ it("SIGKILL while the task works: the sweep in a new process polls it, parks aga
   const again = polled.line.result?.pending as Request
   expect(again).toMatchObject({ kind: "mcp_task", data: { mcpTask: { taskId: "task-1" } } })
   expect(again.id).not.toBe(wait.id)
-  await kill(polled.child)
+  expect(await processes.kill(polled.child)).toBeNull()
 
   served.finish("task-1", "report ready")
   const done = await step({ ...job, step: "sweep" })

@@ -22,9 +22,13 @@ import {
   type EngineDecided,
   checkRunId,
   enginePrompt,
+  engineRunOptions,
+  type ResultWait,
   followEngineEvents,
+  resultWait,
   tailEngineEvents,
   turnWorkflowId,
+  untilResultWait,
 } from "@toolnexus/core/engine"
 import {
   type OpenRequest,
@@ -78,20 +82,21 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
   const controllers = new Set<AbortController>()
   let closed = false
 
-  async function call(url: string, init: RequestInit & { timeoutMs?: number } = {}): Promise<Response> {
+  /** A call to the server; `wait` ends it early (its `AbortError`), as `close` does. */
+  async function call(url: string, init: RequestInit & { wait?: ResultWait } = {}): Promise<Response> {
+    const { wait, ...request } = init
     const controller = new AbortController()
     controllers.add(controller)
-    const timer =
-      init.timeoutMs === undefined ? undefined : setTimeout(() => controller.abort(), init.timeoutMs)
+    const signal = wait?.signal ? AbortSignal.any([controller.signal, wait.signal]) : controller.signal
     try {
-      return await fetch(url, { ...init, signal: controller.signal })
+      return await fetch(url, { ...request, signal })
     } catch (error) {
-      if (controller.signal.aborted) throw new AbortError(`the call to ${url} was aborted`, { cause: error })
+      if (wait?.signal?.aborted) throw wait.error()
+      if (signal.aborted) throw new AbortError(`the call to ${url} was aborted`, { cause: error })
       throw new StoreError(`the Restate server at ${url} is unreachable: ${(error as Error).message}`, {
         cause: error,
       })
     } finally {
-      clearTimeout(timer)
       controllers.delete(controller)
     }
   }
@@ -144,6 +149,11 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
             `reading the events of ${runId}`,
           ),
         end: () => invoke<number>(eventsName, workflowId, "end", null, `reading the events of ${runId}`),
+        // Workers from before the park mark have no `start`: their log is read from its start.
+        start: () =>
+          invoke<number>(eventsName, workflowId, "start", null, `reading the events of ${runId}`).catch(
+            () => 0,
+          ),
         inFlight: () => inFlight(runId),
       },
       { fromStart, pollMs },
@@ -159,12 +169,13 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
     })
   }
   const sleep = () => new Promise((resolve) => setTimeout(resolve, pollMs))
-  const attach = (workflowId: string, timeoutMs?: number) =>
-    call(`${ingress}/restate/workflow/${path(namespace, workflowId)}/attach`, { timeoutMs })
+  const attach = (workflowId: string, wait?: ResultWait) =>
+    call(`${ingress}/restate/workflow/${path(namespace, workflowId)}/attach`, wait ? { wait } : {})
 
   return {
     async start(agent, runId, prompt, startOpts) {
       checkRunId(runId)
+      engineRunOptions(HOST, "start", startOpts)
       const input = { agent, prompt: enginePrompt(HOST, prompt) }
       const { started } = await invoke<{ started: boolean }>(
         runsName,
@@ -178,6 +189,7 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
     },
     async send(runId, prompt, sendOpts) {
       checkRunId(runId)
+      engineRunOptions(HOST, "send", sendOpts)
       const input = { prompt: enginePrompt(HOST, prompt) }
       let turn: string
       for (;;) {
@@ -216,11 +228,13 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
     },
     async result(runId, resultOpts = {}) {
       checkRunId(runId)
-      const run = await current(runId)
+      const wait = resultWait(runId, resultOpts)
+      const run = await untilResultWait(current(runId), wait)
       const workflowId = run === null ? runId : turnWorkflowId(runId, run.turn)
-      const response = await attach(workflowId, resultOpts.timeoutMs)
-      if (response.ok) return (await response.json()) as RunResult | TaskResult
-      const text = await response.text()
+      const response = await attach(workflowId, wait)
+      // The body streams after the headers: the wait's end ends it too.
+      if (response.ok) return (await untilResultWait(response.json(), wait)) as RunResult | TaskResult
+      const text = await untilResultWait(response.text(), wait)
       if (response.status === 404)
         throw new EngineRunError(runId, "is not known to the engine (never started, or past retention)")
       throw new EngineRunError(runId, `failed: ${messageOf(text)}`)
@@ -278,6 +292,7 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
       return decision ?? undefined
     },
     async deliverAnswer(answer: Answer, deliverOpts) {
+      engineRunOptions(HOST, "deliverAnswer", deliverOpts)
       assertAnswer(answer)
       let delivered: EngineDecided
       try {

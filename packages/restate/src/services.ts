@@ -50,6 +50,11 @@ const TRANSCRIPT = "transcript"
 const PARKED = "parked"
 /** The events object's state: `n` events, each under `e:<index>`. */
 const COUNT = "n"
+/**
+ * The events object's position where the turn's current stretch starts: after its last park,
+ * so a resumed turn's events start after what was delivered before it waited (absent: 0).
+ */
+const START = "start"
 /** The events object's format version (absent: written before it was kept, read as 1). */
 const VERSION = "v"
 /** Events one `read` returns at most. */
@@ -291,6 +296,19 @@ export function buildServices(
         }
         return { events: out, next: to }
       }),
+      /**
+       * The turn parks: its events so far are delivered, and a resumed turn's start after them
+       * (called once the log is flushed, before the request is registered).
+       */
+      park: async (ctx: Restate.ObjectContext) => {
+        await checkLog(ctx)
+        ctx.set(VERSION, STATE_VERSION)
+        ctx.set(START, (await ctx.get<number>(COUNT)) ?? 0)
+      },
+      /** Where the turn's current stretch starts: after its last park (0 before any). */
+      start: sdk.handlers.object.shared(
+        async (ctx: Restate.ObjectSharedContext): Promise<number> => (await ctx.get<number>(START)) ?? 0,
+      ),
       /** The log's end position. */
       end: sdk.handlers.object.shared(
         async (ctx: Restate.ObjectSharedContext): Promise<number> => (await ctx.get<number>(COUNT)) ?? 0,
@@ -349,7 +367,10 @@ export function buildServices(
               }
             },
             answered: () => settle({ waitingOn: null }),
-            flush: () => log?.flush() ?? Promise.resolve(),
+            park: async () => {
+              await log?.flush()
+              await log?.park()
+            },
             failed: (error) => {
               stepError = error
             },
@@ -400,21 +421,25 @@ export function buildServices(
   function eventLog(workflowId: string) {
     const { ingress } = opts
     if (ingress === undefined) return undefined
-    const url = `${ingress}/${encodeURIComponent(eventsName)}/${encodeURIComponent(workflowId)}/append`
-    return engineEventLog(
-      async (batch) => {
-        const response = await fetch(url, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(batch),
-        })
-        if (!response.ok) throw new Error(`HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`)
-      },
-      (error) =>
-        logger?.error(`the event log of ${workflowId} lost events: ${(error as Error)?.message}`, {
-          workflowId,
-        }),
-    )
+    const base = `${ingress}/${encodeURIComponent(eventsName)}/${encodeURIComponent(workflowId)}`
+    const post = async (handler: string, body: unknown) => {
+      const response = await fetch(`${base}/${handler}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      })
+      if (!response.ok) throw new Error(`HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`)
+    }
+    const lost = (error: unknown) =>
+      logger?.error(`the event log of ${workflowId} lost events: ${(error as Error)?.message}`, {
+        workflowId,
+      })
+    const log = engineEventLog((batch) => post("append", batch), lost)
+    return {
+      ...log,
+      /** Marks the park (after a flush); a failure is reported, never the run's. */
+      park: () => post("park", null).catch(lost),
+    }
   }
 
   return { workflow, requests, runs, events }
@@ -430,8 +455,8 @@ interface ExecutorHooks {
   announce(request: Request, entry: PendingEntry, messages: readonly Message[] | undefined): Promise<void>
   /** The wait returned: the run runs again. */
   answered(): Promise<void>
-  /** Writes the event log out before the run parks. */
-  flush(): Promise<void>
+  /** Writes the event log out before the run parks, and marks where a resumed turn's events start. */
+  park(): Promise<void>
   /** A step's own error, before Restate makes it terminal (its code is logged). */
   failed(error: unknown): void
 }
@@ -466,8 +491,9 @@ function restateExecutor(
       ) as Promise<T>,
     async wait(request: Request, context?: WaitContext) {
       const since = new Date(await ctx.date.now()).toISOString()
-      // A connection tailing the log stops once the run parks: it has every event by then.
-      await hooks.flush()
+      // A connection tailing the log stops once the run parks: it has every event by then. A
+      // resumed turn's events start after them (on a replay, after its repeated events too).
+      await hooks.park()
       await hooks.announce(request, engineEntryOf(runId, request, since), context?.messages)
       const answer = await ctx.promise<Answer>(request.id).get()
       await hooks.answered()

@@ -1,17 +1,9 @@
 import { until } from "@toolnexus/agents/engine-testing"
-import { type Logger, createClient, createToolkit, defineTool, pending } from "@toolnexus/core"
 import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
+import { type Line, answeredTwice, capture, loggerAgents } from "../../agents/test/engine-logger-kit.js"
 import { afterAll, beforeAll, expect, it, vi } from "vitest"
 import { type RestateWorker, connectRestate, restateAgent, serveRestate } from "../src/index.js"
 import { type RestateServer, freePort, startRestateServer } from "./restate-harness.js"
-
-type Line = { level: string; message: string; data?: Record<string, unknown> }
-const capture = (lines: Line[]): Logger => ({
-  debug: (message, data) => lines.push({ level: "debug", message, data }),
-  info: (message, data) => lines.push({ level: "info", message, data }),
-  warn: (message, data) => lines.push({ level: "warn", message, data }),
-  error: (message, data) => lines.push({ level: "error", message, data }),
-})
 
 let restate: RestateServer
 let llm: FakeLLMServer
@@ -26,36 +18,8 @@ beforeAll(async () => {
     vi.spyOn(console, level).mockImplementation((...args) => printed(level, ...args))
   restate = await startRestateServer()
   llm = await createFakeLLMServer()
-  llm.addRule({
-    match: (req) => req.system === "approve" && req.toolResults.length === 0,
-    reply: { toolCalls: [{ id: "a1", name: "approve", arguments: {} }] },
-  })
-  llm.addRule({ match: (req) => req.system === "approve", reply: { text: "approved" } })
-  llm.addRule({ match: (req) => req.system === "fails", reply: { status: 400, text: "bad request" } })
-  const approve = defineTool({
-    name: "approve",
-    description: "needs an approval",
-    inputSchema: { type: "object", properties: {} },
-    run: (_args, ctx) => (ctx.answer?.ok ? "done" : pending({ kind: "approval", prompt: "Go?" })),
-  })
-  const client = (soul: string) =>
-    createClient({
-      baseUrl: `${llm.url}/v1`,
-      style: "openai",
-      model: "m",
-      apiKey: "k",
-      systemPrompt: soul,
-      retryBaseMs: 1,
-    })
   worker = await serveRestate({
-    agents: [
-      restateAgent({
-        name: "approve",
-        client: client("approve"),
-        toolkit: await createToolkit({ extraTools: [approve] }),
-      }),
-      restateAgent({ name: "fails", client: client("fails") }),
-    ],
+    agents: (await loggerAgents(llm)).map(restateAgent),
     port: await freePort(),
     admin: restate.admin,
     ingress: restate.ingress,
@@ -77,17 +41,7 @@ it("a refused duplicate answer is logged at info without a stack, never as the S
     logger: capture(connectionLines),
   })
   try {
-    await engine.start("approve", "log-1", "go")
-    let requestId = ""
-    await until(async () => {
-      requestId = (await engine.listPending())[0]?.request.id ?? ""
-      return requestId !== ""
-    }, "the request")
-    await engine.deliverAnswer({ id: requestId, ok: true })
-    await expect(engine.deliverAnswer({ id: requestId, ok: true })).rejects.toMatchObject({
-      code: "TNX_ANSWER_CONFLICT",
-    })
-    expect(await engine.result("log-1", { timeoutMs: 20_000 })).toMatchObject({ text: "approved" })
+    const requestId = await answeredTwice(engine)
 
     await engine.start("fails", "log-2", "go")
     await expect(engine.result("log-2", { timeoutMs: 20_000 })).rejects.toMatchObject({

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto"
 import { HttpAgent } from "@ag-ui/client"
 import { lastAssistantMessageIsCompleteWithApprovalResponses } from "ai"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { createAgUiHandler } from "../src/ag-ui/index.js"
 import { createChatHandler } from "../src/ai-sdk/index.js"
-import { doorEngines, openEngine } from "./engine-kit.js"
+import { doorEngines, useEngine } from "./engine-kit.js"
 import { approvalIdOf, chatAt, postRaw, serve, settled, textOf } from "./helpers.js"
 
 // §17 "Doors take a host", on the engines: the chat handler (driven by the AI SDK's own Chat)
@@ -16,20 +16,12 @@ import { approvalIdOf, chatAt, postRaw, serve, settled, textOf } from "./helpers
 const suffix = randomBytes(4).toString("hex")
 
 describe.each(doorEngines)("the ui doors over $name", (engine) => {
-  let open: Awaited<ReturnType<typeof openEngine>> | undefined
-  beforeAll(async () => {
-    if (engine.skip === undefined) open = await openEngine(engine)
-  }, 120_000)
-  // Closing waits for the engine's database connections to end, which a loaded machine slows.
-  afterAll(async () => {
-    await open?.close()
-  }, 120_000)
-  if (engine.skip !== undefined) console.warn(`skipping the ui doors over ${engine.name}: ${engine.skip}`)
+  const opened = useEngine(engine, "the ui doors")
 
   it.skipIf(engine.skip !== undefined)(
     "useChat: the approval survives a worker SIGKILL; approved, the tool runs once; a second answer is 409",
     async () => {
-      const { host, refunds, restart } = open!
+      const { host, refunds, restart } = opened()
       const server = await serve(createChatHandler({ host, agent: "refunds" }))
       const id = `chat-${suffix}`
       const { chat, errors } = chatAt(server.url, id, {
@@ -70,7 +62,7 @@ describe.each(doorEngines)("the ui doors over $name", (engine) => {
   it.skipIf(engine.skip !== undefined)(
     "AG-UI: the interrupt survives a worker SIGKILL; resumed, the tool runs once; resumed again, one RUN_ERROR TNX_ANSWER_CONFLICT",
     async () => {
-      const { host, refunds, restart } = open!
+      const { host, refunds, restart } = opened()
       const server = await serve(createAgUiHandler({ host, agent: "refunds" }))
       const threadId = `agui-${suffix}`
       const agent = new HttpAgent({ url: `${server.url}/agent`, threadId })

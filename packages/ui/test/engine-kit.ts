@@ -9,6 +9,7 @@ import type { RunHost } from "@toolnexus/core"
 import { type FakeLLMServer, type FakeRequestView, createFakeLLMServer } from "@toolnexus/core/testing"
 import { connectDbos } from "@toolnexus/dbos"
 import { connectRestate } from "@toolnexus/restate"
+import { afterAll, beforeAll } from "vitest"
 import { PG_URL, createDatabase } from "../../dbos/test/dbos-harness.js"
 import { freePort, startRestateServer } from "../../restate/test/restate-harness.js"
 
@@ -97,6 +98,30 @@ export const doorEngines: DoorEngine[] = [
     },
   },
 ]
+
+/** An engine opened for a test file (`openEngine`). */
+export type OpenEngine = Awaited<ReturnType<typeof openEngine>>
+
+/**
+ * Opens `engine` before the tests of the describe block it is called in and closes it after
+ * them; the returned function gives the open engine inside a test. An engine that cannot run
+ * here is warned about (`what` names the block) and not opened: its tests skip on `engine.skip`.
+ */
+export function useEngine(engine: DoorEngine, what: string): () => OpenEngine {
+  let open: OpenEngine | undefined
+  beforeAll(async () => {
+    if (engine.skip === undefined) open = await openEngine(engine)
+  }, 120_000)
+  // Closing waits for the engine's database connections to end, which a loaded machine slows.
+  afterAll(async () => {
+    await open?.close()
+  }, 120_000)
+  if (engine.skip !== undefined) console.warn(`skipping ${what} over ${engine.name}: ${engine.skip}`)
+  return () => {
+    if (open === undefined) throw new Error(`${engine.name} is not open`)
+    return open
+  }
+}
 
 /** A worker process; `kill()` is SIGKILL. */
 export interface EngineWorker {

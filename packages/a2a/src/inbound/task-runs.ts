@@ -153,14 +153,16 @@ export class TaskRuns {
     // A new task is ours alone; an answered one stays as stored until its run is saved.
     if ("text" in start) await saveTask(tasks, record)
     this.#emitStatus(running, record)
-    // A run's `pending` event: it parked (an engine's `result` waits for the run's end).
-    let parkedEvent: () => void = () => {}
-    const parking = new Promise<void>((resolve) => {
+    const answered = "answer" in start ? start.answer.id : undefined
+    // A run's `pending` event on another request than the one answered: it parked (an engine's
+    // `result` waits for the run's end).
+    let parkedEvent: (request: Request) => void = () => {}
+    const parking = new Promise<Request>((resolve) => {
       parkedEvent = resolve
     })
     const onEvent = (event: NonNullable<Parameters<NonNullable<HostStartOptions["onEvent"]>>[0]>) => {
-      const ev = event as { type: string; delta?: string; handle?: string }
-      if (ev.type === "pending") parkedEvent()
+      const ev = event as { type: string; delta?: string; handle?: string; request?: Request }
+      if (ev.type === "pending" && ev.request && ev.request.id !== answered) parkedEvent(ev.request)
       // A runtime tree's text is its top handle's (the task's agent), not its sub-agents'.
       if (ev.type !== "text" || !ev.delta || (ev.handle !== undefined && !TOP_HANDLE.test(ev.handle))) return
       this.#emit(running, {
@@ -187,16 +189,23 @@ export class TaskRuns {
       const here = await withEvents(onEvent, (opts) =>
         "text" in start ? host.start(agent, runId, start.text, opts) : host.deliverAnswer(start.answer, opts),
       )
-      const answered = "answer" in start ? start.answer.id : undefined
-      const ended = host.result(runId) as Promise<Settled>
-      // The watch stops with the race (or the drive): no poll outlives it. A host that cannot
-      // list its requests leaves the task working until the run ends.
+      // The result's wait and the watch stop with the race (or the drive): neither outlives it.
+      const stop = AbortSignal.any([signal, running.watch.signal])
+      const ended = host.result(runId, { signal: stop }) as Promise<Settled>
+      // A host that cannot list its requests leaves the task working until the run ends.
       const watch = () =>
-        this.#parked(host, runId, answered, AbortSignal.any([signal, running.watch.signal])).catch(
-          () => new Promise<never>(() => undefined),
-        )
-      // With events, the host's open requests are read once the run said it parked.
-      const settled = firstOf(ended, here ? parking.then(watch) : watch())
+        this.#parked(host, runId, answered, stop).catch(() => new Promise<never>(() => undefined))
+      // With events the run says where it parked; the host lists the request once its live
+      // tail ends (an engine's event log can lead its request index). Without, its open
+      // requests are looked at until one is the run's.
+      const listed = async (request: Request): Promise<Settled> => {
+        for await (const _ of host.events(runId)) void _
+        if (stop.aborted) return new Promise<never>(() => undefined)
+        if ((await host.findRequest(request.id)) !== undefined)
+          return { status: "pending", text: "", pending: request }
+        return watch()
+      }
+      const settled = firstOf(ended, here ? parking.then(listed) : watch())
       try {
         result = await untilAborted(settled, signal)
       } finally {

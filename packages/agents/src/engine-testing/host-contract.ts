@@ -286,13 +286,23 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
       expect(effects("refund", treeId)).toHaveLength(0)
     }, 30_000)
 
-    it("result gives up after timeoutMs on a run in flight; cancel aborts it", async () => {
+    it("result gives up after timeoutMs or once its signal aborts on a run in flight; cancel aborts it", async () => {
       const runId = id("hang")
       const prompt = `refund order 42 (${runId})`
       hangOnce.add(`${prompt}#0`)
       await host.start("refunds", runId, prompt)
       await until(async () => asked(prompt, 0) === 1, "the hanging turn")
       await expect(host.result(runId, { timeoutMs: 50 })).rejects.toMatchObject({ code: "TNX_ABORTED" })
+      // A door whose client left stops waiting at once: an aborted signal ends the wait, and a
+      // signal aborted during it ends it then (bounded here only to fail rather than hang).
+      await expect(host.result(runId, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+        code: "TNX_ABORTED",
+      })
+      const leaving = new AbortController()
+      const waiting = host.result(runId, { signal: leaving.signal })
+      leaving.abort()
+      const still = new Promise((resolve) => setTimeout(resolve, 5_000, "still waiting"))
+      await expect(Promise.race([waiting, still])).rejects.toMatchObject({ code: "TNX_ABORTED" })
       await host.cancel(runId)
       await expect(host.result(runId, { timeoutMs: 5_000 })).rejects.toBeInstanceOf(EngineRunError)
       await expect(host.result(id("never-started"), { timeoutMs: 50 })).rejects.toBeInstanceOf(EngineRunError)
@@ -314,6 +324,48 @@ export function describeHostContract<Store>(name: string, init: HostContractInit
       const after: string[] = []
       for await (const ev of host.events(runId)) after.push(ev.type)
       expect(after).toEqual([])
+    }, 30_000)
+
+    it("a resumed turn's events start after its park: onEvent and events (from the start) repeat none of the turn's earlier events", async () => {
+      const runId = id("resumed")
+      const prompt = `refund order 42 (${runId})`
+      type Seen = { type: string; request?: { id: string } }
+      const before: Seen[] = []
+      expect(
+        await host.start("refunds", runId, prompt, { onEvent: (ev) => before.push(ev as Seen) }),
+      ).toEqual({
+        runId,
+        started: true,
+      })
+      const entry = await parkedOn(runId)
+      await until(async () => before.some((ev) => ev.type === "pending"), "the park's events")
+      expect(before.map((ev) => ev.type)).toContain("tool_call")
+      // The resumed turn's model call hangs: it stays in flight while its events are read.
+      hangOnce.add(`${prompt}#2`)
+      const resumed: Seen[] = []
+      // A store host's delivery resolves when the resumed turn is over: here after the cancel.
+      const delivering = host.deliverAnswer(
+        { id: entry.request.id, ok: true },
+        { onEvent: (ev) => resumed.push(ev as Seen) },
+      )
+      delivering.catch(() => undefined)
+      await until(async () => asked(prompt, 2) === 1, "the resumed turn's model call")
+      const streamed: Seen[] = []
+      for await (const ev of host.events(runId, { fromStart: true })) {
+        streamed.push(ev as Seen)
+        if (ev.type === "tool_result") break
+      }
+      await until(async () => resumed.some((ev) => ev.type === "tool_result"), "onEvent's resumed events")
+      for (const heard of [resumed, streamed]) {
+        const types = heard.map((ev) => ev.type)
+        expect(types).toContain("tool_result")
+        // The park's call, its event and the lookup before it were heard before the park.
+        expect(types.slice(0, types.indexOf("tool_result"))).not.toContain("tool_call")
+        expect(heard.filter((ev) => ev.type === "pending" && ev.request?.id === entry.request.id)).toEqual([])
+      }
+      await host.cancel(runId)
+      await delivering.catch(() => undefined)
+      expect(effects("refund", runId)).toHaveLength(1)
     }, 30_000)
 
     it("send adds a turn to a conversation run; refused while it waits on a request", async () => {

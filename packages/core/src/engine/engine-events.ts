@@ -61,13 +61,19 @@ export interface EngineEventSource {
   }>
   /** The log's end position now. */
   end(): Promise<number>
+  /**
+   * Where the turn's current stretch starts: after its last park, so a resumed turn's events
+   * start after what was delivered before it waited. Without it, 0 (the log's start).
+   */
+  start?(): Promise<number>
   /** True while the run runs: not ended, and not parked on a request. */
   inFlight(): Promise<boolean>
 }
 
 /**
- * Tails a run's event log: from its start (`fromStart`) or its end now, yielding events as the
- * workers write them, until the run ends or parks. A run not in flight yields nothing. The
+ * Tails a run's event log: from its start (`fromStart`: of the current stretch, after the last
+ * park of a resumed turn) or its end now, yielding events as the workers write them, until the
+ * run ends or parks. A run not in flight yields nothing. The
  * workers flush the log before a run parks or ends, so a read after `inFlight` turned false
  * holds the run's last events.
  */
@@ -77,7 +83,7 @@ export async function* tailEngineEvents(
 ): AsyncGenerator<EngineEvent> {
   const pollMs = opts.pollMs ?? 50
   if (!(await source.inFlight())) return
-  let at = opts.fromStart ? 0 : await source.end()
+  let at = opts.fromStart ? ((await source.start?.()) ?? 0) : await source.end()
   for (;;) {
     if (opts.signal?.aborted) return
     // Looked at before the read: a run that stopped before it has all its events in the log.

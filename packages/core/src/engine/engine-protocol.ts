@@ -122,6 +122,21 @@ export function engineEntryOf(runId: string, request: Request, since: string): P
 }
 
 /**
+ * Refuses what an engine run cannot honour from a `RunHost` call's options: `relay` (a
+ * caller's per-run tools, history or output; the workers' toolkit is fixed).
+ *
+ * @throws HostUnsupportedError (naming `host` and `what`) when `relay` is given.
+ */
+export function engineRunOptions(host: string, what: string, opts: { relay?: unknown } | undefined): void {
+  if (opts?.relay !== undefined)
+    throw new HostUnsupportedError(
+      host,
+      `${what} with relay`,
+      "an engine's workers run the agent's own toolkit; per-run relay tools need a store host",
+    )
+}
+
+/**
  * The prompt an engine run takes, from `RunHost.start`'s or `send`'s arguments: a string (the
  * workflow input is plain JSON and a tree's prompt is text).
  *

@@ -9,6 +9,8 @@ export type {
   EngineTurn,
   EngineTurnOptions,
 } from "./engine-agent.js"
+export { resultWait, untilResultWait } from "../host/result-wait.js"
+export type { ResultWait } from "../host/result-wait.js"
 export { engineEventLog, followEngineEvents, tailEngineEvents } from "./engine-events.js"
 export type { EngineEventLog, EngineEventSource } from "./engine-events.js"
 export {
@@ -18,6 +20,7 @@ export {
   decisionOf,
   engineEntryOf,
   enginePrompt,
+  engineRunOptions,
   namespaceOf,
   turnWorkflowId,
 } from "./engine-protocol.js"

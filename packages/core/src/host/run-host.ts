@@ -2,7 +2,7 @@ import type { StreamEvent } from "../client/run-result.js"
 import type { RunResult } from "../client/run-result.js"
 import type { AnswerDecision } from "../errors.js"
 import type { PendingEntry } from "../suspension/pending-entry.js"
-import type { Answer, Message, Prompt, Request } from "../types.js"
+import type { Answer, JSONSchema, Message, Prompt, Request } from "../types.js"
 import type { ApprovalGrant, DeliveryRecord, GrantFilter } from "./approval-grants.js"
 import type { RuntimeEvent, TaskResult } from "./host-types.js"
 
@@ -20,6 +20,67 @@ export interface HostStartOptions<Event = StreamEvent | RuntimeEvent> {
    * without grants ignores it.
    */
   principal?: string
+  /**
+   * Aborts what this call runs in this process (a store host: the run's execution, its LLM
+   * request included; the run keeps its last saved state, and an answer being applied is
+   * released for a retry). An engine's run goes on in its workers: there it is not passed on.
+   */
+  signal?: AbortSignal
+  /**
+   * What a caller that keeps its own tools and transcript brings to this run only (an
+   * OpenAI-compatible proxy, AG-UI's frontend tools): see {@link HostRelayOptions}. A store
+   * host honours it for a client agent; a runtime agent's, or an engine's run (its workers'
+   * toolkit is fixed), refuses it with `HostUnsupportedError`.
+   */
+  relay?: HostRelayOptions
+}
+
+/** A tool the caller executes itself, offered to one run as a relay tool (§3 `relayTool`). */
+export interface HostRelayTool {
+  /** The tool's name, `^[a-zA-Z0-9_-]{1,64}$`. */
+  name: string
+  /** What the model is told the tool does. */
+  description?: string
+  /** The JSON Schema of its arguments; default an object with no properties. */
+  parameters?: JSONSchema
+}
+
+/** `HostStartOptions.relay`: the caller's part of one run (a contract extension of §17). */
+export interface HostRelayOptions {
+  /**
+   * The caller's tools, offered to this run as relay tools besides the agent's toolkit (a
+   * toolkit tool of the same name wins): `start` and `send` for that turn, `deliverAnswer` for
+   * the resumed run. A model call of one halts the run on a relay request for the caller.
+   */
+  tools?: HostRelayTool[]
+  /**
+   * `start` only: the transcript before `input`, for a caller that sends its whole history
+   * with each request (stored as the run's conversation before `input` is added).
+   */
+  history?: Message[]
+  /** The JSON Schema this call's final answer must match (structured output), for this call only. */
+  output?: JSONSchema
+  /**
+   * When the relay request this call's run halts on expires (RFC 3339 with an offset): a later
+   * `ok` answer is refused with `AnswerExpiredError`, judged by the host's one expiry rule.
+   */
+  expiresAt?: string
+  /**
+   * `false`: the run asks its model with non-streaming requests (a caller that wants one
+   * answer, not deltas); `onEvent` and `events()` then hear no text deltas. Default `true`.
+   */
+  stream?: boolean
+}
+
+/** Options of `RunHost.result`: how long the caller waits. */
+export interface HostResultOptions {
+  /** Gives up (`AbortError`) after this many milliseconds. */
+  timeoutMs?: number
+  /**
+   * Gives up (`AbortError`) as soon as this aborts, e.g. when the door's client went away:
+   * the wait's timers, polls and engine calls are released at once; the run goes on.
+   */
+  signal?: AbortSignal
 }
 
 /** Options of `RunHost.listPending`. */
@@ -105,9 +166,10 @@ export interface RunHost<Result = RunResult | TaskResult, Event = StreamEvent | 
    * (`pending` set, or `status: "pending"`); an engine's parked run waits in the engine, so
    * there it resolves at the end only.
    *
-   * @throws EngineRunError for a failed or unknown run; AbortError after `timeoutMs`.
+   * @throws EngineRunError for a failed or unknown run; AbortError after `timeoutMs` or once
+   *   `signal` aborted.
    */
-  result(runId: string, opts?: { timeoutMs?: number }): Promise<Result>
+  result(runId: string, opts?: HostResultOptions): Promise<Result>
   /**
    * The live events of run `runId` while it runs (`fromStart`: those it emitted so far first);
    * ends when the run ends or parks. Empty for a run not in flight (a store host: not in this

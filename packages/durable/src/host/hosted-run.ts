@@ -2,6 +2,8 @@ import type { RuntimeEvent, RuntimeOptions, TaskResult } from "@toolnexus/agents
 import {
   type Client,
   ConfigError,
+  type JSONSchema,
+  type Message,
   type Prompt,
   type RunResult,
   type StreamEvent,
@@ -31,6 +33,14 @@ export interface StartHostedRunOptions {
   onEvent?: (ev: StreamEvent | RuntimeEvent) => void
   /** Called with the spawned root handle's id, before it runs. */
   onHandle?: (handleId: string) => void
+  /** A client run's toolkit for this run instead of the agent's (the agent's plus the caller's relay tools). */
+  toolkit?: Toolkit
+  /** A client run's transcript before `input`, stored as its conversation first (`HostRelayOptions.history`). */
+  history?: Message[]
+  /** The JSON Schema a client run's final answer must match. */
+  output?: JSONSchema
+  /** A client run's request, when it halts on one, expires then (`HostRelayOptions.expiresAt`). */
+  expiresAt?: string
 }
 
 /** How a hosted run ended or parked: a conversation's result, or the runtime root handle's. */
@@ -68,12 +78,16 @@ export async function startHostedRun(
   if (client) {
     if (client.conversationStore() !== store)
       throw new ConfigError("a hosted client agent's `client` must use the host's store")
+    // The caller's transcript becomes the conversation `ask` loads and adds `input` to.
+    if (opts.history !== undefined && opts.history.length > 0) await store.save(runId, opts.history)
     const result = await client.ask(input, {
       id: runId,
-      toolkit: agent.toolkit,
+      toolkit: opts.toolkit ?? agent.toolkit,
+      ...(opts.output !== undefined ? { output: opts.output } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
     })
+    await stampExpiry(store, runId, result, opts.expiresAt)
     return { kind: "conversation", result }
   }
   if (!runtime) throw new ConfigError("a hosted agent needs `client` or `runtime`")
@@ -108,4 +122,20 @@ export async function startHostedRun(
   } finally {
     opts.signal?.removeEventListener("abort", onAbort)
   }
+}
+
+/**
+ * Gives the request a conversation run halted on the caller's deadline (`expiresAt`), so the
+ * claim judges it by durable's one expiry rule. The run's own save has just stored the request;
+ * nobody can answer it before its caller is told of it, after this.
+ */
+export async function stampExpiry(
+  store: DurableStore,
+  runId: string,
+  result: RunResult,
+  expiresAt: string | undefined,
+): Promise<void> {
+  if (expiresAt === undefined || result.status !== "pending" || result.pending === undefined) return
+  result.pending = { ...result.pending, expiresAt }
+  await store.save(runId, result.messages, { pending: result.pending })
 }

@@ -9,6 +9,7 @@ import {
   ConfigError,
   EngineRunError,
   type HostDelivered,
+  type HostRelayOptions,
   type HostStartOptions,
   HostUnsupportedError,
   type Logger,
@@ -17,11 +18,12 @@ import {
   type RunHost,
   type RunResult,
   type StreamEvent,
+  type Toolkit,
   assertAnswer,
   isToolnexusError,
   runIdOfEntry,
 } from "@toolnexus/core"
-import { decisionOf } from "@toolnexus/core/engine"
+import { decisionOf, resultWait, untilResultWait } from "@toolnexus/core/engine"
 import type { DurableStore, FailedEntry } from "../durable-store.js"
 import {
   type DeliverOptions,
@@ -33,6 +35,7 @@ import {
 } from "../resume/deliver-answer.js"
 import { type NotificationOutboxOptions, createNotificationOutbox } from "./delivery.js"
 import { listGrants, revokeGrant } from "./grants.js"
+import { runToolkit } from "./relay-toolkit.js"
 import {
   decisionWaitingError,
   notFailedError,
@@ -41,7 +44,7 @@ import {
 } from "../store-engine/claim-refusals.js"
 import { checkKey, resolveKind, resolveLimit } from "../store-engine/option-checks.js"
 import { pageOf } from "../store-engine/request-index.js"
-import { type HostedRunResult, startHostedRun } from "./hosted-run.js"
+import { type HostedRunResult, stampExpiry, startHostedRun } from "./hosted-run.js"
 import { type RunRecord, createRunRecord, readRunRecord, writeRunRecord } from "./run-record.js"
 
 /** An agent a store host serves: `hostAgent(…)` with the agents runtime's options (less the store's), as every host's. */
@@ -55,6 +58,8 @@ export interface StoreHostOptions extends Omit<NotificationOutboxOptions, "logge
   agents: StoreHostAgent[]
   /** How long a resume's claim holds before another delivery may take it over; default 30 s. */
   leaseMs?: number
+  /** Claims (attempts) an answer gets before its request is `failed` and only `retry` moves it on; default 3. */
+  maxAttempts?: number
   /**
    * Every so often, complete the resumes whose worker died (expired claims) and decline expired
    * requests; default 60 000 ms, `false` for never (call sweeps yourself).
@@ -253,8 +258,31 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
   const deliverOptions = (extra: DeliverOptions = {}): DeliverOptions => ({
     route,
     ...(leaseMs !== undefined ? { leaseMs } : {}),
+    ...(opts.maxAttempts !== undefined ? { maxAttempts: opts.maxAttempts } : {}),
     ...extra,
   })
+  /**
+   * A delivery's options with a call's `relay` honoured: the holder's toolkit plus the
+   * caller's tools (created before anything is claimed, so a bad tool is refused first), and
+   * its `output`. `release` closes the toolkit once the delivery is over.
+   */
+  const relayDelivery = async (
+    relay: HostRelayOptions | undefined,
+    held: PendingEntry,
+  ): Promise<{ route: DeliverOptions["route"]; release: () => Promise<void> }> => {
+    if (relay === undefined) return { route, release: async () => {} }
+    if (relay.history !== undefined)
+      throw new ConfigError(`${HOST}: relay.history is for start only (a run's transcript is its own)`)
+    const holder = await route(held)
+    if (!holder.client)
+      throw new HostUnsupportedError(HOST, "deliverAnswer with relay", "the run is a runtime tree")
+    const own = await runToolkit(holder.toolkit, relay)
+    const output = relay.output !== undefined ? { output: relay.output } : {}
+    return {
+      route: async (entry) => ({ ...(await route(entry)), toolkit: own.toolkit, ...output }),
+      release: own.release,
+    }
+  }
 
   /** The run's state after a start, turn or resume settled, saved on its record; `notify` once. */
   async function settled(runId: string, record: RunRecord, outcome: HostedRunResult): Promise<void> {
@@ -296,6 +324,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     work: (signal: AbortSignal, emit: (ev: HostEvent) => void) => Promise<HostedRunResult | undefined>,
     onEvent?: (ev: HostEvent) => void,
     starting = false,
+    signal?: AbortSignal,
   ): Promise<HostedRunResult | undefined> {
     const before = executions.get(runId)
     const exec: Execution = {
@@ -306,6 +335,14 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       ended: false,
       done: Promise.resolve(),
     }
+    // The caller's signal (`HostStartOptions.signal`) stops this execution only.
+    let byCaller = false
+    const stop = () => {
+      byCaller = true
+      exec.controller.abort(signal?.reason)
+    }
+    if (signal?.aborted) stop()
+    else signal?.addEventListener("abort", stop, { once: true })
     const emit = (ev: HostEvent) => {
       exec.events.push(ev)
       if (exec.events.length > REPLAY_LIMIT) {
@@ -323,7 +360,8 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       if (before) await before.done
       const outcome = await work(exec.controller.signal, emit)
       // A cancelled run's record is `cancel`'s to write.
-      if (outcome && !exec.controller.signal.aborted) {
+      // A run its caller stopped just as it ended is settled all the same: nobody else would.
+      if (outcome && (byCaller || !exec.controller.signal.aborted)) {
         await settled(runId, record, outcome)
         exec.result = outcome.result
       }
@@ -338,6 +376,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     )
     executions.set(runId, exec)
     void exec.done.then(() => {
+      signal?.removeEventListener("abort", stop)
       exec.ended = true
       for (const wake of exec.listeners) wake()
       if (executions.get(runId) === exec) executions.delete(runId)
@@ -427,22 +466,30 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     agent: StoreHostAgent,
     runId: string,
     input: Prompt,
-    onEvent: ((ev: HostEvent) => void) | undefined,
+    startOpts: HostStartOptions<HostEvent>,
+    own: { toolkit?: Toolkit; release(): Promise<void> },
   ): { runId: string; started: boolean } {
+    const relay = startOpts.relay
     const run = execute(
       runId,
       record,
       (signal, emit) =>
         startHostedRun(store, agent.options, runId, input, {
           signal,
-          onEvent: emit,
+          ...(relay?.stream === false ? {} : { onEvent: emit }),
           onHandle: (handle) => {
             record.handle = handle
           },
+          ...(own.toolkit !== undefined ? { toolkit: own.toolkit } : {}),
+          ...(relay?.history !== undefined ? { history: relay.history } : {}),
+          ...(relay?.output !== undefined ? { output: relay.output } : {}),
+          ...(relay?.expiresAt !== undefined ? { expiresAt: relay.expiresAt } : {}),
         }),
-      onEvent,
+      startOpts.onEvent,
       true,
+      startOpts.signal,
     )
+    void run.then(own.release, own.release).catch(() => undefined)
     run.catch(async (error) => {
       // A stopped run's record is `cancel`'s (or stays running for the next host after `close`).
       if (closed) return
@@ -454,6 +501,23 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       )
     })
     return { runId, started: true }
+  }
+
+  /**
+   * The toolkit a call's `relay` gives a run of `agent`: the agent's plus the caller's tools.
+   *
+   * @throws HostUnsupportedError for a runtime agent (a tree's toolkits are its defs').
+   */
+  async function relayToolkitOf(
+    agent: StoreHostAgent,
+    what: string,
+    relay: HostRelayOptions | undefined,
+  ): Promise<{ toolkit?: Toolkit; release(): Promise<void> }> {
+    if (relay === undefined) return { release: async () => {} }
+    if (!agent.options.client)
+      throw new HostUnsupportedError(HOST, `${what} with relay`, `agent ${agent.name} runs a runtime tree`)
+    const own = await runToolkit(agent.options.toolkit, relay)
+    return { ...(own.toolkit !== undefined ? { toolkit: own.toolkit } : {}), release: own.release }
   }
 
   const checkOpen = () => {
@@ -522,8 +586,13 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
             throw new ConfigError(`${HOST}: principal must be a non-empty string`)
           record.principal = startOpts.principal
         }
-        if (!(await createRunRecord(store, runId, record))) return { runId, started: false }
-        return begin(record, agent, runId, input, startOpts.onEvent)
+        // The caller's tools are checked before the run is recorded: a bad one starts nothing.
+        const own = await relayToolkitOf(agent, "start", startOpts.relay)
+        if (!(await createRunRecord(store, runId, record))) {
+          await own.release()
+          return { runId, started: false }
+        }
+        return begin(record, agent, runId, input, startOpts, own)
       } finally {
         starting.delete(runId)
       }
@@ -531,24 +600,37 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     async send(runId, input, sendOpts = {}) {
       checkOpen()
       checkStoreRunId(runId)
+      if (sendOpts.relay?.history !== undefined)
+        throw new ConfigError(`${HOST}: relay.history is for start only (run ${runId} has its transcript)`)
       const record = await recordOf(runId)
       const agent = agentOf(record, runId)
       if (!agent.options.client)
         throw new HostUnsupportedError(HOST, "send", `run ${runId} is a runtime tree, not a conversation`)
+      const own = await relayToolkitOf(agent, "send", sendOpts.relay)
+      const relay = sendOpts.relay
       const work = (signal: AbortSignal, emit: (ev: HostEvent) => void) =>
-        startHostedRun(store, agent.options, runId, input, { signal, onEvent: emit })
-      await execute(runId, { ...record, state: "running" }, work, sendOpts.onEvent)
+        startHostedRun(store, agent.options, runId, input, {
+          signal,
+          ...(relay?.stream === false ? {} : { onEvent: emit }),
+          ...(own.toolkit !== undefined ? { toolkit: own.toolkit } : {}),
+          ...(relay?.output !== undefined ? { output: relay.output } : {}),
+          ...(relay?.expiresAt !== undefined ? { expiresAt: relay.expiresAt } : {}),
+        })
+      try {
+        await execute(runId, { ...record, state: "running" }, work, sendOpts.onEvent, false, sendOpts.signal)
+      } finally {
+        await own.release()
+      }
     },
 
     async result(runId, resultOpts = {}) {
       checkStoreRunId(runId)
-      const deadline = resultOpts.timeoutMs === undefined ? undefined : Date.now() + resultOpts.timeoutMs
-      const timedOut = () => new AbortError(`no result of run ${runId} within ${resultOpts.timeoutMs} ms`)
+      const wait = resultWait(runId, resultOpts)
       for (;;) {
+        if (wait.signal?.aborted) throw wait.error()
         const exec = executions.get(runId)
         if (exec) {
-          if (deadline === undefined) await exec.done
-          else if (!(await within(exec.done, deadline - Date.now()))) throw timedOut()
+          await untilResultWait(exec.done, wait)
           if (exec.startFailure !== undefined && !exec.controller.signal.aborted)
             throw new EngineRunError(runId, `failed: ${(exec.startFailure as Error)?.message}`, {
               cause: exec.startFailure,
@@ -572,14 +654,11 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
             return { ...kept, messages: (await store.get(runId)) ?? [] } as HostResult
           return kept
         }
-        // Running in another process (or its worker died before saving): look again shortly.
-        if (deadline !== undefined && Date.now() >= deadline) throw timedOut()
         // A closed host's own runs were stopped: their record stays `running`, nobody settles it.
         if (closed) throw new AbortError(`the host was closed before run ${runId} ended`)
-        await within(
-          new Promise(() => undefined),
-          Math.min(100, deadline === undefined ? 100 : deadline - Date.now()),
-        )
+        // Running in another process (or its worker died before saving): look again shortly,
+        // or stop at once when the wait ends.
+        await untilResultWait(pause(100), wait)
       }
     },
 
@@ -670,13 +749,32 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         if (due && !sameAnswer(due.answer, answer))
           throw logRefusal(answer.id, decisionWaitingError(answer.id, decisionOf(due.answer)))
       }
-      await execute(
-        runId,
-        record,
-        async (signal, emit) =>
-          (await deliverAnswer(store, answer, deliverOptions({ signal, onEvent: emit }))) as HostedRunResult,
-        deliverOpts.onEvent,
-      )
+      const relayed = await relayDelivery(deliverOpts.relay, held)
+      try {
+        await execute(
+          runId,
+          record,
+          async (signal, emit) => {
+            const delivered = await deliverAnswer(
+              store,
+              answer,
+              deliverOptions({
+                signal,
+                route: relayed.route,
+                ...(deliverOpts.relay?.stream === false ? {} : { onEvent: emit }),
+              }),
+            )
+            if (delivered.kind === "conversation")
+              await stampExpiry(store, delivered.id, delivered.result, deliverOpts.relay?.expiresAt)
+            return delivered as HostedRunResult
+          },
+          deliverOpts.onEvent,
+          false,
+          deliverOpts.signal,
+        )
+      } finally {
+        await relayed.release()
+      }
       const decision: AnswerDecision = (await store.getDecision(answer.id)) ?? decisionOf(answer)
       return { runId, request: held.request, decision }
     },
@@ -834,15 +932,7 @@ async function handOff(
   return decisionOf(claim.answer)
 }
 
-/** True when `promise` settled within `ms`. */
-async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), Math.max(0, ms))
-  })
-  try {
-    return await Promise.race([promise.then(() => true as const), late])
-  } finally {
-    clearTimeout(timer)
-  }
+/** Resolves after `ms` (a poll's pause; the timer does not hold the process open). */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref?.())
 }

@@ -42,8 +42,30 @@ export class MemoryData {
   readonly conversations = new Map<string, MemoryConversation>()
   readonly requests = new Map<string, MemoryRequest>()
   readonly snapshots = new Map<string, string>()
+  /**
+   * The conversations waiting on each request id (the SQL backends' index on `pending_id`), so
+   * finding a request's holders does not read every conversation.
+   */
+  readonly holders = new Map<string, Set<string>>()
+  /** The open requests each parked runtime's snapshot holds (the index on `runtime_key`). */
+  readonly held = new Map<string, Set<string>>()
   /** Versions only grow, across conversations too: a recreated conversation never reuses one. */
   clock = 0
+
+  /** Moves conversation `id` from the holders of `from` to those of `to` (either may be none). */
+  rehold(id: string, from: string | null | undefined, to: string | null | undefined): void {
+    if (from === to) return
+    if (from != null) {
+      const set = this.holders.get(from)
+      set?.delete(id)
+      if (set?.size === 0) this.holders.delete(from)
+    }
+    if (to != null) {
+      const set = this.holders.get(to)
+      if (set) set.add(id)
+      else this.holders.set(to, new Set([id]))
+    }
+  }
 }
 
 /**
@@ -106,6 +128,7 @@ export class MemoryStore extends DurableStoreBase {
       bodies = plan.bodies
     }
     const version = ++data.clock
+    data.rehold(id, previous?.pendingId, next.pendingId)
     data.conversations.set(id, {
       version,
       bodies: stored.slice(0, keep).concat(bodies),
@@ -171,7 +194,13 @@ export class MemoryStore extends DurableStoreBase {
 
   protected async readHolders(filter: { kind?: string; requestId?: string }): Promise<HolderRow[]> {
     const rows: HolderRow[] = []
-    for (const [id, conv] of this.#data.conversations) {
+    const { conversations, holders } = this.#data
+    // One request's holders from its index; a listing reads every conversation, as SQL scans.
+    const ids =
+      filter.requestId === undefined ? conversations.keys() : (holders.get(filter.requestId) ?? [])
+    for (const id of ids) {
+      const conv = conversations.get(id)
+      if (conv === undefined) continue
       if (conv.pendingId === null || conv.pending === null) continue
       if (filter.requestId !== undefined && conv.pendingId !== filter.requestId) continue
       if (filter.kind !== undefined && conv.pendingKind !== filter.kind) continue
@@ -304,12 +333,13 @@ export class MemoryStore extends DurableStoreBase {
     if (conv?.pendingId != null) ids.add(conv.pendingId)
     for (const [requestId, request] of data.requests)
       if (request.claimConversationId === id) ids.add(requestId)
+    data.rehold(id, conv?.pendingId, null)
     for (const requestId of ids) {
-      if (data.requests.get(requestId)?.state === "applied") continue
-      const heldElsewhere = [...data.conversations].some(
-        ([other, o]) => other !== id && o.pendingId === requestId,
-      )
-      if (!heldElsewhere) data.requests.delete(requestId)
+      const request = data.requests.get(requestId)
+      if (request?.state === "applied") continue
+      if (data.holders.has(requestId)) continue // held elsewhere
+      if (request?.runtimeKey != null) data.held.get(request.runtimeKey)?.delete(requestId)
+      data.requests.delete(requestId)
     }
     data.conversations.delete(id)
   }
@@ -318,8 +348,11 @@ export class MemoryStore extends DurableStoreBase {
     const data = this.#data
     data.snapshots.set(key, body)
     if (holds === undefined) return
-    for (const request of data.requests.values()) {
-      if (request.runtimeKey !== key || (request.state !== "open" && request.state !== "claimed")) continue
+    const before = data.held.get(key)
+    const now = new Set<string>()
+    for (const requestId of before ?? []) {
+      const request = data.requests.get(requestId)
+      if (request?.runtimeKey !== key || (request.state !== "open" && request.state !== "claimed")) continue
       request.runtimeKey = null
       request.conversationId = null
       request.path = null
@@ -327,11 +360,17 @@ export class MemoryStore extends DurableStoreBase {
     for (const hold of holds) {
       const request = data.requests.get(hold.requestId) ?? emptyRequest()
       if (request.state !== "open" && request.state !== "claimed") continue
+      // A request moving here from another runtime's snapshot leaves that one's index.
+      if (request.runtimeKey !== null && request.runtimeKey !== key)
+        data.held.get(request.runtimeKey)?.delete(hold.requestId)
       request.runtimeKey = key
       request.conversationId = hold.conversationId
       request.path = hold.path ? JSON.stringify(hold.path) : null
       data.requests.set(hold.requestId, request)
+      now.add(hold.requestId)
     }
+    if (now.size > 0) data.held.set(key, now)
+    else data.held.delete(key)
   }
 
   protected async insertSnapshot(key: string, body: string): Promise<boolean> {
@@ -345,7 +384,16 @@ export class MemoryStore extends DurableStoreBase {
   }
 
   protected async removeSnapshot(key: string): Promise<void> {
-    this.#data.snapshots.delete(key)
+    const data = this.#data
+    data.snapshots.delete(key)
+    // The index keeps only what a later snapshot under this key must still clear: open requests.
+    const held = data.held.get(key)
+    if (held === undefined) return
+    for (const requestId of held) {
+      const state = data.requests.get(requestId)?.state
+      if (state !== "open" && state !== "claimed") held.delete(requestId)
+    }
+    if (held.size === 0) data.held.delete(key)
   }
 
   /** The request whose live or released claim `token` took through conversation `id`. */

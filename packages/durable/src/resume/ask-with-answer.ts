@@ -1,12 +1,12 @@
-import type {
-  Answer,
-  Client,
-  ConversationStore,
-  OutputSchema,
-  Request,
-  RunResult,
-  StreamListener,
-  Toolkit,
+import {
+  type Answer,
+  type Client,
+  ConfigError,
+  type OutputSchema,
+  type Request,
+  type RunResult,
+  type StreamListener,
+  type Toolkit,
 } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
 import { checkAnswer } from "../store-engine/option-checks.js"
@@ -26,7 +26,7 @@ export interface AskWithAnswerOptions {
   /** The request it halted on; read from the store when omitted. */
   pending?: Request
   /**
-   * Aborts the resumed run; on a durable store the claim is then released with the abort
+   * Aborts the resumed run; the claim is then released with the abort
    * error (an attempt counted) so that a later delivery or a sweep completes the run.
    */
   signal?: AbortSignal
@@ -46,7 +46,8 @@ export interface AskWithAnswerOptions {
 /**
  * Resumes a conversation halted by `client.ask(..., { id })` with the answer, through the
  * client's store and core's one stored-continue path (`client.continueRun` without
- * messages). On a durable store the request is claimed atomically first: of two deliveries
+ * messages). The client's store must be a durable store (core's default memory store is not:
+ * `ConfigError`). The request is claimed atomically first: of two deliveries
  * of the same answer exactly one resumes, the other gets `AnswerConflictError`. The claimed
  * answer is consumed only when the resumed run is saved; if this process dies or the run
  * fails, the claim expires (or is released with the error, counting an attempt) and the next
@@ -61,6 +62,7 @@ export interface AskWithAnswerOptions {
  * @throws UnknownRequestError when the conversation waits on no request.
  * @throws AnswerExpiredError for `ok: true` after the request's `expiresAt` (unless claimed in time before).
  * @throws AnswerInvalidError for an answer not of the wire shape; nothing is changed.
+ * @throws ConfigError when the client's store has no claims (not a durable store).
  * @throws ClaimLostError when the claim was taken over or could not be renewed mid-run.
  * @example
  * const result = await askWithAnswer(client, { toolkit, id: "order-42", answer: { id: req.id, ok: true } })
@@ -69,23 +71,28 @@ export async function askWithAnswer(client: Client, opts: AskWithAnswerOptions):
   checkAnswer(opts?.answer)
   const store = client.conversationStore()
   const { id, answer, toolkit, signal, leaseMs, maxAttempts, onEvent, output } = opts
-  if (!isDurable(store))
-    return client.continueRun({ id, answer, pending: opts.pending, toolkit, signal, onEvent, output })
-  return resumeClaimed(store, id, answer, { leaseMs, maxAttempts, signal }, ({ claim, signal }) =>
-    client.continueRun({
-      id,
-      answer: claim.answer,
-      pending: claim.request,
-      // The claim's context: the store judged the answer when it granted the claim.
-      resume: { claim: claim.token, signal, checkpoint: true },
-      toolkit,
-      onEvent,
-      output,
-    }),
+  // One path: the claim decides. A store without claims (core's default memory store) cannot
+  // promise one resume per answer, so it is refused rather than resumed without them.
+  if (typeof (store as Partial<DurableStore>).claimAnswer !== "function")
+    throw new ConfigError(
+      "askWithAnswer needs a client over a durable store (createMemoryStore, SQLite, PostgreSQL, Redis); " +
+        "client.continueRun resumes without claims",
+    )
+  return resumeClaimed(
+    store as DurableStore,
+    id,
+    answer,
+    { leaseMs, maxAttempts, signal },
+    ({ claim, signal }) =>
+      client.continueRun({
+        id,
+        answer: claim.answer,
+        pending: claim.request,
+        // The claim's context: the store judged the answer when it granted the claim.
+        resume: { claim: claim.token, signal, checkpoint: true },
+        toolkit,
+        onEvent,
+        output,
+      }),
   )
-}
-
-/** @internal */
-export function isDurable(store: ConversationStore): store is DurableStore {
-  return typeof (store as Partial<DurableStore>).claimAnswer === "function"
 }

@@ -2,6 +2,7 @@ import type { RuntimeOptions, TaskResult } from "@toolnexus/agents"
 import {
   type Answer,
   type Client,
+  type OutputSchema,
   ConfigError,
   type RunResult,
   type StreamEvent,
@@ -25,6 +26,11 @@ export interface DeliverOptions {
    * `runtime`.
    */
   toolkit?: Toolkit
+  /**
+   * The JSON Schema a resumed plain conversation's final answer must match (passed to
+   * `askWithAnswer`); default none.
+   */
+  output?: OutputSchema
   /** Resumes requests held by saved runtimes (the same registry the runtime was created with). */
   runtime?: RuntimeOptions
   /**
@@ -155,6 +161,7 @@ async function resume(
     leaseMs: opts.leaseMs,
     maxAttempts: opts.maxAttempts,
     onEvent: opts.onEvent,
+    ...(opts.output !== undefined ? { output: opts.output } : {}),
   })
   return { kind: "conversation", id: entry.conversationId, result }
 }

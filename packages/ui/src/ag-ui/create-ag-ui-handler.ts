@@ -1,4 +1,4 @@
-import { type Toolkit, createToolkit, relayTool } from "@toolnexus/core"
+import type { HostRelayOptions } from "@toolnexus/core"
 import type { ChatHandlerOptions } from "../internal/chat-options.js"
 import { type AcceptedRun, ConversationGate } from "../internal/conversation-gate.js"
 import { logRefusal, logRunFailure } from "../internal/door-log.js"
@@ -80,7 +80,7 @@ export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => P
   /** Reads an input in the contract's order: `resume[]`, tool messages for the relay request, a user message. */
   async function read(input: AgUiInput, conversation: string): Promise<Ask | Refusal> {
     // Frontend tools reach a run through the shorthand's own agent only (see ChatHandlerOptions).
-    const toolkit = "client" in opts ? await toolkitFor(opts.toolkit, input.tools) : undefined
+    const relay = "client" in opts ? relayOf(input.tools) : undefined
     // The host's open requests are scanned only when the input needs the thread's own: to pick
     // among several resume entries, or to read tool messages. A new turn never scans them.
     const tooled = input.messages.some((m) => m.role === "tool")
@@ -89,11 +89,11 @@ export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => P
         ? await gate.pendingOf(conversation)
         : undefined
     const resumed = resumeAnswerOf(input, pending?.id)
-    if (resumed) return accepted(await gate.answer(conversation, resumed, toolkit))
-    const relay = toolMessagesAnswerOf(input, pending)
-    if (relay) {
-      const supplied = new Set(((relay.data?.results ?? []) as { id: string }[]).map((r) => r.id))
-      const run = await gate.answer(conversation, relay, toolkit)
+    if (resumed) return accepted(await gate.answer(conversation, resumed, relay))
+    const toolResults = toolMessagesAnswerOf(input, pending)
+    if (toolResults) {
+      const supplied = new Set(((toolResults.data?.results ?? []) as { id: string }[]).map((r) => r.id))
+      const run = await gate.answer(conversation, toolResults, relay)
       return run instanceof Refusal ? run : { accepted: run, skipResults: supplied }
     }
     const last = input.messages.at(-1)
@@ -103,7 +103,7 @@ export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => P
       )
     const prompt = promptOfUser(last)
     if (prompt instanceof Refusal) return prompt
-    return { accepted: gate.turn(conversation, prompt, toolkit) }
+    return { accepted: gate.turn(conversation, prompt, relay) }
   }
 
   return fetchHandler(async (req) => {
@@ -123,28 +123,21 @@ function accepted(run: AcceptedRun | Refusal): Ask | Refusal {
 }
 
 /**
- * The toolkit of one run: the handler's, plus the client's frontend tools as relay tools (a
- * toolkit tool of the same name wins).
+ * The posted frontend tools as the run's relay tools (`HostStartOptions.relay`; the host keeps
+ * a toolkit tool of the same name); names a toolkit cannot hold are left out.
  */
-async function toolkitFor(
-  base: Toolkit | undefined,
-  tools: AgUiInput["tools"],
-): Promise<Toolkit | undefined> {
-  const own = base?.tools() ?? []
-  const names = new Set(own.map((t) => t.name))
+function relayOf(tools: AgUiInput["tools"]): HostRelayOptions | undefined {
   const relays = tools
-    .filter((t) => !names.has(t.name) && /^[a-zA-Z0-9_-]{1,64}$/.test(t.name))
-    .map((t) =>
-      relayTool(
-        t.name,
-        t.description,
+    .filter((t) => /^[a-zA-Z0-9_-]{1,64}$/.test(t.name))
+    .map((t) => ({
+      name: t.name,
+      description: t.description,
+      parameters:
         typeof t.parameters === "object" && t.parameters !== null
           ? (t.parameters as Record<string, unknown>)
           : { type: "object", properties: {} },
-      ),
-    )
-  if (relays.length === 0) return base
-  return createToolkit({ extraTools: [...own, ...relays] })
+    }))
+  return relays.length === 0 ? undefined : { tools: relays }
 }
 
 /** A refusal inside a valid input: the stream of one `RUN_ERROR {code, message}`. */

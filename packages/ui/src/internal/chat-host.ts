@@ -1,9 +1,7 @@
-import { AsyncLocalStorage } from "node:async_hooks"
 import type { RuntimeOptions } from "@toolnexus/agents"
 import {
   ConfigError,
   type RunHost,
-  type Toolkit,
   adoptConversationStore,
   hostAgent,
   isToolnexusError,
@@ -15,18 +13,6 @@ import type { ChatHandlerOptions, ShorthandChatOptions } from "./chat-options.js
 const CHAT_AGENT = "chat"
 /** The shorthand host's agent that resumes saved runtimes (`runtime`); it never starts a run. */
 const RUNTIME_AGENT = "chat-runtime"
-
-/**
- * The toolkit of the run a post drives, when it is not the handler's own (the AG-UI handler
- * adds the posted frontend tools). Read through the shorthand agent's `toolkit` getter, in the
- * async context of the host call the post made.
- */
-const runToolkit = new AsyncLocalStorage<Toolkit>()
-
-/** @internal Runs `work` (a host call of one post) with `toolkit` as the shorthand agent's toolkit. */
-export function withRunToolkit<T>(toolkit: Toolkit | undefined, work: () => Promise<T>): Promise<T> {
-  return toolkit === undefined ? work() : runToolkit.run(toolkit, work)
-}
 
 /**
  * @internal The host and agent a handler talks to: `{ host, agent }` as given, or the
@@ -74,18 +60,8 @@ function shorthandHost(opts: Partial<ShorthandChatOptions>): RunHost {
   // A client made without a store gets a durable memory store here, before its first run:
   // its chats stay in client.conversationStore(), now with claims and decisions.
   adoptConversationStore(client, createMemoryStore())
-  const base = opts.toolkit
-  const agents: StoreHostAgent[] = [
-    hostAgent({
-      name: CHAT_AGENT,
-      client,
-      // A getter, read by the host at each run it starts or resumes: a post's frontend tools
-      // (AG-UI) reach that run only.
-      get toolkit() {
-        return runToolkit.getStore() ?? base
-      },
-    }),
-  ]
+  // A post's frontend tools (AG-UI) reach its run only, as the call's `relay` tools.
+  const agents: StoreHostAgent[] = [hostAgent({ name: CHAT_AGENT, client, toolkit: opts.toolkit })]
   if (runtime !== undefined) agents.push(runtimeAgent(runtime))
   try {
     return createStoreHost({

@@ -6,13 +6,13 @@ import {
   type Request as PendingRequest,
   type RunHost,
   type StreamEvent,
-  type Toolkit,
+  type HostRelayOptions,
   type Usage,
   assertAnswer,
   pendingOfRun,
   runIdOfEntry,
 } from "@toolnexus/core"
-import { hostOf, withRunToolkit } from "./chat-host.js"
+import { hostOf } from "./chat-host.js"
 import type { ChatHandlerOptions } from "./chat-options.js"
 import { isConversationId } from "./conversation-id.js"
 import { Refusal, badRequest, conflict } from "./http-error.js"
@@ -123,28 +123,28 @@ export class ConversationGate {
    * While the conversation waits on a request the host throws `ConversationPendingError`
    * before any event, which `startRun` makes the 409.
    */
-  turn(id: string, prompt: Prompt, toolkit?: Toolkit): AcceptedRun {
+  turn(id: string, prompt: Prompt, relay?: HostRelayOptions): AcceptedRun {
     const host = this.#host
     return {
-      execute: (onEvent) =>
-        withRunToolkit(toolkit, async () => {
-          const seen = outcomeListener(onEvent)
-          try {
-            await host.send(id, prompt, { onEvent: seen.listener })
-          } catch (error) {
-            if (seen.any || !EngineRunError.isInstance(error) || error.runId !== id) throw error
-            // No run of this conversation yet: start one (a concurrent start makes this a turn).
-            const started = await host.start(this.#agent, id, prompt, { onEvent: seen.listener })
-            if (!started.started) await host.send(id, prompt, { onEvent: seen.listener })
-            else return this.#parked(id, await settle(host, id, seen))
-          }
-          return this.#parked(id, await settle(host, id, seen))
-        }),
+      execute: async (onEvent) => {
+        const seen = outcomeListener(onEvent)
+        const opts = { onEvent: seen.listener, ...(relay !== undefined ? { relay } : {}) }
+        try {
+          await host.send(id, prompt, opts)
+        } catch (error) {
+          if (seen.any || !EngineRunError.isInstance(error) || error.runId !== id) throw error
+          // No run of this conversation yet: start one (a concurrent start makes this a turn).
+          const started = await host.start(this.#agent, id, prompt, opts)
+          if (!started.started) await host.send(id, prompt, opts)
+          else return this.#parked(id, await settle(host, id, seen))
+        }
+        return this.#parked(id, await settle(host, id, seen))
+      },
     }
   }
 
   /** An answer to a request of conversation `id`: validated, checked to be this conversation's, delivered. */
-  async answer(id: string, raw: unknown, toolkit?: Toolkit): Promise<AcceptedRun | Refusal> {
+  async answer(id: string, raw: unknown, relay?: HostRelayOptions): Promise<AcceptedRun | Refusal> {
     try {
       assertAnswer(raw)
     } catch (error) {
@@ -168,22 +168,23 @@ export class ConversationGate {
     this.#hold(answer.id, id)
     return {
       request: entry.request,
-      execute: (onEvent) =>
-        withRunToolkit(toolkit, async () => {
-          const seen = outcomeListener(onEvent, answer.id)
-          try {
-            const delivered = await host.deliverAnswer(answer, { onEvent: seen.listener })
-            return this.#parked(id, await settle(host, delivered.runId, seen))
-          } catch (error) {
-            // Decided elsewhere while this post was checked: its decision, once known.
-            if (AnswerConflictError.isInstance(error) && error.decision === undefined) {
-              const decision = await host.getDecision(answer.id).catch(() => undefined)
-              if (decision !== undefined)
-                throw new AnswerConflictError(answer.id, "it was already applied", { decision })
-            }
-            throw error
+      execute: async (onEvent) => {
+        const seen = outcomeListener(onEvent, answer.id)
+        // A saved runtime's tree runs its defs' toolkits: the caller's tools reach conversations only.
+        const own = relay !== undefined && entry.runtimeKey === undefined ? { relay } : {}
+        try {
+          const delivered = await host.deliverAnswer(answer, { onEvent: seen.listener, ...own })
+          return this.#parked(id, await settle(host, delivered.runId, seen))
+        } catch (error) {
+          // Decided elsewhere while this post was checked: its decision, once known.
+          if (AnswerConflictError.isInstance(error) && error.decision === undefined) {
+            const decision = await host.getDecision(answer.id).catch(() => undefined)
+            if (decision !== undefined)
+              throw new AnswerConflictError(answer.id, "it was already applied", { decision })
           }
-        }),
+          throw error
+        }
+      },
     }
   }
 
@@ -256,7 +257,7 @@ function outcomeListener(onEvent: (ev: StreamEvent) => void, answered?: string) 
         seen.outcome = event.result as RunOutcome
         ended(seen.outcome)
       } else if (event.type === "pending") {
-        // An engine replays a resumed turn from its start: the answered park is not the end.
+        // A worker replaying a resumed turn on an engine repeats the answered park's event: not the end.
         const id = (event.request as { id: string }).id
         if (id !== answered) ended({ status: "pending", pending: { id } })
       }
@@ -272,29 +273,36 @@ function outcomeListener(onEvent: (ev: StreamEvent) => void, answered?: string) 
  * and its `done` (with the run's usage) is preferred when both are in.
  */
 async function settle(host: RunHost, runId: string, seen: ReturnType<typeof outcomeListener>) {
-  // Its events already ended or parked the run (a store host's `send` resolves after the run):
-  // the race below would pick that outcome, so the host's result is not asked for.
-  let first = seen.first
-  if (first === undefined) {
-    const result = resultOf(host, runId)
-    // Observed either way: the losing side must not surface as an unhandled rejection.
-    result.catch(() => undefined)
-    first = await Promise.race([result, seen.ended])
+  // The result's wait ends with this post: an engine's would otherwise hold a call (or a poll)
+  // open until a parked run ends, days later.
+  const done = new AbortController()
+  try {
+    // Its events already ended or parked the run (a store host's `send` resolves after the run):
+    // the race below would pick that outcome, so the host's result is not asked for.
+    let first = seen.first
+    if (first === undefined) {
+      const result = resultOf(host, runId, done.signal)
+      // Observed either way: the losing side must not surface as an unhandled rejection.
+      result.catch(() => undefined)
+      first = await Promise.race([result, seen.ended])
+    }
+    // A client's run ends its events with `done` (after the result, on an engine): wait for it,
+    // so the client gets the whole turn. A runtime's `TaskResult` (no `toolCallCount`) has no
+    // own `done`: its handles' events end with theirs.
+    if (seen.outcome === undefined && first.status !== "pending" && "toolCallCount" in first) await seen.ended
+    // Parked: the request reaches the client once the host lists it (an engine's event log can
+    // lead its request index), so an answer posted at once finds it. The live tail ends there.
+    if (first.status === "pending") for await (const _ of host.events(runId)) void _
+    return seen.outcome ?? first
+  } finally {
+    done.abort()
   }
-  // A client's run ends its events with `done` (after the result, on an engine): wait for it,
-  // so the client gets the whole turn. A runtime's `TaskResult` (no `toolCallCount`) has no
-  // own `done`: its handles' events end with theirs.
-  if (seen.outcome === undefined && first.status !== "pending" && "toolCallCount" in first) await seen.ended
-  // Parked: the request reaches the client once the host lists it (an engine's event log can
-  // lead its request index), so an answer posted at once finds it. The live tail ends there.
-  if (first.status === "pending") for await (const _ of host.events(runId)) void _
-  return seen.outcome ?? first
 }
 
 /** The run's result; a failure of the run in this process rejects with its own error. */
-async function resultOf(host: RunHost, runId: string): Promise<RunOutcome> {
+async function resultOf(host: RunHost, runId: string, signal: AbortSignal): Promise<RunOutcome> {
   try {
-    return (await host.result(runId)) as RunOutcome
+    return (await host.result(runId, { signal })) as RunOutcome
   } catch (error) {
     const cause = EngineRunError.isInstance(error) ? (error as { cause?: unknown }).cause : undefined
     throw cause ?? error

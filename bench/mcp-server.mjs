@@ -133,7 +133,13 @@ async function toolnexus() {
     agents: await ours.hostedToolAgents([pay], { store }),
     sweepEveryMs: false,
   })
-  const server = ours.createMcpServer({ host, tools: [pay], name: "bench", version: "1.0.0", stateKeys: [KEY] })
+  const server = ours.createMcpServer({
+    host,
+    tools: [pay],
+    name: "bench",
+    version: "1.0.0",
+    stateKeys: [KEY],
+  })
   return {
     fetch: (req) => server.fetch(req),
     close: async () => {
@@ -175,9 +181,14 @@ for (let b = 0; b < BATCHES; b++) {
   if (ONLY === undefined) rows.ratio.push(got.toolnexus / got.official)
 }
 const fmt = (x) => x.toFixed(0)
-console.log(`MCP server, one input_required round per call (${CALLS} calls × ${BATCHES} batches, Node ${process.version})`)
-if (ONLY !== "toolnexus") console.log(`official v2 server, in-memory handler: ${fmt(median(rows.official))} µs CPU per call`)
-if (ONLY !== "official") console.log(`createMcpServer over createStoreHost(memory): ${fmt(median(rows.toolnexus))} µs CPU per call`)
-if (ONLY === undefined) console.log(
-  `ratio (median of per-batch ratios): ${median(rows.ratio).toFixed(2)}× (batches: ${rows.ratio.map((r) => r.toFixed(2)).join(", ")})`,
+console.log(
+  `MCP server, one input_required round per call (${CALLS} calls × ${BATCHES} batches, Node ${process.version})`,
 )
+if (ONLY !== "toolnexus")
+  console.log(`official v2 server, in-memory handler: ${fmt(median(rows.official))} µs CPU per call`)
+if (ONLY !== "official")
+  console.log(`createMcpServer over createStoreHost(memory): ${fmt(median(rows.toolnexus))} µs CPU per call`)
+if (ONLY === undefined)
+  console.log(
+    `ratio (median of per-batch ratios): ${median(rows.ratio).toFixed(2)}× (batches: ${rows.ratio.map((r) => r.toFixed(2)).join(", ")})`,
+  )

@@ -196,8 +196,7 @@ export class MemoryStore extends DurableStoreBase {
     const rows: HolderRow[] = []
     const { conversations, holders } = this.#data
     // One request's holders from its index; a listing reads every conversation, as SQL scans.
-    const ids =
-      filter.requestId === undefined ? conversations.keys() : (holders.get(filter.requestId) ?? [])
+    const ids = filter.requestId === undefined ? conversations.keys() : (holders.get(filter.requestId) ?? [])
     for (const id of ids) {
       const conv = conversations.get(id)
       if (conv === undefined) continue

@@ -126,6 +126,48 @@ describe("createStoreHost's sweeps and reports", () => {
     }
   })
 
+  it("result of a run executing here is its settled result: neither the record nor the transcript is read back", async () => {
+    const store = createMemoryStore()
+    const client = createClient({
+      baseUrl: `${server.url}/v1`,
+      style: "openai",
+      model: "m",
+      apiKey: "k",
+      store,
+    })
+    const reads: string[] = []
+    const counted = new Proxy(store, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver)
+        if (typeof value !== "function") return value
+        return (...args: unknown[]) => {
+          if (key === "get" || key === "getSnapshot") reads.push(`${String(key)} ${String(args[0])}`)
+          return value.apply(target, args)
+        }
+      },
+    })
+    // The client's store is `store`; the host reads through the counting proxy of it.
+    const counting = createStoreHost({
+      store: counted,
+      agents: [hostAgent({ name: "a", client: { ...client, conversationStore: () => counted } })],
+      sweepEveryMs: false,
+    })
+    try {
+      server.enqueue({ text: "hello" })
+      await counting.start("a", "settled-1", "go")
+      const result = (await counting.result("settled-1")) as RunResult
+      expect(result).toMatchObject({ status: "done", text: "hello" })
+      expect(result.messages.at(-1)).toMatchObject({ role: "assistant" })
+      expect(reads).toEqual([])
+      // Once the execution is gone, the record and the transcript are what answers.
+      const again = (await counting.result("settled-1")) as RunResult
+      expect(again).toMatchObject({ status: "done", text: "hello", messages: result.messages })
+      expect(reads).toEqual(["getSnapshot host-run/settled-1", "get settled-1"])
+    } finally {
+      await counting.close()
+    }
+  })
+
   const modelClient = (store: DurableStore) =>
     createClient({ baseUrl: `${server.url}/v1`, style: "openai", model: "m", apiKey: "k", store })
   const approve = defineTool({

@@ -1,4 +1,5 @@
 import { createToolkit } from "@toolnexus/core"
+import { createMemoryStore } from "@toolnexus/durable"
 import {
   type UIMessage,
   lastAssistantMessageIsCompleteWithApprovalResponses,
@@ -19,6 +20,7 @@ import {
   textOf,
   toolPart,
   useFakeModel,
+  userMessage,
 } from "./helpers.js"
 
 const env = useFakeModel("chat")
@@ -242,3 +244,43 @@ describe.each(env.cases)(
     })
   },
 )
+
+describe("createChatHandler's store reads per turn", () => {
+  it("a turn reads the run record and the transcript once each: the host's result is not read back", async () => {
+    const store = createMemoryStore()
+    const reads: string[] = []
+    const counted = new Proxy(store, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver)
+        if (typeof value !== "function") return value
+        return (...args: unknown[]) => {
+          if (key === "get" || key === "getSnapshot") reads.push(`${String(key)} ${String(args[0])}`)
+          return value.apply(target, args)
+        }
+      },
+    })
+    const client = clientOf(env.fake, counted)
+    const handler = createChatHandler({ client, toolkit: await createToolkit({}) })
+    const id = chatId()
+    const turn = async () => {
+      const res = await handler(
+        new Request("http://127.0.0.1/api/chat", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ id, messages: [userMessage("hi")], trigger: "submit-message" }),
+        }),
+      )
+      expect(res.status).toBe(200)
+      expect((await chunksOf(res)).at(-1)).toMatchObject({ type: "finish", finishReason: "stop" })
+    }
+    // A new chat (its run is started) and a later turn (sent to the recorded run): each reads
+    // the record once (which agent runs it) and the transcript once (the turn's load).
+    for (let i = 0; i < 2; i++) {
+      reads.length = 0
+      await turn()
+      // Reads the run starts after its stream ended (a memory store answers in microtasks) are in.
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(reads).toEqual([`getSnapshot host-run/${id}`, `get ${id}`])
+    }
+  })
+})

@@ -38,16 +38,20 @@ export async function readRunRecord(store: DurableStore, runId: string): Promise
   )
 }
 
-/** @internal Records a new run: false when run id `runId` has a record (in any process). */
+/**
+ * @internal Records a new run: false when run id `runId` has a record (in any process). The
+ * store serialises the record itself (undefined fields dropped): no JSON copy is made here, only
+ * a shallow one, since the host sets fields on its own record later.
+ */
 export async function createRunRecord(
   store: DurableStore,
   runId: string,
   record: RunRecord,
 ): Promise<boolean> {
-  return store.createSnapshot(PREFIX + runId, JSON.parse(JSON.stringify(record)))
+  return store.createSnapshot(PREFIX + runId, { ...record })
 }
 
-/** @internal Saves the run's record whole. */
+/** @internal Saves the run's record whole (a record each caller builds fresh; the store serialises it). */
 export async function writeRunRecord(store: DurableStore, runId: string, record: RunRecord): Promise<void> {
-  await store.putSnapshot(PREFIX + runId, JSON.parse(JSON.stringify(record)))
+  await store.putSnapshot(PREFIX + runId, record)
 }

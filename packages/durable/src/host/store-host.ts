@@ -135,6 +135,11 @@ interface Execution {
   done: Promise<void>
   /** Why a `start`'s execution failed: `result` rejects with it as the cause. */
   startFailure?: unknown
+  /**
+   * The result `settled` saved on the record, once it is saved: `result` calls waiting on this
+   * execution get it without reading the record and the transcript back.
+   */
+  result?: HostResult
 }
 
 /** Events kept per execution for `events({ fromStart })`; older ones are dropped first. */
@@ -356,7 +361,10 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       const outcome = await work(exec.controller.signal, emit)
       // A cancelled run's record is `cancel`'s to write.
       // A run its caller stopped just as it ended is settled all the same: nobody else would.
-      if (outcome && (byCaller || !exec.controller.signal.aborted)) await settled(runId, record, outcome)
+      if (outcome && (byCaller || !exec.controller.signal.aborted)) {
+        await settled(runId, record, outcome)
+        exec.result = outcome.result
+      }
       return outcome
     })()
     exec.done = run.then(
@@ -627,6 +635,8 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
             throw new EngineRunError(runId, `failed: ${(exec.startFailure as Error)?.message}`, {
               cause: exec.startFailure,
             })
+          // Saved by this execution and not cancelled since: what the record and transcript hold.
+          if (exec.result !== undefined && !exec.controller.signal.aborted) return exec.result
           continue
         }
         const record = await recordOf(runId)

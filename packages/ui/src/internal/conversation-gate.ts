@@ -235,13 +235,19 @@ export class ConversationGate {
  * handles end with `done` events naming their handle: those are not the delivery's end).
  */
 function outcomeListener(onEvent: (ev: StreamEvent) => void, answered?: string) {
-  let ended: (outcome: RunOutcome) => void = () => {}
+  let resolve: (outcome: RunOutcome) => void = () => {}
+  const ended = (outcome: RunOutcome) => {
+    seen.first ??= outcome
+    resolve(outcome)
+  }
   const seen = {
     any: false,
     outcome: undefined as RunOutcome | undefined,
+    /** What `ended` resolved with, once it has: the run ended or parked before `settle` looked. */
+    first: undefined as RunOutcome | undefined,
     /** Resolves at the run's own `done`, or at a `pending` (the run parked). */
-    ended: new Promise<RunOutcome>((resolve) => {
-      ended = resolve
+    ended: new Promise<RunOutcome>((r) => {
+      resolve = r
     }),
     listener: (ev: unknown) => {
       const event = ev as StreamEvent
@@ -271,10 +277,15 @@ async function settle(host: RunHost, runId: string, seen: ReturnType<typeof outc
   // open until a parked run ends, days later.
   const done = new AbortController()
   try {
-    const result = resultOf(host, runId, done.signal)
-    // Observed either way: the losing side must not surface as an unhandled rejection.
-    result.catch(() => undefined)
-    const first = await Promise.race([result, seen.ended])
+    // Its events already ended or parked the run (a store host's `send` resolves after the run):
+    // the race below would pick that outcome, so the host's result is not asked for.
+    let first = seen.first
+    if (first === undefined) {
+      const result = resultOf(host, runId, done.signal)
+      // Observed either way: the losing side must not surface as an unhandled rejection.
+      result.catch(() => undefined)
+      first = await Promise.race([result, seen.ended])
+    }
     // A client's run ends its events with `done` (after the result, on an engine): wait for it,
     // so the client gets the whole turn. A runtime's `TaskResult` (no `toolCallCount`) has no
     // own `done`: its handles' events end with theirs.

@@ -236,11 +236,23 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       throw new ConfigError(
         `${HOST}: request ${entry.request.id} is held by ${runId}, which this host did not start`,
       )
+    return holderOptions(record, runId)
+  }
+  /** The options of a delivery to run `runId`, whose record is `record`. */
+  const holderOptions = (record: RunRecord, runId: string): DeliverOptions => {
     const { client, toolkit, runtime } = agentOf(record, runId).options
     if (client) return { client, toolkit }
     const { root: _root, ...options } = runtime as NonNullable<typeof runtime>
     return { runtime: { ...options, store } }
   }
+  /**
+   * {@link route} for a delivery whose holder's record was just read: the entry of run `runId`
+   * routes by that record (an agent's name never changes), others as `route` does.
+   */
+  const routeKnowing =
+    (runId: string, record: RunRecord): NonNullable<DeliverOptions["route"]> =>
+    async (entry) =>
+      runIdOfEntry(entry) === runId ? holderOptions(record, runId) : route(entry)
   /**
    * The open requests run `runId` waits on. A conversation run holds at most one, read from
    * its own row (two point reads, whatever else the store holds); a tree's, or a run no host
@@ -269,17 +281,18 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
   const relayDelivery = async (
     relay: HostRelayOptions | undefined,
     held: PendingEntry,
+    heldRoute: NonNullable<DeliverOptions["route"]>,
   ): Promise<{ route: DeliverOptions["route"]; release: () => Promise<void> }> => {
-    if (relay === undefined) return { route, release: async () => {} }
+    if (relay === undefined) return { route: heldRoute, release: async () => {} }
     if (relay.history !== undefined)
       throw new ConfigError(`${HOST}: relay.history is for start only (a run's transcript is its own)`)
-    const holder = await route(held)
+    const holder = await heldRoute(held)
     if (!holder.client)
       throw new HostUnsupportedError(HOST, "deliverAnswer with relay", "the run is a runtime tree")
     const own = await runToolkit(holder.toolkit, relay)
     const output = relay.output !== undefined ? { output: relay.output } : {}
     return {
-      route: async (entry) => ({ ...(await route(entry)), toolkit: own.toolkit, ...output }),
+      route: async (entry) => ({ ...(await heldRoute(entry)), toolkit: own.toolkit, ...output }),
       release: own.release,
     }
   }
@@ -749,7 +762,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         if (due && !sameAnswer(due.answer, answer))
           throw logRefusal(answer.id, decisionWaitingError(answer.id, decisionOf(due.answer)))
       }
-      const relayed = await relayDelivery(deliverOpts.relay, held)
+      const relayed = await relayDelivery(deliverOpts.relay, held, routeKnowing(runId, record))
       try {
         await execute(
           runId,

@@ -4,6 +4,7 @@ import {
   type CallToolResult,
   McpServer,
   type McpServerFactory,
+  PROTOCOL_VERSION_META_KEY,
   type ServerContext,
   createMcpHandler,
   fromJsonSchema,
@@ -36,7 +37,7 @@ import { isObjectSchema } from "../input-schema.js"
 import { assertTools, toolAgentName } from "./hosted-tools.js"
 import { answerOf, canAsk, elicitationSupport, inputRequestsOf } from "./input-requests.js"
 import { RequestStateSealer, type SealedRunState, type SealedTask } from "./request-state.js"
-import { type RunState, runStateOf } from "./run-state.js"
+import { type RunState, endedByEvent, runStateOf } from "./run-state.js"
 import { type McpSessionOptions, createLegacySessions, rpcError } from "./sessions.js"
 import {
   TASKS_EXTENSION,
@@ -180,6 +181,8 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
   if (taskAfterMs !== undefined && !(Number.isInteger(taskAfterMs) && taskAfterMs >= 0))
     throw new ConfigError("createMcpServer: taskAfterMs must be a non-negative integer")
 
+  // Each tool's input schema compiled once here, not per request's server instance.
+  const toolEntries = tools.map((tool) => ({ tool, inputSchema: fromJsonSchema(toolInputSchema(tool)) }))
   const factory =
     (fixedPrincipal?: string): McpServerFactory =>
     (ctx) => {
@@ -213,21 +216,18 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
           { description: `Runs the ${agent} agent on a prompt`, inputSchema: AGENT_INPUT },
           (args, callCtx) => callHosted(served, { tool: agent, agent, input: args.prompt }, callCtx),
         )
-      for (const tool of tools)
-        server.registerTool(
-          tool.name,
-          { description: tool.description, inputSchema: fromJsonSchema(toolInputSchema(tool)) },
-          (args, callCtx) =>
-            callHosted(
-              served,
-              {
-                tool: tool.name,
-                agent: toolAgentName(tool.name),
-                input: JSON.stringify(args ?? {}),
-                plain: true,
-              },
-              callCtx,
-            ),
+      for (const { tool, inputSchema } of toolEntries)
+        server.registerTool(tool.name, { description: tool.description, inputSchema }, (args, callCtx) =>
+          callHosted(
+            served,
+            {
+              tool: tool.name,
+              agent: toolAgentName(tool.name),
+              input: JSON.stringify(args ?? {}),
+              plain: true,
+            },
+            callCtx,
+          ),
         )
       if (configure) {
         sealHandlerStates(server, sealer, principal, stateTtlMs)
@@ -287,7 +287,10 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
         }
         parsedBody = body.parsed
       }
-      if (!(await isLegacyRequest(req, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES })))
+      if (
+        claimsModernEnvelope(parsedBody) ||
+        !(await isLegacyRequest(req, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES }))
+      )
         return handler.fetch(req, { authInfo, parsedBody })
       return sessions.fetch(req, { principal, authInfo, parsedBody })
     },
@@ -381,18 +384,33 @@ async function callHosted(served: Served, call: HostedCall, ctx: ServerContext):
     // good for a retry of its own tool only; the SDK makes a throw here an isError result.
     if (typeof state === "string" || "task" in state || state.tool !== call.tool)
       return errorResult(`this requestState is not for ${call.tool}; nothing was delivered`)
+    // How the last delivery's resumed run ended, when it did and said so (see below).
+    let ended: RunState | undefined
     for (const request of state.requests) {
       const answer = answerOf(request, ctx.mcpReq.inputResponses)
       if (answer === undefined) continue
-      const delivery = deliver(served.host, answer, progressOf(ctx))
+      ended = undefined
       // A delivery resolves when the resumed run settles. With tasks, that run may outlive
       // taskAfterMs and become one: wait only until the answer is claimed (a refusal still
       // comes first), then answer with its state as of taskAfterMs.
       const tasks = served.tasks !== undefined && tasksOffered(served.era, ctx)
+      const progress = progressOf(ctx)
+      // A plain tool's run is a model-less conversation of one call, whose last event (`done`,
+      // after its save) is its result: an ended run answers from it, not from a read of the
+      // result and transcript back from the host. A host that streams no events answers as before.
+      const onEvent: OnEvent | undefined =
+        call.plain && !tasks
+          ? (ev) => {
+              if (ev.type === "done") ended = endedByEvent(ev, true)
+              else progress?.(ev)
+            }
+          : progress
+      const delivery = deliver(served.host, answer, onEvent)
       if (tasks) delivery.catch(() => {})
       try {
         await (tasks ? Promise.race([delivery, claimedOrGone(served.host, request.id)]) : delivery)
       } catch (error) {
+        ended = undefined
         // Delivered before (the first response was lost) or already consumed: the run's current
         // state answers; the first decision stands.
         if (AnswerConflictError.isInstance(error) || UnknownRequestError.isInstance(error)) continue
@@ -401,7 +419,7 @@ async function callHosted(served: Served, call: HostedCall, ctx: ServerContext):
         throw error
       }
     }
-    return await answerWith(served, call, state.runId, ctx)
+    return await answerWith(served, call, state.runId, ctx, ended)
   } catch (error) {
     return errorResult(safeMessage(error))
   }
@@ -451,15 +469,17 @@ async function deliver(
 
 type OnEvent = (ev: StreamEvent | RuntimeEvent) => void
 
-/** The run's next state as the call's answer: its result, or `input_required`. */
+/** The run's next state (`known`, or the host's) as the call's answer: its result, or `input_required`. */
 async function answerWith(
   served: Served,
   call: HostedCall,
   runId: string,
   ctx: ServerContext,
+  known?: RunState,
 ): Promise<CallToolResult> {
   let state: RunState
-  if (served.tasks && tasksOffered(served.era, ctx)) {
+  if (known !== undefined) state = known
+  else if (served.tasks && tasksOffered(served.era, ctx)) {
     const soon = await stateWithin(served, runId, call, ctx, served.taskAfterMs ?? 0)
     // Still running after taskAfterMs: a task the client polls (and answers, should it park
     // later). What is known within taskAfterMs (the result, or the questions of a run that
@@ -601,6 +621,23 @@ async function readJsonBody(req: Request): Promise<{ parsed: unknown } | { text:
   } catch {
     return { text }
   }
+}
+
+/**
+ * Whether a parsed POST body is one the SDK's classification never routes to the 2025-11-25
+ * leg, so its second classification (`isLegacyRequest`) can be skipped: one JSON-RPC request or
+ * notification (a method, no `result` or `error`) other than `initialize`, whose `params._meta`
+ * carries the 2026-07-28 envelope claim (the protocol-version key). The SDK routes such a body to
+ * the modern leg, which serves it or answers its envelope's errors. Anything else is classified
+ * by `isLegacyRequest`.
+ */
+function claimsModernEnvelope(body: unknown): boolean {
+  if (!isPlainObject(body) || typeof body.method !== "string" || body.method === "initialize") return false
+  if ("result" in body || "error" in body) return false
+  const params = body.params
+  if (!isPlainObject(params)) return false
+  const meta = params._meta
+  return isPlainObject(meta) && PROTOCOL_VERSION_META_KEY in meta
 }
 
 /** DNS-rebinding protection: `Host` (and `Origin`, when sent) must name an allowed host. */

@@ -1,4 +1,4 @@
-import { type Request, type RunHost, pendingOfRun } from "@toolnexus/core"
+import { type PendingEntry, type Request, type RunHost, pendingOfRun } from "@toolnexus/core"
 
 /** Where a hosted run stands: ended with a result, or parked on open requests. @internal */
 export type RunState =
@@ -22,70 +22,121 @@ export async function runStateOf(
   signal?: AbortSignal,
   opts: { plain?: boolean } = {},
 ): Promise<RunState> {
-  const stop = new AbortController()
-  const abort = () => stop.abort()
+  // Plain flags and one timer rather than AbortControllers: this runs twice per MCP call, and a
+  // store host settles `result` before the first look is due, so the watch is set up and dropped.
+  let current: Watch | undefined
+  let stopped = signal?.aborted === true
+  const abort = () => {
+    stopped = true
+    if (current) stopWatch(current)
+  }
   signal?.addEventListener("abort", abort, { once: true })
   try {
     for (;;) {
-      const look = new AbortController()
-      const lookAbort = () => look.abort()
-      stop.signal.addEventListener("abort", lookAbort, { once: true })
+      const watch: Watch = { stopped }
+      current = watch
       let first: { result: unknown } | { requests: Request[] }
       try {
         const settled = host.result(runId).then((result) => ({ result }))
-        const parked = watchPending(host, runId, look.signal).then((requests) => ({ requests }))
+        const parked = watchPending(host, runId, watch).then((requests) => ({ requests }))
         first = await Promise.race([settled, parked])
       } finally {
-        look.abort()
-        stop.signal.removeEventListener("abort", lookAbort)
+        stopWatch(watch)
+        current = undefined
       }
       if ("requests" in first) return { kind: "waiting", requests: first.requests }
-      const result = first.result as {
-        status: string
-        text: string
-        isError?: boolean
-        pending?: Request
-        toolCalls?: { isError?: boolean }[]
-      }
+      const result = first.result as ResultView
       if (result.status === "pending") {
-        const open = await openRequestsOf(host, runId, { openOnly: true })
+        // One listing for both questions: what is open, and whether anything is held at all.
+        const all = await pendingOfRun(host, runId)
+        const open = openOf(all)
         if (open.length > 0) return { kind: "waiting", requests: open }
         // Its requests are claimed: an answer is resuming the run, whose kept result is still
         // the parked one until the resumed run settles. Look again.
-        if ((await openRequestsOf(host, runId)).length > 0 && !stop.signal.aborted) {
-          await delay(FIRST_LOOK_MS, stop.signal)
+        if (all.length > 0 && !stopped) {
+          const pause: Watch = { stopped }
+          current = pause
+          await sleep(FIRST_LOOK_MS, pause)
+          current = undefined
           continue
         }
         if (result.pending) return { kind: "waiting", requests: [result.pending] }
       }
-      return {
-        kind: "ended",
-        text: result.text,
-        // A plain tool's run is its one call: the call's error (a throw, a decline) is the result's.
-        isError:
-          result.isError === true ||
-          (opts.plain === true && result.toolCalls?.[result.toolCalls.length - 1]?.isError === true),
-        status: result.status,
-      }
+      return endedOf(result, opts.plain === true)
     }
   } finally {
-    stop.abort()
     signal?.removeEventListener("abort", abort)
   }
 }
 
-/** Resolves with the run's open (unclaimed) requests once it has some; never resolves when aborted first. */
-async function watchPending(host: RunHost, runId: string, signal: AbortSignal): Promise<Request[]> {
+/** What a run's result is as a state, when it has ended. */
+interface ResultView {
+  status: string
+  text: string
+  isError?: boolean
+  pending?: Request
+  toolCalls?: { isError?: boolean }[]
+}
+
+function endedOf(result: ResultView, plain: boolean): RunState {
+  return {
+    kind: "ended",
+    text: result.text,
+    // A plain tool's run is its one call: the call's error (a throw, a decline) is the result's.
+    isError:
+      result.isError === true || (plain && result.toolCalls?.[result.toolCalls.length - 1]?.isError === true),
+    status: result.status,
+  }
+}
+
+/**
+ * The state a conversation run's `done` event (its last, sent after its save) says it ended in:
+ * undefined for any other event, a run that parked, or a result not shaped like a run's.
+ *
+ * @internal
+ */
+export function endedByEvent(ev: { type: string }, plain: boolean): RunState | undefined {
+  if (ev.type !== "done") return undefined
+  const result = (ev as { result?: unknown }).result as Partial<ResultView> | undefined
+  if (typeof result?.status !== "string" || typeof result.text !== "string" || result.status === "pending")
+    return undefined
+  return endedOf(result as ResultView, plain)
+}
+
+/** One look's (or pause's) cancellation: its timer and the wake-up of whoever waits on it. */
+interface Watch {
+  stopped: boolean
+  timer?: ReturnType<typeof setTimeout>
+  wake?: () => void
+}
+
+function stopWatch(watch: Watch): void {
+  watch.stopped = true
+  if (watch.timer !== undefined) clearTimeout(watch.timer)
+  watch.wake?.()
+}
+
+/** Resolves with the run's open (unclaimed) requests once it has some; never resolves when stopped first. */
+async function watchPending(host: RunHost, runId: string, watch: Watch): Promise<Request[]> {
   let wait = FIRST_LOOK_MS
   for (;;) {
-    await delay(wait, signal)
-    if (signal.aborted) return new Promise<never>(() => {})
+    await sleep(wait, watch)
+    if (watch.stopped) return new Promise<never>(() => {})
     // Claimed requests are being answered: the run is not waiting on them.
-    const open = await openRequestsOf(host, runId, { openOnly: true })
-    if (signal.aborted) return new Promise<never>(() => {})
+    const open = openOf(await pendingOfRun(host, runId))
+    if (watch.stopped) return new Promise<never>(() => {})
     if (open.length > 0) return open
     wait = Math.min(wait * 2, LOOK_CAP_MS)
   }
+}
+
+/** Resolves after `ms`, or at once when `watch` is (or gets) stopped. */
+function sleep(ms: number, watch: Watch): Promise<void> {
+  if (watch.stopped) return Promise.resolve()
+  return new Promise((resolve) => {
+    watch.wake = resolve
+    watch.timer = setTimeout(resolve, ms)
+  })
 }
 
 /**
@@ -103,14 +154,7 @@ export async function openRequestsOf(
   return entries.filter((entry) => !(opts.openOnly && entry.state !== "open")).map((entry) => entry.request)
 }
 
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms)
-    function done() {
-      clearTimeout(timer)
-      signal.removeEventListener("abort", done)
-      resolve()
-    }
-    signal.addEventListener("abort", done, { once: true })
-  })
+/** The requests of `entries` not yet claimed by an answer being applied. */
+function openOf(entries: PendingEntry[]): Request[] {
+  return entries.filter((entry) => entry.state === "open").map((entry) => entry.request)
 }

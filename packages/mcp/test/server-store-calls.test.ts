@@ -1,0 +1,124 @@
+import { type Tool, defineTool } from "@toolnexus/core"
+import { type DurableStore, createMemoryStore, createStoreHost } from "@toolnexus/durable"
+import { afterEach, describe, expect, it } from "vitest"
+import { createMcpServer, hostedToolAgents } from "../src/server/index.js"
+
+// What one call answered through one `input_required` round costs the host's store (§7's MCP
+// row): counted with a proxy around the memory store, the requests sent raw to `fetch` as a
+// 2026-07-28 client sends them. Deterministic: the counts are the regression check.
+const KEY = "s".repeat(32)
+const META = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "test", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } },
+}
+const pay = defineTool({
+  name: "pay",
+  description: "Pays, with approval",
+  inputSchema: { type: "object", properties: { amount: { type: "number" } }, required: ["amount"] },
+  needsApproval: true,
+  run: ({ amount }) => `paid ${String(amount)}`,
+}) as Tool
+
+const closing: { close(): Promise<void> }[] = []
+afterEach(async () => {
+  for (const c of closing.splice(0).reverse()) await c.close()
+})
+
+/** A memory store whose method calls are counted by name while `on`. */
+function countingStore(): { store: DurableStore; calls: Map<string, number>; counting(on: boolean): void } {
+  const raw = createMemoryStore()
+  const calls = new Map<string, number>()
+  let on = false
+  const store = new Proxy(raw, {
+    get(target, key) {
+      const value = Reflect.get(target, key)
+      if (typeof value !== "function") return value
+      return (...args: unknown[]) => {
+        if (on) calls.set(String(key), (calls.get(String(key)) ?? 0) + 1)
+        return value.apply(target, args)
+      }
+    },
+  })
+  const counting = (next: boolean) => {
+    on = next
+  }
+  return { store, calls, counting }
+}
+
+let nextId = 1
+async function call(fetch: (req: Request) => Promise<Response>, params: Record<string, unknown>) {
+  const res = await fetch(
+    new Request("http://127.0.0.1/mcp", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "pay",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: nextId++,
+        method: "tools/call",
+        params: { ...params, _meta: META },
+      }),
+    }),
+  )
+  const text = await res.text()
+  const json = text.startsWith("{") ? text : /^data: (.*)$/m.exec(text)?.[1]
+  return JSON.parse(json ?? "{}") as { result?: Record<string, unknown>; error?: unknown }
+}
+
+describe("MCP server over a store host: store calls per call through one input_required round", () => {
+  it("a plain tool's retry answers from its resumed run's end, reading no record or transcript back", async () => {
+    const { store, calls, counting } = countingStore()
+    const host = createStoreHost({
+      store,
+      agents: await hostedToolAgents([pay], { store }),
+      sweepEveryMs: false,
+    })
+    const mcp = createMcpServer({ host, tools: [pay], name: "t", version: "1.0.0", stateKeys: [KEY] })
+    closing.push(host, mcp)
+
+    counting(true)
+    const first = await call(mcp.fetch, { name: "pay", arguments: { amount: 5 } })
+    expect(first.result?.resultType).toBe("input_required")
+    const asked = Object.fromEntries(calls)
+    calls.clear()
+    const [key] = Object.keys(first.result?.inputRequests as object)
+    const done = await call(mcp.fetch, {
+      name: "pay",
+      arguments: { amount: 5 },
+      requestState: first.result?.requestState,
+      inputResponses: { [key as string]: { action: "accept", content: { approved: true } } },
+    })
+    counting(false)
+    expect(done.result?.content).toEqual([{ type: "text", text: "paid 5" }])
+    // The call: the run record created, the conversation read, the grant looked up, the park
+    // saved, the record written; then the open requests listed (record, pending, request index).
+    expect(asked).toEqual({
+      createSnapshot: 1,
+      get: 1,
+      getPending: 2,
+      findApprovalGrant: 1,
+      save: 1,
+      putSnapshot: 1,
+      getSnapshot: 1,
+      findRequest: 1,
+    })
+    // The retry: the request found, the run's record read once (its route reuses it), the claim,
+    // the resumed run's read, checkpoint and commit, its record written, the decision read. No
+    // record or transcript read after it ended: its `done` event is the answer.
+    expect(Object.fromEntries(calls)).toEqual({
+      findRequest: 2,
+      getSnapshot: 1,
+      claimAnswer: 1,
+      get: 1,
+      save: 2,
+      putSnapshot: 1,
+      getDecision: 1,
+    })
+  })
+})

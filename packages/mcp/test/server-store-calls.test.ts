@@ -96,23 +96,24 @@ describe("MCP server over a store host: store calls per call through one input_r
     })
     counting(false)
     expect(done.result?.content).toEqual([{ type: "text", text: "paid 5" }])
-    // The call: the run record created, the conversation read, the grant looked up, the park
-    // saved, the record written; then the open requests listed (record, pending, request index).
+    // The call: the run record created, the conversation read (and its pending), the grant
+    // looked up, the park saved, the record written; then the request it parked on looked up
+    // (a plain tool's run holds one at a time: no listing of the run's requests).
     expect(asked).toEqual({
       createSnapshot: 1,
       get: 1,
-      getPending: 2,
+      getPending: 1,
       findApprovalGrant: 1,
       save: 1,
       putSnapshot: 1,
-      getSnapshot: 1,
       findRequest: 1,
     })
-    // The retry: the request found, the run's record read once (its route reuses it), the claim,
-    // the resumed run's read, checkpoint and commit, its record written, the decision read. No
-    // record or transcript read after it ended: its `done` event is the answer.
+    // The retry: the request found once (the delivery goes to that entry), the run's record
+    // read once (its route reuses it), the claim, the resumed run's read, checkpoint and commit,
+    // its record written, the decision read. No record or transcript read after it ended: its
+    // `done` event is the answer.
     expect(Object.fromEntries(calls)).toEqual({
-      findRequest: 2,
+      findRequest: 1,
       getSnapshot: 1,
       claimAnswer: 1,
       get: 1,

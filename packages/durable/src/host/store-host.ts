@@ -29,6 +29,7 @@ import {
   type DeliverOptions,
   type DeliverResult,
   deliverAnswer,
+  deliverAnswerTo,
   retryFailed,
   sweepExpiredClaims,
   sweepExpiredRequests,
@@ -768,8 +769,10 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
           runId,
           record,
           async (signal, emit) => {
-            const delivered = await deliverAnswer(
+            // The entry read above: the claim decides, however the request moved since.
+            const delivered = await deliverAnswerTo(
               store,
+              held,
               answer,
               deliverOptions({
                 signal,

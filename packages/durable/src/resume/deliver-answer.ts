@@ -99,6 +99,23 @@ export async function deliverAnswer(
     // A failed request was decided too: only retryFailed moves it on.
     throw await settledRequestError(store, answer.id, "no conversation or saved runtime waits on it")
   }
+  return deliverAnswerTo(store, entry, answer, opts)
+}
+
+/**
+ * {@link deliverAnswer} to `entry`, the request index's entry of `answer.id` its caller has just
+ * read (a store host, which routes by it first): the claim decides as it does there, whatever
+ * happened to the request since.
+ *
+ * @internal
+ */
+export async function deliverAnswerTo(
+  store: DurableStore,
+  entry: PendingEntry,
+  answer: Answer,
+  opts: DeliverOptions,
+): Promise<DeliverResult> {
+  checkAnswer(answer)
   if (opts.route) {
     const { route, ...base } = opts
     opts = { ...base, ...(await route(entry)) }

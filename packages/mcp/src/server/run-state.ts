@@ -1,4 +1,4 @@
-import { type PendingEntry, type Request, type RunHost, pendingOfRun } from "@toolnexus/core"
+import { type PendingEntry, type Request, type RunHost, pendingOfRun, runIdOfEntry } from "@toolnexus/core"
 
 /** Where a hosted run stands: ended with a result, or parked on open requests. @internal */
 export type RunState =
@@ -47,6 +47,13 @@ export async function runStateOf(
       if ("requests" in first) return { kind: "waiting", requests: first.requests }
       const result = first.result as ResultView
       if (result.status === "pending") {
+        // A plain tool's run is one conversation, which holds one request at a time: the one it
+        // parked on, when that is still open, is all it waits on (one read, not the listing).
+        if (opts.plain === true && result.pending) {
+          const entry = await host.findRequest(result.pending.id)
+          if (entry?.state === "open" && runIdOfEntry(entry) === runId)
+            return { kind: "waiting", requests: [entry.request] }
+        }
         // One listing for both questions: what is open, and whether anything is held at all.
         const all = await pendingOfRun(host, runId)
         const open = openOf(all)

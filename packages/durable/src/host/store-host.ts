@@ -172,7 +172,11 @@ const REFUSALS = new Set([
  * a tree saved under key `runId` while it is parked. Answers go through `deliverAnswer` (one
  * decision per request id, exactly once across processes sharing the store); a new host over
  * the same store answers what another one parked. A run id is recorded in the store (snapshot
- * `host-run/<runId>`), so a second `start` with it starts nothing.
+ * `host-run/<runId>`), so a second `start` with it starts nothing. A relay run's record keeps
+ * what its resumes need of the last call's `relay` (tool declarations, `output`, `stream: false`):
+ * a sweep, a `retry` or an answer without `relay` resumes it with them, in any process. A
+ * `deliverAnswer` with `relay` replaces them with its own; a `send` always does (a turn without
+ * `relay` is the agent's alone, and so are its resumes).
  *
  * @throws ConfigError for duplicate agent names, or a client agent whose client uses another store.
  * @example

@@ -64,6 +64,8 @@ export function runRelayOf(relay: HostRelayOptions | undefined): RunRelay | unde
 
 /** @internal `record` with `relay` set (or removed, for undefined), at the version that fits. */
 export function withRelay(record: RunRecord, relay: RunRelay | undefined): RunRecord {
+  // A turn without relay on a run without one (every chat turn): the record as it is, no copy.
+  if (relay === undefined && record.relay === undefined) return record
   const { relay: _old, ...rest } = record
   return relay === undefined ? rest : { ...rest, relay }
 }

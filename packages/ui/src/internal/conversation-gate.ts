@@ -47,6 +47,8 @@ const HOLDERS_CAP = 10_000
  */
 export class ConversationGate {
   readonly #host: RunHost
+  /** The host is the shorthand's store host: its result waits end by themselves (see `settle`). */
+  readonly #settlesHere: boolean
   readonly #agent: string
   readonly #opts: ChatHandlerOptions
   readonly #allowedOrigins: ReadonlySet<string>
@@ -59,8 +61,9 @@ export class ConversationGate {
 
   constructor(opts: ChatHandlerOptions) {
     this.#allowedOrigins = allowedOriginsOf(opts.allowedOrigins)
-    const { host, agent } = hostOf(opts)
+    const { host, agent, settlesHere } = hostOf(opts)
     this.#host = host
+    this.#settlesHere = settlesHere === true
     this.#agent = agent
     this.#opts = opts
   }
@@ -137,20 +140,20 @@ export class ConversationGate {
         const opts = { onEvent: seen.listener, ...(relay !== undefined ? { relay } : {}) }
         if (firstTurn) {
           const started = await host.start(this.#agent, id, prompt, opts)
-          if (started.started) return this.#parked(id, await settle(host, id, seen))
+          if (started.started) return this.#parked(id, await settle(host, id, seen, this.#settlesHere))
         } else {
           try {
             await host.send(id, prompt, opts)
-            return this.#parked(id, await settle(host, id, seen))
+            return this.#parked(id, await settle(host, id, seen, this.#settlesHere))
           } catch (error) {
             if (seen.any || !EngineRunError.isInstance(error) || error.runId !== id) throw error
             // No run of this conversation yet: start one (a concurrent start makes this a turn).
             const started = await host.start(this.#agent, id, prompt, opts)
-            if (started.started) return this.#parked(id, await settle(host, id, seen))
+            if (started.started) return this.#parked(id, await settle(host, id, seen, this.#settlesHere))
           }
         }
         await host.send(id, prompt, opts)
-        return this.#parked(id, await settle(host, id, seen))
+        return this.#parked(id, await settle(host, id, seen, this.#settlesHere))
       },
     }
   }
@@ -186,7 +189,7 @@ export class ConversationGate {
         const own = relay !== undefined && entry.runtimeKey === undefined ? { relay } : {}
         try {
           const delivered = await host.deliverAnswer(answer, { onEvent: seen.listener, ...own })
-          return this.#parked(id, await settle(host, delivered.runId, seen))
+          return this.#parked(id, await settle(host, delivered.runId, seen, this.#settlesHere))
         } catch (error) {
           // Decided elsewhere while this post was checked: its decision, once known.
           if (AnswerConflictError.isInstance(error) && error.decision === undefined) {
@@ -284,11 +287,17 @@ function outcomeListener(onEvent: (ev: StreamEvent) => void, answered?: string) 
  * run, so a park is known by its `pending` event; a store host's result resolves at the park,
  * and its `done` (with the run's usage) is preferred when both are in.
  */
-async function settle(host: RunHost, runId: string, seen: ReturnType<typeof outcomeListener>) {
+async function settle(
+  host: RunHost,
+  runId: string,
+  seen: ReturnType<typeof outcomeListener>,
+  settlesHere: boolean,
+) {
   // The result's wait ends with this post when the run parked: an engine's would otherwise hold
   // a call (or a poll) open until the parked run ends, days later. A run that ended is left to
   // resolve its wait by itself (it is about to): aborting one costs an `AbortError` and an
-  // abort event a turn.
+  // abort event a turn. The shorthand's store host resolves it at the end or park in this
+  // process: its wait gets no signal at all (no controller, no listener a turn).
   let done: AbortController | undefined
   let release = true
   try {
@@ -296,8 +305,8 @@ async function settle(host: RunHost, runId: string, seen: ReturnType<typeof outc
     // the race below would pick that outcome, so the host's result is not asked for.
     let first = seen.first
     if (first === undefined) {
-      done = new AbortController()
-      const result = resultOf(host, runId, done.signal)
+      if (!settlesHere) done = new AbortController()
+      const result = resultOf(host, runId, done?.signal)
       // Observed either way: the losing side must not surface as an unhandled rejection.
       result.catch(() => undefined)
       first = await Promise.race([result, seen.ended])
@@ -320,9 +329,9 @@ async function settle(host: RunHost, runId: string, seen: ReturnType<typeof outc
 const POST_OVER = new Error("the post that waited for this result is over")
 
 /** The run's result; a failure of the run in this process rejects with its own error. */
-async function resultOf(host: RunHost, runId: string, signal: AbortSignal): Promise<RunOutcome> {
+async function resultOf(host: RunHost, runId: string, signal: AbortSignal | undefined): Promise<RunOutcome> {
   try {
-    return (await host.result(runId, { signal })) as RunOutcome
+    return (await host.result(runId, signal === undefined ? undefined : { signal })) as RunOutcome
   } catch (error) {
     const cause = EngineRunError.isInstance(error) ? (error as { cause?: unknown }).cause : undefined
     throw cause ?? error

@@ -298,6 +298,8 @@ describe("createChatHandler's store calls per turn", () => {
     const resent = await turn([userMessage("once more")])
     expect(resent).toContain(`createSnapshot host-run/${id}`)
     expect(resent).toContain(`save ${id}`)
-    expect((await client.conversationStore().get(id))?.filter((m) => m.role === "user")).toHaveLength(3)
+    expect(
+      (await client.conversationStore().get(id))?.filter((m) => "role" in m && m.role === "user"),
+    ).toHaveLength(3)
   })
 })

@@ -86,7 +86,9 @@ describe("a door's wait for a parked turn", () => {
     const store = createMemoryStore()
     const inner = createStoreHost({
       store,
-      agents: [hostAgent({ name: "support", client: clientOf(env.fake, store), toolkit: await createToolkit({}) })],
+      agents: [
+        hostAgent({ name: "support", client: clientOf(env.fake, store), toolkit: await createToolkit({}) }),
+      ],
       sweepEveryMs: false,
     })
     cleanups.push(() => inner.close())

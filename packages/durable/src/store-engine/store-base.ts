@@ -253,8 +253,7 @@ export abstract class DurableStoreBase implements DurableStore {
   async get(id: string): Promise<Message[] | undefined> {
     checkKey(id, "the conversation id")
     const stored =
-      this.#takeClaimed(id) ??
-      (await this.#use("read conversation", id, () => this.readTranscript(id)))
+      this.#takeClaimed(id) ?? (await this.#use("read conversation", id, () => this.readTranscript(id)))
     if (stored === undefined) return undefined
     const messages = decodeTranscript(id, stored.count, stored.rows)
     this.#cache.remember(id, stored.revision, messages, stored.pendingId)
@@ -264,9 +263,7 @@ export abstract class DurableStoreBase implements DurableStore {
   async save(id: string, messages: Message[], meta?: SaveMeta): Promise<void> {
     checkSave(id, messages, meta)
     const input = this.#saveInput(id, messages, meta)
-    const outcome = await this.#use("save conversation", id, () =>
-      this.writeTranscript(input),
-    )
+    const outcome = await this.#use("save conversation", id, () => this.writeTranscript(input))
     if ("lostClaim" in outcome) throw lostClaimError(id, outcome.lostClaim)
     this.#saved(input, outcome)
   }
@@ -347,18 +344,14 @@ export abstract class DurableStoreBase implements DurableStore {
 
   async getPending(id: string): Promise<Request | undefined> {
     checkKey(id, "the conversation id")
-    const json = await this.#use("read the pending request of", id, () =>
-      this.readPendingJson(id),
-    )
+    const json = await this.#use("read the pending request of", id, () => this.readPendingJson(id))
     if (json == null) return undefined
     return decodeJson<Request>(json, () => "its pending request", conversationRow(id), isStoredRequest)
   }
 
   async findRequest(requestId: string): Promise<PendingEntry | undefined> {
     checkKey(requestId, "the request id")
-    const rows = await this.#use("find request", requestId, () =>
-      this.readHolders({ requestId }),
-    )
+    const rows = await this.#use("find request", requestId, () => this.readHolders({ requestId }))
     return foldHolders(rows)[0]
   }
 
@@ -446,15 +439,13 @@ export abstract class DurableStoreBase implements DurableStore {
     }
     let outcome: ClaimOutcome
     try {
-      outcome = await this.#use("claim an answer for conversation", id, () =>
-        this.writeClaim(input),
-      )
+      outcome = await this.#use("claim an answer for conversation", id, () => this.writeClaim(input))
     } catch (error) {
       // The claim may have been written before the reply was lost: expire it at once, so a
       // claim nobody holds never blocks the request for a whole lease.
-      await this.#use("expire an unacknowledged claim", undefined, () => this.expireClaim(id, input.token)).catch(
-        () => {},
-      )
+      await this.#use("expire an unacknowledged claim", undefined, () =>
+        this.expireClaim(id, input.token),
+      ).catch(() => {})
       throw error
     }
     if ("refusal" in outcome) {
@@ -492,9 +483,7 @@ export abstract class DurableStoreBase implements DurableStore {
     const leaseMs = this.#leaseOf(opts?.leaseMs)
     // A released token as stored is no token: it renews nothing.
     if (token.startsWith(RELEASED_TOKEN_PREFIX)) return false
-    return this.#use("renew a claim on conversation", id, () =>
-      this.renewLease(id, token, leaseMs),
-    )
+    return this.#use("renew a claim on conversation", id, () => this.renewLease(id, token, leaseMs))
   }
 
   async releaseClaim(id: string, token: string, opts?: ReleaseOptions): Promise<void> {
@@ -508,16 +497,12 @@ export abstract class DurableStoreBase implements DurableStore {
             maxAttempts: resolveMaxAttempts(opts.maxAttempts),
           }
     this.#dropClaimed(id)
-    await this.#use("release a claim on conversation", id, () =>
-      this.expireClaim(id, token, failure),
-    )
+    await this.#use("release a claim on conversation", id, () => this.expireClaim(id, token, failure))
   }
 
   async reopenFailed(requestId: string): Promise<Answer | undefined> {
     checkKey(requestId, "the request id")
-    const json = await this.#use("reopen failed request", requestId, () =>
-      this.reopenRequest(requestId),
-    )
+    const json = await this.#use("reopen failed request", requestId, () => this.reopenRequest(requestId))
     if (json == null) return undefined
     return decodeJson<Answer>(json, () => "its stored decision", requestRow(requestId), isStoredAnswer)
   }

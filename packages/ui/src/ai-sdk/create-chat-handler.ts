@@ -125,7 +125,11 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
     // A post of one message is a new chat's first turn (`useChat` posts the whole history):
     // the host is asked to start the run first (a hint only; see `ConversationGate.turn`).
     const firstTurn = chat.messages.length === 1
-    return { accepted: gate.turn(conversation, prompt, undefined, firstTurn), messageId: undefined, writer: {} }
+    return {
+      accepted: gate.turn(conversation, prompt, undefined, firstTurn),
+      messageId: undefined,
+      writer: {},
+    }
   }
 
   async function answering(

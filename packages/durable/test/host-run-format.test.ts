@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from "node:fs"
-import { type RunResult, SchemaVersionError, createClient, createToolkit, hostAgent } from "@toolnexus/core"
-import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type RunResult, SchemaVersionError, createToolkit, hostAgent } from "@toolnexus/core"
+import { describe, expect, it } from "vitest"
 import { type DurableStore, createMemoryStore, createStoreHost } from "../src/index.js"
+import { modelClient, useFakeModel } from "./host-fixture.js"
 
 // The store host's run record (snapshot `host-run/<runId>`, DESIGN §17 "formats are
 // contracts"): what another host over the same store reads to route answers and refuse a second
@@ -17,20 +17,10 @@ interface Golden {
   snapshots: Record<string, unknown>
 }
 
-let server: FakeLLMServer
-beforeAll(async () => {
-  server = await createFakeLLMServer()
-})
-afterAll(() => server.close())
+const model = useFakeModel()
 
 async function agentFor(store: DurableStore) {
-  const client = createClient({
-    baseUrl: `${server.url}/v1`,
-    style: "openai",
-    model: "m",
-    apiKey: "k",
-    store,
-  })
+  const client = modelClient(model(), store)
   return hostAgent({ name: "writer", client, toolkit: await createToolkit({}) })
 }
 
@@ -43,8 +33,8 @@ async function storeWith(golden: Golden): Promise<DurableStore> {
 describe("the host run record, format v1", () => {
   it.runIf(process.env.TOOLNEXUS_WRITE_GOLDEN === "1")("writes the golden record (once)", async () => {
     const store = createMemoryStore()
-    server.reset()
-    server.enqueue({ text: "done writing" })
+    model().reset()
+    model().enqueue({ text: "done writing" })
     const host = createStoreHost({ store, agents: [await agentFor(store)], sweepEveryMs: false })
     try {
       await host.start("writer", RUN, "write", { principal: "alice" })
@@ -62,14 +52,14 @@ describe("the host run record, format v1", () => {
     const record = golden.snapshots[`host-run/${RUN}`] as Record<string, unknown>
     expect(record).toMatchObject({ v: 1, agent: "writer", state: "done", principal: "alice" })
     const store = await storeWith(golden)
-    server.reset()
+    model().reset()
     const host = createStoreHost({ store, agents: [await agentFor(store)], sweepEveryMs: false })
     try {
       const result = (await host.result(RUN, { timeoutMs: 10_000 })) as RunResult
       expect(result).toMatchObject({ status: "done", text: "done writing" })
       // The record is honoured: the run exists, so a second start starts nothing.
       expect(await host.start("writer", RUN, "again")).toEqual({ runId: RUN, started: false })
-      expect(server.requests).toHaveLength(0)
+      expect(model().requests).toHaveLength(0)
     } finally {
       await host.close()
     }

@@ -140,6 +140,8 @@ interface Execution {
    * execution get it without reading the record and the transcript back.
    */
   result?: HostResult
+  /** Set by `cancel` before it aborts the execution: the run's record is then `cancel`'s alone. */
+  cancelled?: boolean
 }
 
 /** Events kept per execution for `events({ fromStart })`; older ones are dropped first. */
@@ -245,12 +247,11 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     return { runtime: { ...options, store } }
   }
   /**
-   * The open requests run `runId` waits on. A conversation run holds at most one, read from
-   * its own row (two point reads, whatever else the store holds); a tree's, or a run no host
-   * recorded, are picked from the whole listing.
+   * The open requests run `runId` (whose record the caller has read: `record`) waits on. A
+   * conversation run holds at most one, read from its own row (two point reads, whatever else
+   * the store holds); a tree's, or a run no host recorded, are picked from the whole listing.
    */
-  const requestsOfRun = async (runId: string): Promise<PendingEntry[]> => {
-    const record = await readRunRecord(store, runId)
+  const requestsOfRun = async (runId: string, record: RunRecord | undefined): Promise<PendingEntry[]> => {
     if (record && agents.get(record.agent)?.options.client) {
       const request = await store.getPending(runId)
       const entry = request && (await store.findRequest(request.id))
@@ -492,10 +493,12 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       true,
       startOpts.signal,
     )
+    const exec = executions.get(runId)
     if (own !== NO_RELAY) void run.then(own.release, own.release).catch(() => undefined)
     run.catch(async (error) => {
-      // A stopped run's record is `cancel`'s (or stays running for the next host after `close`).
-      if (closed) return
+      // A stopped run's record is `cancel`'s (or stays running for the next host after `close`):
+      // a `failed` written here could land after `cancelled` and undo it.
+      if (closed || exec?.cancelled) return
       if ((await readRunRecord(store, runId).catch(() => undefined))?.state === "cancelled") return
       const message = (error as Error)?.message ?? String(error)
       const code = isToolnexusError(error) ? error.code : undefined
@@ -716,7 +719,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       checkStoreRunId(runId)
       const limit = resolveLimit(rest.limit)
       const kind = resolveKind(rest.kind)
-      const entries = await requestsOfRun(runId)
+      const entries = await requestsOfRun(runId, await readRunRecord(store, runId))
       return pageOf(
         kind === undefined ? entries : entries.filter((e) => e.request.kind === kind),
         rest.after,
@@ -811,14 +814,19 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
 
     async cancel(runId, reason = "cancelled") {
       checkStoreRunId(runId)
-      const record = await recordOf(runId)
+      // A run executing here is stopped before anything is read: once `cancel` is called it
+      // never ends `done` (a door that answers "canceled" without waiting for the stop relies
+      // on it), and its record is this cancel's to write.
       const exec = executions.get(runId)
       if (exec) {
+        exec.cancelled = true
         exec.controller.abort(new AbortError(`run ${runId} was cancelled: ${reason}`))
         await exec.done
       }
+      // Read once, after the run stopped: its requests are found and its record rewritten from it.
+      const record = await recordOf(runId)
       const decline: AnswerDecision = { ok: false, reason: String(reason) }
-      for (const entry of await requestsOfRun(runId)) await withdraw(store, entry, decline, leaseMs)
+      for (const entry of await requestsOfRun(runId, record)) await withdraw(store, entry, decline, leaseMs)
       await writeRunRecord(store, runId, {
         ...record,
         state: "cancelled",

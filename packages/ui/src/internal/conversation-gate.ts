@@ -142,15 +142,18 @@ export class ConversationGate {
           const started = await host.start(this.#agent, id, prompt, opts)
           if (started.started) return this.#parked(id, await settle(host, id, seen, this.#settlesHere))
         } else {
+          let sent = true
           try {
             await host.send(id, prompt, opts)
-            return this.#parked(id, await settle(host, id, seen, this.#settlesHere))
           } catch (error) {
             if (seen.any || !EngineRunError.isInstance(error) || error.runId !== id) throw error
             // No run of this conversation yet: start one (a concurrent start makes this a turn).
             const started = await host.start(this.#agent, id, prompt, opts)
             if (started.started) return this.#parked(id, await settle(host, id, seen, this.#settlesHere))
+            sent = false
           }
+          // Outside the `try`: a failure the settling reports is the turn's, never "no run yet".
+          if (sent) return this.#parked(id, await settle(host, id, seen, this.#settlesHere))
         }
         await host.send(id, prompt, opts)
         return this.#parked(id, await settle(host, id, seen, this.#settlesHere))

@@ -1,6 +1,12 @@
 import { createClient, hostAgent } from "@toolnexus/core"
 import { type FakeLLMServer, type FakeReply, createFakeLLMServer } from "@toolnexus/core/testing"
-import { type DurableStore, type StoreHost, createStoreHost, openStore } from "@toolnexus/durable"
+import {
+  type DurableStore,
+  type StoreHost,
+  createMemoryStore,
+  createStoreHost,
+  openStore,
+} from "@toolnexus/durable"
 import type OpenAI from "openai"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { createRelayProxy } from "../src/app.js"
@@ -195,55 +201,67 @@ async function sweptFollowUp(door: Door, afterResults: FakeReply) {
   return { b, halted, follow }
 }
 
-describe.each(doors)("a follow-up retried after another host's sweep finished it ($name)", (door) => {
-  it("the retry gets the new halt's tool calls, and the caller's next follow-up continues the run", async () => {
-    const { b, halted, follow } = await sweptFollowUp(door, {
-      toolCalls: [{ id: "u2", name: "t", arguments: {} }],
-    })
+const stores: [string, () => Promise<DurableStore>][] = [
+  ["SQLite", () => openStore("sqlite::memory:")],
+  ["the memory store", async () => createMemoryStore()],
+]
 
-    const retried = await door.send(b.openai, follow)
-    expect(retried.calls.map((c) => c.name)).toEqual(["t"])
-    expect(retried.calls[0]?.id).toMatch(/^call_/)
-    expect(retried.calls[0]?.id).not.toBe(halted.calls[0]?.id)
-    // Nothing asked again: the turn is the one the sweep's model call produced.
-    expect(server.requests).toHaveLength(3)
-    // Retried again, the same turn (the same caller ids).
-    const again = await door.send(b.openai, follow)
-    expect(again.calls).toEqual(retried.calls)
-    expect(server.requests).toHaveLength(3)
-
-    server.enqueue((req) => ({ text: `done with ${req.toolResults.at(-1)?.content}` }))
-    const next = await door.send(b.openai, retried.followUp("R2"))
-    expect(next.text).toBe("done with R2")
-    expect(next.calls).toEqual([])
-    expect(server.requests).toHaveLength(4)
-    expect(server.requests[3]?.toolResults.at(-1)).toMatchObject({ id: "u2", content: "R2" })
-    expect(await b.host.listPending()).toEqual([])
+describe.each(stores)("on %s", (_name, open) => {
+  beforeEach(async () => {
+    await store.close()
+    store = await open()
   })
 
-  it("the retry gets the final answer; other results for the same calls stay refused (409)", async () => {
-    const { b, follow, halted } = await sweptFollowUp(door, { text: "the answer" })
+  describe.each(doors)("a follow-up retried after another host's sweep finished it ($name)", (door) => {
+    it("the retry gets the new halt's tool calls, and the caller's next follow-up continues the run", async () => {
+      const { b, halted, follow } = await sweptFollowUp(door, {
+        toolCalls: [{ id: "u2", name: "t", arguments: {} }],
+      })
 
-    const other = await b.app.request(door.path, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(halted.followUp("not R")),
+      const retried = await door.send(b.openai, follow)
+      expect(retried.calls.map((c) => c.name)).toEqual(["t"])
+      expect(retried.calls[0]?.id).toMatch(/^call_/)
+      expect(retried.calls[0]?.id).not.toBe(halted.calls[0]?.id)
+      // Nothing asked again: the turn is the one the sweep's model call produced.
+      expect(server.requests).toHaveLength(3)
+      // Retried again, the same turn (the same caller ids).
+      const again = await door.send(b.openai, follow)
+      expect(again.calls).toEqual(retried.calls)
+      expect(server.requests).toHaveLength(3)
+
+      server.enqueue((req) => ({ text: `done with ${req.toolResults.at(-1)?.content}` }))
+      const next = await door.send(b.openai, retried.followUp("R2"))
+      expect(next.text).toBe("done with R2")
+      expect(next.calls).toEqual([])
+      expect(server.requests).toHaveLength(4)
+      expect(server.requests[3]?.toolResults.at(-1)).toMatchObject({ id: "u2", content: "R2" })
+      expect(await b.host.listPending()).toEqual([])
     })
-    expect(other.status).toBe(409)
 
-    const retried = await door.send(b.openai, follow)
-    expect(retried.text).toBe("the answer")
-    expect(retried.calls).toEqual([])
-    expect((await door.send(b.openai, follow)).text).toBe("the answer")
-    expect(server.requests).toHaveLength(3)
+    it("the retry gets the final answer; other results for the same calls stay refused (409)", async () => {
+      const { b, follow, halted } = await sweptFollowUp(door, { text: "the answer" })
 
-    const otherAgain = await b.app.request(door.path, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(halted.followUp("not R")),
+      const other = await b.app.request(door.path, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(halted.followUp("not R")),
+      })
+      expect(other.status).toBe(409)
+
+      const retried = await door.send(b.openai, follow)
+      expect(retried.text).toBe("the answer")
+      expect(retried.calls).toEqual([])
+      expect((await door.send(b.openai, follow)).text).toBe("the answer")
+      expect(server.requests).toHaveLength(3)
+
+      const otherAgain = await b.app.request(door.path, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(halted.followUp("not R")),
+      })
+      expect(otherAgain.status).toBe(409)
+      expect(server.requests).toHaveLength(3)
     })
-    expect(otherAgain.status).toBe(409)
-    expect(server.requests).toHaveLength(3)
   })
 })
 

@@ -26,7 +26,10 @@ export class HttpError extends Error {
   }
 }
 
-/** The JSON error body of every failed call; some codes add fields (`answer_expired`: `requestId`, `expiresAt`). */
+/**
+ * The JSON error body of every failed call; some codes add fields (`answer_expired`: `requestId`,
+ * `expiresAt`; `answer_conflict`: `requestId` and the first `decision`, when known).
+ */
 export interface ErrorBody {
   error: { code: string; message: string; [field: string]: unknown }
 }
@@ -49,7 +52,17 @@ export function classify(
   if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message }
   const message = error instanceof Error ? error.message : String(error)
   if (UnknownRequestError.isInstance(error)) return { status: 404, code: "unknown_request", message }
-  if (AnswerConflictError.isInstance(error)) return { status: 409, code: "answer_conflict", message }
+  // The first decision, when known: a caller retrying an answer (after a 504 `run_pending`, say)
+  // learns whether the decision that stands is its own.
+  if (AnswerConflictError.isInstance(error))
+    return {
+      status: 409,
+      code: "answer_conflict",
+      message,
+      ...(error.decision !== undefined
+        ? { extra: { requestId: error.requestId, decision: error.decision } }
+        : {}),
+    }
   if (AnswerExpiredError.isInstance(error))
     return {
       status: 410,

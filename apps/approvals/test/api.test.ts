@@ -86,7 +86,12 @@ describe("answering", () => {
     for (const body of [{ ok: true }, { ok: false, reason: "declined" }]) {
       const again = await postJson(app, `/requests/${run.pending.id}/answer`, body)
       expect(again.status).toBe(409)
-      expect((await json(again)).error.code).toBe("answer_conflict")
+      // The decision that stands is named: a retried answer knows it was its own.
+      expect((await json(again)).error).toMatchObject({
+        code: "answer_conflict",
+        requestId: run.pending.id,
+        decision: { ok: true },
+      })
     }
     const webhook = await postWebhook(app, { id: run.pending.id, ok: true })
     expect(webhook.status).toBe(409)

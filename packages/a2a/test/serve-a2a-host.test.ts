@@ -427,3 +427,65 @@ it("a cancel right after a non-blocking send stays canceled: the task's first wr
   const after = await client.getTask({ tenant: "", id: running.id, historyLength: undefined })
   expect(after.status?.state).toBe(TaskState.TASK_STATE_CANCELED)
 })
+
+it("CancelTask's reply comes once the host run is stopped: a model answering right after it never ends the run `done`", async () => {
+  // The host's reads of its run record wait while this is set (a busy database): the run's stop
+  // must not wait behind them (issue 34: the run ended `done` after the task said canceled).
+  let holdReads = false
+  let openReads: () => void = () => {}
+  const reads = new Promise<void>((resolve) => {
+    openReads = resolve
+  })
+  /** The states written to the host's run record, in order. */
+  const written: string[] = []
+  const inner = createMemoryStore()
+  const store = new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop === "getSnapshot")
+        return async (key: string) => {
+          if (holdReads && key.startsWith("host-run/")) await reads
+          return target.getSnapshot(key)
+        }
+      if (prop === "putSnapshot")
+        return (key: string, value: unknown) => {
+          if (key.startsWith("host-run/")) written.push(String((value as { state?: unknown }).state))
+          return target.putSnapshot(key, value)
+        }
+      const value = Reflect.get(target, prop, receiver)
+      return typeof value === "function" ? value.bind(target) : value
+    },
+  }) as DurableStore
+  const agent = await desk(store)
+  const host = createStoreHost({
+    store,
+    agents: [hostAgent({ name: "desk", client: agent.client, toolkit: agent.toolkit })],
+    sweepEveryMs: false,
+  })
+  const handler = serveA2A({ card: { name: "desk" }, host, agent: "desk", store })
+  const http = await serveFetch(handler.fetch)
+  cleanups.push(async () => {
+    agent.release()
+    openReads()
+    await handler.close()
+    await http.close()
+    await host.close()
+    await inner.close()
+  })
+  const client = await sdkClient(http.url)
+  const running = (await client.sendMessage(send(message("slow"), true))) as Task
+  const runId = `a2a.${running.id}`
+  holdReads = true
+  const stopped = await client.cancelTask({ tenant: "", id: running.id, metadata: undefined })
+  expect(stopped.status?.state).toBe(TaskState.TASK_STATE_CANCELED)
+  // The model answers now; the run's execution then ends, with the host's reads still held.
+  const execution = host.events(runId)[Symbol.asyncIterator]()
+  agent.release()
+  while (!(await execution.next()).done) {}
+  expect(written).not.toContain("done")
+  holdReads = false
+  openReads()
+  await expect(host.result(runId)).rejects.toThrow(/cancelled/)
+  expect(written).toEqual(["cancelled"])
+  const after = await client.getTask({ tenant: "", id: running.id, historyLength: undefined })
+  expect(after.status?.state).toBe(TaskState.TASK_STATE_CANCELED)
+})

@@ -1,29 +1,18 @@
-import { createClient, createToolkit, defineTool, hostAgent, pending } from "@toolnexus/core"
-import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createMemoryStore, createStoreHost } from "../src/index.js"
+import { defineTool, pending } from "@toolnexus/core"
+import { beforeAll, describe, expect, it } from "vitest"
+import { hostFixture, useFakeModel } from "./host-fixture.js"
 
 // What a door's shorthand needs of createStoreHost (§17): it answers a request parked by a run
 // no host started, hands a failed start's own error to `result`, and takes a conversation id
 // such as `ada/chat-1` as a run id.
 
-let server: FakeLLMServer
-beforeAll(async () => {
-  server = await createFakeLLMServer()
-  server.addRule({ match: (r) => r.toolResults.length > 0, reply: { text: "done" } })
-  server.addRule({ match: /.*/, reply: { toolCalls: [{ name: "refund", arguments: {} }] } })
+const model = useFakeModel()
+beforeAll(() => {
+  model().addRule({ match: (r) => r.toolResults.length > 0, reply: { text: "done" } })
+  model().addRule({ match: /.*/, reply: { toolCalls: [{ name: "refund", arguments: {} }] } })
 })
-afterAll(() => server.close())
 
 async function setup() {
-  const store = createMemoryStore()
-  const client = createClient({
-    baseUrl: `${server.url}/v1`,
-    style: "openai",
-    model: "m",
-    apiKey: "k",
-    store,
-  })
   const effects: string[] = []
   const refund = defineTool({
     name: "refund",
@@ -35,13 +24,7 @@ async function setup() {
       return "refunded"
     },
   })
-  const toolkit = await createToolkit({ extraTools: [refund] })
-  const host = createStoreHost({
-    store,
-    agents: [hostAgent({ name: "chat", client, toolkit })],
-    sweepEveryMs: false,
-  })
-  return { store, client, toolkit, host, effects }
+  return { ...(await hostFixture(model(), { name: "chat", tools: [refund] })), effects }
 }
 
 describe("createStoreHost for a door's shorthand", () => {
@@ -97,8 +80,8 @@ describe("createStoreHost for a door's shorthand", () => {
     const { host } = await setup()
     try {
       // The scripted rules would answer first: this run gets the failure alone.
-      server.reset()
-      server.enqueue({ status: 400, text: "bad request" })
+      model().reset()
+      model().enqueue({ status: 400, text: "bad request" })
       await host.start("chat", "fails-1", "go")
       const error = await host.result("fails-1").catch((e: unknown) => e)
       expect(error).toMatchObject({ code: "TNX_ENGINE_RUN", cause: { code: "TNX_LLM_HTTP" } })

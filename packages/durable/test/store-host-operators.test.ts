@@ -1,17 +1,13 @@
-import { type RunResult, createClient, createToolkit, defineTool, hostAgent } from "@toolnexus/core"
-import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type RunResult, createToolkit, defineTool, hostAgent } from "@toolnexus/core"
+import { describe, expect, it } from "vitest"
 import { type DurableStore, type StoreHostAgent, createMemoryStore, createStoreHost } from "../src/index.js"
+import { modelClient, useFakeModel } from "./host-fixture.js"
 
 // What an operator's tools rely on: a host without the run's agent records decisions for one
 // with it (`deliverAnswer`'s handoff), `retry` re-delivers recorded decisions, `adopt` resumes
 // conversations no host recorded.
 
-let server: FakeLLMServer
-beforeAll(async () => {
-  server = await createFakeLLMServer()
-})
-afterAll(() => server.close())
+const model = useFakeModel()
 
 async function agentOn(store: DurableStore, runs: string[]): Promise<StoreHostAgent> {
   const refund = defineTool({
@@ -24,14 +20,7 @@ async function agentOn(store: DurableStore, runs: string[]): Promise<StoreHostAg
       return `refunded ${order}`
     },
   })
-  const client = createClient({
-    baseUrl: `${server.url}/v1`,
-    style: "openai",
-    model: "m",
-    apiKey: "k",
-    retries: 0,
-    store,
-  })
+  const client = modelClient(model(), store, { retries: 0 })
   return hostAgent({ name: "refunds", client, toolkit: await createToolkit({ extraTools: [refund] }) })
 }
 
@@ -50,7 +39,10 @@ describe("createStoreHost for operators", () => {
         error: (message) => logged.push(`error ${message}`),
       },
     })
-    server.enqueue({ toolCalls: [{ id: "c1", name: "refund", arguments: { order: 1 } }] }, { text: "done 1" })
+    model().enqueue(
+      { toolCalls: [{ id: "c1", name: "refund", arguments: { order: 1 } }] },
+      { text: "done 1" },
+    )
     await serving.start("refunds", "r1", "refund 1")
     const id = ((await serving.result("r1")) as RunResult).pending?.id as string
 
@@ -80,7 +72,7 @@ describe("createStoreHost for operators", () => {
     const store = createMemoryStore()
     const runs: string[] = []
     const host = createStoreHost({ store, agents: [await agentOn(store, runs)], sweepEveryMs: false })
-    server.enqueue(
+    model().enqueue(
       { toolCalls: [{ id: "c2", name: "refund", arguments: { order: 2 } }] },
       { status: 500, text: "down" },
       { status: 500, text: "down" },
@@ -105,7 +97,10 @@ describe("createStoreHost for operators", () => {
     const store = createMemoryStore()
     const runs: string[] = []
     const agent = await agentOn(store, runs)
-    server.enqueue({ toolCalls: [{ id: "c3", name: "refund", arguments: { order: 3 } }] }, { text: "done 3" })
+    model().enqueue(
+      { toolCalls: [{ id: "c3", name: "refund", arguments: { order: 3 } }] },
+      { text: "done 3" },
+    )
     const { client, toolkit } = agent.options
     const parked = await client?.ask("refund 3", { id: "chat-3", toolkit })
     const id = parked?.pending?.id as string

@@ -2,49 +2,29 @@ import {
   type Client,
   type Message,
   type RunResult,
-  createClient,
-  createToolkit,
   defineTool,
   hostAgent,
   isToolnexusError,
   relayAnswer,
 } from "@toolnexus/core"
 import { engineRunOptions } from "@toolnexus/core/engine"
-import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { createMemoryStore, createStoreHost } from "../src/index.js"
+import { hostFixture, useFakeModel } from "./host-fixture.js"
 
 // HostStartOptions.relay and .signal (§17, a contract extension): a caller's tools, history,
 // output schema and deadline reach the run of this call only.
 
-let server: FakeLLMServer
-beforeAll(async () => {
-  server = await createFakeLLMServer()
-})
-beforeEach(() => server.reset())
-afterAll(() => server.close())
+const model = useFakeModel({ reset: true })
 
 async function setup() {
-  const store = createMemoryStore()
-  const client = createClient({
-    baseUrl: `${server.url}/v1`,
-    style: "openai",
-    model: "m",
-    apiKey: "k",
-    store,
-  })
   const add = defineTool({
     name: "add",
     description: "adds",
     inputSchema: { type: "object", properties: {} },
     run: () => "3",
   })
-  const toolkit = await createToolkit({ extraTools: [add] })
-  const host = createStoreHost({
-    store,
-    agents: [hostAgent({ name: "a", client, toolkit })],
-    sweepEveryMs: false,
-  })
+  const { store, host } = await hostFixture(model(), { tools: [add] })
   return { store, host }
 }
 
@@ -53,7 +33,7 @@ const show = { name: "show", description: "shows a value", parameters: { type: "
 describe("RunHost.start/deliverAnswer with relay on createStoreHost", () => {
   it("offers the caller's tools beside the agent's, after its history; halts on them; resumes with them", async () => {
     const { store, host } = await setup()
-    server.enqueue({ toolCalls: [{ id: "c1", name: "show", arguments: {} }] }, (req) => ({
+    model().enqueue({ toolCalls: [{ id: "c1", name: "show", arguments: {} }] }, (req) => ({
       text: `saw ${req.toolResults[0]?.content}; tools ${req.toolNames?.join(",")}`,
     }))
     const history: Message[] = [
@@ -64,8 +44,8 @@ describe("RunHost.start/deliverAnswer with relay on createStoreHost", () => {
     await host.start("a", "r1", "now", { relay: { tools: [show], history, expiresAt, stream: false } })
     const halted = (await host.result("r1")) as RunResult
     expect(halted.status).toBe("pending")
-    expect(server.requests[0]?.toolNames?.sort()).toEqual(["add", "show"])
-    expect(server.requests[0]?.stream).toBe(false)
+    expect(model().requests[0]?.toolNames?.sort()).toEqual(["add", "show"])
+    expect(model().requests[0]?.stream).toBe(false)
     expect((await store.get("r1"))?.slice(0, 3)).toEqual([...history, { role: "user", content: "now" }])
     // The caller's deadline is the request's, judged by the claim.
     expect((await host.findRequest(halted.pending!.id))?.request.expiresAt).toBe(expiresAt)
@@ -76,7 +56,7 @@ describe("RunHost.start/deliverAnswer with relay on createStoreHost", () => {
     const done = (await host.result("r1")) as RunResult
     expect(done.text).toBe("saw X; tools add,show")
     // The agent itself keeps its own toolkit only.
-    server.enqueue((req) => ({ text: req.toolNames?.join(",") ?? "" }))
+    model().enqueue((req) => ({ text: req.toolNames?.join(",") ?? "" }))
     await host.send("r1", "again")
     expect(((await host.result("r1")) as RunResult).text).toBe("add")
     await host.close()
@@ -103,7 +83,7 @@ describe("RunHost.start/deliverAnswer with relay on createStoreHost", () => {
 
   it("signal aborts the call's execution; the run's last saved state stays answerable", async () => {
     const { host } = await setup()
-    server.enqueue(
+    model().enqueue(
       { toolCalls: [{ id: "c1", name: "show", arguments: {} }] },
       { text: "late", delayMs: 5_000 },
     )
@@ -112,11 +92,11 @@ describe("RunHost.start/deliverAnswer with relay on createStoreHost", () => {
     const controller = new AbortController()
     const answer = relayAnswer(halted.pending!.id, [{ id: "c1", output: "X" }])
     const delivering = host.deliverAnswer(answer, { relay: { tools: [show] }, signal: controller.signal })
-    await expect.poll(() => server.requests.length).toBe(2)
+    await expect.poll(() => model().requests.length).toBe(2)
     controller.abort()
     await expect(delivering).rejects.toThrow()
     // The claim was released with the answer kept: the same results resume the run.
-    server.enqueue({ text: "done" })
+    model().enqueue({ text: "done" })
     await host.deliverAnswer(answer, { relay: { tools: [show] } })
     expect(((await host.result("r4")) as RunResult).text).toBe("done")
     await host.close()

@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describeHostContract, until } from "@toolnexus/agents/engine-testing"
-import { type RunResult, createClient, createToolkit, defineTool, hostAgent, pending } from "@toolnexus/core"
-import { type FakeLLMServer, createFakeLLMServer } from "@toolnexus/core/testing"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type RunResult, createToolkit, defineTool, hostAgent, pending } from "@toolnexus/core"
+import { afterAll, describe, expect, it } from "vitest"
 import { type DurableStore, type StoreHostAgent, createMemoryStore, createStoreHost } from "../src/index.js"
 import { MemoryData, MemoryStore } from "../src/memory/memory-store.js"
 import { SqliteStore } from "../src/sqlite/index.js"
+import { countingReads, hostFixture, modelClient, useFakeModel } from "./host-fixture.js"
 
 const host = (store: DurableStore, agents: unknown[], extra: object) =>
   createStoreHost({ store, agents: agents as StoreHostAgent[], sweepEveryMs: false, ...extra })
@@ -28,11 +28,7 @@ describeHostContract<DurableStore>("createStoreHost on SQLite", {
 })
 
 describe("createStoreHost's sweeps and reports", () => {
-  let server: FakeLLMServer
-  beforeAll(async () => {
-    server = await createFakeLLMServer()
-  })
-  afterAll(() => server.close())
+  const model = useFakeModel()
   const late = defineTool({
     name: "late",
     description: "asks with a deadline long past",
@@ -44,28 +40,21 @@ describe("createStoreHost's sweeps and reports", () => {
   })
 
   it("the sweep declines an expired request through the holder's agent; logger and notify hear of the run", async () => {
-    const store = createMemoryStore()
-    const client = createClient({
-      baseUrl: `${server.url}/v1`,
-      style: "openai",
-      model: "m",
-      apiKey: "k",
-      store,
-    })
-    const toolkit = await createToolkit({ extraTools: [late] })
-    server.enqueue({ toolCalls: [{ id: "l1", name: "late", arguments: {} }] }, { text: "moved on" })
+    model().enqueue({ toolCalls: [{ id: "l1", name: "late", arguments: {} }] }, { text: "moved on" })
     const logged: { level: string; message: string; data?: Record<string, unknown> }[] = []
     const notified: string[] = []
-    const swept = createStoreHost({
-      store,
-      agents: [hostAgent({ name: "late", client, toolkit })],
-      sweepEveryMs: 20,
-      notify: async (entry) => {
-        notified.push(entry.request.id)
-      },
-      logger: {
-        info: (message, data) => logged.push({ level: "info", message, data }),
-        error: (message, data) => logged.push({ level: "error", message, data }),
+    const { host: swept } = await hostFixture(model(), {
+      name: "late",
+      tools: [late],
+      host: {
+        sweepEveryMs: 20,
+        notify: async (entry) => {
+          notified.push(entry.request.id)
+        },
+        logger: {
+          info: (message, data) => logged.push({ level: "info", message, data }),
+          error: (message, data) => logged.push({ level: "error", message, data }),
+        },
       },
     })
     try {
@@ -95,21 +84,10 @@ describe("createStoreHost's sweeps and reports", () => {
   })
 
   it("a run that fails is a failed run: result rejects EngineRunError and the logger has its code", async () => {
-    const store = createMemoryStore()
-    const client = createClient({
-      baseUrl: `${server.url}/v1`,
-      style: "openai",
-      model: "m",
-      apiKey: "k",
-      store,
-    })
-    server.enqueue({ status: 400, text: "bad request" })
+    model().enqueue({ status: 400, text: "bad request" })
     const errors: Record<string, unknown>[] = []
-    const failing = createStoreHost({
-      store,
-      agents: [hostAgent({ name: "a", client })],
-      sweepEveryMs: false,
-      logger: { info: () => undefined, error: (_m, data) => errors.push(data ?? {}) },
+    const { host: failing } = await hostFixture(model(), {
+      host: { logger: { info: () => undefined, error: (_m, data) => errors.push(data ?? {}) } },
     })
     try {
       await failing.start("a", "fails-1", "go")
@@ -128,24 +106,8 @@ describe("createStoreHost's sweeps and reports", () => {
 
   it("result of a run executing here is its settled result: neither the record nor the transcript is read back", async () => {
     const store = createMemoryStore()
-    const client = createClient({
-      baseUrl: `${server.url}/v1`,
-      style: "openai",
-      model: "m",
-      apiKey: "k",
-      store,
-    })
-    const reads: string[] = []
-    const counted = new Proxy(store, {
-      get(target, key, receiver) {
-        const value = Reflect.get(target, key, receiver)
-        if (typeof value !== "function") return value
-        return (...args: unknown[]) => {
-          if (key === "get" || key === "getSnapshot") reads.push(`${String(key)} ${String(args[0])}`)
-          return value.apply(target, args)
-        }
-      },
-    })
+    const client = modelClient(model(), store)
+    const { store: counted, reads } = countingReads(store)
     // The client's store is `store`; the host reads through the counting proxy of it.
     const counting = createStoreHost({
       store: counted,
@@ -153,7 +115,7 @@ describe("createStoreHost's sweeps and reports", () => {
       sweepEveryMs: false,
     })
     try {
-      server.enqueue({ text: "hello" })
+      model().enqueue({ text: "hello" })
       await counting.start("a", "settled-1", "go")
       const result = (await counting.result("settled-1")) as RunResult
       expect(result).toMatchObject({ status: "done", text: "hello" })
@@ -168,8 +130,6 @@ describe("createStoreHost's sweeps and reports", () => {
     }
   })
 
-  const modelClient = (store: DurableStore) =>
-    createClient({ baseUrl: `${server.url}/v1`, style: "openai", model: "m", apiKey: "k", store })
   const approve = defineTool({
     name: "approve",
     description: "asks first",
@@ -179,10 +139,10 @@ describe("createStoreHost's sweeps and reports", () => {
 
   it("adopt: a conversation parked before any host recorded it is answered and cancelled through the host", async () => {
     const store = createMemoryStore()
-    const client = modelClient(store)
+    const client = modelClient(model(), store)
     const toolkit = await createToolkit({ extraTools: [approve] })
     const park = async (id: string) => {
-      server.enqueue({ toolCalls: [{ id: `c-${id}`, name: "approve", arguments: {} }] })
+      model().enqueue({ toolCalls: [{ id: `c-${id}`, name: "approve", arguments: {} }] })
       return (await client.ask("go", { id, toolkit })).pending?.id as string
     }
     const answered = await park("legacy/1")
@@ -197,7 +157,7 @@ describe("createStoreHost's sweeps and reports", () => {
       adopt: (runId: string) => (runId.startsWith("legacy/") ? "a" : undefined),
     })
     try {
-      server.enqueue({ text: "done after approval" })
+      model().enqueue({ text: "done after approval" })
       await adopting.deliverAnswer({ id: answered, ok: true })
       expect(((await adopting.result("legacy/1")) as RunResult).text).toBe("done after approval")
       await adopting.cancel("legacy/2", "not wanted")
@@ -225,8 +185,8 @@ describe("createStoreHost's sweeps and reports", () => {
     const holding = new Promise<void>((resolve) => {
       held = resolve
     })
-    const closing = host(store, [hostAgent({ name: "a", client: modelClient(store), toolkit })], {})
-    server.enqueue({ toolCalls: [{ id: "h1", name: "hold", arguments: {} }] })
+    const closing = host(store, [hostAgent({ name: "a", client: modelClient(model(), store), toolkit })], {})
+    model().enqueue({ toolCalls: [{ id: "h1", name: "hold", arguments: {} }] })
     await closing.start("a", "held-1", "go", {
       onEvent: (ev) => {
         if (ev.type === "tool_call") held()

@@ -13,8 +13,11 @@ afterEach(async () => {
   for (const item of open.splice(0).reverse()) await item.close()
 })
 
-/** A server on a fake host, bearer tokens naming the principal, with a subscribable resource. */
-async function serve(store: FakeStore, sessions?: McpSessionOptions): Promise<Served> {
+/**
+ * A server on a fake host, bearer tokens naming the principal (or, `anonymous`, no
+ * `authenticate` at all), with a subscribable resource.
+ */
+async function serve(store: FakeStore, sessions?: McpSessionOptions, anonymous = false): Promise<Served> {
   const mcp = createMcpServer({
     host: createFakeHost(store),
     agents: ["echo", "deploy"],
@@ -22,9 +25,13 @@ async function serve(store: FakeStore, sessions?: McpSessionOptions): Promise<Se
     version: "1.0.0",
     stateKeys: [KEY],
     ...(sessions ? { sessions } : {}),
-    authenticate: (req) =>
-      /^Bearer (\w+)$/.exec(req.headers.get("authorization") ?? "")?.[1] ??
-      new Response(null, { status: 401 }),
+    ...(anonymous
+      ? {}
+      : {
+          authenticate: (req: Request) =>
+            /^Bearer (\w+)$/.exec(req.headers.get("authorization") ?? "")?.[1] ??
+            new Response(null, { status: 401 }),
+        }),
     configure: watchable,
   })
   const served = await serveFetch(mcp.fetch)
@@ -171,6 +178,86 @@ describe("createMcpServer: 2025-11-25 sessions over streamable HTTP", () => {
     expect(await modern.callTool({ name: "echo", arguments: { prompt: "hi" } })).toMatchObject({
       content: [{ text: "echo: hi" }],
     })
+  })
+})
+
+describe("createMcpServer: one principal cannot take every session", () => {
+  it("beyond maxPerPrincipal its initialize is 429, others still open; ending one frees its place", async () => {
+    const served = await serve(createFakeStore(), { maxPerPrincipal: 2 })
+    const first = await legacyClient(served.url)
+    await legacyClient(served.url)
+    const refused = await initialize(served.url)
+    expect(refused.status).toBe(429)
+    expect(await refused.json()).toMatchObject({ error: { code: -32000 } })
+    const bob = await initialize(served.url, "bob")
+    expect(bob.status).toBe(200)
+    await bob.body?.cancel()
+    await (first.client.transport as StreamableHTTPClientTransport).terminateSession()
+    const again = await initialize(served.url)
+    expect(again.status).toBe(200)
+    await again.body?.cancel()
+    expect((await initialize(served.url)).status).toBe(429)
+  })
+
+  it("an idle session's expiry frees its place; a refused initialize takes none", async () => {
+    let now = 1_000_000
+    const served = await serve(createFakeStore(), {
+      maxPerPrincipal: 1,
+      idleMs: 60_000,
+      clock: { now: () => now },
+    })
+    // Refused by the transport (it accepts no event stream): no session opens.
+    const init = await initialize(served.url)
+    await init.body?.cancel()
+    const bad = await fetch(served.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json",
+        authorization: "Bearer bob",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "raw", version: "1" },
+        },
+      }),
+    })
+    expect(bad.status).toBe(406)
+    const bob = await initialize(served.url, "bob")
+    expect(bob.status).toBe(200)
+    await bob.body?.cancel()
+    expect((await initialize(served.url)).status).toBe(429)
+    now += 60_001
+    const after = await initialize(served.url)
+    expect(after.status).toBe(200)
+    await after.body?.cancel()
+  })
+
+  it("without authenticate every caller is one principal: only max bounds it", async () => {
+    const served = await serve(createFakeStore(), { max: 3, maxPerPrincipal: 1 }, true)
+    for (let i = 0; i < 3; i++) {
+      const res = await initialize(served.url)
+      expect(res.status).toBe(200)
+      await res.body?.cancel()
+    }
+    expect((await initialize(served.url)).status).toBe(503)
+  })
+
+  it("refuses a maxPerPrincipal that is not a positive integer", () => {
+    expect(() =>
+      createMcpServer({
+        host: createFakeHost(createFakeStore()),
+        name: "x",
+        version: "1",
+        stateKeys: [KEY],
+        sessions: { maxPerPrincipal: 0 },
+      }),
+    ).toThrow(/maxPerPrincipal must be a positive integer/)
   })
 })
 

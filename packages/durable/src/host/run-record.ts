@@ -1,14 +1,33 @@
+import type { HostRelayOptions, HostRelayTool, JSONSchema } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
 import { checkedRecord } from "./record-format.js"
 
+/** The run record's format versions this host reads: v2 is v1 plus `relay`. */
+const RUN_RECORD_FORMATS = [1, 2] as const
+
 /**
- * What a store host keeps per run id (snapshot `host-run/<runId>`, format version 1): which
- * agent runs it and where it stands, so another host over the same store routes its answers
- * and a second `start` starts nothing.
+ * What a resume of a relay run needs of its caller's last `relay` (kept on the run's record,
+ * so any process resumes it as the caller's own would): the tools' declarations, the output
+ * schema and a `stream: false`. History and the deadline are one call's and are not kept.
+ */
+export interface RunRelay {
+  /** The caller's tools (name, description, parameters), offered again as relay tools. */
+  tools?: HostRelayTool[]
+  /** The JSON Schema the run's final answer must match. */
+  output?: JSONSchema
+  /** `false` when the caller asked for non-streaming model requests. */
+  stream?: false
+}
+
+/**
+ * What a store host keeps per run id (snapshot `host-run/<runId>`): which agent runs it and
+ * where it stands, so another host over the same store routes its answers and a second `start`
+ * starts nothing. Format v1; v2 when it carries `relay` (so a host that cannot resume a relay
+ * run with its caller's tools refuses the record rather than misreads it).
  */
 export interface RunRecord {
-  /** The format version. */
-  v: 1
+  /** The format version: 2 with `relay`, else 1 (the writers set it). */
+  v: 1 | 2
   /** The hosted agent's name. */
   agent: string
   /** `running` until its first end or park; `pending` while it waits on a request. */
@@ -21,6 +40,40 @@ export interface RunRecord {
   principal?: string
   /** Why it failed or was cancelled. */
   error?: { message: string; code?: string | undefined }
+  /** The relay of the last call that carried one (`start`, `send`, `deliverAnswer`); v2 only. */
+  relay?: RunRelay
+}
+
+/**
+ * @internal What the record keeps of a call's `relay`: the tools' declarations (nothing else
+ * of each tool), `output` and `stream: false`; undefined when none of these is given.
+ */
+export function runRelayOf(relay: HostRelayOptions | undefined): RunRelay | undefined {
+  if (relay === undefined) return undefined
+  const kept: RunRelay = {}
+  if (relay.tools !== undefined && relay.tools.length > 0)
+    kept.tools = relay.tools.map((t) => ({
+      name: t.name,
+      ...(t.description !== undefined ? { description: t.description } : {}),
+      ...(t.parameters !== undefined ? { parameters: t.parameters } : {}),
+    }))
+  if (relay.output !== undefined) kept.output = relay.output
+  if (relay.stream === false) kept.stream = false
+  return Object.keys(kept).length > 0 ? kept : undefined
+}
+
+/** @internal `record` with `relay` set (or removed, for undefined), at the version that fits. */
+export function withRelay(record: RunRecord, relay: RunRelay | undefined): RunRecord {
+  // A turn without relay on a run without one (every chat turn): the record as it is, no copy.
+  if (relay === undefined && record.relay === undefined) return record
+  const { relay: _old, ...rest } = record
+  return relay === undefined ? rest : { ...rest, relay }
+}
+
+/** `record` as written: v2 with a relay, v1 without (a record without one reads as before). */
+function versioned(record: RunRecord): RunRecord {
+  const v = record.relay === undefined ? 1 : 2
+  return record.v === v ? record : { ...record, v }
 }
 
 const PREFIX = "host-run/"
@@ -35,6 +88,7 @@ export async function readRunRecord(store: DurableStore, runId: string): Promise
   return checkedRecord<RunRecord>(
     `the host run record ${PREFIX + runId}`,
     await store.getSnapshot(PREFIX + runId),
+    RUN_RECORD_FORMATS,
   )
 }
 
@@ -48,10 +102,10 @@ export async function createRunRecord(
   runId: string,
   record: RunRecord,
 ): Promise<boolean> {
-  return store.createSnapshot(PREFIX + runId, { ...record })
+  return store.createSnapshot(PREFIX + runId, { ...versioned(record) })
 }
 
 /** @internal Saves the run's record whole (a record each caller builds fresh; the store serialises it). */
 export async function writeRunRecord(store: DurableStore, runId: string, record: RunRecord): Promise<void> {
-  await store.putSnapshot(PREFIX + runId, record)
+  await store.putSnapshot(PREFIX + runId, versioned(record))
 }

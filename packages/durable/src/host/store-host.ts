@@ -45,7 +45,15 @@ import {
 import { checkKey, resolveKind, resolveLimit } from "../store-engine/option-checks.js"
 import { pageOf } from "../store-engine/request-index.js"
 import { type HostedRunResult, stampExpiry, startHostedRun } from "./hosted-run.js"
-import { type RunRecord, createRunRecord, readRunRecord, writeRunRecord } from "./run-record.js"
+import {
+  type RunRecord,
+  type RunRelay,
+  createRunRecord,
+  readRunRecord,
+  runRelayOf,
+  withRelay,
+  writeRunRecord,
+} from "./run-record.js"
 
 /** An agent a store host serves: `hostAgent(…)` with the agents runtime's options (less the store's), as every host's. */
 export type StoreHostAgent = EngineAgent
@@ -140,6 +148,8 @@ interface Execution {
    * execution get it without reading the record and the transcript back.
    */
   result?: HostResult
+  /** Set by `cancel` before it aborts the execution: the run's record is then `cancel`'s alone. */
+  cancelled?: boolean
 }
 
 /** Events kept per execution for `events({ fromStart })`; older ones are dropped first. */
@@ -162,7 +172,11 @@ const REFUSALS = new Set([
  * a tree saved under key `runId` while it is parked. Answers go through `deliverAnswer` (one
  * decision per request id, exactly once across processes sharing the store); a new host over
  * the same store answers what another one parked. A run id is recorded in the store (snapshot
- * `host-run/<runId>`), so a second `start` with it starts nothing.
+ * `host-run/<runId>`), so a second `start` with it starts nothing. A relay run's record keeps
+ * what its resumes need of the last call's `relay` (tool declarations, `output`, `stream: false`):
+ * a sweep, a `retry` or an answer without `relay` resumes it with them, in any process. A
+ * `deliverAnswer` with `relay` replaces them with its own; a `send` always does (a turn without
+ * `relay` is the agent's alone, and so are its resumes).
  *
  * @throws ConfigError for duplicate agent names, or a client agent whose client uses another store.
  * @example
@@ -236,18 +250,50 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       throw new ConfigError(
         `${HOST}: request ${entry.request.id} is held by ${runId}, which this host did not start`,
       )
+    return holderOptions(record, runId)
+  }
+  /** The options of a delivery to run `runId` (of `record`): its agent's client and toolkit, or runtime. */
+  const holderOptions = (record: RunRecord, runId: string): DeliverOptions => {
     const { client, toolkit, runtime } = agentOf(record, runId).options
     if (client) return { client, toolkit }
     const { root: _root, ...options } = runtime as NonNullable<typeof runtime>
     return { runtime: { ...options, store } }
   }
   /**
-   * The open requests run `runId` waits on. A conversation run holds at most one, read from
-   * its own row (two point reads, whatever else the store holds); a tree's, or a run no host
-   * recorded, are picked from the whole listing.
+   * `route` for a delivery no caller is present for (a sweep, a `retry` of a failed request):
+   * a relay run resumes with the caller's tools and output its record keeps. The toolkits it
+   * makes are added to `made`, for the caller to release once the deliveries are over.
    */
-  const requestsOfRun = async (runId: string): Promise<PendingEntry[]> => {
-    const record = await readRunRecord(store, runId)
+  const keptRelayRoute =
+    (made: (() => Promise<void>)[]): NonNullable<DeliverOptions["route"]> =>
+    async (entry) => {
+      const runId = runIdOfEntry(entry)
+      const record = await recordFor(runId, entry)
+      if (!record)
+        throw new ConfigError(
+          `${HOST}: request ${entry.request.id} is held by ${runId}, which this host did not start`,
+        )
+      const holder = holderOptions(record, runId)
+      const relay = record.relay
+      if (relay === undefined || !holder.client) return holder
+      const own = await runToolkit(holder.toolkit, relay)
+      made.push(own.release)
+      return {
+        ...holder,
+        toolkit: own.toolkit,
+        ...(relay.output !== undefined ? { output: relay.output } : {}),
+      }
+    }
+  /** Releases the toolkits a {@link keptRelayRoute} made (closing one never fails the delivery). */
+  const releaseAll = async (made: (() => Promise<void>)[]): Promise<void> => {
+    await Promise.all(made.splice(0).map((release) => release().catch(() => undefined)))
+  }
+  /**
+   * The open requests run `runId` (whose record the caller has read: `record`) waits on. A
+   * conversation run holds at most one, read from its own row (two point reads, whatever else
+   * the store holds); a tree's, or a run no host recorded, are picked from the whole listing.
+   */
+  const requestsOfRun = async (runId: string, record: RunRecord | undefined): Promise<PendingEntry[]> => {
     if (record && agents.get(record.agent)?.options.client) {
       const request = await store.getPending(runId)
       const entry = request && (await store.findRequest(request.id))
@@ -267,11 +313,11 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
    * its `output`. `release` closes the toolkit once the delivery is over.
    */
   const relayDelivery = async (
-    relay: HostRelayOptions | undefined,
+    relay: HostRelayOptions | RunRelay | undefined,
     held: PendingEntry,
   ): Promise<{ route: DeliverOptions["route"]; release: () => Promise<void> }> => {
     if (relay === undefined) return { route, release: async () => {} }
-    if (relay.history !== undefined)
+    if ("history" in relay && relay.history !== undefined)
       throw new ConfigError(`${HOST}: relay.history is for start only (a run's transcript is its own)`)
     const holder = await route(held)
     if (!holder.client)
@@ -405,7 +451,10 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
   async function sweepResumes(): Promise<StoreHostSweep> {
     const report: StoreHostSweep = { completed: [], failed: [] }
     for (const sweeper of [sweepExpiredClaims, sweepExpiredRequests]) {
-      const done = await sweeper(store, deliverOptions())
+      const made: (() => Promise<void>)[] = []
+      const done = await sweeper(store, deliverOptions({ route: keptRelayRoute(made) })).finally(() =>
+        releaseAll(made),
+      )
       for (const delivered of done.completed) {
         await afterDelivery(delivered)
         const runId = delivered.kind === "runtime" ? delivered.key : delivered.id
@@ -489,10 +538,12 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       true,
       startOpts.signal,
     )
+    const exec = executions.get(runId)
     void run.then(own.release, own.release).catch(() => undefined)
     run.catch(async (error) => {
-      // A stopped run's record is `cancel`'s (or stays running for the next host after `close`).
-      if (closed) return
+      // A stopped run's record is `cancel`'s (or stays running for the next host after `close`):
+      // a `failed` written here could land after `cancelled` and undo it.
+      if (closed || exec?.cancelled) return
       if ((await readRunRecord(store, runId).catch(() => undefined))?.state === "cancelled") return
       const message = (error as Error)?.message ?? String(error)
       const code = isToolnexusError(error) ? error.code : undefined
@@ -556,13 +607,23 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       await store.releaseClaim(failed.conversationId, claim.token)
       return { runId, request: failed.request, decision: decisionOf(answer) }
     }
-    await execute(
-      runId,
-      record,
-      async (signal, emit) =>
-        (await retryFailed(store, id, deliverOptions({ signal, onEvent: emit }))) as HostedRunResult,
-      retryOpts.onEvent,
-    )
+    const made: (() => Promise<void>)[] = []
+    const stream = record.relay?.stream !== false
+    try {
+      await execute(
+        runId,
+        record,
+        async (signal, emit) =>
+          (await retryFailed(
+            store,
+            id,
+            deliverOptions({ signal, route: keptRelayRoute(made), ...(stream ? { onEvent: emit } : {}) }),
+          )) as HostedRunResult,
+        retryOpts.onEvent,
+      )
+    } finally {
+      await releaseAll(made)
+    }
     const decision = (await store.getDecision(id)) ?? { ok: false, reason: "unknown" }
     return { runId, request: failed.request, decision }
   }
@@ -588,6 +649,9 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         }
         // The caller's tools are checked before the run is recorded: a bad one starts nothing.
         const own = await relayToolkitOf(agent, "start", startOpts.relay)
+        // What a resume in any process needs of them is kept with the run (see RunRecord.relay).
+        const relay = runRelayOf(startOpts.relay)
+        if (relay !== undefined) record.relay = relay
         if (!(await createRunRecord(store, runId, record))) {
           await own.release()
           return { runId, started: false }
@@ -617,7 +681,9 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
           ...(relay?.expiresAt !== undefined ? { expiresAt: relay.expiresAt } : {}),
         })
       try {
-        await execute(runId, { ...record, state: "running" }, work, sendOpts.onEvent, false, sendOpts.signal)
+        // This turn's relay (or none) replaces the run's: its resumes offer the current caller's tools.
+        const turn = withRelay({ ...record, state: "running" }, runRelayOf(relay))
+        await execute(runId, turn, work, sendOpts.onEvent, false, sendOpts.signal)
       } finally {
         await own.release()
       }
@@ -713,7 +779,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       checkStoreRunId(runId)
       const limit = resolveLimit(rest.limit)
       const kind = resolveKind(rest.kind)
-      const entries = await requestsOfRun(runId)
+      const entries = await requestsOfRun(runId, await readRunRecord(store, runId))
       return pageOf(
         kind === undefined ? entries : entries.filter((e) => e.request.kind === kind),
         rest.after,
@@ -749,11 +815,25 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         if (due && !sameAnswer(due.answer, answer))
           throw logRefusal(answer.id, decisionWaitingError(answer.id, decisionOf(due.answer)))
       }
-      const relayed = await relayDelivery(deliverOpts.relay, held)
+      // A caller's relay replaces the run's kept one before anything is claimed (a process that
+      // dies mid-resume leaves the current tools to the sweep); without one, the kept one applies.
+      const given = runRelayOf(deliverOpts.relay)
+      const relay = deliverOpts.relay === undefined ? record.relay : given
+      const relayed = await relayDelivery(deliverOpts.relay ?? record.relay, held)
+      let current = record
+      if (deliverOpts.relay !== undefined && JSON.stringify(given) !== JSON.stringify(record.relay)) {
+        current = withRelay(record, given)
+        try {
+          await writeRunRecord(store, runId, current)
+        } catch (error) {
+          await relayed.release()
+          throw error
+        }
+      }
       try {
         await execute(
           runId,
-          record,
+          current,
           async (signal, emit) => {
             const delivered = await deliverAnswer(
               store,
@@ -761,7 +841,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
               deliverOptions({
                 signal,
                 route: relayed.route,
-                ...(deliverOpts.relay?.stream === false ? {} : { onEvent: emit }),
+                ...(relay?.stream === false ? {} : { onEvent: emit }),
               }),
             )
             if (delivered.kind === "conversation")
@@ -808,14 +888,19 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
 
     async cancel(runId, reason = "cancelled") {
       checkStoreRunId(runId)
-      const record = await recordOf(runId)
+      // A run executing here is stopped before anything is read: once `cancel` is called it
+      // never ends `done` (a door that answers "canceled" without waiting for the stop relies
+      // on it), and its record is this cancel's to write.
       const exec = executions.get(runId)
       if (exec) {
+        exec.cancelled = true
         exec.controller.abort(new AbortError(`run ${runId} was cancelled: ${reason}`))
         await exec.done
       }
+      // Read once, after the run stopped: its requests are found and its record rewritten from it.
+      const record = await recordOf(runId)
       const decline: AnswerDecision = { ok: false, reason: String(reason) }
-      for (const entry of await requestsOfRun(runId)) await withdraw(store, entry, decline, leaseMs)
+      for (const entry of await requestsOfRun(runId, record)) await withdraw(store, entry, decline, leaseMs)
       await writeRunRecord(store, runId, {
         ...record,
         state: "cancelled",

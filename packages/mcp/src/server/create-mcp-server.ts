@@ -100,6 +100,7 @@ export interface McpServerOptions {
    * asked on the session's stream, `resources/subscribe` can be served. Sessions live in the
    * process that opened them (route a 2025 client back to the same instance: sticky), bound to
    * the principal that opened them; unknown, ended or another principal's ids answer 404.
+   * Bounded in all (`max`, 503 beyond) and per authenticated principal (`maxPerPrincipal`, 429).
    * 2026-07-28 is stateless and needs none of this.
    */
   sessions?: McpSessionOptions
@@ -283,13 +284,13 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
             body: body.text,
             signal: req.signal,
           })
-          return sessions.fetch(again, { principal, authInfo })
+          return sessions.fetch(again, { principal, authInfo, anonymous: !authenticate })
         }
         parsedBody = body.parsed
       }
       if (!(await isLegacyRequest(req, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES })))
         return handler.fetch(req, { authInfo, parsedBody })
-      return sessions.fetch(req, { principal, authInfo, parsedBody })
+      return sessions.fetch(req, { principal, authInfo, parsedBody, anonymous: !authenticate })
     },
     async connectStdio() {
       stdio ??= serveStdio(factory(STDIO))

@@ -16,6 +16,13 @@ export interface McpSessionOptions {
    */
   max?: number
   /**
+   * The most sessions one authenticated principal may hold open at once; an `initialize`
+   * beyond it is answered 429, so one caller cannot take every slot of `max` from the others
+   * (its idle sessions expire, a `DELETE` ends one at once). Default 100. Callers without
+   * `authenticate` all share the principal `"anonymous"`, which only `max` bounds.
+   */
+  maxPerPrincipal?: number
+  /**
    * A session no request has used for this long (ms) ends: its streams close and its id
    * answers 404, so the client starts a new one. Default 30 minutes.
    */
@@ -28,6 +35,7 @@ export interface McpSessionOptions {
 }
 
 const DEFAULT_MAX_SESSIONS = 1000
+const DEFAULT_MAX_PER_PRINCIPAL = 100
 const DEFAULT_IDLE_MS = 30 * 60 * 1000
 /** The longest between two background sweeps (a request sweeps too). */
 const SWEEP_EVERY_MAX_MS = 60 * 1000
@@ -45,6 +53,8 @@ interface Caller {
   authInfo: AuthInfo
   /** The POST body, parsed (undefined: none, or not JSON: the transport answers it). */
   parsedBody?: unknown
+  /** No `authenticate` named the caller: every such caller shares one principal. */
+  anonymous?: boolean
 }
 
 /** 2025-11-25 serving over HTTP: sessions for clients that `initialize`, stateless otherwise. @internal */
@@ -73,8 +83,11 @@ export function createLegacySessions(
 ): LegacySessions {
   const max = opts.max ?? DEFAULT_MAX_SESSIONS
   const idleMs = opts.idleMs ?? DEFAULT_IDLE_MS
+  const perPrincipal = opts.maxPerPrincipal ?? DEFAULT_MAX_PER_PRINCIPAL
   if (!(Number.isInteger(max) && max > 0))
     throw new ConfigError("createMcpServer: sessions.max must be a positive integer")
+  if (!(Number.isInteger(perPrincipal) && perPrincipal > 0))
+    throw new ConfigError("createMcpServer: sessions.maxPerPrincipal must be a positive integer")
   if (!(Number.isInteger(idleMs) && idleMs > 0))
     throw new ConfigError("createMcpServer: sessions.idleMs must be a positive integer")
   const now = opts.clock ? () => opts.clock!.now() : Date.now
@@ -83,12 +96,21 @@ export function createLegacySessions(
   // first one still fresh.
   const sessions = new Map<string, Session>()
   let opening = 0
+  // Sessions open or opening per principal: counted at the door so that concurrent
+  // initializes cannot pass the cap together.
+  const held = new Map<string, number>()
+  const hold = (principal: string, by: number): void => {
+    const n = (held.get(principal) ?? 0) + by
+    if (n > 0) held.set(principal, n)
+    else held.delete(principal)
+  }
   let timer: ReturnType<typeof setInterval> | undefined
 
   const end = (id: string): Promise<void> => {
     const session = sessions.get(id)
     if (session === undefined) return Promise.resolve()
     sessions.delete(id)
+    hold(session.principal, -1)
     return session.close()
   }
   const sweep = (): void => {
@@ -102,7 +124,10 @@ export function createLegacySessions(
   async function open(req: Request, caller: Caller): Promise<Response> {
     if (sessions.size + opening >= max)
       return rpcError(503, -32000, "too many open sessions on this server; retry later")
+    if (caller.anonymous !== true && (held.get(caller.principal) ?? 0) >= perPrincipal)
+      return rpcError(429, -32000, "too many open sessions for this caller; end one (DELETE) or retry later")
     opening++
+    hold(caller.principal, 1)
     let opened: Session | undefined
     try {
       const server = await factory({ era: "legacy", authInfo: caller.authInfo, requestInfo: req })
@@ -136,6 +161,8 @@ export function createLegacySessions(
       return res
     } finally {
       opening--
+      // An initialize that opened no session gives its place back.
+      if (opened === undefined) hold(caller.principal, -1)
     }
   }
 

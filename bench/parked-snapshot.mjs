@@ -6,7 +6,10 @@
 import { readFileSync } from "node:fs"
 import { parseArgs } from "node:util"
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { index: { type: "string", default: "5000" } } })
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { index: { type: "string", default: "5000" } },
+})
 const snap = JSON.parse(readFileSync(positionals[0], "utf8"))
 const { node_fields, edge_fields, node_types, edge_types } = snap.snapshot.meta
 const NF = node_fields.length
@@ -16,7 +19,9 @@ const edges = snap.edges
 const strings = snap.strings
 const nTypes = node_types[0]
 const eTypes = edge_types[0]
-const [N_TYPE, N_NAME, N_SIZE, N_EDGES] = ["type", "name", "self_size", "edge_count"].map((f) => node_fields.indexOf(f))
+const [N_TYPE, N_NAME, N_SIZE, N_EDGES] = ["type", "name", "self_size", "edge_count"].map((f) =>
+  node_fields.indexOf(f),
+)
 const [E_TYPE, E_NAME, E_TO] = ["type", "name_or_index", "to_node"].map((f) => edge_fields.indexOf(f))
 const count = nodes.length / NF
 const firstEdge = new Uint32Array(count + 1)
@@ -38,17 +43,26 @@ function* out(n) {
 // find globalThis.keep: a property edge named "keep" to an Array
 let keep
 for (let n = 0; n < count && keep === undefined; n++)
-  for (const e of out(n)) if (e.type === "property" && e.name === "keep" && nameOf(e.to) === "Array") keep = e.to
+  for (const e of out(n))
+    if (e.type === "property" && e.name === "keep" && nameOf(e.to) === "Array") keep = e.to
 if (keep === undefined) throw new Error("no globalThis.keep")
 let elements
 for (const e of out(keep)) if (e.name === "elements") elements = e.to
 const handle = (i) => {
-  for (const e of out(elements)) if ((e.type === "element" || e.type === "internal" || e.type === "hidden") && (e.name === `[${i}]` || e.name === String(i))) return e.to
-  console.error([...out(elements)].slice(0, 5))
+  for (const e of out(elements))
+    if (
+      (e.type === "element" || e.type === "internal" || e.type === "hidden") &&
+      (e.name === `[${i}]` || e.name === String(i))
+    )
+      return e.to
   throw new Error(`no keep[${i}]`)
 }
 const i = Number(values.index)
-const skipEdge = (e) => e.type === "weak" || (e.type === "internal" && e.name === "map") || e.name === "map" || e.name === "__proto__"
+const skipEdge = (e) =>
+  e.type === "weak" ||
+  (e.type === "internal" && e.name === "map") ||
+  e.name === "map" ||
+  e.name === "__proto__"
 function reach(root) {
   const seen = new Set([root])
   const stack = [root]

@@ -23,7 +23,12 @@ const { values } = parseArgs({
     snapshot: { type: "string" },
   },
 })
-const env = { baseURL: `${values.origin}/v1`, origin: values.origin, model: "mock", apiKey: "sk-bench-not-a-key" }
+const env = {
+  baseURL: `${values.origin}/v1`,
+  origin: values.origin,
+  model: "mock",
+  apiKey: "sk-bench-not-a-key",
+}
 const adapter = await import(values.adapter)
 
 async function pool(total, concurrency, task) {

@@ -41,11 +41,13 @@ const checkouts = (values.ours ?? `this=${join(here, "..")}`).split(",").map((s)
   const at = s.indexOf("=")
   return at < 0 ? { label: s, root: s } : { label: s.slice(0, at), root: s.slice(at + 1) }
 })
-const columns = values.peers.split(",").flatMap((peer) =>
-  peer === "ours"
-    ? checkouts.map((c) => ({ name: `ours(${c.label})`, peer, root: c.root }))
-    : [{ name: peer, peer, root: checkouts[0].root }],
-)
+const columns = values.peers
+  .split(",")
+  .flatMap((peer) =>
+    peer === "ours"
+      ? checkouts.map((c) => ({ name: `ours(${c.label})`, peer, root: c.root }))
+      : [{ name: peer, peer, root: checkouts[0].root }],
+  )
 
 const mock = spawn(process.execPath, [join(values.bench, "lib", "mock-server.mjs"), "--port", "0"], {
   stdio: ["pipe", "pipe", "inherit"],
@@ -64,8 +66,14 @@ const origin = await new Promise((resolve, reject) => {
 const child = fileURLToPath(new URL("shared-rows-child.mjs", import.meta.url))
 function run(cmd, args, root) {
   return new Promise((resolve, reject) => {
-    execFile(cmd, args, { maxBuffer: 64 << 20, env: { ...process.env, TN_OURS: root } }, (error, stdout, stderr) =>
-      error ? reject(new Error(`${cmd} ${args.join(" ")}: ${error.message}\n${stderr}`)) : resolve({ stdout, stderr }),
+    execFile(
+      cmd,
+      args,
+      { maxBuffer: 64 << 20, env: { ...process.env, TN_OURS: root } },
+      (error, stdout, stderr) =>
+        error
+          ? reject(new Error(`${cmd} ${args.join(" ")}: ${error.message}\n${stderr}`))
+          : resolve({ stdout, stderr }),
     )
   })
 }
@@ -106,7 +114,9 @@ if (values.scenario === "s2") {
     columns.flatMap((col) => [short, long].map((n) => () => count(col, n))),
     jobs,
   )
-  console.log(`S2: instructions per approval run (callgrind, runs ${long} − ${short}, warm-up ${values.warmup})`)
+  console.log(
+    `S2: instructions per approval run (callgrind, runs ${long} − ${short}, warm-up ${values.warmup})`,
+  )
   const floorAt = columns.findIndex((c) => c.peer === "floor")
   const per = columns.map((_, i) => (counts[2 * i + 1] - counts[2 * i]) / (long - short))
   for (const [i, col] of columns.entries()) {
@@ -119,9 +129,19 @@ if (values.scenario === "s2") {
   for (let s = 0; s < samples; s++)
     for (const [i, col] of columns.entries())
       tasks.push(async () => {
-        const args = ["--expose-gc", child, "--adapter", adapterOf(col), "--origin", origin, "--scenario", "s4"]
+        const args = [
+          "--expose-gc",
+          child,
+          "--adapter",
+          adapterOf(col),
+          "--origin",
+          origin,
+          "--scenario",
+          "s4",
+        ]
         args.push("--parked", values.parked)
-        if (values["snapshot-dir"] && s === 0) args.push("--snapshot", join(values["snapshot-dir"], `${col.name}.heapsnapshot`))
+        if (values["snapshot-dir"] && s === 0)
+          args.push("--snapshot", join(values["snapshot-dir"], `${col.name}.heapsnapshot`))
         const { stdout } = await run(process.execPath, args, col.root)
         return { col: i, ...JSON.parse(/HEAP (.*)/.exec(stdout)[1]) }
       })
@@ -131,7 +151,9 @@ if (values.scenario === "s2") {
   for (const [i, col] of columns.entries()) {
     const mine = rows.filter((r) => r.col === i)
     const f = (k) => median(mine.map((r) => r[k])).toFixed(0)
-    console.log(`${col.name.padEnd(24)} heap ${f("heap")} B, external ${f("external")} B, retained ${f("retained")} B  [${mine.map((r) => r.retained.toFixed(0)).join(", ")}]`)
+    console.log(
+      `${col.name.padEnd(24)} heap ${f("heap")} B, external ${f("external")} B, retained ${f("retained")} B  [${mine.map((r) => r.retained.toFixed(0)).join(", ")}]`,
+    )
   }
 } else throw new Error("--scenario must be s2 or s4")
 console.log(`(${((Date.now() - started) / 1000).toFixed(0)} s)`)

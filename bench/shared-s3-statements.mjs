@@ -32,10 +32,20 @@ Database.prototype.exec = function (sql) {
   return origExec.call(this, sql)
 }
 subscribe("undici:request:create", () => {
-  if (on) { log.push("— first LLM request —"); on = false }
+  if (on) {
+    log.push("— first LLM request —")
+    on = false
+  }
 })
-const mock = spawn(process.execPath, [join(values.bench, "lib/mock-server.mjs"), "--port", "0"], { stdio: ["pipe", "pipe", "inherit"] })
-const origin = await new Promise((r) => mock.stdout.on("data", (d) => { const m = /LISTENING (\d+)/.exec(String(d)); if (m) r(`http://127.0.0.1:${m[1]}`) }))
+const mock = spawn(process.execPath, [join(values.bench, "lib/mock-server.mjs"), "--port", "0"], {
+  stdio: ["pipe", "pipe", "inherit"],
+})
+const origin = await new Promise((r) =>
+  mock.stdout.on("data", (d) => {
+    const m = /LISTENING (\d+)/.exec(String(d))
+    if (m) r(`http://127.0.0.1:${m[1]}`)
+  }),
+)
 const env = { baseURL: `${origin}/v1`, origin, model: "mock", apiKey: "sk-bench-not-a-key" }
 const adapter = await import(join(values.bench, "adapters/ours.mjs"))
 const dbPath = join(mkdtempSync(join(tmpdir(), "s3st-")), "runs.db")
@@ -48,7 +58,9 @@ for (const id of ["run-0", "run-1"]) {
   on = true
   await b.resume(id)
   on = false
-  console.log(`${id === "run-0" ? "cold" : "second"} resume (${id}): ${log.filter((l) => !l.startsWith("—")).length} statements before/after marks`)
+  console.log(
+    `${id === "run-0" ? "cold" : "second"} resume (${id}): ${log.filter((l) => !l.startsWith("—")).length} statements before/after marks`,
+  )
   for (const l of log) console.log(`  ${l}`)
 }
 await b.close()

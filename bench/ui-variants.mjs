@@ -22,6 +22,9 @@ export async function fakeModel() {
 /** Serves `listener` on 127.0.0.1. */
 export async function listen(listener) {
   const server = createServer(listener)
+  // Under valgrind a served process is slow enough for Node's 5 s idle close to cut the
+  // driver's kept-alive connection between batches (ECONNRESET): keep it open.
+  server.keepAliveTimeout = 600_000
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
   return { server, url: `http://127.0.0.1:${server.address().port}/api/chat` }
 }

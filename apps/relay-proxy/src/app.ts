@@ -27,7 +27,15 @@ import { bodyLimit } from "hono/body-limit"
 import { callerOf } from "./caller-auth.js"
 import { type CallerParams, checkToolChoice, parseCallerParams, withCallerParams } from "./caller-params.js"
 import { type EventWriter, chatChunkWriter, chatCompletion } from "./chat-response.js"
-import { failedForGood, findContinuation, rememberHalt, settleHalt } from "./continuation.js"
+import {
+  type ProposedTurn,
+  failedForGood,
+  findContinuation,
+  haltOf,
+  recordDelivery,
+  rememberHalt,
+  settleHalt,
+} from "./continuation.js"
 import { eventStream } from "./event-stream.js"
 import { rememberResponse, storedResponse } from "./item-store.js"
 import {
@@ -206,26 +214,34 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     const tools = request.tools ?? found.tools
     checkToolChoice(request.params, tools)
     let result: RunResult
-    try {
-      // The host's exactly-once delivery: its claim makes a duplicate delivery of the same
-      // results (a client retry racing the first) resume the run once, a heartbeat keeps it
-      // while the model answers, settled calls are checkpointed under it, and a failed attempt
-      // releases it with the results kept, so the caller's retry (e.g. after a 429) resumes.
-      await hosted(() =>
-        host.deliverAnswer(found.answer, {
-          relay: relayOf(request, tools, onEvent !== undefined),
-          signal,
-          onEvent: hostListener(onEvent),
-        }),
-      )
-      result = (await host.result(conversation)) as RunResult
-    } catch (error) {
-      throw await refusedResume(error, found.answer.id)
+    if (found.applied) {
+      // These results were applied by a delivery that never answered (its process died and a
+      // sweep finished the run): what the run did with them is the turn, asked of no model.
+      result = (await hosted(() => host.result(conversation, { signal }))) as RunResult
+    } else {
+      await recordDelivery(store, found)
+      try {
+        // The host's exactly-once delivery: its claim makes a duplicate delivery of the same
+        // results (a client retry racing the first) resume the run once, a heartbeat keeps it
+        // while the model answers, settled calls are checkpointed under it, and a failed attempt
+        // releases it with the results kept, so the caller's retry (e.g. after a 429) resumes.
+        await hosted(() =>
+          host.deliverAnswer(found.answer, {
+            relay: relayOf(request, tools, onEvent !== undefined),
+            signal,
+            onEvent: hostListener(onEvent),
+          }),
+        )
+        result = (await host.result(conversation)) as RunResult
+      } catch (error) {
+        throw await refusedResume(error, found.answer.id)
+      }
     }
-    const haltedAgain = result.status === "pending" && result.pending !== undefined
-    const turn = haltedAgain ? await halted(conversation, result, tools, caller) : relayTurn(result, [])
-    await settleHalt(store, found, turn, haltedAgain)
-    return { conversation, turn }
+    const proposed =
+      result.status === "pending" && result.pending !== undefined
+        ? nextHalt(result, tools, caller)
+        : { turn: relayTurn(result, []) }
+    return { conversation, turn: await settleHalt(store, found, proposed) }
   }
 
   /**
@@ -282,10 +298,17 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
     caller: string | undefined,
   ): Promise<RelayTurn> {
     const calls: CallerCall[] = await rememberHalt(store, conversation, result.pending!, tools, { caller })
-    // Only relay tools are offered, so any other halt is a bug worth a loud 500.
-    if (calls.length === 0)
-      throw new Error(`the run halted on a ${result.pending?.kind} request, not on tool calls`)
-    return relayTurn(result, calls)
+    return haltedTurn(result, calls)
+  }
+
+  /** A resumed run's new halt as the caller will see it (fresh caller ids), not indexed yet. */
+  function nextHalt(
+    result: RunResult,
+    tools: ChatToolDeclaration[],
+    caller: string | undefined,
+  ): ProposedTurn {
+    const { calls, entry } = haltOf(result.pending!, tools, { caller })
+    return { turn: haltedTurn(result, calls), halt: entry }
   }
 
   /** Runs one caller request: a continuation when its messages end in tool results, else a new conversation. */
@@ -462,6 +485,14 @@ async function jsonBody(c: Context<Env>): Promise<unknown> {
   } catch {
     throw badRequest("the request body is not valid JSON")
   }
+}
+
+/** The turn of a run halted on `calls`. */
+function haltedTurn(result: RunResult, calls: CallerCall[]): RelayTurn {
+  // Only relay tools are offered, so any other halt is a bug worth a loud 500.
+  if (calls.length === 0)
+    throw new Error(`the run halted on a ${result.pending?.kind} request, not on tool calls`)
+  return relayTurn(result, calls)
 }
 
 /** The turn a streamed response stands for before the upstream answered: nothing yet. */

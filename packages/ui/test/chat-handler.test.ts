@@ -245,16 +245,17 @@ describe.each(env.cases)(
   },
 )
 
-describe("createChatHandler's store reads per turn", () => {
-  it("a turn reads the run record and the transcript once each: the host's result is not read back", async () => {
+describe("createChatHandler's store calls per turn", () => {
+  it("a new chat's turn starts its run without reading a record; a later turn reads it and the transcript once", async () => {
     const store = createMemoryStore()
-    const reads: string[] = []
+    const calls: string[] = []
     const counted = new Proxy(store, {
       get(target, key, receiver) {
         const value = Reflect.get(target, key, receiver)
         if (typeof value !== "function") return value
         return (...args: unknown[]) => {
-          if (key === "get" || key === "getSnapshot") reads.push(`${String(key)} ${String(args[0])}`)
+          if (["get", "getSnapshot", "createSnapshot", "save", "putSnapshot"].includes(String(key)))
+            calls.push(`${String(key)} ${String(args[0])}`)
           return value.apply(target, args)
         }
       },
@@ -262,25 +263,43 @@ describe("createChatHandler's store reads per turn", () => {
     const client = clientOf(env.fake, counted)
     const handler = createChatHandler({ client, toolkit: await createToolkit({}) })
     const id = chatId()
-    const turn = async () => {
+    const turn = async (messages: unknown[]) => {
+      calls.length = 0
       const res = await handler(
         new Request("http://127.0.0.1/api/chat", {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ id, messages: [userMessage("hi")], trigger: "submit-message" }),
+          body: JSON.stringify({ id, messages, trigger: "submit-message" }),
         }),
       )
       expect(res.status).toBe(200)
       expect((await chunksOf(res)).at(-1)).toMatchObject({ type: "finish", finishReason: "stop" })
-    }
-    // A new chat (its run is started) and a later turn (sent to the recorded run): each reads
-    // the record once (which agent runs it) and the transcript once (the turn's load).
-    for (let i = 0; i < 2; i++) {
-      reads.length = 0
-      await turn()
-      // Reads the run starts after its stream ended (a memory store answers in microtasks) are in.
+      // Calls the run makes after its stream ended (a memory store answers in microtasks) are in.
       await new Promise((resolve) => setImmediate(resolve))
-      expect(reads).toEqual([`getSnapshot host-run/${id}`, `get ${id}`])
+      return calls.slice()
     }
+    // A new chat (`useChat` posts its one message): the run is started at once, its record
+    // created, no record read first (and no failed `send`).
+    const first = await turn([userMessage("hi")])
+    expect(first.filter((c) => c.startsWith("get"))).toEqual([`get ${id}`])
+    expect(first.filter((c) => !c.startsWith("get"))).toEqual([
+      `createSnapshot host-run/${id}`,
+      `save ${id}`,
+      `putSnapshot host-run/${id}`,
+    ])
+    // A later turn (the whole history posted): sent to the recorded run, which reads the record
+    // once (which agent runs it) and the transcript once (the turn's load); no create is tried.
+    const history = [userMessage("hi"), { id: "a1", role: "assistant", parts: [{ type: "text", text: "…" }] }]
+    const later = await turn([...history, userMessage("again")])
+    expect(later.filter((c) => c.startsWith("get"))).toEqual([`getSnapshot host-run/${id}`, `get ${id}`])
+    expect(later.filter((c) => !c.startsWith("get"))).toEqual([`save ${id}`, `putSnapshot host-run/${id}`])
+    // A post of one message to a chat that has a run (a client that posts only its newest
+    // message): the start is refused, the turn is sent to the run all the same.
+    const resent = await turn([userMessage("once more")])
+    expect(resent).toContain(`createSnapshot host-run/${id}`)
+    expect(resent).toContain(`save ${id}`)
+    expect(
+      (await client.conversationStore().get(id))?.filter((m) => "role" in m && m.role === "user"),
+    ).toHaveLength(3)
   })
 })

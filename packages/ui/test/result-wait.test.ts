@@ -81,4 +81,35 @@ describe("a door's wait for a parked turn", () => {
     expect(waits.length).toBeGreaterThan(0)
     expect(waits.map((w) => w.released)).toEqual(waits.map(() => true))
   })
+
+  it("a turn that ended leaves the host's result wait to end by itself: nothing is aborted per turn", async () => {
+    const store = createMemoryStore()
+    const inner = createStoreHost({
+      store,
+      agents: [
+        hostAgent({ name: "support", client: clientOf(env.fake, store), toolkit: await createToolkit({}) }),
+      ],
+      sweepEveryMs: false,
+    })
+    cleanups.push(() => inner.close())
+    const signals: AbortSignal[] = []
+    const host: RunHost = Object.assign(Object.create(inner) as RunHost, {
+      result: (runId: string, opts: { signal?: AbortSignal } = {}) => {
+        if (opts.signal) signals.push(opts.signal)
+        return inner.result(runId, opts)
+      },
+    })
+    const server = await serve(createChatHandler({ host, agent: "support" }))
+    cleanups.push(() => server.close())
+    // A new chat's turn: the host's `start` returns before the run, so its result is waited for.
+    const res = await postRaw(server.url, {
+      id: "wait-chat-done",
+      messages: [userMessage("hello")],
+      trigger: "submit-message",
+    })
+    expect(await res.text()).toContain('"finishReason":"stop"')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(signals.length).toBeGreaterThan(0)
+    expect(signals.map((s) => s.aborted)).toEqual(signals.map(() => false))
+  })
 })

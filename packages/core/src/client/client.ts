@@ -304,7 +304,12 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   const maxTurns = opts.maxTurns ?? 10
   if (!Number.isInteger(maxTurns) || maxTurns < 1)
     throw new ConfigError(`maxTurns must be a positive integer, got ${opts.maxTurns}`)
-  let store: ConversationStore = opts.store ?? new MemoryStore()
+  // The client's store, in a cell that `adoptConversationStore` swaps. The cell is what the
+  // `adopters` map keeps for the client: a WeakMap value that reaches its key (a closure of
+  // this scope does, through the loop configs' `client`) is an ephemeron cycle that every
+  // collection traces again — ~100k instructions per client made, which an approval host
+  // making a client per run paid on every run.
+  const held: { store: ConversationStore } = { store: opts.store ?? new MemoryStore() }
   const registry = new MetricsRegistry()
   const onMetric = opts.onMetric
   const record = onMetric
@@ -327,7 +332,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     callModel: measuredCall,
     compaction: opts.compaction,
     fetch: binding.fetch,
-    grants: store.findApprovalGrant?.bind(store),
+    grants: held.store.findApprovalGrant?.bind(held.store),
   })
 
   async function measuredCall(call: ModelCall, rec = record): Promise<ModelTurn> {
@@ -429,6 +434,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     input: RunInput,
     checkpoint: boolean | undefined,
   ): Promise<RunResult<any>> {
+    const { store } = held
     const opts = { mustExist: false, readPending: true, checkpoint: checkpoint ?? store.checkpoints === true }
     return runStoredConversation(store, id, opts, ({ messages, pending }, saveSettled) => {
       // A new prompt must not silently drop the request the conversation waits on.
@@ -535,6 +541,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         throw new ConfigError("continueRun: `pending` needs an `answer`")
       }
       const readPending = answer !== undefined && cont.pending === undefined
+      const { store } = held
       const checkpoint = claimed?.checkpoint ?? cont.checkpoint ?? store.checkpoints === true
       const stored = { claim, mustExist: true, requestId: answer?.id, readPending, checkpoint }
       const run = runStoredConversation(store, id, stored, (loaded, saveSettled) => {
@@ -563,7 +570,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         },
       }
     },
-    conversationStore: () => store,
+    conversationStore: () => held.store,
     metrics: () => registry.render(),
     async translate(req) {
       if (!binding.translate)
@@ -599,14 +606,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     },
   }
   attachMetrics(client, registry)
-  if (opts.store === undefined)
-    adopters.set(client, (next) => {
-      // Once, and only while the default store holds nothing: later it would hide what it keeps.
-      if (!(store instanceof MemoryStore) || !MemoryStore.moveTo(store, next)) return false
-      store = next
-      adopters.delete(client)
-      return true
-    })
+  if (opts.store === undefined) adopters.set(client, held)
   // Tools see the client running them (`ctx.client`), set once it exists.
   plain.client = client
   streaming.client = client
@@ -614,7 +614,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
 }
 
 /** How each client made without `store` swaps its default memory store (see adoptConversationStore). */
-const adopters = new WeakMap<Client, (store: ConversationStore) => boolean>()
+const adopters = new WeakMap<Client, { store: ConversationStore }>()
 
 /**
  * Moves a client made without `store` onto `store` before it saved any conversation: its
@@ -632,7 +632,13 @@ const adopters = new WeakMap<Client, (store: ConversationStore) => boolean>()
  */
 export function adoptConversationStore(client: Client, store: ConversationStore): boolean {
   if (client.conversationStore() === store) return true
-  return adopters.get(client)?.(store) ?? false
+  const held = adopters.get(client)
+  // Once, and only while the default store holds nothing: later it would hide what it keeps.
+  if (held === undefined || !(held.store instanceof MemoryStore) || !MemoryStore.moveTo(held.store, store))
+    return false
+  held.store = store
+  adopters.delete(client)
+  return true
 }
 
 /**

@@ -167,6 +167,9 @@ const REFUSALS = new Set([
   "TNX_CONFIG",
 ])
 
+/** A call without `relay`: the agent's own toolkit, nothing to release (one object, not one a turn). */
+const NO_RELAY: { toolkit?: Toolkit; release(): Promise<void> } = { release: async () => {} }
+
 /**
  * A {@link RunHost} whose runs execute in this process and keep their state in `store` (memory,
  * SQLite, PostgreSQL or Redis): a client agent's run is conversation `runId`, a runtime agent's
@@ -549,7 +552,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       startOpts.signal,
     )
     const exec = executions.get(runId)
-    void run.then(own.release, own.release).catch(() => undefined)
+    if (own !== NO_RELAY) void run.then(own.release, own.release).catch(() => undefined)
     run.catch(async (error) => {
       // A stopped run's record is `cancel`'s (or stays running for the next host after `close`):
       // a `failed` written here could land after `cancelled` and undo it.
@@ -574,7 +577,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     what: string,
     relay: HostRelayOptions | undefined,
   ): Promise<{ toolkit?: Toolkit; release(): Promise<void> }> {
-    if (relay === undefined) return { release: async () => {} }
+    if (relay === undefined) return NO_RELAY
     if (!agent.options.client)
       throw new HostUnsupportedError(HOST, `${what} with relay`, `agent ${agent.name} runs a runtime tree`)
     const own = await runToolkit(agent.options.toolkit, relay)

@@ -253,8 +253,7 @@ export abstract class DurableStoreBase implements DurableStore {
   async get(id: string): Promise<Message[] | undefined> {
     checkKey(id, "the conversation id")
     const stored =
-      this.#takeClaimed(id) ??
-      (await this.#use(`read conversation ${JSON.stringify(id)}`, () => this.readTranscript(id)))
+      this.#takeClaimed(id) ?? (await this.#use("read conversation", id, () => this.readTranscript(id)))
     if (stored === undefined) return undefined
     const messages = decodeTranscript(id, stored.count, stored.rows)
     this.#cache.remember(id, stored.revision, messages, stored.pendingId)
@@ -264,9 +263,7 @@ export abstract class DurableStoreBase implements DurableStore {
   async save(id: string, messages: Message[], meta?: SaveMeta): Promise<void> {
     checkSave(id, messages, meta)
     const input = this.#saveInput(id, messages, meta)
-    const outcome = await this.#use(`save conversation ${JSON.stringify(id)}`, () =>
-      this.writeTranscript(input),
-    )
+    const outcome = await this.#use("save conversation", id, () => this.writeTranscript(input))
     if ("lostClaim" in outcome) throw lostClaimError(id, outcome.lostClaim)
     this.#saved(input, outcome)
   }
@@ -288,7 +285,7 @@ export abstract class DurableStoreBase implements DurableStore {
       commit.snapshot &&
       this.#snapshotInput(commit.snapshot.key, commit.snapshot.value, commit.snapshot.holds)
     const inputs = commit.saves.map(({ id, messages, meta }) => this.#saveInput(id, messages, meta))
-    const outcome = await this.#use("commit a resume", () => this.writeCommit(inputs, snapshot))
+    const outcome = await this.#use("commit a resume", undefined, () => this.writeCommit(inputs, snapshot))
     if ("lostClaim" in outcome) throw lostClaimError(outcome.lostClaim.id, outcome.lostClaim.requestId)
     for (const [i, input] of inputs.entries()) this.#saved(input, outcome[i] as WrittenSave)
   }
@@ -347,18 +344,14 @@ export abstract class DurableStoreBase implements DurableStore {
 
   async getPending(id: string): Promise<Request | undefined> {
     checkKey(id, "the conversation id")
-    const json = await this.#use(`read the pending request of ${JSON.stringify(id)}`, () =>
-      this.readPendingJson(id),
-    )
+    const json = await this.#use("read the pending request of", id, () => this.readPendingJson(id))
     if (json == null) return undefined
     return decodeJson<Request>(json, () => "its pending request", conversationRow(id), isStoredRequest)
   }
 
   async findRequest(requestId: string): Promise<PendingEntry | undefined> {
     checkKey(requestId, "the request id")
-    const rows = await this.#use(`find request ${JSON.stringify(requestId)}`, () =>
-      this.readHolders({ requestId }),
-    )
+    const rows = await this.#use("find request", requestId, () => this.readHolders({ requestId }))
     return foldHolders(rows)[0]
   }
 
@@ -370,7 +363,7 @@ export abstract class DurableStoreBase implements DurableStore {
       throw new ConfigError(`after must be a request id, got ${describe(after)}`)
     }
     if (limit === 0) return []
-    const rows = await this.#use("list pending requests", () =>
+    const rows = await this.#use("list pending requests", undefined, () =>
       this.readHolders(kind === undefined ? {} : { kind }),
     )
     return pageOf(foldHolders(rows, this.#onCorrupt), after, limit)
@@ -379,7 +372,7 @@ export abstract class DurableStoreBase implements DurableStore {
   async listFailed(opts?: ListFailedOptions): Promise<FailedEntry[]> {
     const limit = resolveLimit(opts?.limit)
     if (limit === 0) return []
-    const rows = await this.#use("list failed requests", () => this.readFailed())
+    const rows = await this.#use("list failed requests", undefined, () => this.readFailed())
     // Folded like pending entries (one per request id), then marked failed with their error.
     const errors = new Map(rows.map((row) => [row.requestId, row.lastError]))
     const open = rows.map((row) => ({
@@ -417,7 +410,7 @@ export abstract class DurableStoreBase implements DurableStore {
 
   async getDecision(requestId: string): Promise<AnswerDecision | undefined> {
     checkKey(requestId, "the request id")
-    const json = await this.#use(`read the decision on request ${JSON.stringify(requestId)}`, () =>
+    const json = await this.#use("read the decision on request", requestId, () =>
       this.readDecisionJson(requestId),
     )
     return decisionOf(json ?? null, requestId)
@@ -446,15 +439,13 @@ export abstract class DurableStoreBase implements DurableStore {
     }
     let outcome: ClaimOutcome
     try {
-      outcome = await this.#use(`claim an answer for conversation ${JSON.stringify(id)}`, () =>
-        this.writeClaim(input),
-      )
+      outcome = await this.#use("claim an answer for conversation", id, () => this.writeClaim(input))
     } catch (error) {
       // The claim may have been written before the reply was lost: expire it at once, so a
       // claim nobody holds never blocks the request for a whole lease.
-      await this.#use("expire an unacknowledged claim", () => this.expireClaim(id, input.token)).catch(
-        () => {},
-      )
+      await this.#use("expire an unacknowledged claim", undefined, () =>
+        this.expireClaim(id, input.token),
+      ).catch(() => {})
       throw error
     }
     if ("refusal" in outcome) {
@@ -492,9 +483,7 @@ export abstract class DurableStoreBase implements DurableStore {
     const leaseMs = this.#leaseOf(opts?.leaseMs)
     // A released token as stored is no token: it renews nothing.
     if (token.startsWith(RELEASED_TOKEN_PREFIX)) return false
-    return this.#use(`renew a claim on conversation ${JSON.stringify(id)}`, () =>
-      this.renewLease(id, token, leaseMs),
-    )
+    return this.#use("renew a claim on conversation", id, () => this.renewLease(id, token, leaseMs))
   }
 
   async releaseClaim(id: string, token: string, opts?: ReleaseOptions): Promise<void> {
@@ -508,16 +497,12 @@ export abstract class DurableStoreBase implements DurableStore {
             maxAttempts: resolveMaxAttempts(opts.maxAttempts),
           }
     this.#dropClaimed(id)
-    await this.#use(`release a claim on conversation ${JSON.stringify(id)}`, () =>
-      this.expireClaim(id, token, failure),
-    )
+    await this.#use("release a claim on conversation", id, () => this.expireClaim(id, token, failure))
   }
 
   async reopenFailed(requestId: string): Promise<Answer | undefined> {
     checkKey(requestId, "the request id")
-    const json = await this.#use(`reopen failed request ${JSON.stringify(requestId)}`, () =>
-      this.reopenRequest(requestId),
-    )
+    const json = await this.#use("reopen failed request", requestId, () => this.reopenRequest(requestId))
     if (json == null) return undefined
     return decodeJson<Answer>(json, () => "its stored decision", requestRow(requestId), isStoredAnswer)
   }
@@ -525,7 +510,7 @@ export abstract class DurableStoreBase implements DurableStore {
   async listExpiredClaims(opts?: ListExpiredClaimsOptions): Promise<ExpiredClaim[]> {
     const limit = resolveLimit(opts?.limit)
     if (limit === 0) return []
-    const rows = await this.#use("list expired claims", () => this.readExpiredClaims(limit))
+    const rows = await this.#use("list expired claims", undefined, () => this.readExpiredClaims(limit))
     const claims: ExpiredClaim[] = []
     for (const row of rows) {
       let request: Request
@@ -558,31 +543,31 @@ export abstract class DurableStoreBase implements DurableStore {
   async deleteConversation(id: string): Promise<void> {
     checkKey(id, "the conversation id")
     this.#dropClaimed(id)
-    await this.#use(`delete conversation ${JSON.stringify(id)}`, () => this.removeConversation(id))
+    await this.#use("delete conversation", id, () => this.removeConversation(id))
     this.#cache.forget(id)
   }
 
   async putSnapshot(key: string, snapshot: unknown, opts?: PutSnapshotOptions): Promise<void> {
     const { body, holds } = this.#snapshotInput(key, snapshot, opts?.holds)
-    await this.#use(`store snapshot ${JSON.stringify(key)}`, () => this.writeSnapshot(key, body, holds))
+    await this.#use("store snapshot", key, () => this.writeSnapshot(key, body, holds))
   }
 
   async createSnapshot(key: string, snapshot: unknown): Promise<boolean> {
     checkKey(key, "the snapshot key")
     const body = encodeJson(snapshot, () => `snapshot ${JSON.stringify(key)}`)
-    return this.#use(`create snapshot ${JSON.stringify(key)}`, () => this.insertSnapshot(key, body))
+    return this.#use("create snapshot", key, () => this.insertSnapshot(key, body))
   }
 
   async getSnapshot(key: string): Promise<unknown | undefined> {
     checkKey(key, "the snapshot key")
-    const body = await this.#use(`read snapshot ${JSON.stringify(key)}`, () => this.readSnapshot(key))
+    const body = await this.#use("read snapshot", key, () => this.readSnapshot(key))
     if (body == null) return undefined
     return decodeJson(body, () => "the snapshot", { table: "tnx_snapshots", key })
   }
 
   async deleteSnapshot(key: string): Promise<void> {
     checkKey(key, "the snapshot key")
-    await this.#use(`delete snapshot ${JSON.stringify(key)}`, () => this.removeSnapshot(key))
+    await this.#use("delete snapshot", key, () => this.removeSnapshot(key))
   }
 
   async close(): Promise<void> {
@@ -635,24 +620,25 @@ export abstract class DurableStoreBase implements DurableStore {
    * miss, such as a caller's pool or client). Preparing the schema on first use runs several
    * statements, so it gets five deadlines.
    */
-  async #use<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  async #use<T>(verb: string, key: string | undefined, fn: () => Promise<T>): Promise<T> {
     if (this.#closed) throw closedStoreError(this.storeName)
     try {
       if (!this.#ready) {
-        await this.#within(5 * this.opTimeoutMs, "prepare its schema", () => this.ready())
+        await this.#within(5 * this.opTimeoutMs, "prepare its schema", undefined, () => this.ready())
         this.#ready = true
         if (this.#closed) throw closedStoreError(this.storeName)
       }
-      return await (this.blocking ? fn() : this.#within(this.opTimeoutMs, what, fn))
+      return await (this.blocking ? fn() : this.#within(this.opTimeoutMs, verb, key, fn))
     } catch (error) {
-      throw this.storeError(error, what)
+      throw this.storeError(error, whatOf(verb, key))
     }
   }
 
-  async #within<T>(ms: number, what: string, fn: () => Promise<T>): Promise<T> {
+  async #within<T>(ms: number, verb: string, key: string | undefined, fn: () => Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
+        const what = whatOf(verb, key)
         reject(new StoreError(`${this.storeName} could not ${what}: no reply within ${ms} ms (opTimeoutMs)`))
       }, ms)
       timer.unref?.()
@@ -666,6 +652,14 @@ export abstract class DurableStoreBase implements DurableStore {
       work.catch(() => {})
     }
   }
+}
+
+/**
+ * What a primitive was doing, for its error: `verb` and the quoted key it did it on. Built only
+ * when an error needs it, never per call (every store call named its key up front before).
+ */
+function whatOf(verb: string, key: string | undefined): string {
+  return key === undefined ? verb : `${verb} ${JSON.stringify(key)}`
 }
 
 function conversationRow(key: string): CorruptRow {

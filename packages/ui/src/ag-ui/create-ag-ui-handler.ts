@@ -103,7 +103,8 @@ export function createAgUiHandler(opts: ChatHandlerOptions): (req: Request) => P
       )
     const prompt = promptOfUser(last)
     if (prompt instanceof Refusal) return prompt
-    return { accepted: gate.turn(conversation, prompt, relay) }
+    // One message: a new thread's first run, started first (a hint only; see `ConversationGate.turn`).
+    return { accepted: gate.turn(conversation, prompt, relay, input.messages.length === 1) }
   }
 
   return fetchHandler(async (req) => {

@@ -122,7 +122,14 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
       return badRequest(`the last message must be the user's or the assistant's, not ${last.role}`)
     const prompt = promptOf(last)
     if (prompt instanceof Refusal) return prompt
-    return { accepted: gate.turn(conversation, prompt), messageId: undefined, writer: {} }
+    // A post of one message is a new chat's first turn (`useChat` posts the whole history):
+    // the host is asked to start the run first (a hint only; see `ConversationGate.turn`).
+    const firstTurn = chat.messages.length === 1
+    return {
+      accepted: gate.turn(conversation, prompt, undefined, firstTurn),
+      messageId: undefined,
+      writer: {},
+    }
   }
 
   async function answering(

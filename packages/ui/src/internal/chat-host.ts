@@ -21,7 +21,15 @@ const RUNTIME_AGENT = "chat-runtime"
  * @throws ConfigError for options that are neither form, both, or a shorthand whose store
  *   cannot host (not the client's, or not durable).
  */
-export function hostOf(opts: ChatHandlerOptions): { host: RunHost; agent: string } {
+export function hostOf(opts: ChatHandlerOptions): {
+  host: RunHost
+  agent: string
+  /**
+   * True for the shorthand's own store host: its `result` resolves when a run ends or parks in
+   * this process, so a door's wait for it needs no signal to be released.
+   */
+  settlesHere?: boolean
+} {
   const given = opts as Partial<ShorthandChatOptions> & { host?: RunHost; agent?: string }
   if (given.host !== undefined) {
     if (
@@ -46,7 +54,7 @@ export function hostOf(opts: ChatHandlerOptions): { host: RunHost; agent: string
       throw new ConfigError("`agent` must name the hosted agent whose runs the chats are")
     return { host, agent: given.agent }
   }
-  return { host: shorthandHost(given), agent: CHAT_AGENT }
+  return { host: shorthandHost(given), agent: CHAT_AGENT, settlesHere: true }
 }
 
 function shorthandHost(opts: Partial<ShorthandChatOptions>): RunHost {

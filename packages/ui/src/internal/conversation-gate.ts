@@ -47,6 +47,8 @@ const HOLDERS_CAP = 10_000
  */
 export class ConversationGate {
   readonly #host: RunHost
+  /** The host is the shorthand's store host: its result waits end by themselves (see `settle`). */
+  readonly #settlesHere: boolean
   readonly #agent: string
   readonly #opts: ChatHandlerOptions
   readonly #allowedOrigins: ReadonlySet<string>
@@ -59,8 +61,9 @@ export class ConversationGate {
 
   constructor(opts: ChatHandlerOptions) {
     this.#allowedOrigins = allowedOriginsOf(opts.allowedOrigins)
-    const { host, agent } = hostOf(opts)
+    const { host, agent, settlesHere } = hostOf(opts)
     this.#host = host
+    this.#settlesHere = settlesHere === true
     this.#agent = agent
     this.#opts = opts
   }
@@ -122,23 +125,38 @@ export class ConversationGate {
    * A new user turn: `host.send`, or `host.start` for a conversation the host has no run of.
    * While the conversation waits on a request the host throws `ConversationPendingError`
    * before any event, which `startRun` makes the 409.
+   *
+   * `firstTurn` is the post's hint that the chat is new (its only message is this one): then
+   * `host.start` is tried first, and `host.send` only when a run of the conversation exists
+   * already (`started: false`). Either order does the same; the hint only picks the one that
+   * costs a new chat no failed record read and no error, and a later turn no failed create.
+   * Posted history is never trusted for more than this choice.
    */
-  turn(id: string, prompt: Prompt, relay?: HostRelayOptions): AcceptedRun {
+  turn(id: string, prompt: Prompt, relay?: HostRelayOptions, firstTurn = false): AcceptedRun {
     const host = this.#host
     return {
       execute: async (onEvent) => {
         const seen = outcomeListener(onEvent)
         const opts = { onEvent: seen.listener, ...(relay !== undefined ? { relay } : {}) }
-        try {
-          await host.send(id, prompt, opts)
-        } catch (error) {
-          if (seen.any || !EngineRunError.isInstance(error) || error.runId !== id) throw error
-          // No run of this conversation yet: start one (a concurrent start makes this a turn).
+        if (firstTurn) {
           const started = await host.start(this.#agent, id, prompt, opts)
-          if (!started.started) await host.send(id, prompt, opts)
-          else return this.#parked(id, await settle(host, id, seen))
+          if (started.started) return this.#parked(id, await settle(host, id, seen, this.#settlesHere))
+        } else {
+          let sent = true
+          try {
+            await host.send(id, prompt, opts)
+          } catch (error) {
+            if (seen.any || !EngineRunError.isInstance(error) || error.runId !== id) throw error
+            // No run of this conversation yet: start one (a concurrent start makes this a turn).
+            const started = await host.start(this.#agent, id, prompt, opts)
+            if (started.started) return this.#parked(id, await settle(host, id, seen, this.#settlesHere))
+            sent = false
+          }
+          // Outside the `try`: a failure the settling reports is the turn's, never "no run yet".
+          if (sent) return this.#parked(id, await settle(host, id, seen, this.#settlesHere))
         }
-        return this.#parked(id, await settle(host, id, seen))
+        await host.send(id, prompt, opts)
+        return this.#parked(id, await settle(host, id, seen, this.#settlesHere))
       },
     }
   }
@@ -174,7 +192,7 @@ export class ConversationGate {
         const own = relay !== undefined && entry.runtimeKey === undefined ? { relay } : {}
         try {
           const delivered = await host.deliverAnswer(answer, { onEvent: seen.listener, ...own })
-          return this.#parked(id, await settle(host, delivered.runId, seen))
+          return this.#parked(id, await settle(host, delivered.runId, seen, this.#settlesHere))
         } catch (error) {
           // Decided elsewhere while this post was checked: its decision, once known.
           if (AnswerConflictError.isInstance(error) && error.decision === undefined) {
@@ -272,16 +290,26 @@ function outcomeListener(onEvent: (ev: StreamEvent) => void, answered?: string) 
  * run, so a park is known by its `pending` event; a store host's result resolves at the park,
  * and its `done` (with the run's usage) is preferred when both are in.
  */
-async function settle(host: RunHost, runId: string, seen: ReturnType<typeof outcomeListener>) {
-  // The result's wait ends with this post: an engine's would otherwise hold a call (or a poll)
-  // open until a parked run ends, days later.
-  const done = new AbortController()
+async function settle(
+  host: RunHost,
+  runId: string,
+  seen: ReturnType<typeof outcomeListener>,
+  settlesHere: boolean,
+) {
+  // The result's wait ends with this post when the run parked: an engine's would otherwise hold
+  // a call (or a poll) open until the parked run ends, days later. A run that ended is left to
+  // resolve its wait by itself (it is about to): aborting one costs an `AbortError` and an
+  // abort event a turn. The shorthand's store host resolves it at the end or park in this
+  // process: its wait gets no signal at all (no controller, no listener a turn).
+  let done: AbortController | undefined
+  let release = true
   try {
     // Its events already ended or parked the run (a store host's `send` resolves after the run):
     // the race below would pick that outcome, so the host's result is not asked for.
     let first = seen.first
     if (first === undefined) {
-      const result = resultOf(host, runId, done.signal)
+      if (!settlesHere) done = new AbortController()
+      const result = resultOf(host, runId, done?.signal)
       // Observed either way: the losing side must not surface as an unhandled rejection.
       result.catch(() => undefined)
       first = await Promise.race([result, seen.ended])
@@ -293,16 +321,20 @@ async function settle(host: RunHost, runId: string, seen: ReturnType<typeof outc
     // Parked: the request reaches the client once the host lists it (an engine's event log can
     // lead its request index), so an answer posted at once finds it. The live tail ends there.
     if (first.status === "pending") for await (const _ of host.events(runId)) void _
+    else release = false
     return seen.outcome ?? first
   } finally {
-    done.abort()
+    if (release) done?.abort(POST_OVER)
   }
 }
 
+/** Why a door's result wait was released: its post is over (a constant, no `DOMException` a turn). */
+const POST_OVER = new Error("the post that waited for this result is over")
+
 /** The run's result; a failure of the run in this process rejects with its own error. */
-async function resultOf(host: RunHost, runId: string, signal: AbortSignal): Promise<RunOutcome> {
+async function resultOf(host: RunHost, runId: string, signal: AbortSignal | undefined): Promise<RunOutcome> {
   try {
-    return (await host.result(runId, { signal })) as RunOutcome
+    return (await host.result(runId, signal === undefined ? undefined : { signal })) as RunOutcome
   } catch (error) {
     const cause = EngineRunError.isInstance(error) ? (error as { cause?: unknown }).cause : undefined
     throw cause ?? error

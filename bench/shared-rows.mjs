@@ -1,0 +1,160 @@
+// The shared bench's S2 and S4 rows counted instead of timed, through the shared bench's own
+// adapter files and mock server (a copy of ../shared/bench after `npm ci`), so that two builds
+// can be compared on a loaded machine.
+//
+// s2 — CPU per approval run (a new client per run, as the bench's `ours.mjs` does): each
+//   (peer, checkout) runs `shared-rows-child.mjs` under `valgrind --tool=callgrind` with
+//   `node --single-threaded` twice, with --short and --long runs after the same warm-up; the
+//   difference over the extra runs is the instructions one approval run costs.
+// s4 — heap per parked run: the bench's S4 parking (10,000 runs at c=32 after 300 warm-up runs),
+//   heap and external bytes after forced collections, --samples processes per column, median.
+//
+//   node shared-rows.mjs --bench <bench copy> --scenario s2|s4 [--peers floor,ours]
+//     [--ours label=<checkout>,label=<checkout>] [--short 200] [--long 1000] [--warmup 100]
+//     [--parked 10000] [--samples 3] [--jobs 2] [--snapshot-dir <dir>]
+//
+// `--ours` names the checkouts (the folder holding packages/, built) that `ours.mjs` runs
+// from, each its own column (default: this checkout).
+import { execFile, spawn } from "node:child_process"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+
+const { values } = parseArgs({
+  options: {
+    bench: { type: "string" },
+    scenario: { type: "string", default: "s2" },
+    peers: { type: "string", default: "floor,ours" },
+    ours: { type: "string" },
+    short: { type: "string", default: "200" },
+    long: { type: "string", default: "1000" },
+    warmup: { type: "string", default: "100" },
+    parked: { type: "string", default: "10000" },
+    samples: { type: "string", default: "3" },
+    jobs: { type: "string", default: "2" },
+    "snapshot-dir": { type: "string" },
+  },
+})
+if (!values.bench) throw new Error("--bench <a copy of the shared bench, after npm ci>")
+const here = fileURLToPath(new URL(".", import.meta.url))
+const checkouts = (values.ours ?? `this=${join(here, "..")}`).split(",").map((s) => {
+  const at = s.indexOf("=")
+  return at < 0 ? { label: s, root: s } : { label: s.slice(0, at), root: s.slice(at + 1) }
+})
+const columns = values.peers
+  .split(",")
+  .flatMap((peer) =>
+    peer === "ours"
+      ? checkouts.map((c) => ({ name: `ours(${c.label})`, peer, root: c.root }))
+      : [{ name: peer, peer, root: checkouts[0].root }],
+  )
+
+const mock = spawn(process.execPath, [join(values.bench, "lib", "mock-server.mjs"), "--port", "0"], {
+  stdio: ["pipe", "pipe", "inherit"],
+})
+process.on("exit", () => mock.exitCode === null && mock.kill("SIGTERM"))
+const origin = await new Promise((resolve, reject) => {
+  let buf = ""
+  mock.stdout.on("data", (d) => {
+    buf += d
+    const m = /LISTENING (\d+)/.exec(buf)
+    if (m) resolve(`http://127.0.0.1:${m[1]}`)
+  })
+  mock.on("exit", (c) => reject(new Error(`mock exited (${c})`)))
+})
+
+const child = fileURLToPath(new URL("shared-rows-child.mjs", import.meta.url))
+function run(cmd, args, root) {
+  return new Promise((resolve, reject) => {
+    execFile(
+      cmd,
+      args,
+      { maxBuffer: 64 << 20, env: { ...process.env, TN_OURS: root } },
+      (error, stdout, stderr) =>
+        error
+          ? reject(new Error(`${cmd} ${args.join(" ")}: ${error.message}\n${stderr}`))
+          : resolve({ stdout, stderr }),
+    )
+  })
+}
+async function pool(tasks, jobs) {
+  const out = new Array(tasks.length)
+  let next = 0
+  await Promise.all(
+    Array.from({ length: jobs }, async () => {
+      while (next < tasks.length) {
+        const i = next++
+        out[i] = await tasks[i]()
+      }
+    }),
+  )
+  return out
+}
+const median = (xs) => {
+  const a = xs.slice().sort((p, q) => p - q)
+  return a.length % 2 ? a[a.length >> 1] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2
+}
+const adapterOf = (col) => join(values.bench, "adapters", `${col.peer}.mjs`)
+const jobs = Number(values.jobs)
+const started = Date.now()
+
+if (values.scenario === "s2") {
+  const short = Number(values.short)
+  const long = Number(values.long)
+  const count = async (col, runs) => {
+    const args = ["--tool=callgrind", "--callgrind-out-file=/dev/null", process.execPath, "--single-threaded"]
+    args.push(child, "--adapter", adapterOf(col), "--origin", origin, "--scenario", "s2")
+    args.push("--warmup", values.warmup, "--runs", String(runs))
+    const { stderr } = await run("valgrind", args, col.root)
+    const found = /Collected : (\d+)/.exec(stderr)
+    if (!found) throw new Error(`no count: ${stderr}`)
+    return Number(found[1])
+  }
+  const counts = await pool(
+    columns.flatMap((col) => [short, long].map((n) => () => count(col, n))),
+    jobs,
+  )
+  console.log(
+    `S2: instructions per approval run (callgrind, runs ${long} − ${short}, warm-up ${values.warmup})`,
+  )
+  const floorAt = columns.findIndex((c) => c.peer === "floor")
+  const per = columns.map((_, i) => (counts[2 * i + 1] - counts[2 * i]) / (long - short))
+  for (const [i, col] of columns.entries()) {
+    const ratio = floorAt >= 0 && i !== floorAt ? ` (${(per[i] / per[floorAt]).toFixed(3)}× floor)` : ""
+    console.log(`${col.name.padEnd(24)} ${Math.round(per[i]).toLocaleString("en")}${ratio}`)
+  }
+} else if (values.scenario === "s4") {
+  const samples = Number(values.samples)
+  const tasks = []
+  for (let s = 0; s < samples; s++)
+    for (const [i, col] of columns.entries())
+      tasks.push(async () => {
+        const args = [
+          "--expose-gc",
+          child,
+          "--adapter",
+          adapterOf(col),
+          "--origin",
+          origin,
+          "--scenario",
+          "s4",
+        ]
+        args.push("--parked", values.parked)
+        if (values["snapshot-dir"] && s === 0)
+          args.push("--snapshot", join(values["snapshot-dir"], `${col.name}.heapsnapshot`))
+        const { stdout } = await run(process.execPath, args, col.root)
+        return { col: i, ...JSON.parse(/HEAP (.*)/.exec(stdout)[1]) }
+      })
+  // one at a time by default: a heap reading is per process, but parking is timed by nothing
+  const rows = await pool(tasks, Math.min(jobs, 2))
+  console.log(`S4: bytes per parked run after forced GC (${values.parked} parked, median of ${samples})`)
+  for (const [i, col] of columns.entries()) {
+    const mine = rows.filter((r) => r.col === i)
+    const f = (k) => median(mine.map((r) => r[k])).toFixed(0)
+    console.log(
+      `${col.name.padEnd(24)} heap ${f("heap")} B, external ${f("external")} B, retained ${f("retained")} B  [${mine.map((r) => r.retained.toFixed(0)).join(", ")}]`,
+    )
+  }
+} else throw new Error("--scenario must be s2 or s4")
+console.log(`(${((Date.now() - started) / 1000).toFixed(0)} s)`)
+process.exit(0)

@@ -94,15 +94,16 @@ export function createAnswering(opts: {
     try {
       view = toRunView(await inbox.deliver(fitted))
     } catch (error) {
-      const { status, message } = classify(error, opts.modelUrl)
-      // The decision was taken and kept (the next delivery or a sweep completes the run): record it.
-      if (status >= 500) {
-        await record(
-          historyEntry(open, fitted, principal, runIdOfEntry(open), {
-            status: "error",
-            error: message,
-          }),
-        )
+      const { status, code, message } = classify(error, opts.modelUrl)
+      const runId = runIdOfEntry(open)
+      if (code === "run_pending") {
+        // Taken, and the run goes on past the wait (an engine replaying, say): the answer is
+        // recorded and announced as such, not as a failure; the caller still hears the 504.
+        await record(historyEntry(open, fitted, principal, runId, { status: "running" }))
+        answered(reply.id, runId, principal, fitted, "running")
+      } else if (status >= 500) {
+        // The decision was taken and kept (the next delivery or a sweep completes the run): record it.
+        await record(historyEntry(open, fitted, principal, runId, { status: "error", error: message }))
       }
       hub.notify("inbox")
       throw error
@@ -110,17 +111,28 @@ export function createAnswering(opts: {
     const outcome: HistoryEntry["outcome"] = { status: view.status, text: view.text }
     if (view.pending) outcome.nextRequestId = view.pending.id
     await record(historyEntry(open, fitted, principal, view.id, outcome))
+    answered(reply.id, view.id, principal, fitted, view.status)
+    announce(view)
+    return view
+  }
+
+  /** Tells the notification receiver that a request was answered, and where its run stands. */
+  function answered(
+    requestId: string,
+    runId: string,
+    principal: Principal,
+    fitted: Answer,
+    outcome: string,
+  ): void {
     notify?.({
       type: "request.answered",
-      requestId: reply.id,
-      runId: view.id,
+      requestId,
+      runId,
       answeredBy: principal.name,
       ok: fitted.ok,
       ...(fitted.reason !== undefined ? { reason: fitted.reason } : {}),
-      outcome: view.status,
+      outcome,
     })
-    announce(view)
-    return view
   }
 
   return { answer, announce }

@@ -16,7 +16,7 @@ export function renderHistoryBody(input: {
 <label><span>Decision</span> <select name="decision">${option("", "any", filter.decision ?? "")}${option("approved", "approved", filter.decision)}${option("declined", "declined", filter.decision)}</select></label>
 ${text("user", "Who", filter.user)}
 ${text("tool", "Tool", filter.tool)}
-<label><span>Outcome</span> <select name="outcome">${option("", "any", filter.outcome ?? "")}${["done", "pending", "incomplete", "error"].map((s) => option(s, s, filter.outcome)).join("")}</select></label>
+<label><span>Outcome</span> <select name="outcome">${option("", "any", filter.outcome ?? "")}${["done", "pending", "running", "incomplete", "error"].map((s) => option(s, s, filter.outcome)).join("")}</select></label>
 ${text("q", "Search <kbd>/</kbd>", filter.text, ' type="search" id="search"')}
 <button type="submit">Filter</button> <a href="/history">Clear</a>
 </form>

@@ -92,10 +92,11 @@ async function prefixOf(g: GoldenRows): Promise<string> {
 
 /** The keys with sorted sets' scores (times: a request's pending since, a claim's expiry) as placeholders. */
 function scoresOut(g: GoldenRows): GoldenRows {
+  // A zset's scores are times; without them its members are compared in name order (two
+  // members parked in the same millisecond, or a millisecond apart, are the same rows).
+  const members = (value: string[]) => value.filter((_, i) => i % 2 === 0).sort()
   const keys = ((g.tables.keys ?? []) as unknown as StoredKey[]).map((k) =>
-    k.type === "zset"
-      ? { ...k, value: (k.value as string[]).map((v, i) => (i % 2 === 1 ? "<time>" : v)) }
-      : k,
+    k.type === "zset" ? { ...k, value: members(k.value as string[]).flatMap((m) => [m, "<time>"]) } : k,
   )
   return { ...g, tables: { keys: keys as unknown as Record<string, unknown>[] } }
 }

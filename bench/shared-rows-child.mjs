@@ -54,17 +54,22 @@ const done = (text) => {
   if (text !== "done") throw new Error(`got ${JSON.stringify(text)}`)
 }
 
+/** S4's set-up and warm-up, as the shared bench's worker does them: park and resume 300 at c=32. */
+async function s4Warm() {
+  const s = await adapter.s4Setup(env)
+  const w = 300
+  const wh = await pool(w, 32, (i) => s.park(i))
+  await pool(w, 32, async (i) => done(await s.resume(wh[i])))
+  return { s, w }
+}
+
 if (values.scenario === "s2") {
   const s = await adapter.s2Setup(env)
   const n = Number(values.warmup) + Number(values.runs)
   for (let i = 0; i < n; i++) done(await s.approve(await s.start()))
   process.exit(0)
 } else if (values.scenario === "s4") {
-  const s = await adapter.s4Setup(env)
-  const w = 300
-  const wh = await pool(w, 32, (i) => s.park(i))
-  await pool(w, 32, async (i) => done(await s.resume(wh[i])))
-  wh.length = 0
+  const { s, w } = await s4Warm()
   const n = Number(values.parked)
   const handles = new Array(n)
   await new Promise((r) => setTimeout(r, 50))
@@ -87,11 +92,7 @@ if (values.scenario === "s2") {
   if (values.snapshot) writeHeapSnapshot(values.snapshot)
   process.exit(0)
 } else if (values.scenario === "s4r") {
-  const s = await adapter.s4Setup(env)
-  const w = 300
-  const wh = await pool(w, 32, (i) => s.park(i))
-  await pool(w, 32, async (i) => done(await s.resume(wh[i])))
-  wh.length = 0
+  const { s, w } = await s4Warm()
   const n = Number(values.parked)
   const handles = await pool(n, 32, (i) => s.park(w + i))
   await pool(Number(values.runs), 32, async (i) => {

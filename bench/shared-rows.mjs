@@ -121,56 +121,43 @@ const callgrind = (col, scenario, n) => [
 const jobs = Number(values.jobs)
 const started = Date.now()
 
+/**
+ * Counts each column at --short and --long runs of `scenario` (its own arguments in `args`) and
+ * prints the instructions per run: the difference over the extra runs.
+ */
+async function perRun(scenario, args, title) {
+  const short = Number(values.short)
+  const long = Number(values.long)
+  const count = async (col, runs) => {
+    const argv = [...callgrind(col, scenario, runs), process.execPath, "--single-threaded"]
+    argv.push(child, "--adapter", adapterOf(col), "--origin", origin, "--scenario", scenario)
+    argv.push(...args, "--runs", String(runs))
+    const { stderr } = await run("valgrind", argv, col.root)
+    const found = /Collected : (\d+)/.exec(stderr)
+    if (!found) throw new Error(`no count: ${stderr}`)
+    return Number(found[1])
+  }
+  const counts = await pool(
+    columns.flatMap((col) => [short, long].map((n) => () => count(col, n))),
+    jobs,
+  )
+  console.log(`${title} (callgrind, runs ${long} − ${short}; Node ${process.version})`)
+  const floorAt = columns.findIndex((c) => c.peer === "floor")
+  const per = columns.map((_, i) => (counts[2 * i + 1] - counts[2 * i]) / (long - short))
+  for (const [i, col] of columns.entries()) {
+    const ratio = floorAt >= 0 && i !== floorAt ? ` (${(per[i] / per[floorAt]).toFixed(3)}× floor)` : ""
+    console.log(`${col.name.padEnd(24)} ${Math.round(per[i]).toLocaleString("en")}${ratio}`)
+  }
+}
+
 if (values.scenario === "s2") {
-  const short = Number(values.short)
-  const long = Number(values.long)
-  const count = async (col, runs) => {
-    const args = [...callgrind(col, "s2", runs), process.execPath, "--single-threaded"]
-    args.push(child, "--adapter", adapterOf(col), "--origin", origin, "--scenario", "s2")
-    args.push("--warmup", values.warmup, "--runs", String(runs))
-    const { stderr } = await run("valgrind", args, col.root)
-    const found = /Collected : (\d+)/.exec(stderr)
-    if (!found) throw new Error(`no count: ${stderr}`)
-    return Number(found[1])
-  }
-  const counts = await pool(
-    columns.flatMap((col) => [short, long].map((n) => () => count(col, n))),
-    jobs,
+  await perRun(
+    "s2",
+    ["--warmup", values.warmup],
+    `S2: instructions per approval run, warm-up ${values.warmup}`,
   )
-  console.log(
-    `S2: instructions per approval run (callgrind, runs ${long} − ${short}, warm-up ${values.warmup})`,
-  )
-  const floorAt = columns.findIndex((c) => c.peer === "floor")
-  const per = columns.map((_, i) => (counts[2 * i + 1] - counts[2 * i]) / (long - short))
-  for (const [i, col] of columns.entries()) {
-    const ratio = floorAt >= 0 && i !== floorAt ? ` (${(per[i] / per[floorAt]).toFixed(3)}× floor)` : ""
-    console.log(`${col.name.padEnd(24)} ${Math.round(per[i]).toLocaleString("en")}${ratio}`)
-  }
 } else if (values.scenario === "s4r") {
-  const short = Number(values.short)
-  const long = Number(values.long)
-  const count = async (col, runs) => {
-    const args = [...callgrind(col, "s4r", runs), process.execPath, "--single-threaded"]
-    args.push(child, "--adapter", adapterOf(col), "--origin", origin, "--scenario", "s4r")
-    args.push("--parked", values.parked, "--runs", String(runs))
-    const { stderr } = await run("valgrind", args, col.root)
-    const found = /Collected : (\d+)/.exec(stderr)
-    if (!found) throw new Error(`no count: ${stderr}`)
-    return Number(found[1])
-  }
-  const counts = await pool(
-    columns.flatMap((col) => [short, long].map((n) => () => count(col, n))),
-    jobs,
-  )
-  console.log(
-    `S4: instructions per resume (callgrind, ${values.parked} parked, resumes ${long} − ${short}; Node ${process.version})`,
-  )
-  const floorAt = columns.findIndex((c) => c.peer === "floor")
-  const per = columns.map((_, i) => (counts[2 * i + 1] - counts[2 * i]) / (long - short))
-  for (const [i, col] of columns.entries()) {
-    const ratio = floorAt >= 0 && i !== floorAt ? ` (${(per[i] / per[floorAt]).toFixed(3)}× floor)` : ""
-    console.log(`${col.name.padEnd(24)} ${Math.round(per[i]).toLocaleString("en")}${ratio}`)
-  }
+  await perRun("s4r", ["--parked", values.parked], `S4: instructions per resume, ${values.parked} parked`)
 } else if (values.scenario === "s4") {
   const samples = Number(values.samples)
   const tasks = []

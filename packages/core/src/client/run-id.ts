@@ -18,8 +18,9 @@ export function newRunId(): string {
   const at = drawEntropy(16)
   for (let i = 0; i < 16; i++) {
     let byte = entropyPool[at + i] as number
-    if (i === 6) byte = (byte & 0x0f) | 0x40 // version 4
-    else if (i === 8) byte = (byte & 0x3f) | 0x80 // variant 10xx
+    // The version (4) and the RFC 9562 variant (10xx) bits.
+    if (i === 6) byte = (byte & 0x0f) | 0x40
+    else if (i === 8) byte = (byte & 0x3f) | 0x80
     const pos = UUID_AT[i] as number
     scratch[pos] = HEX[byte >> 4] as number
     scratch[pos + 1] = HEX[byte & 15] as number

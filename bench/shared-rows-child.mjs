@@ -92,6 +92,7 @@ if (values.scenario === "s2") {
   if (values.snapshot) writeHeapSnapshot(values.snapshot)
   process.exit(0)
 } else if (values.scenario === "s4r") {
+  if (Number(values.runs) > Number(values.parked)) throw new Error("s4r: --runs must not exceed --parked")
   const { s, w } = await s4Warm()
   const n = Number(values.parked)
   const handles = await pool(n, 32, (i) => s.park(w + i))

@@ -441,16 +441,20 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         }
         return outcome
       } catch (error) {
-        if (exec.controller.signal.aborted) {
-          logger?.info(`run ${runId} was stopped`, { runId })
-        } else if (isToolnexusError(error) && REFUSALS.has(error.code)) {
-          logger?.info(`run ${runId}: refused: ${(error as Error).message}`, { runId, code: error.code })
-        } else {
-          logger?.error(`run ${runId} failed: ${(error as Error)?.message}`, {
-            runId,
-            agent: record.agent,
-            code: isToolnexusError(error) ? error.code : undefined,
-          })
+        try {
+          if (exec.controller.signal.aborted) {
+            logger?.info(`run ${runId} was stopped`, { runId })
+          } else if (isToolnexusError(error) && REFUSALS.has(error.code)) {
+            logger?.info(`run ${runId}: refused: ${(error as Error).message}`, { runId, code: error.code })
+          } else {
+            logger?.error(`run ${runId} failed: ${(error as Error)?.message}`, {
+              runId,
+              agent: record.agent,
+              code: isToolnexusError(error) ? error.code : undefined,
+            })
+          }
+        } catch {
+          // A logger that throws changes neither the run nor what its caller is told.
         }
         if (failed === undefined) throw error
         // A start's caller got no error: `result` hands it on (a turn's caller got its own).
@@ -833,11 +837,11 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       // dies mid-resume leaves the current tools to the sweep); without one, the kept one applies.
       const given = runRelayOf(deliverOpts.relay)
       const relay = deliverOpts.relay === undefined ? record.relay : given
-      const relayed = await relayDelivery(
-        deliverOpts.relay ?? record.relay,
-        held,
-        routeKnowing(runId, record),
-      )
+      const relaying = deliverOpts.relay ?? record.relay
+      const relayed =
+        relaying === undefined
+          ? { route: routeKnowing(runId, record), release: NO_RELAY.release }
+          : await relayDelivery(relaying, held, routeKnowing(runId, record))
       let current = record
       if (deliverOpts.relay !== undefined && JSON.stringify(given) !== JSON.stringify(record.relay)) {
         current = withRelay(record, given)
@@ -871,7 +875,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
           deliverOpts.signal,
         )
       } finally {
-        await relayed.release()
+        if (relayed.release !== NO_RELAY.release) await relayed.release()
       }
       const decision: AnswerDecision = (await store.getDecision(answer.id)) ?? decisionOf(answer)
       return { runId, request: held.request, decision }

@@ -16,7 +16,13 @@ import { hostOf } from "./chat-host.js"
 import type { ChatHandlerOptions } from "./chat-options.js"
 import { isConversationId } from "./conversation-id.js"
 import { Refusal, badRequest, conflict } from "./http-error.js"
-import { MAX_BODY_DEPTH, allowedOriginsOf, crossSiteRefusal, nestsDeeperThan } from "./post-checks.js"
+import {
+  MAX_BODY_DEPTH,
+  allowedOriginsOf,
+  crossSiteRefusal,
+  mayNestDeeperThan,
+  nestsDeeperThan,
+} from "./post-checks.js"
 import type { HandlerInput } from "./reply.js"
 
 /** What a run reports at its end, whichever way it was started (a `RunResult`, or a runtime's `TaskResult`). */
@@ -103,9 +109,8 @@ export class ConversationGate {
       return badRequest("the body is not JSON")
     }
     // Before anything is read or claimed: an answer no store can write is refused here, not
-    // after its claim as a streamed TNX_STORE error. A text too short to nest that deep (every
-    // level opens and closes a bracket) is not walked.
-    if (text.length > 2 * MAX_BODY_DEPTH && nestsDeeperThan(body, MAX_BODY_DEPTH))
+    // after its claim as a streamed TNX_STORE error. A text too short to nest that deep is not walked.
+    if (mayNestDeeperThan(text, MAX_BODY_DEPTH) && nestsDeeperThan(body, MAX_BODY_DEPTH))
       return badRequest(
         `the body nests objects and arrays deeper than ${MAX_BODY_DEPTH} levels, more than a store can write`,
       )

@@ -146,7 +146,7 @@ export class ConversationGate {
     return {
       execute: async (onEvent) => {
         const seen = outcomeListener(onEvent)
-        const opts = { onEvent: seen.listener, ...(relay !== undefined ? { relay } : {}) }
+        const opts = relay === undefined ? { onEvent: seen.listener } : { onEvent: seen.listener, relay }
         if (firstTurn) {
           const started = await host.start(this.#agent, id, prompt, opts)
           if (started.started) return this.#parked(id, await settle(host, id, seen, this.#settlesHere))

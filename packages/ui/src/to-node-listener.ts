@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { FrameSink, LiveRun } from "./internal/live-run.js"
+import { rawHeader } from "./internal/raw-header.js"
 import { type HandlerInput, type HandlerLogic, logicOf } from "./internal/reply.js"
 
 /**
@@ -97,8 +98,7 @@ class NodeInput implements HandlerInput {
   }
 
   header(name: string): string | undefined {
-    const value = this.#req.headers[name]
-    return Array.isArray(value) ? value.join(", ") : value
+    return headerOf(this.#req, name)
   }
 
   text(): Promise<string> {
@@ -125,6 +125,18 @@ async function serveFetch(
 
 function tooLarge(res: ServerResponse): void {
   refuse(res, 413, "the body is larger than 32 MB")
+}
+
+/**
+ * A request header by lower-case name, as `req.headers` gives it: read from the raw headers
+ * (Node builds `req.headers` only when it is read), unless the server joins duplicates.
+ */
+function headerOf(req: IncomingMessage, name: string): string | undefined {
+  if ((req as { joinDuplicateHeaders?: boolean }).joinDuplicateHeaders === true) {
+    const value = req.headers[name]
+    return Array.isArray(value) ? value.join(", ") : value
+  }
+  return rawHeader(req.rawHeaders, name)
 }
 
 /** A `TNX_BAD_REQUEST` refusal written before the handler saw anything. */
@@ -261,7 +273,7 @@ const HOST = /^(?:[a-z0-9._~-]+|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/i
  * header is malformed (a request without one is served as `localhost`, as Node's server allows).
  */
 function baseOf(req: IncomingMessage): string | undefined {
-  const host = req.headers.host || "localhost"
+  const host = headerOf(req, "host") || "localhost"
   const scheme = (req.socket as { encrypted?: boolean }).encrypted === true ? "https" : "http"
   // A server sees one Host a request after another: the last one judged is not judged again.
   const last = lastBase

@@ -41,7 +41,9 @@ async function main() {
     variants.map((v) => [v, Math.round(perTurn[v])]),
   )
   if (perTurn.fast && perTurn.byhand)
-    console.log(`handler's layer: +${Math.round(perTurn.fast - perTurn.byhand)} (${(perTurn.fast / perTurn.byhand).toFixed(3)}×)`)
+    console.log(
+      `handler's layer: +${Math.round(perTurn.fast - perTurn.byhand)} (${(perTurn.fast / perTurn.byhand).toFixed(3)}×)`,
+    )
 }
 
 function count(variant, turns) {

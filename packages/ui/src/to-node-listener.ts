@@ -172,7 +172,10 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
 }
 
 /** Writes a live run's frames to `res` until the run ends or the client goes away. */
-function streamLive(reply: { status: number; headers: Record<string, string>; live: LiveRun<never> }, res: ServerResponse): void {
+function streamLive(
+  reply: { status: number; headers: Record<string, string>; live: LiveRun<never> },
+  res: ServerResponse,
+): void {
   res.writeHead(reply.status, reply.headers)
   // The frames so far carry the headers in their write (one syscall, not two).
   const detach = reply.live.attach(new ResponseSink(res))

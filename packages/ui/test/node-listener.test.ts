@@ -149,7 +149,9 @@ describe("toNodeListener's fast path (a handler of this package on node:http)", 
     expect(chunks[0]).toMatch(/^data: \{"type":"start","messageId":"msg-[^"]+"\}\n\n/)
     expect(chunks[0]).toContain('"delta":"b"')
     expect(chunks[1]).toMatch(/^data: \{"type":"text-delta","id":"text-1","delta":"c"\}\n\n/)
-    expect(chunks[1]?.endsWith('data: {"type":"finish","finishReason":"stop"}\n\ndata: [DONE]\n\n')).toBe(true)
+    expect(chunks[1]?.endsWith('data: {"type":"finish","finishReason":"stop"}\n\ndata: [DONE]\n\n')).toBe(
+      true,
+    )
     await server.close()
   })
 

@@ -49,7 +49,8 @@ it("rawHeader reads a header as req.headers does: any case, the first of a repea
     ].join("\r\n"),
     names,
   )
-  for (const [i, [fromNode, fromRaw]] of pairs.entries()) expect([names[i], fromRaw]).toEqual([names[i], fromNode])
+  for (const [i, [fromNode, fromRaw]] of pairs.entries())
+    expect([names[i], fromRaw]).toEqual([names[i], fromNode])
   expect(pairs[0]).toEqual(["a.example:81", "a.example:81"])
   expect(pairs[2]?.[1]).toBe("https://a.example, https://b.example")
 })

@@ -79,7 +79,10 @@ export class ConversationGate {
    * characters). `req.request()` is called only for `conversationId`: the Node edge builds no
    * `Request` otherwise.
    */
-  async conversationOf(chatId: string, req: Pick<HandlerInput, "request">): Promise<string | Response | Refusal> {
+  async conversationOf(
+    chatId: string,
+    req: Pick<HandlerInput, "request">,
+  ): Promise<string | Response | Refusal> {
     const id = this.#opts.conversationId ? await this.#opts.conversationId(chatId, req.request()) : chatId
     if (id instanceof Response) return id
     if (!isConversationId(id))

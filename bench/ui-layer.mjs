@@ -8,13 +8,12 @@
 //
 //   node ui-layer.mjs [--short 500] [--long 2500] [--variants fast,byhand]
 //   valgrind --tool=callgrind --callgrind-out-file=/dev/null node --single-threaded ui-layer.mjs --child fast --turns N
-import { execFile } from "node:child_process"
 import { once } from "node:events"
 import { createServer } from "node:http"
 import { connect } from "node:net"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { printRows } from "./harness.mjs"
+import { callgrindCount, printRows } from "./harness.mjs"
 
 const { values } = parseArgs({
   options: {
@@ -47,21 +46,7 @@ async function main() {
 }
 
 function count(variant, turns) {
-  const args = [
-    "--tool=callgrind",
-    "--callgrind-out-file=/dev/null",
-    process.execPath,
-    "--single-threaded",
-    fileURLToPath(import.meta.url),
-    ...["--child", variant, "--turns", String(turns)],
-  ]
-  return new Promise((resolve, reject) => {
-    execFile("valgrind", args, { maxBuffer: 64 << 20 }, (error, _stdout, stderr) => {
-      const found = /Collected : (\d+)/.exec(stderr)
-      if (error || !found) reject(new Error(`valgrind ${variant} ${turns}: ${error?.message ?? stderr}`))
-      else resolve(Number(found[1]))
-    })
-  })
+  return callgrindCount(fileURLToPath(import.meta.url), ["--child", variant, "--turns", String(turns)])
 }
 
 const TEXT = "Hello there. This is a streamed answer of a dozen words or so, in pieces."

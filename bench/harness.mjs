@@ -1,6 +1,6 @@
 // Shared machinery of the CPU benchmarks: the forked mock endpoint, the hand-written
 // floor loop, the measuring of one phase, the rounds and the printed table.
-import { fork } from "node:child_process"
+import { execFile, fork } from "node:child_process"
 import { once } from "node:events"
 import { cpus } from "node:os"
 import { parseArgs } from "node:util"
@@ -551,4 +551,26 @@ export async function pool(tasks, jobs) {
   }
   await Promise.all(Array.from({ length: jobs }, worker))
   return results
+}
+
+/**
+ * The instructions valgrind's callgrind counts for `node --single-threaded <script> <args>` (the
+ * child's whole run); rejects with valgrind's output when it fails.
+ */
+export function callgrindCount(script, args) {
+  const argv = [
+    "--tool=callgrind",
+    "--callgrind-out-file=/dev/null",
+    process.execPath,
+    "--single-threaded",
+    script,
+    ...args,
+  ]
+  return new Promise((resolve, reject) => {
+    execFile("valgrind", argv, { maxBuffer: 64 << 20 }, (error, _stdout, stderr) => {
+      const found = /Collected : (\d+)/.exec(stderr)
+      if (error || !found) reject(new Error(`valgrind ${args.join(" ")}: ${error?.message ?? stderr}`))
+      else resolve(Number(found[1]))
+    })
+  })
 }

@@ -10,10 +10,9 @@
 // (epoll, timers), which moves a little with the load: compare variants of one run.
 //
 //   node ui-handler-instructions.mjs [--short 200] [--long 1000] [--jobs 2] [--variants a,b]
-import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { pool, printRows } from "./harness.mjs"
+import { callgrindCount, pool, printRows } from "./harness.mjs"
 
 const VARIANTS = {
   ask: "client.ask + onEvent (in process)",
@@ -68,21 +67,7 @@ async function main() {
 
 /** Instructions valgrind counted for one process serving `turns` turns of `variant`. */
 function count(variant, turns) {
-  const args = [
-    "--tool=callgrind",
-    "--callgrind-out-file=/dev/null",
-    process.execPath,
-    "--single-threaded",
-    fileURLToPath(import.meta.url),
-    ...["--child", variant, "--turns", String(turns)],
-  ]
-  return new Promise((resolve, reject) => {
-    execFile("valgrind", args, { maxBuffer: 64 << 20 }, (error, _stdout, stderr) => {
-      const found = /Collected : (\d+)/.exec(stderr)
-      if (error || !found) reject(new Error(`valgrind ${variant} ${turns}: ${error?.message ?? stderr}`))
-      else resolve(Number(found[1]))
-    })
-  })
+  return callgrindCount(fileURLToPath(import.meta.url), ["--child", variant, "--turns", String(turns)])
 }
 
 /** The counted process: sets up `variant`, warms it up, serves `turns` turns, exits. */

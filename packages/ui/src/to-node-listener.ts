@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { FrameSink, LiveRun } from "./internal/live-run.js"
+import { rawHeader } from "./internal/raw-header.js"
 import { type HandlerInput, type HandlerLogic, logicOf } from "./internal/reply.js"
 
 /**
@@ -55,34 +56,59 @@ async function serveLogic(
 ): Promise<void> {
   const body = await bodyOf(req)
   if (body === "too-large") return tooLarge(res)
-  let url: string | undefined
-  let request: Request | undefined
-  const input: HandlerInput = {
-    method: req.method ?? "GET",
-    // Built when read (a stream resumption, a `Request`): a post never needs its URL parsed.
-    get url() {
-      url ??= urlOf(req, base)
-      return url
-    },
-    // Read only for a post that carries `Origin` (a browser's).
-    get origin() {
-      return new URL(base).origin
-    },
-    header: (name) => {
-      const value = req.headers[name]
-      return Array.isArray(value) ? value.join(", ") : value
-    },
-    text: async () => textOf(body),
-    request: () => {
-      request ??= toFetchRequest(req, res, input.url, body)
-      return request
-    },
-  }
-  const reply = await logic(input)
+  const reply = await logic(new NodeInput(base, req, res, body))
   if (reply instanceof Response) return writeResponse(reply, res)
+  if ("live" in reply) return streamLive(reply, res)
   res.writeHead(reply.status, reply.headers)
-  if ("live" in reply) streamLive(reply.live, res)
-  else res.end(reply.body ?? undefined)
+  res.end(reply.body ?? undefined)
+}
+
+/**
+ * A request as the handlers' logic reads it, from the `IncomingMessage` and its read body: one
+ * object a request, its methods on the prototype (no closures a request). The URL is parsed only
+ * when read (a stream resumption, a `Request`): a post never needs it.
+ */
+class NodeInput implements HandlerInput {
+  readonly #base: string
+  readonly #req: IncomingMessage
+  readonly #res: ServerResponse
+  readonly #body: Buffer | undefined
+  #url: string | undefined
+  #request: Request | undefined
+
+  constructor(base: string, req: IncomingMessage, res: ServerResponse, body: Buffer | undefined) {
+    this.#base = base
+    this.#req = req
+    this.#res = res
+    this.#body = body
+  }
+
+  get method(): string {
+    return this.#req.method ?? "GET"
+  }
+
+  get url(): string {
+    this.#url ??= urlOf(this.#req, this.#base)
+    return this.#url
+  }
+
+  // Read only for a post that carries `Origin` (a browser's).
+  get origin(): string {
+    return new URL(this.#base).origin
+  }
+
+  header(name: string): string | undefined {
+    return headerOf(this.#req, name)
+  }
+
+  text(): Promise<string> {
+    return Promise.resolve(textOf(this.#body))
+  }
+
+  request(): Request {
+    this.#request ??= toFetchRequest(this.#req, this.#res, this.url, this.#body)
+    return this.#request
+  }
 }
 
 /** The generic path: a Fetch `Request` in, the `Response` streamed out. */
@@ -99,6 +125,18 @@ async function serveFetch(
 
 function tooLarge(res: ServerResponse): void {
   refuse(res, 413, "the body is larger than 32 MB")
+}
+
+/**
+ * A request header by lower-case name, as `req.headers` gives it: read from the raw headers
+ * (Node builds `req.headers` only when it is read), unless the server joins duplicates.
+ */
+function headerOf(req: IncomingMessage, name: string): string | undefined {
+  if ((req as { joinDuplicateHeaders?: boolean }).joinDuplicateHeaders === true) {
+    const value = req.headers[name]
+    return Array.isArray(value) ? value.join(", ") : value
+  }
+  return rawHeader(req.rawHeaders, name)
 }
 
 /** A `TNX_BAD_REQUEST` refusal written before the handler saw anything. */
@@ -134,19 +172,24 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
 }
 
 /** Writes a live run's frames to `res` until the run ends or the client goes away. */
-function streamLive(run: LiveRun<never>, res: ServerResponse): void {
-  const detach = run.attach(new ResponseSink(res))
-  // The frames so far carried the headers in their write (one syscall, not two); a run with
-  // none yet still answers at once.
+function streamLive(
+  reply: { status: number; headers: Record<string, string>; live: LiveRun<never> },
+  res: ServerResponse,
+): void {
+  res.writeHead(reply.status, reply.headers)
+  // The frames so far carry the headers in their write (one syscall, not two).
+  const detach = reply.live.attach(new ResponseSink(res))
+  // A run with no frame yet still answers at once.
   if (!res.headersSent) res.flushHeaders()
   // The client went away: stop writing; the run goes on and keeps its durable state.
   if (res.destroyed) detach()
-  else res.once("close", detach)
+  else if (!res.writableEnded) res.once("close", detach)
 }
 
 /**
  * A live run's frames into a `ServerResponse`. The run never waits for a client, so while
- * the socket is full (`write` returned false) frames queue here until `drain`, and go out as one write.
+ * the socket is full (`write` returned false) frames queue here until `drain`, and go out as
+ * one write. The last frames and the response's end are one write.
  */
 class ResponseSink implements FrameSink {
   readonly #res: ServerResponse
@@ -169,16 +212,22 @@ class ResponseSink implements FrameSink {
     }
   }
 
-  close(): void {
+  close(last: string): void {
     this.#closed = true
-    if (this.#queued === undefined && !this.#res.destroyed) this.#res.end()
+    if (this.#queued !== undefined) {
+      if (last !== "") this.#queued.push(last)
+      return
+    }
+    if (!this.#res.destroyed) this.#res.end(last)
   }
 
   #drain(): void {
     const frames = this.#queued ?? []
     this.#queued = undefined
-    if (frames.length > 0) this.write(frames.join(""))
-    if (this.#closed) this.close()
+    const joined = frames.join("")
+    if (this.#closed) {
+      if (!this.#res.destroyed) this.#res.end(joined)
+    } else if (joined !== "") this.write(joined)
   }
 }
 
@@ -227,12 +276,26 @@ const HOST = /^(?:[a-z0-9._~-]+|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/i
  * header is malformed (a request without one is served as `localhost`, as Node's server allows).
  */
 function baseOf(req: IncomingMessage): string | undefined {
-  const host = req.headers.host || "localhost"
+  const host = headerOf(req, "host") || "localhost"
+  const scheme = (req.socket as { encrypted?: boolean }).encrypted === true ? "https" : "http"
+  // A server sees one Host a request after another: the last one judged is not judged again.
+  const last = lastBase
+  if (last.host === host && last.scheme === scheme) return last.base
   const match = HOST.exec(host)
-  if (match === null || Number(match[1] ?? 0) > 65_535) return undefined
-  const base = `${(req.socket as { encrypted?: boolean }).encrypted === true ? "https" : "http"}://${host}`
   // The pattern admits what only the parser judges (`999.1.1.1`, an IPv6 literal's digits, punycode).
-  return URL.canParse(base) ? base : undefined
+  const base =
+    match === null || Number(match[1] ?? 0) > 65_535 || !URL.canParse(`${scheme}://${host}`)
+      ? undefined
+      : `${scheme}://${host}`
+  lastBase = { host, scheme, base }
+  return base
+}
+
+/** The last `Host` and scheme `baseOf` judged, and its answer. */
+let lastBase: { host: string; scheme: string; base: string | undefined } = {
+  host: "",
+  scheme: "",
+  base: undefined,
 }
 
 function urlOf(req: IncomingMessage, base: string): string {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest"
 import { createAgUiHandler } from "../src/ag-ui/index.js"
 import { createChatHandler } from "../src/ai-sdk/index.js"
 import type { ChatHandlerOptions } from "../src/index.js"
-import { nestsDeeperThan } from "../src/internal/post-checks.js"
+import { mayNestDeeperThan, nestsDeeperThan } from "../src/internal/post-checks.js"
 import {
   EDGES,
   chunksOf,
@@ -432,4 +432,15 @@ it("allowedOrigins entries that are not http(s) origins are a ConfigError naming
     expect(() => createChatHandler({ client, allowedOrigins })).toThrow(/allowedOrigins/)
     expect(() => createAgUiHandler({ client, allowedOrigins })).toThrow(/allowedOrigins/)
   }
+})
+
+it("mayNestDeeperThan: the shortest text one level too deep is walked, a text one character shorter need not be", () => {
+  for (const max of [0, 1, 3, 1000]) {
+    const shortest = `${"[".repeat(max + 1)}${"]".repeat(max + 1)}`
+    expect(nestsDeeperThan(JSON.parse(shortest), max)).toBe(true)
+    expect(mayNestDeeperThan(shortest, max)).toBe(true)
+    expect(mayNestDeeperThan(shortest.slice(1), max)).toBe(false)
+  }
+  // A chat turn's post is far below the bound.
+  expect(mayNestDeeperThan(JSON.stringify({ id: "c", messages: [userMessage("hi")] }), 1000)).toBe(false)
 })

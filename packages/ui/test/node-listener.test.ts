@@ -1,5 +1,5 @@
 import { createServer, request as httpRequest } from "node:http"
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, connect } from "node:net"
 import { type Client, type StreamEvent, createToolkit } from "@toolnexus/core"
 import { createMemoryStore } from "@toolnexus/durable"
 import { describe, expect, it } from "vitest"
@@ -105,6 +105,53 @@ describe("toNodeListener's fast path (a handler of this package on node:http)", 
       seen += Buffer.from(value).toString("utf8")
     }
     expect(seen.endsWith('data: {"type":"finish","finishReason":"stop"}\n\ndata: [DONE]\n\n')).toBe(true)
+    await server.close()
+  })
+
+  it("a turn's frames leave in two writes: the headers with the first tick's frames, the last tick's with [DONE] and the end", async () => {
+    const steered = steeredClient()
+    const server = await serve(createChatHandler({ client: steered.client }))
+    const { hostname, port } = new URL(server.url)
+    const socket = connect(Number(port), hostname)
+    let received = ""
+    socket.setEncoding("latin1")
+    socket.on("data", (data: string) => {
+      received += data
+    })
+    const body = JSON.stringify(turnBody(chatId()))
+    socket.write(
+      `POST /api/chat HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+    )
+    await until(steered.asked)
+    // One tick: two deltas, with promise jobs between them (the frames still leave together).
+    steered.emit({ type: "text", delta: "a" } as StreamEvent)
+    await Promise.resolve()
+    steered.emit({ type: "text", delta: "b" } as StreamEvent)
+    await until(() => received.includes('"delta":"b"'))
+    // The last tick: a delta, the turn's end, the run's `done` and its end.
+    steered.emit({ type: "text", delta: "c" } as StreamEvent)
+    steered.emit({ type: "turn", turn: 1, finishReason: "stop" } as StreamEvent)
+    steered.emit({ type: "done", result: { status: "done", finishReason: "stop" } } as unknown as StreamEvent)
+    steered.finish()
+    await until(() => received.endsWith("\r\n0\r\n\r\n"))
+    socket.destroy()
+    // The chunked body's chunks, one per write.
+    const chunks: string[] = []
+    let rest = received.slice(received.indexOf("\r\n\r\n") + 4)
+    for (;;) {
+      const size = Number.parseInt(rest.slice(0, rest.indexOf("\r\n")), 16)
+      if (size === 0) break
+      const start = rest.indexOf("\r\n") + 2
+      chunks.push(rest.slice(start, start + size))
+      rest = rest.slice(start + size + 2)
+    }
+    expect(chunks).toHaveLength(2)
+    expect(chunks[0]).toMatch(/^data: \{"type":"start","messageId":"msg-[^"]+"\}\n\n/)
+    expect(chunks[0]).toContain('"delta":"b"')
+    expect(chunks[1]).toMatch(/^data: \{"type":"text-delta","id":"text-1","delta":"c"\}\n\n/)
+    expect(chunks[1]?.endsWith('data: {"type":"finish","finishReason":"stop"}\n\ndata: [DONE]\n\n')).toBe(
+      true,
+    )
     await server.close()
   })
 

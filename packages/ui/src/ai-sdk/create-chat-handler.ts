@@ -15,12 +15,18 @@ import {
   relayAnswerOf,
   shownCallsOf,
 } from "./posted-message.js"
-import { uiChunkJson } from "./ui-chunk-json.js"
+import { uiChunkFrame } from "./ui-chunk-json.js"
 import { type ChunkWriterOptions, type ShownCall, UIChunkWriter } from "./ui-chunk-writer.js"
 import type { UIMessageChunk } from "./ui-message-chunk.js"
 
 /** The headers of a UI message stream response (protocol v1). */
 const UI_STREAM_HEADERS = { ...SSE_HEADERS, "x-vercel-ai-ui-message-stream": "v1" }
+
+/** The stream's last frame, after the `finish` chunk. */
+const DONE = "data: [DONE]\n\n"
+
+/** The chat id of a post: its conversation unless `conversationId` maps it. */
+const chatIdOf = (chat: ChatPost): string => chat.id
 
 /** What a post asks for, once read. */
 interface Ask {
@@ -53,20 +59,19 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
   }
 
   async function post(req: HandlerInput): Promise<Reply> {
-    const opened = await gate.openPost(req, readChatPost, (chat) => chat.id)
+    const opened = await gate.openPost(req, readChatPost, chatIdOf)
     if (opened instanceof Refusal) return refuse(opened)
     if (opened instanceof Response) return opened
     const { post: chat, conversation } = opened
     const ask = await read(chat, conversation)
     if (ask instanceof Refusal) return refuse(ask, conversation)
 
-    const run = new LiveRun<UIMessageChunk>("data: [DONE]\n\n", uiChunkJson)
-    const writer = new UIChunkWriter((chunk) => run.push(chunk), {
-      ...ask.writer,
-      // A new assistant message gets its id here, once: the posting tab and a resumed stream agree on it.
-      messageId: ask.messageId ?? `msg-${crypto.randomUUID()}`,
-      onError: opts.onError,
-    })
+    const run = new LiveRun<UIMessageChunk>(DONE, uiChunkFrame)
+    const options = ask.writer // made for this post
+    // A new assistant message gets its id here, once: the posting tab and a resumed stream agree on it.
+    options.messageId = ask.messageId ?? `msg-${crypto.randomUUID()}`
+    options.onError = opts.onError
+    const writer = new UIChunkWriter(run, options)
     writer.start()
     // Reconnectable from the moment the run starts, before its first event.
     const previous = live.get(conversation)
@@ -96,11 +101,11 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
   async function read(chat: ChatPost, conversation: string): Promise<Ask | Refusal> {
     const last: PostedMessage | undefined = chat.messages.at(-1)
     const continued = last?.role === "assistant" ? last.id : undefined
-    const shownCalls = shownCallsOf(last)
     if (chat.answer !== undefined)
-      return answering(conversation, chat.answer, continued, shownCalls, undefined)
+      return answering(conversation, chat.answer, continued, shownCallsOf(last), undefined)
     if (last === undefined) return badRequest("the post asks nothing: no messages and no answer")
     if (last.role === "assistant") {
+      const shownCalls = shownCallsOf(last)
       // The host's open requests are scanned only when the post's parts need the chat's own:
       // to pick among several responded approvals, or to read relay outputs.
       const responded = last.parts.filter((p) => p.state === "approval-responded").length
@@ -152,7 +157,7 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
   }
 
   async function resume(req: HandlerInput, chatId: string): Promise<Reply> {
-    const conversation = await gate.conversationOf(chatId, req.request)
+    const conversation = await gate.conversationOf(chatId, req)
     if (conversation instanceof Response) return conversation
     if (conversation instanceof Refusal) return refuse(conversation)
     const run = live.get(conversation)
@@ -161,8 +166,8 @@ export function createChatHandler(opts: ChatHandlerOptions): (req: globalThis.Re
     // by another door or by the app) is replayed from the host's events.
     const events = await gate.replay(conversation)
     if (events === undefined) return { status: 204, headers: {}, body: null }
-    const replayed = new LiveRun<UIMessageChunk>("data: [DONE]\n\n", uiChunkJson)
-    const writer = new UIChunkWriter((chunk) => replayed.push(chunk), {
+    const replayed = new LiveRun<UIMessageChunk>(DONE, uiChunkFrame)
+    const writer = new UIChunkWriter(replayed, {
       messageId: `msg-${crypto.randomUUID()}`,
       onError: opts.onError,
     })

@@ -95,7 +95,7 @@ function uiMessagesOf(entries: TranscriptEntry[], pending: PendingRequest | unde
       continue
     }
     const builder = new UIMessageBuilder(`tnx-${entry.index}`)
-    const writer = new UIChunkWriter(builder.push)
+    const writer = new UIChunkWriter(builder)
     for (const ev of entry.events)
       if (i !== lastEvents || ev.type !== "tool_result" || !held.has(ev.id)) writer.event(ev)
     messages.push(builder.message)
@@ -104,7 +104,7 @@ function uiMessagesOf(entries: TranscriptEntry[], pending: PendingRequest | unde
   if (pending !== undefined) {
     if (last === undefined) {
       const builder = new UIMessageBuilder("tnx-pending")
-      last = { builder, writer: new UIChunkWriter(builder.push) }
+      last = { builder, writer: new UIChunkWriter(builder) }
       messages.push(builder.message)
     }
     last.writer.event({ type: "pending", request: pending })

@@ -40,11 +40,14 @@ export function readChatPost(body: unknown): ChatPost | Refusal {
   if (!isObject(body)) return badRequest("the body must be a JSON object")
   if (typeof body.id !== "string") return badRequest("`id` (the chat id) must be a string")
   if (!Array.isArray(body.messages)) return badRequest("`messages` must be an array of UI messages")
-  for (const [i, m] of body.messages.entries()) {
+  const messages: unknown[] = body.messages
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]
     if (!isObject(m) || typeof m.id !== "string" || typeof m.role !== "string" || !Array.isArray(m.parts))
       return badRequest(`messages[${i}] must be a UI message {id, role, parts}`)
-    if (!m.parts.every((p) => isObject(p) && typeof p.type === "string"))
-      return badRequest(`messages[${i}].parts must be objects with a string type`)
+    for (const p of m.parts as unknown[])
+      if (!isObject(p) || typeof p.type !== "string")
+        return badRequest(`messages[${i}].parts must be objects with a string type`)
   }
   if (body.trigger === "regenerate-message")
     return badRequest("trigger regenerate-message is not supported: the stored transcript is never rewritten")

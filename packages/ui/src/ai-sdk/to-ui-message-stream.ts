@@ -31,7 +31,7 @@ export function toUIMessageStream(
   opts: ToUIMessageStreamOptions = {},
 ): ReadableStream<UIMessageChunk> {
   const queue: UIMessageChunk[] = []
-  const writer = new UIChunkWriter((chunk) => queue.push(chunk), opts)
+  const writer = new UIChunkWriter(queue, opts)
   let iterator: AsyncIterator<StreamEvent> | undefined
   return new ReadableStream<UIMessageChunk>({
     start() {

@@ -35,3 +35,8 @@ export function uiChunkJson(chunk: UIMessageChunk): string {
   }
   return str(chunk)
 }
+
+/** @internal A chunk's SSE frame, `data: <its JSON>\n\n` (see {@link uiChunkJson}). */
+export function uiChunkFrame(chunk: UIMessageChunk): string {
+  return `data: ${uiChunkJson(chunk)}\n\n`
+}

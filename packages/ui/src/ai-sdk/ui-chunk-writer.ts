@@ -3,6 +3,11 @@ import { errorTextOf } from "../internal/error-text.js"
 import { OpenParts } from "../internal/open-parts.js"
 import type { UIFinishReason, UIMessageChunk } from "./ui-message-chunk.js"
 
+/** @internal Where a writer's chunks go: a live run, a queue, a message builder. */
+export interface ChunkSink {
+  push(chunk: UIMessageChunk): unknown
+}
+
 /** A call to show before its output when the client's message may not have it (a resumed halted call). */
 export interface ShownCall {
   id: string
@@ -55,9 +60,10 @@ export function uiFinishReason(result: FinishSource | undefined): UIFinishReason
  * step; text and refusal deltas are text parts, reasoning deltas reasoning parts.
  */
 export class UIChunkWriter {
-  readonly #out: (chunk: UIMessageChunk) => void
+  readonly #sink: ChunkSink
   readonly #opts: ChunkWriterOptions
-  readonly #streamed = new Set<string>()
+  // Calls streamed here; made at the first (a text turn has none).
+  #streamed: Set<string> | undefined
   #inStep = false
   // True before the first model turn too: results of a resumed turn get a step of their own.
   #turnEnded = true
@@ -65,8 +71,8 @@ export class UIChunkWriter {
   #parts = 0
   #ended = false
 
-  constructor(out: (chunk: UIMessageChunk) => void, opts: ChunkWriterOptions = {}) {
-    this.#out = out
+  constructor(sink: ChunkSink, opts: ChunkWriterOptions = {}) {
+    this.#sink = sink
     this.#opts = opts
   }
 
@@ -107,7 +113,7 @@ export class UIChunkWriter {
       case "tool_call":
         this.#ensureStep()
         this.#open.closeAll()
-        this.#streamed.add(ev.id)
+        this.#stream(ev.id)
         this.#out({ type: "tool-input-available", toolCallId: ev.id, toolName: ev.name, input: ev.args })
         return
       case "tool_result":
@@ -153,7 +159,7 @@ export class UIChunkWriter {
   #toolResult(ev: Extract<StreamEvent, { type: "tool_result" }>): void {
     const { skipResults, deniedCall, shownCalls, haltedCall } = this.#opts
     if (skipResults?.has(ev.id)) return
-    const known = this.#streamed.has(ev.id) || shownCalls?.has(ev.id) === true
+    const known = this.#streamed?.has(ev.id) === true || shownCalls?.has(ev.id) === true
     // With the calls the client shows known, a result of any other call but the halted one
     // (a child handle's, in a saved runtime's resume) has no tool part to land on.
     if (!known && shownCalls !== undefined && haltedCall?.id !== ev.id) return
@@ -162,7 +168,7 @@ export class UIChunkWriter {
     if (!known && haltedCall?.id === ev.id) {
       // The client's message lacks the call (another tab, a reloaded page): show it first, or
       // the client has no tool part to put the output on.
-      this.#streamed.add(ev.id)
+      this.#stream(ev.id)
       this.#out({
         type: "tool-input-available",
         toolCallId: ev.id,
@@ -183,7 +189,7 @@ export class UIChunkWriter {
       request.kind === "approval" &&
       !escalated &&
       typeof callId === "string" &&
-      (this.#streamed.has(callId) || this.#opts.shownCalls?.has(callId) === true)
+      (this.#streamed?.has(callId) === true || this.#opts.shownCalls?.has(callId) === true)
     ) {
       this.#out({ type: "tool-approval-request", approvalId: request.id, toolCallId: callId })
       return
@@ -203,6 +209,15 @@ export class UIChunkWriter {
     }
     this.#turnEnded = false
     this.#ensureStep()
+  }
+
+  #out(chunk: UIMessageChunk): void {
+    this.#sink.push(chunk)
+  }
+
+  #stream(callId: string): void {
+    this.#streamed ??= new Set()
+    this.#streamed.add(callId)
   }
 
   #ensureStep(): void {

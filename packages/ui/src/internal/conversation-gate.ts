@@ -16,7 +16,13 @@ import { hostOf } from "./chat-host.js"
 import type { ChatHandlerOptions } from "./chat-options.js"
 import { isConversationId } from "./conversation-id.js"
 import { Refusal, badRequest, conflict } from "./http-error.js"
-import { MAX_BODY_DEPTH, allowedOriginsOf, crossSiteRefusal, nestsDeeperThan } from "./post-checks.js"
+import {
+  MAX_BODY_DEPTH,
+  allowedOriginsOf,
+  crossSiteRefusal,
+  mayNestDeeperThan,
+  nestsDeeperThan,
+} from "./post-checks.js"
 import type { HandlerInput } from "./reply.js"
 
 /** What a run reports at its end, whichever way it was started (a `RunResult`, or a runtime's `TaskResult`). */
@@ -70,10 +76,14 @@ export class ConversationGate {
 
   /**
    * The conversation id of a chat: `conversationId(chatId, req)` or the chat id (1–200
-   * characters). `req` is called only for `conversationId`: the Node edge builds no `Request` otherwise.
+   * characters). `req.request()` is called only for `conversationId`: the Node edge builds no
+   * `Request` otherwise.
    */
-  async conversationOf(chatId: string, req: () => Request): Promise<string | Response | Refusal> {
-    const id = this.#opts.conversationId ? await this.#opts.conversationId(chatId, req()) : chatId
+  async conversationOf(
+    chatId: string,
+    req: Pick<HandlerInput, "request">,
+  ): Promise<string | Response | Refusal> {
+    const id = this.#opts.conversationId ? await this.#opts.conversationId(chatId, req.request()) : chatId
     if (id instanceof Response) return id
     if (!isConversationId(id))
       return new Refusal(400, "TNX_BAD_REQUEST", "the chat id must be a string of 1 to 200 characters")
@@ -93,21 +103,23 @@ export class ConversationGate {
     const crossSite = crossSiteRefusal(req, this.#allowedOrigins)
     if (crossSite) return crossSite
     let body: unknown
+    let text: string
     try {
       // text() then JSON.parse: cheaper than json() on Node 20's Request.
-      body = JSON.parse(await req.text())
+      text = await req.text()
+      body = JSON.parse(text)
     } catch {
       return badRequest("the body is not JSON")
     }
     // Before anything is read or claimed: an answer no store can write is refused here, not
-    // after its claim as a streamed TNX_STORE error.
-    if (nestsDeeperThan(body, MAX_BODY_DEPTH))
+    // after its claim as a streamed TNX_STORE error. A text too short to nest that deep is not walked.
+    if (mayNestDeeperThan(text, MAX_BODY_DEPTH) && nestsDeeperThan(body, MAX_BODY_DEPTH))
       return badRequest(
         `the body nests objects and arrays deeper than ${MAX_BODY_DEPTH} levels, more than a store can write`,
       )
     const post = parse(body)
     if (post instanceof Refusal) return post
-    const conversation = await this.conversationOf(chatIdOf(post), req.request)
+    const conversation = await this.conversationOf(chatIdOf(post), req)
     if (conversation instanceof Response) return conversation
     if (conversation instanceof Refusal) return conversation
     return { post, conversation }
@@ -137,7 +149,7 @@ export class ConversationGate {
     return {
       execute: async (onEvent) => {
         const seen = outcomeListener(onEvent)
-        const opts = { onEvent: seen.listener, ...(relay !== undefined ? { relay } : {}) }
+        const opts = relay === undefined ? { onEvent: seen.listener } : { onEvent: seen.listener, relay }
         if (firstTurn) {
           const started = await host.start(this.#agent, id, prompt, opts)
           if (started.started) return this.#parked(id, await settle(host, id, seen, this.#settlesHere))

@@ -4,50 +4,52 @@ const encoder = new TextEncoder()
 export interface FrameSink {
   /** Frames as text: `ServerResponse.write` encodes a string itself, cheaper than a `TextEncoder`. */
   write(frame: string): void
-  /** The run ended: no frame follows. */
-  close(): void
+  /** The run ended: `last` (the frames not yet written and the tail, maybe empty) is the final write. */
+  close(last: string): void
 }
 
 /**
  * @internal The SSE frames of one run as it streams, kept until it ends so that a reconnecting
  * client gets them from the start and then live. Any number of readers; the run never waits
  * for them (a slow or gone reader cannot stall or stop a run whose decision is applied).
- * Frames written in one tick leave as one write: a model turn's first chunks (start, step,
- * part start, delta) cost one enqueue, not four.
+ * Frames written in one tick leave as one write: they are sent once the tick's promise jobs
+ * have run (`process.nextTick`), so a model turn's first chunks (start, step, part start,
+ * delta) cost one write, and its last ones go out with the tail and the response's end.
  */
 export class LiveRun<T> {
   // The frames already serialised, not the items: a reconnecting reader gets them as sent.
   readonly #frames: string[] = []
   readonly #readers = new Set<FrameSink>()
   readonly #tail: string
-  readonly #json: (item: T) => string
+  readonly #frame: (item: T) => string
   #pending = ""
   #scheduled = false
   #ended = false
 
   /**
-   * `tail` is written once after the last frame (e.g. `data: [DONE]\n\n`); `json` serialises
-   * an item, byte for byte as `JSON.stringify` would.
+   * `tail` is written once after the last frame (e.g. `data: [DONE]\n\n`); `frame` makes an
+   * item's whole SSE frame (`data: <its JSON>\n\n`, byte for byte as `JSON.stringify` would).
    */
-  constructor(tail = "", json: (item: T) => string = JSON.stringify) {
+  constructor(tail = "", frame: (item: T) => string = jsonFrame) {
     this.#tail = tail
-    this.#json = json
+    this.#frame = frame
   }
 
   push(item: T): void {
     if (this.#ended) return
-    this.#pending += `data: ${this.#json(item)}\n\n`
+    this.#pending += this.#frame(item)
     if (this.#scheduled) return
     this.#scheduled = true
-    queueMicrotask(() => this.#flush())
+    later(this)
   }
 
   end(): void {
     if (this.#ended) return
-    this.#pending += this.#tail
-    this.#flush()
     this.#ended = true
-    for (const reader of this.#readers) reader.close()
+    const last = this.#pending + this.#tail
+    this.#pending = ""
+    if (last !== "") this.#frames.push(last)
+    for (const reader of this.#readers) reader.close(last)
     this.#readers.clear()
   }
 
@@ -56,15 +58,18 @@ export class LiveRun<T> {
   }
 
   /**
-   * Gives `sink` every frame from the first, then live until the run ends; the returned
-   * function detaches it (a client gone: the run goes on).
+   * Gives `sink` every frame from the first (in one write), then live until the run ends; the
+   * returned function detaches it (a client gone: the run goes on).
    */
   attach(sink: FrameSink): () => void {
-    for (const frame of this.#frames) sink.write(frame)
+    this.flush()
+    const frames = this.#frames
+    const sent = frames.length === 1 ? (frames[0] as string) : frames.join("")
     if (this.#ended) {
-      sink.close()
+      sink.close(sent)
       return () => {}
     }
+    if (sent !== "") sink.write(sent)
     this.#readers.add(sink)
     return () => {
       this.#readers.delete(sink)
@@ -78,14 +83,18 @@ export class LiveRun<T> {
       start: (controller) => {
         detach = this.attach({
           write: (frame) => controller.enqueue(encoder.encode(frame)),
-          close: () => controller.close(),
+          close: (last) => {
+            if (last !== "") controller.enqueue(encoder.encode(last))
+            controller.close()
+          },
         })
       },
       cancel: () => detach(),
     })
   }
 
-  #flush(): void {
+  /** Writes the frames pushed since the last write to every reader. */
+  flush(): void {
     this.#scheduled = false
     const frame = this.#pending
     if (frame === "") return
@@ -93,6 +102,22 @@ export class LiveRun<T> {
     this.#frames.push(frame)
     for (const reader of this.#readers) reader.write(frame)
   }
+}
+
+/** A tick's flush: a function of the run, not a closure a tick. */
+function flushRun(run: LiveRun<never>): void {
+  run.flush()
+}
+
+/** Schedules a run's flush after this tick's promise jobs; a runtime without `nextTick` flushes as one. */
+const later: (run: LiveRun<never>) => void =
+  typeof process === "object" && typeof process?.nextTick === "function"
+    ? (run) => process.nextTick(flushRun, run)
+    : (run) => queueMicrotask(() => run.flush())
+
+/** An item's SSE frame: its `JSON.stringify`. */
+function jsonFrame(item: unknown): string {
+  return `data: ${JSON.stringify(item)}\n\n`
 }
 
 /** @internal The headers of a server-sent event stream. */

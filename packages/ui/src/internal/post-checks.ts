@@ -71,6 +71,14 @@ export function isMediaType(type: string | undefined, expected: string): boolean
  */
 export const MAX_BODY_DEPTH = 1_000
 
+/**
+ * @internal Whether a JSON text could nest deeper than `max` levels: each level opens and closes
+ * a bracket, so a text shorter than `2 × (max + 1)` cannot, and its value need not be walked.
+ */
+export function mayNestDeeperThan(text: string, max: number): boolean {
+  return text.length >= 2 * (max + 1)
+}
+
 /** @internal Whether `value` nests objects and arrays deeper than `max` levels (walked without recursion). */
 export function nestsDeeperThan(value: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[value, 1]]

@@ -147,9 +147,14 @@ function bareHost() {
   const runs = new Map()
   const entryOf = (runId, run) => ({ conversationId: runId, state: "open", since: 0, request: run.request })
   return {
-    async start(agent, runId, input) {
+    async start(_agent, runId, input) {
       const { amount } = JSON.parse(input)
-      const request = { id: `${runId}.approve`, kind: "approval", prompt: `Pay ${amount}?`, data: { tool: "pay" } }
+      const request = {
+        id: `${runId}.approve`,
+        kind: "approval",
+        prompt: `Pay ${amount}?`,
+        data: { tool: "pay" },
+      }
       runs.set(runId, { amount, request, status: "pending" })
       return { runId, started: true }
     },

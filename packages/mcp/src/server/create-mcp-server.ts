@@ -696,7 +696,8 @@ function hostGuard(allowedHosts: string[]): (req: Request) => Response | undefin
       const checked = validateHostHeader(hostHeader, allowedHosts)
       return checked.ok ? "ok" : checked.errorCode === "invalid_host_header" ? "invalid" : "forbidden"
     })
-    if (host === "invalid") return jsonError(400, "TNX_BAD_REQUEST", "the Host header is not a valid host[:port]")
+    if (host === "invalid")
+      return jsonError(400, "TNX_BAD_REQUEST", "the Host header is not a valid host[:port]")
     if (host === "forbidden") return jsonError(403, "TNX_FORBIDDEN_HOST", "this Host is not allowed")
     const origin = req.headers.get("origin")
     if (

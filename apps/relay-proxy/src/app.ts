@@ -37,7 +37,7 @@ import {
   settleHalt,
 } from "./continuation.js"
 import { eventStream } from "./event-stream.js"
-import { rememberResponse, storedResponse } from "./item-store.js"
+import { forgetResponse, rememberResponse, storedResponse } from "./item-store.js"
 import {
   type ChatMessage,
   type ChatToolDeclaration,
@@ -430,6 +430,13 @@ export function createRelayProxy(opts: RelayProxyOptions): Hono<Env> {
   app.get("/v1/responses/:id", async (c) =>
     c.json(await storedResponse(store, c.req.param("id"), c.get("caller"))),
   )
+
+  // `responses.delete`: the caller's way to drop what it no longer needs (nothing expires on its own).
+  app.delete("/v1/responses/:id", async (c) => {
+    const id = c.req.param("id")
+    await forgetResponse(store, id, c.get("caller"))
+    return c.json({ id, object: "response", deleted: true })
+  })
 
   app.get("/v1/models", (c) => c.json({ object: "list", data: opts.model ? [modelEntry(opts.model)] : [] }))
   app.get("/v1/models/:id", (c) => {

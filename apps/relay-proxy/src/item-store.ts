@@ -59,13 +59,39 @@ export async function storedResponse(
   caller: string | undefined,
 ): Promise<Record<string, unknown>> {
   const stored = (await store.getSnapshot(responseKey(id))) as StoredResponse | undefined
-  if (stored?.response === undefined || stored.caller !== caller) {
-    throw new ProxyError(404, "invalid_request_error", `no stored response with id ${JSON.stringify(id)}`, {
-      code: "not_found",
-      param: "response_id",
-    })
-  }
+  if (stored?.response === undefined || stored.caller !== caller) throw notStored(id)
   return stored.response
+}
+
+/**
+ * Deletes a stored response (`DELETE /v1/responses/{id}`, `responses.delete`) and its output
+ * items: afterwards neither `previous_response_id` nor an `item_reference` reaches them.
+ * Responses stored later keep their own copy of the conversation, so they still resolve.
+ *
+ * @throws ProxyError 404 as {@link storedResponse} does: nothing of another caller's is touched
+ */
+export async function forgetResponse(
+  store: DurableStore,
+  id: string,
+  caller: string | undefined,
+): Promise<void> {
+  const stored = (await store.getSnapshot(responseKey(id))) as StoredResponse | undefined
+  if (!Array.isArray(stored?.items) || stored.caller !== caller) throw notStored(id)
+  const output = stored.response?.output
+  if (Array.isArray(output)) {
+    for (const item of output as ResponseItem[])
+      if (typeof item.id === "string") await store.deleteSnapshot(itemKey(item.id))
+  }
+  // The response row goes last: a delete cut short is retried by its caller and finds it still.
+  await store.deleteSnapshot(responseKey(id))
+}
+
+/** The 404 for a response id this caller has no stored response under. */
+function notStored(id: string): ProxyError {
+  return new ProxyError(404, "invalid_request_error", `no stored response with id ${JSON.stringify(id)}`, {
+    code: "not_found",
+    param: "response_id",
+  })
 }
 
 /**

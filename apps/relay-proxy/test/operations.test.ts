@@ -237,3 +237,53 @@ describe("GET /v1/responses/{id} (responses.retrieve)", () => {
     }
   })
 })
+
+describe("DELETE /v1/responses/{id} (responses.delete)", () => {
+  const h = useHarness()
+
+  it("forgets the response and its items for its owner only; later responses still continue", async () => {
+    const listening = await listen(proxyFor("openai", h.server, h.store, { apiKeys: ["key-a", "key-b"] }))
+    try {
+      const a = new OpenAIClient({ baseURL: listening.baseURL, apiKey: "key-a", maxRetries: 0 })
+      const b = new OpenAIClient({ baseURL: listening.baseURL, apiKey: "key-b", maxRetries: 0 })
+      h.server.enqueue({ text: "First." }, { text: "Second." }, { text: "Third." })
+      const first = await a.responses.create({ model: "any", input: "one" })
+      const second = await a.responses.create({ model: "any", input: "two", previous_response_id: first.id })
+      const answer = first.output.find((item) => item.type === "message")
+      expect(answer?.id).toBeDefined()
+
+      // Another caller cannot delete it, and is told it does not exist; the owner still has it.
+      await expect(b.responses.delete(first.id)).rejects.toMatchObject({ status: 404 })
+      expect((await a.responses.retrieve(first.id)).output_text).toBe("First.")
+
+      // The wire body is OpenAI's; the SDK's `delete` resolves.
+      const raw = await fetch(`${listening.baseURL}/responses/${first.id}`, {
+        method: "DELETE",
+        headers: { authorization: "Bearer key-a" },
+      })
+      expect(raw.status).toBe(200)
+      expect(await raw.json()).toEqual({ id: first.id, object: "response", deleted: true })
+      await expect(a.responses.delete(first.id)).rejects.toMatchObject({ status: 404 })
+
+      await expect(a.responses.retrieve(first.id)).rejects.toMatchObject({ status: 404 })
+      await expect(
+        a.responses.create({ model: "any", input: "again", previous_response_id: first.id }),
+      ).rejects.toMatchObject({ status: 400, message: expect.stringContaining("previous_response_id") })
+      await expect(
+        a.responses.create({ model: "any", input: [{ type: "item_reference", id: answer!.id }] }),
+      ).rejects.toMatchObject({ status: 400, message: expect.stringContaining("item_reference") })
+
+      // The response stored after it kept its own copy of the conversation.
+      const third = await a.responses.create({
+        model: "any",
+        input: "three",
+        previous_response_id: second.id,
+      })
+      expect(third.output_text).toBe("Third.")
+      const sent = h.server.requests.at(-1)?.body as { messages: { role: string; content: unknown }[] }
+      expect(JSON.stringify(sent.messages)).toContain("First.")
+    } finally {
+      await listening.close()
+    }
+  })
+})

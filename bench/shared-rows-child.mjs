@@ -4,11 +4,14 @@
 //
 //   node --expose-gc shared-rows-child.mjs --adapter <file> --origin <url> --scenario s2 --warmup W --runs N
 //   node --expose-gc shared-rows-child.mjs --adapter <file> --origin <url> --scenario s4 --parked N [--snapshot <file>]
+//   node shared-rows-child.mjs --adapter <file> --origin <url> --scenario s4r --parked N --runs R
 //
 // s2: W approval runs, then N more (the caller counts the process's instructions at two N and
 // subtracts). s4: as the shared bench's worker: park and resume 300 runs at c=32, then park N at
 // c=32 and print the heap bytes they hold after forced collections (`HEAP <json>`); with
-// --snapshot, a V8 heap snapshot is written after the reading.
+// --snapshot, a V8 heap snapshot is written after the reading. s4r: the same warm-up, then park N
+// at c=32 and resume the first R of them at c=32 (the caller counts at two R, same N, and
+// subtracts: the instructions one resume of the resume-all row costs).
 import { writeHeapSnapshot } from "node:v8"
 import { parseArgs } from "node:util"
 
@@ -51,17 +54,22 @@ const done = (text) => {
   if (text !== "done") throw new Error(`got ${JSON.stringify(text)}`)
 }
 
+/** S4's set-up and warm-up, as the shared bench's worker does them: park and resume 300 at c=32. */
+async function s4Warm() {
+  const s = await adapter.s4Setup(env)
+  const w = 300
+  const wh = await pool(w, 32, (i) => s.park(i))
+  await pool(w, 32, async (i) => done(await s.resume(wh[i])))
+  return { s, w }
+}
+
 if (values.scenario === "s2") {
   const s = await adapter.s2Setup(env)
   const n = Number(values.warmup) + Number(values.runs)
   for (let i = 0; i < n; i++) done(await s.approve(await s.start()))
   process.exit(0)
 } else if (values.scenario === "s4") {
-  const s = await adapter.s4Setup(env)
-  const w = 300
-  const wh = await pool(w, 32, (i) => s.park(i))
-  await pool(w, 32, async (i) => done(await s.resume(wh[i])))
-  wh.length = 0
+  const { s, w } = await s4Warm()
   const n = Number(values.parked)
   const handles = new Array(n)
   await new Promise((r) => setTimeout(r, 50))
@@ -83,4 +91,14 @@ if (values.scenario === "s2") {
   globalThis.keep = handles
   if (values.snapshot) writeHeapSnapshot(values.snapshot)
   process.exit(0)
-} else throw new Error("--scenario must be s2 or s4")
+} else if (values.scenario === "s4r") {
+  if (Number(values.runs) > Number(values.parked)) throw new Error("s4r: --runs must not exceed --parked")
+  const { s, w } = await s4Warm()
+  const n = Number(values.parked)
+  const handles = await pool(n, 32, (i) => s.park(w + i))
+  await pool(Number(values.runs), 32, async (i) => {
+    done(await s.resume(handles[i]))
+    handles[i] = null
+  })
+  process.exit(0)
+} else throw new Error("--scenario must be s2, s4 or s4r")

@@ -6,17 +6,26 @@
 //   (peer, checkout) runs `shared-rows-child.mjs` under `valgrind --tool=callgrind` with
 //   `node --single-threaded` twice, with --short and --long runs after the same warm-up; the
 //   difference over the extra runs is the instructions one approval run costs.
+// s4r — instructions per resume of S4's resume-all (10,000 parked at c=32, resumed at c=32): the
+//   bench's S4 warm-up, then --parked runs parked and --short or --long of them resumed, each
+//   process under callgrind; the difference over the extra resumes is one resume's cost.
 // s4 — heap per parked run: the bench's S4 parking (10,000 runs at c=32 after 300 warm-up runs),
 //   heap and external bytes after forced collections, --samples processes per column, median.
 //
 //   node shared-rows.mjs --bench <bench copy> --scenario s2|s4 [--peers floor,ours]
 //     [--ours label=<checkout>,label=<checkout>] [--short 200] [--long 1000] [--warmup 100]
-//     [--parked 10000] [--samples 3] [--jobs 2] [--snapshot-dir <dir>]
+//     [--parked 10000] [--samples 3] [--jobs 2] [--snapshot-dir <dir>] [--deps <dir>] [--keep <dir>]
+//
+// `--deps` runs the adapters from the bench's second dependency set (e.g. `node24`, under the
+// Node that runs this script), as the bench's `run.mjs --deps` does: adapters/ and lib/ are copied
+// into `<deps>/.harness/rows-<pid>/` (removed at exit). `--keep <dir>` keeps each callgrind
+// profile there (`callgrind_annotate --inclusive=yes` reads them).
 //
 // `--ours` names the checkouts (the folder holding packages/, built) that `ours.mjs` runs
 // from, each its own column (default: this checkout).
 import { execFile, spawn } from "node:child_process"
-import { join } from "node:path"
+import { cpSync, rmSync } from "node:fs"
+import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 
@@ -33,6 +42,8 @@ const { values } = parseArgs({
     samples: { type: "string", default: "3" },
     jobs: { type: "string", default: "2" },
     "snapshot-dir": { type: "string" },
+    deps: { type: "string" },
+    keep: { type: "string" },
   },
 })
 if (!values.bench) throw new Error("--bench <a copy of the shared bench, after npm ci>")
@@ -48,6 +59,13 @@ const columns = values.peers
       ? checkouts.map((c) => ({ name: `ours(${c.label})`, peer, root: c.root }))
       : [{ name: peer, peer, root: checkouts[0].root }],
   )
+
+let harness = values.bench
+if (values.deps) {
+  harness = join(resolve(values.bench, values.deps), ".harness", `rows-${process.pid}`)
+  for (const d of ["lib", "adapters"]) cpSync(join(values.bench, d), join(harness, d), { recursive: true })
+  process.on("exit", () => rmSync(harness, { recursive: true, force: true }))
+}
 
 const mock = spawn(process.execPath, [join(values.bench, "lib", "mock-server.mjs"), "--port", "0"], {
   stdio: ["pipe", "pipe", "inherit"],
@@ -94,18 +112,27 @@ const median = (xs) => {
   const a = xs.slice().sort((p, q) => p - q)
   return a.length % 2 ? a[a.length >> 1] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2
 }
-const adapterOf = (col) => join(values.bench, "adapters", `${col.peer}.mjs`)
+const adapterOf = (col) => join(harness, "adapters", `${col.peer}.mjs`)
+/** callgrind's arguments: its profile kept under --keep as <column>-<scenario>-<n>, else dropped. */
+const callgrind = (col, scenario, n) => [
+  "--tool=callgrind",
+  `--callgrind-out-file=${values.keep ? join(values.keep, `${col.name}-${scenario}-${n}.out`) : "/dev/null"}`,
+]
 const jobs = Number(values.jobs)
 const started = Date.now()
 
-if (values.scenario === "s2") {
+/**
+ * Counts each column at --short and --long runs of `scenario` (its own arguments in `args`) and
+ * prints the instructions per run: the difference over the extra runs.
+ */
+async function perRun(scenario, args, title) {
   const short = Number(values.short)
   const long = Number(values.long)
   const count = async (col, runs) => {
-    const args = ["--tool=callgrind", "--callgrind-out-file=/dev/null", process.execPath, "--single-threaded"]
-    args.push(child, "--adapter", adapterOf(col), "--origin", origin, "--scenario", "s2")
-    args.push("--warmup", values.warmup, "--runs", String(runs))
-    const { stderr } = await run("valgrind", args, col.root)
+    const argv = [...callgrind(col, scenario, runs), process.execPath, "--single-threaded"]
+    argv.push(child, "--adapter", adapterOf(col), "--origin", origin, "--scenario", scenario)
+    argv.push(...args, "--runs", String(runs))
+    const { stderr } = await run("valgrind", argv, col.root)
     const found = /Collected : (\d+)/.exec(stderr)
     if (!found) throw new Error(`no count: ${stderr}`)
     return Number(found[1])
@@ -114,15 +141,23 @@ if (values.scenario === "s2") {
     columns.flatMap((col) => [short, long].map((n) => () => count(col, n))),
     jobs,
   )
-  console.log(
-    `S2: instructions per approval run (callgrind, runs ${long} − ${short}, warm-up ${values.warmup})`,
-  )
+  console.log(`${title} (callgrind, runs ${long} − ${short}; Node ${process.version})`)
   const floorAt = columns.findIndex((c) => c.peer === "floor")
   const per = columns.map((_, i) => (counts[2 * i + 1] - counts[2 * i]) / (long - short))
   for (const [i, col] of columns.entries()) {
     const ratio = floorAt >= 0 && i !== floorAt ? ` (${(per[i] / per[floorAt]).toFixed(3)}× floor)` : ""
     console.log(`${col.name.padEnd(24)} ${Math.round(per[i]).toLocaleString("en")}${ratio}`)
   }
+}
+
+if (values.scenario === "s2") {
+  await perRun(
+    "s2",
+    ["--warmup", values.warmup],
+    `S2: instructions per approval run, warm-up ${values.warmup}`,
+  )
+} else if (values.scenario === "s4r") {
+  await perRun("s4r", ["--parked", values.parked], `S4: instructions per resume, ${values.parked} parked`)
 } else if (values.scenario === "s4") {
   const samples = Number(values.samples)
   const tasks = []
@@ -155,6 +190,6 @@ if (values.scenario === "s2") {
       `${col.name.padEnd(24)} heap ${f("heap")} B, external ${f("external")} B, retained ${f("retained")} B  [${mine.map((r) => r.retained.toFixed(0)).join(", ")}]`,
     )
   }
-} else throw new Error("--scenario must be s2 or s4")
+} else throw new Error("--scenario must be s2, s4r or s4")
 console.log(`(${((Date.now() - started) / 1000).toFixed(0)} s)`)
 process.exit(0)

@@ -651,3 +651,34 @@ describe("createClient validation", () => {
     }
   })
 })
+
+describe("the default transport's endpoint URL", () => {
+  // An approval host makes a client per run: the endpoint's URL is parsed once, not per client.
+  it("is parsed once for many clients of one endpoint, and again for another", async () => {
+    const Real = globalThis.URL
+    const parsed: string[] = []
+    class Counting extends Real {
+      constructor(input: string | URL, base?: string | URL) {
+        super(input, base)
+        parsed.push(String(input))
+      }
+    }
+    globalThis.URL = Counting as typeof URL
+    try {
+      const endpoint = `${ctx.server.url}/v1/chat/completions`
+      for (let i = 0; i < 3; i++) {
+        ctx.server.enqueue({ text: `reply ${i}` })
+        expect((await clientFor("openai", ctx.server).run("hi")).text).toBe(`reply ${i}`)
+      }
+      expect(parsed.filter((url) => url === endpoint)).toHaveLength(1)
+      ctx.server.enqueue({ text: "other" })
+      const other = createClient({ baseUrl: ctx.server.url, style: "openai", model: "m", apiKey: KEY })
+      expect((await other.run("hi")).text).toBe("other")
+      ctx.server.enqueue({ text: "back" })
+      expect((await clientFor("openai", ctx.server).run("hi")).text).toBe("back")
+      expect(parsed.filter((url) => url === endpoint)).toHaveLength(2)
+    } finally {
+      globalThis.URL = Real
+    }
+  })
+})

@@ -12,9 +12,16 @@ import { request, turns } from "../src/testing/contract/context.js"
 function countedDatabase() {
   const db = new Database(":memory:")
   const executed: string[] = []
+  /** The sources of the statements switched to raw rows (arrays). */
+  const raw: string[] = []
   const prepare = db.prepare.bind(db)
   db.prepare = ((source: string) => {
     const statement = prepare(source)
+    const toRaw = statement.raw.bind(statement)
+    statement.raw = (on?: boolean) => {
+      if (on !== false) raw.push(source)
+      return toRaw(on)
+    }
     for (const method of ["run", "get", "all"] as const) {
       const call = statement[method].bind(statement) as (...args: unknown[]) => unknown
       ;(statement as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
@@ -24,7 +31,7 @@ function countedDatabase() {
     }
     return statement
   }) as typeof db.prepare
-  return { db, executed }
+  return { db, executed, raw }
 }
 
 async function parked(store: SqliteStore, id: string, messages: Message[]) {
@@ -50,17 +57,67 @@ describe("SQLite claim read", () => {
     await store.close()
   })
 
-  it("a claim runs three statements: the read, the request's claim, the conversation's pointer (a takeover too)", async () => {
+  it("a claim runs two statements, the read and the request's claim, and leaves the conversation row as it was (a takeover too)", async () => {
     const { db, executed } = countedDatabase()
     const store = new SqliteStore({ db })
     const req = await parked(store, "c", turns(3))
+    const row = () => db.prepare("SELECT * FROM tnx_conversations WHERE id = 'c'").get()
+    const parkedRow = row()
     let before = executed.length
     const claim = await store.claimAnswer("c", { id: req.id, ok: true })
-    expect(executed.length - before).toBe(3)
+    expect(executed.length - before).toBe(2)
+    expect(row()).toEqual(parkedRow)
     await store.releaseClaim("c", claim.token)
     before = executed.length
-    expect(await store.claimAnswer("c", { id: req.id, ok: true })).toMatchObject({ takeover: true })
-    expect(executed.length - before).toBe(3)
+    const takeover = await store.claimAnswer("c", { id: req.id, ok: true })
+    expect(takeover).toMatchObject({ takeover: true })
+    expect(executed.length - before).toBe(2)
+    expect(row()).toEqual(parkedRow)
+    // The request row alone fences: the released token saves nothing, the new one saves.
+    await expect(store.save("c", turns(4), { claim: claim.token, checkpoint: true })).rejects.toMatchObject({
+      name: "AnswerConflictError",
+    })
+    await store.save("c", turns(4), { claim: takeover.token, pending: null })
+    expect(await store.getPending("c")).toBeUndefined()
+    expect(await store.getDecision(req.id)).toMatchObject({ ok: true })
+    await store.close()
+  })
+
+  it("getPending reads the pending columns only, and the claim's read returns arrays (row objects cost more to build)", async () => {
+    const { db, executed, raw } = countedDatabase()
+    const store = new SqliteStore({ db })
+    const req = await parked(store, "c", turns(3))
+    const before = executed.length
+    expect(await store.getPending("c")).toEqual(req)
+    expect(executed.slice(before)).toEqual([
+      "SELECT pending, pending_id, pending_kind FROM tnx_conversations WHERE id = ?",
+    ])
+    await store.claimAnswer("c", { id: req.id, ok: true })
+    expect(raw).toEqual([expect.stringContaining("LEFT JOIN tnx_requests r ON r.request_id = @answer")])
+    expect(await store.get("c")).toEqual(turns(3))
+    await store.close()
+  })
+
+  it("a claim taken by a store that pointed the conversation at it (schema 6 before this change) is fenced and consumed", async () => {
+    const { db } = countedDatabase()
+    const store = new SqliteStore({ db })
+    const req = await parked(store, "c", turns(3))
+    const claim = await store.claimAnswer("c", { id: req.id, ok: true })
+    // What such a store wrote besides the request row.
+    db.prepare("UPDATE tnx_conversations SET claim_token = ?, claim_request_id = ? WHERE id = 'c'").run(
+      claim.token,
+      req.id,
+    )
+    await store.save("c", turns(4), { claim: claim.token, checkpoint: true })
+    await store.save("c", turns(5), { claim: claim.token, pending: null })
+    expect(
+      db.prepare("SELECT claim_token, claim_request_id, consumed_id FROM tnx_conversations").get(),
+    ).toEqual({
+      claim_token: null,
+      claim_request_id: null,
+      consumed_id: req.id,
+    })
+    expect(await store.getDecision(req.id)).toMatchObject({ ok: true })
     await store.close()
   })
 

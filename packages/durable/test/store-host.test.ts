@@ -104,6 +104,42 @@ describe("createStoreHost's sweeps and reports", () => {
     }
   })
 
+  it("a start that fails has its failed record stored by the time result rejects in its process", async () => {
+    model().enqueue({ status: 400, text: "bad request" })
+    // The record's writes wait for `open` (a slow store): a result that rejected before the
+    // failure was recorded would leave a reader in another process with a record still running.
+    let open = () => {}
+    const gate = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    const raw = createMemoryStore()
+    const slow = new Proxy(raw, {
+      get(target, key) {
+        const value = Reflect.get(target, key)
+        if (typeof value !== "function") return value
+        if (key !== "putSnapshot") return value.bind(target)
+        return async (...args: unknown[]) => {
+          await gate
+          return value.apply(target, args)
+        }
+      },
+    })
+    const { host: failing } = await hostFixture(model(), { store: slow })
+    try {
+      await failing.start("a", "fails-2", "go")
+      const rejected = failing.result("fails-2").catch((error: unknown) => error)
+      setTimeout(open, 100)
+      expect(await rejected).toMatchObject({ code: "TNX_ENGINE_RUN" })
+      expect(await raw.getSnapshot("host-run/fails-2")).toMatchObject({
+        state: "failed",
+        error: { code: "TNX_LLM_HTTP" },
+      })
+    } finally {
+      open()
+      await failing.close()
+    }
+  })
+
   it("result of a run executing here is its settled result: neither the record nor the transcript is read back", async () => {
     const store = createMemoryStore()
     const client = modelClient(model(), store)

@@ -24,7 +24,7 @@ export type Transport = (init: {
  * once here, not by undici on every request (a `new URL` per LLM turn).
  */
 export function undiciTransport(url: string): Transport {
-  let target: { origin: string; path: string } | undefined
+  let target: Target | undefined
   return async ({ headers, body, signal }) => {
     try {
       // Parsed on first use, so a bad URL fails the request as before, not createClient.
@@ -39,9 +39,21 @@ export function undiciTransport(url: string): Transport {
   }
 }
 
-function targetOf(url: string): { origin: string; path: string } {
+interface Target {
+  url: string
+  origin: string
+  path: string
+}
+
+// The last URL parsed: a host making a client per run (an approval host's) parses its one
+// endpoint once, not once per client.
+let lastTarget: Target | undefined
+
+function targetOf(url: string): Target {
+  if (lastTarget?.url === url) return lastTarget
   const parsed = new URL(url)
-  return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` }
+  lastTarget = { url, origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` }
+  return lastTarget
 }
 
 // Classes rather than literals of closures: one object per reply on the hot path.

@@ -1,6 +1,6 @@
-import { randomFillSync } from "node:crypto"
 import { ConfigError } from "../errors.js"
 import type { Request, ToolResult } from "../types.js"
+import { drawEntropy, entropyPool } from "../internal/entropy.js"
 
 /** What a tool passes to {@link pending}: a request without an id, or with its own. */
 export interface PendingInput {
@@ -22,23 +22,15 @@ export interface PendingInput {
 const ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 /** Random characters per id: 22 × 6 = 132 bits, more than a v4 UUID's 122. */
 const ID_RANDOM = 22
-/** Random bytes drawn at a time: one `randomFillSync` serves 512 ids. */
-const ID_BATCH = 512 * ID_RANDOM
-const entropy = Buffer.alloc(ID_BATCH)
-let used = ID_BATCH
 // "pnd-" and the random characters are written here and read out as one flat string: a
 // concatenated one stays a chain of pieces for as long as a parked run keeps it.
 const scratch = Buffer.from(`pnd-${"-".repeat(ID_RANDOM)}`, "latin1")
 
 /** @internal A fresh, collision-resistant request id: `pnd-` and 22 base64url characters. */
 export function newRequestId(): string {
-  if (used === ID_BATCH) {
-    randomFillSync(entropy)
-    used = 0
-  }
+  const at = drawEntropy(ID_RANDOM)
   for (let i = 0; i < ID_RANDOM; i++)
-    scratch[4 + i] = ID_ALPHABET.charCodeAt((entropy[used + i] as number) & 63)
-  used += ID_RANDOM
+    scratch[4 + i] = ID_ALPHABET.charCodeAt((entropyPool[at + i] as number) & 63)
   return scratch.toString("latin1")
 }
 

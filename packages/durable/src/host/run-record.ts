@@ -97,15 +97,12 @@ export async function readRunRecord(store: DurableStore, runId: string): Promise
  * store serialises the record itself (undefined fields dropped): no JSON copy is made here, only
  * a shallow one, since the host sets fields on its own record later.
  */
-export async function createRunRecord(
-  store: DurableStore,
-  runId: string,
-  record: RunRecord,
-): Promise<boolean> {
-  return store.createSnapshot(PREFIX + runId, { ...versioned(record) })
+export function createRunRecord(store: DurableStore, runId: string, record: RunRecord): Promise<boolean> {
+  const v = record.relay === undefined ? 1 : 2
+  return store.createSnapshot(PREFIX + runId, record.v === v ? { ...record } : { ...record, v })
 }
 
 /** @internal Saves the run's record whole (a record each caller builds fresh; the store serialises it). */
-export async function writeRunRecord(store: DurableStore, runId: string, record: RunRecord): Promise<void> {
-  await store.putSnapshot(PREFIX + runId, versioned(record))
+export function writeRunRecord(store: DurableStore, runId: string, record: RunRecord): Promise<void> {
+  return store.putSnapshot(PREFIX + runId, versioned(record))
 }

@@ -45,7 +45,12 @@ import {
 } from "../store-engine/claim-refusals.js"
 import { checkKey, resolveKind, resolveLimit } from "../store-engine/option-checks.js"
 import { pageOf } from "../store-engine/request-index.js"
-import { type HostedRunResult, stampExpiry, startHostedRun } from "./hosted-run.js"
+import {
+  type HostedRunResult,
+  type StartHostedRunOptions,
+  stampExpiry,
+  startHostedRun,
+} from "./hosted-run.js"
 import {
   type RunRecord,
   type RunRelay,
@@ -139,7 +144,8 @@ interface Execution {
   controller: AbortController
   events: HostEvent[]
   shifted: number
-  listeners: Set<() => void>
+  /** `events()` iterators waiting for the next event; made by the first one. */
+  listeners: Set<() => void> | undefined
   ended: boolean
   done: Promise<void>
   /** Why a `start`'s execution failed: `result` rejects with it as the cause. */
@@ -313,12 +319,11 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     }
     return (await store.listPending()).filter((entry) => runIdOfEntry(entry) === runId)
   }
-  const deliverOptions = (extra: DeliverOptions = {}): DeliverOptions => ({
-    route,
-    ...(leaseMs !== undefined ? { leaseMs } : {}),
-    ...(opts.maxAttempts !== undefined ? { maxAttempts: opts.maxAttempts } : {}),
-    ...extra,
-  })
+  // The host's own delivery options, built once; each delivery adds its own over them.
+  const hostDelivery: DeliverOptions = { route }
+  if (leaseMs !== undefined) hostDelivery.leaseMs = leaseMs
+  if (opts.maxAttempts !== undefined) hostDelivery.maxAttempts = opts.maxAttempts
+  const deliverOptions = (extra: DeliverOptions = {}): DeliverOptions => ({ ...hostDelivery, ...extra })
   /**
    * A delivery's options with a call's `relay` honoured: the holder's toolkit plus the
    * caller's tools (created before anything is claimed, so a bad tool is refused first), and
@@ -329,7 +334,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     held: PendingEntry,
     heldRoute: NonNullable<DeliverOptions["route"]>,
   ): Promise<{ route: DeliverOptions["route"]; release: () => Promise<void> }> => {
-    if (relay === undefined) return { route: heldRoute, release: async () => {} }
+    if (relay === undefined) return { route: heldRoute, release: NO_RELAY.release }
     if ("history" in relay && relay.history !== undefined)
       throw new ConfigError(`${HOST}: relay.history is for start only (a run's transcript is its own)`)
     const holder = await heldRoute(held)
@@ -375,24 +380,30 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
 
   /**
    * Runs `work` as run `runId`'s execution in this process (after any earlier one of the same
-   * run): its events fan out to `events()`, its end is saved on the record.
+   * run): its events fan out to `events()`, its end is saved on the record. A start's execution
+   * (`failed` given) never rejects: its error is kept for `result` and handed to `failed`, which
+   * records it before `done` resolves (so a `cancel` waiting on `done` writes after it).
    */
   function execute(
     runId: string,
     record: RunRecord,
     work: (signal: AbortSignal, emit: (ev: HostEvent) => void) => Promise<HostedRunResult | undefined>,
     onEvent?: (ev: HostEvent) => void,
-    starting = false,
+    failed?: (error: unknown, exec: Execution) => Promise<void>,
     signal?: AbortSignal,
   ): Promise<HostedRunResult | undefined> {
     const before = executions.get(runId)
+    let finish!: () => void
     const exec: Execution = {
       controller: new AbortController(),
       events: [],
       shifted: 0,
-      listeners: new Set(),
+      listeners: undefined,
       ended: false,
-      done: Promise.resolve(),
+      // Resolved by the run itself once it is over and cleaned up: one promise, no chain of them.
+      done: new Promise<void>((resolve) => {
+        finish = resolve
+      }),
     }
     // The caller's signal (`HostStartOptions.signal`) stops this execution only.
     let byCaller = false
@@ -403,57 +414,61 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     if (signal?.aborted) stop()
     else signal?.addEventListener("abort", stop, { once: true })
     const emit = (ev: HostEvent) => {
-      exec.events.push(ev)
-      if (exec.events.length > REPLAY_LIMIT) {
-        exec.events.shift()
+      const events = exec.events
+      events.push(ev)
+      if (events.length > REPLAY_LIMIT) {
+        events.shift()
         exec.shifted++
       }
-      for (const wake of exec.listeners) wake()
-      try {
-        onEvent?.(ev)
-      } catch {
-        // Observers cannot change a run.
-      }
+      if (exec.listeners !== undefined) for (const wake of exec.listeners) wake()
+      if (onEvent !== undefined)
+        try {
+          onEvent(ev)
+        } catch {
+          // Observers cannot change a run.
+        }
     }
-    const run = (async () => {
-      if (before) await before.done
-      const outcome = await work(exec.controller.signal, emit)
-      // A cancelled run's record is `cancel`'s to write.
-      // A run its caller stopped just as it ended is settled all the same: nobody else would.
-      if (outcome && (byCaller || !exec.controller.signal.aborted)) {
-        await settled(runId, record, outcome)
-        exec.result = outcome.result
-      }
-      return outcome
-    })()
-    exec.done = run.then(
-      () => undefined,
-      (error: unknown) => {
-        // A start's caller got no error: `result` hands it on (a turn's caller got its own).
-        if (starting) exec.startFailure = error ?? new Error("the run failed")
-      },
-    )
     executions.set(runId, exec)
-    void exec.done.then(() => {
-      signal?.removeEventListener("abort", stop)
-      exec.ended = true
-      for (const wake of exec.listeners) wake()
-      if (executions.get(runId) === exec) executions.delete(runId)
-    })
-    return run.catch(async (error) => {
-      if (exec.controller.signal.aborted) {
-        logger?.info(`run ${runId} was stopped`, { runId })
-      } else if (isToolnexusError(error) && REFUSALS.has(error.code)) {
-        logger?.info(`run ${runId}: refused: ${(error as Error).message}`, { runId, code: error.code })
-      } else {
-        logger?.error(`run ${runId} failed: ${(error as Error)?.message}`, {
-          runId,
-          agent: record.agent,
-          code: isToolnexusError(error) ? error.code : undefined,
-        })
+    return (async () => {
+      try {
+        if (before) await before.done
+        const outcome = await work(exec.controller.signal, emit)
+        // A cancelled run's record is `cancel`'s to write.
+        // A run its caller stopped just as it ended is settled all the same: nobody else would.
+        if (outcome && (byCaller || !exec.controller.signal.aborted)) {
+          await settled(runId, record, outcome)
+          exec.result = outcome.result
+        }
+        return outcome
+      } catch (error) {
+        try {
+          if (exec.controller.signal.aborted) {
+            logger?.info(`run ${runId} was stopped`, { runId })
+          } else if (isToolnexusError(error) && REFUSALS.has(error.code)) {
+            logger?.info(`run ${runId}: refused: ${(error as Error).message}`, { runId, code: error.code })
+          } else {
+            logger?.error(`run ${runId} failed: ${(error as Error)?.message}`, {
+              runId,
+              agent: record.agent,
+              code: isToolnexusError(error) ? error.code : undefined,
+            })
+          }
+        } catch {
+          // A logger that throws changes neither the run nor what its caller is told.
+        }
+        if (failed === undefined) throw error
+        // A start's caller got no error: `result` hands it on (a turn's caller got its own).
+        exec.startFailure = error ?? new Error("the run failed")
+        await failed(error, exec).catch(() => undefined)
+        return undefined
+      } finally {
+        signal?.removeEventListener("abort", stop)
+        exec.ended = true
+        if (exec.listeners !== undefined) for (const wake of exec.listeners) wake()
+        if (executions.get(runId) === exec) executions.delete(runId)
+        finish()
       }
-      throw error
-    })
+    })()
   }
 
   async function sweep(): Promise<StoreHostSweep> {
@@ -535,35 +550,28 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     const run = execute(
       runId,
       record,
-      (signal, emit) =>
-        startHostedRun(store, agent.options, runId, input, {
-          signal,
-          ...(relay?.stream === false ? {} : { onEvent: emit }),
-          onHandle: (handle) => {
-            record.handle = handle
-          },
-          ...(own.toolkit !== undefined ? { toolkit: own.toolkit } : {}),
-          ...(relay?.history !== undefined ? { history: relay.history } : {}),
-          ...(relay?.output !== undefined ? { output: relay.output } : {}),
-          ...(relay?.expiresAt !== undefined ? { expiresAt: relay.expiresAt } : {}),
-        }),
+      (signal, emit) => {
+        const runOpts = hostedRunOptions(signal, emit, relay, own.toolkit)
+        runOpts.onHandle = (handle) => {
+          record.handle = handle
+        }
+        if (relay?.history !== undefined) runOpts.history = relay.history
+        return startHostedRun(store, agent.options, runId, input, runOpts)
+      },
       startOpts.onEvent,
-      true,
+      async (error, exec) => {
+        // A stopped run's record is `cancel`'s (or stays running for the next host after `close`):
+        // a `failed` written here could land after `cancelled` and undo it.
+        if (closed || exec.cancelled) return
+        if ((await readRunRecord(store, runId).catch(() => undefined))?.state === "cancelled") return
+        const message = (error as Error)?.message ?? String(error)
+        const code = isToolnexusError(error) ? error.code : undefined
+        await writeRunRecord(store, runId, { ...record, state: "failed", error: { message, code } })
+      },
       startOpts.signal,
     )
-    const exec = executions.get(runId)
-    if (own !== NO_RELAY) void run.then(own.release, own.release).catch(() => undefined)
-    run.catch(async (error) => {
-      // A stopped run's record is `cancel`'s (or stays running for the next host after `close`):
-      // a `failed` written here could land after `cancelled` and undo it.
-      if (closed || exec?.cancelled) return
-      if ((await readRunRecord(store, runId).catch(() => undefined))?.state === "cancelled") return
-      const message = (error as Error)?.message ?? String(error)
-      const code = isToolnexusError(error) ? error.code : undefined
-      await writeRunRecord(store, runId, { ...record, state: "failed", error: { message, code } }).catch(
-        () => undefined,
-      )
-    })
+    // A start's execution never rejects (its failure is recorded above).
+    if (own !== NO_RELAY) void run.then(own.release).catch(() => undefined)
     return { runId, started: true }
   }
 
@@ -661,7 +669,8 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
           record.principal = startOpts.principal
         }
         // The caller's tools are checked before the run is recorded: a bad one starts nothing.
-        const own = await relayToolkitOf(agent, "start", startOpts.relay)
+        const own =
+          startOpts.relay === undefined ? NO_RELAY : await relayToolkitOf(agent, "start", startOpts.relay)
         // What a resume in any process needs of them is kept with the run (see RunRecord.relay).
         const relay = runRelayOf(startOpts.relay)
         if (relay !== undefined) record.relay = relay
@@ -683,22 +692,17 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       const agent = agentOf(record, runId)
       if (!agent.options.client)
         throw new HostUnsupportedError(HOST, "send", `run ${runId} is a runtime tree, not a conversation`)
-      const own = await relayToolkitOf(agent, "send", sendOpts.relay)
+      const own =
+        sendOpts.relay === undefined ? NO_RELAY : await relayToolkitOf(agent, "send", sendOpts.relay)
       const relay = sendOpts.relay
       const work = (signal: AbortSignal, emit: (ev: HostEvent) => void) =>
-        startHostedRun(store, agent.options, runId, input, {
-          signal,
-          ...(relay?.stream === false ? {} : { onEvent: emit }),
-          ...(own.toolkit !== undefined ? { toolkit: own.toolkit } : {}),
-          ...(relay?.output !== undefined ? { output: relay.output } : {}),
-          ...(relay?.expiresAt !== undefined ? { expiresAt: relay.expiresAt } : {}),
-        })
+        startHostedRun(store, agent.options, runId, input, hostedRunOptions(signal, emit, relay, own.toolkit))
       try {
         // This turn's relay (or none) replaces the run's: its resumes offer the current caller's tools.
         const turn = withRelay({ ...record, state: "running" }, runRelayOf(relay))
-        await execute(runId, turn, work, sendOpts.onEvent, false, sendOpts.signal)
+        await execute(runId, turn, work, sendOpts.onEvent, undefined, sendOpts.signal)
       } finally {
-        await own.release()
+        if (own !== NO_RELAY) await own.release()
       }
     },
 
@@ -749,6 +753,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       let seen = eventsOpts.fromStart ? exec.shifted : exec.shifted + exec.events.length
       let wake: (() => void) | undefined
       const listener = () => wake?.()
+      exec.listeners ??= new Set()
       exec.listeners.add(listener)
       const iterator: AsyncIterator<HostEvent> = {
         async next() {
@@ -757,7 +762,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
             if (seen < exec.shifted + exec.events.length)
               return { value: exec.events[seen++ - exec.shifted] as HostEvent, done: false }
             if (exec.ended) {
-              exec.listeners.delete(listener)
+              exec.listeners?.delete(listener)
               return { value: undefined, done: true }
             }
             await new Promise<void>((resolve) => {
@@ -767,7 +772,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
           }
         },
         async return() {
-          exec.listeners.delete(listener)
+          exec.listeners?.delete(listener)
           return { value: undefined, done: true }
         },
       }
@@ -832,11 +837,11 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       // dies mid-resume leaves the current tools to the sweep); without one, the kept one applies.
       const given = runRelayOf(deliverOpts.relay)
       const relay = deliverOpts.relay === undefined ? record.relay : given
-      const relayed = await relayDelivery(
-        deliverOpts.relay ?? record.relay,
-        held,
-        routeKnowing(runId, record),
-      )
+      const relaying = deliverOpts.relay ?? record.relay
+      const relayed =
+        relaying === undefined
+          ? { route: routeKnowing(runId, record), release: NO_RELAY.release }
+          : await relayDelivery(relaying, held, routeKnowing(runId, record))
       let current = record
       if (deliverOpts.relay !== undefined && JSON.stringify(given) !== JSON.stringify(record.relay)) {
         current = withRelay(record, given)
@@ -857,22 +862,20 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
               store,
               held,
               answer,
-              deliverOptions({
-                signal,
-                route: relayed.route,
-                ...(relay?.stream === false ? {} : { onEvent: emit }),
-              }),
+              relay?.stream === false
+                ? deliverOptions({ signal, route: relayed.route })
+                : deliverOptions({ signal, route: relayed.route, onEvent: emit }),
             )
             if (delivered.kind === "conversation")
               await stampExpiry(store, delivered.id, delivered.result, deliverOpts.relay?.expiresAt)
             return delivered as HostedRunResult
           },
           deliverOpts.onEvent,
-          false,
+          undefined,
           deliverOpts.signal,
         )
       } finally {
-        await relayed.release()
+        if (relayed.release !== NO_RELAY.release) await relayed.release()
       }
       const decision: AnswerDecision = (await store.getDecision(answer.id)) ?? decisionOf(answer)
       return { runId, request: held.request, decision }
@@ -986,6 +989,25 @@ function checkStoreRunId(runId: string): void {
 function withoutMessages(result: RunResult): Omit<RunResult, "messages"> {
   const { messages: _messages, ...rest } = result
   return rest
+}
+
+/**
+ * What `startHostedRun` gets for a start or turn of a client run: the execution's signal, its
+ * events (unless the caller asked for none), and the caller's toolkit, output and deadline.
+ * Built by assignment: one object a turn, not one per optional field.
+ */
+function hostedRunOptions(
+  signal: AbortSignal,
+  emit: (ev: HostEvent) => void,
+  relay: HostRelayOptions | undefined,
+  toolkit: Toolkit | undefined,
+): StartHostedRunOptions {
+  const runOpts: StartHostedRunOptions = { signal }
+  if (relay?.stream !== false) runOpts.onEvent = emit
+  if (toolkit !== undefined) runOpts.toolkit = toolkit
+  if (relay?.output !== undefined) runOpts.output = relay.output
+  if (relay?.expiresAt !== undefined) runOpts.expiresAt = relay.expiresAt
+  return runOpts
 }
 
 /** The claim options of a delivery to `entry`'s holder. */

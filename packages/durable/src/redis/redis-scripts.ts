@@ -97,14 +97,16 @@ return {head[1], head[2], redis.call("LRANGE", KEYS[2], 0, -1), head[3] or ""}
 
 /**
  * @internal The read half of a claim, with a fast path: the claim is decided in TypeScript
- * (`judgeClaim`, claim-rules.ts), never here. KEYS: conv hash, claims zset.
+ * (`judgeClaim`, claim-rules.ts), never here. KEYS: conv hash, claims zset, msgs list.
  * ARGV: id, answer id, answer JSON, new token, lease ms, runtime key ("" = none), full key
  * prefix, "1" when the answer approves (else "").
  * Fast path, a plain first claim: the request has no index row or an open one without a
  * claim token, no other runtime holds it, the conversation waits on it, and an approval's
  * pending JSON has no \`expiresAt\` to judge (no mention of it, nor any escape that could
  * spell it). Only there, where \`judgeClaim\` grants "claim" too (pinned by
- * claim-rules.test.ts and CLAIM_CASES), it claims and returns {"claim", pending JSON}.
+ * claim-rules.test.ts and CLAIM_CASES), it claims and returns {"claim", pending JSON,
+ * revision, count ("" = unset), bodies}: the transcript as GET_SCRIPT reads it, so that the
+ * resume's load that follows needs no round trip of its own.
  * Anything else writes nothing and returns the facts for \`judgeClaim\`: {"facts", conversation
  * exists ("1" or ""), pending id, pending JSON, consumed id, request state, runtime key, claim
  * token, claim expiry ms, claimed answer JSON, claim holder's conversation id, attempts, the
@@ -125,7 +127,8 @@ if (not r[1] or (r[1] == "open" and not r[3])) and (r[2] or "") == ARGV[6] and f
   redis.call("HINCRBY", req, "attempts", 1)
   redis.call("ZADD", KEYS[2], expires, aid)
   redis.call("HSET", KEYS[1], "claimToken", ARGV[4], "claimRequest", aid)
-  return {"claim", p}
+  local head = redis.call("HMGET", KEYS[1], "rev", "count")
+  return {"claim", p, head[1], head[2] or "", redis.call("LRANGE", KEYS[3], 0, -1)}
 end
 local holder = ""
 if r[6] then

@@ -384,7 +384,7 @@ export class RedisStore extends DurableStoreBase {
    */
   protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
     const { id, answerId } = input
-    const keys = [this.#key("conv:", id), this.#key("claims")]
+    const keys = [this.#key("conv:", id), this.#key("claims"), this.#key("msgs:", id)]
     // Each STALE means another write to the request or conversation landed: the next read
     // sees it, and usually refuses. The bound only guards against a store gone wild.
     for (let round = 0; ; round++) {
@@ -401,7 +401,20 @@ export class RedisStore extends DurableStoreBase {
         input.approves ? "1" : "",
       ])) as string[]
       if (reply[0] === "claim") {
-        return { grant: "claim", pendingJson: reply[1] as string, answerJson: input.answerJson }
+        // The fast path read the transcript too (as readTranscript does): the resume's load
+        // takes it instead of a round trip of its own.
+        const [, pendingJson, revision, count, bodies] = reply as [string, string, string, string, string[]]
+        return {
+          grant: "claim",
+          pendingJson,
+          answerJson: input.answerJson,
+          transcript: {
+            revision: Number(revision),
+            count: Number(count || 0),
+            pendingId: answerId,
+            rows: bodies.map((body, seq) => ({ seq, body })),
+          },
+        }
       }
       const [
         ,

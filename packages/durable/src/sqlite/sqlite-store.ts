@@ -262,18 +262,27 @@ export class SqliteStore extends DurableStoreBase {
       const done = this.#checkpointReplacing(s, input, claim, reusable)
       if (done !== undefined) return done
     }
-    // A fenced save reads the token of the request its claim points at with the row.
-    const raw = (claim === undefined ? s.conversationHead.get(id) : s.conversationClaim.get(id)) as
-      | (SqliteConversationRow & { stored: number; held_token?: string | null })
+    // A fenced save reads, with the row, the request its claim holds (see CLAIM_HELD).
+    const raw = (claim === undefined ? s.conversationHead.get(id) : s.conversationClaim.get({ id, claim })) as
+      | (SqliteConversationRow & { stored: number; held_request?: string | null })
       | undefined
     const previous = raw === undefined ? undefined : fromSqlite(raw, raw.stored)
-    if (claim !== undefined && (previous?.claimToken !== claim || raw?.held_token !== claim)) {
+    const held = raw?.held_request ?? null
+    if (claim !== undefined && held === null) {
       return { lostClaim: previous?.claimRequestId ?? previous?.pendingId ?? null }
     }
     const now = Date.now()
     // A checkpoint is fenced by the claim but leaves it held: only the final save consumes it.
     const consumed = input.checkpoint ? undefined : claim
-    const next = nextConversationRow(previous, input.transcript.length, input.pending, consumed, now)
+    // The claim consumed is the request it holds (the row points at it only when a store of
+    // schema 6 before this change took the claim; nextConversationRow clears the pointer).
+    const next = nextConversationRow(
+      consumed === undefined || previous === undefined ? previous : { ...previous, claimRequestId: held },
+      input.transcript.length,
+      input.pending,
+      consumed,
+      now,
+    )
     const version = previous === undefined ? 0 : previous.revision + previous.messageCount
     let key = raw?.conversation_key
     let keep: number
@@ -303,7 +312,7 @@ export class SqliteStore extends DurableStoreBase {
     if (!appendOnly)
       key = (s.upsertConversation.get(toSqlite(id, next)) as { conversation_key: number }).conversation_key
     for (let i = 0; i < bodies.length; i++) s.insertMessage.run({ key, seq: keep + i, body: bodies[i] })
-    if (consumed !== undefined) s.applyRequest.run(now, previous?.claimRequestId)
+    if (consumed !== undefined) s.applyRequest.run(now, held)
     return {
       revision: next.revision + input.transcript.length,
       pendingId: next.pendingId,
@@ -355,7 +364,9 @@ export class SqliteStore extends DurableStoreBase {
    * `undefined` when no such conversation is stored.
    */
   protected async readPendingJson(id: string): Promise<string | null | undefined> {
-    const row = this.#s.conversation.get(id) as SqliteConversationRow | undefined
+    const row = this.#s.pending.get(id) as
+      | Pick<SqliteConversationRow, "pending" | "pending_id" | "pending_kind">
+      | undefined
     return row && unpackPending(row.pending, row.pending_id, row.pending_kind)
   }
 
@@ -398,8 +409,8 @@ export class SqliteStore extends DurableStoreBase {
     const { id, answerId } = input
     // One statement reads the conversation, the request's index row and the transcript
     // (one row per message): the resume that follows loads nothing more.
-    const rows = s.claimRead.all({ id, answer: answerId }) as ClaimReadRow[]
-    const head = rows[0]
+    const rows = s.claimRead.all({ id, answer: answerId }) as unknown[][]
+    const head = rows[0] && claimReadHead(rows[0])
     const conv = head && {
       pendingJson: unpackPending(head.pending, head.pending_id, head.pending_kind),
       pendingId: head.pending_id,
@@ -418,7 +429,7 @@ export class SqliteStore extends DurableStoreBase {
     const holderPendingId =
       holderId === undefined
         ? (conv?.pendingId ?? null)
-        : ((s.conversation.get(holderId) as SqliteConversationRow | undefined)?.pending_id ?? null)
+        : ((s.pending.get(holderId) as { pending_id: string | null } | undefined)?.pending_id ?? null)
     const judged = judgeClaim(
       {
         conversation: conv,
@@ -437,11 +448,15 @@ export class SqliteStore extends DurableStoreBase {
       expires: judged.claimExpiresAt,
       now,
     })
-    s.pointClaim.run(input.token, answerId, id)
-    const messages = (head as ClaimReadRow).seq === null ? [] : (rows as StoredMessageRow[])
+    // The conversation row is not written: the request row names the conversation that holds
+    // the claim, and the fenced saves read the claim from it (CLAIM_HELD).
+    const messages: StoredMessageRow[] =
+      (head as ClaimReadRow).seq === null
+        ? []
+        : rows.map((row) => ({ seq: row[CLAIM_READ_SEQ] as number, body: row[CLAIM_READ_SEQ + 1] as string }))
     return {
       ...judged.outcome,
-      // Pointing the claim changes neither the revision nor the messages.
+      // The claim changes neither the revision nor the messages.
       transcript: {
         revision: (head as ClaimReadRow).revision + messages.length,
         count: messages.length,
@@ -620,9 +635,21 @@ const RANGE = (key: string, from = "0") => `message_key BETWEEN ${FIRST(key)} + 
 const storedUnder = (key: string) =>
   `COALESCE((SELECT max(message_key) FROM tnx_messages WHERE ${RANGE(key)}) - ${FIRST(key)} + 1, 0)`
 const STORED = storedUnder("c.conversation_key")
+/**
+ * Whether request row `r` is claimed by token `@claim` through conversation row `c`: the
+ * claim's one fence. The request row names the conversation the claim was taken through, and
+ * a claim is only ever granted on the request the conversation waits on (`judgeClaim`); a
+ * conversation moved on by an unfenced save voids it, as the claim rule does. The
+ * conversation's own `claim_token`/`claim_request_id` are not written by a claim (it cost the
+ * claim a second page), only cleared by the save consuming one.
+ */
+const CLAIM_HELD = (c: string) =>
+  `r.request_id = ${c}.pending_id AND r.claim_token = @claim AND r.claim_conversation_id = ${c}.id`
 
 const SQL = {
-  conversation: "SELECT * FROM tnx_conversations WHERE id = ?",
+  // The columns getPending reads: better-sqlite3 builds a row object property by property, so
+  // `SELECT *` cost ~2.5 times as much (13 columns).
+  pending: "SELECT pending, pending_id, pending_kind FROM tnx_conversations WHERE id = ?",
   // With the number of stored messages, read off the end of the (key, seq) B-tree.
   conversationHead: `
       SELECT c.*, ${STORED} AS stored FROM tnx_conversations c WHERE c.id = ?`,
@@ -638,7 +665,9 @@ const SQL = {
       SELECT c.revision, c.pending_id, m.message_key - ${FIRST("c.conversation_key")} AS seq, m.body
       FROM tnx_conversations c LEFT JOIN tnx_messages m ON m.${RANGE("c.conversation_key")}
       WHERE c.id = ? ORDER BY m.message_key`,
-  // The claim's read: conversation, request index row and messages in one snapshot.
+  // The claim's read: conversation, request index row and messages in one snapshot. Read raw
+  // (arrays, CLAIM_READ_COLUMNS): the columns repeat on every message row, and better-sqlite3
+  // builds row objects property by property (the objects cost ~1.8 times the arrays).
   claimRead: `
       SELECT c.revision, c.pending, c.pending_id, c.pending_kind, c.consumed_id,
         r.request_id, r.state, r.runtime_key, r.attempts, r.claim_token AS r_claim_token,
@@ -647,18 +676,17 @@ const SQL = {
       FROM tnx_conversations c LEFT JOIN tnx_requests r ON r.request_id = @answer
       LEFT JOIN tnx_messages m ON m.${RANGE("c.conversation_key")}
       WHERE c.id = @id ORDER BY m.message_key`,
-  // A checkpoint's row write, done only while `@claim` holds the conversation and its request
-  // and the stored version (revision + stored messages) is still `@version`.
+  // A checkpoint's row write, done only while `@claim` holds the conversation's request
+  // (CLAIM_HELD) and the stored version (revision + stored messages) is still `@version`.
   checkpointRow: `
       UPDATE tnx_conversations SET revision = @version + 1
-      WHERE id = @id AND claim_token = @claim
-        AND revision + ${storedUnder("tnx_conversations.conversation_key")} = @version
-        AND EXISTS (SELECT 1 FROM tnx_requests r
-          WHERE r.request_id = tnx_conversations.claim_request_id AND r.claim_token = @claim)
+      WHERE id = @id AND revision + ${storedUnder("tnx_conversations.conversation_key")} = @version
+        AND EXISTS (SELECT 1 FROM tnx_requests r WHERE ${CLAIM_HELD("tnx_conversations")})
       RETURNING conversation_key, pending_id`,
+  // The row, with the request `@claim` holds through it (NULL when it holds none).
   conversationClaim: `
-      SELECT c.*, ${STORED} AS stored, r.claim_token AS held_token FROM tnx_conversations c
-      LEFT JOIN tnx_requests r ON r.request_id = c.claim_request_id WHERE c.id = ?`,
+      SELECT c.*, ${STORED} AS stored, r.request_id AS held_request FROM tnx_conversations c
+      LEFT JOIN tnx_requests r ON ${CLAIM_HELD("c")} WHERE c.id = @id`,
   deleteConversation: "DELETE FROM tnx_conversations WHERE id = ?",
   upsertConversation: `
       INSERT INTO tnx_conversations (
@@ -684,7 +712,6 @@ const SQL = {
         claim_token = excluded.claim_token, claim_conversation_id = excluded.claim_conversation_id,
         claim_answer = excluded.claim_answer, claim_expires_at = excluded.claim_expires_at,
         updated_at = excluded.updated_at`,
-  pointClaim: "UPDATE tnx_conversations SET claim_token = ?, claim_request_id = ? WHERE id = ?",
   // MIN: releasing an already expired claim must not make it look freshly expired. The token
   // is revoked (RELEASED_TOKEN_PREFIX): the holder's renew and fenced save fail from now on,
   // while the claim keeps its answer for the takeover.
@@ -750,6 +777,36 @@ const SQL = {
   deleteSnapshot: "DELETE FROM tnx_snapshots WHERE key = ?",
 }
 
+/** The statements that return rows as arrays (`Statement#raw`). */
+const RAW: ReadonlySet<keyof typeof SQL> = new Set(["claimRead"])
+
+/** The columns of a claimRead row, in the statement's order (it is read raw). */
+const CLAIM_READ_COLUMNS = [
+  "revision",
+  "pending",
+  "pending_id",
+  "pending_kind",
+  "consumed_id",
+  "request_id",
+  "state",
+  "runtime_key",
+  "attempts",
+  "r_claim_token",
+  "claim_conversation_id",
+  "r_claim_answer",
+  "r_claim_expires_at",
+  "seq",
+  "body",
+] as const satisfies readonly (keyof ClaimReadRow)[]
+const CLAIM_READ_SEQ = CLAIM_READ_COLUMNS.indexOf("seq")
+
+/** The first raw claimRead row as an object (its message columns those of the first message). */
+function claimReadHead(row: unknown[]): ClaimReadRow {
+  const head: Record<string, unknown> = {}
+  for (let i = 0; i < CLAIM_READ_COLUMNS.length; i++) head[CLAIM_READ_COLUMNS[i] as string] = row[i]
+  return head as unknown as ClaimReadRow
+}
+
 /**
  * The statements, each prepared on first use: a fresh process that resumes one run prepares
  * the handful it needs, not all of them.
@@ -760,7 +817,7 @@ function prepareStatements(db: Database): { db: Database } & Record<keyof typeof
   for (const name of Object.keys(SQL) as (keyof typeof SQL)[]) {
     Object.defineProperty(statements, name, {
       get: () => {
-        prepared[name] ??= db.prepare(SQL[name])
+        prepared[name] ??= RAW.has(name) ? db.prepare(SQL[name]).raw(true) : db.prepare(SQL[name])
         return prepared[name]
       },
     })

@@ -9,7 +9,7 @@
 // (the same for both).
 //
 //   node mcp-server-instructions.mjs [--short 200] [--long 1000] [--warmup 200] [--jobs 2]
-//                                    [--variants official,toolnexus]
+//                                    [--variants official,toolnexus[,toolnexusBare]]
 import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
@@ -18,6 +18,7 @@ import { pool, printRows } from "./harness.mjs"
 const VARIANTS = {
   official: "official v2 server, in-memory handler",
   toolnexus: "createMcpServer over createStoreHost(memory)",
+  toolnexusBare: "createMcpServer over a bare in-memory host (the MCP layer alone)",
 }
 
 const { values } = parseArgs({
@@ -26,7 +27,7 @@ const { values } = parseArgs({
     long: { type: "string", default: "1000" },
     warmup: { type: "string", default: "200" },
     jobs: { type: "string", default: "2" },
-    variants: { type: "string", default: Object.keys(VARIANTS).join(",") },
+    variants: { type: "string", default: "official,toolnexus" },
     child: { type: "string" },
     calls: { type: "string" },
   },

@@ -2,6 +2,8 @@
 // mcp-server.mjs (timed) and mcp-server-instructions.mjs (callgrind): the official v2 server
 // with an in-memory handler (`official`) and `createMcpServer` over a store host on the memory
 // store (`toolnexus`), each `{ fetch, close }`, driven with the same raw 2026-07-28 requests.
+// `toolnexusBare` is `createMcpServer` over a bare in-memory host (no store, no runtime): the
+// MCP layer's own cost, so that toolnexus − toolnexusBare is the store host's and the run's.
 import { createRequire } from "node:module"
 import { pathToFileURL } from "node:url"
 import { defineTool } from "@toolnexus/core"
@@ -134,4 +136,69 @@ export async function toolnexus() {
       await host.close()
     },
   }
+}
+
+/**
+ * A bare in-memory RunHost serving tool-pay the way a store host does (the run parks on one
+ * approval, `result` settles at the park, the resumed run's `done` event comes after its end),
+ * with nothing stored or run: what `createMcpServer` costs on its own.
+ */
+function bareHost() {
+  const runs = new Map()
+  const entryOf = (runId, run) => ({ conversationId: runId, state: "open", since: 0, request: run.request })
+  return {
+    async start(_agent, runId, input) {
+      const { amount } = JSON.parse(input)
+      const request = {
+        id: `${runId}.approve`,
+        kind: "approval",
+        prompt: `Pay ${amount}?`,
+        data: { tool: "pay" },
+      }
+      runs.set(runId, { amount, request, status: "pending" })
+      return { runId, started: true }
+    },
+    async result(runId) {
+      const run = runs.get(runId)
+      return { status: "pending", text: "", pending: run.request, toolCalls: [] }
+    },
+    async findRequest(id) {
+      const runId = id.slice(0, id.lastIndexOf("."))
+      const run = runs.get(runId)
+      return run?.status === "pending" ? entryOf(runId, run) : undefined
+    },
+    async listPending({ runId } = {}) {
+      const run = runs.get(runId)
+      return run?.status === "pending" ? [entryOf(runId, run)] : []
+    },
+    async deliverAnswer(answer, opts = {}) {
+      const runId = answer.id.slice(0, answer.id.lastIndexOf("."))
+      const run = runs.get(runId)
+      runs.delete(runId)
+      const text = answer.ok ? `paid ${run.amount}` : "declined"
+      opts.onEvent?.({ type: "done", result: { status: "done", text, toolCalls: [{ isError: !answer.ok }] } })
+    },
+    async getDecision() {
+      return undefined
+    },
+    async close() {},
+  }
+}
+
+export async function toolnexusBare() {
+  const pay = defineTool({
+    name: "pay",
+    description: "Pays, with approval",
+    inputSchema: PAY_SCHEMA,
+    needsApproval: true,
+    run: ({ amount }) => `paid ${amount}`,
+  })
+  const server = ours.createMcpServer({
+    host: bareHost(),
+    tools: [pay],
+    name: "bench",
+    version: "1.0.0",
+    stateKeys: [KEY],
+  })
+  return { fetch: (req) => server.fetch(req), close: () => server.close() }
 }

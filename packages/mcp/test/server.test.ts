@@ -464,6 +464,92 @@ describe("clients, hosts and principals", () => {
     expect((await post({}, "x".repeat(1024 * 1024 + 1))).status).toBe(413)
     expect((await post({ origin: "http://localhost:3000" })).status).toBe(200)
   })
+
+  it("a body streamed in chunks (a character split between two, a BOM first) is read whole; past the bound ⇒ 413", async () => {
+    const mcp = createMcpServer({
+      host: createFakeHost(createFakeStore()),
+      agents: ["echo"],
+      name: "t",
+      version: "1",
+      stateKeys: [KEY],
+    })
+    open.push({ close: () => mcp.close() })
+    const streamed = (parts: Uint8Array[]) =>
+      mcp.fetch(
+        new Request("http://127.0.0.1/mcp", {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tools/list",
+          },
+          body: new ReadableStream({
+            start(controller) {
+              for (const part of parts) controller.enqueue(part)
+              controller.close()
+            },
+          }),
+          duplex: "half",
+        } as RequestInit),
+      )
+    const bytes = Buffer.from(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: "é-1",
+        method: "tools/list",
+        params: {
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+        },
+      }),
+    )
+    const split = bytes.indexOf(0xc3) + 1
+    for (const parts of [
+      [bytes.subarray(0, split), bytes.subarray(split)],
+      [Buffer.from([0xef, 0xbb, 0xbf]), bytes],
+    ]) {
+      const res = await streamed(parts)
+      const text = await res.text()
+      const json = text.startsWith("{") ? text : /^data: (.*)$/m.exec(text)?.[1]
+      expect(JSON.parse(json ?? "{}")).toMatchObject({ id: "é-1", result: { tools: [{ name: "echo" }] } })
+    }
+    const big = new Uint8Array(512 * 1024)
+    expect((await streamed([big, big, new Uint8Array(1)])).status).toBe(413)
+  })
+
+  it("DNS rebinding in process: the URL's host stands for a missing Host, and each verdict repeats", async () => {
+    const mcp = createMcpServer({
+      host: createFakeHost(createFakeStore()),
+      agents: ["echo"],
+      name: "t",
+      version: "1",
+      stateKeys: [KEY],
+    })
+    open.push({ close: () => mcp.close() })
+    const status = async (url: string, headers: Record<string, string> = {}) =>
+      (
+        await mcp.fetch(
+          new Request(url, {
+            method: "POST",
+            headers: { "content-type": "application/json", ...headers },
+            body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+          }),
+        )
+      ).status
+    // Each twice: the second answer comes from the kept verdict and must be the first's.
+    for (let i = 0; i < 2; i++) {
+      expect(await status("http://evil.example/mcp")).toBe(403)
+      expect(await status("http://evil.example:8080?x=1")).toBe(403)
+      expect(await status("http://127.0.0.1:3000/mcp", { origin: "http://evil.example" })).toBe(403)
+      expect(await status("http://127.0.0.1:3000/mcp", { host: "evil.example" })).toBe(403)
+      expect(await status("http://[::1]:3000/mcp")).not.toBe(403)
+      expect(await status("http://localhost/mcp", { origin: "http://localhost:3000" })).not.toBe(403)
+    }
+  })
 })
 
 /** A raw POST through node:http, with headers fetch would not let us set (Host). */

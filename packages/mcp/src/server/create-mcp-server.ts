@@ -13,7 +13,6 @@ import {
   isJsonContentType,
   isLegacyRequest,
   localhostAllowedHostnames,
-  readRequestBody,
   validateHostHeader,
   validateOriginHeader,
 } from "@modelcontextprotocol/server"
@@ -177,7 +176,7 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
   const stateTtlMs = opts.stateTtlMs ?? DEFAULT_STATE_TTL_MS
   if (!(Number.isInteger(stateTtlMs) && stateTtlMs > 0))
     throw new ConfigError("createMcpServer: stateTtlMs must be a positive integer")
-  const allowedHosts = opts.allowedHosts ?? localhostAllowedHostnames()
+  const refuseHost = hostGuard(opts.allowedHosts ?? localhostAllowedHostnames())
   const { taskAfterMs } = opts
   if (taskAfterMs !== undefined && !(Number.isInteger(taskAfterMs) && taskAfterMs >= 0))
     throw new ConfigError("createMcpServer: taskAfterMs must be a non-negative integer")
@@ -254,7 +253,7 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
 
   return {
     async fetch(req) {
-      const refused = refuseHost(req, allowedHosts)
+      const refused = refuseHost(req)
       if (refused) return refused
       let principal = ANONYMOUS
       if (authenticate) {
@@ -610,9 +609,9 @@ async function readJsonBody(req: Request): Promise<{ parsed: unknown } | { text:
     return rpcError(415, -32000, "Unsupported Media Type: Content-Type must be application/json")
   let text: string
   try {
-    const read = await readRequestBody(req, MAX_BODY_BYTES)
-    if (read.tooLarge) return rpcError(413, -32000, "the request body is too large")
-    text = read.text
+    const read = await readBodyText(req, MAX_BODY_BYTES)
+    if (read === undefined) return rpcError(413, -32000, "the request body is too large")
+    text = read
   } catch {
     return rpcError(400, -32700, "Parse error: the request body could not be read")
   }
@@ -622,6 +621,34 @@ async function readJsonBody(req: Request): Promise<{ parsed: unknown } | { text:
   } catch {
     return { text }
   }
+}
+
+/**
+ * A body's text, or undefined past `maxBytes` (a declared length over it is refused unread), as
+ * the SDK's `readRequestBody` reads it but decoded once from its bytes: its `TextDecoder` in
+ * stream mode opens an ICU converter per request. UTF-8, invalid bytes replaced, a leading BOM
+ * dropped (as `TextDecoder` does).
+ */
+async function readBodyText(req: Request, maxBytes: number): Promise<string | undefined> {
+  if (Number(req.headers.get("content-length")) > maxBytes) return undefined
+  if (req.body === null) return ""
+  const reader = req.body.getReader()
+  const chunks: Uint8Array[] = []
+  let received = 0
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      received += value.byteLength
+      if (received > maxBytes) return undefined
+      chunks.push(value)
+    }
+  } finally {
+    reader.releaseLock()
+  }
+  const bytes = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks)
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
 }
 
 /**
@@ -641,18 +668,59 @@ function claimsModernEnvelope(body: unknown): boolean {
   return isPlainObject(meta) && PROTOCOL_VERSION_META_KEY in meta
 }
 
-/** DNS-rebinding protection: `Host` (and `Origin`, when sent) must name an allowed host. */
-function refuseHost(req: Request, allowedHosts: string[]): Response | undefined {
-  const hostHeader = req.headers.get("host") ?? new URL(req.url).host
-  const host = validateHostHeader(hostHeader, allowedHosts)
-  if (!host.ok)
-    return host.errorCode === "invalid_host_header"
-      ? jsonError(400, "TNX_BAD_REQUEST", "the Host header is not a valid host[:port]")
-      : jsonError(403, "TNX_FORBIDDEN_HOST", "this Host is not allowed")
-  const origin = req.headers.get("origin")
-  if (origin !== null && !validateOriginHeader(origin, allowedHosts).ok)
-    return jsonError(403, "TNX_FORBIDDEN_ORIGIN", "this Origin is not allowed")
-  return undefined
+/** How a `Host` or `Origin` value was judged against `allowedHosts`. */
+type HostVerdict = "ok" | "invalid" | "forbidden"
+
+/** Verdicts kept per value (a server sees few distinct ones); beyond this, values are judged anew. */
+const MAX_HOST_VERDICTS = 64
+
+/**
+ * DNS-rebinding protection: `Host` (and `Origin`, when sent) must name an allowed host. The
+ * verdict on each distinct value is kept (bounded), so a request parses no URL for a value seen
+ * before.
+ */
+function hostGuard(allowedHosts: string[]): (req: Request) => Response | undefined {
+  const hosts = new Map<string, HostVerdict>()
+  const origins = new Map<string, HostVerdict>()
+  const judged = (kept: Map<string, HostVerdict>, value: string, judge: () => HostVerdict) => {
+    let verdict = kept.get(value)
+    if (verdict === undefined) {
+      verdict = judge()
+      if (kept.size < MAX_HOST_VERDICTS) kept.set(value, verdict)
+    }
+    return verdict
+  }
+  return (req) => {
+    const hostHeader = req.headers.get("host") ?? hostOfUrl(req.url)
+    const host = judged(hosts, hostHeader, () => {
+      const checked = validateHostHeader(hostHeader, allowedHosts)
+      return checked.ok ? "ok" : checked.errorCode === "invalid_host_header" ? "invalid" : "forbidden"
+    })
+    if (host === "invalid")
+      return jsonError(400, "TNX_BAD_REQUEST", "the Host header is not a valid host[:port]")
+    if (host === "forbidden") return jsonError(403, "TNX_FORBIDDEN_HOST", "this Host is not allowed")
+    const origin = req.headers.get("origin")
+    if (
+      origin !== null &&
+      judged(origins, origin, () => (validateOriginHeader(origin, allowedHosts).ok ? "ok" : "forbidden")) !==
+        "ok"
+    )
+      return jsonError(403, "TNX_FORBIDDEN_ORIGIN", "this Origin is not allowed")
+    return undefined
+  }
+}
+
+/**
+ * The `host` of a request's URL (for a request without a `Host` header): a `Request`'s URL is
+ * serialized and holds no credentials, so its authority is the text between `//` and the path
+ * (anything else is parsed).
+ */
+function hostOfUrl(url: string): string {
+  const start = url.indexOf("//") + 2
+  let end = start
+  while (end < url.length && url[end] !== "/" && url[end] !== "?" && url[end] !== "#") end++
+  const authority = url.slice(start, end)
+  return start > 1 && !authority.includes("@") ? authority : new URL(url).host
 }
 
 function jsonError(status: number, code: string, message: string): Response {

@@ -47,7 +47,10 @@ export function canAsk(request: Request, support: ElicitationSupport): boolean {
  * @internal
  */
 export function inputRequestsOf(requests: readonly Request[]): InputRequests {
-  const out: Record<string, InputRequest> = {}
+  // Keyed by request ids, unique per run: on a `{}` each new key adds a map transition V8 keeps
+  // (and searches) on the empty object's map; a prototype-less object is a dictionary from the
+  // start. It serializes the same.
+  const out: Record<string, InputRequest> = Object.create(null)
   for (const request of requests) out[request.id] = inputRequestOf(request)
   return out
 }

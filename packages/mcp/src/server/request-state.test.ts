@@ -27,6 +27,18 @@ describe("RequestStateSealer", () => {
     expect(() => old.open(rotated.seal(STATE), { principal: "alice" })).toThrow(/sealed/)
   })
 
+  it("no two seals share an IV, across the blocks IVs are cut from", () => {
+    const sealer = new RequestStateSealer(["k".repeat(32)], () => 1_000)
+    const ivs = new Set<string>()
+    // 300 seals span three blocks of 128 IVs.
+    for (let i = 0; i < 300; i++) {
+      const wire = sealer.seal(STATE)
+      ivs.add(Buffer.from(wire.slice(5), "base64url").subarray(0, 12).toString("hex"))
+      expect(sealer.open(wire, { principal: "alice" })).toEqual(STATE)
+    }
+    expect(ivs.size).toBe(300)
+  })
+
   it("refuses another principal, an expired state and malformed input with the reason", () => {
     let now = 1_000
     const sealer = new RequestStateSealer(["k".repeat(32)], () => now)

@@ -78,6 +78,22 @@ const AAD = Buffer.from("toolnexus.mcp.requestState.v1")
 const HKDF_SALT = Buffer.from("toolnexus.mcp.requestState")
 const HKDF_INFO = Buffer.from("aes-256-gcm key v1")
 const MIN_KEY_BYTES = 32
+// IVs are cut from blocks of CSPRNG bytes, 128 IVs a block: a sync `randomBytes` builds a crypto
+// job each call, which cost more than the sealing's cipher work. Each block is a new buffer and
+// each of its bytes is handed out once, so no two seals share an IV.
+const IV_BLOCK_BYTES = 128 * IV_BYTES
+let ivBlock = Buffer.alloc(0)
+let ivAt = 0
+
+function nextIv(): Buffer {
+  if (ivAt + IV_BYTES > ivBlock.length) {
+    ivBlock = randomBytes(IV_BLOCK_BYTES)
+    ivAt = 0
+  }
+  const iv = ivBlock.subarray(ivAt, ivAt + IV_BYTES)
+  ivAt += IV_BYTES
+  return iv
+}
 
 /**
  * Seals and opens `requestState` with AES-256-GCM under keys derived (HKDF-SHA256) from the
@@ -109,15 +125,13 @@ export class RequestStateSealer {
 
   /** The wire string for `state`, sealed under the first key. */
   seal(state: SealedState): string {
-    const iv = randomBytes(IV_BYTES)
+    const iv = nextIv()
     const cipher = createCipheriv("aes-256-gcm", this.#keys[0] as Buffer, iv, { authTagLength: TAG_BYTES })
     cipher.setAAD(AAD)
-    const body = Buffer.concat([
-      cipher.update(JSON.stringify(state), "utf8"),
-      cipher.final(),
-      cipher.getAuthTag(),
-    ])
-    return `${VERSION}.${Buffer.concat([iv, body]).toString("base64url")}`
+    const sealed = cipher.update(JSON.stringify(state), "utf8")
+    // GCM is a stream mode: `final` adds no bytes, only computes the tag.
+    cipher.final()
+    return `${VERSION}.${Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString("base64url")}`
   }
 
   /**
@@ -144,7 +158,10 @@ export class RequestStateSealer {
         const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES })
         decipher.setAAD(AAD)
         decipher.setAuthTag(tag)
-        plain = Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString("utf8")
+        // GCM's `final` adds no bytes: it checks the tag (and throws for a wrong key).
+        const opened = decipher.update(ciphertext)
+        decipher.final()
+        plain = opened.toString("utf8")
         break
       } catch {
         // not this key: try the next (rotation)

@@ -156,6 +156,14 @@ function toolnexus(...args: string[]): Promise<{ code: number; stdout: string; s
   })
 }
 
+/**
+ * A test's budget: the waits it allows itself, end to end. The answer's POST may take the inbox's
+ * whole settle time (30 s) before its 504, the run's end is then waited on for up to 30 s, the
+ * second run's too, and each command may take 60 s. The file's 60 s default left a run whose
+ * answer took the 504 path about 20 s for all the rest (in CI it passed only on a retry).
+ */
+const BUDGET_MS = 240_000
+
 describe("engine-approvals", () => {
   it("on Restate: a refund answered from the inbox after the worker was killed", async () => {
     const restate = await startRestateServer()
@@ -168,7 +176,7 @@ describe("engine-approvals", () => {
       databaseUrl: "",
     }
     await refundAcrossAKill(settings)
-  })
+  }, BUDGET_MS)
 
   it.skipIf(!PG_URL)("on DBOS: a refund answered from the inbox after the worker was killed", async () => {
     const db = await createDatabase()
@@ -181,5 +189,5 @@ describe("engine-approvals", () => {
       databaseUrl: db.url,
     }
     await refundAcrossAKill(settings)
-  })
+  }, BUDGET_MS)
 })

@@ -165,29 +165,37 @@ function toolnexus(...args: string[]): Promise<{ code: number; stdout: string; s
 const BUDGET_MS = 240_000
 
 describe("engine-approvals", () => {
-  it("on Restate: a refund answered from the inbox after the worker was killed", async () => {
-    const restate = await startRestateServer()
-    cleanups.push(() => restate.stop())
-    const settings: EngineSettings = {
-      engine: "restate",
-      ingress: restate.ingress,
-      admin: restate.admin,
-      workerPort: await freePort(),
-      databaseUrl: "",
-    }
-    await refundAcrossAKill(settings)
-  }, BUDGET_MS)
+  it(
+    "on Restate: a refund answered from the inbox after the worker was killed",
+    async () => {
+      const restate = await startRestateServer()
+      cleanups.push(() => restate.stop())
+      const settings: EngineSettings = {
+        engine: "restate",
+        ingress: restate.ingress,
+        admin: restate.admin,
+        workerPort: await freePort(),
+        databaseUrl: "",
+      }
+      await refundAcrossAKill(settings)
+    },
+    BUDGET_MS,
+  )
 
-  it.skipIf(!PG_URL)("on DBOS: a refund answered from the inbox after the worker was killed", async () => {
-    const db = await createDatabase()
-    cleanups.push(() => db.drop())
-    const settings: EngineSettings = {
-      engine: "dbos",
-      ingress: "",
-      admin: "",
-      workerPort: 0,
-      databaseUrl: db.url,
-    }
-    await refundAcrossAKill(settings)
-  }, BUDGET_MS)
+  it.skipIf(!PG_URL)(
+    "on DBOS: a refund answered from the inbox after the worker was killed",
+    async () => {
+      const db = await createDatabase()
+      cleanups.push(() => db.drop())
+      const settings: EngineSettings = {
+        engine: "dbos",
+        ingress: "",
+        admin: "",
+        workerPort: 0,
+        databaseUrl: db.url,
+      }
+      await refundAcrossAKill(settings)
+    },
+    BUDGET_MS,
+  )
 })

@@ -1,11 +1,14 @@
 import { readWriteStats } from "../src/store-engine/write-stats.js"
 import { randomUUID } from "node:crypto"
 import { setTimeout as sleep } from "node:timers/promises"
-import { AnswerExpiredError, StoreError, UnknownRequestError } from "@toolnexus/core"
+import { type AgentDef, createRuntime } from "@toolnexus/agents"
+import { AnswerExpiredError, StoreError, UnknownRequestError, defineTool, pending } from "@toolnexus/core"
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import { PostgresStore } from "../src/postgres/index.js"
 import { POSTGRES_MIGRATIONS } from "../src/postgres/migrations.js"
+import { deliverAnswer } from "../src/resume/deliver-answer.js"
+import { saveRuntime } from "../src/resume/runtime-persistence.js"
 import { describeStoreContract } from "../src/testing/store-contract.js"
 import { parkAndResume, request, turns, uid } from "../src/testing/contract/context.js"
 
@@ -129,7 +132,7 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
     }
   })
 
-  it("resumes in four round trips: claim, load, checkpoint, final save (regression: it took 14)", async () => {
+  it("resumes in three round trips: claim (with the transcript), checkpoint, final save (regression: it took 14, then 4)", async () => {
     const pool = new pg.Pool({ connectionString: storeUrl, max: 2 })
     const calls: string[] = []
     // Every round trip goes through the pool: a query, or a connect for a transaction.
@@ -150,10 +153,103 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
         "query",
         "query",
         "query",
-        "query",
       ])
     } finally {
       await pool.end()
+    }
+  })
+
+  it("resumes a saved two-level tree in 11 round trips, the claim reading the leaf (regression: it took 13)", async () => {
+    const pool = new pg.Pool({ connectionString: storeUrl, max: 2 })
+    const sent: string[] = []
+    let counting = false
+    // Every round trip is a query on a pooled client (pool.query runs on one too): named
+    // statements by their key, the rest (BEGIN, COMMIT) by their text.
+    pool.on("connect", (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown
+      ;(client as { query: unknown }).query = (...args: unknown[]) => {
+        const [q] = args as [string | { name?: string; text: string }]
+        if (counting)
+          sent.push(typeof q === "string" ? q : (q.name?.replace(/^tnx_[0-9a-f]+_/, "") ?? q.text))
+        return query(...args)
+      }
+    })
+    try {
+      const store = new PostgresStore({ pool, schema })
+      const options = { registry: treeRegistry(), fetch: treeFetch }
+      // The first tree prepares the schema and this pool's statements; the second is counted.
+      for (const counted of [false, true]) {
+        const rt = createRuntime({ ...options, store })
+        const lead = rt.spawn(rt.root, "lead")
+        rt.wake(lead, "go")
+        const parked = await rt.wait(lead)
+        expect(parked.status).toBe("pending")
+        const key = uid("tree")
+        await saveRuntime(store, key, rt)
+        sent.length = 0
+        counting = counted
+        const delivered = await deliverAnswer(
+          store,
+          { id: (parked.pending as { id: string }).id, ok: true },
+          { runtime: options },
+        )
+        counting = false
+        expect(delivered).toMatchObject({
+          kind: "runtime",
+          result: { status: "done", text: "lead: payer: moved" },
+        })
+      }
+      expect(sent).toEqual([
+        "holdersOf", // findRequest
+        "getSnapshot",
+        "claimFirst", // the claim, with the leaf's transcript the cascade loads first
+        "appendMessages", // the leaf's checkpoint: the first LLM request follows
+        "transcript", // the lead, loaded once the leaf has answered
+        "appendMessages", // its checkpoint, fenced by the claim
+        "BEGIN", // commitResume: both conversations, the snapshot and its holds
+        "appendMessages",
+        "appendMessages",
+        "putSnapshotHolds",
+        "COMMIT",
+      ])
+    } finally {
+      await pool.end()
+    }
+  })
+
+  it("a first claim reads the transcript after its locks: a save committed while it waited is in it", async () => {
+    const store = new PostgresStore({ connectionString: storeUrl, schema })
+    try {
+      const id = uid("waited")
+      const req = request("approval")
+      await store.save(id, turns(3), { pending: req })
+      const blocker = await admin().connect()
+      let claimed: ReturnType<typeof store.claimAnswer> | undefined
+      try {
+        // Another writer holds the conversation's row and appends a message, keeping the request.
+        await blocker.query("BEGIN")
+        await blocker.query(
+          `UPDATE "${schema}".tnx_conversations SET revision = revision + 1, message_count = 4 WHERE id = $1`,
+          [id],
+        )
+        await blocker.query(
+          `INSERT INTO "${schema}".tnx_messages (conversation_id, seq, body) VALUES ($1, 3, $2)`,
+          [id, JSON.stringify(turns(4)[3])],
+        )
+        claimed = store.claimAnswer(id, { id: req.id, ok: true })
+        await waitForLockedBackend(id, "%tnx_claim_first_read%")
+        await blocker.query("COMMIT")
+      } catch (error) {
+        await blocker.query("ROLLBACK")
+        throw error
+      } finally {
+        blocker.release()
+      }
+      await claimed
+      // The claim's read stands for this load (no query of its own), and holds the fourth message.
+      expect(await store.get(id)).toEqual(turns(4))
+    } finally {
+      await store.close()
     }
   })
 
@@ -246,17 +342,65 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
   })
 })
 
-/** The pid of the backend waiting on a lock while saving conversation `id`. */
-async function waitForLockedBackend(id: string): Promise<number> {
+/** The pid of the backend waiting on a lock while working on conversation `id` (its query LIKE `like`). */
+async function waitForLockedBackend(id: string, like = "%tnx_messages%"): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const { rows } = await admin().query<{ pid: number }>(
-      "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%tnx_messages%' " +
+      "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1 " +
         "AND datname = current_database()",
+      [like],
     )
     if (rows[0] !== undefined) return rows[0].pid
     await sleep(10)
   }
   throw new Error(`no backend is waiting on a lock for ${id}`)
+}
+
+/** lead delegates to payer, whose transfer asks for approval: a two-level tree parked on one request. */
+function treeRegistry(): Record<string, AgentDef> {
+  const transfer = defineTool({
+    name: "transfer",
+    description: "move money",
+    inputSchema: { type: "object", properties: { amount: { type: "number" } } },
+    run: ({ amount }, ctx) =>
+      ctx.answer
+        ? ctx.answer.ok
+          ? "moved"
+          : "not moved"
+        : pending({ kind: "approval", prompt: `Move ${amount}?` }),
+  })
+  return {
+    lead: { name: "lead", does: "delegates", model: "lead", team: ["payer"] },
+    payer: { name: "payer", does: "pays", model: "payer", tools: [transfer] },
+  }
+}
+
+/** An OpenAI-style endpoint: each model calls its tool first, then answers with the tool's result. */
+const treeFetch: typeof fetch = async (_url, init) => {
+  const body = JSON.parse(String(init?.body))
+  const result = body.messages.find((m: { role: string }) => m.role === "tool")?.content as string | undefined
+  const call =
+    body.model === "lead" ? ["task", { agent: "payer", prompt: "pay 5" }] : ["transfer", { amount: 5 }]
+  const message =
+    result !== undefined
+      ? { role: "assistant", content: `${body.model}: ${result}` }
+      : {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            {
+              id: "call_0",
+              type: "function",
+              function: { name: call[0], arguments: JSON.stringify(call[1]) },
+            },
+          ],
+        }
+  return Response.json({
+    id: "cmpl",
+    object: "chat.completion",
+    choices: [{ index: 0, message, finish_reason: result === undefined ? "tool_calls" : "stop" }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  })
 }
 
 function withoutCommitFlush(connectionString: string): string {

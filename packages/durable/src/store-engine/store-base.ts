@@ -133,11 +133,18 @@ export interface StoredTranscript {
 
 /**
  * What a backend's claim primitive reports: a grant with the stored JSON, or a refusal. A
- * backend that reads the transcript in the claim's own statement returns it as `transcript`:
- * the resume's load then needs no read of its own.
+ * backend that reads a transcript in the claim's own statement returns it as `transcript`
+ * (of conversation `transcriptOf`, by default the claimed one): the resume's load of that
+ * conversation then needs no read of its own.
  */
 export type ClaimOutcome =
-  | { grant: ClaimGrant; pendingJson: string; answerJson: string; transcript?: StoredTranscript }
+  | {
+      grant: ClaimGrant
+      pendingJson: string
+      answerJson: string
+      transcript?: StoredTranscript
+      transcriptOf?: string
+    }
   | { refusal: ClaimRefusal; runtimeKey?: string | null; decisionJson?: string | null; expiresAt?: string }
 
 /** Options every durable store takes beside its connection. */
@@ -473,7 +480,7 @@ export abstract class DurableStoreBase implements DurableStore {
       ),
       takeover: outcome.grant === "takeover",
     }
-    if (outcome.transcript !== undefined) this.#keepClaimed(id, outcome.transcript)
+    if (outcome.transcript !== undefined) this.#keepClaimed(outcome.transcriptOf ?? id, outcome.transcript)
     return claim
   }
 
@@ -578,8 +585,9 @@ export abstract class DurableStoreBase implements DurableStore {
 
   /**
    * Keeps the transcript a granted claim read for the resume's load, which follows in the same
-   * turn of the event loop (`askWithAnswer` loads right after claiming, with no I/O between):
-   * the claim's read stands for that load. It is dropped when the loop moves on, so a later
+   * turn of the event loop (`askWithAnswer` loads right after claiming, with no I/O between,
+   * and a saved runtime's cascade loads its deepest holder first): the claim's read stands for
+   * that load. It is dropped when the loop moves on, so a later
    * `get` never returns a transcript older than its own call.
    */
   #keepClaimed(id: string, stored: StoredTranscript): void {

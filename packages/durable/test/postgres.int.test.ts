@@ -1,16 +1,14 @@
 import { readWriteStats } from "../src/store-engine/write-stats.js"
 import { randomUUID } from "node:crypto"
 import { setTimeout as sleep } from "node:timers/promises"
-import { type AgentDef, createRuntime } from "@toolnexus/agents"
-import { AnswerExpiredError, StoreError, UnknownRequestError, defineTool, pending } from "@toolnexus/core"
+import { AnswerExpiredError, StoreError, UnknownRequestError } from "@toolnexus/core"
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import { PostgresStore } from "../src/postgres/index.js"
 import { POSTGRES_MIGRATIONS } from "../src/postgres/migrations.js"
-import { deliverAnswer } from "../src/resume/deliver-answer.js"
-import { saveRuntime } from "../src/resume/runtime-persistence.js"
 import { describeStoreContract } from "../src/testing/store-contract.js"
 import { parkAndResume, request, turns, uid } from "../src/testing/contract/context.js"
+import { deliverToParkedTree } from "./two-level-tree.js"
 
 const url = process.env.TOOLNEXUS_TEST_PG_URL
 const skip = url ? undefined : "TOOLNEXUS_TEST_PG_URL is not set"
@@ -176,29 +174,12 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
     })
     try {
       const store = new PostgresStore({ pool, schema })
-      const options = { registry: treeRegistry(), fetch: treeFetch }
       // The first tree prepares the schema and this pool's statements; the second is counted.
-      for (const counted of [false, true]) {
-        const rt = createRuntime({ ...options, store })
-        const lead = rt.spawn(rt.root, "lead")
-        rt.wake(lead, "go")
-        const parked = await rt.wait(lead)
-        expect(parked.status).toBe("pending")
-        const key = uid("tree")
-        await saveRuntime(store, key, rt)
-        sent.length = 0
-        counting = counted
-        const delivered = await deliverAnswer(
-          store,
-          { id: (parked.pending as { id: string }).id, ok: true },
-          { runtime: options },
-        )
-        counting = false
-        expect(delivered).toMatchObject({
-          kind: "runtime",
-          result: { status: "done", text: "lead: payer: moved" },
-        })
-      }
+      await deliverToParkedTree(store)
+      await deliverToParkedTree(store, (delivering) => {
+        if (delivering) sent.length = 0
+        counting = delivering
+      })
       expect(sent).toEqual([
         "holdersOf", // findRequest
         "getSnapshot",
@@ -354,53 +335,6 @@ async function waitForLockedBackend(id: string, like = "%tnx_messages%"): Promis
     await sleep(10)
   }
   throw new Error(`no backend is waiting on a lock for ${id}`)
-}
-
-/** lead delegates to payer, whose transfer asks for approval: a two-level tree parked on one request. */
-function treeRegistry(): Record<string, AgentDef> {
-  const transfer = defineTool({
-    name: "transfer",
-    description: "move money",
-    inputSchema: { type: "object", properties: { amount: { type: "number" } } },
-    run: ({ amount }, ctx) =>
-      ctx.answer
-        ? ctx.answer.ok
-          ? "moved"
-          : "not moved"
-        : pending({ kind: "approval", prompt: `Move ${amount}?` }),
-  })
-  return {
-    lead: { name: "lead", does: "delegates", model: "lead", team: ["payer"] },
-    payer: { name: "payer", does: "pays", model: "payer", tools: [transfer] },
-  }
-}
-
-/** An OpenAI-style endpoint: each model calls its tool first, then answers with the tool's result. */
-const treeFetch: typeof fetch = async (_url, init) => {
-  const body = JSON.parse(String(init?.body))
-  const result = body.messages.find((m: { role: string }) => m.role === "tool")?.content as string | undefined
-  const call =
-    body.model === "lead" ? ["task", { agent: "payer", prompt: "pay 5" }] : ["transfer", { amount: 5 }]
-  const message =
-    result !== undefined
-      ? { role: "assistant", content: `${body.model}: ${result}` }
-      : {
-          role: "assistant",
-          content: null,
-          tool_calls: [
-            {
-              id: "call_0",
-              type: "function",
-              function: { name: call[0], arguments: JSON.stringify(call[1]) },
-            },
-          ],
-        }
-  return Response.json({
-    id: "cmpl",
-    object: "chat.completion",
-    choices: [{ index: 0, message, finish_reason: result === undefined ? "tool_calls" : "stop" }],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-  })
 }
 
 function withoutCommitFlush(connectionString: string): string {

@@ -53,21 +53,41 @@ export async function withRetries<T>(
     try {
       return await attempt(current)
     } catch (caught) {
-      error = AbortError.isInstance(caught) ? (caught as Error) : classify(caught, current.signal)
-      if (AbortError.isInstance(error)) throw error
+      error = failedAttempt(caught, current)
     } finally {
       timed?.release()
     }
-    const retryable = !current.delivered && isRetryable(error)
-    const status = LLMHttpError.isInstance(error) ? error.status : undefined
-    const info: LLMErrorInfo = { error, status, attempt: count, retryable }
-    const decision = policy.onError?.(info) ?? (retryable ? "retry" : "fail")
-    // Output already delivered would be delivered twice: nothing after it is retried.
-    if (decision !== "retry" || current.delivered || count > policy.retries) throw error
-    const asked = LLMHttpError.isInstance(error) ? error.retryAfterMs : undefined
-    const delay = asked === undefined ? backoff(policy.retryBaseMs, count) : asked
-    await sleep(Math.min(delay, policy.maxRetryDelayMs), signal)
+    await retryAfter(policy, signal, error, current, count)
   }
+}
+
+// A failed attempt's handling is kept out of `withRetries`, which every LLM request runs: a
+// request that succeeds (the first one of a cold process) never compiles it.
+
+/** The error of a failed attempt; an abort is thrown at once (never retried). */
+function failedAttempt(caught: unknown, current: Attempt): Error {
+  const error = AbortError.isInstance(caught) ? (caught as Error) : classify(caught, current.signal)
+  if (AbortError.isInstance(error)) throw error
+  return error
+}
+
+/** Waits out the backoff before attempt `count + 1`, or throws `error` when it is not retried. */
+async function retryAfter(
+  policy: RetryPolicy,
+  signal: AbortSignal | undefined,
+  error: Error,
+  current: Attempt,
+  count: number,
+): Promise<void> {
+  const retryable = !current.delivered && isRetryable(error)
+  const status = LLMHttpError.isInstance(error) ? error.status : undefined
+  const info: LLMErrorInfo = { error, status, attempt: count, retryable }
+  const decision = policy.onError?.(info) ?? (retryable ? "retry" : "fail")
+  // Output already delivered would be delivered twice: nothing after it is retried.
+  if (decision !== "retry" || current.delivered || count > policy.retries) throw error
+  const asked = LLMHttpError.isInstance(error) ? error.retryAfterMs : undefined
+  const delay = asked === undefined ? backoff(policy.retryBaseMs, count) : asked
+  await sleep(Math.min(delay, policy.maxRetryDelayMs), signal)
 }
 
 /** Our own errors stay as they are; anything else failed while sending or reading. */

@@ -190,6 +190,15 @@ export function judgeClaim(facts: ClaimFacts, input: ClaimInput): ClaimJudgement
       outcome: { grant: decision, pendingJson: conv?.pendingJson as string, answerJson },
     }
   }
+  return refusedClaim(decision, conv, req)
+}
+
+/** The judgement of a refused claim (its own function: a granted claim never compiles it). */
+function refusedClaim(
+  decision: ClaimRefusal,
+  conv: ClaimFacts["conversation"],
+  req: ClaimFacts["request"],
+): ClaimJudgement {
   return {
     write: decision === "exhausted" ? "fail" : "none",
     outcome: {

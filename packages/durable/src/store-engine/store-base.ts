@@ -448,22 +448,9 @@ export abstract class DurableStoreBase implements DurableStore {
     try {
       outcome = await this.#use("claim an answer for conversation", id, () => this.writeClaim(input))
     } catch (error) {
-      // The claim may have been written before the reply was lost: expire it at once, so a
-      // claim nobody holds never blocks the request for a whole lease.
-      await this.#use("expire an unacknowledged claim", undefined, () =>
-        this.expireClaim(id, input.token),
-      ).catch(() => {})
-      throw error
+      return this.#unacknowledged(id, input.token, error)
     }
-    if ("refusal" in outcome) {
-      this.#dropClaimed(id)
-      const decision = decisionOf(outcome.decisionJson ?? null, answer.id)
-      throw claimRefusalError(outcome.refusal, id, answer.id, {
-        runtimeKey: outcome.runtimeKey,
-        ...(decision ? { decision } : {}),
-        ...(outcome.expiresAt !== undefined ? { expiresAt: outcome.expiresAt } : {}),
-      })
-    }
+    if ("refusal" in outcome) this.#refuse(id, answer.id, outcome)
     const claim: AnswerClaim = {
       token: input.token,
       answer: decodeJson<Answer>(
@@ -482,6 +469,29 @@ export abstract class DurableStoreBase implements DurableStore {
     }
     if (outcome.transcript !== undefined) this.#keepClaimed(outcome.transcriptOf ?? id, outcome.transcript)
     return claim
+  }
+
+  // The claim's two failures, kept out of `claimAnswer` so that a claim granted (a resume's
+  // first act) compiles neither.
+
+  /** A claim whose write failed: it may have been written before the reply was lost. */
+  async #unacknowledged(id: string, token: string, error: unknown): Promise<never> {
+    // Expired at once, so a claim nobody holds never blocks the request for a whole lease.
+    await this.#use("expire an unacknowledged claim", undefined, () => this.expireClaim(id, token)).catch(
+      () => {},
+    )
+    throw error
+  }
+
+  /** Throws the typed error of a claim the store refused. */
+  #refuse(id: string, answerId: string, outcome: Extract<ClaimOutcome, { refusal: ClaimRefusal }>): never {
+    this.#dropClaimed(id)
+    const decision = decisionOf(outcome.decisionJson ?? null, answerId)
+    throw claimRefusalError(outcome.refusal, id, answerId, {
+      runtimeKey: outcome.runtimeKey,
+      ...(decision ? { decision } : {}),
+      ...(outcome.expiresAt !== undefined ? { expiresAt: outcome.expiresAt } : {}),
+    })
   }
 
   async renewClaim(id: string, token: string, opts?: RenewOptions): Promise<boolean> {
@@ -632,7 +642,11 @@ export abstract class DurableStoreBase implements DurableStore {
     if (this.#closed) throw closedStoreError(this.storeName)
     try {
       if (!this.#ready) {
-        await this.#within(5 * this.opTimeoutMs, "prepare its schema", undefined, () => this.ready())
+        // A blocking store's setup runs to its end before any timer could fire: no deadline to
+        // arm (and none of its code to compile on a cold resume's first call).
+        await (this.blocking
+          ? this.ready()
+          : this.#within(5 * this.opTimeoutMs, "prepare its schema", undefined, () => this.ready()))
         this.#ready = true
         if (this.#closed) throw closedStoreError(this.storeName)
       }

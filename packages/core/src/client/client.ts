@@ -420,8 +420,15 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     input: RunInput,
     id?: string,
   ): Promise<RunResult<any>> {
-    const messages = history.slice()
-    messages.push(dialect.userMessage(prompt))
+    // A fresh run's transcript is one array literal, not a copy of an empty `[]` (a copy keeps
+    // the small-integer elements kind, and the push of the first message deoptimizes `start`).
+    const first = dialect.userMessage(prompt)
+    let messages: Message[]
+    if (history.length === 0) messages = [first]
+    else {
+      messages = history.slice()
+      messages.push(first)
+    }
     return measured(input, { conversationId: id }, (traced) =>
       runTurns(config, traced, new RunState(messages, input.scope)),
     )

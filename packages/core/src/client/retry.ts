@@ -40,34 +40,73 @@ export interface Attempt {
  * provider asked for a delay (`retry-after-ms`, `Retry-After`), capped by `maxRetryDelayMs`.
  * Aborts are never retried. The per-attempt timeout covers reading the whole reply.
  */
-export async function withRetries<T>(
+export function withRetries<T>(
   policy: RetryPolicy,
   signal: AbortSignal | undefined,
   attempt: (current: Attempt) => Promise<T>,
 ): Promise<T> {
-  for (let count = 1; ; count++) {
+  if (policy.timeoutMs !== undefined || signal?.aborted) return retrying(policy, signal, attempt, 1)
+  // A first attempt without a timeout is not wrapped in an async frame: an async function runs
+  // its continuation in its own code, so V8 compiled the retry loop on its own as well as
+  // inlined in the request path, inside the first thousand requests.
+  const current: Attempt = { signal, delivered: false }
+  let first: Promise<T>
+  try {
+    first = attempt(current)
+  } catch (caught) {
+    first = Promise.reject(caught)
+  }
+  return first.then(undefined, async (caught: unknown) => {
+    await afterFailure(policy, signal, current, caught, 1)
+    return retrying(policy, signal, attempt, 2)
+  })
+}
+
+/** The attempts from `from` on, each under the per-attempt timeout. */
+async function retrying<T>(
+  policy: RetryPolicy,
+  signal: AbortSignal | undefined,
+  attempt: (current: Attempt) => Promise<T>,
+  from: number,
+): Promise<T> {
+  for (let count = from; ; count++) {
     if (signal?.aborted) throw abortErrorOf(signal)
     const timed = policy.timeoutMs === undefined ? undefined : timedSignal(signal, policy.timeoutMs)
     const current: Attempt = { signal: timed ? timed.signal : signal, delivered: false }
-    let error: Error
+    let caught: unknown
     try {
       return await attempt(current)
-    } catch (caught) {
-      error = AbortError.isInstance(caught) ? (caught as Error) : classify(caught, current.signal)
-      if (AbortError.isInstance(error)) throw error
+    } catch (error) {
+      caught = error
     } finally {
       timed?.release()
     }
-    const retryable = !current.delivered && isRetryable(error)
-    const status = LLMHttpError.isInstance(error) ? error.status : undefined
-    const info: LLMErrorInfo = { error, status, attempt: count, retryable }
-    const decision = policy.onError?.(info) ?? (retryable ? "retry" : "fail")
-    // Output already delivered would be delivered twice: nothing after it is retried.
-    if (decision !== "retry" || current.delivered || count > policy.retries) throw error
-    const asked = LLMHttpError.isInstance(error) ? error.retryAfterMs : undefined
-    const delay = asked === undefined ? backoff(policy.retryBaseMs, count) : asked
-    await sleep(Math.min(delay, policy.maxRetryDelayMs), signal)
+    await afterFailure(policy, signal, current, caught, count)
   }
+}
+
+/**
+ * After failed attempt `count`: throws the error when it is final (an abort, `onError` said
+ * "fail", output was delivered, or the retries are spent), else waits out the retry delay.
+ */
+async function afterFailure(
+  policy: RetryPolicy,
+  signal: AbortSignal | undefined,
+  current: Attempt,
+  caught: unknown,
+  count: number,
+): Promise<void> {
+  const error = AbortError.isInstance(caught) ? (caught as Error) : classify(caught, current.signal)
+  if (AbortError.isInstance(error)) throw error
+  const retryable = !current.delivered && isRetryable(error)
+  const status = LLMHttpError.isInstance(error) ? error.status : undefined
+  const info: LLMErrorInfo = { error, status, attempt: count, retryable }
+  const decision = policy.onError?.(info) ?? (retryable ? "retry" : "fail")
+  // Output already delivered would be delivered twice: nothing after it is retried.
+  if (decision !== "retry" || current.delivered || count > policy.retries) throw error
+  const asked = LLMHttpError.isInstance(error) ? error.retryAfterMs : undefined
+  const delay = asked === undefined ? backoff(policy.retryBaseMs, count) : asked
+  await sleep(Math.min(delay, policy.maxRetryDelayMs), signal)
 }
 
 /** Our own errors stay as they are; anything else failed while sending or reading. */

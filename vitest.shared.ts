@@ -10,6 +10,13 @@ export function ciRetry(): { retry: number } {
 }
 
 /**
+ * `expect.poll` waits up to 30 s by default, not vitest's 1 s: a poll waits for a server, a
+ * child process or a claim's release, which a loaded 2-core CI machine slows past a second. A
+ * poll still ends at its first match, so the limit costs nothing when the condition holds.
+ */
+export const pollDefaults = { expect: { poll: { timeout: 30_000 } } } as const
+
+/**
  * Test options the packages and apps share (spread into their vitest.config.ts; durable
  * keeps the default, see its config).
  *
@@ -18,4 +25,4 @@ export function ciRetry(): { retry: number } {
  * CPU (core: 19 CPU s isolated, 6 shared); no test file mocks modules, and the ones that
  * change `process.env` put it back.
  */
-export const sharedTestOptions = { isolate: false, ...ciRetry() } as const
+export const sharedTestOptions = { isolate: false, ...ciRetry(), ...pollDefaults } as const

@@ -108,14 +108,19 @@ export async function official() {
   return { fetch: (req) => handler.fetch(req), close: () => handler.close() }
 }
 
-export async function toolnexus() {
-  const pay = defineTool({
+/** Our `pay` tool: the official variant's tool, approval first. */
+function payTool() {
+  return defineTool({
     name: "pay",
     description: "Pays, with approval",
     inputSchema: PAY_SCHEMA,
     needsApproval: true,
     run: ({ amount }) => `paid ${amount}`,
   })
+}
+
+export async function toolnexus() {
+  const pay = payTool()
   const store = createMemoryStore()
   const host = createStoreHost({
     store,
@@ -186,13 +191,7 @@ function bareHost() {
 }
 
 export async function toolnexusBare() {
-  const pay = defineTool({
-    name: "pay",
-    description: "Pays, with approval",
-    inputSchema: PAY_SCHEMA,
-    needsApproval: true,
-    run: ({ amount }) => `paid ${amount}`,
-  })
+  const pay = payTool()
   const server = ours.createMcpServer({
     host: bareHost(),
     tools: [pay],

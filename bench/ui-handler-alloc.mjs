@@ -117,7 +117,15 @@ async function child(variant) {
   // Store calls, counted on the store both variants run on (the handler's host adopted it).
   const store = client.conversationStore()
   let calls = 0
-  for (const name of ["get", "save", "getPending", "getSnapshot", "putSnapshot", "createSnapshot"]) {
+  for (const name of [
+    "get",
+    "save",
+    "getPending",
+    "getSnapshot",
+    "putSnapshot",
+    "createSnapshot",
+    "commitResume",
+  ]) {
     const own = store[name]
     if (typeof own !== "function") continue
     store[name] = function (...args) {

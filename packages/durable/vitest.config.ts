@@ -1,5 +1,5 @@
 import { defineConfig } from "vitest/config"
-import { ciRetry } from "../../vitest.shared.js"
+import { ciRetry, pollDefaults } from "../../vitest.shared.js"
 
 // Not all of sharedTestOptions (../../vitest.shared.ts): test/root-entry.test.ts checks that the
 // root entry loads no driver, which needs a module graph of its own; and most of this
@@ -7,6 +7,7 @@ import { ciRetry } from "../../vitest.shared.js"
 export default defineConfig({
   test: {
     ...ciRetry(),
+    ...pollDefaults,
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -421,7 +421,7 @@ describe("a caller that hangs up", () => {
       controller.abort()
       await gone
       // The proxy gave up its upstream request with the caller.
-      await expect.poll(() => server.inFlight, { timeout: 5_000 }).toBe(0)
+      await expect.poll(() => server.inFlight).toBe(0)
       // The aborted resume releases its claim just after; until then a delivery is told it is being applied.
       let retry: any
       await expect

@@ -146,5 +146,5 @@ export type { LLMErrorInfo } from "./client/retry.js"
 export type { FinishReason, ModelTurn, ModelToolCall } from "./providers/model-turn.js"
 export { lastAssistantText } from "./providers/transcript-text.js"
 
-export type { ConversationStore, SaveMeta } from "./store/conversation-store.js"
+export type { CommittedSnapshot, ConversationStore, SaveMeta } from "./store/conversation-store.js"
 export { MemoryStore } from "./store/conversation-store.js"

@@ -157,6 +157,42 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
     }
   })
 
+  it("commits one save and a snapshot without holds (a store host's turn and its record) in one round trip", async () => {
+    const pool = new pg.Pool({ connectionString: storeUrl, max: 2 })
+    const calls: string[] = []
+    const counting = {
+      query: (query: string | pg.QueryConfig, values?: unknown[]) => {
+        calls.push("query")
+        return pool.query(query as pg.QueryConfig, values)
+      },
+      connect: () => {
+        calls.push("connect")
+        return pool.connect()
+      },
+    }
+    try {
+      const store = new PostgresStore({ pool: counting, schema })
+      const id = uid("turn-commit")
+      const key = uid("record")
+      const first = turns(2)
+      await store.save(id, first)
+      calls.length = 0
+      // The transcript this store saved, grown (what a turn's final save is).
+      await store.commitResume({
+        saves: [{ id, messages: [...first, ...turns(4).slice(2)], meta: { pending: null } }],
+        snapshot: { key, value: { state: "done" } },
+      })
+      // One statement, not BEGIN, the save, the snapshot and COMMIT on a checked-out client.
+      expect(calls).toEqual(["query"])
+      const reader = new PostgresStore({ connectionString: storeUrl, schema })
+      expect(await reader.get(id)).toEqual(turns(4))
+      expect(await reader.getSnapshot(key)).toEqual({ state: "done" })
+      await reader.close()
+    } finally {
+      await pool.end()
+    }
+  })
+
   it("a first claim the one-statement path does not grant leaves no request row behind", async () => {
     const store = new PostgresStore({ connectionString: storeUrl, schema })
     try {

@@ -97,29 +97,30 @@ describe("MCP server over a store host: store calls per call through one input_r
     counting(false)
     expect(done.result?.content).toEqual([{ type: "text", text: "paid 5" }])
     // The call: the run record created, the conversation read (and its pending), the grant
-    // looked up, the park saved, the record written; then the request it parked on looked up
-    // (a plain tool's run holds one at a time: no listing of the run's requests).
+    // looked up, the park saved with the run's record in one store call (`commitResume`); then
+    // the request it parked on looked up (a plain tool's run holds one at a time: no listing of
+    // the run's requests). Before the one-write commit: `save` and `putSnapshot`, 7 calls.
     expect(asked).toEqual({
       createSnapshot: 1,
       get: 1,
       getPending: 1,
       findApprovalGrant: 1,
-      save: 1,
-      putSnapshot: 1,
+      commitResume: 1,
       findRequest: 1,
     })
     // The retry: the request found once (the delivery goes to that entry), the run's record
-    // read once (its route reuses it), the claim, the resumed run's read, checkpoint and commit,
-    // its record written, the decision read. No record or transcript read after it ended: its
-    // `done` event is the answer.
+    // read once (its route reuses it), the claim, the resumed run's read and checkpoint, and its
+    // commit: the final save consuming the claim with the run's record, in one store call. No
+    // decision read (the claim says what it applied), no record or transcript read after the run
+    // ended: its `done` event is the answer. Before: a second `save`, `putSnapshot` and
+    // `getDecision`, 8 calls.
     expect(Object.fromEntries(calls)).toEqual({
       findRequest: 1,
       getSnapshot: 1,
       claimAnswer: 1,
       get: 1,
-      save: 2,
-      putSnapshot: 1,
-      getDecision: 1,
+      save: 1,
+      commitResume: 1,
     })
   })
 })

@@ -50,6 +50,13 @@ export async function startRestateServer(): Promise<RestateServer> {
         RESTATE_BIND_ADDRESS: `127.0.0.1:${fabricPort}`,
         RESTATE_ADVERTISED_ADDRESS: `http://127.0.0.1:${fabricPort}`,
         RESTATE_LOG_FILTER: "warn",
+        // A killed worker's invocations wait out the server's retry backoff (by default 500 ms
+        // doubling to 1 min): a replacement that takes 16 s to start under load is first tried
+        // at 31.5 s, one that takes 32 s at 63.5 s. The tests' recovery is bounded by the
+        // replacement's start, not by where the doubling happens to be.
+        RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: "100ms",
+        RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: "1s",
+        RESTATE_DEFAULT_RETRY_POLICY__MAX_ATTEMPTS: "600",
       },
       stdio: ["ignore", "ignore", "pipe"],
     },

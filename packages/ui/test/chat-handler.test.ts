@@ -256,6 +256,12 @@ describe("createChatHandler's store calls per turn", () => {
         return (...args: unknown[]) => {
           if (["get", "getSnapshot", "createSnapshot", "save", "putSnapshot"].includes(String(key)))
             calls.push(`${String(key)} ${String(args[0])}`)
+          // A commit names what it writes: each save's conversation and the snapshot's key.
+          if (key === "commitResume") {
+            const commit = args[0] as { saves: { id: string }[]; snapshot?: { key: string } }
+            const keys = [...commit.saves.map((save) => save.id), commit.snapshot?.key]
+            calls.push(`commitResume ${keys.join(" + ")}`)
+          }
           return value.apply(target, args)
         }
       },
@@ -279,25 +285,25 @@ describe("createChatHandler's store calls per turn", () => {
       return calls.slice()
     }
     // A new chat (`useChat` posts its one message): the run is started at once, its record
-    // created, no record read first (and no failed `send`).
+    // created, no record read first (and no failed `send`). The turn's final save writes the
+    // run's record too, in one store call (before: a `save` and a `putSnapshot`).
     const first = await turn([userMessage("hi")])
     expect(first.filter((c) => c.startsWith("get"))).toEqual([`get ${id}`])
     expect(first.filter((c) => !c.startsWith("get"))).toEqual([
       `createSnapshot host-run/${id}`,
-      `save ${id}`,
-      `putSnapshot host-run/${id}`,
+      `commitResume ${id} + host-run/${id}`,
     ])
     // A later turn (the whole history posted): sent to the recorded run, which reads the record
     // once (which agent runs it) and the transcript once (the turn's load); no create is tried.
     const history = [userMessage("hi"), { id: "a1", role: "assistant", parts: [{ type: "text", text: "…" }] }]
     const later = await turn([...history, userMessage("again")])
     expect(later.filter((c) => c.startsWith("get"))).toEqual([`getSnapshot host-run/${id}`, `get ${id}`])
-    expect(later.filter((c) => !c.startsWith("get"))).toEqual([`save ${id}`, `putSnapshot host-run/${id}`])
+    expect(later.filter((c) => !c.startsWith("get"))).toEqual([`commitResume ${id} + host-run/${id}`])
     // A post of one message to a chat that has a run (a client that posts only its newest
     // message): the start is refused, the turn is sent to the run all the same.
     const resent = await turn([userMessage("once more")])
     expect(resent).toContain(`createSnapshot host-run/${id}`)
-    expect(resent).toContain(`save ${id}`)
+    expect(resent).toContain(`commitResume ${id} + host-run/${id}`)
     expect(
       (await client.conversationStore().get(id))?.filter((m) => "role" in m && m.role === "user"),
     ).toHaveLength(3)

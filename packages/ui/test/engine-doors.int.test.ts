@@ -13,7 +13,8 @@ import { approvalIdOf, chatAt, postRaw, serve, settled, textOf } from "./helpers
 // worker runs the approved tool once (counted in the test's tool log), and a second answer gets
 // the door's conflict contract.
 
-const suffix = randomBytes(4).toString("hex")
+/** A conversation id of its own for each attempt: a retried test must not meet its first try's run. */
+const freshId = (prefix: string) => `${prefix}-${randomBytes(4).toString("hex")}`
 
 describe.each(doorEngines)("the ui doors over $name", (engine) => {
   const opened = useEngine(engine, "the ui doors")
@@ -23,7 +24,7 @@ describe.each(doorEngines)("the ui doors over $name", (engine) => {
     async () => {
       const { host, refunds, restart } = opened()
       const server = await serve(createChatHandler({ host, agent: "refunds" }))
-      const id = `chat-${suffix}`
+      const id = freshId("chat")
       const { chat, errors } = chatAt(server.url, id, {
         sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
       })
@@ -64,7 +65,7 @@ describe.each(doorEngines)("the ui doors over $name", (engine) => {
     async () => {
       const { host, refunds, restart } = opened()
       const server = await serve(createAgUiHandler({ host, agent: "refunds" }))
-      const threadId = `agui-${suffix}`
+      const threadId = freshId("agui")
       const agent = new HttpAgent({ url: `${server.url}/agent`, threadId })
       agent.addMessage({ id: "u1", role: "user", content: "refund order 42" })
       const events: { type: string; [key: string]: unknown }[] = []

@@ -1,7 +1,7 @@
 import { AnswerMismatchError, ConfigError, ConversationPendingError, UnknownRequestError } from "../errors.js"
 import type { Dialect, ModelTurn } from "../providers/model-turn.js"
 import { MemoryStore } from "../store/conversation-store.js"
-import type { ConversationStore } from "../store/conversation-store.js"
+import type { CommittedSnapshot, ConversationStore } from "../store/conversation-store.js"
 import type { Toolkit } from "../tools/toolkit.js"
 import type { Answer, Message, Prompt, Request } from "../types.js"
 import { assertAnswerFits } from "../suspension/answer-fits.js"
@@ -115,6 +115,17 @@ export interface AskOptions<S extends OutputSchema | undefined = OutputSchema | 
   onEvent?: StreamListener
   /** With `id`: checkpoint settled tool results before each next LLM request (see `ContinueOptions.checkpoint`). */
   checkpoint?: boolean
+  /**
+   * With `id`: a snapshot the run's final save writes in the same store call, built from the
+   * run's result just before that save (`undefined`: a plain save). The transcript and the
+   * snapshot are stored together or not at all, so what a host keeps beside a conversation
+   * (a store host's run record) never disagrees with it, and costs no write of its own. The
+   * client's store must have `commitResume` (a durable store); a mid-run checkpoint writes
+   * no snapshot.
+   *
+   * @throws ConfigError, before anything runs, when the client's store has no `commitResume` or without `id`.
+   */
+  commitSnapshot?: (result: RunResult) => CommittedSnapshot | undefined
 }
 
 /** What every `continueRun` takes, whether it continues a given transcript or a stored one. */
@@ -202,6 +213,17 @@ export interface StoredResumeOptions<S extends OutputSchema | undefined = Output
    * `checkpoints` flag). Also `resume.checkpoint`.
    */
   checkpoint?: boolean
+  /**
+   * With `id`: a snapshot the run's final save writes in the same store call, built from the
+   * run's result just before that save (`undefined`: a plain save). The transcript and the
+   * snapshot are stored together or not at all, so what a host keeps beside a conversation
+   * (a store host's run record) never disagrees with it, and costs no write of its own. The
+   * client's store must have `commitResume` (a durable store); a mid-run checkpoint writes
+   * no snapshot.
+   *
+   * @throws ConfigError, before anything runs, when the client's store has no `commitResume`.
+   */
+  commitSnapshot?: (result: RunResult) => CommittedSnapshot | undefined
 }
 
 /**
@@ -227,6 +249,8 @@ export interface ContinueOptions<S extends OutputSchema | undefined = OutputSche
   expiryChecked?: boolean
   /** Stored resume only: see {@link StoredResumeOptions.checkpoint}. */
   checkpoint?: boolean
+  /** Stored resume only: see {@link StoredResumeOptions.commitSnapshot}. */
+  commitSnapshot?: (result: RunResult) => CommittedSnapshot | undefined
   /** Stateless continue only: see {@link ContinueTranscriptOptions.executor}. */
   executor?: DurableExecutor
 }
@@ -457,9 +481,15 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     id: string,
     input: RunInput,
     checkpoint: boolean | undefined,
+    commit?: AskOptions["commitSnapshot"],
   ): Promise<RunResult<any>> {
     const { store } = held
-    const opts = { mustExist: false, readPending: true, checkpoint: checkpoint ?? store.checkpoints === true }
+    const opts = {
+      mustExist: false,
+      readPending: true,
+      checkpoint: checkpoint ?? store.checkpoints === true,
+      commit,
+    }
     return runStoredConversation(store, id, opts, ({ messages, pending }, saveSettled) => {
       // A new prompt must not silently drop the request the conversation waits on.
       if (pending) throw new ConversationPendingError(id, pending)
@@ -509,11 +539,16 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       const input = inputOf(askOpts.toolkit, askOpts.signal, askOpts.id, askOpts.onEvent, askOpts.output)
       input.onText = askOpts.onText
       const config = askOpts.onText || input.emit ? streaming : plain
+      if (askOpts.id === undefined) {
+        if (askOpts.commitSnapshot !== undefined)
+          return Promise.reject(
+            new ConfigError("ask: `commitSnapshot` needs `id` (a run without one saves nothing)"),
+          )
+        return finished(input, start(config, prompt, [], input))
+      }
       return finished(
         input,
-        askOpts.id === undefined
-          ? start(config, prompt, [], input)
-          : stored(config, prompt, askOpts.id, input, askOpts.checkpoint),
+        stored(config, prompt, askOpts.id, input, askOpts.checkpoint, askOpts.commitSnapshot),
       )
     },
     stream(prompt, streamOpts = {}) {
@@ -549,6 +584,8 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
           throw new ConfigError("continueRun: `resume` needs a stored continue (omit `messages`)")
         if (cont.checkpoint)
           throw new ConfigError("continueRun: `checkpoint` needs a stored continue (omit `messages`)")
+        if (cont.commitSnapshot !== undefined)
+          throw new ConfigError("continueRun: `commitSnapshot` needs a stored continue (omit `messages`)")
         if ((cont.pending === undefined) !== (answer === undefined)) {
           throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
         }
@@ -567,7 +604,14 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       const readPending = answer !== undefined && cont.pending === undefined
       const { store } = held
       const checkpoint = claimed?.checkpoint ?? cont.checkpoint ?? store.checkpoints === true
-      const stored = { claim, mustExist: true, requestId: answer?.id, readPending, checkpoint }
+      const stored = {
+        claim,
+        mustExist: true,
+        requestId: answer?.id,
+        readPending,
+        checkpoint,
+        commit: cont.commitSnapshot,
+      }
       const run = runStoredConversation(store, id, stored, (loaded, saveSettled) => {
         const pending = answer ? (cont.pending ?? loaded.pending) : undefined
         if (answer && !pending) {

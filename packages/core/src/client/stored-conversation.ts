@@ -1,5 +1,5 @@
 import { ConfigError, UnknownRequestError } from "../errors.js"
-import type { ConversationStore } from "../store/conversation-store.js"
+import type { CommittedSnapshot, ConversationStore } from "../store/conversation-store.js"
 import type { Message, Request } from "../types.js"
 import type { RunResult } from "./run-result.js"
 
@@ -19,6 +19,8 @@ export interface LoadedConversation {
  * a function saving settled tool results mid-run. `mustExist` refuses an unknown
  * conversation (a resume needs something to resume) with
  * `UnknownRequestError` naming `requestId`, or `ConfigError` when there is no answer.
+ * With `commit`, the final save writes the snapshot it returns in the same store call
+ * (`commitResume`): a store without that is refused before anything is read or run.
  */
 export async function runStoredConversation(
   store: ConversationStore,
@@ -29,12 +31,23 @@ export async function runStoredConversation(
     requestId?: string
     readPending: boolean
     checkpoint?: boolean
+    commit?: ((result: RunResult) => CommittedSnapshot | undefined) | undefined
   },
   run: (
     loaded: LoadedConversation,
     checkpoint: ((messages: Message[]) => Promise<void>) | undefined,
   ) => Promise<RunResult>,
 ): Promise<RunResult> {
+  const { commit } = opts
+  if (commit !== undefined) {
+    // Refused up front: a snapshot the store cannot write with the save is never written apart.
+    if (typeof commit !== "function")
+      throw new ConfigError(`commitSnapshot must be a function, got ${typeof commit}`)
+    if (typeof store.commitResume !== "function")
+      throw new ConfigError(
+        "commitSnapshot needs a store that writes a save and a snapshot in one call (`commitResume`: a durable store)",
+      )
+  }
   // Both reads start together; the request is not read when the caller already has it.
   const [messages, pending] = await Promise.all([
     store.get(id),
@@ -60,6 +73,8 @@ export async function runStoredConversation(
     opts.claim === undefined
       ? { pending: result.pending ?? null }
       : { pending: result.pending ?? null, claim: opts.claim }
-  await store.save(id, result.messages, meta)
+  const snapshot = commit?.(result)
+  if (snapshot === undefined) await store.save(id, result.messages, meta)
+  else await store.commitResume?.({ saves: [{ id, messages: result.messages, meta }], snapshot })
   return result
 }

@@ -19,6 +19,18 @@ export interface SaveMeta {
 }
 
 /**
+ * A snapshot written by a conversation's final save in the same store call (see
+ * `AskOptions.commitSnapshot`): a JSON-serialisable `value` stored under `key`, replacing
+ * what was there.
+ */
+export interface CommittedSnapshot {
+  /** The snapshot key. */
+  key: string
+  /** The JSON-serialisable value. */
+  value: unknown
+}
+
+/**
  * Where conversations live between calls. Implementations must treat saved message
  * objects as immutable: the loop never mutates a message after appending it, so a store
  * may compare by identity to write only what was appended.
@@ -44,6 +56,16 @@ export interface ConversationStore {
    * call that needs approval asks.
    */
   findApprovalGrant?(query: GrantQuery): Promise<ApprovalGrant | undefined>
+  /**
+   * Writes conversations' final saves (each as `save` would) and a snapshot in one store call,
+   * all or nothing (a durable store: one transaction or script; see `DurableStore.commitResume`).
+   * Optional: `commitSnapshot` (`ask`, a stored `continueRun`) needs it, and a store without
+   * it is refused with `ConfigError` rather than written twice.
+   */
+  commitResume?(commit: {
+    saves: { id: string; messages: Message[]; meta?: SaveMeta }[]
+    snapshot?: CommittedSnapshot
+  }): Promise<void>
 }
 
 /** The default in-process store: a map of conversation id to a copy of its messages. */

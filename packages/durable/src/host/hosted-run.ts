@@ -1,6 +1,7 @@
 import type { RuntimeEvent, RuntimeOptions, TaskResult } from "@toolnexus/agents"
 import {
   type Client,
+  type CommittedSnapshot,
   ConfigError,
   type JSONSchema,
   type Message,
@@ -41,6 +42,11 @@ export interface StartHostedRunOptions {
   output?: JSONSchema
   /** A client run's request, when it halts on one, expires then (`HostRelayOptions.expiresAt`). */
   expiresAt?: string
+  /**
+   * A client run's snapshot written with its final save, in one store call (`commitSnapshot`
+   * of `client.ask`): the host's run record. Not with `expiresAt`, whose stamp is a save after.
+   */
+  commit?: (result: RunResult) => CommittedSnapshot | undefined
 }
 
 /** How a hosted run ended or parked: a conversation's result, or the runtime root handle's. */
@@ -86,6 +92,7 @@ export async function startHostedRun(
       ...(opts.output !== undefined ? { output: opts.output } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+      ...(opts.commit ? { commitSnapshot: opts.commit } : {}),
     })
     await stampExpiry(store, runId, result, opts.expiresAt)
     return { kind: "conversation", result }

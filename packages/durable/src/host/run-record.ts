@@ -1,4 +1,4 @@
-import type { HostRelayOptions, HostRelayTool, JSONSchema } from "@toolnexus/core"
+import type { CommittedSnapshot, HostRelayOptions, HostRelayTool, JSONSchema } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
 import { checkedRecord } from "./record-format.js"
 
@@ -105,4 +105,12 @@ export function createRunRecord(store: DurableStore, runId: string, record: RunR
 /** @internal Saves the run's record whole (a record each caller builds fresh; the store serialises it). */
 export function writeRunRecord(store: DurableStore, runId: string, record: RunRecord): Promise<void> {
   return store.putSnapshot(PREFIX + runId, versioned(record))
+}
+
+/**
+ * @internal The run's record as a snapshot a conversation's final save writes in the same
+ * store call (`commitSnapshot`): stored as {@link writeRunRecord} stores it.
+ */
+export function runRecordSnapshot(runId: string, record: RunRecord): CommittedSnapshot {
+  return { key: PREFIX + runId, value: versioned(record) }
 }

@@ -4,6 +4,7 @@ import {
   type Answer,
   type AnswerDecision,
   type ApprovalGrant,
+  type CommittedSnapshot,
   type DeliveryRecord,
   type GrantFilter,
   ConfigError,
@@ -56,6 +57,7 @@ import {
   type RunRelay,
   createRunRecord,
   readRunRecord,
+  runRecordSnapshot,
   runRelayOf,
   withRelay,
   writeRunRecord,
@@ -348,20 +350,21 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     }
   }
 
-  /** The run's state after a start, turn or resume settled, saved on its record; `notify` once. */
-  async function settled(runId: string, record: RunRecord, outcome: HostedRunResult): Promise<void> {
+  /**
+   * The run's state after a start, turn or resume settled, saved on its record (unless the
+   * run's final save `written` it already: see {@link execute}'s `commit`); `notify` once.
+   */
+  async function settled(
+    runId: string,
+    record: RunRecord,
+    outcome: HostedRunResult,
+    written = false,
+  ): Promise<void> {
     const result = outcome.result
     const pending = "pending" in result ? result.pending : undefined
-    const state = pending
-      ? "pending"
-      : outcome.kind === "runtime" && outcome.result.isError
-        ? "failed"
-        : "done"
-    // A conversation's transcript is its own row: the record keeps the rest of the result, so a
-    // turn writes the record at the same size at turn 200 as at turn 1.
-    const kept = outcome.kind === "conversation" ? withoutMessages(outcome.result) : result
-    await writeRunRecord(store, runId, { ...record, state, result: kept })
-    if (state === "failed")
+    const next = settledRecord(record, outcome)
+    if (!written) await writeRunRecord(store, runId, next)
+    if (next.state === "failed")
       logger?.error(`run ${runId} failed`, {
         runId,
         agent: record.agent,
@@ -383,11 +386,21 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
    * run): its events fan out to `events()`, its end is saved on the record. A start's execution
    * (`failed` given) never rejects: its error is kept for `result` and handed to `failed`, which
    * records it before `done` resolves (so a `cancel` waiting on `done` writes after it).
+   *
+   * `work` gets `commit`, for a conversation's final save to write the settled record in the
+   * same store call (`commitSnapshot`): the record and the transcript are then stored together
+   * or not at all, and the turn makes no write of its own for the record. A result `commit`
+   * was not asked for (a runtime tree, a client that ignored it, a save after it) gets its
+   * record written after the run, as before.
    */
   function execute(
     runId: string,
     record: RunRecord,
-    work: (signal: AbortSignal, emit: (ev: HostEvent) => void) => Promise<HostedRunResult | undefined>,
+    work: (
+      signal: AbortSignal,
+      emit: (ev: HostEvent) => void,
+      commit: (result: RunResult) => CommittedSnapshot | undefined,
+    ) => Promise<HostedRunResult | undefined>,
     onEvent?: (ev: HostEvent) => void,
     failed?: (error: unknown, exec: Execution) => Promise<void>,
     signal?: AbortSignal,
@@ -428,15 +441,25 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
           // Observers cannot change a run.
         }
     }
+    // The result whose record the run's final save was given to write (see `commit`).
+    let committed: RunResult | undefined
+    const commit = (result: RunResult): CommittedSnapshot | undefined => {
+      // As below: a run stopped (not by its caller) is not settled; its save is a plain one.
+      if (exec.controller.signal.aborted && !byCaller) return undefined
+      committed = result
+      return runRecordSnapshot(runId, settledRecord(record, { kind: "conversation", result }))
+    }
     executions.set(runId, exec)
     return (async () => {
       try {
         if (before) await before.done
-        const outcome = await work(exec.controller.signal, emit)
-        // A cancelled run's record is `cancel`'s to write.
+        const outcome = await work(exec.controller.signal, emit, commit)
+        // A cancelled run's record is `cancel`'s to write (it writes after `done`, so after a
+        // record the final save wrote).
         // A run its caller stopped just as it ended is settled all the same: nobody else would.
         if (outcome && (byCaller || !exec.controller.signal.aborted)) {
-          await settled(runId, record, outcome)
+          // The work resolved after its final save: a record given to that save is stored.
+          await settled(runId, record, outcome, committed !== undefined && committed === outcome.result)
           exec.result = outcome.result
         }
         return outcome
@@ -550,8 +573,8 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     const run = execute(
       runId,
       record,
-      (signal, emit) => {
-        const runOpts = hostedRunOptions(signal, emit, relay, own.toolkit)
+      (signal, emit, commit) => {
+        const runOpts = hostedRunOptions(signal, emit, relay, own.toolkit, commit)
         runOpts.onHandle = (handle) => {
           record.handle = handle
         }
@@ -634,11 +657,16 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       await execute(
         runId,
         record,
-        async (signal, emit) =>
+        async (signal, emit, commit) =>
           (await retryFailed(
             store,
             id,
-            deliverOptions({ signal, route: keptRelayRoute(made), ...(stream ? { onEvent: emit } : {}) }),
+            deliverOptions({
+              signal,
+              route: keptRelayRoute(made),
+              commitSnapshot: commit,
+              ...(stream ? { onEvent: emit } : {}),
+            }),
           )) as HostedRunResult,
         retryOpts.onEvent,
       )
@@ -695,8 +723,18 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       const own =
         sendOpts.relay === undefined ? NO_RELAY : await relayToolkitOf(agent, "send", sendOpts.relay)
       const relay = sendOpts.relay
-      const work = (signal: AbortSignal, emit: (ev: HostEvent) => void) =>
-        startHostedRun(store, agent.options, runId, input, hostedRunOptions(signal, emit, relay, own.toolkit))
+      const work = (
+        signal: AbortSignal,
+        emit: (ev: HostEvent) => void,
+        commit: (result: RunResult) => CommittedSnapshot | undefined,
+      ) =>
+        startHostedRun(
+          store,
+          agent.options,
+          runId,
+          input,
+          hostedRunOptions(signal, emit, relay, own.toolkit, commit),
+        )
       try {
         // This turn's relay (or none) replaces the run's: its resumes offer the current caller's tools.
         const turn = withRelay({ ...record, state: "running" }, runRelayOf(relay))
@@ -852,22 +890,24 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
           throw error
         }
       }
+      // The decision this delivery's claim applied: no read of it after the run.
+      let applied: AnswerDecision | undefined
       try {
         await execute(
           runId,
           current,
-          async (signal, emit) => {
+          async (signal, emit, commit) => {
+            const delivery = deliverOptions({ signal, route: relayed.route })
+            if (relay?.stream !== false) delivery.onEvent = emit
+            // A deadline is stamped by a save after the resume's: the record is written after it.
+            const expiresAt = deliverOpts.relay?.expiresAt
+            if (expiresAt === undefined) delivery.commitSnapshot = commit
             // The entry read above: the claim decides, however the request moved since.
-            const delivered = await deliverAnswerTo(
-              store,
-              held,
-              answer,
-              relay?.stream === false
-                ? deliverOptions({ signal, route: relayed.route })
-                : deliverOptions({ signal, route: relayed.route, onEvent: emit }),
-            )
-            if (delivered.kind === "conversation")
-              await stampExpiry(store, delivered.id, delivered.result, deliverOpts.relay?.expiresAt)
+            const delivered = await deliverAnswerTo(store, held, answer, delivery)
+            if (delivered.kind === "conversation") {
+              applied = delivered.decision
+              await stampExpiry(store, delivered.id, delivered.result, expiresAt)
+            }
             return delivered as HostedRunResult
           },
           deliverOpts.onEvent,
@@ -877,7 +917,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       } finally {
         if (relayed.release !== NO_RELAY.release) await relayed.release()
       }
-      const decision: AnswerDecision = (await store.getDecision(answer.id)) ?? decisionOf(answer)
+      const decision: AnswerDecision = applied ?? (await store.getDecision(answer.id)) ?? decisionOf(answer)
       return { runId, request: held.request, decision }
     },
 
@@ -985,6 +1025,20 @@ function checkStoreRunId(runId: string): void {
     )
 }
 
+/**
+ * The record of a run whose start, turn or resume settled on `outcome`: `pending` while it
+ * waits on a request, `failed` for a tree that ended in an error, else `done`.
+ */
+function settledRecord(record: RunRecord, outcome: HostedRunResult): RunRecord {
+  const result = outcome.result
+  const pending = "pending" in result ? result.pending : undefined
+  const state = pending ? "pending" : outcome.kind === "runtime" && outcome.result.isError ? "failed" : "done"
+  // A conversation's transcript is its own row: the record keeps the rest of the result, so a
+  // turn writes the record at the same size at turn 200 as at turn 1.
+  const kept = outcome.kind === "conversation" ? withoutMessages(outcome.result) : result
+  return { ...record, state, result: kept }
+}
+
 /** A conversation run's result less its transcript (the conversation's row keeps it). */
 function withoutMessages(result: RunResult): Omit<RunResult, "messages"> {
   const { messages: _messages, ...rest } = result
@@ -1001,12 +1055,15 @@ function hostedRunOptions(
   emit: (ev: HostEvent) => void,
   relay: HostRelayOptions | undefined,
   toolkit: Toolkit | undefined,
+  commit: (result: RunResult) => CommittedSnapshot | undefined,
 ): StartHostedRunOptions {
   const runOpts: StartHostedRunOptions = { signal }
   if (relay?.stream !== false) runOpts.onEvent = emit
   if (toolkit !== undefined) runOpts.toolkit = toolkit
   if (relay?.output !== undefined) runOpts.output = relay.output
+  // A deadline is stamped on the request by a save after the run's: the record is written after it.
   if (relay?.expiresAt !== undefined) runOpts.expiresAt = relay.expiresAt
+  else runOpts.commit = commit
   return runOpts
 }
 

@@ -210,29 +210,36 @@ export class PostgresStore extends DurableStoreBase {
    * and nothing was written. A fenced save locks the claimed request's row first (the order
    * claims take) and consumes the claim in the same statement, unless it is a checkpoint.
    */
-  async #saveFast(input: SaveInput, db: Queryable = this.#pool): Promise<SaveOutcome | undefined> {
+  async #saveFast(
+    input: SaveInput,
+    db: Queryable = this.#pool,
+    snapshot?: SnapshotInput,
+  ): Promise<WrittenSave | undefined> {
     const { id, reusable, pending, transcript } = input
     if (reusable === undefined) return undefined
     const bodies = input.encode(reusable.length)
+    const values: unknown[] = [
+      id,
+      reusable.revision,
+      transcript.length,
+      pending.mode,
+      pending.json,
+      pending.id,
+      pending.kind,
+      bodies.map((_, i) => reusable.length + i),
+      bodies,
+      input.claim ?? null,
+      pending.since ?? null,
+      // A checkpoint is fenced by the claim but leaves it held.
+      !input.checkpoint,
+      reusable.stored > transcript.length,
+    ]
+    // A snapshot without holds rides on the same statement, written only when the save is.
+    if (snapshot !== undefined) values.push(snapshot.key, snapshot.body)
     const { rows } = await run<{ revision: number; pending_id: string | null }>(
       db,
-      this.#sql.appendMessages,
-      [
-        id,
-        reusable.revision,
-        transcript.length,
-        pending.mode,
-        pending.json,
-        pending.id,
-        pending.kind,
-        bodies.map((_, i) => reusable.length + i),
-        bodies,
-        input.claim ?? null,
-        pending.since ?? null,
-        // A checkpoint is fenced by the claim but leaves it held.
-        !input.checkpoint,
-        reusable.stored > transcript.length,
-      ],
+      snapshot === undefined ? this.#sql.appendMessages : this.#sql.appendMessagesSnapshot,
+      values,
     )
     const revision = rows[0]?.revision
     if (revision === undefined) return undefined
@@ -508,6 +515,14 @@ export class PostgresStore extends DurableStoreBase {
     saves: SaveInput[],
     snapshot: SnapshotInput | undefined,
   ): Promise<CommitOutcome> {
+    const [only] = saves
+    if (saves.length === 1 && only !== undefined && snapshot !== undefined && snapshot.holds === undefined) {
+      // One save keeping its stored prefix and a snapshot without holds (a store host's turn
+      // and its run record): one statement, atomic on its own, no transaction around it. A
+      // save it cannot write (stale, or its claim gone) wrote nothing: the transaction decides.
+      const written = await this.#saveFast(only, this.#pool, snapshot)
+      if (written !== undefined) return [written]
+    }
     const order = saves.map((_, i) => i).sort((a, b) => fenced(saves[b]) - fenced(saves[a]))
     try {
       return await this.#transaction(async (client) => {
@@ -670,22 +685,13 @@ function statementTexts(s: string) {
   const requests = `${s}.tnx_requests`
   const holderColumns = `c.id, c.pending, c.pending_id, ${ms("c.pending_since")} AS since_ms, r.state,
     r.runtime_key, r.conversation_id, r.path, r.attempts`
-  return {
-    transcript: `
-      SELECT c.revision, c.message_count, c.pending_id, m.seq, m.body
-      FROM ${conversations} c LEFT JOIN ${messages} m ON m.conversation_id = c.id
-      WHERE c.id = $1 ORDER BY m.seq`,
-    lockConversation: `
-      SELECT revision, message_count, pending, pending_id, pending_kind,
-        ${ms("pending_since")} AS pending_since, consumed_id, claim_token, claim_request_id,
-        ${ms("created_at")} AS created_at, ${ms("updated_at")} AS updated_at, ${ms("now()")} AS now_ms
-      FROM ${conversations} WHERE id = $1 FOR UPDATE`,
-    // $11 is the sinceOnSet decision, made from the row at the guarded revision; $12 whether a
-    // fenced save consumes its claim (a checkpoint does not); $13 whether stored rows lie past
-    // the new end. SET expressions read the old row, and the writes to messages only happen
-    // when the guarded UPDATE matched. A replaced tail is overwritten in place (the upsert)
-    // and the rows past the end deleted: disjoint rows, so no row is touched twice.
-    appendMessages: `
+  // A save keeping its stored prefix, in one statement (see #saveFast); `also` adds CTEs run
+  // with it. $11 is the sinceOnSet decision, made from the row at the guarded revision; $12
+  // whether a fenced save consumes its claim (a checkpoint does not); $13 whether stored rows
+  // lie past the new end. SET expressions read the old row, and the writes to messages only
+  // happen when the guarded UPDATE matched. A replaced tail is overwritten in place (the
+  // upsert) and the rows past the end deleted: disjoint rows, so no row is touched twice.
+  const append = (also: string) => `
       WITH claimed AS (
         SELECT request_id FROM ${requests} WHERE $10::text IS NOT NULL AND claim_token = $10::text FOR UPDATE
       ), updated AS (
@@ -717,8 +723,26 @@ function statementTexts(s: string) {
       ), truncated AS (
         DELETE FROM ${messages} WHERE $13::boolean AND conversation_id = $1 AND seq >= $3
           AND EXISTS (SELECT 1 FROM updated)
-      )
-      SELECT revision, pending_id FROM updated`,
+      )${also}
+      SELECT revision, pending_id FROM updated`
+  return {
+    transcript: `
+      SELECT c.revision, c.message_count, c.pending_id, m.seq, m.body
+      FROM ${conversations} c LEFT JOIN ${messages} m ON m.conversation_id = c.id
+      WHERE c.id = $1 ORDER BY m.seq`,
+    lockConversation: `
+      SELECT revision, message_count, pending, pending_id, pending_kind,
+        ${ms("pending_since")} AS pending_since, consumed_id, claim_token, claim_request_id,
+        ${ms("created_at")} AS created_at, ${ms("updated_at")} AS updated_at, ${ms("now()")} AS now_ms
+      FROM ${conversations} WHERE id = $1 FOR UPDATE`,
+    appendMessages: append(""),
+    // The same with a snapshot (no holds) upserted, only when the save is written: a store
+    // host's turn, its transcript and its run record, in one round trip.
+    appendMessagesSnapshot: append(`, put_snapshot AS (
+        INSERT INTO ${snapshots} (key, body, updated_at)
+        SELECT $14::text, $15::text, now() WHERE EXISTS (SELECT 1 FROM updated)
+        ON CONFLICT (key) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
+      )`),
     insertPlaceholder: `
       INSERT INTO ${conversations} (id, revision, message_count, created_at, updated_at)
       VALUES ($1, 0, 0, now(), now()) ON CONFLICT (id) DO NOTHING`,

@@ -1,6 +1,7 @@
 import {
   type Answer,
   type Client,
+  type CommittedSnapshot,
   ConfigError,
   type OutputSchema,
   type Request,
@@ -41,6 +42,11 @@ export interface AskWithAnswerOptions {
   onEvent?: StreamListener
   /** The JSON Schema the resumed run's final answer must match, as `client.continueRun` takes it. */
   output?: OutputSchema
+  /**
+   * A snapshot the resumed run's final save (the one consuming the claim) writes in the same
+   * store call, as `client.continueRun` takes it (`StoredResumeOptions.commitSnapshot`).
+   */
+  commitSnapshot?: (result: RunResult) => CommittedSnapshot | undefined
 }
 
 /**
@@ -68,9 +74,21 @@ export interface AskWithAnswerOptions {
  * const result = await askWithAnswer(client, { toolkit, id: "order-42", answer: { id: req.id, ok: true } })
  */
 export async function askWithAnswer(client: Client, opts: AskWithAnswerOptions): Promise<RunResult> {
+  return (await askClaimed(client, opts)).result
+}
+
+/**
+ * @internal {@link askWithAnswer}, also returning the answer its claim applied: the one
+ * delivered, or on a takeover the one stored with the claim (the decision, read without
+ * asking the store for it again).
+ */
+export async function askClaimed(
+  client: Client,
+  opts: AskWithAnswerOptions,
+): Promise<{ result: RunResult; applied: Answer }> {
   checkAnswer(opts?.answer)
   const store = client.conversationStore()
-  const { id, answer, toolkit, signal, leaseMs, maxAttempts, onEvent, output } = opts
+  const { id, answer, toolkit, signal, leaseMs, maxAttempts, onEvent, output, commitSnapshot } = opts
   // One path: the claim decides. A store without claims (core's default memory store) cannot
   // promise one resume per answer, so it is refused rather than resumed without them.
   if (typeof (store as Partial<DurableStore>).claimAnswer !== "function")
@@ -83,8 +101,8 @@ export async function askWithAnswer(client: Client, opts: AskWithAnswerOptions):
     id,
     answer,
     { leaseMs, maxAttempts, signal },
-    ({ claim, signal }) =>
-      client.continueRun({
+    async ({ claim, signal }) => {
+      const result = await client.continueRun({
         id,
         answer: claim.answer,
         pending: claim.request,
@@ -93,6 +111,9 @@ export async function askWithAnswer(client: Client, opts: AskWithAnswerOptions):
         toolkit,
         onEvent,
         output,
-      }),
+        ...(commitSnapshot !== undefined ? { commitSnapshot } : {}),
+      })
+      return { result, applied: claim.answer }
+    },
   )
 }

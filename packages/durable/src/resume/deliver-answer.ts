@@ -1,7 +1,9 @@
 import type { RuntimeOptions, TaskResult } from "@toolnexus/agents"
 import {
   type Answer,
+  type AnswerDecision,
   type Client,
+  type CommittedSnapshot,
   type OutputSchema,
   ConfigError,
   type RunResult,
@@ -14,7 +16,8 @@ import type { DurableStore, PendingEntry } from "../durable-store.js"
 import { notFailedError, settledRequestError } from "../store-engine/claim-refusals.js"
 import { checkAnswer, checkKey } from "../store-engine/option-checks.js"
 import { grantOf, recordGrant, revokeGrant } from "../host/grants.js"
-import { askWithAnswer } from "./ask-with-answer.js"
+import { decisionOf } from "@toolnexus/core/engine"
+import { askClaimed } from "./ask-with-answer.js"
 import { resumeSavedRuntime } from "./runtime-persistence.js"
 
 /** Options of {@link deliverAnswer} and the sweeps built on it. */
@@ -53,6 +56,11 @@ export interface DeliverOptions {
    * agents picks the holder's `client`, `toolkit` or `runtime` here); the sweeps pass it on.
    */
   route?: (entry: PendingEntry) => DeliverOptions | Promise<DeliverOptions>
+  /**
+   * @internal A store host's: a snapshot (the run's record) a resumed plain conversation's
+   * final save writes in the same store call; a saved runtime's resume ignores it.
+   */
+  commitSnapshot?: (result: RunResult) => CommittedSnapshot | undefined
 }
 
 /** What {@link deliverAnswer} resumed: a conversation, or a saved runtime's tree. */
@@ -64,6 +72,8 @@ export type DeliverResult =
       id: string
       /** The resumed run's result, as `askWithAnswer` returns it. */
       result: RunResult
+      /** The decision the delivery's claim applied (on a takeover, the one stored with the claim). */
+      decision?: AnswerDecision
     }
   | {
       /** `"runtime"`: a saved runtime's tree held the request and was resumed. */
@@ -170,7 +180,7 @@ async function resume(
   if (client.conversationStore() !== store) {
     throw new ConfigError("deliverAnswer: `client` must use the store the answer is delivered to")
   }
-  const result = await askWithAnswer(client, {
+  const { result, applied } = await askClaimed(client, {
     id: entry.conversationId,
     answer,
     toolkit: opts.toolkit,
@@ -179,8 +189,9 @@ async function resume(
     maxAttempts: opts.maxAttempts,
     onEvent: opts.onEvent,
     ...(opts.output !== undefined ? { output: opts.output } : {}),
+    ...(opts.commitSnapshot !== undefined ? { commitSnapshot: opts.commitSnapshot } : {}),
   })
-  return { kind: "conversation", id: entry.conversationId, result }
+  return { kind: "conversation", id: entry.conversationId, result, decision: decisionOf(applied) }
 }
 
 /**

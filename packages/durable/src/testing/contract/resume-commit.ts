@@ -52,6 +52,58 @@ export function describeResumeCommit({ open }: ContractContext): void {
       })
     }
 
+    for (const path of PATHS) {
+      it(`one save and a snapshot without holds (a store host's turn and its record) are written together (${path})`, async () => {
+        const store = await open()
+        const id = uid("turn")
+        const key = uid("record")
+        const first = turns(2)
+        await store.save(id, first)
+        // The cold path commits through a store that never read the conversation.
+        const committer = path === "warm path" ? store : await open()
+        await committer.commitResume({
+          saves: [{ id, messages: grow[path](first, 4), meta: { pending: null } }],
+          snapshot: { key, value: { state: "done", turn: 1 } },
+        })
+        const reader = await open()
+        expect(await reader.get(id)).toEqual(turns(4))
+        expect(await reader.getSnapshot(key)).toEqual({ state: "done", turn: 1 })
+        // Another writer appended since: the committer's remembered transcript is stale, and its
+        // next commit still writes the transcript it is given and the snapshot, together.
+        await reader.save(id, turns(5))
+        await committer.commitResume({
+          saves: [{ id, messages: turns(6), meta: { pending: null } }],
+          snapshot: { key, value: { state: "done", turn: 2 } },
+        })
+        const after = await open()
+        expect(await after.get(id)).toEqual(turns(6))
+        expect(await after.getSnapshot(key)).toEqual({ state: "done", turn: 2 })
+      })
+    }
+
+    it("one save and a snapshot without holds: nothing written when the save's claim is gone", async () => {
+      const store = await open()
+      const id = uid("turn")
+      const key = uid("record")
+      const req = request("approval")
+      const first = turns(3)
+      await store.save(id, first, { pending: req })
+      await store.putSnapshot(key, { state: "pending" })
+      const claim = await store.claimAnswer(id, { id: req.id, ok: true })
+      await store.releaseClaim(id, claim.token)
+      // The transcript as this store saved it, grown: the save's fast path is tried first.
+      const commit = store.commitResume({
+        saves: [{ id, messages: grow["warm path"](first, 5), meta: { pending: null, claim: claim.token } }],
+        snapshot: { key, value: { state: "done" } },
+      })
+      await expect(commit).rejects.toBeInstanceOf(AnswerConflictError)
+      const reader = await open()
+      expect(await reader.get(id)).toEqual(turns(3))
+      expect(await reader.getPending(id)).toEqual(req)
+      expect(await reader.getSnapshot(key)).toEqual({ state: "pending" })
+      expect(await reader.getDecision(req.id)).toBeUndefined()
+    })
+
     it("writes nothing when the claim is no longer held", async () => {
       const store = await open()
       const { top, deep, req } = await parkedTree(store)

@@ -1,0 +1,257 @@
+// Store calls and driver round trips per turn of a store host (DESIGN §17 "a resume writes once",
+// §7's chat and MCP rows): what `createStoreHost` costs its store beside the model.
+//
+// Two scenarios, each on a conversation run of a scripted in-process model (no HTTP):
+// - `turn`: `host.send` of a text turn to a run that has had turns (what the chat handler does
+//   for every later turn): the record read, the transcript loaded, the turn saved with its record;
+// - `approval`: `host.start` of a run that parks on an approval, `host.result`, then
+//   `host.deliverAnswer` resuming it to its end (what the MCP server does for one call through
+//   one `input_required` round, less the MCP layer).
+//
+// Store calls are each `DurableStore` method called (a counting proxy around the host's store);
+// driver round trips as `round-trips.mjs` counts them: SQLite statements run and write
+// transactions, PostgreSQL queries on the pool's clients (BEGIN and COMMIT included), Redis
+// commands sent (EVALSHA one). The first turns warm the schema and statements up; the figure is
+// the median of --turns.
+//
+//   node host-round-trips.mjs [--turns 5] [--only sqlite,postgres,redis]
+//   TOOLNEXUS_TEST_PG_URL=postgres://… TOOLNEXUS_TEST_REDIS_URL=redis://… (backends without a URL are skipped)
+import { randomUUID } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { parseArgs } from "node:util"
+import { createInProcessClient, createToolkit, defineTool, hostAgent, pending } from "@toolnexus/core"
+import { createStoreHost } from "@toolnexus/durable"
+import { machineLine, median, printRows } from "./harness.mjs"
+
+const { values } = parseArgs({
+  options: { turns: { type: "string", default: "5" }, only: { type: "string" } },
+})
+const TURNS = Number(values.turns)
+const only = values.only?.split(",")
+const wanted = (name) => only === undefined || only.includes(name)
+
+let counting = false
+let counts = newCounts()
+function newCounts() {
+  return { calls: {}, storeCalls: 0, roundTrips: 0, transactions: 0 }
+}
+const tick = () => {
+  if (counting) counts.roundTrips++
+}
+
+/** The store as the host sees it, every method call counted while `counting`. */
+function countingStore(store) {
+  return new Proxy(store, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target)
+      if (typeof value !== "function" || typeof name !== "string" || name === "close") return value
+      return (...args) => {
+        if (counting) {
+          counts.calls[name] = (counts.calls[name] ?? 0) + 1
+          counts.storeCalls++
+        }
+        return value.apply(target, args)
+      }
+    },
+  })
+}
+
+async function sqliteBackend() {
+  const { default: Database } = await import("better-sqlite3")
+  const { SqliteStore } = await import("@toolnexus/durable/sqlite")
+  const dir = mkdtempSync(join(tmpdir(), "tnx-host-trips-"))
+  const db = new Database(join(dir, "runs.db"))
+  db.pragma("journal_mode = WAL")
+  const prepare = db.prepare.bind(db)
+  db.prepare = (sql) => {
+    const statement = prepare(sql)
+    for (const method of ["run", "get", "all", "iterate"]) {
+      const original = statement[method].bind(statement)
+      statement[method] = (...args) => {
+        tick()
+        return original(...args)
+      }
+    }
+    return statement
+  }
+  const transaction = db.transaction.bind(db)
+  db.transaction = (fn) =>
+    transaction((...args) => {
+      if (counting) counts.transactions++
+      return fn(...args)
+    })
+  return {
+    store: new SqliteStore({ db }),
+    close() {
+      db.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+async function postgresBackend(url) {
+  const { default: pg } = await import("pg")
+  const { PostgresStore } = await import("@toolnexus/durable/postgres")
+  const pool = new pg.Pool({ connectionString: url, max: 4 })
+  const schema = `tnx_host_trips_${randomUUID().slice(0, 8)}`
+  pool.on("connect", (client) => {
+    const clientQuery = client.query.bind(client)
+    client.query = (...args) => {
+      tick()
+      if (counting && (args[0] === "BEGIN" || args[0]?.text === "BEGIN")) counts.transactions++
+      return clientQuery(...args)
+    }
+  })
+  return {
+    store: new PostgresStore({ pool, schema }),
+    async close() {
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+      await pool.end()
+    },
+  }
+}
+
+async function redisBackend(url) {
+  const { Redis } = await import("ioredis")
+  const { RedisStore } = await import("@toolnexus/durable/redis")
+  const client = new Redis(url)
+  const keyPrefix = `tnx-host-trips-${randomUUID().slice(0, 8)}:`
+  const send = client.sendCommand.bind(client)
+  client.sendCommand = (command, ...rest) => {
+    tick()
+    return send(command, ...rest)
+  }
+  return {
+    store: new RedisStore({ client, keyPrefix }),
+    async close() {
+      const keys = await client.keys(`${keyPrefix}*`)
+      if (keys.length > 0) await client.del(...keys)
+      await client.quit()
+    },
+  }
+}
+
+const approve = defineTool({
+  name: "approve",
+  description: "Asks first",
+  inputSchema: { type: "object", properties: {} },
+  run: (_args, ctx) => (ctx.answer ? "approved" : pending({ kind: "approval", prompt: "Go?" })),
+})
+const toolkit = await createToolkit({ extraTools: [approve] })
+const usage = { promptTokens: 1, completionTokens: 1 }
+
+/** The scripted model: "please approve" asks for the tool, a tool result ends, anything else is text. */
+async function generate({ messages }) {
+  const last = messages.at(-1)
+  if (last.role === "tool") return { content: "done", usage }
+  const text = typeof last.content === "string" ? last.content : ""
+  if (text.startsWith("please approve"))
+    return { toolCalls: [{ id: `c-${randomUUID().slice(0, 8)}`, name: "approve", arguments: {} }], usage }
+  return { content: "hello", usage }
+}
+
+/** Runs `fn` counted; the counts it moved. */
+async function counted(fn) {
+  counts = newCounts()
+  counting = true
+  try {
+    await fn()
+  } finally {
+    counting = false
+  }
+  return counts
+}
+
+async function measure(name, backend) {
+  const store = countingStore(backend.store)
+  const client = createInProcessClient({ model: "scripted", generate, store })
+  const host = createStoreHost({
+    store,
+    agents: [hostAgent({ name: "a", client, toolkit })],
+    sweepEveryMs: false,
+  })
+  const turns = []
+  const approvals = []
+  try {
+    const runId = `chat-${randomUUID()}`
+    await host.start("a", runId, "hi")
+    await host.result(runId)
+    for (let i = 0; i <= TURNS; i++) {
+      const c = await counted(() => host.send(runId, `turn ${i}`))
+      if (i > 0) turns.push(c)
+    }
+    for (let i = 0; i <= TURNS; i++) {
+      const id = `call-${randomUUID()}`
+      const c = await counted(async () => {
+        await host.start("a", id, "please approve")
+        const parked = await host.result(id)
+        if (parked.status !== "pending") throw new Error(`${name}: the run did not park`)
+        await host.deliverAnswer({ id: parked.pending.id, ok: true })
+      })
+      const done = await host.result(id)
+      if (done.text !== "done") throw new Error(`${name}: the resumed run ended ${JSON.stringify(done.text)}`)
+      if (i > 0) approvals.push(c)
+    }
+  } finally {
+    await host.close()
+  }
+  const row = (scenario, rows) => ({
+    name,
+    scenario,
+    storeCalls: median(rows.map((c) => c.storeCalls)),
+    roundTrips: median(rows.map((c) => c.roundTrips)),
+    transactions: median(rows.map((c) => c.transactions)),
+    calls: rows.at(-1).calls,
+  })
+  return [row("turn", turns), row("approval", approvals)]
+}
+
+const backends = [
+  ["sqlite", () => sqliteBackend()],
+  [
+    "postgres",
+    process.env.TOOLNEXUS_TEST_PG_URL && (() => postgresBackend(process.env.TOOLNEXUS_TEST_PG_URL)),
+  ],
+  [
+    "redis",
+    process.env.TOOLNEXUS_TEST_REDIS_URL && (() => redisBackend(process.env.TOOLNEXUS_TEST_REDIS_URL)),
+  ],
+]
+const results = []
+for (const [name, open] of backends) {
+  if (!wanted(name)) continue
+  if (!open) {
+    console.log(`${name}: skipped (no URL in the environment)`)
+    continue
+  }
+  const backend = await open()
+  try {
+    results.push(...(await measure(name, backend)))
+  } finally {
+    await backend.store.close()
+    await backend.close()
+  }
+}
+
+console.log(machineLine())
+console.log(
+  `a store host's chat turn (send) and approval round (start, park, deliverAnswer), median of ${TURNS}`,
+)
+printRows(
+  ["backend", "scenario", "store calls", "driver round trips", "write transactions"],
+  results.map((r) => [
+    r.name,
+    r.scenario,
+    r.storeCalls,
+    r.roundTrips,
+    r.name === "redis" ? "–" : r.transactions,
+  ]),
+)
+for (const r of results)
+  console.log(
+    `${r.name} ${r.scenario}: ${Object.entries(r.calls)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}`,
+  )

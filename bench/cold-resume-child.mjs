@@ -24,7 +24,7 @@ if (stop === "imported") process.exit(0)
 // dumps the counts so far and the instructions between the marks are one dump of their own.
 const mark = () => process.kill(process.pid, 0)
 const exitAtRequest = () =>
-  diagnostics.subscribe("undici:request:bodySent", () => {
+  diagnostics.subscribe("undici:request:bodySent", function requestSent() {
     mark()
     process.exit(0)
   })

@@ -143,6 +143,7 @@ await Promise.all(
 server.close()
 await rm(dir, { recursive: true, force: true })
 
+const samplesOf = (mode, stop) => results.filter((_, i) => tasks[i].mode === mode && tasks[i].stop === stop)
 const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const of = (mode, stop) => median(results.filter((_, i) => tasks[i].mode === mode && tasks[i].stop === stop))
 const toRequest = (mode) => of(mode, "request")
@@ -176,3 +177,8 @@ printRows(
     ],
   ],
 )
+// Single samples of one window move by several M (a collection or a timer falling inside it or
+// not), so every sample is shown beside the medians.
+if (samples > 1)
+  for (const mode of ["sdk", "floor"])
+    console.log(`${mode} t0 → request, each sample: ${samplesOf(mode, "request").map(M).join(", ")}`)

@@ -17,7 +17,7 @@ const url = process.env.TOOLNEXUS_TEST_PG_URL
 const skip = url === undefined
 if (skip) console.warn("postgres-rows-format: TOOLNEXUS_TEST_PG_URL is not set; skipped")
 /** The schema versions with a golden file of rows. */
-const ROW_VERSIONS = [4]
+const ROW_VERSIONS = [4, 5]
 const TABLES = ["tnx_meta", "tnx_conversations", "tnx_messages", "tnx_requests", "tnx_snapshots"]
 const fixture = (version: number) => new URL(`./fixtures/postgres-rows/v${version}.json`, import.meta.url)
 const golden = (version: number) => JSON.parse(readFileSync(fixture(version), "utf8")) as GoldenRows

@@ -8,6 +8,7 @@ import { PostgresStore } from "../src/postgres/index.js"
 import { POSTGRES_MIGRATIONS } from "../src/postgres/migrations.js"
 import { describeStoreContract } from "../src/testing/store-contract.js"
 import { parkAndResume, request, turns, uid } from "../src/testing/contract/context.js"
+import { deliverToParkedTree } from "./two-level-tree.js"
 
 const url = process.env.TOOLNEXUS_TEST_PG_URL
 const skip = url ? undefined : "TOOLNEXUS_TEST_PG_URL is not set"
@@ -129,7 +130,7 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
     }
   })
 
-  it("resumes in four round trips: claim, load, checkpoint, final save (regression: it took 14)", async () => {
+  it("resumes in three round trips: claim (with the transcript), checkpoint, final save (regression: it took 14, then 4)", async () => {
     const pool = new pg.Pool({ connectionString: storeUrl, max: 2 })
     const calls: string[] = []
     // Every round trip goes through the pool: a query, or a connect for a transaction.
@@ -150,7 +151,47 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
         "query",
         "query",
         "query",
-        "query",
+      ])
+    } finally {
+      await pool.end()
+    }
+  })
+
+  it("resumes a saved two-level tree in 11 round trips, the claim reading the leaf (regression: it took 13)", async () => {
+    const pool = new pg.Pool({ connectionString: storeUrl, max: 2 })
+    const sent: string[] = []
+    let counting = false
+    // Every round trip is a query on a pooled client (pool.query runs on one too): named
+    // statements by their key, the rest (BEGIN, COMMIT) by their text.
+    pool.on("connect", (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown
+      ;(client as { query: unknown }).query = (...args: unknown[]) => {
+        const [q] = args as [string | { name?: string; text: string }]
+        if (counting)
+          sent.push(typeof q === "string" ? q : (q.name?.replace(/^tnx_[0-9a-f]+_/, "") ?? q.text))
+        return query(...args)
+      }
+    })
+    try {
+      const store = new PostgresStore({ pool, schema })
+      // The first tree prepares the schema and this pool's statements; the second is counted.
+      await deliverToParkedTree(store)
+      await deliverToParkedTree(store, (delivering) => {
+        if (delivering) sent.length = 0
+        counting = delivering
+      })
+      expect(sent).toEqual([
+        "holdersOf", // findRequest
+        "getSnapshot",
+        "claimFirst", // the claim, with the leaf's transcript the cascade loads first
+        "appendMessages", // the leaf's checkpoint: the first LLM request follows
+        "transcript", // the lead, loaded once the leaf has answered
+        "appendMessages", // its checkpoint, fenced by the claim
+        "BEGIN", // commitResume: both conversations, the snapshot and its holds
+        "appendMessages",
+        "appendMessages",
+        "putSnapshotHolds",
+        "COMMIT",
       ])
     } finally {
       await pool.end()
@@ -190,6 +231,42 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
       await reader.close()
     } finally {
       await pool.end()
+    }
+  })
+
+  it("a first claim reads the transcript after its locks: a save committed while it waited is in it", async () => {
+    const store = new PostgresStore({ connectionString: storeUrl, schema })
+    try {
+      const id = uid("waited")
+      const req = request("approval")
+      await store.save(id, turns(3), { pending: req })
+      const blocker = await admin().connect()
+      let claimed: ReturnType<typeof store.claimAnswer> | undefined
+      try {
+        // Another writer holds the conversation's row and appends a message, keeping the request.
+        await blocker.query("BEGIN")
+        await blocker.query(
+          `UPDATE "${schema}".tnx_conversations SET revision = revision + 1, message_count = 4 WHERE id = $1`,
+          [id],
+        )
+        await blocker.query(
+          `INSERT INTO "${schema}".tnx_messages (conversation_id, seq, body) VALUES ($1, 3, $2)`,
+          [id, JSON.stringify(turns(4)[3])],
+        )
+        claimed = store.claimAnswer(id, { id: req.id, ok: true })
+        await waitForLockedBackend(id, "%tnx_claim_first_read%")
+        await blocker.query("COMMIT")
+      } catch (error) {
+        await blocker.query("ROLLBACK")
+        throw error
+      } finally {
+        blocker.release()
+      }
+      await claimed
+      // The claim's read stands for this load (no query of its own), and holds the fourth message.
+      expect(await store.get(id)).toEqual(turns(4))
+    } finally {
+      await store.close()
     }
   })
 
@@ -282,12 +359,13 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
   })
 })
 
-/** The pid of the backend waiting on a lock while saving conversation `id`. */
-async function waitForLockedBackend(id: string): Promise<number> {
+/** The pid of the backend waiting on a lock while working on conversation `id` (its query LIKE `like`). */
+async function waitForLockedBackend(id: string, like = "%tnx_messages%"): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const { rows } = await admin().query<{ pid: number }>(
-      "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%tnx_messages%' " +
+      "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1 " +
         "AND datname = current_database()",
+      [like],
     )
     if (rows[0] !== undefined) return rows[0].pid
     await sleep(10)

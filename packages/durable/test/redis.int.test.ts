@@ -7,6 +7,7 @@ import { RedisStore } from "../src/redis/index.js"
 import { REDIS_MIGRATIONS } from "../src/redis/migrations.js"
 import { describeStoreContract } from "../src/testing/store-contract.js"
 import { parkAndResume, request, turns, uid } from "../src/testing/contract/context.js"
+import { deliverToParkedTree } from "./two-level-tree.js"
 
 const url = process.env.TOOLNEXUS_TEST_REDIS_URL
 const skip = url ? undefined : "TOOLNEXUS_TEST_REDIS_URL is not set"
@@ -101,6 +102,31 @@ describe.skipIf(skip !== undefined)("RedisStore on a live server", () => {
       const resume = (id: string) => parkAndResume(store, reader, id, calls)
       await resume(uid("round-trips-warm")) // loads the scripts on the server
       expect(await resume(uid("round-trips"))).toEqual(["evalsha", "evalsha", "evalsha"])
+    } finally {
+      client.disconnect()
+    }
+  })
+
+  it("resumes a saved two-level tree in 7 round trips, the claim reading the leaf (regression: it took 8)", async () => {
+    const { client, calls } = countingClient()
+    try {
+      const store = new RedisStore({ client, keyPrefix })
+      let sent: string[] = []
+      const count = (delivering: boolean) => {
+        if (delivering) calls.length = 0
+        else sent = [...calls]
+      }
+      await deliverToParkedTree(store, count) // loads the scripts on the server
+      await deliverToParkedTree(store, count)
+      expect(sent).toEqual([
+        "evalsha", // findRequest
+        "get", // getSnapshot
+        "evalsha", // the claim, with the leaf's transcript the cascade loads first
+        "evalsha", // the leaf's checkpoint: the first LLM request follows
+        "evalsha", // the lead, loaded once the leaf has answered
+        "evalsha", // its checkpoint, fenced by the claim
+        "evalsha", // commitResume
+      ])
     } finally {
       client.disconnect()
     }

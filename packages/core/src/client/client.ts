@@ -504,6 +504,32 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
    * is judged here (`assertAnswerFits`: id and expiry) unless it comes with the context of the
    * claim it was accepted under, where the store judged its expiry once.
    */
+  /**
+   * `continueRun` with the transcript given (`messages`): its own function, so a stored resume
+   * never compiles these checks.
+   */
+  function continueGiven(
+    cont: ContinueOptions,
+    messages: Message[],
+    input: RunInput,
+    claim: string | undefined,
+  ): ReturnType<typeof continueTranscript> {
+    const { answer, id, executor } = cont
+    if (claim !== undefined)
+      throw new ConfigError("continueRun: `claim` needs a stored continue (omit `messages`)")
+    if (cont.resume !== undefined)
+      throw new ConfigError("continueRun: `resume` needs a stored continue (omit `messages`)")
+    if (cont.checkpoint)
+      throw new ConfigError("continueRun: `checkpoint` needs a stored continue (omit `messages`)")
+    if (cont.commitSnapshot !== undefined)
+      throw new ConfigError("continueRun: `commitSnapshot` needs a stored continue (omit `messages`)")
+    if ((cont.pending === undefined) !== (answer === undefined)) {
+      throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
+    }
+    const config = executor ? journaled(input.emit ? streaming : plain, input, executor) : undefined
+    return finished(input, continueTranscript(input, messages, cont.pending, answer, id, undefined, config))
+  }
+
   function continueTranscript(
     input: RunInput,
     messages: Message[],
@@ -577,24 +603,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       const input = inputOf(cont.toolkit, signal, runId, cont.onEvent, cont.output, carried !== undefined)
       if (executor !== undefined && messages === undefined)
         throw new ConfigError("continueRun: `executor` needs `messages` (the engine's journal is the store)")
-      if (messages !== undefined) {
-        if (claim !== undefined)
-          throw new ConfigError("continueRun: `claim` needs a stored continue (omit `messages`)")
-        if (cont.resume !== undefined)
-          throw new ConfigError("continueRun: `resume` needs a stored continue (omit `messages`)")
-        if (cont.checkpoint)
-          throw new ConfigError("continueRun: `checkpoint` needs a stored continue (omit `messages`)")
-        if (cont.commitSnapshot !== undefined)
-          throw new ConfigError("continueRun: `commitSnapshot` needs a stored continue (omit `messages`)")
-        if ((cont.pending === undefined) !== (answer === undefined)) {
-          throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
-        }
-        const config = executor ? journaled(input.emit ? streaming : plain, input, executor) : undefined
-        return finished(
-          input,
-          continueTranscript(input, messages, cont.pending, answer, id, undefined, config),
-        )
-      }
+      if (messages !== undefined) return continueGiven(cont, messages, input, claim)
       if (typeof id !== "string" || id === "") {
         throw new ConfigError("continueRun needs `messages`, or the `id` of a stored conversation")
       }

@@ -159,15 +159,7 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
     if (isThenable(limit)) limit = await limit
     if (limit !== undefined) return state.result(model, "incomplete", { limit })
     const turn = state.turns + 1
-    if (config.compaction) {
-      const journal = input.journal
-      await compactTranscript(
-        config.compaction,
-        config.dialect,
-        state.messages,
-        journal && ((decide) => journal.executor.step(`compact:${turn}`, decide)),
-      )
-    }
+    if (config.compaction) await compactTurn(config, config.compaction, input, state, turn)
     let reply: ModelTurn
     // A journaled turn replays unasked: its hooks, request and events happened once, before.
     let replayed = false
@@ -202,6 +194,23 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
     if (halted) return state.result(model, "pending", { pending: halted })
     if (input.checkpoint) await input.checkpoint(state.messages)
   }
+}
+
+/** Compacts the transcript before turn `turn` (under an executor, as a journaled step). */
+function compactTurn(
+  config: LoopConfig,
+  compaction: CompactionOptions,
+  input: RunInput,
+  state: RunState,
+  turn: number,
+): Promise<void> {
+  const journal = input.journal
+  return compactTranscript(
+    compaction,
+    config.dialect,
+    state.messages,
+    journal && ((decide) => journal.executor.step(`compact:${turn}`, decide)),
+  )
 }
 
 /**
@@ -384,25 +393,7 @@ export async function settleTurn(
   }
   let relay: { request: Request; outcomes?: Map<string, CallOutcome> } | undefined
   if (relayCalls.length > 0) {
-    const request = relayRequest(relayCalls)
-    if (env.waitFor) {
-      input.tracing?.asked(request)
-      const answer = await env.waitFor(request)
-      const outcomes = relayOutcomes(env, request, relayCalls, answer)
-      relay = { request, outcomes: new Map(outcomes.map((o) => [o.call.id, o])) }
-    } else {
-      relay = { request }
-      for (const c of relayCalls) {
-        config.record({
-          event: "tool",
-          tool: c.name,
-          source: "relay",
-          outcome: "pending",
-          durationMs: 0,
-          turn,
-        })
-      }
-    }
+    relay = env.waitFor ? await relayAnswered(env, input, relayCalls) : relayParked(config, relayCalls, turn)
   }
   // Synchronous tools settled already: no Promise.all, no tick.
   const outcomes = running.some(isThenable)
@@ -470,4 +461,25 @@ function recordOutcomes(
   if (halted) input.emit?.({ type: "pending", request: halted })
   for (const m of config.dialect.toolResultMessages(results)) state.messages.push(m)
   return halted
+}
+
+/** The relay calls of a turn answered in process (`waitFor`): one request for all of them. */
+async function relayAnswered(
+  env: CallEnv,
+  input: RunInput,
+  relayCalls: ModelToolCall[],
+): Promise<{ request: Request; outcomes: Map<string, CallOutcome> }> {
+  const request = relayRequest(relayCalls)
+  input.tracing?.asked(request)
+  const answer = await (env.waitFor as NonNullable<CallEnv["waitFor"]>)(request)
+  const outcomes = relayOutcomes(env, request, relayCalls, answer)
+  return { request, outcomes: new Map(outcomes.map((o) => [o.call.id, o])) }
+}
+
+/** The relay calls of a turn that parks on their request (no `waitFor`), each metered as pending. */
+function relayParked(config: LoopConfig, relayCalls: ModelToolCall[], turn: number): { request: Request } {
+  for (const c of relayCalls) {
+    config.record({ event: "tool", tool: c.name, source: "relay", outcome: "pending", durationMs: 0, turn })
+  }
+  return { request: relayRequest(relayCalls) }
 }

@@ -128,48 +128,48 @@ export class MetricsRegistry {
   /** Records one event; unknown event kinds are ignored. */
   record(ev: MetricEvent): void {
     if (ev.replayed === true) return
-    switch (ev.event) {
-      case "llm": {
-        let s = this.#llm.get(ev.model)
-        if (s === undefined) {
-          s = { ok: 0, error: 0, duration: new Histogram() }
-          this.#llm.set(ev.model, s)
-        }
-        if (ev.status === "ok") s.ok++
-        else s.error++
-        s.duration.observe(seconds(ev.durationMs))
-        this.#promptTokens += tokens(ev.promptTokens)
-        this.#completionTokens += tokens(ev.completionTokens)
-        this.#sawLlm = true
-        return
-      }
-      case "tool": {
-        let bySource = this.#tools.get(ev.tool)
-        if (bySource === undefined) {
-          bySource = new Map()
-          this.#tools.set(ev.tool, bySource)
-        }
-        let s = bySource.get(ev.source)
-        if (s === undefined) {
-          s = { ok: 0, error: 0, pending: 0 }
-          bySource.set(ev.source, s)
-        }
-        if (ev.outcome === "error") s.error++
-        else if (ev.outcome === "pending") s.pending++
-        else s.ok++
-        let h = this.#toolDuration.get(ev.tool)
-        if (h === undefined) {
-          h = new Histogram()
-          this.#toolDuration.set(ev.tool, h)
-        }
-        h.observe(seconds(ev.durationMs))
-        return
-      }
-      case "run": {
-        if (ev.status === "error") this.#runErrors.set(ev.model, (this.#runErrors.get(ev.model) ?? 0) + 1)
-        return
-      }
+    // One method per kind: a process compiles only the kinds it records (a cold resume records
+    // a tool call before its first LLM request).
+    if (ev.event === "tool") this.#tool(ev)
+    else if (ev.event === "llm") this.#llmRequest(ev)
+    else if (ev.event === "run" && ev.status === "error")
+      this.#runErrors.set(ev.model, (this.#runErrors.get(ev.model) ?? 0) + 1)
+  }
+
+  #llmRequest(ev: Extract<MetricEvent, { event: "llm" }>): void {
+    let s = this.#llm.get(ev.model)
+    if (s === undefined) {
+      s = { ok: 0, error: 0, duration: new Histogram() }
+      this.#llm.set(ev.model, s)
     }
+    if (ev.status === "ok") s.ok++
+    else s.error++
+    s.duration.observe(seconds(ev.durationMs))
+    this.#promptTokens += tokens(ev.promptTokens)
+    this.#completionTokens += tokens(ev.completionTokens)
+    this.#sawLlm = true
+  }
+
+  #tool(ev: Extract<MetricEvent, { event: "tool" }>): void {
+    let bySource = this.#tools.get(ev.tool)
+    if (bySource === undefined) {
+      bySource = new Map()
+      this.#tools.set(ev.tool, bySource)
+    }
+    let s = bySource.get(ev.source)
+    if (s === undefined) {
+      s = { ok: 0, error: 0, pending: 0 }
+      bySource.set(ev.source, s)
+    }
+    if (ev.outcome === "error") s.error++
+    else if (ev.outcome === "pending") s.pending++
+    else s.ok++
+    let h = this.#toolDuration.get(ev.tool)
+    if (h === undefined) {
+      h = new Histogram()
+      this.#toolDuration.set(ev.tool, h)
+    }
+    h.observe(seconds(ev.durationMs))
   }
 
   /**

@@ -57,7 +57,7 @@ export function withRetries<T>(
     first = Promise.reject(caught)
   }
   return first.then(undefined, async (caught: unknown) => {
-    await afterFailure(policy, signal, current, caught, 1)
+    await retryAfter(policy, signal, failedAttempt(caught, current), current, 1)
     return retrying(policy, signal, attempt, 2)
   })
 }
@@ -73,31 +73,36 @@ async function retrying<T>(
     if (signal?.aborted) throw abortErrorOf(signal)
     const timed = policy.timeoutMs === undefined ? undefined : timedSignal(signal, policy.timeoutMs)
     const current: Attempt = { signal: timed ? timed.signal : signal, delivered: false }
-    let caught: unknown
+    let error: Error
     try {
       return await attempt(current)
-    } catch (error) {
-      caught = error
+    } catch (caught) {
+      error = failedAttempt(caught, current)
     } finally {
       timed?.release()
     }
-    await afterFailure(policy, signal, current, caught, count)
+    await retryAfter(policy, signal, error, current, count)
   }
 }
 
-/**
- * After failed attempt `count`: throws the error when it is final (an abort, `onError` said
- * "fail", output was delivered, or the retries are spent), else waits out the retry delay.
- */
-async function afterFailure(
-  policy: RetryPolicy,
-  signal: AbortSignal | undefined,
-  current: Attempt,
-  caught: unknown,
-  count: number,
-): Promise<void> {
+// A failed attempt's handling is kept out of `withRetries`, which every LLM request runs: a
+// request that succeeds (the first one of a cold process) never compiles it.
+
+/** The error of a failed attempt; an abort is thrown at once (never retried). */
+function failedAttempt(caught: unknown, current: Attempt): Error {
   const error = AbortError.isInstance(caught) ? (caught as Error) : classify(caught, current.signal)
   if (AbortError.isInstance(error)) throw error
+  return error
+}
+
+/** Waits out the backoff before attempt `count + 1`, or throws `error` when it is not retried. */
+async function retryAfter(
+  policy: RetryPolicy,
+  signal: AbortSignal | undefined,
+  error: Error,
+  current: Attempt,
+  count: number,
+): Promise<void> {
   const retryable = !current.delivered && isRetryable(error)
   const status = LLMHttpError.isInstance(error) ? error.status : undefined
   const info: LLMErrorInfo = { error, status, attempt: count, retryable }

@@ -44,12 +44,7 @@ export async function resumeHaltedTurn(
   // nothing runs again, the run goes on from them.
   if (settledBefore(calls, recorded, answeredIds, pending)) return undefined
   const presets = new Map<string, Preset>()
-  if (relay) {
-    const relayCalls = calls.filter((c) => answeredIds.has(c.id))
-    const outcomes = new Map<string, CallOutcome>()
-    for (const c of relayCalls)
-      presets.set(c.id, (env) => fromRelay(outcomes, env, pending, relayCalls, answer, c))
-  }
+  if (relay) presetRelayCalls(presets, calls, answeredIds, pending, answer)
   for (const call of calls) {
     if (presets.has(call.id)) continue
     if (answeredIds.has(call.id)) {
@@ -91,6 +86,20 @@ function assertApprovedCall(
   if (!answer.ok || !isGateRequest(pending)) return
   const call = calls.find((c) => c.id === pending.data?.callId && asksFor(pending, c.name, c.id))
   if (call) approvedArguments(input.toolkit?.get(call.name), pending, answer, call.args ?? {})
+}
+
+/** Presets the relay calls `answer` settles: they share one set of outcomes. */
+function presetRelayCalls(
+  presets: Map<string, Preset>,
+  calls: ModelToolCall[],
+  answeredIds: Set<unknown>,
+  pending: Request,
+  answer: Answer,
+): void {
+  const relayCalls = calls.filter((c) => answeredIds.has(c.id))
+  const outcomes = new Map<string, CallOutcome>()
+  for (const c of relayCalls)
+    presets.set(c.id, (env) => fromRelay(outcomes, env, pending, relayCalls, answer, c))
 }
 
 /**

@@ -122,4 +122,40 @@ export const POSTGRES_MIGRATIONS: readonly ((schema: string) => string)[] = [
   // 4: message bodies may be compact arrays (store-engine/compact-message.ts). No table changes:
   // the version makes an older store refuse the database instead of misreading those rows.
   () => "SELECT 1",
+  // 5: a first claim that also reads what the resume loads first, in the same round trip (see
+  // `claimFirst` in postgres-store.ts). The claim itself is tnx_claim_first's, unchanged; the
+  // read comes after it, in a statement of its own (a fresh snapshot under READ COMMITTED), so
+  // it sees every write committed before it, as a read sent after the claim's reply would. The
+  // conversation read is
+  // the one the resume loads first: for a saved runtime, the deepest holder the request index
+  // records (the cascade starts at the leaf); otherwise the claimed conversation. No rows: not
+  // granted here. One row per message (seq and body NULL when there are none), each with the
+  // claimed request's pending JSON; the conversation columns are NULL when it is not stored.
+  (s) => `
+  CREATE FUNCTION ${s}.tnx_claim_first_read(p_request text, p_conversation text, p_token text,
+    p_answer text, p_lease_ms float8, p_runtime_key text, p_approves boolean)
+  RETURNS TABLE (claimed_pending text, holder text, holder_revision integer,
+    holder_message_count integer, holder_pending_id text, message_seq integer, message_body text)
+  LANGUAGE plpgsql AS $claim$
+  DECLARE
+    waiting text;
+    target text := p_conversation;
+  BEGIN
+    waiting := ${s}.tnx_claim_first(p_request, p_conversation, p_token, p_answer, p_lease_ms,
+      p_runtime_key, p_approves);
+    IF waiting IS NULL THEN RETURN; END IF;
+    IF p_runtime_key IS NOT NULL THEN
+      SELECT COALESCE(r.conversation_id, p_conversation) INTO target FROM ${s}.tnx_requests r
+        WHERE r.request_id = p_request;
+    END IF;
+    RETURN QUERY SELECT waiting, c.id, c.revision, c.message_count, c.pending_id, m.seq, m.body
+      FROM ${s}.tnx_conversations c LEFT JOIN ${s}.tnx_messages m ON m.conversation_id = c.id
+      WHERE c.id = target ORDER BY m.seq;
+    IF NOT FOUND THEN
+      RETURN QUERY SELECT waiting, NULL::text, NULL::integer, NULL::integer, NULL::text,
+        NULL::integer, NULL::text;
+    END IF;
+  END
+  $claim$;
+  `,
 ]

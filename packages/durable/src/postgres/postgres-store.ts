@@ -72,6 +72,22 @@ interface PgRequestRow {
   claim_expires_at: string | null
 }
 
+/**
+ * A row of the one-statement first claim (tnx_claim_first_read, migration 5): one per message
+ * of the conversation the resume loads first, each with the claimed request's JSON.
+ */
+interface ClaimFirstRow {
+  claimed_pending: string
+  /** The conversation read; `null` when it is not stored. */
+  holder: string | null
+  holder_revision: number | null
+  holder_message_count: number | null
+  holder_pending_id: string | null
+  /** `null` on the one row of a conversation without messages. */
+  message_seq: number | null
+  message_body: string | null
+}
+
 /** A holder row as the listing queries return it. */
 interface PgHolderRow {
   id: string
@@ -368,9 +384,10 @@ export class PostgresStore extends DurableStoreBase {
    */
   protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
     const { id, answerId, runtimeKey } = input
-    // The common first claim in one round trip; the function grants only what decideClaim
-    // would, and leaves every other case (refusals, takeovers, deadlines) to it below.
-    const first = await run<{ pending: string | null }>(this.#pool, this.#sql.claimFirst, [
+    // The common first claim in one round trip, with the transcript the resume loads first
+    // (migration 5); the function grants only what judgeClaim would, and leaves every other
+    // case (refusals, takeovers, deadlines) to it below.
+    const first = await run<ClaimFirstRow>(this.#pool, this.#sql.claimFirst, [
       answerId,
       id,
       input.token,
@@ -379,8 +396,8 @@ export class PostgresStore extends DurableStoreBase {
       runtimeKey ?? null,
       input.approves,
     ])
-    const pendingJson = first.rows[0]?.pending
-    if (pendingJson != null) return { grant: "claim", pendingJson, answerJson: input.answerJson }
+    const granted = grantedFirst(first.rows, input.answerJson)
+    if (granted !== undefined) return granted
     return this.#transaction(async (client): Promise<ClaimOutcome> => {
       // The request's row first, then the conversation's: the order every fenced save takes.
       // One statement creates the row when missing and locks it either way.
@@ -481,24 +498,21 @@ export class PostgresStore extends DurableStoreBase {
 
   /**
    * Stores the runtime snapshot JSON `body` under `key`. With `holds`, also replaces (in the
-   * same transaction) the requests recorded as held by that runtime; without, they stay.
+   * same statement) the requests recorded as held by that runtime; without, they stay.
    */
   protected async writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): Promise<void> {
-    if (holds === undefined) {
-      await run(this.#pool, this.#sql.putSnapshot, [key, body])
-      return
-    }
-    await this.#transaction((client) => this.#snapshotLocked(client, key, body, holds))
+    await this.#snapshot(this.#pool, key, body, holds)
   }
 
-  /** The statements of a snapshot write with its holds, inside a transaction. */
-  async #snapshotLocked(client: Queryable, key: string, body: string, holds: RuntimeHold[] | undefined) {
-    await run(client, this.#sql.putSnapshot, [key, body])
-    if (holds === undefined) return
-    await run(client, this.#sql.dropHolds, [key])
-    if (holds.length === 0) return
-    await run(client, this.#sql.holds, [
+  /** A snapshot write with its holds: one statement, so one round trip and atomic on its own. */
+  async #snapshot(db: Queryable, key: string, body: string, holds: RuntimeHold[] | undefined) {
+    if (holds === undefined) {
+      await run(db, this.#sql.putSnapshot, [key, body])
+      return
+    }
+    await run(db, this.#sql.putSnapshotHolds, [
       key,
+      body,
       holds.map((h) => h.requestId),
       holds.map((h) => h.conversationId),
       holds.map((h) => (h.path ? JSON.stringify(h.path) : null)),
@@ -533,7 +547,7 @@ export class PostgresStore extends DurableStoreBase {
           if ("lostClaim" in outcome) throw new LostClaim(input.id, outcome.lostClaim)
           outcomes[i] = outcome
         }
-        if (snapshot) await this.#snapshotLocked(client, snapshot.key, snapshot.body, snapshot.holds)
+        if (snapshot) await this.#snapshot(client, snapshot.key, snapshot.body, snapshot.holds)
         return outcomes
       })
     } catch (error) {
@@ -782,7 +796,7 @@ function statementTexts(s: string) {
       RETURNING state, attempts, runtime_key, claim_token, claim_conversation_id, claim_answer,
         ${ms("claim_expires_at")} AS claim_expires_at, ${ms("now()")} AS now_ms, (xmax = 0) AS created`,
     lockClaim: `SELECT request_id FROM ${requests} WHERE claim_token = $1 FOR UPDATE`,
-    claimFirst: `SELECT ${s}.tnx_claim_first($1, $2, $3, $4, $5, $6, $7) AS pending`,
+    claimFirst: `SELECT * FROM ${s}.tnx_claim_first_read($1, $2, $3, $4, $5, $6, $7)`,
     // The claim on the request, and the conversation's pointer to it, in one round trip.
     claimRequest: `
       WITH claimed AS (
@@ -830,13 +844,20 @@ function statementTexts(s: string) {
       ) AND NOT EXISTS (
         SELECT 1 FROM ${conversations} o WHERE o.pending_id = r.request_id AND o.id != $1
       )`,
-    dropHolds: `
-      UPDATE ${requests} SET runtime_key = NULL, conversation_id = NULL, path = NULL, updated_at = now()
-      WHERE runtime_key = $1 AND state IN ('open', 'claimed')`,
-    holds: `
+    // The snapshot, and the runtime's holds replaced: the open or claimed requests it no longer
+    // holds are let go, the ones it holds upserted. The two touch disjoint rows (no row twice in
+    // one statement), and end as dropping every hold, then upserting, would leave them.
+    putSnapshotHolds: `
+      WITH put AS (
+        INSERT INTO ${snapshots} (key, body, updated_at) VALUES ($1, $2, now())
+        ON CONFLICT (key) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
+      ), dropped AS (
+        UPDATE ${requests} SET runtime_key = NULL, conversation_id = NULL, path = NULL, updated_at = now()
+        WHERE runtime_key = $1 AND state IN ('open', 'claimed') AND NOT (request_id = ANY($3::text[]))
+      )
       INSERT INTO ${requests} (request_id, state, runtime_key, conversation_id, path, updated_at)
       SELECT t.request_id, 'open', $1, t.conversation_id, t.path, now()
-      FROM unnest($2::text[], $3::text[], $4::text[]) AS t(request_id, conversation_id, path)
+      FROM unnest($3::text[], $4::text[], $5::text[]) AS t(request_id, conversation_id, path)
       ON CONFLICT (request_id) DO UPDATE SET runtime_key = excluded.runtime_key,
         conversation_id = excluded.conversation_id, path = excluded.path, updated_at = excluded.updated_at
       WHERE ${requests}.state IN ('open', 'claimed')`,
@@ -847,6 +868,30 @@ function statementTexts(s: string) {
       INSERT INTO ${snapshots} (key, body, updated_at) VALUES ($1, $2, now()) ON CONFLICT (key) DO NOTHING`,
     getSnapshot: `SELECT body FROM ${snapshots} WHERE key = $1`,
     deleteSnapshot: `DELETE FROM ${snapshots} WHERE key = $1`,
+  }
+}
+
+/**
+ * The grant of a one-statement first claim, with the transcript it read; `undefined` when it
+ * returned no rows (it granted nothing, and wrote nothing).
+ */
+function grantedFirst(rows: ClaimFirstRow[], answerJson: string): ClaimOutcome | undefined {
+  const head = rows[0]
+  if (head === undefined) return undefined
+  const grant = { grant: "claim", pendingJson: head.claimed_pending, answerJson } as const
+  if (head.holder === null) return grant
+  return {
+    ...grant,
+    transcriptOf: head.holder,
+    transcript: {
+      revision: head.holder_revision as number,
+      count: head.holder_message_count as number,
+      pendingId: head.holder_pending_id,
+      rows:
+        head.message_seq === null
+          ? []
+          : rows.map((row) => ({ seq: row.message_seq as number, body: row.message_body as string })),
+    },
   }
 }
 

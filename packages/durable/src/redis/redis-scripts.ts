@@ -105,8 +105,10 @@ return {head[1], head[2], redis.call("LRANGE", KEYS[2], 0, -1), head[3] or ""}
  * pending JSON has no \`expiresAt\` to judge (no mention of it, nor any escape that could
  * spell it). Only there, where \`judgeClaim\` grants "claim" too (pinned by
  * claim-rules.test.ts and CLAIM_CASES), it claims and returns {"claim", pending JSON,
- * revision, count ("" = unset), bodies}: the transcript as GET_SCRIPT reads it, so that the
- * resume's load that follows needs no round trip of its own.
+ * revision, count ("" = unset), bodies, conversation ("" = the claimed one), its pending id}:
+ * the transcript as GET_SCRIPT reads it of the conversation the resume loads first (a saved
+ * runtime's deepest holder, as the request records it; else the claimed one), so that load
+ * needs no round trip of its own; just {"claim", pending JSON} when that one is not stored.
  * Anything else writes nothing and returns the facts for \`judgeClaim\`: {"facts", conversation
  * exists ("1" or ""), pending id, pending JSON, consumed id, request state, runtime key, claim
  * token, claim expiry ms, claimed answer JSON, claim holder's conversation id, attempts, the
@@ -127,8 +129,14 @@ if (not r[1] or (r[1] == "open" and not r[3])) and (r[2] or "") == ARGV[6] and f
   redis.call("HINCRBY", req, "attempts", 1)
   redis.call("ZADD", KEYS[2], expires, aid)
   redis.call("HSET", KEYS[1], "claimToken", ARGV[4], "claimRequest", aid)
-  local head = redis.call("HMGET", KEYS[1], "rev", "count")
-  return {"claim", p, head[1], head[2] or "", redis.call("LRANGE", KEYS[3], 0, -1)}
+  local conv, msgs, of = KEYS[1], KEYS[3], ""
+  local deepest = ARGV[6] ~= "" and redis.call("HGET", req, "holder")
+  if deepest and deepest ~= ARGV[1] then
+    conv, msgs, of = ARGV[7] .. "conv:" .. deepest, ARGV[7] .. "msgs:" .. deepest, deepest
+  end
+  local head = redis.call("HMGET", conv, "rev", "count", "pendingId")
+  if not head[1] then return {"claim", p} end
+  return {"claim", p, head[1], head[2] or "", redis.call("LRANGE", msgs, 0, -1), of, head[3] or ""}
 end
 local holder = ""
 if r[6] then

@@ -401,17 +401,26 @@ export class RedisStore extends DurableStoreBase {
         input.approves ? "1" : "",
       ])) as string[]
       if (reply[0] === "claim") {
-        // The fast path read the transcript too (as readTranscript does): the resume's load
-        // takes it instead of a round trip of its own.
-        const [, pendingJson, revision, count, bodies] = reply as [string, string, string, string, string[]]
+        // The fast path read a transcript too (as readTranscript does), of the conversation
+        // the resume loads first: that load takes it instead of a round trip of its own.
+        const [, pendingJson, revision, count, bodies, of, pendingId] = reply as [
+          string,
+          string,
+          string | undefined,
+          string,
+          string[],
+          string,
+          string,
+        ]
+        const grant = { grant: "claim", pendingJson, answerJson: input.answerJson } as const
+        if (revision === undefined) return grant
         return {
-          grant: "claim",
-          pendingJson,
-          answerJson: input.answerJson,
+          ...grant,
+          transcriptOf: of || id,
           transcript: {
             revision: Number(revision),
             count: Number(count || 0),
-            pendingId: answerId,
+            pendingId: pendingId || null,
             rows: bodies.map((body, seq) => ({ seq, body })),
           },
         }

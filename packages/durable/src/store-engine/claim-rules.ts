@@ -163,7 +163,8 @@ export type ClaimJudgement =
  * atomically, the decision ({@link decideClaim}), the expiry judgement and what to write.
  * Backends only read the facts and apply the judgement in the same transaction (SQLite,
  * PostgreSQL, memory) or compare-and-set script (Redis). A backend's fast path (PostgreSQL's
- * `tnx_claim_first`, the Redis claim script's first claim) may grant a plain first claim
+ * `tnx_claim_first`, called by `tnx_claim_first_read`; the Redis claim script's first claim)
+ * may grant a plain first claim
  * without calling this, only in states where this grants "claim" (pinned by
  * claim-rules.test.ts and every row of CLAIM_CASES).
  */
@@ -189,6 +190,15 @@ export function judgeClaim(facts: ClaimFacts, input: ClaimInput): ClaimJudgement
       outcome: { grant: decision, pendingJson: conv?.pendingJson as string, answerJson },
     }
   }
+  return refusedClaim(decision, conv, req)
+}
+
+/** The judgement of a refused claim (its own function: a granted claim never compiles it). */
+function refusedClaim(
+  decision: ClaimRefusal,
+  conv: ClaimFacts["conversation"],
+  req: ClaimFacts["request"],
+): ClaimJudgement {
   return {
     write: decision === "exhausted" ? "fail" : "none",
     outcome: {

@@ -133,11 +133,18 @@ export interface StoredTranscript {
 
 /**
  * What a backend's claim primitive reports: a grant with the stored JSON, or a refusal. A
- * backend that reads the transcript in the claim's own statement returns it as `transcript`:
- * the resume's load then needs no read of its own.
+ * backend that reads a transcript in the claim's own statement returns it as `transcript`
+ * (of conversation `transcriptOf`, by default the claimed one): the resume's load of that
+ * conversation then needs no read of its own.
  */
 export type ClaimOutcome =
-  | { grant: ClaimGrant; pendingJson: string; answerJson: string; transcript?: StoredTranscript }
+  | {
+      grant: ClaimGrant
+      pendingJson: string
+      answerJson: string
+      transcript?: StoredTranscript
+      transcriptOf?: string
+    }
   | { refusal: ClaimRefusal; runtimeKey?: string | null; decisionJson?: string | null; expiresAt?: string }
 
 /** Options every durable store takes beside its connection. */
@@ -441,22 +448,9 @@ export abstract class DurableStoreBase implements DurableStore {
     try {
       outcome = await this.#use("claim an answer for conversation", id, () => this.writeClaim(input))
     } catch (error) {
-      // The claim may have been written before the reply was lost: expire it at once, so a
-      // claim nobody holds never blocks the request for a whole lease.
-      await this.#use("expire an unacknowledged claim", undefined, () =>
-        this.expireClaim(id, input.token),
-      ).catch(() => {})
-      throw error
+      return this.#unacknowledged(id, input.token, error)
     }
-    if ("refusal" in outcome) {
-      this.#dropClaimed(id)
-      const decision = decisionOf(outcome.decisionJson ?? null, answer.id)
-      throw claimRefusalError(outcome.refusal, id, answer.id, {
-        runtimeKey: outcome.runtimeKey,
-        ...(decision ? { decision } : {}),
-        ...(outcome.expiresAt !== undefined ? { expiresAt: outcome.expiresAt } : {}),
-      })
-    }
+    if ("refusal" in outcome) this.#refuse(id, answer.id, outcome)
     const claim: AnswerClaim = {
       token: input.token,
       answer: decodeJson<Answer>(
@@ -473,8 +467,31 @@ export abstract class DurableStoreBase implements DurableStore {
       ),
       takeover: outcome.grant === "takeover",
     }
-    if (outcome.transcript !== undefined) this.#keepClaimed(id, outcome.transcript)
+    if (outcome.transcript !== undefined) this.#keepClaimed(outcome.transcriptOf ?? id, outcome.transcript)
     return claim
+  }
+
+  // The claim's two failures, kept out of `claimAnswer` so that a claim granted (a resume's
+  // first act) compiles neither.
+
+  /** A claim whose write failed: it may have been written before the reply was lost. */
+  async #unacknowledged(id: string, token: string, error: unknown): Promise<never> {
+    // Expired at once, so a claim nobody holds never blocks the request for a whole lease.
+    await this.#use("expire an unacknowledged claim", undefined, () => this.expireClaim(id, token)).catch(
+      () => {},
+    )
+    throw error
+  }
+
+  /** Throws the typed error of a claim the store refused. */
+  #refuse(id: string, answerId: string, outcome: Extract<ClaimOutcome, { refusal: ClaimRefusal }>): never {
+    this.#dropClaimed(id)
+    const decision = decisionOf(outcome.decisionJson ?? null, answerId)
+    throw claimRefusalError(outcome.refusal, id, answerId, {
+      runtimeKey: outcome.runtimeKey,
+      ...(decision ? { decision } : {}),
+      ...(outcome.expiresAt !== undefined ? { expiresAt: outcome.expiresAt } : {}),
+    })
   }
 
   async renewClaim(id: string, token: string, opts?: RenewOptions): Promise<boolean> {
@@ -578,8 +595,9 @@ export abstract class DurableStoreBase implements DurableStore {
 
   /**
    * Keeps the transcript a granted claim read for the resume's load, which follows in the same
-   * turn of the event loop (`askWithAnswer` loads right after claiming, with no I/O between):
-   * the claim's read stands for that load. It is dropped when the loop moves on, so a later
+   * turn of the event loop (`askWithAnswer` loads right after claiming, with no I/O between,
+   * and a saved runtime's cascade loads its deepest holder first): the claim's read stands for
+   * that load. It is dropped when the loop moves on, so a later
    * `get` never returns a transcript older than its own call.
    */
   #keepClaimed(id: string, stored: StoredTranscript): void {
@@ -624,7 +642,11 @@ export abstract class DurableStoreBase implements DurableStore {
     if (this.#closed) throw closedStoreError(this.storeName)
     try {
       if (!this.#ready) {
-        await this.#within(5 * this.opTimeoutMs, "prepare its schema", undefined, () => this.ready())
+        // A blocking store's setup runs to its end before any timer could fire: no deadline to
+        // arm (and none of its code to compile on a cold resume's first call).
+        await (this.blocking
+          ? this.ready()
+          : this.#within(5 * this.opTimeoutMs, "prepare its schema", undefined, () => this.ready()))
         this.#ready = true
         if (this.#closed) throw closedStoreError(this.storeName)
       }

@@ -74,8 +74,11 @@ class Histogram {
   count = 0
 
   observe(seconds: number): void {
-    let i = 0
-    while (i < BUCKETS.length && seconds > BUCKETS[i]!) i++
+    // The increment runs on every call: in a loop body only a slow call reaches, it would have
+    // no type feedback, and the first slow call would deoptimize every caller it is inlined in.
+    let i = -1
+    do i++
+    while (i < BUCKETS.length && seconds > BUCKETS[i]!)
     this.counts[i]!++
     this.sum += seconds
     this.count++

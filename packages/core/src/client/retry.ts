@@ -40,12 +40,36 @@ export interface Attempt {
  * provider asked for a delay (`retry-after-ms`, `Retry-After`), capped by `maxRetryDelayMs`.
  * Aborts are never retried. The per-attempt timeout covers reading the whole reply.
  */
-export async function withRetries<T>(
+export function withRetries<T>(
   policy: RetryPolicy,
   signal: AbortSignal | undefined,
   attempt: (current: Attempt) => Promise<T>,
 ): Promise<T> {
-  for (let count = 1; ; count++) {
+  if (policy.timeoutMs !== undefined || signal?.aborted) return retrying(policy, signal, attempt, 1)
+  // A first attempt without a timeout is not wrapped in an async frame: an async function runs
+  // its continuation in its own code, so V8 compiled the retry loop on its own as well as
+  // inlined in the request path, inside the first thousand requests.
+  const current: Attempt = { signal, delivered: false }
+  let first: Promise<T>
+  try {
+    first = attempt(current)
+  } catch (caught) {
+    first = Promise.reject(caught)
+  }
+  return first.then(undefined, async (caught: unknown) => {
+    await retryAfter(policy, signal, failedAttempt(caught, current), current, 1)
+    return retrying(policy, signal, attempt, 2)
+  })
+}
+
+/** The attempts from `from` on, each under the per-attempt timeout. */
+async function retrying<T>(
+  policy: RetryPolicy,
+  signal: AbortSignal | undefined,
+  attempt: (current: Attempt) => Promise<T>,
+  from: number,
+): Promise<T> {
+  for (let count = from; ; count++) {
     if (signal?.aborted) throw abortErrorOf(signal)
     const timed = policy.timeoutMs === undefined ? undefined : timedSignal(signal, policy.timeoutMs)
     const current: Attempt = { signal: timed ? timed.signal : signal, delivered: false }

@@ -25,18 +25,25 @@ export type Transport = (init: {
  */
 export function undiciTransport(url: string): Transport {
   let target: Target | undefined
-  return async ({ headers, body, signal }) => {
+  // Not async, for the reason `withRetries` gives: `then` handlers instead of a continuation.
+  return ({ headers, body, signal }) => {
+    let sent: Promise<Dispatcher.ResponseData>
     try {
       // Parsed on first use, so a bad URL fails the request as before, not createClient.
       target ??= targetOf(url)
       const { origin, path } = target
-      return new UndiciReply(
-        await sharedAgent().request({ origin, path, method: "POST", headers, body, signal }),
-      )
+      sent = sharedAgent().request({ origin, path, method: "POST", headers, body, signal })
     } catch (error) {
-      throw transportError(error, signal)
+      return Promise.reject(transportError(error, signal))
     }
+    return sent.then(undiciReply, (error) => {
+      throw transportError(error, signal)
+    })
   }
+}
+
+function undiciReply(res: Dispatcher.ResponseData): HttpReply {
+  return new UndiciReply(res)
 }
 
 interface Target {

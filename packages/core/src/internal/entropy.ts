@@ -2,8 +2,12 @@ import { randomFillSync } from "node:crypto"
 
 /** Random bytes drawn at a time: one `randomFillSync` serves hundreds of ids. */
 const BATCH = 16 * 1024
+/** The bytes of the first fill (see {@link drawEntropy}). */
+const FIRST = 512
 const pool = Buffer.alloc(BATCH)
 let used = BATCH
+/** Where the next fill starts: the first fills only the pool's tail. */
+let from = BATCH - FIRST
 
 /**
  * @internal The offset in {@link entropyPool} of `n` (≤ 16 KiB) fresh random bytes, refilling
@@ -12,8 +16,14 @@ let used = BATCH
  */
 export function drawEntropy(n: number): number {
   if (used + n > BATCH) {
-    randomFillSync(pool)
-    used = 0
+    // The first fill is short, so the second comes a few dozen ids later, once this function
+    // collects feedback. A call that had never run with feedback deoptimizes the optimized code
+    // it is inlined in (the run-id and request-id paths) the first time it runs; with full fills
+    // from the start that was at the second fill, hundreds of runs after they were optimized.
+    const start = Math.min(from, BATCH - n)
+    randomFillSync(pool, start)
+    used = start
+    from = 0
   }
   const at = used
   used += n

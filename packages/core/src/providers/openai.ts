@@ -7,6 +7,7 @@ import {
   type FinishReason,
   type ModelToolCall,
   type ModelTurn,
+  type TranscriptToolResult,
   type TurnListener,
   lastAssistantIndex,
   parseToolArguments,
@@ -29,8 +30,15 @@ export const openaiDialect: Dialect = {
       if (part.filename !== undefined) file.filename = part.filename
       return { type: "file", file }
     }),
-  toolResultMessages: (results) =>
-    results.map((r) => ({ role: "tool", tool_call_id: r.id, content: r.output }) satisfies OpenAIMessage),
+  toolResultMessages(results) {
+    // A loop, not `map`: see `parse`.
+    const out: OpenAIMessage[] = []
+    for (let i = 0; i < results.length; i++) {
+      const r = results[i] as TranscriptToolResult
+      out.push({ role: "tool", tool_call_id: r.id, content: r.output })
+    }
+    return out
+  },
   lastAssistantTurn(messages) {
     const index = lastAssistantIndex(messages)
     if (index < 0) return undefined
@@ -68,12 +76,17 @@ export function openaiAssistantMessage(
   return {
     role: "assistant",
     content: text === "" ? null : text,
-    tool_calls: calls.map((c) => ({
-      id: c.id,
-      type: "function",
-      function: { name: c.name, arguments: c.arguments },
-    })),
+    tool_calls: wireCalls(calls),
   }
+}
+
+function wireCalls(calls: ModelToolCall[]): OpenAIToolCall[] {
+  const out: OpenAIToolCall[] = []
+  for (let i = 0; i < calls.length; i++) {
+    const c = calls[i] as ModelToolCall
+    out.push({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })
+  }
+  return out
 }
 
 /** @internal OpenAI's `finish_reason` in the normalised vocabulary. */
@@ -128,14 +141,20 @@ export const openaiWire: WireFormat = {
     const text = typeof message.content === "string" ? message.content : ""
     const refusal =
       typeof message.refusal === "string" && message.refusal !== "" ? message.refusal : undefined
-    const rawCalls = Array.isArray(message.tool_calls) ? message.tool_calls : []
-    const toolCalls = rawCalls.map((c, i) => {
+    const rawCalls: unknown[] = Array.isArray(message.tool_calls) ? message.tool_calls : []
+    // A loop over one array literal, not `map`: the array `map` makes in the interpreter and the
+    // one its optimized inline makes differ in elements kind, and every function that reads
+    // `toolCalls` after the caller is optimized deoptimizes on the "wrong map" (a recompile
+    // of the whole loop inside the first thousand runs).
+    const toolCalls: ModelToolCall[] = []
+    for (let i = 0; i < rawCalls.length; i++) {
+      const c = rawCalls[i]
       if (!isPlainObject(c) || !isPlainObject(c.function) || typeof c.function.name !== "string") {
         throw new LLMResponseError(`the OpenAI-style reply has a malformed tool call at index ${i}`)
       }
       const raw = typeof c.function.arguments === "string" ? c.function.arguments : ""
-      return parseToolArguments(typeof c.id === "string" ? c.id : `call_${i}`, c.function.name, raw)
-    })
+      toolCalls.push(parseToolArguments(typeof c.id === "string" ? c.id : `call_${i}`, c.function.name, raw))
+    }
     const usage = isPlainObject(json) && isPlainObject(json.usage) ? json.usage : {}
     return openaiTurn(text, toolCalls, refusal, (choice as Record<string, unknown>).finish_reason, {
       promptTokens: num(usage.prompt_tokens),

@@ -17,12 +17,10 @@
 //   node host-round-trips.mjs [--turns 5] [--only sqlite,postgres,redis]
 //   TOOLNEXUS_TEST_PG_URL=postgres://… TOOLNEXUS_TEST_REDIS_URL=redis://… (backends without a URL are skipped)
 import { randomUUID } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { createInProcessClient, createToolkit, defineTool, hostAgent, pending } from "@toolnexus/core"
 import { createStoreHost } from "@toolnexus/durable"
+import { countedBackends } from "./counted-backends.mjs"
 import { machineLine, median, printRows } from "./harness.mjs"
 
 const { values } = parseArgs({
@@ -36,9 +34,6 @@ let counting = false
 let counts = newCounts()
 function newCounts() {
   return { calls: {}, storeCalls: 0, roundTrips: 0, transactions: 0 }
-}
-const tick = () => {
-  if (counting) counts.roundTrips++
 }
 
 /** The store as the host sees it, every method call counted while `counting`. */
@@ -56,81 +51,6 @@ function countingStore(store) {
       }
     },
   })
-}
-
-async function sqliteBackend() {
-  const { default: Database } = await import("better-sqlite3")
-  const { SqliteStore } = await import("@toolnexus/durable/sqlite")
-  const dir = mkdtempSync(join(tmpdir(), "tnx-host-trips-"))
-  const db = new Database(join(dir, "runs.db"))
-  db.pragma("journal_mode = WAL")
-  const prepare = db.prepare.bind(db)
-  db.prepare = (sql) => {
-    const statement = prepare(sql)
-    for (const method of ["run", "get", "all", "iterate"]) {
-      const original = statement[method].bind(statement)
-      statement[method] = (...args) => {
-        tick()
-        return original(...args)
-      }
-    }
-    return statement
-  }
-  const transaction = db.transaction.bind(db)
-  db.transaction = (fn) =>
-    transaction((...args) => {
-      if (counting) counts.transactions++
-      return fn(...args)
-    })
-  return {
-    store: new SqliteStore({ db }),
-    close() {
-      db.close()
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
-}
-
-async function postgresBackend(url) {
-  const { default: pg } = await import("pg")
-  const { PostgresStore } = await import("@toolnexus/durable/postgres")
-  const pool = new pg.Pool({ connectionString: url, max: 4 })
-  const schema = `tnx_host_trips_${randomUUID().slice(0, 8)}`
-  pool.on("connect", (client) => {
-    const clientQuery = client.query.bind(client)
-    client.query = (...args) => {
-      tick()
-      if (counting && (args[0] === "BEGIN" || args[0]?.text === "BEGIN")) counts.transactions++
-      return clientQuery(...args)
-    }
-  })
-  return {
-    store: new PostgresStore({ pool, schema }),
-    async close() {
-      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-      await pool.end()
-    },
-  }
-}
-
-async function redisBackend(url) {
-  const { Redis } = await import("ioredis")
-  const { RedisStore } = await import("@toolnexus/durable/redis")
-  const client = new Redis(url)
-  const keyPrefix = `tnx-host-trips-${randomUUID().slice(0, 8)}:`
-  const send = client.sendCommand.bind(client)
-  client.sendCommand = (command, ...rest) => {
-    tick()
-    return send(command, ...rest)
-  }
-  return {
-    store: new RedisStore({ client, keyPrefix }),
-    async close() {
-      const keys = await client.keys(`${keyPrefix}*`)
-      if (keys.length > 0) await client.del(...keys)
-      await client.quit()
-    },
-  }
 }
 
 const approve = defineTool({
@@ -208,17 +128,18 @@ async function measure(name, backend) {
   return [row("turn", turns), row("approval", approvals)]
 }
 
-const backends = [
-  ["sqlite", () => sqliteBackend()],
-  [
-    "postgres",
-    process.env.TOOLNEXUS_TEST_PG_URL && (() => postgresBackend(process.env.TOOLNEXUS_TEST_PG_URL)),
-  ],
-  [
-    "redis",
-    process.env.TOOLNEXUS_TEST_REDIS_URL && (() => redisBackend(process.env.TOOLNEXUS_TEST_REDIS_URL)),
-  ],
-]
+const backends = countedBackends(
+  {
+    roundTrip() {
+      if (counting) counts.roundTrips++
+    },
+    transaction() {
+      if (counting) counts.transactions++
+    },
+    command() {},
+  },
+  "tnx-host-trips",
+)
 const results = []
 for (const [name, open] of backends) {
   if (!wanted(name)) continue

@@ -21,13 +21,11 @@
 //   node round-trips.mjs [--trees 5] [--only sqlite,postgres,redis]
 //   TOOLNEXUS_TEST_PG_URL=postgres://… TOOLNEXUS_TEST_REDIS_URL=redis://… (backends without a URL are skipped)
 import { randomUUID } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { createRuntime } from "@toolnexus/agents"
 import { defineTool, pending } from "@toolnexus/core"
 import { deliverAnswer, saveRuntime } from "@toolnexus/durable"
+import { countedBackends } from "./counted-backends.mjs"
 import { API_KEY, MODEL, machineLine, median, printRows, startMockServer } from "./harness.mjs"
 import { MOCK_ARGS, payTool } from "./pay-scenario.mjs"
 
@@ -95,91 +93,6 @@ function countingStore(store) {
   })
 }
 
-function tick() {
-  if (counting) counts.roundTrips++
-}
-
-/** better-sqlite3 with every statement and write transaction counted. */
-async function sqliteBackend() {
-  const { default: Database } = await import("better-sqlite3")
-  const { SqliteStore } = await import("@toolnexus/durable/sqlite")
-  const dir = mkdtempSync(join(tmpdir(), "tnx-round-trips-"))
-  const db = new Database(join(dir, "runs.db"))
-  db.pragma("journal_mode = WAL")
-  const prepare = db.prepare.bind(db)
-  db.prepare = (sql) => {
-    const statement = prepare(sql)
-    for (const method of ["run", "get", "all", "iterate"]) {
-      const original = statement[method].bind(statement)
-      statement[method] = (...args) => {
-        tick()
-        return original(...args)
-      }
-    }
-    return statement
-  }
-  const transaction = db.transaction.bind(db)
-  db.transaction = (fn) =>
-    transaction((...args) => {
-      if (counting) counts.transactions++
-      return fn(...args)
-    })
-  return {
-    store: new SqliteStore({ db }),
-    close() {
-      db.close()
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
-}
-
-/** A pg pool whose queries (on the pool and on checked-out clients) are counted. */
-async function postgresBackend(url) {
-  const { default: pg } = await import("pg")
-  const { PostgresStore } = await import("@toolnexus/durable/postgres")
-  const pool = new pg.Pool({ connectionString: url, max: 4 })
-  const schema = `tnx_round_trips_${randomUUID().slice(0, 8)}`
-  // pg's own pool.query runs on a pooled client's query: counting clients counts both.
-  pool.on("connect", (client) => {
-    const clientQuery = client.query.bind(client)
-    client.query = (...args) => {
-      tick()
-      if (counting && (args[0] === "BEGIN" || args[0]?.text === "BEGIN")) counts.transactions++
-      return clientQuery(...args)
-    }
-  })
-  return {
-    store: new PostgresStore({ pool, schema }),
-    async close() {
-      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-      await pool.end()
-    },
-  }
-}
-
-/** An ioredis client whose commands are counted (a script run by SHA is one). */
-async function redisBackend(url) {
-  const { Redis } = await import("ioredis")
-  const { RedisStore } = await import("@toolnexus/durable/redis")
-  const client = new Redis(url)
-  const keyPrefix = `tnx-round-trips-${randomUUID().slice(0, 8)}:`
-  const send = client.sendCommand.bind(client)
-  client.sendCommand = (command, ...rest) => {
-    // A NOSCRIPT reply is followed by an EVAL: the first delivery only, the warm-up's.
-    tick()
-    if (counting) counts.calls[`redis ${command.name}`] = (counts.calls[`redis ${command.name}`] ?? 0) + 1
-    return send(command, ...rest)
-  }
-  return {
-    store: new RedisStore({ client, keyPrefix }),
-    async close() {
-      const keys = await client.keys(`${keyPrefix}*`)
-      if (keys.length > 0) await client.del(...keys)
-      await client.quit()
-    },
-  }
-}
-
 /** Parks one two-level tree and saves it under a new key; the answer that resumes it. */
 async function parkTree(store) {
   const rt = createRuntime({ registry, store, llm })
@@ -224,17 +137,20 @@ async function measure(name, backend) {
 }
 
 const results = []
-const backends = [
-  ["sqlite", () => sqliteBackend()],
-  [
-    "postgres",
-    process.env.TOOLNEXUS_TEST_PG_URL && (() => postgresBackend(process.env.TOOLNEXUS_TEST_PG_URL)),
-  ],
-  [
-    "redis",
-    process.env.TOOLNEXUS_TEST_REDIS_URL && (() => redisBackend(process.env.TOOLNEXUS_TEST_REDIS_URL)),
-  ],
-]
+const backends = countedBackends(
+  {
+    roundTrip() {
+      if (counting) counts.roundTrips++
+    },
+    transaction() {
+      if (counting) counts.transactions++
+    },
+    command(name) {
+      if (counting) counts.calls[`redis ${name}`] = (counts.calls[`redis ${name}`] ?? 0) + 1
+    },
+  },
+  "tnx-round-trips",
+)
 try {
   for (const [name, open] of backends) {
     if (!wanted(name)) continue

@@ -37,7 +37,7 @@ export const openaiDialect: Dialect = {
       const r = results[i] as TranscriptToolResult
       out.push({ role: "tool", tool_call_id: r.id, content: r.output })
     }
-    return out
+    return fitted(out)
   },
   lastAssistantTurn(messages) {
     const index = lastAssistantIndex(messages)
@@ -86,7 +86,16 @@ function wireCalls(calls: ModelToolCall[]): OpenAIToolCall[] {
     const c = calls[i] as ModelToolCall
     out.push({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })
   }
-  return out
+  return fitted(out)
+}
+
+/**
+ * `out` at its length. A `push` onto an empty array leaves room for 16 more elements (128
+ * bytes on 64-bit Node), and a transcript keeps these arrays for as long as its run is parked:
+ * the copy has the same elements kind, so readers keep one map.
+ */
+function fitted<T>(out: T[]): T[] {
+  return out.slice()
 }
 
 /** @internal OpenAI's `finish_reason` in the normalised vocabulary. */
@@ -156,7 +165,7 @@ export const openaiWire: WireFormat = {
       toolCalls.push(parseToolArguments(typeof c.id === "string" ? c.id : `call_${i}`, c.function.name, raw))
     }
     const usage = isPlainObject(json) && isPlainObject(json.usage) ? json.usage : {}
-    return openaiTurn(text, toolCalls, refusal, (choice as Record<string, unknown>).finish_reason, {
+    return openaiTurn(text, fitted(toolCalls), refusal, (choice as Record<string, unknown>).finish_reason, {
       promptTokens: num(usage.prompt_tokens),
       completionTokens: num(usage.completion_tokens),
     })

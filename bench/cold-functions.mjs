@@ -8,16 +8,11 @@
 //
 //   node cold-functions.mjs [--list core,durable] [--mode sdk|floor] [--keep]
 import { execFile } from "node:child_process"
-import { mkdtemp, readFile, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { parseArgs, promisify } from "node:util"
-import { createClient, createToolkit, defineTool, pending } from "@toolnexus/core"
-import { SqliteStore } from "@toolnexus/durable/sqlite"
-import Database from "better-sqlite3"
-import { request } from "undici"
-import { printRows, startMockServer } from "./harness.mjs"
+import { CHILD, TOOLS, parkColdRuns } from "./cold-park.mjs"
+import { printRows } from "./harness.mjs"
 
 const { values } = parseArgs({
   options: {
@@ -26,60 +21,10 @@ const { values } = parseArgs({
     keep: { type: "boolean", default: false },
   },
 })
-const TOOLS = [
-  {
-    type: "function",
-    function: {
-      name: "lookup",
-      description: "Look up the data.",
-      parameters: { type: "object", properties: {} },
-    },
-  },
-]
-const server = await startMockServer(["--tool", "lookup", "--arguments", "{}", "--text", "done"])
-const dir = await mkdtemp(join(tmpdir(), "toolnexus-coldfn-"))
-const paths = { sdk: join(dir, "sdk.db"), floor: join(dir, "floor.db") }
-
 // Park `run-0` for both sides, as cold-resume-instructions.mjs does.
-const store = new SqliteStore({ path: paths.sdk })
-const client = createClient({
-  baseUrl: server.baseUrl,
-  style: "openai",
-  model: "mock",
-  apiKey: "sk",
-  retries: 0,
-  store,
-})
-const toolkit = await createToolkit({
-  extraTools: [
-    defineTool({
-      name: "lookup",
-      description: "Look up the data.",
-      inputSchema: { type: "object", properties: {} },
-      run: (_a, ctx) => (ctx?.answer?.ok ? "data" : pending({ kind: "approval", prompt: "approve lookup?" })),
-    }),
-  ],
-})
-if ((await client.ask("go", { toolkit, id: "run-0" })).status !== "pending")
-  throw new Error("the SDK run did not park")
-await store.close()
-const floorDb = new Database(paths.floor)
-floorDb.pragma("journal_mode = WAL")
-floorDb.exec("CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, state TEXT NOT NULL)")
-const messages = [{ role: "user", content: "go" }]
-const res = await request(`${server.baseUrl}/chat/completions`, {
-  method: "POST",
-  headers: { "content-type": "application/json", authorization: "Bearer sk" },
-  body: JSON.stringify({ model: "mock", messages, tools: TOOLS }),
-})
-const reply = (await res.body.json()).choices[0].message
-messages.push(reply)
-floorDb
-  .prepare("INSERT OR REPLACE INTO runs (id, state) VALUES (?, ?)")
-  .run("run-0", JSON.stringify({ messages, callId: reply.tool_calls[0].id }))
-floorDb.close()
+const parked = await parkColdRuns(["run-0"], "toolnexus-coldfn-")
+const { dir, paths } = parked
 
-const CHILD = fileURLToPath(new URL("cold-resume-child.mjs", import.meta.url))
 const packageOf = (url) => {
   if (!url.startsWith("file:") && !url.startsWith("/")) return "node"
   const m =
@@ -90,7 +35,7 @@ const packageOf = (url) => {
 const rows = []
 for (const mode of values.keep ? [] : values.mode.split(",")) {
   const log = join(dir, `${mode}.log`)
-  const cfg = { path: paths[mode], id: "run-0", baseUrl: server.baseUrl, tools: TOOLS }
+  const cfg = { path: paths[mode], id: "run-0", baseUrl: parked.baseUrl, tools: TOOLS }
   await promisify(execFile)(process.execPath, [
     "--log-function-events",
     `--logfile=${log}`,
@@ -139,12 +84,11 @@ if (values.keep) {
   // For profiling the window by hand: nothing is counted, the parked stores stay (copy them
   // before a run: a resume claims its run) and the mock serves until this process is stopped.
   for (const mode of ["sdk", "floor"]) {
-    const cfg = { path: paths[mode], id: "run-0", baseUrl: server.baseUrl, tools: TOOLS }
+    const cfg = { path: paths[mode], id: "run-0", baseUrl: parked.baseUrl, tools: TOOLS }
     console.log(`${mode}: node ${CHILD} ${mode} request '${JSON.stringify(cfg)}'`)
   }
 } else {
-  server.close()
-  await rm(dir, { recursive: true, force: true })
+  await parked.close()
 }
 if (!values.keep) console.log("functions compiled to bytecode, t0 → first LLM request written (cold)")
 const width = Math.max(0, ...rows.map((r) => r.length))

@@ -14,16 +14,11 @@
 //
 //   node cold-resume-instructions.mjs [--samples 1] [--jobs 2] [--warm]
 import { execFile } from "node:child_process"
-import { mkdtemp, readFile, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { createClient, createToolkit, defineTool, pending } from "@toolnexus/core"
-import { SqliteStore } from "@toolnexus/durable/sqlite"
-import Database from "better-sqlite3"
-import { request } from "undici"
-import { printRows, startMockServer } from "./harness.mjs"
+import { CHILD, TOOLS, parkColdRuns } from "./cold-park.mjs"
+import { printRows } from "./harness.mjs"
 
 const { values } = parseArgs({
   options: {
@@ -34,68 +29,16 @@ const { values } = parseArgs({
 })
 const samples = Number(values.samples)
 const jobs = Number(values.jobs)
-const TOOLS = [
-  {
-    type: "function",
-    function: {
-      name: "lookup",
-      description: "Look up the data.",
-      parameters: { type: "object", properties: {} },
-    },
-  },
-]
-
-const server = await startMockServer(["--tool", "lookup", "--arguments", "{}", "--text", "done"])
-const dir = await mkdtemp(join(tmpdir(), "toolnexus-cold-"))
-const paths = { sdk: join(dir, "sdk.db"), floor: join(dir, "floor.db") }
-
 // Park the runs of every sample: `run-<s>` (imported, request), and with --warm `<s>-b` and
 // `<s>-c` (warm).
-const store = new SqliteStore({ path: paths.sdk })
-const client = createClient({
-  baseUrl: server.baseUrl,
-  style: "openai",
-  model: "mock",
-  apiKey: "sk",
-  retries: 0,
-  store,
-})
-const toolkit = await createToolkit({
-  extraTools: [
-    defineTool({
-      name: "lookup",
-      description: "Look up the data.",
-      inputSchema: { type: "object", properties: {} },
-      run: (_a, ctx) => (ctx?.answer?.ok ? "data" : pending({ kind: "approval", prompt: "approve lookup?" })),
-    }),
-  ],
-})
-const floorDb = new Database(paths.floor)
-floorDb.pragma("journal_mode = WAL")
-floorDb.exec("CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, state TEXT NOT NULL)")
-const put = floorDb.prepare("INSERT OR REPLACE INTO runs (id, state) VALUES (?, ?)")
 const ids = []
 for (let i = 0; i < samples; i++) ids.push(`run-${i}`, ...(values.warm ? [`${i}-b`, `${i}-c`] : []))
-for (const id of ids) {
-  const parked = await client.ask("go", { toolkit, id })
-  if (parked.status !== "pending") throw new Error("the SDK run did not park")
-  const messages = [{ role: "user", content: "go" }]
-  const res = await request(`${server.baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: "Bearer sk" },
-    body: JSON.stringify({ model: "mock", messages, tools: TOOLS }),
-  })
-  const reply = (await res.body.json()).choices[0].message
-  messages.push(reply)
-  put.run(id, JSON.stringify({ messages, callId: reply.tool_calls[0].id }))
-}
-await store.close()
-floorDb.close()
+const parked = await parkColdRuns(ids, "toolnexus-cold-")
+const { dir, paths } = parked
 
-const CHILD = fileURLToPath(new URL("cold-resume-child.mjs", import.meta.url))
 let runs = 0
 function count(mode, stop, id, id2) {
-  const cfg = { path: paths[mode], id, id2, baseUrl: server.baseUrl, tools: TOOLS }
+  const cfg = { path: paths[mode], id, id2, baseUrl: parked.baseUrl, tools: TOOLS }
   // `imported`: the whole process; otherwise the part between the child's two marks, which is
   // the second of the dumps callgrind writes at them (`<out>.2`).
   const out = join(dir, `callgrind-${runs++}.out`)
@@ -140,8 +83,7 @@ await Promise.all(
     }
   }),
 )
-server.close()
-await rm(dir, { recursive: true, force: true })
+await parked.close()
 
 const samplesOf = (mode, stop) => results.filter((_, i) => tasks[i].mode === mode && tasks[i].stop === stop)
 const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]

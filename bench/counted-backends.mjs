@@ -14,6 +14,20 @@ import { join } from "node:path"
  * @typedef {{ roundTrip(): void, transaction(): void, command(name: string): void }} Meter
  */
 
+/** `store` with `onCall(name)` called before each of its methods (`close` aside). */
+export function countingStore(store, onCall) {
+  return new Proxy(store, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target)
+      if (typeof value !== "function" || typeof name !== "string" || name === "close") return value
+      return (...args) => {
+        onCall(name)
+        return value.apply(target, args)
+      }
+    },
+  })
+}
+
 /**
  * The backends to measure, as `[name, open]`; `open` is undefined where the environment names
  * no server (TOOLNEXUS_TEST_PG_URL, TOOLNEXUS_TEST_REDIS_URL). `prefix` names the temporary

@@ -20,7 +20,7 @@ import { randomUUID } from "node:crypto"
 import { parseArgs } from "node:util"
 import { createInProcessClient, createToolkit, defineTool, hostAgent, pending } from "@toolnexus/core"
 import { createStoreHost } from "@toolnexus/durable"
-import { countedBackends } from "./counted-backends.mjs"
+import { countedBackends, countingStore } from "./counted-backends.mjs"
 import { machineLine, median, printRows } from "./harness.mjs"
 
 const { values } = parseArgs({
@@ -34,23 +34,6 @@ let counting = false
 let counts = newCounts()
 function newCounts() {
   return { calls: {}, storeCalls: 0, roundTrips: 0, transactions: 0 }
-}
-
-/** The store as the host sees it, every method call counted while `counting`. */
-function countingStore(store) {
-  return new Proxy(store, {
-    get(target, name) {
-      const value = Reflect.get(target, name, target)
-      if (typeof value !== "function" || typeof name !== "string" || name === "close") return value
-      return (...args) => {
-        if (counting) {
-          counts.calls[name] = (counts.calls[name] ?? 0) + 1
-          counts.storeCalls++
-        }
-        return value.apply(target, args)
-      }
-    },
-  })
 }
 
 const approve = defineTool({
@@ -85,7 +68,11 @@ async function counted(fn) {
 }
 
 async function measure(name, backend) {
-  const store = countingStore(backend.store)
+  const store = countingStore(backend.store, (name) => {
+    if (!counting) return
+    counts.calls[name] = (counts.calls[name] ?? 0) + 1
+    counts.storeCalls++
+  })
   const client = createInProcessClient({ model: "scripted", generate, store })
   const host = createStoreHost({
     store,

@@ -25,7 +25,7 @@ import { parseArgs } from "node:util"
 import { createRuntime } from "@toolnexus/agents"
 import { defineTool, pending } from "@toolnexus/core"
 import { deliverAnswer, saveRuntime } from "@toolnexus/durable"
-import { countedBackends } from "./counted-backends.mjs"
+import { countedBackends, countingStore } from "./counted-backends.mjs"
 import { API_KEY, MODEL, machineLine, median, printRows, startMockServer } from "./harness.mjs"
 import { MOCK_ARGS, payTool } from "./pay-scenario.mjs"
 
@@ -75,24 +75,6 @@ const WRITES = new Set([
   "reopenFailed",
 ])
 
-/** The store as the resume sees it, every method call counted while `counting`. */
-function countingStore(store) {
-  return new Proxy(store, {
-    get(target, name) {
-      const value = Reflect.get(target, name, target)
-      if (typeof value !== "function" || typeof name !== "string" || name === "close") return value
-      return (...args) => {
-        if (counting) {
-          counts.calls[name] = (counts.calls[name] ?? 0) + 1
-          if (WRITES.has(name)) counts.writes++
-          else counts.reads++
-        }
-        return value.apply(target, args)
-      }
-    },
-  })
-}
-
 /** Parks one two-level tree and saves it under a new key; the answer that resumes it. */
 async function parkTree(store) {
   const rt = createRuntime({ registry, store, llm })
@@ -108,7 +90,12 @@ async function parkTree(store) {
 }
 
 async function measure(name, backend) {
-  const store = countingStore(backend.store)
+  const store = countingStore(backend.store, (name) => {
+    if (!counting) return
+    counts.calls[name] = (counts.calls[name] ?? 0) + 1
+    if (WRITES.has(name)) counts.writes++
+    else counts.reads++
+  })
   const rows = []
   for (let i = 0; i <= trees; i++) {
     const answer = await parkTree(backend.store)

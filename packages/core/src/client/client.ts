@@ -384,14 +384,15 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
           })
         } catch (error) {
           // A metric listener that throws fails the call, recorded as failed, as before.
-          return failedCall(error, call, started, rec)
+          return failedCall(error, call.turn, started, rec)
         }
         return turn
       },
-      (error) => failedCall(error, call, started, rec),
+      (error) => failedCall(error, call.turn, started, rec),
     )
   }
-  function failedCall(error: unknown, call: ModelCall, started: number, rec: typeof record): never {
+  /** Records a failed LLM call (of the run's turn `turn`), then throws its error. */
+  function failedCall(error: unknown, turn: number, started: number, rec: typeof record): never {
     const httpStatus = (error as { status?: unknown }).status
     rec({
       event: "llm",
@@ -401,7 +402,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       durationMs: performance.now() - started,
       promptTokens: 0,
       completionTokens: 0,
-      turn: call.turn,
+      turn,
     })
     throw error
   }
@@ -667,18 +668,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         })
         return result
       } catch (error) {
-        const httpStatus = (error as { status?: unknown }).status
-        record({
-          event: "llm",
-          model,
-          status: "error",
-          ...(typeof httpStatus === "number" ? { httpStatus } : {}),
-          durationMs: performance.now() - started,
-          promptTokens: 0,
-          completionTokens: 0,
-          turn: 1,
-        })
-        throw error
+        failedCall(error, 1, started, record)
       }
     },
   }

@@ -51,6 +51,19 @@ async function serve(
   return served
 }
 
+/** An in-process MCP server of the `echo` agent over a fake host, closed after the test. */
+function echoServer() {
+  const mcp = createMcpServer({
+    host: createFakeHost(createFakeStore()),
+    agents: ["echo"],
+    name: "t",
+    version: "1",
+    stateKeys: [KEY],
+  })
+  open.push({ close: () => mcp.close() })
+  return mcp
+}
+
 async function client(url: string, opts: Parameters<typeof connectClient>[1] = {}): Promise<Client> {
   const c = await connectClient(url, { token: "alice", elicitation: FORM, ...opts })
   open.push(c)
@@ -466,14 +479,7 @@ describe("clients, hosts and principals", () => {
   })
 
   it("a body streamed in chunks (a character split between two, a BOM first) is read whole; past the bound ⇒ 413", async () => {
-    const mcp = createMcpServer({
-      host: createFakeHost(createFakeStore()),
-      agents: ["echo"],
-      name: "t",
-      version: "1",
-      stateKeys: [KEY],
-    })
-    open.push({ close: () => mcp.close() })
+    const mcp = echoServer()
     const streamed = (parts: Uint8Array[]) =>
       mcp.fetch(
         new Request("http://127.0.0.1/mcp", {
@@ -522,14 +528,7 @@ describe("clients, hosts and principals", () => {
   })
 
   it("DNS rebinding in process: the URL's host stands for a missing Host, and each verdict repeats", async () => {
-    const mcp = createMcpServer({
-      host: createFakeHost(createFakeStore()),
-      agents: ["echo"],
-      name: "t",
-      version: "1",
-      stateKeys: [KEY],
-    })
-    open.push({ close: () => mcp.close() })
+    const mcp = echoServer()
     const status = async (url: string, headers: Record<string, string> = {}) =>
       (
         await mcp.fetch(

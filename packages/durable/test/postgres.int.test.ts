@@ -133,17 +133,7 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
   it("resumes in three round trips: claim (with the transcript), checkpoint, final save (regression: it took 14, then 4)", async () => {
     const pool = new pg.Pool({ connectionString: storeUrl, max: 2 })
     const calls: string[] = []
-    // Every round trip goes through the pool: a query, or a connect for a transaction.
-    const counting = {
-      query: (query: string | pg.QueryConfig, values?: unknown[]) => {
-        calls.push("query")
-        return pool.query(query as pg.QueryConfig, values)
-      },
-      connect: () => {
-        calls.push("connect")
-        return pool.connect()
-      },
-    }
+    const counting = countingPool(pool, calls)
     try {
       const store = new PostgresStore({ pool: counting, schema })
       const reader = new PostgresStore({ pool: counting, schema })
@@ -201,16 +191,7 @@ describe.skipIf(skip !== undefined)("PostgresStore on a live server", () => {
   it("commits one save and a snapshot without holds (a store host's turn and its record) in one round trip", async () => {
     const pool = new pg.Pool({ connectionString: storeUrl, max: 2 })
     const calls: string[] = []
-    const counting = {
-      query: (query: string | pg.QueryConfig, values?: unknown[]) => {
-        calls.push("query")
-        return pool.query(query as pg.QueryConfig, values)
-      },
-      connect: () => {
-        calls.push("connect")
-        return pool.connect()
-      },
-    }
+    const counting = countingPool(pool, calls)
     try {
       const store = new PostgresStore({ pool: counting, schema })
       const id = uid("turn-commit")
@@ -377,4 +358,21 @@ function withoutCommitFlush(connectionString: string): string {
   const parsed = new URL(connectionString)
   parsed.searchParams.set("options", "-c synchronous_commit=off")
   return parsed.toString()
+}
+
+/**
+ * `pool` as a store sees it, with every round trip noted in `calls`: a query, or a connect
+ * (a transaction's client).
+ */
+function countingPool(pool: pg.Pool, calls: string[]) {
+  return {
+    query: (query: string | pg.QueryConfig, values?: unknown[]) => {
+      calls.push("query")
+      return pool.query(query as pg.QueryConfig, values)
+    },
+    connect: () => {
+      calls.push("connect")
+      return pool.connect()
+    },
+  }
 }

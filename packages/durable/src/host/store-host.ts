@@ -358,12 +358,12 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     runId: string,
     record: RunRecord,
     outcome: HostedRunResult,
-    written = false,
+    written?: RunRecord,
   ): Promise<void> {
     const result = outcome.result
     const pending = "pending" in result ? result.pending : undefined
-    const next = settledRecord(record, outcome)
-    if (!written) await writeRunRecord(store, runId, next)
+    const next = written ?? settledRecord(record, outcome)
+    if (written === undefined) await writeRunRecord(store, runId, next)
     if (next.state === "failed")
       logger?.error(`run ${runId} failed`, {
         runId,
@@ -441,13 +441,13 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
           // Observers cannot change a run.
         }
     }
-    // The result whose record the run's final save was given to write (see `commit`).
-    let committed: RunResult | undefined
+    // The result the run's final save was given a record for, and that record (see `commit`).
+    let committed: { result: RunResult; record: RunRecord } | undefined
     const commit = (result: RunResult): CommittedSnapshot | undefined => {
       // As below: a run stopped (not by its caller) is not settled; its save is a plain one.
       if (exec.controller.signal.aborted && !byCaller) return undefined
-      committed = result
-      return runRecordSnapshot(runId, settledRecord(record, { kind: "conversation", result }))
+      committed = { result, record: settledRecord(record, { kind: "conversation", result }) }
+      return runRecordSnapshot(runId, committed.record)
     }
     executions.set(runId, exec)
     return (async () => {
@@ -459,7 +459,8 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         // A run its caller stopped just as it ended is settled all the same: nobody else would.
         if (outcome && (byCaller || !exec.controller.signal.aborted)) {
           // The work resolved after its final save: a record given to that save is stored.
-          await settled(runId, record, outcome, committed !== undefined && committed === outcome.result)
+          const written = committed?.result === outcome.result ? committed.record : undefined
+          await settled(runId, record, outcome, written)
           exec.result = outcome.result
         }
         return outcome

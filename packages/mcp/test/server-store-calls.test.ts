@@ -1,6 +1,6 @@
 import { type Tool, defineTool } from "@toolnexus/core"
 import { type DurableStore, createMemoryStore, createStoreHost } from "@toolnexus/durable"
-import { afterEach, describe, expect, it } from "vitest"
+import { afterEach, describe, expect, it, vi } from "vitest"
 import { createMcpServer, hostedToolAgents } from "../src/server/index.js"
 
 // What one call answered through one `input_required` round costs the host's store (§7's MCP
@@ -25,8 +25,15 @@ afterEach(async () => {
   for (const c of closing.splice(0).reverse()) await c.close()
 })
 
-/** A memory store whose method calls are counted by name while `on`. */
-function countingStore(): { store: DurableStore; calls: Map<string, number>; counting(on: boolean): void } {
+/**
+ * A memory store whose method calls are counted by name while `on`; with `hold`, every call of
+ * that method first waits for the promise (its entry is `entered`).
+ */
+function countingStore(hold?: { method: string; until: Promise<void>; entered(): void }): {
+  store: DurableStore
+  calls: Map<string, number>
+  counting(on: boolean): void
+} {
   const raw = createMemoryStore()
   const calls = new Map<string, number>()
   let on = false
@@ -36,6 +43,10 @@ function countingStore(): { store: DurableStore; calls: Map<string, number>; cou
       if (typeof value !== "function") return value
       return (...args: unknown[]) => {
         if (on) calls.set(String(key), (calls.get(String(key)) ?? 0) + 1)
+        if (hold?.method === key) {
+          hold.entered()
+          return hold.until.then(() => value.apply(target, args))
+        }
         return value.apply(target, args)
       }
     },
@@ -122,5 +133,49 @@ describe("MCP server over a store host: store calls per call through one input_r
       save: 1,
       commitResume: 1,
     })
+  })
+
+  it("a run slower than the first look to park is not listed while it runs (the store host's result settles at the park)", async () => {
+    // Only setTimeout is faked: the requests' watch looks first at 25 ms, by a timer.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] })
+    try {
+      let release!: () => void
+      let entered!: () => void
+      const inGet = new Promise<void>((resolve) => {
+        entered = resolve
+      })
+      const until = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      const { store, calls, counting } = countingStore({ method: "get", until, entered })
+      const host = createStoreHost({
+        store,
+        agents: await hostedToolAgents([pay], { store }),
+        sweepEveryMs: false,
+      })
+      const mcp = createMcpServer({ host, tools: [pay], name: "t", version: "1.0.0", stateKeys: [KEY] })
+      closing.push(host, mcp)
+
+      counting(true)
+      const first = call(mcp.fetch, { name: "pay", arguments: { amount: 7 } })
+      // The run reads its conversation, and waits there while a second passes: before, the
+      // watch listed the run's requests at 25, 50, 100, 200 and 400 ms (a record, a pending and
+      // a request read each time) while it had not parked yet.
+      await inGet
+      await vi.advanceTimersByTimeAsync(1000)
+      release()
+      const answered = await first
+      expect(answered.result?.resultType).toBe("input_required")
+      expect(Object.fromEntries(calls)).toEqual({
+        createSnapshot: 1,
+        get: 1,
+        getPending: 1,
+        findApprovalGrant: 1,
+        commitResume: 1,
+        findRequest: 1,
+      })
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })

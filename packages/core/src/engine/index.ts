@@ -10,6 +10,7 @@ export type {
   EngineTurnOptions,
 } from "./engine-agent.js"
 export { resultWait, untilResultWait } from "../host/result-wait.js"
+export { markResultAtPark, settlesResultAtPark } from "../host/result-at-park.js"
 export type { ResultWait } from "../host/result-wait.js"
 export { engineEventLog, followEngineEvents, tailEngineEvents } from "./engine-events.js"
 export type { EngineEventLog, EngineEventSource } from "./engine-events.js"

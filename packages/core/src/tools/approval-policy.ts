@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto"
+import { hash } from "node:crypto"
 import { AnswerInvalidError, ApprovalMismatchError, ConfigError } from "../errors.js"
 import { isPlainObject } from "../internal/plain-object.js"
 import { declined } from "../suspension/call-suspension.js"
@@ -143,7 +143,8 @@ export function canonicalJson(value: unknown): string {
 
 /** @internal The sha-256 (hex) of a call's canonical arguments: what binds an approval to the call. */
 export function argsHash(args: Record<string, unknown>): string {
-  return createHash("sha256").update(canonicalJson(args)).digest("hex")
+  // One-shot: no Hash object and stream per call (it runs twice per approved call).
+  return hash("sha256", canonicalJson(args), "hex")
 }
 
 /** @internal True when calls to `tool` go through {@link gatedExecute} in this toolkit. */

@@ -24,7 +24,7 @@ import {
   isToolnexusError,
   runIdOfEntry,
 } from "@toolnexus/core"
-import { decisionOf, resultWait, untilResultWait } from "@toolnexus/core/engine"
+import { decisionOf, markResultAtPark, resultWait, untilResultWait } from "@toolnexus/core/engine"
 import type { DurableStore, FailedEntry } from "../durable-store.js"
 import {
   type DeliverOptions,
@@ -678,7 +678,8 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     return { runId, request: failed.request, decision }
   }
 
-  return {
+  // `result` settles at a park (the record is `pending`): doors need no watch of the requests.
+  return markResultAtPark<StoreHost>({
     async start(agentName, runId, input, startOpts = {}) {
       checkOpen()
       checkStoreRunId(runId)
@@ -979,7 +980,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       await startup
       await sweeping
     },
-  }
+  })
 }
 
 /**

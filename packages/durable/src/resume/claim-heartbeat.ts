@@ -25,8 +25,16 @@ export function startHeartbeat(
   leaseMs: number,
   outer: AbortSignal | undefined,
 ): Heartbeat {
+  // One controller following `outer` by a listener, not `AbortSignal.any` (which registers
+  // weak references and a finalizer for every resume); the listener goes at `stop`.
   const controller = new AbortController()
-  const signal = outer ? AbortSignal.any([outer, controller.signal]) : controller.signal
+  const signal = controller.signal
+  let follow: (() => void) | undefined
+  if (outer?.aborted) controller.abort(outer.reason)
+  else if (outer) {
+    follow = () => controller.abort(outer.reason)
+    outer.addEventListener("abort", follow, { once: true })
+  }
   let lost: ClaimLostError | undefined
   let renewing = false
   const lose = (detail: string, cause?: unknown) => {
@@ -58,6 +66,9 @@ export function startHeartbeat(
     get lost() {
       return lost
     },
-    stop: () => clearInterval(timer),
+    stop: () => {
+      clearInterval(timer)
+      if (follow) outer?.removeEventListener("abort", follow)
+    },
   }
 }

@@ -1,4 +1,5 @@
 import { type PendingEntry, type Request, type RunHost, pendingOfRun, runIdOfEntry } from "@toolnexus/core"
+import { settlesResultAtPark } from "@toolnexus/core/engine"
 
 /** Where a hosted run stands: ended with a result, or parked on open requests. @internal */
 export type RunState =
@@ -31,6 +32,9 @@ export async function runStateOf(
     if (current) stopWatch(current)
   }
   signal?.addEventListener("abort", abort, { once: true })
+  // A host whose `result` settles at a park needs no watch: without it no timer is armed, and a
+  // slow run (a loaded machine) is not listed again and again while it runs to its park.
+  const watched = !settlesResultAtPark(host)
   try {
     for (;;) {
       const watch: Watch = { stopped }
@@ -38,8 +42,9 @@ export async function runStateOf(
       let first: { result: unknown } | { requests: Request[] }
       try {
         const settled = host.result(runId).then((result) => ({ result }))
-        const parked = watchPending(host, runId, watch).then((requests) => ({ requests }))
-        first = await Promise.race([settled, parked])
+        first = watched
+          ? await Promise.race([settled, watchPending(host, runId, watch).then((requests) => ({ requests }))])
+          : await settled
       } finally {
         stopWatch(watch)
         current = undefined

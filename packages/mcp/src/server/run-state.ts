@@ -31,7 +31,15 @@ export async function runStateOf(
     stopped = true
     if (current) stopWatch(current)
   }
-  signal?.addEventListener("abort", abort, { once: true })
+  // The signal stops a watch or a pause only: it is listened to once there is one (a listener
+  // added and removed costs more than the rest of a look at a settled run).
+  let listening = false
+  const listen = () => {
+    if (listening || signal === undefined) return
+    listening = true
+    signal.addEventListener("abort", abort, { once: true })
+    if (signal.aborted) abort()
+  }
   // A host whose `result` settles at a park needs no watch: without it no timer is armed, and a
   // slow run (a loaded machine) is not listed again and again while it runs to its park.
   const watched = !settlesResultAtPark(host)
@@ -42,6 +50,7 @@ export async function runStateOf(
       let first: { result: unknown } | { requests: Request[] }
       try {
         const settled = host.result(runId).then((result) => ({ result }))
+        if (watched) listen()
         first = watched
           ? await Promise.race([settled, watchPending(host, runId, watch).then((requests) => ({ requests }))])
           : await settled
@@ -65,6 +74,7 @@ export async function runStateOf(
         if (open.length > 0) return { kind: "waiting", requests: open }
         // Its requests are claimed: an answer is resuming the run, whose kept result is still
         // the parked one until the resumed run settles. Look again.
+        if (all.length > 0) listen()
         if (all.length > 0 && !stopped) {
           const pause: Watch = { stopped }
           current = pause
@@ -77,7 +87,7 @@ export async function runStateOf(
       return endedOf(result, opts.plain === true)
     }
   } finally {
-    signal?.removeEventListener("abort", abort)
+    if (listening) signal?.removeEventListener("abort", abort)
   }
 }
 

@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events"
 import type { Message, Request } from "@toolnexus/core"
 import { describe, expect, it } from "vitest"
 import { ClaimLostError } from "../src/errors.js"
@@ -112,6 +113,46 @@ describe("resumeClaimed", () => {
     ).catch((e: unknown) => e)
     expect(ClaimLostError.isInstance(error)).toBe(true)
     expect(error).toMatchObject({ requestId: request.id, conversationId: "c-lost" })
+    await store.close()
+  })
+
+  it("aborts the resume with its caller's signal and reason, and leaves no listener on that signal", async () => {
+    const { store, request } = await waiting("c-outer")
+    const outer = new AbortController()
+    const reason = new Error("the caller stopped")
+    const seen = await resumeClaimed(
+      store,
+      "c-outer",
+      { id: request.id, ok: true },
+      { signal: outer.signal },
+      async ({ signal }) => {
+        expect(signal.aborted).toBe(false)
+        outer.abort(reason)
+        return { aborted: signal.aborted, reason: signal.reason as unknown }
+      },
+    )
+    expect(seen).toEqual({ aborted: true, reason })
+    // The resume is over: nothing of it stays attached to a signal that may live on.
+    const kept = new AbortController()
+    await store.save("c-outer", halted, { pending: { ...request, id: "r-c-outer-2" } })
+    await resumeClaimed(
+      store,
+      "c-outer",
+      { id: "r-c-outer-2", ok: true },
+      { signal: kept.signal },
+      async () => 0,
+    )
+    expect(getEventListeners(kept.signal, "abort")).toHaveLength(0)
+    // An already aborted caller's signal: the resume's is aborted from the start.
+    await store.save("c-outer", halted, { pending: { ...request, id: "r-c-outer-3" } })
+    const early = await resumeClaimed(
+      store,
+      "c-outer",
+      { id: "r-c-outer-3", ok: true },
+      { signal: outer.signal },
+      async ({ signal }) => signal.reason as unknown,
+    )
+    expect(early).toBe(reason)
     await store.close()
   })
 })

@@ -455,7 +455,9 @@ export class SqliteStore extends DurableStoreBase {
     // the claim, and the fenced saves read the claim from it (CLAIM_HELD).
     const first = head as ClaimReadRaw
     const messages: StoredMessageRow[] =
-      first[C.seq] === null ? [] : rows.map((row) => ({ seq: row[C.seq] as number, body: row[C.body] as string }))
+      first[C.seq] === null
+        ? []
+        : rows.map((row) => ({ seq: row[C.seq] as number, body: row[C.body] as string }))
     return {
       ...judged.outcome,
       // The claim changes neither the revision nor the messages.

@@ -99,9 +99,10 @@ describe("judgeClaim, the one claim flow", () => {
 
   it("judges a deadline whose key is written with an escape (the JSON is parsed then)", () => {
     const escaped = waiting()
-    escaped.pendingJson = '{"id":"r-1","kind":"approval","prompt":"?","expires\\u0041t":"2000-01-01T00:00:00Z"}'
-    expect(judgeClaim({ conversation: escaped, request: undefined, now: Date.now() }, input).outcome).toMatchObject(
-      { refusal: "expired" },
-    )
+    escaped.pendingJson =
+      '{"id":"r-1","kind":"approval","prompt":"?","expires\\u0041t":"2000-01-01T00:00:00Z"}'
+    expect(
+      judgeClaim({ conversation: escaped, request: undefined, now: Date.now() }, input).outcome,
+    ).toMatchObject({ refusal: "expired" })
   })
 })

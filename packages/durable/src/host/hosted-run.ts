@@ -1,5 +1,6 @@
 import type { RuntimeEvent, RuntimeOptions, TaskResult } from "@toolnexus/agents"
 import {
+  type AskOptions,
   type Client,
   type CommittedSnapshot,
   ConfigError,
@@ -86,18 +87,28 @@ export async function startHostedRun(
       throw new ConfigError("a hosted client agent's `client` must use the host's store")
     // The caller's transcript becomes the conversation `ask` loads and adds `input` to.
     if (opts.history !== undefined && opts.history.length > 0) await store.save(runId, opts.history)
-    const result = await client.ask(input, {
-      id: runId,
-      toolkit: opts.toolkit ?? agent.toolkit,
-      ...(opts.output !== undefined ? { output: opts.output } : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
-      ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
-      ...(opts.commit ? { commitSnapshot: opts.commit } : {}),
-    })
+    // Built by assignment: one object a turn, not a spread per optional field.
+    const askOpts: AskOptions = { id: runId, toolkit: opts.toolkit ?? agent.toolkit }
+    if (opts.output !== undefined) askOpts.output = opts.output
+    if (opts.signal) askOpts.signal = opts.signal
+    if (opts.onEvent) askOpts.onEvent = opts.onEvent
+    if (opts.commit) askOpts.commitSnapshot = opts.commit
+    const result = await client.ask(input, askOpts)
     await stampExpiry(store, runId, result, opts.expiresAt)
     return { kind: "conversation", result }
   }
   if (!runtime) throw new ConfigError("a hosted agent needs `client` or `runtime`")
+  return startRuntimeRun(store, runtime, runId, input, opts)
+}
+
+/** {@link startHostedRun} of a runtime agent: its own function, so a conversation's turn never compiles it. */
+async function startRuntimeRun(
+  store: DurableStore,
+  runtime: NonNullable<HostedRunAgent["runtime"]>,
+  runId: string,
+  input: Prompt,
+  opts: StartHostedRunOptions,
+): Promise<HostedRunResult> {
   if (typeof input !== "string")
     throw new ConfigError(`run ${runId}: a runtime agent's input must be text (a handle's prompt)`)
   const { root, ...options } = runtime

@@ -282,11 +282,14 @@ export abstract class DurableStoreBase implements DurableStore {
     if (typeof commit !== "object" || commit === null || !Array.isArray(commit.saves)) {
       throw new ConfigError(`commitResume needs { saves: [...] }, got ${describe(commit)}`)
     }
-    const ids = new Set<string>()
-    for (const { id, messages, meta } of commit.saves) {
+    const saves = commit.saves
+    // No set of ids for a single save (a turn's commit), no iterators: less code on a turn's path.
+    const ids = saves.length > 1 ? new Set<string>() : undefined
+    for (const { id, messages, meta } of saves) {
       checkSave(id, messages, meta)
       if (meta?.checkpoint)
         throw new ConfigError(`commitResume: the save of ${JSON.stringify(id)} is a checkpoint`)
+      if (ids === undefined) continue
       if (ids.has(id))
         throw new ConfigError(`commitResume: conversation ${JSON.stringify(id)} is saved twice`)
       ids.add(id)
@@ -294,10 +297,11 @@ export abstract class DurableStoreBase implements DurableStore {
     const snapshot =
       commit.snapshot &&
       this.#snapshotInput(commit.snapshot.key, commit.snapshot.value, commit.snapshot.holds)
-    const inputs = commit.saves.map(({ id, messages, meta }) => this.#saveInput(id, messages, meta))
+    const inputs: SaveInput[] = []
+    for (const { id, messages, meta } of saves) inputs.push(this.#saveInput(id, messages, meta))
     const outcome = await this.#use("commit a resume", undefined, () => this.writeCommit(inputs, snapshot))
     if ("lostClaim" in outcome) throw lostClaimError(outcome.lostClaim.id, outcome.lostClaim.requestId)
-    for (const [i, input] of inputs.entries()) this.#saved(input, outcome[i] as WrittenSave)
+    for (let i = 0; i < inputs.length; i++) this.#saved(inputs[i] as SaveInput, outcome[i] as WrittenSave)
   }
 
   /** What a backend's save primitive gets for `save(id, messages, meta)`, checked already. */

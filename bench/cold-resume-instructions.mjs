@@ -12,7 +12,10 @@
 // second resume in the same process (the shared bench's S3 "TTFR warm"): from the end of a
 // first resume to the second one's request.
 //
-//   node cold-resume-instructions.mjs [--samples 1] [--jobs 2] [--warm]
+// `--from setup` starts the window before the store, client and toolkit are made, as the shared
+// bench does (its t0 comes before the adapter's s3Setup2); by default it starts after them.
+//
+//   node cold-resume-instructions.mjs [--samples 1] [--jobs 2] [--warm] [--from t0|setup]
 import { execFile } from "node:child_process"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
@@ -25,8 +28,11 @@ const { values } = parseArgs({
     samples: { type: "string", default: "1" },
     jobs: { type: "string", default: "2" },
     warm: { type: "boolean", default: false },
+    from: { type: "string", default: "t0" },
   },
 })
+// `--from setup`: t0 before the setup (store, client, toolkit), where the shared bench takes it.
+const REQUEST = values.from === "setup" ? "setup" : "request"
 const samples = Number(values.samples)
 const jobs = Number(values.jobs)
 // Park the runs of every sample: `run-<s>` (imported, request), and with --warm `<s>-b` and
@@ -67,7 +73,7 @@ function count(mode, stop, id, id2) {
 const tasks = []
 for (let s = 0; s < samples; s++)
   for (const mode of ["sdk", "floor"]) {
-    for (const stop of ["imported", "request"]) tasks.push({ mode, stop, id: `run-${s}` })
+    for (const stop of ["imported", REQUEST]) tasks.push({ mode, stop, id: `run-${s}` })
     if (values.warm) {
       tasks.push({ mode, stop: "warm", id: `${s}-b`, id2: `${s}-c` })
     }
@@ -88,7 +94,7 @@ await parked.close()
 const samplesOf = (mode, stop) => results.filter((_, i) => tasks[i].mode === mode && tasks[i].stop === stop)
 const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const of = (mode, stop) => median(results.filter((_, i) => tasks[i].mode === mode && tasks[i].stop === stop))
-const toRequest = (mode) => of(mode, "request")
+const toRequest = (mode) => of(mode, REQUEST)
 const warm = (mode) => of(mode, "warm")
 const M = (n) => `${(n / 1e6).toFixed(1)} M`
 console.log(`cold resume, t0 → first LLM request sent (callgrind, ${samples} sample(s), median)`)
@@ -123,4 +129,4 @@ printRows(
 // not), so every sample is shown beside the medians.
 if (samples > 1)
   for (const mode of ["sdk", "floor"])
-    console.log(`${mode} t0 → request, each sample: ${samplesOf(mode, "request").map(M).join(", ")}`)
+    console.log(`${mode} t0 → request, each sample: ${samplesOf(mode, REQUEST).map(M).join(", ")}`)

@@ -1,4 +1,5 @@
 import type { Message, Prompt } from "../types.js"
+import { emptyArgs } from "../internal/empty-args.js"
 
 /** One tool call the model made, with its arguments parsed when they are valid JSON. */
 export interface ModelToolCall {
@@ -96,7 +97,7 @@ export interface Dialect {
 
 /** @internal Parses a tool call's raw argument string; "" means no arguments. */
 export function parseToolArguments(id: string, name: string, raw: string): ModelToolCall {
-  if (raw.trim() === "") return { id, name, arguments: raw, args: {} }
+  if (raw === "{}" || raw.trim() === "") return { id, name, arguments: raw, args: emptyArgs() }
   try {
     const args = JSON.parse(raw) as unknown
     if (typeof args === "object" && args !== null && !Array.isArray(args)) {

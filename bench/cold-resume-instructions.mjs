@@ -17,7 +17,10 @@
 // compile (7–15 M, the same work for both sides) lands in whichever window is running, beside
 // a main thread that does not wait for it.
 //
-//   node cold-resume-instructions.mjs [--samples 1] [--jobs 2] [--warm] [--main-thread]
+// `--from setup` starts the window before the store, client and toolkit are made, as the shared
+// bench does (its t0 comes before the adapter's s3Setup2); by default it starts after them.
+//
+//   node cold-resume-instructions.mjs [--samples 1] [--jobs 2] [--warm] [--main-thread] [--from t0|setup]
 import { execFile } from "node:child_process"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
@@ -31,8 +34,11 @@ const { values } = parseArgs({
     jobs: { type: "string", default: "2" },
     warm: { type: "boolean", default: false },
     "main-thread": { type: "boolean", default: false },
+    from: { type: "string", default: "t0" },
   },
 })
+// `--from setup`: t0 before the setup (store, client, toolkit), where the shared bench takes it.
+const REQUEST = values.from === "setup" ? "setup" : "request"
 const samples = Number(values.samples)
 const jobs = Number(values.jobs)
 const mainThread = values["main-thread"]
@@ -77,7 +83,7 @@ function count(mode, stop, id, id2) {
 const tasks = []
 for (let s = 0; s < samples; s++)
   for (const mode of ["sdk", "floor"]) {
-    for (const stop of ["imported", "request"]) tasks.push({ mode, stop, id: `run-${s}` })
+    for (const stop of ["imported", REQUEST]) tasks.push({ mode, stop, id: `run-${s}` })
     if (values.warm) {
       tasks.push({ mode, stop: "warm", id: `${s}-b`, id2: `${s}-c` })
     }
@@ -98,7 +104,7 @@ await parked.close()
 const samplesOf = (mode, stop) => results.filter((_, i) => tasks[i].mode === mode && tasks[i].stop === stop)
 const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const of = (mode, stop) => median(results.filter((_, i) => tasks[i].mode === mode && tasks[i].stop === stop))
-const toRequest = (mode) => of(mode, "request")
+const toRequest = (mode) => of(mode, REQUEST)
 const warm = (mode) => of(mode, "warm")
 const M = (n) => `${(n / 1e6).toFixed(mainThread ? 2 : 1)} M`
 console.log(
@@ -135,4 +141,4 @@ printRows(
 // not), so every sample is shown beside the medians.
 if (samples > 1)
   for (const mode of ["sdk", "floor"])
-    console.log(`${mode} t0 → request, each sample: ${samplesOf(mode, "request").map(M).join(", ")}`)
+    console.log(`${mode} t0 → request, each sample: ${samplesOf(mode, REQUEST).map(M).join(", ")}`)

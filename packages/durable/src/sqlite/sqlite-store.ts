@@ -608,10 +608,39 @@ class LostClaim extends Error {
   }
 }
 
-/** `fn` as one immediate transaction of `db` (it takes the write lock at once). */
+/**
+ * `fn` as one immediate transaction of `db` (it takes the write lock at once). Not better-sqlite3's
+ * `db.transaction`: its first use prepares nine statements (every BEGIN kind, savepoints) and
+ * compiles four functions, in a fresh process's first claim. Inside a transaction already open
+ * on `db` (a host's own), it is better-sqlite3's, which nests as a savepoint.
+ */
 function immediateTransaction<A, R>(db: Database, fn: (arg: A) => R): (arg: A) => R {
-  return db.transaction(fn).immediate as (arg: A) => R
+  let nested: ((arg: A) => R) | undefined
+  return (arg) => {
+    if (db.inTransaction) {
+      nested ??= db.transaction(fn).immediate as (arg: A) => R
+      return nested(arg)
+    }
+    let control = transactionControl.get(db)
+    if (control === undefined) {
+      control = [db.prepare("BEGIN IMMEDIATE"), db.prepare("COMMIT"), db.prepare("ROLLBACK")]
+      transactionControl.set(db, control)
+    }
+    control[0].run()
+    try {
+      const result = fn(arg)
+      control[1].run()
+      return result
+    } catch (error) {
+      // A failed COMMIT (SQLITE_BUSY) can leave the transaction open: it is rolled back too.
+      if (db.inTransaction) control[2].run()
+      throw error
+    }
+  }
 }
+
+/** The BEGIN IMMEDIATE, COMMIT and ROLLBACK statements of each database, prepared once. */
+const transactionControl = new WeakMap<Database, [Statement, Statement, Statement]>()
 
 function isDatabase(value: unknown): value is Database {
   const db = value as Partial<Database> | null | undefined

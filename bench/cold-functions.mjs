@@ -6,7 +6,11 @@
 // with the bytes of source it covers. A deterministic count: the same build gives it again on
 // a loaded machine. `--list core,durable` prints those packages' functions one a line.
 //
-//   node cold-functions.mjs [--list core,durable] [--mode sdk|floor] [--keep]
+// `--from setup` starts the window before the store, client and toolkit are made (the shared
+// bench's t0). With COLD_LOG=<prefix> V8's log is written to `<prefix>-<mode>.log` and kept
+// (its parse and compile events carry times too).
+//
+//   node cold-functions.mjs [--list core,durable] [--mode sdk|floor] [--keep] [--from t0|setup]
 import { execFile } from "node:child_process"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
@@ -19,6 +23,7 @@ const { values } = parseArgs({
     list: { type: "string", default: "" },
     mode: { type: "string", default: "sdk,floor" },
     keep: { type: "boolean", default: false },
+    from: { type: "string", default: "t0" },
   },
 })
 // Park `run-0` for both sides, as cold-resume-instructions.mjs does.
@@ -34,7 +39,7 @@ const packageOf = (url) => {
 }
 const rows = []
 for (const mode of values.keep ? [] : values.mode.split(",")) {
-  const log = join(dir, `${mode}.log`)
+  const log = process.env.COLD_LOG ? `${process.env.COLD_LOG}-${mode}.log` : join(dir, `${mode}.log`)
   const cfg = { path: paths[mode], id: "run-0", baseUrl: parked.baseUrl, tools: TOOLS }
   await promisify(execFile)(process.execPath, [
     "--log-function-events",
@@ -42,7 +47,7 @@ for (const mode of values.keep ? [] : values.mode.split(",")) {
     "--no-logfile-per-isolate",
     CHILD,
     mode,
-    "request",
+    values.from === "setup" ? "setup" : "request",
     JSON.stringify(cfg),
   ])
   const scripts = new Map()

@@ -5,7 +5,10 @@
 // with `imported`, right after the imports. It marks the start (t0 after the imports, or with
 // `warm` the end of a first resume) and the end (the request written) of the counted window.
 //
-//   node cold-resume-child.mjs sdk|floor imported|request|warm '<json: {path, id, id2, baseUrl}>'
+// `setup` is `request` with t0 before the setup (store, client, toolkit), as the shared bench's
+// S3 takes it: its t0 comes before the adapter's s3Setup2.
+//
+//   node cold-resume-child.mjs sdk|floor imported|request|setup|warm '<json: {path, id, id2, baseUrl}>'
 import diagnostics from "node:diagnostics_channel"
 import Database from "better-sqlite3"
 
@@ -29,6 +32,10 @@ const exitAtRequest = () =>
     process.exit(0)
   })
 
+if (stop === "setup") {
+  exitAtRequest()
+  mark()
+}
 let resume
 if (mode === "sdk") {
   // What the shared bench's adapters/ours.mjs s3Setup2 + resume do.

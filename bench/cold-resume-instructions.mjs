@@ -12,7 +12,15 @@
 // second resume in the same process (the shared bench's S3 "TTFR warm"): from the end of a
 // first resume to the second one's request.
 //
-//   node cold-resume-instructions.mjs [--samples 1] [--jobs 2] [--warm]
+// With `--main-thread`, the windows count the main thread only (callgrind `--separate-threads`):
+// V8 tiers up undici's llhttp WebAssembly with TurboFan on a platform worker thread, and that
+// compile (7–15 M, the same work for both sides) lands in whichever window is running, beside
+// a main thread that does not wait for it.
+//
+// `--from setup` starts the window before the store, client and toolkit are made, as the shared
+// bench does (its t0 comes before the adapter's s3Setup2); by default it starts after them.
+//
+//   node cold-resume-instructions.mjs [--samples 1] [--jobs 2] [--warm] [--main-thread] [--from t0|setup]
 import { execFile } from "node:child_process"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
@@ -25,10 +33,15 @@ const { values } = parseArgs({
     samples: { type: "string", default: "1" },
     jobs: { type: "string", default: "2" },
     warm: { type: "boolean", default: false },
+    "main-thread": { type: "boolean", default: false },
+    from: { type: "string", default: "t0" },
   },
 })
+// `--from setup`: t0 before the setup (store, client, toolkit), where the shared bench takes it.
+const REQUEST = values.from === "setup" ? "setup" : "request"
 const samples = Number(values.samples)
 const jobs = Number(values.jobs)
+const mainThread = values["main-thread"]
 // Park the runs of every sample: `run-<s>` (imported, request), and with --warm `<s>-b` and
 // `<s>-c` (warm).
 const ids = []
@@ -46,6 +59,7 @@ function count(mode, stop, id, id2) {
     "--tool=callgrind",
     stop === "imported" ? "--callgrind-out-file=/dev/null" : `--callgrind-out-file=${out}`,
     ...(stop === "imported" ? [] : ["--dump-before=kill"]),
+    ...(stop !== "imported" && mainThread ? ["--separate-threads=yes"] : []),
     process.execPath,
     "--single-threaded",
     CHILD,
@@ -58,7 +72,9 @@ function count(mode, stop, id, id2) {
       const found =
         stop === "imported"
           ? /Collected : (\d+)/.exec(stderr)
-          : /^summary: (\d+)/m.exec(await readFile(`${out}.2`, "utf8").catch(() => ""))
+          : /^summary: (\d+)/m.exec(
+              await readFile(`${out}.2${mainThread ? "-01" : ""}`, "utf8").catch(() => ""),
+            )
       if (error || !found) reject(new Error(`valgrind ${mode} ${stop}: ${error?.message ?? stderr}`))
       else resolve(Number(found[1]))
     })
@@ -67,7 +83,7 @@ function count(mode, stop, id, id2) {
 const tasks = []
 for (let s = 0; s < samples; s++)
   for (const mode of ["sdk", "floor"]) {
-    for (const stop of ["imported", "request"]) tasks.push({ mode, stop, id: `run-${s}` })
+    for (const stop of ["imported", REQUEST]) tasks.push({ mode, stop, id: `run-${s}` })
     if (values.warm) {
       tasks.push({ mode, stop: "warm", id: `${s}-b`, id2: `${s}-c` })
     }
@@ -88,10 +104,12 @@ await parked.close()
 const samplesOf = (mode, stop) => results.filter((_, i) => tasks[i].mode === mode && tasks[i].stop === stop)
 const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const of = (mode, stop) => median(results.filter((_, i) => tasks[i].mode === mode && tasks[i].stop === stop))
-const toRequest = (mode) => of(mode, "request")
+const toRequest = (mode) => of(mode, REQUEST)
 const warm = (mode) => of(mode, "warm")
-const M = (n) => `${(n / 1e6).toFixed(1)} M`
-console.log(`cold resume, t0 → first LLM request sent (callgrind, ${samples} sample(s), median)`)
+const M = (n) => `${(n / 1e6).toFixed(mainThread ? 2 : 1)} M`
+console.log(
+  `cold resume, t0 → first LLM request sent (callgrind, ${samples} sample(s), median${mainThread ? ", main thread" : ""})`,
+)
 printRows(
   ["", "sdk", "floor", "sdk/floor"],
   [
@@ -123,4 +141,4 @@ printRows(
 // not), so every sample is shown beside the medians.
 if (samples > 1)
   for (const mode of ["sdk", "floor"])
-    console.log(`${mode} t0 → request, each sample: ${samplesOf(mode, "request").map(M).join(", ")}`)
+    console.log(`${mode} t0 → request, each sample: ${samplesOf(mode, REQUEST).map(M).join(", ")}`)

@@ -25,7 +25,8 @@ function countedDatabase() {
     for (const method of ["run", "get", "all"] as const) {
       const call = statement[method].bind(statement) as (...args: unknown[]) => unknown
       ;(statement as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-        executed.push(source)
+        // Transaction control (the store's BEGIN IMMEDIATE, COMMIT) is not a statement of a call.
+        if (!/^(BEGIN|COMMIT|ROLLBACK)\b/.test(source)) executed.push(source)
         return call(...args)
       }
     }

@@ -1,3 +1,4 @@
+import Database from "better-sqlite3"
 import { describe, expect, it, vi } from "vitest"
 import { MemoryStore } from "../src/memory/memory-store.js"
 import { SqliteStore } from "../src/sqlite/index.js"
@@ -34,5 +35,59 @@ describe("a blocking store's first call", () => {
     )
     await expect(store.getPending("c")).rejects.toThrow(/SqliteStore could not open/)
     await store.close()
+  })
+})
+
+// A save and a claim run as immediate transactions of their own (BEGIN IMMEDIATE, COMMIT,
+// ROLLBACK prepared once), not better-sqlite3's `db.transaction`, whose first use prepares
+// every BEGIN kind and the savepoints and compiles four functions in a cold resume.
+describe("SqliteStore's transactions", () => {
+  const message = (content: string) => ({ role: "user" as const, content })
+
+  it("a save and a claim go without better-sqlite3's transaction wrapper", async () => {
+    const db = new Database(":memory:")
+    const store = new SqliteStore({ db })
+    // The first call migrates the new database, in a transaction of better-sqlite3's.
+    await store.save("c", [message("hi")], { pending: { id: "r", kind: "approval", prompt: "ok?" } })
+    const wrapper = vi.spyOn(db, "transaction")
+    await store.save("c", [message("hi")], { pending: { id: "r", kind: "approval", prompt: "ok?" } })
+    const claim = await store.claimAnswer("c", { id: "r", ok: true })
+    expect(claim).toBeDefined()
+    await store.save("c", [message("hi"), message("again")])
+    expect(wrapper).not.toHaveBeenCalled()
+    expect((await store.get("c"))?.length).toBe(2)
+    await store.close()
+    db.close()
+  })
+
+  it("a failed save is rolled back, and the next one commits", async () => {
+    const db = new Database(":memory:")
+    const store = new SqliteStore({ db })
+    await store.save("c", [message("one")])
+    db.exec(`CREATE TRIGGER refuse BEFORE INSERT ON tnx_messages
+      BEGIN SELECT RAISE(ABORT, 'refused'); END;`)
+    await expect(store.save("c", [message("one"), message("two")])).rejects.toThrow(/refused/)
+    expect(db.inTransaction).toBe(false)
+    db.exec("DROP TRIGGER refuse")
+    await store.save("c", [message("one"), message("two")])
+    expect((await store.get("c"))?.map((m) => ("content" in m ? m.content : undefined))).toEqual([
+      "one",
+      "two",
+    ])
+    await store.close()
+    db.close()
+  })
+
+  it("inside a transaction the host holds open, a save nests and goes with the host's rollback", async () => {
+    const db = new Database(":memory:")
+    const store = new SqliteStore({ db })
+    await store.save("c", [message("one")])
+    db.exec("BEGIN")
+    await store.save("c", [message("one"), message("two")])
+    expect(db.inTransaction).toBe(true)
+    db.exec("ROLLBACK")
+    expect((await store.get("c"))?.map((m) => ("content" in m ? m.content : undefined))).toEqual(["one"])
+    await store.close()
+    db.close()
   })
 })

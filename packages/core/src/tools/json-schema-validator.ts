@@ -54,6 +54,38 @@ export function formatSchemaIssues(issues: readonly SchemaIssue[]): string {
   return issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ")
 }
 
+const NUMBER = 1
+const STRING = 2
+const ARRAY = 4
+const OBJECT = 8
+const COMBINATOR = 16
+/** Every keyword each family's compiler reads: without any of them it finds nothing to check. */
+const FAMILY_OF = new Map<string, number>([
+  ["minimum", NUMBER],
+  ["maximum", NUMBER],
+  ["exclusiveMinimum", NUMBER],
+  ["exclusiveMaximum", NUMBER],
+  ["multipleOf", NUMBER],
+  ["minLength", STRING],
+  ["maxLength", STRING],
+  ["pattern", STRING],
+  ["prefixItems", ARRAY],
+  ["items", ARRAY],
+  ["minItems", ARRAY],
+  ["maxItems", ARRAY],
+  ["uniqueItems", ARRAY],
+  ["properties", OBJECT],
+  ["patternProperties", OBJECT],
+  ["required", OBJECT],
+  ["additionalProperties", OBJECT],
+  ["minProperties", OBJECT],
+  ["maxProperties", OBJECT],
+  ["allOf", COMBINATOR],
+  ["anyOf", COMBINATOR],
+  ["oneOf", COMBINATOR],
+  ["not", COMBINATOR],
+])
+
 class SchemaCompiler {
   readonly #root: unknown
   /** Compiled `$ref` targets by pointer, so each is compiled once and recursion terminates. */
@@ -74,15 +106,28 @@ class SchemaCompiler {
     if (typeCheck) checks.push(typeCheck)
     if (schema.enum !== undefined) checks.push(compileEnum(schema.enum, at))
     if ("const" in schema) checks.push(compileConst(schema.const))
-    const numberChecks = compileNumber(schema, at)
-    if (numberChecks) checks.push(numberChecks)
-    const stringChecks = compileString(schema, at)
-    if (stringChecks) checks.push(stringChecks)
-    const arrayChecks = this.#array(schema, at)
-    if (arrayChecks) checks.push(arrayChecks)
-    const objectChecks = this.#object(schema, at)
-    if (objectChecks) checks.push(objectChecks)
-    checks.push(...this.#combinators(schema, at))
+    // Only the keyword families the schema uses are compiled: a tool's `{type: "object",
+    // properties: {...}}` never runs (nor has V8 compile) the number, string, array and
+    // combinator compilers, each of which would find nothing to check.
+    let families = 0
+    for (const key in schema) families |= FAMILY_OF.get(key) ?? 0
+    if (families & NUMBER) {
+      const numberChecks = compileNumber(schema, at)
+      if (numberChecks) checks.push(numberChecks)
+    }
+    if (families & STRING) {
+      const stringChecks = compileString(schema, at)
+      if (stringChecks) checks.push(stringChecks)
+    }
+    if (families & ARRAY) {
+      const arrayChecks = this.#array(schema, at)
+      if (arrayChecks) checks.push(arrayChecks)
+    }
+    if (families & OBJECT) {
+      const objectChecks = this.#object(schema, at)
+      if (objectChecks) checks.push(objectChecks)
+    }
+    if (families & COMBINATOR) checks.push(...this.#combinators(schema, at))
     if (checks.length === 1) return checks[0]!
     return (value, path, issues) => {
       for (const check of checks) check(value, path, issues)
@@ -158,14 +203,16 @@ class SchemaCompiler {
           this.compile(sub, `${at}/patternProperties/${source}`),
         ] as const,
     )
-    const required = stringList(schema.required, `${at}/required`)
+    // Absent keywords skip their helpers: a tool's schema is compiled in a fresh process's
+    // first run, where every function called is compiled first.
+    const required = schema.required === undefined ? [] : stringList(schema.required, `${at}/required`)
     const forbidsOthers = schema.additionalProperties === false
     const additional =
       schema.additionalProperties === undefined || forbidsOthers
         ? undefined
         : this.compile(schema.additionalProperties, `${at}/additionalProperties`)
-    const minProperties = count(schema, "minProperties", at)
-    const maxProperties = count(schema, "maxProperties", at)
+    const minProperties = schema.minProperties === undefined ? undefined : count(schema, "minProperties", at)
+    const maxProperties = schema.maxProperties === undefined ? undefined : count(schema, "maxProperties", at)
     const checksKeys = patterns.length > 0 || additional !== undefined || forbidsOthers
     const countsKeys = minProperties !== undefined || maxProperties !== undefined
     if (!named.length && !required.length && !checksKeys && !countsKeys) return undefined

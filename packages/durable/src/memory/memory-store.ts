@@ -254,7 +254,7 @@ export class MemoryStore extends DurableStoreBase {
     )
     if (judged.write === "fail" && request !== undefined) {
       request.state = "failed"
-      request.lastError = input.exhaustedErrorJson
+      request.lastError = input.exhaustedErrorJson()
     }
     if (judged.write !== "grant") return judged.outcome
     const claimed = request ?? emptyRequest()

@@ -435,7 +435,7 @@ export class PostgresStore extends DurableStoreBase {
         input,
       )
       if (judged.write === "fail")
-        await run(client, this.#sql.failRequest, [answerId, input.exhaustedErrorJson])
+        await run(client, this.#sql.failRequest, [answerId, input.exhaustedErrorJson()])
       if (judged.write !== "grant") {
         // A request row made only to lock on must not outlive a refused claim.
         if (created) await run(client, this.#sql.dropRequest, [answerId])

@@ -477,7 +477,7 @@ export class RedisStore extends DurableStoreBase {
         holderPending,
         ...(judged.write === "grant"
           ? [input.token, judged.answerJson, String(judged.claimExpiresAt)]
-          : [input.exhaustedErrorJson]),
+          : [input.exhaustedErrorJson()]),
       ])
       if (written === "OK") return judged.outcome
     }

@@ -17,7 +17,6 @@
  */
 
 const WHOLE = '{"id":'
-const STAMPS = ["callId", "tool", "args"] as const
 
 /** @internal The column text for the request JSON `json` whose id and kind are `id`, `kind`. */
 export function packPending(json: string | null, id: string | null, kind: string | null): string | null {
@@ -85,7 +84,8 @@ function unpackStamped(text: string, id: string, kind: string): string | undefin
   const [prompt, callId, tool, args, own] = packed
   if (typeof prompt !== "string" || typeof callId !== "string" || typeof tool !== "string") return undefined
   if (packed.length === 5 && (typeof own !== "object" || own === null || Array.isArray(own))) return undefined
-  const data: Record<string, unknown> = { [STAMPS[0]]: callId, [STAMPS[1]]: tool, [STAMPS[2]]: args }
+  // A plain literal (computed keys were defined one by one at run time, on every read).
+  const data: Record<string, unknown> = { callId, tool, args }
   return JSON.stringify({
     id,
     kind,

@@ -82,26 +82,27 @@ interface TranscriptRow {
 }
 
 /**
- * A row of the claim's read: the conversation's columns, its request index row (`r_` columns,
- * all NULL when there is none) and one of its messages (`seq`/`body` NULL when it has none).
+ * A row of the claim's read, raw (`Statement#raw`): the conversation's columns, its request
+ * index row (all NULL when there is none) and one of its messages (`seq`/`body` NULL when it
+ * has none), at the positions `C` names.
  */
-interface ClaimReadRow {
-  revision: number
-  pending: string | null
-  pending_id: string | null
-  pending_kind: string | null
-  consumed_id: string | null
-  request_id: string | null
-  state: SqliteRequestRow["state"]
-  runtime_key: string | null
-  attempts: number
-  r_claim_token: string | null
-  claim_conversation_id: string | null
-  r_claim_answer: string | null
-  r_claim_expires_at: number | null
-  seq: number | null
-  body: string | null
-}
+type ClaimReadRaw = [
+  revision: number,
+  pending: string | null,
+  pending_id: string | null,
+  pending_kind: string | null,
+  consumed_id: string | null,
+  request_id: string | null,
+  state: SqliteRequestRow["state"],
+  runtime_key: string | null,
+  attempts: number,
+  claim_token: string | null,
+  claim_conversation_id: string | null,
+  claim_answer: string | null,
+  claim_expires_at: number | null,
+  seq: number | null,
+  body: string | null,
+]
 
 /** A request index row as SQLite returns it. */
 interface SqliteRequestRow {
@@ -410,17 +411,19 @@ export class SqliteStore extends DurableStoreBase {
     // One statement reads the conversation, the request's index row and the transcript
     // (one row per message): the resume that follows loads nothing more.
     const rows = s.claimRead.all({ id, answer: answerId }) as unknown[][]
-    const head = rows[0] && claimReadHead(rows[0])
+    // The first row read by column position: naming its 15 columns on an object cost a resume
+    // more than the statement did (each key added to a fresh object is a map transition).
+    const head = rows[0] as ClaimReadRaw | undefined
     const conv = head && {
-      pendingJson: unpackPending(head.pending, head.pending_id, head.pending_kind),
-      pendingId: head.pending_id,
-      consumedId: head.consumed_id,
+      pendingJson: unpackPending(head[C.pending], head[C.pending_id], head[C.pending_kind]),
+      pendingId: head[C.pending_id],
+      consumedId: head[C.consumed_id],
     }
     // Without the conversation the join has no row: the request is read on its own.
     const req = (
       head === undefined
         ? s.request.get(answerId)
-        : head.request_id === null
+        : head[C.request_id] === null
           ? undefined
           : requestOfJoin(answerId, head)
     ) as SqliteRequestRow | undefined
@@ -438,7 +441,7 @@ export class SqliteStore extends DurableStoreBase {
       },
       input,
     )
-    if (judged.write === "fail") s.failRequest.run(input.exhaustedErrorJson, now, answerId)
+    if (judged.write === "fail") s.failRequest.run(input.exhaustedErrorJson(), now, answerId)
     if (judged.write !== "grant") return judged.outcome
     s.claimRequest.run({
       request_id: answerId,
@@ -450,17 +453,18 @@ export class SqliteStore extends DurableStoreBase {
     })
     // The conversation row is not written: the request row names the conversation that holds
     // the claim, and the fenced saves read the claim from it (CLAIM_HELD).
+    const first = head as ClaimReadRaw
     const messages: StoredMessageRow[] =
-      (head as ClaimReadRow).seq === null
+      first[C.seq] === null
         ? []
-        : rows.map((row) => ({ seq: row[CLAIM_READ_SEQ] as number, body: row[CLAIM_READ_SEQ + 1] as string }))
+        : rows.map((row) => ({ seq: row[C.seq] as number, body: row[C.body] as string }))
     return {
       ...judged.outcome,
       // The claim changes neither the revision nor the messages.
       transcript: {
-        revision: (head as ClaimReadRow).revision + messages.length,
+        revision: first[C.revision] + messages.length,
         count: messages.length,
-        pendingId: (head as ClaimReadRow).pending_id,
+        pendingId: first[C.pending_id],
         rows: messages,
       },
     }
@@ -604,10 +608,39 @@ class LostClaim extends Error {
   }
 }
 
-/** `fn` as one immediate transaction of `db` (it takes the write lock at once). */
+/**
+ * `fn` as one immediate transaction of `db` (it takes the write lock at once). Not better-sqlite3's
+ * `db.transaction`: its first use prepares nine statements (every BEGIN kind, savepoints) and
+ * compiles four functions, in a fresh process's first claim. Inside a transaction already open
+ * on `db` (a host's own), it is better-sqlite3's, which nests as a savepoint.
+ */
 function immediateTransaction<A, R>(db: Database, fn: (arg: A) => R): (arg: A) => R {
-  return db.transaction(fn).immediate as (arg: A) => R
+  let nested: ((arg: A) => R) | undefined
+  return (arg) => {
+    if (db.inTransaction) {
+      nested ??= db.transaction(fn).immediate as (arg: A) => R
+      return nested(arg)
+    }
+    let control = transactionControl.get(db)
+    if (control === undefined) {
+      control = [db.prepare("BEGIN IMMEDIATE"), db.prepare("COMMIT"), db.prepare("ROLLBACK")]
+      transactionControl.set(db, control)
+    }
+    control[0].run()
+    try {
+      const result = fn(arg)
+      control[1].run()
+      return result
+    } catch (error) {
+      // A failed COMMIT (SQLITE_BUSY) can leave the transaction open: it is rolled back too.
+      if (db.inTransaction) control[2].run()
+      throw error
+    }
+  }
 }
+
+/** The BEGIN IMMEDIATE, COMMIT and ROLLBACK statements of each database, prepared once. */
+const transactionControl = new WeakMap<Database, [Statement, Statement, Statement]>()
 
 function isDatabase(value: unknown): value is Database {
   const db = value as Partial<Database> | null | undefined
@@ -666,7 +699,7 @@ const SQL = {
       FROM tnx_conversations c LEFT JOIN tnx_messages m ON m.${RANGE("c.conversation_key")}
       WHERE c.id = ? ORDER BY m.message_key`,
   // The claim's read: conversation, request index row and messages in one snapshot. Read raw
-  // (arrays, CLAIM_READ_COLUMNS): the columns repeat on every message row, and better-sqlite3
+  // (arrays, at the positions of `C`): the columns repeat on every message row, and better-sqlite3
   // builds row objects property by property (the objects cost ~1.8 times the arrays).
   claimRead: `
       SELECT c.revision, c.pending, c.pending_id, c.pending_kind, c.consumed_id,
@@ -780,32 +813,24 @@ const SQL = {
 /** The statements that return rows as arrays (`Statement#raw`). */
 const RAW: ReadonlySet<keyof typeof SQL> = new Set(["claimRead"])
 
-/** The columns of a claimRead row, in the statement's order (it is read raw). */
-const CLAIM_READ_COLUMNS = [
-  "revision",
-  "pending",
-  "pending_id",
-  "pending_kind",
-  "consumed_id",
-  "request_id",
-  "state",
-  "runtime_key",
-  "attempts",
-  "r_claim_token",
-  "claim_conversation_id",
-  "r_claim_answer",
-  "r_claim_expires_at",
-  "seq",
-  "body",
-] as const satisfies readonly (keyof ClaimReadRow)[]
-const CLAIM_READ_SEQ = CLAIM_READ_COLUMNS.indexOf("seq")
-
-/** The first raw claimRead row as an object (its message columns those of the first message). */
-function claimReadHead(row: unknown[]): ClaimReadRow {
-  const head: Record<string, unknown> = {}
-  for (let i = 0; i < CLAIM_READ_COLUMNS.length; i++) head[CLAIM_READ_COLUMNS[i] as string] = row[i]
-  return head as unknown as ClaimReadRow
-}
+/** The position of each column in a claimRead row, in the statement's order (it is read raw). */
+const C = {
+  revision: 0,
+  pending: 1,
+  pending_id: 2,
+  pending_kind: 3,
+  consumed_id: 4,
+  request_id: 5,
+  state: 6,
+  runtime_key: 7,
+  attempts: 8,
+  claim_token: 9,
+  claim_conversation_id: 10,
+  claim_answer: 11,
+  claim_expires_at: 12,
+  seq: 13,
+  body: 14,
+} as const
 
 /**
  * The statements, each prepared on first use: a fresh process that resumes one run prepares
@@ -847,17 +872,17 @@ function holderOf(row: SqliteHolderRow): HolderRow {
 /** The request index columns of a claim read row, as the request statement returns them. */
 function requestOfJoin(
   requestId: string,
-  row: ClaimReadRow,
+  row: ClaimReadRaw,
 ): Omit<SqliteRequestRow, "path" | "conversation_id" | "last_error"> {
   return {
     request_id: requestId,
-    state: row.state,
-    runtime_key: row.runtime_key,
-    attempts: row.attempts,
-    claim_token: row.r_claim_token,
-    claim_conversation_id: row.claim_conversation_id,
-    claim_answer: row.r_claim_answer,
-    claim_expires_at: row.r_claim_expires_at,
+    state: row[C.state],
+    runtime_key: row[C.runtime_key],
+    attempts: row[C.attempts],
+    claim_token: row[C.claim_token],
+    claim_conversation_id: row[C.claim_conversation_id],
+    claim_answer: row[C.claim_answer],
+    claim_expires_at: row[C.claim_expires_at],
   }
 }
 

@@ -40,7 +40,7 @@ describe("judgeClaim, the one claim flow", () => {
     runtimeKey: undefined,
     approves: true,
     maxAttempts: 2,
-    exhaustedErrorJson: '{"name":"LeaseExpired","message":"x"}',
+    exhaustedErrorJson: () => '{"name":"LeaseExpired","message":"x"}',
   }
   const waiting = (pending: object = { id: "r-1", kind: "approval", prompt: "?" }) => ({
     pendingJson: JSON.stringify(pending),
@@ -95,5 +95,14 @@ describe("judgeClaim, the one claim flow", () => {
     expect(judgeClaim({ conversation: late, request: undefined, now: Date.now() }, decline).write).toBe(
       "grant",
     )
+  })
+
+  it("judges a deadline whose key is written with an escape (the JSON is parsed then)", () => {
+    const escaped = waiting()
+    escaped.pendingJson =
+      '{"id":"r-1","kind":"approval","prompt":"?","expires\\u0041t":"2000-01-01T00:00:00Z"}'
+    expect(
+      judgeClaim({ conversation: escaped, request: undefined, now: Date.now() }, input).outcome,
+    ).toMatchObject({ refusal: "expired" })
   })
 })

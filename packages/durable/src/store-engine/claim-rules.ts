@@ -83,6 +83,9 @@ export function decideClaim(
  */
 function approvalExpired(pendingJson: string | null | undefined, approves: boolean, now: number): boolean {
   if (!approves || pendingJson == null) return false
+  // Most requests have no deadline: their JSON is not parsed again for it (a key can only be
+  // spelt otherwise with a `\u` escape, which JSON.stringify never writes for letters).
+  if (!pendingJson.includes('"expiresAt"') && !pendingJson.includes("\\u")) return false
   let pending: unknown
   try {
     pending = JSON.parse(pendingJson)
@@ -144,7 +147,7 @@ export function claimHolderToRead(
  * @internal What a backend writes after {@link judgeClaim}, in the same atomic unit as its read:
  * - `grant`: the request becomes `claimed` by `input.token` through `input.id` with `answerJson`
  *   until `claimExpiresAt`, one attempt more, and the conversation points at the claim;
- * - `fail`: the request becomes `failed` with `input.exhaustedErrorJson` as its last error;
+ * - `fail`: the request becomes `failed` with `input.exhaustedErrorJson()` as its last error;
  * - nothing for any other refusal.
  * `outcome` is what the backend's claim primitive returns.
  */

@@ -108,8 +108,11 @@ export interface ClaimInput {
   approves: boolean
   /** A takeover of a request claimed this many times already is refused and marks it failed. */
   maxAttempts: number
-  /** The `lastError` recorded when a takeover finds the attempts used up. */
-  exhaustedErrorJson: string
+  /**
+   * The `lastError` recorded when a takeover finds the attempts used up; built only then (a
+   * granted claim, the common case, never needs it).
+   */
+  exhaustedErrorJson(): string
 }
 
 /** What a backend's release primitive gets for a resume that failed. */
@@ -443,10 +446,7 @@ export abstract class DurableStoreBase implements DurableStore {
       runtimeKey,
       approves: answer.ok,
       maxAttempts,
-      exhaustedErrorJson: JSON.stringify({
-        name: "LeaseExpired",
-        message: `its claim's lease ran out ${maxAttempts} times without the resume being saved (its workers stopped)`,
-      }),
+      exhaustedErrorJson: () => exhaustedErrorJson(maxAttempts),
     }
     let outcome: ClaimOutcome
     try {
@@ -686,6 +686,14 @@ export abstract class DurableStoreBase implements DurableStore {
  */
 function whatOf(verb: string, key: string | undefined): string {
   return key === undefined ? verb : `${verb} ${JSON.stringify(key)}`
+}
+
+/** The `lastError` of a request whose claims ran out `maxAttempts` times. */
+function exhaustedErrorJson(maxAttempts: number): string {
+  return JSON.stringify({
+    name: "LeaseExpired",
+    message: `its claim's lease ran out ${maxAttempts} times without the resume being saved (its workers stopped)`,
+  })
 }
 
 function conversationRow(key: string): CorruptRow {

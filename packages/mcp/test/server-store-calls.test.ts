@@ -82,16 +82,22 @@ async function call(fetch: (req: Request) => Promise<Response>, params: Record<s
   return JSON.parse(json ?? "{}") as { result?: Record<string, unknown>; error?: unknown }
 }
 
+/** An MCP server of `pay` over a store host on `store`, closed after the test. */
+async function serve(store: DurableStore) {
+  const host = createStoreHost({
+    store,
+    agents: await hostedToolAgents([pay], { store }),
+    sweepEveryMs: false,
+  })
+  const mcp = createMcpServer({ host, tools: [pay], name: "t", version: "1.0.0", stateKeys: [KEY] })
+  closing.push(host, mcp)
+  return mcp
+}
+
 describe("MCP server over a store host: store calls per call through one input_required round", () => {
   it("a plain tool's retry answers from its resumed run's end, reading no record or transcript back", async () => {
     const { store, calls, counting } = countingStore()
-    const host = createStoreHost({
-      store,
-      agents: await hostedToolAgents([pay], { store }),
-      sweepEveryMs: false,
-    })
-    const mcp = createMcpServer({ host, tools: [pay], name: "t", version: "1.0.0", stateKeys: [KEY] })
-    closing.push(host, mcp)
+    const mcp = await serve(store)
 
     counting(true)
     const first = await call(mcp.fetch, { name: "pay", arguments: { amount: 5 } })
@@ -148,13 +154,7 @@ describe("MCP server over a store host: store calls per call through one input_r
         release = resolve
       })
       const { store, calls, counting } = countingStore({ method: "get", until, entered })
-      const host = createStoreHost({
-        store,
-        agents: await hostedToolAgents([pay], { store }),
-        sweepEveryMs: false,
-      })
-      const mcp = createMcpServer({ host, tools: [pay], name: "t", version: "1.0.0", stateKeys: [KEY] })
-      closing.push(host, mcp)
+      const mcp = await serve(store)
 
       counting(true)
       const first = call(mcp.fetch, { name: "pay", arguments: { amount: 7 } })

@@ -82,6 +82,20 @@ async function call(fetch: (req: Request) => Promise<Response>, params: Record<s
   return JSON.parse(json ?? "{}") as { result?: Record<string, unknown>; error?: unknown }
 }
 
+/**
+ * A first call's store calls: the run record created, the conversation read (and its pending),
+ * the grant looked up, the park saved with the run's record in one `commitResume`, then the
+ * request it parked on looked up.
+ */
+const FIRST_CALL = {
+  createSnapshot: 1,
+  get: 1,
+  getPending: 1,
+  findApprovalGrant: 1,
+  commitResume: 1,
+  findRequest: 1,
+}
+
 /** An MCP server of `pay` over a store host on `store`, closed after the test. */
 async function serve(store: DurableStore) {
   const host = createStoreHost({
@@ -117,14 +131,7 @@ describe("MCP server over a store host: store calls per call through one input_r
     // looked up, the park saved with the run's record in one store call (`commitResume`); then
     // the request it parked on looked up (a plain tool's run holds one at a time: no listing of
     // the run's requests). Before the one-write commit: `save` and `putSnapshot`, 7 calls.
-    expect(asked).toEqual({
-      createSnapshot: 1,
-      get: 1,
-      getPending: 1,
-      findApprovalGrant: 1,
-      commitResume: 1,
-      findRequest: 1,
-    })
+    expect(asked).toEqual(FIRST_CALL)
     // The retry: the request found once (the delivery goes to that entry), the run's record
     // read once (its route reuses it), the claim, the resumed run's read and checkpoint, and its
     // commit: the final save consuming the claim with the run's record, in one store call. No
@@ -166,14 +173,7 @@ describe("MCP server over a store host: store calls per call through one input_r
       release()
       const answered = await first
       expect(answered.result?.resultType).toBe("input_required")
-      expect(Object.fromEntries(calls)).toEqual({
-        createSnapshot: 1,
-        get: 1,
-        getPending: 1,
-        findApprovalGrant: 1,
-        commitResume: 1,
-        findRequest: 1,
-      })
+      expect(Object.fromEntries(calls)).toEqual(FIRST_CALL)
     } finally {
       vi.useRealTimers()
     }

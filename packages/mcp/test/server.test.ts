@@ -1,7 +1,7 @@
 import type { Client } from "@modelcontextprotocol/client"
 import { afterEach, describe, expect, it } from "vitest"
 import { inputRequired } from "@modelcontextprotocol/server"
-import { createMcpServer } from "../src/server/index.js"
+import { type McpServerOptions, createMcpServer } from "../src/server/index.js"
 import { type FakeStore, createFakeHost, createFakeStore } from "./server-fake-host.js"
 import { type Served, connectClient, serveFetch } from "./server-harness.js"
 
@@ -51,14 +51,15 @@ async function serve(
   return served
 }
 
-/** An in-process MCP server of the `echo` agent over a fake host, closed after the test. */
-function echoServer() {
+/** An in-process MCP server of the `echo` agent over a fake host (with `extra` options), closed after the test. */
+function echoServer(extra: Partial<McpServerOptions> = {}) {
   const mcp = createMcpServer({
     host: createFakeHost(createFakeStore()),
     agents: ["echo"],
     name: "t",
     version: "1",
     stateKeys: [KEY],
+    ...extra,
   })
   open.push({ close: () => mcp.close() })
   return mcp
@@ -447,17 +448,11 @@ describe("clients, hosts and principals", () => {
   })
 
   it("an authenticate hook that throws ⇒ 500 without its message", async () => {
-    const mcp = createMcpServer({
-      host: createFakeHost(createFakeStore()),
-      agents: ["echo"],
-      name: "t",
-      version: "1",
-      stateKeys: [KEY],
+    const mcp = echoServer({
       authenticate: () => {
         throw new Error("token sk-secret-123 rejected")
       },
     })
-    open.push({ close: () => mcp.close() })
     const res = await mcp.fetch(
       new Request("http://127.0.0.1/mcp", { method: "POST", headers: { host: "127.0.0.1" }, body: "{}" }),
     )

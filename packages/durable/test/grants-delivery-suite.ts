@@ -301,10 +301,15 @@ export function describeGrantsAndDelivery(name: string, suite: GrantsDeliverySui
       const held = new Promise<void>((resolve) => {
         release = resolve
       })
+      let inFlight: (() => void) | undefined
+      const secondAttempt = new Promise<void>((resolve) => {
+        inFlight = resolve
+      })
       // The first host's first attempt fails, so both sweeps find the retry due.
       let first = true
       const notify = async (entry: PendingEntry, info: NotifyInfo) => {
         calls.push(`${entry.request.id}#${info.attempt}`)
+        if (calls.length === 2) inFlight?.()
         if (first) {
           first = false
           throw new Error("down")
@@ -321,7 +326,8 @@ export function describeGrantsAndDelivery(name: string, suite: GrantsDeliverySui
         t += 5_000
         const sweepA = a.host.sweep()
         // B sweeps while A's attempt 2 is in flight: it finds the attempt taken and leaves it.
-        for (let i = 0; i < 1_000 && calls.length < 2; i++) await new Promise((r) => setImmediate(r))
+        // Waited for, not counted in ticks: a loaded machine can take longer to start it.
+        await secondAttempt
         await b.host.sweep()
         release?.()
         await sweepA

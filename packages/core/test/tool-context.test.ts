@@ -49,6 +49,48 @@ describe("ToolContext.resolve", () => {
     ])
   })
 
+  it("stamps the arguments a beforeTool hook gave the call", async () => {
+    const asked: Request[] = []
+    const client = createInProcessClient({
+      model: "m",
+      waitFor: (req) => {
+        asked.push(req)
+        return { id: req.id, ok: true }
+      },
+      hooks: { beforeTool: () => ({ args: { city: "Oslo" } }) },
+      async generate({ messages }) {
+        if ((messages.at(-1) as { role: string }).role === "tool") return { content: "done" }
+        return { toolCalls: [{ id: "call_1", name: "t", arguments: { city: "Rome" } }] }
+      },
+    })
+    const seen: unknown[] = []
+    const toolkit = await createToolkit({
+      extraTools: [
+        {
+          name: "t",
+          description: "t",
+          inputSchema: { type: "object" },
+          source: "native",
+          async execute(args, ctx = {}) {
+            seen.push(args)
+            await ctx.resolve?.({ id: "q-1", kind: "input", prompt: "Sure?" })
+            return { output: "ok", isError: false }
+          },
+        },
+      ],
+    })
+    await client.run("go", { toolkit })
+    expect(seen).toEqual([{ city: "Oslo" }])
+    expect(asked).toEqual([
+      {
+        id: "q-1",
+        kind: "input",
+        prompt: "Sure?",
+        data: { callId: "call_1", tool: "t", args: { city: "Oslo" } },
+      },
+    ])
+  })
+
   it("is absent when no waitFor can answer", async () => {
     let seen: unknown = "unset"
     const toolkit = await createToolkit({

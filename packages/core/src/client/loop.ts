@@ -427,15 +427,9 @@ function recordOutcomes(
     else if (halted)
       continue // only the first suspension in call order gets a result
     else {
-      halted = (outcome?.request ?? relay?.request) as Request
-      if (input.generatedId) halted = stampRunId(halted, input.scope)
-      if (input.tracing) halted = input.tracing.suspend(halted)
+      halted = haltedOn(input, (outcome?.request ?? relay?.request) as Request)
       suspended = true
-      result = {
-        output: outcome?.result.output ?? halted.prompt,
-        isError: true,
-        metadata: { ...outcome?.result.metadata, pending: halted },
-      }
+      result = suspendedResult(outcome, halted)
     }
     results.push({ id: call.id, output: result.output, isError: result.isError })
     if (outcome?.kept) continue
@@ -461,6 +455,26 @@ function recordOutcomes(
   if (halted) input.emit?.({ type: "pending", request: halted })
   for (const m of config.dialect.toolResultMessages(results)) state.messages.push(m)
   return halted
+}
+
+// The suspension's two steps, out of `recordOutcomes`: a resumed turn that settles (a cold
+// resume's, before its first request) compiles neither.
+
+/** The request a turn halts on, stamped with the run's generated id and traced. */
+function haltedOn(input: RunInput, request: Request): Request {
+  let halted = request
+  if (input.generatedId) halted = stampRunId(halted, input.scope)
+  if (input.tracing) halted = input.tracing.suspend(halted)
+  return halted
+}
+
+/** The result of the call a turn halts on: the tool's output (or the prompt) with the request. */
+function suspendedResult(outcome: CallOutcome | undefined, halted: Request): ToolResult {
+  return {
+    output: outcome?.result.output ?? halted.prompt,
+    isError: true,
+    metadata: { ...outcome?.result.metadata, pending: halted },
+  }
 }
 
 /** The relay calls of a turn answered in process (`waitFor`): one request for all of them. */

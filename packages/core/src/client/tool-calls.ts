@@ -53,11 +53,6 @@ export interface CallOutcome {
   replayed?: boolean
 }
 
-/** @internal The stable idempotency key of a call. */
-export function idempotencyKey(scope: string, callId: string): string {
-  return `${scope}:${callId}`
-}
-
 /**
  * @internal Runs one non-relay call: hooks, execution, and the suspension rule. With an
  * `answer` (a retry after a suspension was answered) a second suspension is `unresolved`.
@@ -110,10 +105,31 @@ function runCall(
       isError: true,
     })
   if (!tool) return finish(run, unknownTool(call.name, env.toolkit?.tools().map((t) => t.name) ?? []))
+  // The tool's context, built here rather than in a function of its own: a cold resume runs
+  // this path once before its first request, and every function on it is compiled there.
+  // The idempotency key is `<run's scope>:<call id>`, stable across retries and workers.
+  const conversationId = env.scope
+  const ctx: ToolContext = answer
+    ? {
+        signal: env.signal,
+        callId: call.id,
+        conversationId,
+        idempotencyKey: `${conversationId}:${call.id}`,
+        answer,
+      }
+    : { signal: env.signal, callId: call.id, conversationId, idempotencyKey: `${conversationId}:${call.id}` }
+  if (answered !== undefined) ctx.request = answered
+  const waitFor = "resolveWith" in env ? env.resolveWith : env.waitFor
+  // `run.args` when asked: a `beforeTool` hook may replace them before the tool runs.
+  if (waitFor) ctx.resolve = async (req) => waitFor(stampRequest(req, call.id, call.name, run.args))
+  if (traceContext !== undefined) ctx.traceContext = traceContext
+  if (env.fetch) ctx.fetch = env.fetch
+  if (env.client) ctx.client = env.client
+  if (env.executor) ctx.executor = env.executor
   // A retry does not ask beforeTool again.
   const before = answer ? undefined : env.hooks?.beforeTool
-  if (before) return hooked(run, before, answered)
-  const result = runTool(run, answered)
+  if (before) return hooked(run, before, ctx)
+  const result = executeIn(env.toolkit as Toolkit, tool, run.args, ctx, env.grants)
   return isThenable(result) ? result.then((r) => settled(run, r)) : settled(run, result)
 }
 
@@ -121,17 +137,22 @@ function runCall(
 async function hooked(
   run: Running,
   before: NonNullable<Hooks["beforeTool"]>,
-  answered: Request | undefined,
+  ctx: ToolContext,
 ): Promise<CallOutcome> {
   const { call, env } = run
   const changed = await before({ name: call.name, args: run.args, id: call.id, turn: env.turn })
   if (changed?.args) run.args = changed.args
-  return settled(run, changed?.result ?? (await runTool(run, answered)))
+  return settled(
+    run,
+    changed?.result ?? (await executeIn(env.toolkit as Toolkit, run.tool as Tool, run.args, ctx, env.grants)),
+  )
 }
 
 /** Applies the suspension rule to the tool's result: ask `waitFor`, or halt on the request. */
 function settled(run: Running, result: ToolResult): Promise<CallOutcome> | CallOutcome {
-  const suspension = suspensionOf(result, run.answer, run.source)
+  // Most results suspend on nothing: they skip `suspensionOf` and its helpers (first-run code).
+  const suspension =
+    result.metadata?.pending === undefined ? undefined : suspensionOf(result, run.answer, run.source)
   if (!suspension) return finish(run, result)
   if ("unresolved" in suspension) return finish(run, suspension.unresolved)
   const { call, env } = run
@@ -155,17 +176,22 @@ async function waited(
   return runCall(env, retried, reply, run.traceContext, asked)
 }
 
-/** The `afterTool` hook (not for a halt), then the call's metric. */
-function finish(run: Running, result: ToolResult, request?: Request): Promise<CallOutcome> | CallOutcome {
-  const after = request || !run.tool ? undefined : run.env.hooks?.afterTool
-  if (!after) return recorded(run, result, request)
-  const { call, env } = run
-  const changed = after({ name: call.name, args: run.args, result, id: call.id, turn: env.turn })
-  return Promise.resolve(changed).then((c) => recorded(run, c?.result ?? result, undefined))
-}
-
-function recorded(run: Running, result: ToolResult, request: Request | undefined): CallOutcome {
+/**
+ * The `afterTool` hook (not for a halt, nor once it ran: `hooked`), then the call's metric and
+ * outcome, in this one function when there is no hook.
+ */
+function finish(
+  run: Running,
+  result: ToolResult,
+  request?: Request,
+  afterRan?: boolean,
+): Promise<CallOutcome> | CallOutcome {
   const { env, call } = run
+  const after = afterRan || request || !run.tool ? undefined : env.hooks?.afterTool
+  if (after) {
+    const changed = after({ name: call.name, args: run.args, result, id: call.id, turn: env.turn })
+    return Promise.resolve(changed).then((c) => finish(run, c?.result ?? result, undefined, true))
+  }
   env.record({
     event: "tool",
     tool: call.name,
@@ -175,21 +201,4 @@ function recorded(run: Running, result: ToolResult, request: Request | undefined
     turn: env.turn,
   })
   return { call, args: run.args, result, request }
-}
-
-function runTool(run: Running, answered: Request | undefined): ToolResult | Promise<ToolResult> {
-  const { env, call, args, answer, traceContext } = run
-  const key = idempotencyKey(env.scope, call.id)
-  const conversationId = env.scope
-  const ctx: ToolContext = answer
-    ? { signal: env.signal, callId: call.id, conversationId, idempotencyKey: key, answer }
-    : { signal: env.signal, callId: call.id, conversationId, idempotencyKey: key }
-  if (answered !== undefined) ctx.request = answered
-  const waitFor = "resolveWith" in env ? env.resolveWith : env.waitFor
-  if (waitFor) ctx.resolve = async (req) => waitFor(stampRequest(req, call.id, call.name, args))
-  if (traceContext !== undefined) ctx.traceContext = traceContext
-  if (env.fetch) ctx.fetch = env.fetch
-  if (env.client) ctx.client = env.client
-  if (env.executor) ctx.executor = env.executor
-  return executeIn(env.toolkit as Toolkit, run.tool as Tool, args, ctx, env.grants)
 }

@@ -28,8 +28,9 @@ export async function resumeHaltedTurn(
   const calls = last?.calls ?? []
   // A relay request halts this turn's relay calls only when they are in it; a request relayed
   // up from a sub-agent halts the call that delegated to it (e.g. `task`), retried as usual.
-  const relayIds = new Set(relayCallsOf(pending).map((c) => c.id))
-  const relay = isRelayRequest(pending) && calls.some((c) => relayIds.has(c.id))
+  // (Read only for a relay request: the others skip relayCallsOf, first-run code of a cold resume.)
+  const relayIds = isRelayRequest(pending) ? new Set(relayCallsOf(pending).map((c) => c.id)) : undefined
+  const relay = relayIds !== undefined && calls.some((c) => relayIds.has(c.id))
   const answeredIds = relay ? relayIds : new Set([pending.data?.callId])
   if (!calls.some((c) => answeredIds.has(c.id))) {
     throw new UnknownRequestError(
@@ -38,7 +39,7 @@ export async function resumeHaltedTurn(
     )
   }
 
-  if (!relay) assertApprovedCall(input, calls, pending, answer)
+  if (!relay && answer.ok && isGateRequest(pending)) assertApprovedCall(input, calls, pending, answer)
   const recorded = dialect.recordedResults(state.messages.slice(end + 1))
   // A checkpoint saved this turn's settled results before the crash that brought us here:
   // nothing runs again, the run goes on from them.
@@ -73,9 +74,10 @@ export async function resumeHaltedTurn(
 }
 
 /**
- * An approval of the declarative gate (§19) resumes only the call it was asked for: the halted
- * call must still carry the arguments the approver saw, and edited ones must fit. Checked before
- * anything runs, so a refused resume changes nothing.
+ * An approval (`answer.ok`) of the declarative gate (§19, `isGateRequest(pending)`: the caller
+ * checks both) resumes only the call it was asked for: the halted call must still carry the
+ * arguments the approver saw, and edited ones must fit. Checked before anything runs, so a
+ * refused resume changes nothing.
  */
 function assertApprovedCall(
   input: RunInput,
@@ -83,7 +85,6 @@ function assertApprovedCall(
   pending: Request,
   answer: Answer,
 ): void {
-  if (!answer.ok || !isGateRequest(pending)) return
   const call = calls.find((c) => c.id === pending.data?.callId && asksFor(pending, c.name, c.id))
   if (call) approvedArguments(input.toolkit?.get(call.name), pending, answer, call.args ?? {})
 }

@@ -103,6 +103,40 @@ export function defineTool(def: ToolDefinition<any>): Tool {
   if (!isPlainObject(inputSchema)) throw new ConfigError(`tool ${def.name}: "inputSchema" must be an object`)
   const validate = zod ? undefined : compileToolSchema(def.name, inputSchema)
   const { run, needsApproval, editableArgs, approvalPrompt } = def
+  if (needsApproval !== undefined || editableArgs !== undefined || approvalPrompt !== undefined)
+    checkApprovalOptions(def)
+
+  const tool: Tool = {
+    name: def.name,
+    description: String(def.description ?? ""),
+    inputSchema,
+    source: "native",
+    execute(args, ctx = {}) {
+      if (zod) return executeZod(zod, run, args, ctx)
+      const issues = validate!(args, "args")
+      if (issues.length) return { output: `invalid arguments: ${formatSchemaIssues(issues)}`, isError: true }
+      // `settle` written out, with a string's result made here: the path a resumed call takes
+      // before a cold resume's first request runs no function it does not need.
+      let value: ToolReturn | Promise<ToolReturn>
+      try {
+        value = run(args, ctx)
+      } catch (error) {
+        return thrownResult(error)
+      }
+      if (typeof value === "string") return { output: value, isError: false }
+      return isThenable(value) ? Promise.resolve(value).then(toToolResult, thrownResult) : toToolResult(value)
+    },
+  }
+  // Set only when declared: the toolkit's approval gate reads them (one gate for every tool).
+  if (needsApproval !== undefined) tool.needsApproval = needsApproval
+  if (editableArgs !== undefined) tool.editableArgs = editableArgs
+  if (approvalPrompt !== undefined) tool.approvalPrompt = approvalPrompt
+  return tool
+}
+
+/** The approval options of a tool that declares any (their checks, compiled only then). */
+function checkApprovalOptions(def: ToolDefinition<any>): void {
+  const { needsApproval, editableArgs, approvalPrompt } = def
   if (
     needsApproval !== undefined &&
     typeof needsApproval !== "boolean" &&
@@ -116,24 +150,6 @@ export function defineTool(def: ToolDefinition<any>): Tool {
   if (approvalPrompt !== undefined && typeof approvalPrompt !== "function") {
     throw new ConfigError(`tool ${def.name}: "approvalPrompt" must be a function`)
   }
-
-  const tool: Tool = {
-    name: def.name,
-    description: String(def.description ?? ""),
-    inputSchema,
-    source: "native",
-    execute(args, ctx = {}) {
-      if (zod) return executeZod(zod, run, args, ctx)
-      const issues = validate!(args, "args")
-      if (issues.length) return { output: `invalid arguments: ${formatSchemaIssues(issues)}`, isError: true }
-      return settle(run, args, ctx)
-    },
-  }
-  // Set only when declared: the toolkit's approval gate reads them (one gate for every tool).
-  if (needsApproval !== undefined) tool.needsApproval = needsApproval
-  if (editableArgs !== undefined) tool.editableArgs = editableArgs
-  if (approvalPrompt !== undefined) tool.approvalPrompt = approvalPrompt
-  return tool
 }
 
 async function executeZod(

@@ -98,7 +98,8 @@ export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit>
   if (opts.waitFor !== undefined && typeof opts.waitFor !== "function") {
     throw new ConfigError("waitFor must be a function")
   }
-  assertApprovalPolicy(opts.requireApproval, "requireApproval")
+  // Checked only when given: a toolkit without one compiles no checker (fresh-process first run).
+  if (opts.requireApproval !== undefined) assertApprovalPolicy(opts.requireApproval, "requireApproval")
   if (opts.approvalPolicy !== undefined && typeof opts.approvalPolicy !== "function") {
     throw new ConfigError("approvalPolicy must be a function")
   }
@@ -204,9 +205,18 @@ export function executeIn(
   ctx: ToolContext,
   grants?: GrantLookup,
 ): ToolResult | Promise<ToolResult> {
-  return own.has(toolkit)
-    ? executeTool(tool, args, ctx, own.get(toolkit), grants)
-    : toolkit.execute(tool.name, args, ctx)
+  if (!own.has(toolkit)) return toolkit.execute(tool.name, args, ctx)
+  // executeTool and runTool written out: the loop's path runs no function it does not need
+  // (a cold resume compiles each one it runs before its first request).
+  const approval = own.get(toolkit)
+  if (isGated(tool, approval))
+    return gatedExecute(tool, args, ctx, approval, (a, c) => runTool(tool, a, c), grants)
+  try {
+    const result = tool.execute(args, ctx)
+    return isThenable(result) ? Promise.resolve(result).then(undefined, thrownResult) : result
+  } catch (error) {
+    return thrownResult(error)
+  }
 }
 
 /**

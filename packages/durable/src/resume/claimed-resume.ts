@@ -46,7 +46,13 @@ export async function resumeClaimed<R>(
   failureOf: (result: R) => Error | undefined = () => undefined,
 ): Promise<R> {
   const { leaseMs = DEFAULT_LEASE_MS, maxAttempts, signal, runtimeKey } = opts
-  const claim = await claimFor(store, conversationId, answer, { leaseMs, maxAttempts, runtimeKey })
+  let claim: AnswerClaim
+  try {
+    claim = await store.claimAnswer(conversationId, answer, { leaseMs, maxAttempts, runtimeKey })
+  } catch (error) {
+    // Told apart in a function of its own, which a granted claim (a resume's first act) never compiles.
+    return refusedClaim(store, conversationId, answer, error)
+  }
   const heartbeat = startHeartbeat(store, conversationId, claim.request.id, claim.token, leaseMs, signal)
   const release = (error: unknown) =>
     store.releaseClaim(conversationId, claim.token, { error, maxAttempts }).catch(() => {})
@@ -67,21 +73,12 @@ export async function resumeClaimed<R>(
   return result
 }
 
-/** Claims the conversation's request, naming an answer to another request a mismatch. */
-async function claimFor(
-  store: DurableStore,
-  id: string,
-  answer: Answer,
-  opts: { leaseMs: number; maxAttempts: number | undefined; runtimeKey: string | undefined },
-): Promise<AnswerClaim> {
-  try {
-    return await store.claimAnswer(id, answer, opts)
-  } catch (error) {
-    if (!UnknownRequestError.isInstance(error)) throw error
-    // A different id is told apart by the claim: an answer already applied (the run moved
-    // on) is a conflict; one that never matched a waiting conversation is a mismatch.
-    const stored = await store.getPending(id)
-    if (stored) throw new AnswerMismatchError(answer.id, stored.id)
-    throw error
-  }
+/** A refused claim's error, naming an answer to another request a mismatch. */
+async function refusedClaim(store: DurableStore, id: string, answer: Answer, error: unknown): Promise<never> {
+  if (!UnknownRequestError.isInstance(error)) throw error
+  // A different id is told apart by the claim: an answer already applied (the run moved
+  // on) is a conflict; one that never matched a waiting conversation is a mismatch.
+  const stored = await store.getPending(id)
+  if (stored) throw new AnswerMismatchError(answer.id, stored.id)
+  throw error
 }

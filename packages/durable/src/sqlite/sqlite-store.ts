@@ -253,7 +253,7 @@ export class SqliteStore extends DurableStoreBase {
 
   /** The body of a save, inside an immediate transaction: nothing else writes meanwhile. */
   #saveLocked(s: Statements, input: SaveInput): SaveOutcome {
-    const { id, claim, reusable } = input
+    const { claim, reusable } = input
     if (
       claim !== undefined &&
       input.checkpoint &&
@@ -263,6 +263,16 @@ export class SqliteStore extends DurableStoreBase {
       const done = this.#checkpointReplacing(s, input, claim, reusable)
       if (done !== undefined) return done
     }
+    return this.#saveRow(s, input)
+  }
+
+  /**
+   * A save's reads and writes (any save but a checkpoint `#checkpointReplacing` wrote): a
+   * method of its own, so a resume's first checkpoint, which repairs its halted call, compiles
+   * none of it before the first LLM request.
+   */
+  #saveRow(s: Statements, input: SaveInput): SaveOutcome {
+    const { id, claim, reusable } = input
     // A fenced save reads, with the row, the request its claim holds (see CLAIM_HELD).
     const raw = (claim === undefined ? s.conversationHead.get(id) : s.conversationClaim.get({ id, claim })) as
       | (SqliteConversationRow & { stored: number; held_request?: string | null })

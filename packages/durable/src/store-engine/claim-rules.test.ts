@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { decideClaim, judgeClaim } from "./claim-rules.js"
+import { decideClaim, judgeClaim, newClaimToken } from "./claim-rules.js"
 import type { ClaimInput } from "./store-base.js"
 
 describe("decideClaim", () => {
@@ -104,5 +104,13 @@ describe("judgeClaim, the one claim flow", () => {
     expect(
       judgeClaim({ conversation: escaped, request: undefined, now: Date.now() }, input).outcome,
     ).toMatchObject({ refusal: "expired" })
+  })
+})
+
+describe("newClaimToken", () => {
+  it("gives 32 hex digits, a different token every time, across refills of its pool", () => {
+    const tokens = Array.from({ length: 200 }, () => newClaimToken())
+    for (const token of tokens) expect(token).toMatch(/^[0-9a-f]{32}$/)
+    expect(new Set(tokens).size).toBe(200)
   })
 })

@@ -46,6 +46,7 @@ import {
   type StoredMessageRow,
 } from "./message-codec.js"
 import {
+  DEFAULT_MAX_ATTEMPTS,
   checkAnswer,
   checkKey,
   checkSave,
@@ -262,8 +263,15 @@ export abstract class DurableStoreBase implements DurableStore {
 
   async get(id: string): Promise<Message[] | undefined> {
     checkKey(id, "the conversation id")
-    const stored =
-      this.#takeClaimed(id) ?? (await this.#use("read conversation", id, () => this.readTranscript(id)))
+    // The transcript kept by the last claim when it is this conversation's, taken once (see
+    // `claimAnswer`); written here, not in a method of its own: a cold resume compiles every
+    // function it runs before its first request.
+    const kept = this.#claimed
+    let stored: StoredTranscript | undefined
+    if (kept !== undefined && kept.id === id && !this.#closed) {
+      this.#claimed = undefined
+      stored = kept.stored
+    } else stored = await this.#use("read conversation", id, () => this.readTranscript(id))
     if (stored === undefined) return undefined
     const messages = decodeTranscript(id, stored.count, stored.rows)
     this.#cache.remember(id, stored.revision, messages, stored.pendingId)
@@ -306,7 +314,7 @@ export abstract class DurableStoreBase implements DurableStore {
 
   /** What a backend's save primitive gets for `save(id, messages, meta)`, checked already. */
   #saveInput(id: string, messages: Message[], meta: SaveMeta | undefined): SaveInput {
-    this.#dropClaimed(id)
+    if (this.#claimed?.id === id) this.#claimed = undefined
     // The caller may keep appending to its array while we work; save what it held now.
     const transcript = messages.slice()
     const pending = meta?.pending
@@ -434,7 +442,8 @@ export abstract class DurableStoreBase implements DurableStore {
     checkKey(id, "the conversation id")
     checkAnswer(answer)
     const leaseMs = this.#leaseOf(opts?.leaseMs)
-    const maxAttempts = resolveMaxAttempts(opts?.maxAttempts)
+    const maxAttempts =
+      opts?.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : resolveMaxAttempts(opts.maxAttempts)
     const runtimeKey = opts?.runtimeKey
     if (runtimeKey !== undefined) checkKey(runtimeKey, "opts.runtimeKey")
     const input: ClaimInput = {
@@ -471,7 +480,18 @@ export abstract class DurableStoreBase implements DurableStore {
       ),
       takeover: outcome.grant === "takeover",
     }
-    if (outcome.transcript !== undefined) this.#keepClaimed(outcome.transcriptOf ?? id, outcome.transcript)
+    if (outcome.transcript !== undefined) {
+      // The transcript the claim read stands for the resume's load, which follows in the same
+      // turn of the event loop (`askWithAnswer` loads right after claiming, with no I/O
+      // between, and a saved runtime's cascade loads its deepest holder first). It is dropped
+      // when the loop moves on, so a later `get` never returns a transcript older than its own
+      // call.
+      const kept = { id: outcome.transcriptOf ?? id, stored: outcome.transcript }
+      this.#claimed = kept
+      setImmediate(() => {
+        if (this.#claimed === kept) this.#claimed = undefined
+      }).unref()
+    }
     return claim
   }
 
@@ -595,29 +615,6 @@ export abstract class DurableStoreBase implements DurableStore {
     if (this.#closed) return
     this.#closed = true
     await this.release()
-  }
-
-  /**
-   * Keeps the transcript a granted claim read for the resume's load, which follows in the same
-   * turn of the event loop (`askWithAnswer` loads right after claiming, with no I/O between,
-   * and a saved runtime's cascade loads its deepest holder first): the claim's read stands for
-   * that load. It is dropped when the loop moves on, so a later
-   * `get` never returns a transcript older than its own call.
-   */
-  #keepClaimed(id: string, stored: StoredTranscript): void {
-    const kept = { id, stored }
-    this.#claimed = kept
-    setImmediate(() => {
-      if (this.#claimed === kept) this.#claimed = undefined
-    }).unref()
-  }
-
-  /** The transcript kept by the last claim when it is conversation `id`'s, taken once. */
-  #takeClaimed(id: string): StoredTranscript | undefined {
-    const kept = this.#claimed
-    if (kept === undefined || kept.id !== id || this.#closed) return undefined
-    this.#claimed = undefined
-    return kept.stored
   }
 
   #dropClaimed(id: string): void {

@@ -253,9 +253,9 @@ export function claimRefusalError(
   }
 }
 
-/** Random bytes per claim token: 16 (128 bits, as many as the UUID it used to be carries 122). */
+/** Random bytes per claim token: 16, i.e. 128 random bits (the v4 UUID it replaces carried 122). */
 const TOKEN_BYTES = 16
-/** Tokens drawn per `randomFillSync`: claims are taken one after another, never in bulk. */
+/** Tokens per fill of the pool: one `randomFillSync` (a call into C++) serves 64 claims. */
 const TOKEN_POOL = 64
 const tokenPool = Buffer.alloc(TOKEN_BYTES * TOKEN_POOL)
 let tokenAt = tokenPool.length
@@ -267,7 +267,8 @@ const HEX = "0123456789abcdef"
  * @internal A fresh, unguessable claim token: 32 hex digits from the operating system's CSPRNG.
  * Drawn from a pool filled by `randomFillSync` rather than `randomUUID()`, whose first call
  * compiles six functions of Node's crypto module before a cold resume's first request (the
- * fill is the one of those it needs). Read out without `Buffer#toString`, which compiles three.
+ * fill is the one of those it needs). Read out without `Buffer#toString`, whose first call
+ * compiles more of Node's buffer module.
  */
 export function newClaimToken(): string {
   if (tokenAt === tokenPool.length) {

@@ -20,7 +20,13 @@
 // `--from setup` starts the window before the store, client and toolkit are made, as the shared
 // bench does (its t0 comes before the adapter's s3Setup2); by default it starts after them.
 //
+// `--v8-flags=<flags>` (space-separated, after `=`) passes V8 flags to every child, both sides: `--min-semi-space-size=32`
+// keeps the young generation from filling before the request, so no scavenge falls into the
+// window (one costs ~5.5 M on Node 24; whether it falls there moves with every allocation
+// before it, so a build can read 5 M worse without compiling more).
+//
 //   node cold-resume-instructions.mjs [--samples 1] [--jobs 2] [--warm] [--main-thread] [--from t0|setup]
+//     [--v8-flags=--min-semi-space-size=32]
 import { execFile } from "node:child_process"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
@@ -35,8 +41,10 @@ const { values } = parseArgs({
     warm: { type: "boolean", default: false },
     "main-thread": { type: "boolean", default: false },
     from: { type: "string", default: "t0" },
+    "v8-flags": { type: "string", default: "" },
   },
 })
+const v8Flags = values["v8-flags"].split(" ").filter(Boolean)
 // `--from setup`: t0 before the setup (store, client, toolkit), where the shared bench takes it.
 const REQUEST = values.from === "setup" ? "setup" : "request"
 const samples = Number(values.samples)
@@ -62,6 +70,7 @@ function count(mode, stop, id, id2) {
     ...(stop !== "imported" && mainThread ? ["--separate-threads=yes"] : []),
     process.execPath,
     "--single-threaded",
+    ...v8Flags,
     CHILD,
     mode,
     stop,
@@ -108,7 +117,7 @@ const toRequest = (mode) => of(mode, REQUEST)
 const warm = (mode) => of(mode, "warm")
 const M = (n) => `${(n / 1e6).toFixed(mainThread ? 2 : 1)} M`
 console.log(
-  `cold resume, t0 → first LLM request sent (callgrind, ${samples} sample(s), median${mainThread ? ", main thread" : ""})`,
+  `cold resume, t0 → first LLM request sent (callgrind, ${samples} sample(s), median${mainThread ? ", main thread" : ""}${v8Flags.length ? `, ${v8Flags.join(" ")}` : ""})`,
 )
 printRows(
   ["", "sdk", "floor", "sdk/floor"],

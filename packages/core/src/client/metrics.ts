@@ -63,9 +63,6 @@ export type MetricEvent =
       replayed?: boolean
     }
 
-/** Slots of queued tool events (four per event) at which they are counted: 64 events. */
-const TOOL_EVENTS_QUEUED = 256
-
 /** Histogram upper bounds in seconds; `+Inf` is implied after the last. */
 const BUCKETS: readonly number[] = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
 
@@ -127,23 +124,14 @@ export class MetricsRegistry {
   readonly #tools = new Map<string, Map<ToolSource, ToolSeries>>()
   readonly #toolDuration = new Map<string, Histogram>()
   readonly #runErrors = new Map<string, number>()
-  /**
-   * Tool events not yet counted, four slots each (tool, source, outcome, durationMs): a cold
-   * resume records its approved call before its first LLM request, and counting it there
-   * compiled the series, the histogram and its helpers in that window. They are counted in
-   * batches, and always before the families are read.
-   */
-  readonly #toolEvents: (string | number)[] = []
 
   /** Records one event; unknown event kinds are ignored. */
   record(ev: MetricEvent): void {
     if (ev.replayed === true) return
-    // One method per kind: a process compiles only the kinds it records.
-    if (ev.event === "tool") {
-      // The values, not the event: a metric listener sees the same object after this.
-      const queued = this.#toolEvents.push(ev.tool, ev.source, ev.outcome, ev.durationMs)
-      if (queued === TOOL_EVENTS_QUEUED) this.#countTools()
-    } else if (ev.event === "llm") this.#llmRequest(ev)
+    // One method per kind: a process compiles only the kinds it records (a cold resume records
+    // a tool call before its first LLM request).
+    if (ev.event === "tool") this.#tool(ev)
+    else if (ev.event === "llm") this.#llmRequest(ev)
     else if (ev.event === "run" && ev.status === "error")
       this.#runErrors.set(ev.model, (this.#runErrors.get(ev.model) ?? 0) + 1)
   }
@@ -162,34 +150,26 @@ export class MetricsRegistry {
     this.#sawLlm = true
   }
 
-  /** Counts the queued tool events, in the order they were recorded. */
-  #countTools(): void {
-    const queue = this.#toolEvents
-    for (let i = 0; i < queue.length; i += 4) {
-      const tool = queue[i] as string
-      const source = queue[i + 1] as ToolSource
-      const outcome = queue[i + 2] as string
-      let bySource = this.#tools.get(tool)
-      if (bySource === undefined) {
-        bySource = new Map()
-        this.#tools.set(tool, bySource)
-      }
-      let s = bySource.get(source)
-      if (s === undefined) {
-        s = { ok: 0, error: 0, pending: 0 }
-        bySource.set(source, s)
-      }
-      if (outcome === "error") s.error++
-      else if (outcome === "pending") s.pending++
-      else s.ok++
-      let h = this.#toolDuration.get(tool)
-      if (h === undefined) {
-        h = new Histogram()
-        this.#toolDuration.set(tool, h)
-      }
-      h.observe(seconds(queue[i + 3] as number))
+  #tool(ev: Extract<MetricEvent, { event: "tool" }>): void {
+    let bySource = this.#tools.get(ev.tool)
+    if (bySource === undefined) {
+      bySource = new Map()
+      this.#tools.set(ev.tool, bySource)
     }
-    queue.length = 0
+    let s = bySource.get(ev.source)
+    if (s === undefined) {
+      s = { ok: 0, error: 0, pending: 0 }
+      bySource.set(ev.source, s)
+    }
+    if (ev.outcome === "error") s.error++
+    else if (ev.outcome === "pending") s.pending++
+    else s.ok++
+    let h = this.#toolDuration.get(ev.tool)
+    if (h === undefined) {
+      h = new Histogram()
+      this.#toolDuration.set(ev.tool, h)
+    }
+    h.observe(seconds(ev.durationMs))
   }
 
   /**
@@ -197,7 +177,6 @@ export class MetricsRegistry {
    * are still listed (their HELP and TYPE lines are always rendered).
    */
   families(): MetricFamily[] {
-    if (this.#toolEvents.length > 0) this.#countTools()
     const out: MetricFamily[] = []
     const models = sortedKeys(this.#llm)
 

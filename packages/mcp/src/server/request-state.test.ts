@@ -1,19 +1,14 @@
+import { createDecipheriv } from "node:crypto"
 import { ConfigError } from "@toolnexus/core"
-import { describe, expect, it, vi } from "vitest"
+import { describe, expect, it } from "vitest"
 import { RequestStateSealer, type SealedRunState } from "./request-state.js"
 
-// node:crypto as it is, with its decipher counted.
-const deciphers = vi.hoisted(() => ({ count: 0 }))
-vi.mock("node:crypto", async (importOriginal) => {
-  const crypto = await importOriginal<typeof import("node:crypto")>()
-  return {
-    ...crypto,
-    createDecipheriv: (...args: Parameters<typeof crypto.createDecipheriv>) => {
-      deciphers.count++
-      return crypto.createDecipheriv(...args)
-    },
-  }
-})
+// Node's decipher, counted.
+const deciphers = { count: 0 }
+const countedDecipher = ((...args: Parameters<typeof createDecipheriv>) => {
+  deciphers.count++
+  return createDecipheriv(...args)
+}) as typeof createDecipheriv
 
 const STATE: SealedRunState = {
   tool: "deploy",
@@ -65,8 +60,8 @@ describe("RequestStateSealer", () => {
 
   it("opens its own recent seal once without a decipher, with the same checks; anything else is deciphered", () => {
     let now = 1_000
-    const sealer = new RequestStateSealer(["k".repeat(32)], () => now)
-    const other = new RequestStateSealer(["k".repeat(32)], () => now)
+    const sealer = new RequestStateSealer(["k".repeat(32)], () => now, countedDecipher)
+    const other = new RequestStateSealer(["k".repeat(32)], () => now, countedDecipher)
     const wire = sealer.seal(STATE)
     deciphers.count = 0
     expect(sealer.open(wire, { principal: "alice" })).toEqual(STATE)
@@ -91,7 +86,7 @@ describe("RequestStateSealer", () => {
   })
 
   it("remembers its last 512 seals only", () => {
-    const sealer = new RequestStateSealer(["k".repeat(32)], () => 1_000)
+    const sealer = new RequestStateSealer(["k".repeat(32)], () => 1_000, countedDecipher)
     const wires = Array.from({ length: 513 }, () => sealer.seal(STATE))
     deciphers.count = 0
     expect(sealer.open(wires[1] as string, { principal: "alice" })).toEqual(STATE)

@@ -118,7 +118,18 @@ export class RequestStateSealer {
    */
   readonly #issued = new Map<string, string>()
 
-  constructor(stateKeys: readonly (string | Uint8Array)[], now: () => number = Date.now) {
+  readonly #decipher: typeof createDecipheriv
+
+  /**
+   * @param stateKeys The configured secrets (see `createMcpServer`'s `stateKeys`).
+   * @param now The clock expiry is checked against.
+   * @param decipher Node's `createDecipheriv` (tests count the ciphers a retry costs).
+   */
+  constructor(
+    stateKeys: readonly (string | Uint8Array)[],
+    now: () => number = Date.now,
+    decipher: typeof createDecipheriv = createDecipheriv,
+  ) {
     if (!Array.isArray(stateKeys) || stateKeys.length === 0)
       throw new ConfigError(
         "createMcpServer: stateKeys must list at least one key (the first seals, all open)",
@@ -133,6 +144,7 @@ export class RequestStateSealer {
       return Buffer.from(hkdfSync("sha256", bytes, HKDF_SALT, HKDF_INFO, 32))
     })
     this.#now = now
+    this.#decipher = decipher
   }
 
   /** The wire string for `state`, sealed under the first key. */
@@ -177,7 +189,7 @@ export class RequestStateSealer {
     let plain: string | undefined
     for (const key of this.#keys) {
       try {
-        const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES })
+        const decipher = this.#decipher("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES })
         decipher.setAAD(AAD)
         decipher.setAuthTag(tag)
         // GCM's `final` adds no bytes: it checks the tag (and throws for a wrong key).

@@ -283,7 +283,7 @@ export abstract class DurableStoreBase implements DurableStore {
       throw new ConfigError(`commitResume needs { saves: [...] }, got ${describe(commit)}`)
     }
     const saves = commit.saves
-    // No set of ids for a single save (a turn's commit), no iterators: less code on a turn's path.
+    // A single save (a turn's commit) builds no set of ids: less code on a turn's path.
     const ids = saves.length > 1 ? new Set<string>() : undefined
     for (const { id, messages, meta } of saves) {
       checkSave(id, messages, meta)

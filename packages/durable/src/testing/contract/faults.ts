@@ -220,13 +220,22 @@ export function describeFaults({ init, open, adopt }: ContractContext): void {
           await (await open()).save(id, turns(1))
           // The proxied store's first calls connect and check the schema, which a loaded machine
           // can make slower than the 300 ms it allows a call: it is read until one call answers
-          // in time, so the blackhole below meets a store that works.
-          while (
-            !(await store.get(id).then(
-              () => true,
-              () => false,
-            ))
-          ) {}
+          // in time, so the blackhole below meets a store that works. A store that never answers
+          // in time fails here, naming its last error, not as a test timeout.
+          let lastError: unknown
+          for (let attempt = 0; ; attempt++) {
+            try {
+              await store.get(id)
+              break
+            } catch (error) {
+              lastError = error
+            }
+            if (attempt === 40) {
+              throw new Error(
+                `the proxied store never answered within its 300 ms before the blackhole: ${String(lastError)}`,
+              )
+            }
+          }
           proxy.blackhole()
           const started = Date.now()
           await expect(store.get(id)).rejects.toBeInstanceOf(StoreError)

@@ -182,8 +182,9 @@ function streamLive(
   // A run with no frame yet still answers at once.
   if (!res.headersSent) res.flushHeaders()
   // The client went away: stop writing; the run goes on and keeps its durable state.
+  // `on`, not `once`: a response closes once, and `once` wraps the listener (two objects a turn).
   if (res.destroyed) detach()
-  else if (!res.writableEnded) res.once("close", detach)
+  else if (!res.writableEnded) res.on("close", detach)
 }
 
 /**
@@ -249,9 +250,10 @@ function bodyOf(req: IncomingMessage): Promise<Buffer | undefined | "too-large">
       req.resume()
       resolve("too-large")
     }
+    // `on`, not `once`: a request ends once, and a settled promise ignores a later error.
     req.on("data", onData)
-    req.once("end", () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)))
-    req.once("error", reject)
+    req.on("end", () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)))
+    req.on("error", reject)
   })
 }
 

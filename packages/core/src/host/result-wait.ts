@@ -9,12 +9,20 @@ export interface ResultWait {
   error(): AbortError
 }
 
+/** The wait with neither end: nothing aborts it, so its `error` is never asked for. */
+const UNBOUNDED: ResultWait = {
+  signal: undefined,
+  error: () => new AbortError("the wait for a result was aborted"),
+}
+
 /**
  * The end of a `result` wait on run `runId` (every host's one reading of `timeoutMs` and
  * `signal`): a host races its wait against `signal` and throws `error()` when it aborts.
  */
 export function resultWait(runId: string, opts: HostResultOptions = {}): ResultWait {
   const { timeoutMs, signal: caller } = opts
+  // Neither end (a door's wait, most of them): one shared wait, no arrays or closure a call.
+  if (timeoutMs === undefined && caller === undefined) return UNBOUNDED
   const timeout = timeoutMs === undefined ? undefined : AbortSignal.timeout(Math.max(0, timeoutMs))
   const signals = [caller, timeout].filter((s): s is AbortSignal => s !== undefined)
   const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0]

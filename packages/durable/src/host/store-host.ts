@@ -420,12 +420,18 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     }
     // The caller's signal (`HostStartOptions.signal`) stops this execution only.
     let byCaller = false
-    const stop = () => {
-      byCaller = true
-      exec.controller.abort(signal?.reason)
+    // Made only for a caller's signal: a chat turn's execution has none.
+    const stop =
+      signal === undefined
+        ? undefined
+        : () => {
+            byCaller = true
+            exec.controller.abort(signal.reason)
+          }
+    if (stop !== undefined) {
+      if (signal?.aborted) stop()
+      else signal?.addEventListener("abort", stop, { once: true })
     }
-    if (signal?.aborted) stop()
-    else signal?.addEventListener("abort", stop, { once: true })
     const emit = (ev: HostEvent) => {
       const events = exec.events
       events.push(ev)
@@ -486,7 +492,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         await failed(error, exec).catch(() => undefined)
         return undefined
       } finally {
-        signal?.removeEventListener("abort", stop)
+        if (stop !== undefined) signal?.removeEventListener("abort", stop)
         exec.ended = true
         if (exec.listeners !== undefined) for (const wake of exec.listeners) wake()
         if (executions.get(runId) === exec) executions.delete(runId)

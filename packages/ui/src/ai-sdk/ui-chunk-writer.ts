@@ -67,7 +67,10 @@ export class UIChunkWriter {
   #inStep = false
   // True before the first model turn too: results of a resumed turn get a step of their own.
   #turnEnded = true
-  readonly #open = new OpenParts((kind, id) => this.#out({ type: `${kind}-end`, id }))
+  // The end types as literals: a template's concatenation would be flattened again to frame it.
+  readonly #open = new OpenParts((kind, id) =>
+    this.#out(kind === "text" ? { type: "text-end", id } : { type: "reasoning-end", id }),
+  )
   #parts = 0
   #ended = false
 

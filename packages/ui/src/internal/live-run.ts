@@ -19,7 +19,8 @@ export interface FrameSink {
 export class LiveRun<T> {
   // The frames already serialised, not the items: a reconnecting reader gets them as sent.
   readonly #frames: string[] = []
-  readonly #readers = new Set<FrameSink>()
+  // An array, not a `Set` a turn: a run has one reader, rarely more (a reconnecting tab).
+  #readers: FrameSink[] = []
   readonly #tail: string
   readonly #frame: (item: T) => string
   #pending = ""
@@ -49,8 +50,9 @@ export class LiveRun<T> {
     const last = this.#pending + this.#tail
     this.#pending = ""
     if (last !== "") this.#frames.push(last)
-    for (const reader of this.#readers) reader.close(last)
-    this.#readers.clear()
+    const readers = this.#readers
+    this.#readers = []
+    for (const reader of readers) reader.close(last)
   }
 
   get ended(): boolean {
@@ -70,9 +72,10 @@ export class LiveRun<T> {
       return () => {}
     }
     if (sent !== "") sink.write(sent)
-    this.#readers.add(sink)
+    this.#readers.push(sink)
     return () => {
-      this.#readers.delete(sink)
+      // A new array, never spliced: a write loop over the old one is not disturbed.
+      this.#readers = this.#readers.filter((reader) => reader !== sink)
     }
   }
 

@@ -344,6 +344,8 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     : (ev: MetricEvent) => registry.record(ev)
   const { model, dialect } = binding
 
+  // Bound once, to the store the client was made with (as both configs always were).
+  const grants = held.store.findApprovalGrant?.bind(held.store)
   const configFor = (stream: boolean): LoopConfig => ({
     model,
     dialect,
@@ -356,7 +358,9 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     callModel: measuredCall,
     compaction: opts.compaction,
     fetch: binding.fetch,
-    grants: held.store.findApprovalGrant?.bind(held.store),
+    grants,
+    // Set once the client exists; in the literal, so that store needs no new property slots.
+    client: undefined,
   })
 
   // Not async: an async function runs its continuation in its own code, so V8 compiles it on
@@ -420,7 +424,16 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     }
   }
   const plain = configFor(false)
-  const streaming = configFor(true)
+  // The streaming config is made on a client's first streamed run: most clients (a host's
+  // client per approval run) never stream.
+  let streamingConfig: LoopConfig | undefined
+  const streamed = (): LoopConfig => {
+    if (streamingConfig === undefined) {
+      streamingConfig = configFor(true)
+      streamingConfig.client = client
+    }
+    return streamingConfig
+  }
   const { telemetry } = opts
   const { endpoint } = binding
 
@@ -527,7 +540,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     if ((cont.pending === undefined) !== (answer === undefined)) {
       throw new ConfigError("continueRun needs both `pending` and `answer`, or neither")
     }
-    const config = executor ? journaled(input.emit ? streaming : plain, input, executor) : undefined
+    const config = executor ? journaled(input.emit ? streamed() : plain, input, executor) : undefined
     return finished(input, continueTranscript(input, messages, cont.pending, answer, id, undefined, config))
   }
 
@@ -540,7 +553,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     claimed: ResumeContext | undefined,
     journaledConfig?: LoopConfig,
   ): Promise<RunResult<any>> {
-    const config = journaledConfig ?? (input.emit ? streaming : plain)
+    const config = journaledConfig ?? (input.emit ? streamed() : plain)
     const state = new RunState(messages.slice(), input.scope)
     return measured(input, { conversationId: id, resumes: pending }, async (traced) => {
       if (pending && answer) {
@@ -558,14 +571,14 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     run(prompt, runOpts = {}) {
       const { executor } = runOpts
       const input = inputOf(runOpts.toolkit, runOpts.signal, executor?.id, runOpts.onEvent, runOpts.output)
-      let config = input.emit ? streaming : plain
+      let config = input.emit ? streamed() : plain
       if (executor) config = journaled(config, input, executor)
       return finished(input, start(config, prompt, runOpts.history ?? [], input))
     },
     ask(prompt, askOpts = {}) {
       const input = inputOf(askOpts.toolkit, askOpts.signal, askOpts.id, askOpts.onEvent, askOpts.output)
       input.onText = askOpts.onText
-      const config = askOpts.onText || input.emit ? streaming : plain
+      const config = askOpts.onText || input.emit ? streamed() : plain
       if (askOpts.id === undefined) {
         if (askOpts.commitSnapshot !== undefined)
           return Promise.reject(
@@ -584,8 +597,8 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         return finished(
           input,
           streamOpts.id === undefined
-            ? start(streaming, prompt, [], input)
-            : stored(streaming, prompt, streamOpts.id, input, undefined),
+            ? start(streamed(), prompt, [], input)
+            : stored(streamed(), prompt, streamOpts.id, input, undefined),
         )
       })
     },
@@ -681,7 +694,6 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   if (opts.store === undefined) adopters.set(client, held)
   // Tools see the client running them (`ctx.client`), set once it exists.
   plain.client = client
-  streaming.client = client
   return client
 }
 

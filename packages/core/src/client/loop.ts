@@ -395,10 +395,14 @@ export async function settleTurn(
   if (relayCalls.length > 0) {
     relay = env.waitFor ? await relayAnswered(env, input, relayCalls) : relayParked(config, relayCalls, turn)
   }
-  // Synchronous tools settled already: no Promise.all, no tick.
-  const outcomes = running.some(isThenable)
-    ? await Promise.all(running)
-    : (running as (CallOutcome | undefined)[])
+  // Synchronous tools settled already: no Promise.all, no tick. A turn of one call (an
+  // approval's) awaits it alone: Promise.all's result array and per-element closures are
+  // ~400 B a turn.
+  const outcomes = !running.some(isThenable)
+    ? (running as (CallOutcome | undefined)[])
+    : running.length === 1
+      ? [await running[0]]
+      : await Promise.all(running)
   if (input.signal?.aborted) throw abortErrorOf(input.signal)
   return recordOutcomes(config, input, state, calls, outcomes, relay)
 }

@@ -123,7 +123,8 @@ export class MetricsRegistry {
   // Keyed by tool then source: nested maps avoid building a composite key on every call.
   readonly #tools = new Map<string, Map<ToolSource, ToolSeries>>()
   readonly #toolDuration = new Map<string, Histogram>()
-  readonly #runErrors = new Map<string, number>()
+  // Made on the first failed run: most clients never have one (and S2's host makes a client per run).
+  #runErrors: Map<string, number> | undefined
 
   /** Records one event; unknown event kinds are ignored. */
   record(ev: MetricEvent): void {
@@ -132,8 +133,10 @@ export class MetricsRegistry {
     // a tool call before its first LLM request).
     if (ev.event === "tool") this.#tool(ev)
     else if (ev.event === "llm") this.#llmRequest(ev)
-    else if (ev.event === "run" && ev.status === "error")
+    else if (ev.event === "run" && ev.status === "error") {
+      this.#runErrors ??= new Map()
       this.#runErrors.set(ev.model, (this.#runErrors.get(ev.model) ?? 0) + 1)
+    }
   }
 
   #llmRequest(ev: Extract<MetricEvent, { event: "llm" }>): void {
@@ -245,9 +248,10 @@ export class MetricsRegistry {
       "counter",
       "Runs that ended in an error, by model.",
     )
-    for (const model of sortedKeys(this.#runErrors)) {
-      errors.push({ labels: { model }, value: this.#runErrors.get(model)! })
-    }
+    const runErrors = this.#runErrors
+    if (runErrors !== undefined)
+      for (const model of sortedKeys(runErrors))
+        errors.push({ labels: { model }, value: runErrors.get(model)! })
     return out
   }
 

@@ -70,17 +70,20 @@ export interface ConversationStore {
 
 /** The default in-process store: a map of conversation id to a copy of its messages. */
 export class MemoryStore implements ConversationStore {
-  readonly #conversations = new Map<string, { messages: Message[]; pending?: Request }>()
+  // Made on the first save: a client made without `store` gets one of these, and a client per
+  // run (an approval host's) would otherwise allocate an empty Map per run that nothing reads.
+  #conversations: Map<string, { messages: Message[]; pending?: Request }> | undefined
   /** The store this one was moved to (see `moveTo`): every call goes there. */
   #moved: ConversationStore | undefined
 
   async get(id: string): Promise<Message[] | undefined> {
     if (this.#moved) return this.#moved.get(id)
-    return this.#conversations.get(id)?.messages.slice()
+    return this.#conversations?.get(id)?.messages.slice()
   }
 
   async save(id: string, messages: Message[], meta?: SaveMeta): Promise<void> {
     if (this.#moved) return this.#moved.save(id, messages, meta)
+    this.#conversations ??= new Map()
     const previous = this.#conversations.get(id)
     const pending = meta?.pending === undefined ? previous?.pending : (meta.pending ?? undefined)
     this.#conversations.set(id, { messages: messages.slice(), pending })
@@ -89,7 +92,7 @@ export class MemoryStore implements ConversationStore {
   /** The request the conversation halted on, if any. */
   async getPending(id: string): Promise<Request | undefined> {
     if (this.#moved) return this.#moved.getPending?.(id)
-    return this.#conversations.get(id)?.pending
+    return this.#conversations?.get(id)?.pending
   }
 
   /**
@@ -98,7 +101,7 @@ export class MemoryStore implements ConversationStore {
    * it holds conversations (they would be hidden) or was moved already.
    */
   static moveTo(store: MemoryStore, next: ConversationStore): boolean {
-    if (store.#moved !== undefined || store.#conversations.size > 0) return false
+    if (store.#moved !== undefined || (store.#conversations?.size ?? 0) > 0) return false
     store.#moved = next
     return true
   }

@@ -1,6 +1,14 @@
+import { createDecipheriv } from "node:crypto"
 import { ConfigError } from "@toolnexus/core"
 import { describe, expect, it } from "vitest"
 import { RequestStateSealer, type SealedRunState } from "./request-state.js"
+
+// Node's decipher, counted.
+const deciphers = { count: 0 }
+const countedDecipher = ((...args: Parameters<typeof createDecipheriv>) => {
+  deciphers.count++
+  return createDecipheriv(...args)
+}) as typeof createDecipheriv
 
 const STATE: SealedRunState = {
   tool: "deploy",
@@ -48,5 +56,42 @@ describe("RequestStateSealer", () => {
       expect(() => sealer.open(bad, { principal: "alice" })).toThrow(/malformed|sealed/)
     now = 2_000
     expect(() => sealer.open(wire, { principal: "alice" })).toThrow(/expired/)
+  })
+
+  it("opens its own recent seal once without a decipher, with the same checks; anything else is deciphered", () => {
+    let now = 1_000
+    const sealer = new RequestStateSealer(["k".repeat(32)], () => now, countedDecipher)
+    const other = new RequestStateSealer(["k".repeat(32)], () => now, countedDecipher)
+    const wire = sealer.seal(STATE)
+    deciphers.count = 0
+    expect(sealer.open(wire, { principal: "alice" })).toEqual(STATE)
+    expect(deciphers.count).toBe(0)
+    // Taken at its first open: the same string again (a repeated retry) is deciphered.
+    expect(sealer.open(wire, { principal: "alice" })).toEqual(STATE)
+    expect(deciphers.count).toBe(1)
+    // Another instance's seal under the same key (a retry reaching another server).
+    expect(sealer.open(other.seal(STATE), { principal: "alice" })).toEqual(STATE)
+    expect(deciphers.count).toBe(2)
+    // A copy differing in one character is not the one issued: deciphered, and refused.
+    const again = sealer.seal(STATE)
+    const flipped = `${again.slice(0, -2)}${again.at(-2) === "A" ? "B" : "A"}${again.at(-1)}`
+    expect(() => sealer.open(flipped, { principal: "alice" })).toThrow(/sealed|malformed/)
+    expect(deciphers.count).toBe(3)
+    // The principal and the expiry are checked on a remembered seal too.
+    expect(() => sealer.open(sealer.seal(STATE), { principal: "mallory" })).toThrow(/principal/)
+    const late = sealer.seal(STATE)
+    now = 2_000
+    expect(() => sealer.open(late, { principal: "alice" })).toThrow(/expired/)
+    expect(deciphers.count).toBe(3)
+  })
+
+  it("remembers its last 512 seals only", () => {
+    const sealer = new RequestStateSealer(["k".repeat(32)], () => 1_000, countedDecipher)
+    const wires = Array.from({ length: 513 }, () => sealer.seal(STATE))
+    deciphers.count = 0
+    expect(sealer.open(wires[1] as string, { principal: "alice" })).toEqual(STATE)
+    expect(deciphers.count).toBe(0)
+    expect(sealer.open(wires[0] as string, { principal: "alice" })).toEqual(STATE)
+    expect(deciphers.count).toBe(1)
   })
 })

@@ -95,6 +95,10 @@ function nextIv(): Buffer {
   return iv
 }
 
+// How many of its own recent seals a sealer remembers (see `RequestStateSealer.#issued`): a
+// call's retry comes back within seconds, so this covers that many calls in flight at once.
+const ISSUED_LIMIT = 512
+
 /**
  * Seals and opens `requestState` with AES-256-GCM under keys derived (HKDF-SHA256) from the
  * configured secrets: the first seals, every one opens, so a key can be rotated in without
@@ -105,8 +109,27 @@ function nextIv(): Buffer {
 export class RequestStateSealer {
   readonly #keys: Buffer[]
   readonly #now: () => number
+  /**
+   * The plaintext of this sealer's most recent seals, by their exact wire string, each taken at
+   * its first `open`: a retry coming back to the server that sealed its state is opened without
+   * a second cipher (a GCM decipher costs about as much as the seal). Only a byte-identical
+   * copy of what this sealer issued is found here, so its tag needs no check; the principal and
+   * expiry checks run as for any other state. Bounded: the oldest goes first.
+   */
+  readonly #issued = new Map<string, string>()
 
-  constructor(stateKeys: readonly (string | Uint8Array)[], now: () => number = Date.now) {
+  readonly #decipher: typeof createDecipheriv
+
+  /**
+   * @param stateKeys The configured secrets (see `createMcpServer`'s `stateKeys`).
+   * @param now The clock expiry is checked against.
+   * @param decipher Node's `createDecipheriv` (tests count the ciphers a retry costs).
+   */
+  constructor(
+    stateKeys: readonly (string | Uint8Array)[],
+    now: () => number = Date.now,
+    decipher: typeof createDecipheriv = createDecipheriv,
+  ) {
     if (!Array.isArray(stateKeys) || stateKeys.length === 0)
       throw new ConfigError(
         "createMcpServer: stateKeys must list at least one key (the first seals, all open)",
@@ -121,6 +144,7 @@ export class RequestStateSealer {
       return Buffer.from(hkdfSync("sha256", bytes, HKDF_SALT, HKDF_INFO, 32))
     })
     this.#now = now
+    this.#decipher = decipher
   }
 
   /** The wire string for `state`, sealed under the first key. */
@@ -128,10 +152,15 @@ export class RequestStateSealer {
     const iv = nextIv()
     const cipher = createCipheriv("aes-256-gcm", this.#keys[0] as Buffer, iv, { authTagLength: TAG_BYTES })
     cipher.setAAD(AAD)
-    const sealed = cipher.update(JSON.stringify(state), "utf8")
+    const plain = JSON.stringify(state)
+    const sealed = cipher.update(plain, "utf8")
     // GCM is a stream mode: `final` adds no bytes, only computes the tag.
     cipher.final()
-    return `${VERSION}.${Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString("base64url")}`
+    const wire = `${VERSION}.${Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString("base64url")}`
+    const issued = this.#issued
+    issued.set(wire, plain)
+    if (issued.size > ISSUED_LIMIT) issued.delete(issued.keys().next().value as string)
+    return wire
   }
 
   /**
@@ -141,6 +170,11 @@ export class RequestStateSealer {
    * @throws StateRefusedError naming why.
    */
   open(wire: string, expect: { principal: string }): SealedState {
+    const issued = this.#issued.get(wire)
+    if (issued !== undefined) {
+      this.#issued.delete(wire)
+      return this.#checked(issued, expect)
+    }
     const dot = wire.indexOf(".")
     const format = dot < 0 ? undefined : wire.slice(0, dot)
     // A newer server's format during a rolling deploy: refused by name, never misread.
@@ -155,7 +189,7 @@ export class RequestStateSealer {
     let plain: string | undefined
     for (const key of this.#keys) {
       try {
-        const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES })
+        const decipher = this.#decipher("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES })
         decipher.setAAD(AAD)
         decipher.setAuthTag(tag)
         // GCM's `final` adds no bytes: it checks the tag (and throws for a wrong key).
@@ -168,6 +202,11 @@ export class RequestStateSealer {
       }
     }
     if (plain === undefined) throw new StateRefusedError("sealed")
+    return this.#checked(plain, expect)
+  }
+
+  /** The state in `plain` (opened text), if well-formed, for `principal` and not expired. */
+  #checked(plain: string, expect: { principal: string }): SealedState {
     const state = parseState(plain)
     if (state === undefined) throw new StateRefusedError("malformed")
     if (state.principal !== expect.principal) throw new StateRefusedError("principal")

@@ -115,16 +115,7 @@ export function defineTool(def: ToolDefinition<any>): Tool {
       if (zod) return executeZod(zod, run, args, ctx)
       const issues = validate!(args, "args")
       if (issues.length) return { output: `invalid arguments: ${formatSchemaIssues(issues)}`, isError: true }
-      // `settle` written out, with a string's result made here: the path a resumed call takes
-      // before a cold resume's first request runs no function it does not need.
-      let value: ToolReturn | Promise<ToolReturn>
-      try {
-        value = run(args, ctx)
-      } catch (error) {
-        return thrownResult(error)
-      }
-      if (typeof value === "string") return { output: value, isError: false }
-      return isThenable(value) ? Promise.resolve(value).then(toToolResult, thrownResult) : toToolResult(value)
+      return settle(run, args, ctx)
     },
   }
   // Set only when declared: the toolkit's approval gate reads them (one gate for every tool).
@@ -178,6 +169,9 @@ function settle(
   } catch (error) {
     return thrownResult(error)
   }
+  // A string, the common return, becomes its result here: a cold resume's first run of a tool
+  // then compiles no `toToolResult`.
+  if (typeof value === "string") return { output: value, isError: false }
   return isThenable(value) ? Promise.resolve(value).then(toToolResult, thrownResult) : toToolResult(value)
 }
 

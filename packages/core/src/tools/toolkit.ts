@@ -205,18 +205,9 @@ export function executeIn(
   ctx: ToolContext,
   grants?: GrantLookup,
 ): ToolResult | Promise<ToolResult> {
-  if (!own.has(toolkit)) return toolkit.execute(tool.name, args, ctx)
-  // executeTool and runTool written out: the loop's path runs no function it does not need
-  // (a cold resume compiles each one it runs before its first request).
-  const approval = own.get(toolkit)
-  if (isGated(tool, approval))
-    return gatedExecute(tool, args, ctx, approval, (a, c) => runTool(tool, a, c), grants)
-  try {
-    const result = tool.execute(args, ctx)
-    return isThenable(result) ? Promise.resolve(result).then(undefined, thrownResult) : result
-  } catch (error) {
-    return thrownResult(error)
-  }
+  return own.has(toolkit)
+    ? executeTool(tool, args, ctx, own.get(toolkit), grants)
+    : toolkit.execute(tool.name, args, ctx)
 }
 
 /**

@@ -314,7 +314,7 @@ export abstract class DurableStoreBase implements DurableStore {
 
   /** What a backend's save primitive gets for `save(id, messages, meta)`, checked already. */
   #saveInput(id: string, messages: Message[], meta: SaveMeta | undefined): SaveInput {
-    if (this.#claimed?.id === id) this.#claimed = undefined
+    this.#dropClaimed(id)
     // The caller may keep appending to its array while we work; save what it held now.
     const transcript = messages.slice()
     const pending = meta?.pending

@@ -115,12 +115,16 @@ describe("form elicitation answered inline through the chain's waitFor", () => {
 })
 
 describe("the call's time limit", () => {
+  const LIMIT_MS = 2_000
   it("stops while a person answers, and ends a call that never answers", async () => {
-    const quick = await connectMcp({ servers: { shop: { url: served.url } }, callTimeoutMs: 300 })
+    // The limit must exceed the booking's own working time with a wide margin: on a loaded CI
+    // machine (two cores, every package's tests at once) 300 ms was not enough, and the booking
+    // itself ran out. The stalled call still proves the limit ends a call nobody answers.
+    const quick = await connectMcp({ servers: { shop: { url: served.url } }, callTimeoutMs: LIMIT_MS })
     try {
       const toolkit = await createToolkit({ extraTools: quick.tools() })
       const slow = answering(() => ({ ok: true, data: { date: "2027-06-07" } }))
-      // The person answers only after a call started later has reached its 300 ms limit, so the
+      // The person answers only after a call started later has reached its limit, so the
       // booking's own limit would have ended it by then had its clock not stopped for the answer.
       let stalled: Awaited<ReturnType<typeof toolkit.execute>> | undefined
       const waitFor = async (req: Request) => {
@@ -132,7 +136,7 @@ describe("the call's time limit", () => {
       )
       expect(stalled).toMatchObject({
         isError: true,
-        output: 'MCP server "shop": stall did not answer within 300 ms',
+        output: `MCP server "shop": stall did not answer within ${LIMIT_MS} ms`,
       })
     } finally {
       await quick.close()

@@ -6,14 +6,34 @@
 // `warm` the end of a first resume) and the end (the request written) of the counted window.
 //
 // `setup` is `request` with t0 before the setup (store, client, toolkit), as the shared bench's
-// S3 takes it: its t0 comes before the adapter's s3Setup2.
+// S3 takes it: its t0 comes before the adapter's s3Setup2. `import` starts the window before
+// the side's imports (the shared bench's import_ms, after better-sqlite3, which its worker
+// loads for every peer): §7's "import + the resumed run's first LLM request". `imports` counts
+// the imports alone (the same start, the end right after them).
 //
-//   node cold-resume-child.mjs sdk|floor imported|request|setup|warm '<json: {path, id, id2, baseUrl}>'
+//   node cold-resume-child.mjs sdk|floor imported|imports|import|request|setup|warm '<json: {path, id, id2, baseUrl}>'
 import diagnostics from "node:diagnostics_channel"
+// What the shared bench's worker loads before the adapter (lib/worker.mjs and its lib/util.mjs),
+// so that the first ESM import of a builtin is billed here as it is there: node:fs's, for one,
+// costs ~30 M instructions (its facade reads every export) and is never the adapter's.
+import "node:fs"
+import "node:path"
+import "node:perf_hooks"
+import "node:url"
 import Database from "better-sqlite3"
 
 const [mode, stop, json] = process.argv.slice(2)
 const cfg = JSON.parse(json)
+// The window's two ends: the parent runs callgrind with `--dump-before=kill`, so each mark
+// dumps the counts so far and the instructions between the marks are one dump of their own.
+const mark = () => process.kill(process.pid, 0)
+const exitAtRequest = () =>
+  diagnostics.subscribe("undici:request:bodySent", function requestSent() {
+    mark()
+    process.exit(0)
+  })
+if (stop === "import") exitAtRequest()
+if (stop === "import" || stop === "imports") mark()
 const modules =
   mode === "sdk"
     ? await Promise.all([
@@ -23,14 +43,10 @@ const modules =
       ])
     : await Promise.all([import("undici")])
 if (stop === "imported") process.exit(0)
-// The window's two ends: the parent runs callgrind with `--dump-before=kill`, so each mark
-// dumps the counts so far and the instructions between the marks are one dump of their own.
-const mark = () => process.kill(process.pid, 0)
-const exitAtRequest = () =>
-  diagnostics.subscribe("undici:request:bodySent", function requestSent() {
-    mark()
-    process.exit(0)
-  })
+if (stop === "imports") {
+  mark()
+  process.exit(0)
+}
 
 if (stop === "setup") {
   exitAtRequest()

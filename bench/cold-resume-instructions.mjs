@@ -20,12 +20,17 @@
 // `--from setup` starts the window before the store, client and toolkit are made, as the shared
 // bench does (its t0 comes before the adapter's s3Setup2); by default it starts after them.
 //
+// `--from import` starts the window before the imports instead (after better-sqlite3, which the
+// shared bench's worker loads for every peer before the adapter): §7's "import + the resumed
+// run's first LLM request". It also counts the imports alone in a window of their own (the
+// same start, the end right after them; "start + imports" is the whole process).
+//
 // `--v8-flags=<flags>` (space-separated, after `=`) passes V8 flags to every child, both sides: `--min-semi-space-size=32`
 // keeps the young generation from filling before the request, so no scavenge falls into the
 // window (one costs ~5.5 M on Node 24; whether it falls there moves with every allocation
 // before it, so a build can read 5 M worse without compiling more).
 //
-//   node cold-resume-instructions.mjs [--samples 1] [--jobs 2] [--warm] [--main-thread] [--from t0|setup]
+//   node cold-resume-instructions.mjs [--samples 1] [--jobs 2] [--warm] [--main-thread] [--from t0|setup|import]
 //     [--v8-flags=--min-semi-space-size=32]
 import { execFile } from "node:child_process"
 import { readFile } from "node:fs/promises"
@@ -45,8 +50,10 @@ const { values } = parseArgs({
   },
 })
 const v8Flags = values["v8-flags"].split(" ").filter(Boolean)
-// `--from setup`: t0 before the setup (store, client, toolkit), where the shared bench takes it.
-const REQUEST = values.from === "setup" ? "setup" : "request"
+// `--from setup`: t0 before the setup (store, client, toolkit), where the shared bench takes it;
+// `--from import`: before the imports.
+const REQUEST = { setup: "setup", import: "import" }[values.from] ?? "request"
+const IMPORTS = values.from === "import" ? ["imported", "imports"] : ["imported"]
 const samples = Number(values.samples)
 const jobs = Number(values.jobs)
 const mainThread = values["main-thread"]
@@ -92,7 +99,7 @@ function count(mode, stop, id, id2) {
 const tasks = []
 for (let s = 0; s < samples; s++)
   for (const mode of ["sdk", "floor"]) {
-    for (const stop of ["imported", REQUEST]) tasks.push({ mode, stop, id: `run-${s}` })
+    for (const stop of [...IMPORTS, REQUEST]) tasks.push({ mode, stop, id: `run-${s}` })
     if (values.warm) {
       tasks.push({ mode, stop: "warm", id: `${s}-b`, id2: `${s}-c` })
     }
@@ -123,7 +130,7 @@ printRows(
   ["", "sdk", "floor", "sdk/floor"],
   [
     [
-      "t0 → request",
+      REQUEST === "import" ? "import + t0 → request" : "t0 → request",
       M(toRequest("sdk")),
       M(toRequest("floor")),
       `${(toRequest("sdk") / toRequest("floor")).toFixed(2)}x`,
@@ -135,6 +142,16 @@ printRows(
             M(warm("sdk")),
             M(warm("floor")),
             `${(warm("sdk") / warm("floor")).toFixed(2)}x`,
+          ],
+        ]
+      : []),
+    ...(REQUEST === "import"
+      ? [
+          [
+            "imports (window)",
+            M(of("sdk", "imports")),
+            M(of("floor", "imports")),
+            `${(of("sdk", "imports") / of("floor", "imports")).toFixed(2)}x`,
           ],
         ]
       : []),

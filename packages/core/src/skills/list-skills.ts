@@ -1,7 +1,11 @@
-import { type Dirent, readFileSync, readdirSync, realpathSync, statSync } from "node:fs"
+import type { Dirent } from "node:fs"
 import path from "node:path"
 import { ConfigError } from "../errors.js"
 import { readFrontmatter } from "./frontmatter.js"
+
+// From process.getBuiltinModule, not an ESM import: the first ESM import of node:fs builds its
+// facade, which reads every export and so loads fs streams (~30 M instructions on Node 24).
+const { readFileSync, readdirSync, realpathSync, statSync } = process.getBuiltinModule("node:fs")
 
 /** A skill given as data rather than as a `SKILL.md` on disk. */
 export interface SkillDef {

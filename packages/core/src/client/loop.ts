@@ -160,68 +160,40 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
     if (limit !== undefined) return state.result(model, "incomplete", { limit })
     const turn = state.turns + 1
     if (config.compaction) await compactTurn(config, config.compaction, input, state, turn)
-    // A journaled turn replays unasked: its hooks, request and events happened once, before.
     let reply: ModelTurn
+    // A journaled turn replays unasked: its hooks, request and events happened once, before.
     let replayed = false
-    if (input.journal)
-      ({ reply, replayed } = await journaledAsk(config, input, state, turn, onText, onRefusal, onReasoning))
-    else reply = await askModel(config, input, state, turn, onText, onRefusal, onReasoning)
-    const ended = await afterReply(config, input, state, reply, turn, replayed)
-    if (ended) return ended
-  }
-}
+    if (input.journal) {
+      const journaled = await input.journal.llm(turn, () =>
+        askModel(config, input, state, turn, onText, onRefusal, onReasoning),
+      )
+      reply = journaled.reply
+      replayed = journaled.replayed
+    } else reply = await askModel(config, input, state, turn, onText, onRefusal, onReasoning)
+    recordTurn(state, reply, turn)
+    if (emit && !replayed) {
+      emit({ type: "usage", usage: { ...state.usage } })
+      emit({ type: "turn", turn, finishReason: reply.finishReason })
+    }
+    // Anthropic `pause_turn`: the turn is sent back as it is, and the model continues it.
+    if (reply.finishReason === "pause") continue
+    const cutOff = CUT_OFF[reply.finishReason]
+    if (cutOff !== undefined) {
+      skipCalls(config, state, reply.toolCalls)
+      return state.result(model, "incomplete", { limit: cutOff })
+    }
+    if (reply.toolCalls.length === 0) {
+      const ended = await finalAnswer(config, input, state, reply)
+      if (ended) return ended
+      continue
+    }
+    if (emit && !replayed)
+      for (const c of reply.toolCalls) emit({ type: "tool_call", id: c.id, name: c.name, args: c.args ?? {} })
 
-/** The turn's request as a journaled step of the run's executor (replayed when journaled before). */
-function journaledAsk(
-  config: LoopConfig,
-  input: RunInput,
-  state: RunState,
-  turn: number,
-  onText: ((delta: string) => void) | undefined,
-  onRefusal: ((delta: string) => void) | undefined,
-  onReasoning: ((delta: string) => void) | undefined,
-): Promise<{ reply: ModelTurn; replayed: boolean }> {
-  return (input.journal as RunJournal).llm(turn, () =>
-    askModel(config, input, state, turn, onText, onRefusal, onReasoning),
-  )
-}
-
-/**
- * What a turn does once the model replied: records the turn, then ends the run (a final answer,
- * a cut-off, a halt) or settles its tool calls (undefined: go on to the next turn). Its own
- * function: a resumed run's first request is sent before any of it runs, so a fresh process
- * does not compile it before that request (DESIGN §7).
- */
-async function afterReply(
-  config: LoopConfig,
-  input: RunInput,
-  state: RunState,
-  reply: ModelTurn,
-  turn: number,
-  replayed: boolean,
-): Promise<RunResult | undefined> {
-  const { model } = config
-  const emit = input.emit
-  recordTurn(state, reply, turn)
-  if (emit && !replayed) {
-    emit({ type: "usage", usage: { ...state.usage } })
-    emit({ type: "turn", turn, finishReason: reply.finishReason })
+    const halted = await settleTurn(config, input, state, reply.toolCalls, turn, undefined)
+    if (halted) return state.result(model, "pending", { pending: halted })
+    if (input.checkpoint) await input.checkpoint(state.messages)
   }
-  // Anthropic `pause_turn`: the turn is sent back as it is, and the model continues it.
-  if (reply.finishReason === "pause") return undefined
-  const cutOff = CUT_OFF[reply.finishReason]
-  if (cutOff !== undefined) {
-    skipCalls(config, state, reply.toolCalls)
-    return state.result(model, "incomplete", { limit: cutOff })
-  }
-  if (reply.toolCalls.length === 0) return await finalAnswer(config, input, state, reply)
-  if (emit && !replayed)
-    for (const c of reply.toolCalls) emit({ type: "tool_call", id: c.id, name: c.name, args: c.args ?? {} })
-
-  const halted = await settleTurn(config, input, state, reply.toolCalls, turn, undefined)
-  if (halted) return state.result(model, "pending", { pending: halted })
-  if (input.checkpoint) await input.checkpoint(state.messages)
-  return undefined
 }
 
 /** Compacts the transcript before turn `turn` (under an executor, as a journaled step). */

@@ -94,7 +94,8 @@ export async function startHostedRun(
     if (opts.onEvent) askOpts.onEvent = opts.onEvent
     if (opts.commit) askOpts.commitSnapshot = opts.commit
     const result = await client.ask(input, askOpts)
-    await stampExpiry(store, runId, result, opts.expiresAt)
+    const stamped = stampExpiry(store, runId, result, opts.expiresAt)
+    if (stamped !== undefined) await stamped
     return { kind: "conversation", result }
   }
   if (!runtime) throw new ConfigError("a hosted agent needs `client` or `runtime`")
@@ -145,15 +146,17 @@ async function startRuntimeRun(
 /**
  * Gives the request a conversation run halted on the caller's deadline (`expiresAt`), so the
  * claim judges it by durable's one expiry rule. The run's own save has just stored the request;
- * nobody can answer it before its caller is told of it, after this.
+ * nobody can answer it before its caller is told of it, after this. Returns the save to wait
+ * for, or undefined when there is nothing to stamp (every turn without a deadline: no promise
+ * and no await for it).
  */
-export async function stampExpiry(
+export function stampExpiry(
   store: DurableStore,
   runId: string,
   result: RunResult,
   expiresAt: string | undefined,
-): Promise<void> {
-  if (expiresAt === undefined || result.status !== "pending" || result.pending === undefined) return
+): Promise<void> | undefined {
+  if (expiresAt === undefined || result.status !== "pending" || result.pending === undefined) return undefined
   result.pending = { ...result.pending, expiresAt }
-  await store.save(runId, result.messages, { pending: result.pending })
+  return store.save(runId, result.messages, { pending: result.pending })
 }

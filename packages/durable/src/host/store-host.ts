@@ -353,17 +353,38 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
   /**
    * The run's state after a start, turn or resume settled, saved on its record (unless the
    * run's final save `written` it already: see {@link execute}'s `commit`); `notify` once.
+   * Returns what is left to wait for: undefined when the record was written and nothing is
+   * notified (a chat turn: no promise and no await for it).
    */
-  async function settled(
+  function settled(
     runId: string,
     record: RunRecord,
     outcome: HostedRunResult,
     written?: RunRecord,
-  ): Promise<void> {
+  ): Promise<void> | undefined {
     const result = outcome.result
     const pending = "pending" in result ? result.pending : undefined
-    const next = written ?? settledRecord(record, outcome)
-    if (written === undefined) await writeRunRecord(store, runId, next)
+    const notify = pending !== undefined && opts.notify !== undefined
+    if (written !== undefined && !notify) {
+      loggedIfFailed(runId, record, written, result)
+      return undefined
+    }
+    return (async () => {
+      const next = written ?? settledRecord(record, outcome)
+      if (written === undefined) await writeRunRecord(store, runId, next)
+      loggedIfFailed(runId, record, next, result)
+      if (pending && notify) {
+        // The first attempt right away; a failed one (or this process dying first) is the sweeps'.
+        try {
+          await outbox.parked(pending.id)
+        } catch (error) {
+          logger?.error(`notify of request ${pending.id}: ${(error as Error)?.message}`, { runId })
+        }
+      }
+    })()
+  }
+  /** Logs run `runId` at `error` when its settled record `next` is `failed` (a runtime tree's error). */
+  function loggedIfFailed(runId: string, record: RunRecord, next: RunRecord, result: HostResult): void {
     if (next.state === "failed")
       logger?.error(`run ${runId} failed`, {
         runId,
@@ -371,14 +392,6 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         code: "TNX_RUNTIME",
         error: result.text,
       })
-    if (pending && opts.notify) {
-      // The first attempt right away; a failed one (or this process dying first) is the sweeps'.
-      try {
-        await outbox.parked(pending.id)
-      } catch (error) {
-        logger?.error(`notify of request ${pending.id}: ${(error as Error)?.message}`, { runId })
-      }
-    }
   }
 
   /**
@@ -466,7 +479,8 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         if (outcome && (byCaller || !exec.controller.signal.aborted)) {
           // The work resolved after its final save: a record given to that save is stored.
           const written = committed?.result === outcome.result ? committed.record : undefined
-          await settled(runId, record, outcome, written)
+          const after = settled(runId, record, outcome, written)
+          if (after !== undefined) await after
           exec.result = outcome.result
         }
         return outcome
@@ -914,7 +928,8 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
             const delivered = await deliverAnswerTo(store, held, answer, delivery)
             if (delivered.kind === "conversation") {
               applied = delivered.decision
-              await stampExpiry(store, delivered.id, delivered.result, expiresAt)
+              const stamped = stampExpiry(store, delivered.id, delivered.result, expiresAt)
+              if (stamped !== undefined) await stamped
             }
             return delivered as HostedRunResult
           },

@@ -94,6 +94,11 @@ export class MemoryStore extends DurableStoreBase {
   }
 
   protected async writeTranscript(input: SaveInput): Promise<SaveOutcome> {
+    return this.#writeTranscript(input)
+  }
+
+  /** The save itself, run to its end: `writeCommit` calls it with no promise per save. */
+  #writeTranscript(input: SaveInput): SaveOutcome {
     const { id, claim, reusable } = input
     const data = this.#data
     const previous = data.conversations.get(id)
@@ -187,11 +192,11 @@ export class MemoryStore extends DurableStoreBase {
       const lost = input.claim === undefined ? undefined : this.#lostClaim(input.id, input.claim)
       if (lost !== undefined) return { lostClaim: { id: input.id, requestId: lost } }
     }
-    const written = saves.map((input) => this.writeTranscript(input))
-    const stored = snapshot && this.writeSnapshot(snapshot.key, snapshot.body, snapshot.holds)
-    const outcomes = await Promise.all(written)
-    await stored
-    return outcomes as WrittenSave[]
+    // Synchronous, one after the other: no promise per save, no `Promise.all` a turn.
+    const outcomes: WrittenSave[] = []
+    for (const input of saves) outcomes.push(this.#writeTranscript(input) as WrittenSave)
+    if (snapshot !== undefined) this.#writeSnapshot(snapshot.key, snapshot.body, snapshot.holds)
+    return outcomes
   }
 
   protected async readPendingJson(id: string): Promise<string | null | undefined> {
@@ -350,6 +355,10 @@ export class MemoryStore extends DurableStoreBase {
   }
 
   protected async writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): Promise<void> {
+    this.#writeSnapshot(key, body, holds)
+  }
+
+  #writeSnapshot(key: string, body: string, holds: RuntimeHold[] | undefined): void {
     const data = this.#data
     data.snapshots.set(key, flatten(body))
     if (holds === undefined) return

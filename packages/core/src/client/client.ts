@@ -450,21 +450,30 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     const tracing = RunTracing.start(telemetry, endpoint, run)
     if (tracing !== undefined) input.tracing = await tracing
     try {
-      const result = await body(input)
-      record({
-        event: "run",
-        model,
-        status: result.status,
-        turns: result.turns,
-        durationMs: performance.now() - started,
-      })
-      input.tracing?.end(result)
-      return result
+      return endRun(input, started, await body(input))
     } catch (error) {
-      record({ event: "run", model, status: "error", turns: 0, durationMs: performance.now() - started })
-      input.tracing?.end({ error })
-      throw error
+      failedRun(input, started, error)
     }
+  }
+  // A run's end, in functions of their own: a resumed run's first LLM request is sent before
+  // either runs, so a fresh process does not compile them before it (DESIGN §7).
+  /** Records the run's metric and ends its span. */
+  function endRun(input: RunInput, started: number, result: RunResult): RunResult {
+    record({
+      event: "run",
+      model,
+      status: result.status,
+      turns: result.turns,
+      durationMs: performance.now() - started,
+    })
+    input.tracing?.end(result)
+    return result
+  }
+  /** Records the failed run's metric, ends its span, then throws its error. */
+  function failedRun(input: RunInput, started: number, error: unknown): never {
+    record({ event: "run", model, status: "error", turns: 0, durationMs: performance.now() - started })
+    input.tracing?.end({ error })
+    throw error
   }
 
   /** Runs a new prompt after `history`; `id` names the conversation on the run span. */
@@ -522,13 +531,17 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
    * `continueRun` with the transcript given (`messages`): its own function, so a stored resume
    * never compiles these checks.
    */
-  function continueGiven(
-    cont: ContinueOptions,
-    messages: Message[],
-    input: RunInput,
-    claim: string | undefined,
-  ): ReturnType<typeof continueTranscript> {
-    const { answer, id, executor } = cont
+  function continueGiven(cont: ContinueOptions, claimed: ResumeContext | undefined): Promise<RunResult<any>> {
+    const { messages, answer, id, executor } = cont
+    const claim = claimed?.claim ?? cont.claim
+    // A halted run without an id resumes under the id its request carries: the retried call
+    // keeps its idempotency key.
+    const carried = executor || id !== undefined || !cont.pending ? undefined : runIdOf(cont.pending)
+    const runId = executor?.id ?? id ?? (cont.pending ? (carried ?? LEGACY_RUN_SCOPE) : undefined)
+    const signal = joinedSignal(cont.signal, claimed?.signal)
+    const input = inputOf(cont.toolkit, signal, runId, cont.onEvent, cont.output, carried !== undefined)
+    if (messages === undefined)
+      throw new ConfigError("continueRun: `executor` needs `messages` (the engine's journal is the store)")
     if (claim !== undefined)
       throw new ConfigError("continueRun: `claim` needs a stored continue (omit `messages`)")
     if (cont.resume !== undefined)
@@ -603,32 +616,26 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       })
     },
     async continueRun(cont) {
-      const { messages, id, answer } = cont
+      const { id, answer } = cont
       if (answer !== undefined) assertAnswer(answer)
       // The claim's context; `expiryChecked: true` is its older spelling.
       const claimed = cont.resume ?? (cont.expiryChecked === true ? {} : undefined)
-      const claim = claimed?.claim ?? cont.claim
-      // Joined only when both are given (written out: one function less on a resume's path).
-      const outer = cont.signal
-      const signal =
-        outer === undefined || claimed?.signal === undefined
-          ? (outer ?? claimed?.signal)
-          : AbortSignal.any([outer, claimed.signal])
-      const { executor } = cont
-      // A halted run without an id resumes under the id its request carries: the retried call
-      // keeps its idempotency key.
-      const carried = executor || id !== undefined || !cont.pending ? undefined : runIdOf(cont.pending)
-      const runId = executor?.id ?? id ?? (cont.pending ? (carried ?? LEGACY_RUN_SCOPE) : undefined)
-      const input = inputOf(cont.toolkit, signal, runId, cont.onEvent, cont.output, carried !== undefined)
-      if (executor !== undefined && messages === undefined)
-        throw new ConfigError("continueRun: `executor` needs `messages` (the engine's journal is the store)")
-      if (messages !== undefined) return continueGiven(cont, messages, input, claim)
+      if (cont.messages !== undefined || cont.executor !== undefined) return continueGiven(cont, claimed)
+      // Stored: the run's id is the conversation's.
+      const input = inputOf(
+        cont.toolkit,
+        joinedSignal(cont.signal, claimed?.signal),
+        id,
+        cont.onEvent,
+        cont.output,
+      )
       if (typeof id !== "string" || id === "") {
         throw new ConfigError("continueRun needs `messages`, or the `id` of a stored conversation")
       }
       if (cont.pending !== undefined && answer === undefined) {
         throw new ConfigError("continueRun: `pending` needs an `answer`")
       }
+      const claim = claimed?.claim ?? cont.claim
       const readPending = answer !== undefined && cont.pending === undefined
       const { store } = held
       const checkpoint = claimed?.checkpoint ?? cont.checkpoint ?? store.checkpoints === true
@@ -746,6 +753,14 @@ function inputOf(
     tracing: undefined,
     output: output === undefined ? undefined : outputSpec(output),
   }
+}
+
+/** A run's signal: the caller's, the claim's, or both joined (only when both are given). */
+function joinedSignal(
+  outer: AbortSignal | undefined,
+  claim: AbortSignal | undefined,
+): AbortSignal | undefined {
+  return outer === undefined || claim === undefined ? (outer ?? claim) : AbortSignal.any([outer, claim])
 }
 
 /** A run's `done` event comes last: after the run, and after its save for a stored run. */

@@ -80,7 +80,8 @@ export function createClient(opts: ClientOptions): Client {
   const wire = wireOf(opts)
   const url = wire.endpoint(opts.baseUrl)
   const apiKey = opts.apiKey ?? envKey(wire)
-  assertCredential(opts, wire, apiKey)
+  // Checked further only without a key or a custom `fetch` (which may add one itself).
+  if (!apiKey && !opts.fetch) assertCredential(opts, wire)
   // The set-up is in helpers of their own: V8 optimizes a function once the bytecode it has run
   // adds up, so a body this size, run once per client, was compiled inside the first thousand
   // clients of a host making one per run; the helpers each run a fraction of it.
@@ -267,8 +268,8 @@ const CREDENTIAL_HEADERS = new Set(["authorization", "x-api-key", "api-key", "pr
  * A remote endpoint without a key would fail every request with 401; say so at once. Loopback
  * servers (local models, proxies, fakes) usually need none; a custom `fetch` may add it itself.
  */
-function assertCredential(opts: ClientOptions, wire: WireFormat, apiKey: string | undefined): void {
-  if (apiKey || opts.fetch || isLoopback(opts.baseUrl)) return
+function assertCredential(opts: ClientOptions, wire: WireFormat): void {
+  if (isLoopback(opts.baseUrl)) return
   if (Object.keys(opts.headers ?? {}).some((name) => CREDENTIAL_HEADERS.has(name.toLowerCase()))) return
   throw new ConfigError(
     `no API key for ${opts.baseUrl}: pass apiKey or set ${wire.keyEnv.join(" or ")} ` +

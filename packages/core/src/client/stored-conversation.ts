@@ -38,26 +38,13 @@ export async function runStoredConversation(
     checkpoint: ((messages: Message[]) => Promise<void>) | undefined,
   ) => Promise<RunResult>,
 ): Promise<RunResult> {
-  const { commit } = opts
-  if (commit !== undefined) {
-    // Refused up front: a snapshot the store cannot write with the save is never written apart.
-    if (typeof commit !== "function")
-      throw new ConfigError(`commitSnapshot must be a function, got ${typeof commit}`)
-    if (typeof store.commitResume !== "function")
-      throw new ConfigError(
-        "commitSnapshot needs a store that writes a save and a snapshot in one call (`commitResume`: a durable store)",
-      )
-  }
+  if (opts.commit !== undefined) checkCommit(store, opts.commit)
   // Both reads start together; the request is not read when the caller already has it.
   const [messages, pending] = await Promise.all([
     store.get(id),
     opts.readPending ? store.getPending?.(id) : undefined,
   ])
-  if (messages === undefined && opts.mustExist) {
-    const where = `conversation ${JSON.stringify(id)} does not exist`
-    if (opts.requestId !== undefined) throw new UnknownRequestError(opts.requestId, where)
-    throw new ConfigError(`continueRun: ${where}`)
-  }
+  if (messages === undefined && opts.mustExist) missingConversation(id, opts.requestId)
   // A checkpoint keeps the pending request and, under a claim, is fenced by it without
   // consuming it: only the final save below applies the answer.
   const checkpoint = opts.checkpoint
@@ -69,12 +56,40 @@ export async function runStoredConversation(
         )
     : undefined
   const result = await run({ messages: messages ?? [], pending }, checkpoint)
-  const meta =
-    opts.claim === undefined
-      ? { pending: result.pending ?? null }
-      : { pending: result.pending ?? null, claim: opts.claim }
-  const snapshot = commit?.(result)
-  if (snapshot === undefined) await store.save(id, result.messages, meta)
-  else await store.commitResume?.({ saves: [{ id, messages: result.messages, meta }], snapshot })
+  await saveRun(store, id, opts.claim, opts.commit, result)
   return result
+}
+
+// The rare branches and the final save are functions of their own: a resumed run reaches its
+// first LLM request without compiling them (fresh-process resume, DESIGN §7).
+
+/** Refuses, up front, a `commitSnapshot` the store cannot write with the save (never written apart). */
+function checkCommit(store: ConversationStore, commit: unknown): void {
+  if (typeof commit !== "function")
+    throw new ConfigError(`commitSnapshot must be a function, got ${typeof commit}`)
+  if (typeof store.commitResume !== "function")
+    throw new ConfigError(
+      "commitSnapshot needs a store that writes a save and a snapshot in one call (`commitResume`: a durable store)",
+    )
+}
+
+function missingConversation(id: string, requestId: string | undefined): never {
+  const where = `conversation ${JSON.stringify(id)} does not exist`
+  if (requestId !== undefined) throw new UnknownRequestError(requestId, where)
+  throw new ConfigError(`continueRun: ${where}`)
+}
+
+/** The run's final save (under its claim, if any), with the snapshot `commit` makes of it in the same call. */
+function saveRun(
+  store: ConversationStore,
+  id: string,
+  claim: string | undefined,
+  commit: ((result: RunResult) => CommittedSnapshot | undefined) | undefined,
+  result: RunResult,
+): Promise<void> | undefined {
+  const meta =
+    claim === undefined ? { pending: result.pending ?? null } : { pending: result.pending ?? null, claim }
+  const snapshot = commit?.(result)
+  if (snapshot === undefined) return store.save(id, result.messages, meta)
+  return store.commitResume?.({ saves: [{ id, messages: result.messages, meta }], snapshot })
 }

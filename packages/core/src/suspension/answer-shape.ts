@@ -12,23 +12,22 @@ import type { Answer } from "../types.js"
  * assertAnswer(JSON.parse(body)) // then deliver it
  */
 export function assertAnswer(value: unknown): asserts value is Answer {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new AnswerInvalidError(`the answer must be an object, got ${shown(value)}`)
-  }
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    invalidAnswer("the answer must be an object", value)
   const { id, ok, data, reason } = value as Record<string, unknown>
-  if (typeof id !== "string" || id === "") {
-    throw new AnswerInvalidError(`answer.id must be a non-empty string, got ${shown(id)}`)
-  }
-  if (typeof ok !== "boolean") throw new AnswerInvalidError(`answer.ok must be a boolean, got ${shown(ok)}`)
-  if (data !== undefined && !isPlainObject(data)) {
-    throw new AnswerInvalidError(`answer.data must be a plain object, got ${shown(data)}`)
-  }
+  if (typeof id !== "string" || id === "") invalidAnswer("answer.id must be a non-empty string", id)
+  if (typeof ok !== "boolean") invalidAnswer("answer.ok must be a boolean", ok)
+  if (data !== undefined && !isPlainObject(data)) invalidAnswer("answer.data must be a plain object", data)
   if (data !== undefined && nestsDeeperThan(data, MAX_ANSWER_DEPTH)) {
     throw new AnswerInvalidError(`answer.data must nest at most ${MAX_ANSWER_DEPTH} levels deep`)
   }
-  if (reason !== undefined && typeof reason !== "string") {
-    throw new AnswerInvalidError(`answer.reason must be a string, got ${shown(reason)}`)
-  }
+  if (reason !== undefined && typeof reason !== "string")
+    invalidAnswer("answer.reason must be a string", reason)
+}
+
+/** Throws `AnswerInvalidError` saying `what`, and what was given instead (a function: a valid answer never compiles it). */
+function invalidAnswer(what: string, got: unknown): never {
+  throw new AnswerInvalidError(`${what}, got ${shown(got)}`)
 }
 
 /**

@@ -102,10 +102,7 @@ export function defineTool(def: ToolDefinition<any>): Tool {
   const inputSchema = zod ? zodToJSONSchema(def.name, zod) : def.inputSchema
   if (!isPlainObject(inputSchema)) throw new ConfigError(`tool ${def.name}: "inputSchema" must be an object`)
   const validate = zod ? undefined : compileToolSchema(def.name, inputSchema)
-  const { run, needsApproval, editableArgs, approvalPrompt } = def
-  if (needsApproval !== undefined || editableArgs !== undefined || approvalPrompt !== undefined)
-    checkApprovalOptions(def)
-
+  const { run } = def
   const tool: Tool = {
     name: def.name,
     description: String(def.description ?? ""),
@@ -118,15 +115,16 @@ export function defineTool(def: ToolDefinition<any>): Tool {
       return settle(run, args, ctx)
     },
   }
-  // Set only when declared: the toolkit's approval gate reads them (one gate for every tool).
-  if (needsApproval !== undefined) tool.needsApproval = needsApproval
-  if (editableArgs !== undefined) tool.editableArgs = editableArgs
-  if (approvalPrompt !== undefined) tool.approvalPrompt = approvalPrompt
+  if (def.needsApproval !== undefined || def.editableArgs !== undefined || def.approvalPrompt !== undefined)
+    setApprovalOptions(def, tool)
   return tool
 }
 
-/** The approval options of a tool that declares any (their checks, compiled only then). */
-function checkApprovalOptions(def: ToolDefinition<any>): void {
+/**
+ * The approval options of a tool that declares any, checked and set on `tool` (compiled only
+ * then). Set only when declared: the toolkit's approval gate reads them (one gate for every tool).
+ */
+function setApprovalOptions(def: ToolDefinition<any>, tool: Tool): void {
   const { needsApproval, editableArgs, approvalPrompt } = def
   if (
     needsApproval !== undefined &&
@@ -141,6 +139,9 @@ function checkApprovalOptions(def: ToolDefinition<any>): void {
   if (approvalPrompt !== undefined && typeof approvalPrompt !== "function") {
     throw new ConfigError(`tool ${def.name}: "approvalPrompt" must be a function`)
   }
+  if (needsApproval !== undefined) tool.needsApproval = needsApproval
+  if (editableArgs !== undefined) tool.editableArgs = editableArgs
+  if (approvalPrompt !== undefined) tool.approvalPrompt = approvalPrompt
 }
 
 async function executeZod(

@@ -113,6 +113,27 @@ class SchemaCompiler {
     // combinator compilers, each of which would find nothing to check.
     let families = 0
     for (const key in schema) families |= FAMILY_OF.get(key) ?? 0
+    // A tool without parameters (`properties: {}` and no other object keyword) skips `#object`
+    // (~3 KB compiled in a fresh process's first run, to find nothing).
+    if (
+      families & PROPERTIES &&
+      !(families & OBJECT) &&
+      isPlainObject(schema.properties) &&
+      Object.keys(schema.properties).length === 0
+    )
+      families &= ~PROPERTIES
+    if (families !== 0) this.#families(schema, at, families, checks)
+    if (checks.length === 1) return checks[0]!
+    return (value, path, issues) => {
+      for (const check of checks) check(value, path, issues)
+    }
+  }
+
+  /**
+   * Adds the checks of the keyword families in `families` (bits of {@link FAMILY_OF}). Its own
+   * function: a tool's `{ type: "object", properties: {} }` uses none and never compiles it.
+   */
+  #families(schema: Record<string, unknown>, at: string, families: number, checks: Check[]): void {
     if (families & NUMBER) {
       const numberChecks = compileNumber(schema, at)
       if (numberChecks) checks.push(numberChecks)
@@ -125,21 +146,11 @@ class SchemaCompiler {
       const arrayChecks = this.#array(schema, at)
       if (arrayChecks) checks.push(arrayChecks)
     }
-    // A tool without parameters (`properties: {}` and no other object keyword) skips `#object`
-    // (~3 KB compiled in a fresh process's first run, to find nothing).
-    if (
-      families & OBJECT ||
-      (families & PROPERTIES &&
-        !(isPlainObject(schema.properties) && Object.keys(schema.properties).length === 0))
-    ) {
+    if (families & (OBJECT | PROPERTIES)) {
       const objectChecks = this.#object(schema, at)
       if (objectChecks) checks.push(objectChecks)
     }
     if (families & COMBINATOR) checks.push(...this.#combinators(schema, at))
-    if (checks.length === 1) return checks[0]!
-    return (value, path, issues) => {
-      for (const check of checks) check(value, path, issues)
-    }
   }
 
   #ref(ref: unknown, at: string): Check {

@@ -98,15 +98,10 @@ export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit>
   if (opts.waitFor !== undefined && typeof opts.waitFor !== "function") {
     throw new ConfigError("waitFor must be a function")
   }
-  // Checked only when given: a toolkit without one compiles no checker (fresh-process first run).
-  if (opts.requireApproval !== undefined) assertApprovalPolicy(opts.requireApproval, "requireApproval")
-  if (opts.approvalPolicy !== undefined && typeof opts.approvalPolicy !== "function") {
-    throw new ConfigError("approvalPolicy must be a function")
-  }
-  const approval: ToolkitApproval | undefined =
+  const approval =
     opts.requireApproval === undefined && opts.approvalPolicy === undefined
       ? undefined
-      : { requireApproval: opts.requireApproval, approvalPolicy: opts.approvalPolicy }
+      : toolkitApproval(opts)
   const sets = opts.mcp === undefined ? [] : Array.isArray(opts.mcp) ? opts.mcp : [opts.mcp]
   const skills = hasSkillOptions(opts) ? await createSkillSource(opts) : undefined
   const skillsPrompt = skills ? skills.prompt() : ""
@@ -188,6 +183,18 @@ export async function createToolkit(opts: ToolkitOptions = {}): Promise<Toolkit>
   toolkit.register(...assembled)
   own.set(toolkit, approval)
   return toolkit
+}
+
+/**
+ * A toolkit's approval options, checked. Its own function: a toolkit without them (a
+ * fresh process's first run) compiles no checker.
+ */
+function toolkitApproval(opts: ToolkitOptions): ToolkitApproval {
+  if (opts.requireApproval !== undefined) assertApprovalPolicy(opts.requireApproval, "requireApproval")
+  if (opts.approvalPolicy !== undefined && typeof opts.approvalPolicy !== "function") {
+    throw new ConfigError("approvalPolicy must be a function")
+  }
+  return { requireApproval: opts.requireApproval, approvalPolicy: opts.approvalPolicy }
 }
 
 /** Toolkits made by {@link createToolkit}, whose `execute` is {@link executeTool} by name, with their approval options. */

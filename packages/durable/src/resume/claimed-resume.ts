@@ -1,7 +1,7 @@
 import { type Answer, AnswerMismatchError, UnknownRequestError } from "@toolnexus/core"
 import type { AnswerClaim, DurableStore } from "../durable-store.js"
 import { DEFAULT_LEASE_MS } from "../store-engine/option-checks.js"
-import { startHeartbeat } from "./claim-heartbeat.js"
+import { type Heartbeat, startHeartbeat } from "./claim-heartbeat.js"
 
 /** @internal How a {@link resumeClaimed} claim is taken and kept. */
 export interface ClaimedResumeOptions {
@@ -54,23 +54,36 @@ export async function resumeClaimed<R>(
     return refusedClaim(store, conversationId, answer, error)
   }
   const heartbeat = startHeartbeat(store, conversationId, claim.request.id, claim.token, leaseMs, signal)
-  const release = (error: unknown) =>
-    store.releaseClaim(conversationId, claim.token, { error, maxAttempts }).catch(() => {})
   let result: R
   try {
     result = await resume({ claim, signal: heartbeat.signal })
   } catch (error) {
-    if (heartbeat.lost) throw heartbeat.lost
-    await release(error)
+    await released(store, conversationId, claim.token, maxAttempts, heartbeat, error)
     throw error
   } finally {
     heartbeat.stop()
   }
   const failure = failureOf(result)
-  if (failure === undefined) return result
-  if (heartbeat.lost) throw heartbeat.lost
-  await release(failure)
+  if (failure !== undefined)
+    await released(store, conversationId, claim.token, maxAttempts, heartbeat, failure)
   return result
+}
+
+/**
+ * A failed resume's claim: released with `error` (an attempt counted), unless it was lost
+ * meanwhile (then `ClaimLostError` is thrown: the claim is someone else's). Its own function:
+ * a resume's first LLM request is sent before any of this runs (fresh-process resume, DESIGN §7).
+ */
+async function released(
+  store: DurableStore,
+  id: string,
+  token: string,
+  maxAttempts: number | undefined,
+  heartbeat: Heartbeat,
+  error: unknown,
+): Promise<void> {
+  if (heartbeat.lost) throw heartbeat.lost
+  await store.releaseClaim(id, token, { error, maxAttempts }).catch(() => {})
 }
 
 /** A refused claim's error, naming an answer to another request a mismatch. */

@@ -192,14 +192,8 @@ export class SqliteStore extends DurableStoreBase {
         return db
       }
     } else {
-      const db: unknown = options.db
-      if (!isDatabase(db)) {
-        throw new ConfigError(`${STORE} option \`db\` must be a better-sqlite3 Database`)
-      }
-      if (db.open === false) throw new ConfigError(`${STORE} option \`db\` is a closed database`)
       this.#ownsDb = false
-      where = db.name === ":memory:" ? "an in-memory SQLite database" : `SQLite database ${db.name}`
-      open = () => db
+      ;({ open, where } = givenDatabase(options.db))
     }
     this.#init = new LazyInit(async () => {
       try {
@@ -961,4 +955,15 @@ function toSqlite(
     claim_request_id: row.claimRequestId,
     created_at: row.createdAt,
   }
+}
+
+/**
+ * The `db` a SqliteStore was given, checked, and how its errors name it. Its own function: a
+ * store opened by `path` (a fresh process's resume) never compiles it.
+ */
+function givenDatabase(db: unknown): { open: () => Database; where: string } {
+  if (!isDatabase(db)) throw new ConfigError(`${STORE} option \`db\` must be a better-sqlite3 Database`)
+  if (db.open === false) throw new ConfigError(`${STORE} option \`db\` is a closed database`)
+  const where = db.name === ":memory:" ? "an in-memory SQLite database" : `SQLite database ${db.name}`
+  return { open: () => db, where }
 }

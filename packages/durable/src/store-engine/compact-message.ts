@@ -31,20 +31,26 @@ export function packMessage(message: Message): string | undefined {
     if (keys.length !== 3 || typeof m.tool_call_id !== "string" || typeof m.content !== "string") return
     return JSON.stringify(["t", m.tool_call_id, m.content])
   }
-  if (role === "assistant") {
-    if (typeof m.content !== "string" && m.content !== null) return
-    if (keys.length === 2) return JSON.stringify(["a", m.content])
-    if (keys.length !== 3 || !Array.isArray(m.tool_calls) || m.tool_calls.length === 0) return
-    const packed: Packed = ["a", m.content]
-    for (const call of m.tool_calls) {
-      if (!isPlainCall(call)) return
-      packed.push(call.id, call.function.name, call.function.arguments)
-    }
-    return JSON.stringify(packed)
-  }
+  if (role === "assistant") return packAssistant(m, keys.length)
   const tag = typeof role === "string" ? ROLE_TAGS[role] : undefined
   if (tag === undefined || keys.length !== 2 || typeof m.content !== "string") return
   return JSON.stringify([tag, m.content])
+}
+
+/**
+ * {@link packMessage} of an assistant message with `keys` own keys. Its own function: a resume's
+ * checkpoint (a tool result) packs no assistant message before the first request (DESIGN §7).
+ */
+function packAssistant(m: Record<string, unknown>, keys: number): string | undefined {
+  if (typeof m.content !== "string" && m.content !== null) return
+  if (keys === 2) return JSON.stringify(["a", m.content])
+  if (keys !== 3 || !Array.isArray(m.tool_calls) || m.tool_calls.length === 0) return
+  const packed: Packed = ["a", m.content]
+  for (const call of m.tool_calls) {
+    if (!isPlainCall(call)) return
+    packed.push(call.id, call.function.name, call.function.arguments)
+  }
+  return JSON.stringify(packed)
 }
 
 /** @internal The message of a compact body's parsed array, or `undefined` when it is not one. */

@@ -10,9 +10,13 @@ const requireFromHere = createRequire(import.meta.url)
  */
 export function loadDriver<T>(name: string, store: string): T {
   const loaded = preloaded.get(name)
-  if (loaded !== undefined) return loaded as T
+  return (loaded !== undefined ? loaded : requireDriver(name, store)) as T
+}
+
+/** Loads a driver not preloaded (a fresh process's first store, preloaded, never compiles this). */
+function requireDriver(name: string, store: string): unknown {
   try {
-    return requireFromHere(name) as T
+    return requireFromHere(name)
   } catch (cause) {
     const code = (cause as { code?: unknown } | null)?.code
     const message = cause instanceof Error ? cause.message : ""

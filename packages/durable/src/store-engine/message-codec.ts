@@ -23,23 +23,30 @@ export function encodeMessages(id: string, messages: readonly Message[], from = 
  * JSON is a corrupt row: it fails loudly rather than yielding a shortened transcript.
  */
 export function decodeMessage(id: string, index: number, body: unknown): Message {
-  const row = { table: "tnx_messages", key: id }
-  if (typeof body !== "string") throw new CorruptDataError(row, `message ${index} is missing`)
+  if (typeof body !== "string") corrupt(messageRow(id), `message ${index} is missing`)
   let message: unknown
   try {
     message = JSON.parse(body)
   } catch (cause) {
-    throw new CorruptDataError(row, `message ${index} is not valid JSON`, { cause })
+    corrupt(messageRow(id), `message ${index} is not valid JSON`, cause)
   }
-  if (Array.isArray(message)) {
-    const unpacked = unpackMessage(message)
-    if (unpacked === undefined) throw new CorruptDataError(row, `message ${index} is not a compact message`)
-    return unpacked
-  }
-  if (typeof message !== "object" || message === null) {
-    throw new CorruptDataError(row, `message ${index} is not a message object`)
-  }
+  if (Array.isArray(message))
+    return unpackMessage(message) ?? corrupt(messageRow(id), `message ${index} is not a compact message`)
+  if (typeof message !== "object" || message === null)
+    corrupt(messageRow(id), `message ${index} is not a message object`)
   return message as Message
+}
+
+// Corrupt data is thrown by functions of their own: reading sound rows (every resume) never
+// compiles the messages.
+
+/** Throws `CorruptDataError` on `row`, saying `what` is wrong with it (and the parse error as `cause`). */
+function corrupt(row: CorruptRow, what: string, cause?: unknown): never {
+  throw new CorruptDataError(row, what, cause === undefined ? undefined : { cause })
+}
+
+function messageRow(id: string): CorruptRow {
+  return { table: "tnx_messages", key: id }
 }
 
 /** @internal How many leading entries two lists of stored bodies share. */
@@ -82,15 +89,14 @@ export function decodeJson<T>(
   row: CorruptRow,
   check?: (value: unknown) => boolean,
 ): T {
-  if (typeof text !== "string") throw new CorruptDataError(row, `${what()} is missing`)
+  if (typeof text !== "string") corrupt(row, `${what()} is missing`)
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (cause) {
-    throw new CorruptDataError(row, `${what()} is not valid JSON`, { cause })
+    corrupt(row, `${what()} is not valid JSON`, cause)
   }
-  if (check && !check(value))
-    throw new CorruptDataError(row, `${what()} does not have the shape it must have`)
+  if (check && !check(value)) corrupt(row, `${what()} does not have the shape it must have`)
   return value as T
 }
 
@@ -131,16 +137,14 @@ export function decodeTranscript(
   const messages: Message[] = []
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i] as StoredMessageRow
-    if (Number(row.seq) !== i)
-      throw new CorruptDataError({ table: "tnx_messages", key: id }, `message ${i} is missing`)
+    if (Number(row.seq) !== i) corrupt(messageRow(id), `message ${i} is missing`)
     messages.push(decodeMessage(id, i, row.body))
   }
-  if (messages.length !== expectedCount) {
-    throw new CorruptDataError(
+  if (messages.length !== expectedCount)
+    corrupt(
       { table: "tnx_conversations", key: id },
       `it should hold ${expectedCount} messages, storage holds ${messages.length}`,
     )
-  }
   return messages
 }
 

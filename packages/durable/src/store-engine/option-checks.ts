@@ -14,7 +14,7 @@ export const DEFAULT_OP_TIMEOUT_MS = 10_000
 export function resolveMaxAttempts(maxAttempts: unknown): number {
   if (maxAttempts === undefined) return DEFAULT_MAX_ATTEMPTS
   if (typeof maxAttempts !== "number" || !Number.isInteger(maxAttempts) || maxAttempts < 1) {
-    throw new ConfigError(`maxAttempts must be a positive integer, got ${describe(maxAttempts)}`)
+    badOption("maxAttempts must be a positive integer", maxAttempts)
   }
   return maxAttempts
 }
@@ -27,12 +27,10 @@ export function resolveStoreOptions(
   checkOptions(options, store)
   const { opTimeoutMs = DEFAULT_OP_TIMEOUT_MS, onCorrupt } = options
   if (typeof opTimeoutMs !== "number" || !Number.isFinite(opTimeoutMs) || opTimeoutMs <= 0) {
-    throw new ConfigError(
-      `${store} option \`opTimeoutMs\` must be a positive number of milliseconds, got ${describe(opTimeoutMs)}`,
-    )
+    badOption(`${store} option \`opTimeoutMs\` must be a positive number of milliseconds`, opTimeoutMs)
   }
   if (onCorrupt !== undefined && typeof onCorrupt !== "function") {
-    throw new ConfigError(`${store} option \`onCorrupt\` must be a function, got ${describe(onCorrupt)}`)
+    badOption(`${store} option \`onCorrupt\` must be a function`, onCorrupt)
   }
   return {
     opTimeoutMs: Math.ceil(opTimeoutMs),
@@ -43,7 +41,7 @@ export function resolveStoreOptions(
 /** @internal Throws `ConfigError` unless `value` is a non-empty string; `what` names it. */
 export function checkKey(value: unknown, what: string): asserts value is string {
   if (typeof value !== "string" || value.length === 0) {
-    throw new ConfigError(`${what} must be a non-empty string, got ${describe(value)}`)
+    badOption(`${what} must be a non-empty string`, value)
   }
 }
 
@@ -55,11 +53,11 @@ export function checkSave(
 ): asserts meta is SaveMeta | undefined {
   checkKey(id, "the conversation id")
   if (!Array.isArray(messages)) {
-    throw new ConfigError(`messages must be an array, got ${describe(messages)}`)
+    badOption("messages must be an array", messages)
   }
   if (meta === undefined) return
   if (typeof meta !== "object" || meta === null) {
-    throw new ConfigError(`the save meta must be an object, got ${describe(meta)}`)
+    badOption("the save meta must be an object", meta)
   }
   const { pending, claim } = meta as SaveMeta
   if (pending !== undefined && pending !== null) {
@@ -79,7 +77,7 @@ export function checkAnswer(answer: unknown): asserts answer is Answer {
 export function resolveLeaseMs(leaseMs: unknown): number {
   if (leaseMs === undefined) return DEFAULT_LEASE_MS
   if (typeof leaseMs !== "number" || !Number.isFinite(leaseMs) || leaseMs <= 0) {
-    throw new ConfigError(`leaseMs must be a positive number of milliseconds, got ${describe(leaseMs)}`)
+    badOption("leaseMs must be a positive number of milliseconds", leaseMs)
   }
   return Math.ceil(leaseMs)
 }
@@ -88,7 +86,7 @@ export function resolveLeaseMs(leaseMs: unknown): number {
 export function resolveLimit(limit: unknown): number | undefined {
   if (limit === undefined) return undefined
   if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 0) {
-    throw new ConfigError(`limit must be a non-negative integer, got ${describe(limit)}`)
+    badOption("limit must be a non-negative integer", limit)
   }
   return limit
 }
@@ -96,13 +94,13 @@ export function resolveLimit(limit: unknown): number | undefined {
 /** @internal An optional `kind` filter: `undefined` or a string. */
 export function resolveKind(kind: unknown): string | undefined {
   if (kind === undefined || typeof kind === "string") return kind
-  throw new ConfigError(`kind must be a string, got ${describe(kind)}`)
+  badOption("kind must be a string", kind)
 }
 
 /** @internal Throws `ConfigError` unless the options value is a plain object. */
 export function checkOptions(options: unknown, store: string): asserts options is Record<string, unknown> {
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new ConfigError(`${store} options must be an object, got ${describe(options)}`)
+    badOption(`${store} options must be an object`, options)
   }
 }
 
@@ -131,4 +129,12 @@ export function describe(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
   if (typeof value === "object") return "an object"
   return `${typeof value} ${String(value)}`
+}
+
+/**
+ * @internal Throws `ConfigError` saying `what` an option must be and what was given instead.
+ * Its own function: a valid option (every store a resume opens) never compiles the message.
+ */
+export function badOption(what: string, got: unknown): never {
+  throw new ConfigError(`${what}, got ${describe(got)}`)
 }

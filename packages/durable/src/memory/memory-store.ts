@@ -252,7 +252,8 @@ export class MemoryStore extends DurableStoreBase {
           pendingId: conv.pendingId,
           consumedId: conv.consumedId,
         },
-        request: request && { ...request, claimHolderPendingId: holderPendingId },
+        // Object.assign: a key added after a spread is defined through the runtime.
+        request: request && Object.assign({}, request, { claimHolderPendingId: holderPendingId }),
         now,
       },
       input,
@@ -274,7 +275,7 @@ export class MemoryStore extends DurableStoreBase {
     waiting.claimToken = input.token
     waiting.claimRequestId = answerId
     // Pointing the claim changes neither the version nor the messages.
-    return { ...judged.outcome, transcript: transcriptOf(waiting) }
+    return Object.assign({}, judged.outcome, { transcript: transcriptOf(waiting) })
   }
 
   protected async expireClaim(id: string, token: string, failure?: ClaimFailure): Promise<void> {

@@ -127,8 +127,10 @@ export async function deliverAnswerTo(
 ): Promise<DeliverResult> {
   checkAnswer(answer)
   if (opts.route) {
-    const { route, ...base } = opts
-    opts = { ...base, ...(await route(entry)) }
+    // Merged by Object.assign (a rest copy and a second spread each go through the runtime);
+    // the caller's `route` is used up here, as before.
+    const routed = await opts.route(entry)
+    opts = Object.assign({}, opts, { route: undefined }, routed)
   }
   // A remembered approval (§19) is recorded before the resume, so the calls the resumed run
   // makes next are covered; an answer refused as such takes it back (a conflict does not: the

@@ -174,7 +174,8 @@ export function judgeClaim(facts: ClaimFacts, input: ClaimInput): ClaimJudgement
   const { conversation: conv, request: req, now } = facts
   const decision = decideClaim(
     conv && { pendingId: conv.pendingId, consumedId: conv.consumedId },
-    req && { ...req, claimHolderWaits: req.claimHolderPendingId === input.answerId },
+    // Object.assign: a key added after a spread is defined through the runtime.
+    req && Object.assign({}, req, { claimHolderWaits: req.claimHolderPendingId === input.answerId }),
     input.answerId,
     input.runtimeKey,
     now,

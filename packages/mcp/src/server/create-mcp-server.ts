@@ -214,7 +214,7 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
         server.registerTool(
           agent,
           { description: `Runs the ${agent} agent on a prompt`, inputSchema: AGENT_INPUT },
-          (args, callCtx) => callHosted(served, { tool: agent, agent, input: args.prompt }, callCtx),
+          (args, callCtx) => callHosted(served, { tool: agent, agent, input: () => args.prompt }, callCtx),
         )
       for (const { tool, inputSchema } of toolEntries)
         server.registerTool(tool.name, { description: tool.description, inputSchema }, (args, callCtx) =>
@@ -223,7 +223,8 @@ export function createMcpServer(opts: McpServerOptions): ToolnexusMcpServer {
             {
               tool: tool.name,
               agent: toolAgentName(tool.name),
-              input: JSON.stringify(args ?? {}),
+              // Encoded only when it starts a run: a retry (its state given) needs no input.
+              input: () => JSON.stringify(args ?? {}),
               plain: true,
             },
             callCtx,
@@ -357,8 +358,8 @@ interface HostedCall {
   tool: string
   /** The hosted agent that runs it. */
   agent: string
-  /** The run's input: an agent's prompt, or a plain tool's arguments as JSON. */
-  input: string
+  /** The run's input, made when a run starts: an agent's prompt, or a plain tool's arguments as JSON. */
+  input: () => string
   /** A plain tool's model-less run: its result is the call's output, an error when the call's was. */
   plain?: boolean
 }
@@ -369,7 +370,7 @@ async function callHosted(served: Served, call: HostedCall, ctx: ServerContext):
     if (state === undefined) {
       const runId = `mcp-${randomUUID()}`
       try {
-        await startRun(served.host, call.agent, runId, call.input, progressOf(ctx))
+        await startRun(served.host, call.agent, runId, call.input(), progressOf(ctx))
       } catch (error) {
         if (call.plain && ConfigError.isInstance(error))
           return errorResult(

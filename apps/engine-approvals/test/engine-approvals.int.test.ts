@@ -2,7 +2,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { openStore } from "@toolnexus/durable"
-import { afterAll, describe, expect, it } from "vitest"
+import { afterEach, describe, expect, it } from "vitest"
 import { createApprovalsApp } from "../../approvals/src/app.js"
 import { PG_URL, createDatabase } from "../../../packages/dbos/test/dbos-harness.js"
 import { freePort, startRestateServer } from "../../../packages/restate/test/restate-harness.js"
@@ -11,8 +11,19 @@ import { AGENT, type EngineSettings, connectEngine } from "../src/engine.js"
 const here = dirname(fileURLToPath(import.meta.url))
 const TOKEN = "engine-approvals-test-token-0123456789"
 const cleanups: (() => Promise<void>)[] = []
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup()
+// After every try, not once for the file: a failed try's Restate server, workers and database
+// must not outlive it into the next one (a retry in CI, or the other engine's test). Every
+// cleanup runs even when one before it fails; the first failure is reported.
+afterEach(async () => {
+  const failures: unknown[] = []
+  for (const cleanup of cleanups.splice(0).reverse()) {
+    try {
+      await cleanup()
+    } catch (error) {
+      failures.push(error)
+    }
+  }
+  if (failures.length > 0) throw failures[0]
 })
 
 /** The app's built worker (`dist/worker.js`) in a process of its own. */

@@ -313,17 +313,23 @@ function fixtures(server) {
     "test_elicitation",
     { description: "Asks the user", inputSchema: z.object({ message: z.string() }) },
     async ({ message }, ctx) => {
-      const answer = await ctx.mcpReq.elicitInput({
-        message,
-        requestedSchema: {
-          type: "object",
-          properties: {
-            username: { type: "string", description: "User's response" },
-            email: { type: "string", description: "User's email address" },
+      // Related to this call, so the request goes out on the call's own stream. Without it the
+      // SDK pushes it on the session's standalone GET stream, and drops it when the client has
+      // not opened that stream (yet): the call then never returns.
+      const answer = await ctx.mcpReq.elicitInput(
+        {
+          message,
+          requestedSchema: {
+            type: "object",
+            properties: {
+              username: { type: "string", description: "User's response" },
+              email: { type: "string", description: "User's email address" },
+            },
+            required: ["username", "email"],
           },
-          required: ["username", "email"],
         },
-      })
+        { relatedRequestId: ctx.mcpReq.id },
+      )
       return text(`User response: ${JSON.stringify(answer)}`)
     },
   )

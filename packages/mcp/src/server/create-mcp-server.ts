@@ -107,7 +107,11 @@ export interface McpServerOptions {
   /**
    * Registers resources, prompts and completions on each official `McpServer` instance: one
    * per 2026-07-28 HTTP request, one per 2025-11-25 session (or session-less request), one per
-   * stdio connection, and one at construction (to fail early).
+   * stdio connection, and one at construction (to fail early). A handler here that pushes a
+   * request to a 2025-11-25 client (`ctx.mcpReq.elicitInput`) should pass
+   * `{ relatedRequestId: ctx.mcpReq.id }`: the SDK otherwise sends it on the session's
+   * standalone GET stream and drops it when the client has not opened one, and the call never
+   * returns. Returning `inputRequired(...)` works on every revision and needs neither.
    */
   configure?: (server: McpServer) => void
 }

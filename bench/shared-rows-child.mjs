@@ -5,13 +5,21 @@
 //   node --expose-gc shared-rows-child.mjs --adapter <file> --origin <url> --scenario s2 --warmup W --runs N
 //   node --expose-gc shared-rows-child.mjs --adapter <file> --origin <url> --scenario s4 --parked N [--snapshot <file>]
 //   node shared-rows-child.mjs --adapter <file> --origin <url> --scenario s4r --parked N --runs R
+//   node --expose-gc shared-rows-child.mjs --adapter <file> --origin <url> --scenario s4w --parked N --runs R [--mark]
 //
 // s2: W approval runs, then N more (the caller counts the process's instructions at two N and
 // subtracts). s4: as the shared bench's worker: park and resume 300 runs at c=32, then park N at
 // c=32 and print the heap bytes they hold after forced collections (`HEAP <json>`); with
 // --snapshot, a V8 heap snapshot is written after the reading. s4r: the same warm-up, then park N
 // at c=32 and resume the first R of them at c=32 (the caller counts at two R, same N, and
-// subtracts: the instructions one resume of the resume-all row costs).
+// subtracts: the instructions one resume of the resume-all row costs). s4w: the shared bench
+// worker's own S4 sequence up to its timed window (warm-up, park N, forced collections, the
+// unmeasured re-warm of min(1000, N/10) resumes), then R resumes of the window; with --mark it
+// writes `MARK start|end <epoch ms> <used heap bytes>` to fd 1 around those R (synchronously, so
+// the lines fall between the `--trace-gc-nvp` lines V8 prints there).
+import { writeSync } from "node:fs"
+import { getHeapStatistics } from "node:v8"
+import { performance } from "node:perf_hooks"
 import { writeHeapSnapshot } from "node:v8"
 import { parseArgs } from "node:util"
 
@@ -24,6 +32,7 @@ const { values } = parseArgs({
     runs: { type: "string", default: "0" },
     parked: { type: "string", default: "10000" },
     snapshot: { type: "string" },
+    mark: { type: "boolean", default: false },
   },
 })
 const env = {
@@ -101,4 +110,29 @@ if (values.scenario === "s2") {
     handles[i] = null
   })
   process.exit(0)
-} else throw new Error("--scenario must be s2, s4 or s4r")
+} else if (values.scenario === "s4w") {
+  const { s, w } = await s4Warm()
+  const n = Number(values.parked)
+  const runs = Number(values.runs)
+  const rewarm = Math.min(1000, Math.floor(n / 10))
+  if (runs > n - rewarm) throw new Error(`s4w: --runs must not exceed ${n - rewarm}`)
+  const handles = await pool(n, 32, (i) => s.park(w + i))
+  await new Promise((r) => setTimeout(r, 50))
+  collect()
+  const resume = async (i) => {
+    done(await s.resume(handles[i]))
+    handles[i] = null
+  }
+  await pool(rewarm, 32, resume)
+  const mark = (what) => {
+    if (values.mark)
+      writeSync(
+        1,
+        `MARK ${what} ${performance.timeOrigin + performance.now()} ${getHeapStatistics().used_heap_size}\n`,
+      )
+  }
+  mark("start")
+  await pool(runs, 32, (j) => resume(rewarm + j))
+  mark("end")
+  process.exit(0)
+} else throw new Error("--scenario must be s2, s4, s4r or s4w")

@@ -576,8 +576,51 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         if (halted) return state.result(model, "pending", { pending: halted })
         if (traced.checkpoint) await traced.checkpoint(state.messages)
       }
-      return runTurns(config, traced, state)
+      // Awaited, not handed back (see resumeHaltedTurn).
+      return await runTurns(config, traced, state)
     })
+  }
+
+  /** `continueRun` of a stored conversation (no `messages`): the run's id is the conversation's. */
+  function continueStored(
+    cont: ContinueOptions,
+    claimed: ResumeContext | undefined,
+  ): Promise<RunResult<any>> {
+    const { id, answer } = cont
+    const input = inputOf(
+      cont.toolkit,
+      joinedSignal(cont.signal, claimed?.signal),
+      id,
+      cont.onEvent,
+      cont.output,
+    )
+    if (typeof id !== "string" || id === "") {
+      throw new ConfigError("continueRun needs `messages`, or the `id` of a stored conversation")
+    }
+    if (cont.pending !== undefined && answer === undefined) {
+      throw new ConfigError("continueRun: `pending` needs an `answer`")
+    }
+    const claim = claimed?.claim ?? cont.claim
+    const readPending = answer !== undefined && cont.pending === undefined
+    const { store } = held
+    const checkpoint = claimed?.checkpoint ?? cont.checkpoint ?? store.checkpoints === true
+    const stored = {
+      claim,
+      mustExist: true,
+      requestId: answer?.id,
+      readPending,
+      checkpoint,
+      commit: cont.commitSnapshot,
+    }
+    const run = runStoredConversation(store, id, stored, (loaded, saveSettled) => {
+      const pending = answer ? (cont.pending ?? loaded.pending) : undefined
+      if (answer && !pending) {
+        throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} waits on no request`)
+      }
+      input.checkpoint = saveSettled
+      return continueTranscript(input, loaded.messages, pending, answer, id, claimed)
+    })
+    return finished(input, run)
   }
 
   const client: Client = {
@@ -615,47 +658,18 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
         )
       })
     },
-    async continueRun(cont) {
-      const { id, answer } = cont
-      if (answer !== undefined) assertAnswer(answer)
-      // The claim's context; `expiryChecked: true` is its older spelling.
-      const claimed = cont.resume ?? (cont.expiryChecked === true ? {} : undefined)
-      if (cont.messages !== undefined || cont.executor !== undefined) return continueGiven(cont, claimed)
-      // Stored: the run's id is the conversation's.
-      const input = inputOf(
-        cont.toolkit,
-        joinedSignal(cont.signal, claimed?.signal),
-        id,
-        cont.onEvent,
-        cont.output,
-      )
-      if (typeof id !== "string" || id === "") {
-        throw new ConfigError("continueRun needs `messages`, or the `id` of a stored conversation")
+    // Not async: an async function resolving with the run's promise adds a promise, a thenable
+    // job and two ticks to every resume (DESIGN §7's resume throughput). Its throws still reject.
+    continueRun(cont) {
+      try {
+        if (cont.answer !== undefined) assertAnswer(cont.answer)
+        // The claim's context; `expiryChecked: true` is its older spelling.
+        const claimed = cont.resume ?? (cont.expiryChecked === true ? {} : undefined)
+        if (cont.messages !== undefined || cont.executor !== undefined) return continueGiven(cont, claimed)
+        return continueStored(cont, claimed)
+      } catch (error) {
+        return Promise.reject(error)
       }
-      if (cont.pending !== undefined && answer === undefined) {
-        throw new ConfigError("continueRun: `pending` needs an `answer`")
-      }
-      const claim = claimed?.claim ?? cont.claim
-      const readPending = answer !== undefined && cont.pending === undefined
-      const { store } = held
-      const checkpoint = claimed?.checkpoint ?? cont.checkpoint ?? store.checkpoints === true
-      const stored = {
-        claim,
-        mustExist: true,
-        requestId: answer?.id,
-        readPending,
-        checkpoint,
-        commit: cont.commitSnapshot,
-      }
-      const run = runStoredConversation(store, id, stored, (loaded, saveSettled) => {
-        const pending = answer ? (cont.pending ?? loaded.pending) : undefined
-        if (answer && !pending) {
-          throw new UnknownRequestError(answer.id, `conversation ${JSON.stringify(id)} waits on no request`)
-        }
-        input.checkpoint = saveSettled
-        return continueTranscript(input, loaded.messages, pending, answer, id, claimed)
-      })
-      return finished(input, run)
     },
     conversation(convOpts = {}) {
       let messages: Message[] = []
@@ -763,12 +777,18 @@ function joinedSignal(
   return outer === undefined || claim === undefined ? (outer ?? claim) : AbortSignal.any([outer, claim])
 }
 
-/** A run's `done` event comes last: after the run, and after its save for a stored run. */
-async function finished<R extends RunResult>(input: RunInput, run: Promise<R>): Promise<R> {
-  if (!input.emit) return run
-  const result = await run
-  input.emit({ type: "done", result })
-  return result
+/**
+ * A run's `done` event comes last: after the run, and after its save for a stored run. Not
+ * async: a run without listeners hands back its own promise (no wrapper promise, thenable job
+ * and two ticks per run).
+ */
+function finished<R extends RunResult>(input: RunInput, run: Promise<R>): Promise<R> {
+  const { emit } = input
+  if (!emit) return run
+  return run.then((result) => {
+    emit({ type: "done", result })
+    return result
+  })
 }
 
 /** A listener's throw must not break the run it observes. */

@@ -183,7 +183,8 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
       return state.result(model, "incomplete", { limit: cutOff })
     }
     if (reply.toolCalls.length === 0) {
-      const ended = await finalAnswer(config, input, state, reply)
+      const answered = finalAnswer(config, input, state, reply)
+      const ended = isThenable(answered) ? await answered : answered
       if (ended) return ended
       continue
     }
@@ -313,15 +314,27 @@ function recordTurn(state: RunState, reply: ModelTurn, turn: number): void {
  * Ends the run on a final answer, unless structured output was asked for and the answer does
  * not match: then one corrective user turn is added (undefined: go on), and a second miss
  * ends the run `incomplete` with `limit: "invalidOutput"`. A refusal is final as it is.
+ * Without structured output the result comes back as it is, not in a promise: every run that
+ * ends on an answer would pay an async frame and a tick for it.
  */
-async function finalAnswer(
+function finalAnswer(
   config: LoopConfig,
   input: RunInput,
   state: RunState,
   reply: ModelTurn,
-): Promise<RunResult | undefined> {
+): RunResult | Promise<RunResult | undefined> {
   if (!input.output || reply.refusal !== undefined) return state.result(config.model, "done")
-  const checked = await input.output.check(reply.text)
+  return checkedAnswer(config, input.output, state, reply)
+}
+
+/** `finalAnswer` with structured output: the answer is checked against the schema. */
+async function checkedAnswer(
+  config: LoopConfig,
+  output: OutputSpec,
+  state: RunState,
+  reply: ModelTurn,
+): Promise<RunResult | undefined> {
+  const checked = await output.check(reply.text)
   if (checked.ok) {
     state.output = checked.value
     return state.result(config.model, "done")

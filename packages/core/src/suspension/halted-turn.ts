@@ -70,7 +70,9 @@ export async function resumeHaltedTurn(
   }
   // Placeholders and partial results are rebuilt below, never kept beside the new ones.
   state.messages.length = end + 1
-  return settleTurn(config, input, state, calls, state.turns, presets)
+  // Awaited, not handed back: an async function resolving with a promise pays a thenable job
+  // and two more ticks on every resume.
+  return await settleTurn(config, input, state, calls, state.turns, presets)
 }
 
 /**

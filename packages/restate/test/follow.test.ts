@@ -75,7 +75,10 @@ function heard(): { onEvent(ev: unknown): void; pending: Promise<Request> } {
 describe("connectRestate: onEvent hears a turn that parked before the first look", () => {
   it("start: the new turn's events are read from its log's start", async () => {
     const state = {
-      log: [{ type: "text", delta: "checking" }, { type: "pending", request: PARKED }],
+      log: [
+        { type: "text", delta: "checking" },
+        { type: "pending", request: PARKED },
+      ],
       waitingOn: PARKED,
       start: 2,
       decided: new Set<string>(),
@@ -108,7 +111,10 @@ describe("connectRestate: onEvent hears a turn that parked before the first look
     )
     expect(await watch.pending).toEqual(AGAIN)
     // Only the resumed stretch: not the answered park's own event again.
-    expect(events).toEqual([{ type: "text", delta: "refunded" }, { type: "pending", request: AGAIN }])
+    expect(events).toEqual([
+      { type: "text", delta: "refunded" },
+      { type: "pending", request: AGAIN },
+    ])
     await engine.close()
   })
 })

@@ -24,7 +24,7 @@ async function parkedRun() {
   const client = createInProcessClient({
     model: "m",
     generate: async (req) =>
-      req.messages.at(-1)?.role === "tool"
+      (req.messages.at(-1) as { role?: string } | undefined)?.role === "tool"
         ? { content: "done" }
         : { toolCalls: [{ id: "c1", name: "lookup", arguments: {} }] },
   })
@@ -45,7 +45,12 @@ describe("a resume from a transcript", () => {
     hook.enable()
     let result: Awaited<ReturnType<typeof client.continueRun>>
     try {
-      result = await client.continueRun({ toolkit, messages: parked.messages, pending: parked.pending, answer })
+      result = await client.continueRun({
+        toolkit,
+        messages: parked.messages,
+        pending: parked.pending,
+        answer,
+      })
     } finally {
       hook.disable()
     }

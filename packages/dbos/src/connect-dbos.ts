@@ -125,8 +125,11 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
     if (status === undefined || !UNFINISHED.includes(status)) return false
     return (await waitingOn(runId)) === undefined
   }
-  /** The live events of the current turn of run `runId`. */
-  async function* tail(runId: string, fromStart: boolean): AsyncGenerator<HostEvent> {
+  /**
+   * The live events of the current turn of run `runId`: from `from` (a position in its log) when
+   * given, even if the turn has already parked or ended, else as `tailEngineEvents` starts.
+   */
+  async function* tail(runId: string, fromStart: boolean, from?: number): AsyncGenerator<HostEvent> {
     const workflowId = await currentWorkflow(runId)
     yield* tailEngineEvents(
       {
@@ -158,17 +161,39 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
         },
         inFlight: () => inFlight(runId, workflowId),
       },
-      { fromStart, pollMs },
+      from === undefined ? { fromStart, pollMs } : { from, pollMs },
     )
   }
-  /** Feeds `onEvent` the current turn's events from its start, until it ends or parks. */
-  const follow = (runId: string, onEvent: HostStartOptions<HostEvent>["onEvent"]) => {
+  /**
+   * Feeds `onEvent` the current turn's events from `from` (0: a turn this connection just
+   * started; after the answered request's `pending` event for a resumed one), until it ends or
+   * parks. Read from a known position, so a turn that parks before the first look is still heard.
+   */
+  const follow = (
+    runId: string,
+    onEvent: HostStartOptions<HostEvent>["onEvent"],
+    from: number | undefined,
+  ) => {
     if (onEvent === undefined) return
-    followEngineEvents(tail(runId, true), onEvent, {
+    followEngineEvents(tail(runId, true, from), onEvent, {
       isClosed: () => closed,
       onError: (error) =>
         logger?.error(`the events of run ${runId} stopped: ${(error as Error)?.message}`, { runId }),
     })
+  }
+  /**
+   * Where run `runId`'s stretch resumed by answering `requestId` starts: after that request's last
+   * `pending` event in the turn's log (a replay repeats it). Found after the answer as well as
+   * before, unlike the last park, which a run that parks again at once moves on.
+   */
+  const answeredAt = async (runId: string, requestId: string): Promise<number | undefined> => {
+    const rows = await query<{ seq: string | null }>(
+      `SELECT max(seq) AS seq FROM ${ns}.events
+       WHERE workflow_id = $1 AND event->>'type' = 'pending' AND event->'request'->>'id' = $2`,
+      [await currentWorkflow(runId), requestId],
+    )
+    const seq = rows[0]?.seq
+    return seq === null || seq === undefined ? undefined : Number(seq)
   }
   const sleep = () => new Promise((resolve) => setTimeout(resolve, pollMs))
   /** Enqueues workflow `workflowId`; false when one with that id exists. */
@@ -198,7 +223,7 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
       )
       // The workflow id decides: a second start with it starts nothing.
       const started = await enqueue(runId, input)
-      if (started) follow(runId, startOpts?.onEvent)
+      if (started) follow(runId, startOpts?.onEvent, 0)
       return { runId, started }
     },
     async send(runId, prompt, sendOpts) {
@@ -226,7 +251,7 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
         await query(`UPDATE ${ns}.runs SET turn = GREATEST(turn, $2) WHERE run_id = $1`, [runId, turn])
         if (started) break
       }
-      follow(runId, sendOpts?.onEvent)
+      follow(runId, sendOpts?.onEvent, 0)
       // Over when the turn ended or parked.
       while (await inFlight(runId, workflowId)) await sleep()
       if ((await statusOf(workflowId)) === "ERROR") {
@@ -353,7 +378,8 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
         const target = row?.workflow_id ?? decided.runId
         await client.sendInTransaction(conn, target, answer, answer.id, answer.id)
         await conn.query("COMMIT")
-        follow(decided.runId, deliverOpts?.onEvent)
+        if (deliverOpts?.onEvent !== undefined)
+          follow(decided.runId, deliverOpts.onEvent, await answeredAt(decided.runId, answer.id))
         return decided
       } catch (error) {
         await conn.query("ROLLBACK").catch(() => undefined)

@@ -133,8 +133,11 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
     if (run === null || run.state !== "running") return false
     return !run.waitingOn || (await decided(run.waitingOn.id))
   }
-  /** The live events of the current turn of run `runId`. */
-  async function* tail(runId: string, fromStart: boolean): AsyncGenerator<HostEvent> {
+  /**
+   * The live events of the current turn of run `runId`: from `from` (a position in its log) when
+   * given, even if the turn has already parked or ended, else as `tailEngineEvents` starts.
+   */
+  async function* tail(runId: string, fromStart: boolean, from?: number): AsyncGenerator<HostEvent> {
     const run = await current(runId)
     if (run === null) return
     const workflowId = turnWorkflowId(runId, run.turn)
@@ -156,17 +159,44 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
           ),
         inFlight: () => inFlight(runId),
       },
-      { fromStart, pollMs },
+      from === undefined ? { fromStart, pollMs } : { from, pollMs },
     )
   }
-  /** Feeds `onEvent` the current turn's events from its start, until it ends or parks. */
-  const follow = (runId: string, onEvent: HostStartOptions<HostEvent>["onEvent"]) => {
+  /**
+   * Feeds `onEvent` the current turn's events from `from` (0: a turn this connection just
+   * started; a resumed turn's start, read before the answer was delivered), until it ends or
+   * parks. Read from a known position, so a turn that parks before the first look is still heard.
+   */
+  const follow = (
+    runId: string,
+    onEvent: HostStartOptions<HostEvent>["onEvent"],
+    from: number | undefined,
+  ) => {
     if (onEvent === undefined) return
-    followEngineEvents(tail(runId, true), onEvent, {
+    followEngineEvents(tail(runId, true, from), onEvent, {
       isClosed: () => closed,
       onError: (error) =>
         logger?.error(`the events of run ${runId} stopped: ${(error as Error)?.message}`, { runId }),
     })
+  }
+  /**
+   * Where the turn parked on open request `requestId` starts its next stretch (the park mark);
+   * undefined when the request or its run is not found (the answer is then refused anyway) or
+   * the turn's worker keeps no mark.
+   */
+  async function stretchStart(requestId: string): Promise<number | undefined> {
+    const entry = await invoke<PendingEntry | null>(requests, requestId, "find", null, `finding ${requestId}`)
+    const runId = entry ? runIdOfEntry(entry) : undefined
+    if (runId === undefined) return undefined
+    const run = await current(runId)
+    if (run === null) return undefined
+    return invoke<number>(
+      eventsName,
+      turnWorkflowId(runId, run.turn),
+      "start",
+      null,
+      `reading the events of ${runId}`,
+    ).catch(() => undefined)
   }
   const sleep = () => new Promise((resolve) => setTimeout(resolve, pollMs))
   const attach = (workflowId: string, wait?: ResultWait) =>
@@ -184,7 +214,7 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
         input,
         `starting run ${runId}`,
       )
-      if (started) follow(runId, startOpts?.onEvent)
+      if (started) follow(runId, startOpts?.onEvent, 0)
       return { runId, started }
     },
     async send(runId, prompt, sendOpts) {
@@ -216,7 +246,7 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
         await (await attach(next.busy)).arrayBuffer()
         await sleep()
       }
-      follow(runId, sendOpts?.onEvent)
+      follow(runId, sendOpts?.onEvent, 0)
       // Over when the turn ended or parked.
       while (await inFlight(runId)) await sleep()
       const run = await current(runId)
@@ -294,6 +324,9 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
     async deliverAnswer(answer: Answer, deliverOpts) {
       engineRunOptions(HOST, "deliverAnswer", deliverOpts)
       assertAnswer(answer)
+      // Where the resumed stretch will start, read while the run still waits: after the answer
+      // it may run on and park again before the first look, and the mark moves past that park.
+      const from = deliverOpts?.onEvent === undefined ? undefined : await stretchStart(answer.id)
       let delivered: EngineDecided
       try {
         delivered = await invoke<EngineDecided>(
@@ -311,7 +344,7 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
           })
         throw error
       }
-      follow(delivered.runId, deliverOpts?.onEvent)
+      follow(delivered.runId, deliverOpts?.onEvent, from)
       return delivered
     },
     async cancel(runId, reason = "cancelled") {

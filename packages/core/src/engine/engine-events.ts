@@ -72,18 +72,27 @@ export interface EngineEventSource {
 
 /**
  * Tails a run's event log: from its start (`fromStart`: of the current stretch, after the last
- * park of a resumed turn) or its end now, yielding events as the workers write them, until the
- * run ends or parks. A run not in flight yields nothing. The
- * workers flush the log before a run parks or ends, so a read after `inFlight` turned false
- * holds the run's last events.
+ * park of a resumed turn), from position `from`, or from its end now, yielding events as the
+ * workers write them, until the run ends or parks. The workers flush the log before a run parks
+ * or ends, so a read after `inFlight` turned false holds the run's last events.
+ *
+ * Without `from`, a run not in flight at the first look yields nothing (its events are not the
+ * tail's to replay). With `from`, the log is read from there whatever the first look finds: a
+ * connection that started a turn or answered a request knows where that turn's events begin,
+ * and a run quick enough to park or end before the first look still has them delivered (its
+ * `pending` event above all, which an inbox waits on).
  */
 export async function* tailEngineEvents(
   source: EngineEventSource,
-  opts: { fromStart?: boolean; pollMs?: number; signal?: AbortSignal } = {},
+  opts: { fromStart?: boolean; from?: number; pollMs?: number; signal?: AbortSignal } = {},
 ): AsyncGenerator<EngineEvent> {
   const pollMs = opts.pollMs ?? 50
-  if (!(await source.inFlight())) return
-  let at = opts.fromStart ? ((await source.start?.()) ?? 0) : await source.end()
+  let at: number
+  if (opts.from !== undefined) at = opts.from
+  else {
+    if (!(await source.inFlight())) return
+    at = opts.fromStart ? ((await source.start?.()) ?? 0) : await source.end()
+  }
   for (;;) {
     if (opts.signal?.aborted) return
     // Looked at before the read: a run that stopped before it has all its events in the log.

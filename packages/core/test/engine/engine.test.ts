@@ -307,6 +307,38 @@ describe("the engines' event log", () => {
     expect(idle).toEqual([])
   })
 
+  it("from a known position, a run that parked or ended before the first look still has its events read", async () => {
+    const text = (delta: string): StreamEvent => ({ type: "text", delta })
+    const pending: StreamEvent = {
+      type: "pending",
+      request: { id: "req-1", kind: "approval", prompt: "ok?" },
+    } as StreamEvent
+    // The turn's log: an earlier stretch (before position 1), then this one, which already parked.
+    const events = [text("earlier"), text("a"), pending]
+    const looks: string[] = []
+    const source = {
+      read: async (after: number) => {
+        looks.push(`read ${after}`)
+        return { events: events.slice(after), next: events.length }
+      },
+      end: async () => events.length,
+      start: async () => events.length,
+      inFlight: async () => {
+        looks.push("inFlight")
+        return false
+      },
+    }
+    const seen: unknown[] = []
+    for await (const ev of tailEngineEvents(source, { from: 1, pollMs: 1 })) seen.push(ev)
+    expect(seen).toEqual([text("a"), pending])
+    // One look and one read: a run not in flight is not waited on.
+    expect(looks).toEqual(["inFlight", "read 1"])
+    // Without a position the same run yields nothing (`fromStart` finds the stretch after its park).
+    const none: unknown[] = []
+    for await (const ev of tailEngineEvents(source, { fromStart: true, pollMs: 1 })) none.push(ev)
+    expect(none).toEqual([])
+  })
+
   it("follow feeds an observer that throws, stops once closed, and reports a failed read", async () => {
     const text = (delta: string): StreamEvent => ({ type: "text", delta })
     async function* events(fail: boolean) {

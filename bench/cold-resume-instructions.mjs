@@ -167,4 +167,8 @@ printRows(
 // not), so every sample is shown beside the medians.
 if (samples > 1)
   for (const mode of ["sdk", "floor"])
-    console.log(`${mode} t0 → request, each sample: ${samplesOf(mode, REQUEST).map(M).join(", ")}`)
+    for (const [stop, label] of [
+      [REQUEST, "t0 → request"],
+      ...(values.warm ? [["warm", "second resume"]] : []),
+    ])
+      console.log(`${mode} ${label}, each sample: ${samplesOf(mode, stop).map(M).join(", ")}`)

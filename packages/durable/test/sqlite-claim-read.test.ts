@@ -1,5 +1,6 @@
 import type { Message } from "@toolnexus/core"
 import Database from "better-sqlite3"
+import type BetterSqlite3 from "better-sqlite3"
 import { describe, expect, it } from "vitest"
 import { SqliteStore } from "../src/sqlite/index.js"
 import { request, turns } from "../src/testing/contract/context.js"
@@ -12,6 +13,8 @@ import { request, turns } from "../src/testing/contract/context.js"
 function countedDatabase() {
   const db = new Database(":memory:")
   const executed: string[] = []
+  /** The transaction control statements run (BEGIN IMMEDIATE, COMMIT, ROLLBACK). */
+  const control: string[] = []
   /** The sources of the statements switched to raw rows (arrays). */
   const raw: string[] = []
   const prepare = db.prepare.bind(db)
@@ -25,14 +28,14 @@ function countedDatabase() {
     for (const method of ["run", "get", "all"] as const) {
       const call = statement[method].bind(statement) as (...args: unknown[]) => unknown
       ;(statement as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-        // Transaction control (the store's BEGIN IMMEDIATE, COMMIT) is not a statement of a call.
-        if (!/^(BEGIN|COMMIT|ROLLBACK)\b/.test(source)) executed.push(source)
+        // Transaction control (the store's BEGIN IMMEDIATE, COMMIT) is counted apart.
+        ;(/^(BEGIN|COMMIT|ROLLBACK)\b/.test(source) ? control : executed).push(source)
         return call(...args)
       }
     }
     return statement
   }) as typeof db.prepare
-  return { db, executed, raw }
+  return { db, executed, control, raw }
 }
 
 async function parked(store: SqliteStore, id: string, messages: Message[]) {
@@ -58,21 +61,29 @@ describe("SQLite claim read", () => {
     await store.close()
   })
 
-  it("a claim runs two statements, the read and the request's claim, and leaves the conversation row as it was (a takeover too)", async () => {
-    const { db, executed } = countedDatabase()
+  it("a first claim runs two statements and no transaction (the grant, then the read), a takeover the locked claim after the first try; neither writes the conversation row", async () => {
+    const { db, executed, control } = countedDatabase()
     const store = new SqliteStore({ db })
     const req = await parked(store, "c", turns(3))
     const row = () => db.prepare("SELECT * FROM tnx_conversations WHERE id = 'c'").get()
     const parkedRow = row()
     let before = executed.length
+    let beforeControl = control.length
     const claim = await store.claimAnswer("c", { id: req.id, ok: true })
-    expect(executed.length - before).toBe(2)
+    expect(executed.slice(before)).toEqual([
+      expect.stringContaining("INSERT INTO tnx_requests"),
+      expect.stringContaining("LEFT JOIN tnx_requests r ON r.request_id = @answer"),
+    ])
+    expect(control.length - beforeControl).toBe(0)
     expect(row()).toEqual(parkedRow)
     await store.releaseClaim("c", claim.token)
     before = executed.length
+    beforeControl = control.length
     const takeover = await store.claimAnswer("c", { id: req.id, ok: true })
     expect(takeover).toMatchObject({ takeover: true })
-    expect(executed.length - before).toBe(2)
+    // The one-statement grant writes nothing here (a claimed request); BEGIN, read, grant, COMMIT.
+    expect(executed.length - before).toBe(3)
+    expect(control.slice(beforeControl)).toEqual(["BEGIN IMMEDIATE", "COMMIT"])
     expect(row()).toEqual(parkedRow)
     // The request row alone fences: the released token saves nothing, the new one saves.
     await expect(store.save("c", turns(4), { claim: claim.token, checkpoint: true })).rejects.toMatchObject({
@@ -81,6 +92,34 @@ describe("SQLite claim read", () => {
     await store.save("c", turns(4), { claim: takeover.token, pending: null })
     expect(await store.getPending("c")).toBeUndefined()
     expect(await store.getDecision(req.id)).toMatchObject({ ok: true })
+    await store.close()
+  })
+
+  it("a first claim whose conversation moves on between its grant and its read is refused (the claim judged on what is there now)", async () => {
+    const { db } = countedDatabase()
+    const store = new SqliteStore({ db })
+    const req = await parked(store, "c", turns(3))
+    // Another process's unfenced save lands right after the one-statement grant.
+    const grant = db.prepare.bind(db)
+    let moved = false
+    db.prepare = ((source: string) => {
+      const statement = grant(source)
+      if (!source.includes("SELECT @request_id, 'claimed'")) return statement
+      const run = statement.run.bind(statement) as (...args: unknown[]) => BetterSqlite3.RunResult
+      ;(statement as unknown as { run: typeof run }).run = (...args) => {
+        const result = run(...args)
+        if (!moved) {
+          moved = true
+          db.exec("UPDATE tnx_conversations SET pending = NULL, pending_id = NULL, pending_kind = NULL")
+        }
+        return result
+      }
+      return statement
+    }) as typeof db.prepare
+    await expect(store.claimAnswer("c", { id: req.id, ok: true })).rejects.toMatchObject({
+      name: "UnknownRequestError",
+    })
+    expect(moved).toBe(true)
     await store.close()
   })
 

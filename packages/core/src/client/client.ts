@@ -19,6 +19,7 @@ import { LEGACY_RUN_SCOPE, newRunId, runIdOf } from "./run-id.js"
 import type { TranslateRequest, TranslateResult } from "./translate.js"
 import { type CompactionOptions, assertCompactionOptions } from "../compaction/compact-messages.js"
 import { type OutputOf, type OutputSchema, outputSpec } from "./structured-output.js"
+import { type RunSignal, realSignal, runSignalOf } from "../internal/run-abort.js"
 
 /** Options shared by every client. */
 export interface ClientBaseOptions {
@@ -538,7 +539,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     // keeps its idempotency key.
     const carried = executor || id !== undefined || !cont.pending ? undefined : runIdOf(cont.pending)
     const runId = executor?.id ?? id ?? (cont.pending ? (carried ?? LEGACY_RUN_SCOPE) : undefined)
-    const signal = joinedSignal(cont.signal, claimed?.signal)
+    const signal = joinedSignal(runSignalOf(cont), claimed?.signal)
     const input = inputOf(cont.toolkit, signal, runId, cont.onEvent, cont.output, carried !== undefined)
     if (messages === undefined)
       throw new ConfigError("continueRun: `executor` needs `messages` (the engine's journal is the store)")
@@ -589,7 +590,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     const { id, answer } = cont
     const input = inputOf(
       cont.toolkit,
-      joinedSignal(cont.signal, claimed?.signal),
+      joinedSignal(runSignalOf(cont), claimed?.signal),
       id,
       cont.onEvent,
       cont.output,
@@ -626,13 +627,25 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   const client: Client = {
     run(prompt, runOpts = {}) {
       const { executor } = runOpts
-      const input = inputOf(runOpts.toolkit, runOpts.signal, executor?.id, runOpts.onEvent, runOpts.output)
+      const input = inputOf(
+        runOpts.toolkit,
+        runSignalOf(runOpts),
+        executor?.id,
+        runOpts.onEvent,
+        runOpts.output,
+      )
       let config = input.emit ? streamed() : plain
       if (executor) config = journaled(config, input, executor)
       return finished(input, start(config, prompt, runOpts.history ?? [], input))
     },
     ask(prompt, askOpts = {}) {
-      const input = inputOf(askOpts.toolkit, askOpts.signal, askOpts.id, askOpts.onEvent, askOpts.output)
+      const input = inputOf(
+        askOpts.toolkit,
+        runSignalOf(askOpts),
+        askOpts.id,
+        askOpts.onEvent,
+        askOpts.output,
+      )
       input.onText = askOpts.onText
       const config = askOpts.onText || input.emit ? streamed() : plain
       if (askOpts.id === undefined) {
@@ -752,7 +765,7 @@ export function adoptConversationStore(client: Client, store: ConversationStore)
  */
 function inputOf(
   toolkit: Toolkit | undefined,
-  signal: AbortSignal | undefined,
+  signal: RunSignal | undefined,
   id: string | undefined,
   onEvent: StreamListener | undefined,
   output: OutputSchema | undefined,
@@ -770,11 +783,9 @@ function inputOf(
 }
 
 /** A run's signal: the caller's, the claim's, or both joined (only when both are given). */
-function joinedSignal(
-  outer: AbortSignal | undefined,
-  claim: AbortSignal | undefined,
-): AbortSignal | undefined {
-  return outer === undefined || claim === undefined ? (outer ?? claim) : AbortSignal.any([outer, claim])
+function joinedSignal(outer: RunSignal | undefined, claim: AbortSignal | undefined): RunSignal | undefined {
+  if (outer === undefined || claim === undefined) return outer ?? claim
+  return AbortSignal.any([realSignal(outer) as AbortSignal, claim])
 }
 
 /**

@@ -1,5 +1,6 @@
 import { systemText } from "../skills/system-text.js"
 import { ConfigError, LLMResponseError } from "../errors.js"
+import { realSignal } from "../internal/run-abort.js"
 import { type FinishReason, type ModelTurn, parseToolArguments } from "../providers/model-turn.js"
 import { openaiAssistantMessage, openaiDialect, openaiFinishReason } from "../providers/openai.js"
 import type { Tool } from "../types.js"
@@ -89,7 +90,7 @@ export function createInProcessClient(opts: InProcessClientOptions): Client {
           messages: call.messages,
           tools,
           turn: call.turn,
-          signal: call.signal,
+          signal: realSignal(call.signal),
         })
         if (typeof reply !== "object" || reply === null)
           throw new LLMResponseError("generate returned no reply object")

@@ -20,6 +20,7 @@ import { abortErrorOf } from "./transport.js"
 import type { RunJournal } from "./executor.js"
 import type { CompactionOptions } from "../compaction/compact-messages.js"
 import { compactTranscript } from "../compaction/compact-transcript.js"
+import type { RunSignal } from "../internal/run-abort.js"
 import { isThenable } from "../internal/thenable.js"
 import { stampRunId } from "./run-id.js"
 
@@ -28,7 +29,7 @@ export interface ModelCall {
   messages: readonly Message[]
   tools: Toolkit | Tool[] | undefined
   turn: number
-  signal: AbortSignal | undefined
+  signal: RunSignal | undefined
   onText: ((delta: string) => void) | undefined
   onRefusal: ((delta: string) => void) | undefined
   /** Reasoning deltas (thinking, reasoning summaries), streamed as `reasoning` events. */
@@ -67,7 +68,7 @@ export interface LoopConfig {
 /** @internal The per-run inputs. */
 export interface RunInput {
   toolkit: Toolkit | undefined
-  signal: AbortSignal | undefined
+  signal: RunSignal | undefined
   /** The run's id: the stable half of its calls' idempotency keys, and the result's `runId`. */
   scope: string
   /**

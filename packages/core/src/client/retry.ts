@@ -1,5 +1,6 @@
 import { AbortError, LLMHttpError, LLMStreamError, NetworkError, ToolnexusError } from "../errors.js"
 import { type HttpReply, abortErrorOf, transportError } from "./transport.js"
+import type { RunSignal } from "../internal/run-abort.js"
 
 /** What `onError` is told about a failed LLM request. */
 export interface LLMErrorInfo {
@@ -28,7 +29,7 @@ export interface RetryPolicy {
 
 /** @internal What one attempt is given: its signal (the run's, plus the timeout). */
 export interface Attempt {
-  signal: AbortSignal | undefined
+  signal: RunSignal | undefined
   /** Set once the attempt delivered output to the caller; a later failure is not retried. */
   delivered: boolean
 }
@@ -42,7 +43,7 @@ export interface Attempt {
  */
 export function withRetries<T>(
   policy: RetryPolicy,
-  signal: AbortSignal | undefined,
+  signal: RunSignal | undefined,
   attempt: (current: Attempt) => Promise<T>,
 ): Promise<T> {
   if (policy.timeoutMs !== undefined || signal?.aborted) return retrying(policy, signal, attempt, 1)
@@ -65,7 +66,7 @@ export function withRetries<T>(
 /** The attempts from `from` on, each under the per-attempt timeout. */
 async function retrying<T>(
   policy: RetryPolicy,
-  signal: AbortSignal | undefined,
+  signal: RunSignal | undefined,
   attempt: (current: Attempt) => Promise<T>,
   from: number,
 ): Promise<T> {
@@ -98,7 +99,7 @@ function failedAttempt(caught: unknown, current: Attempt): Error {
 /** Waits out the backoff before attempt `count + 1`, or throws `error` when it is not retried. */
 async function retryAfter(
   policy: RetryPolicy,
-  signal: AbortSignal | undefined,
+  signal: RunSignal | undefined,
   error: Error,
   current: Attempt,
   count: number,
@@ -115,7 +116,7 @@ async function retryAfter(
 }
 
 /** Our own errors stay as they are; anything else failed while sending or reading. */
-function classify(error: unknown, signal: AbortSignal | undefined): Error {
+function classify(error: unknown, signal: RunSignal | undefined): Error {
   if (ToolnexusError.isInstance(error)) return error as Error
   return transportError(error, signal)
 }
@@ -157,7 +158,7 @@ function backoff(baseMs: number, attempt: number): number {
 
 /** The run's signal plus the per-attempt timeout; `release` clears both. */
 function timedSignal(
-  signal: AbortSignal | undefined,
+  signal: RunSignal | undefined,
   timeoutMs: number,
 ): { signal: AbortSignal; release(): void } {
   const controller = new AbortController()
@@ -176,7 +177,7 @@ function timedSignal(
   }
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+function sleep(ms: number, signal: RunSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(abortErrorOf(signal))
     const timer = setTimeout(() => {
@@ -185,7 +186,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     }, ms)
     const onAbort = () => {
       clearTimeout(timer)
-      reject(abortErrorOf(signal as AbortSignal))
+      reject(abortErrorOf(signal as RunSignal))
     }
     signal?.addEventListener("abort", onAbort, { once: true })
   })

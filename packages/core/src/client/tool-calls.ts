@@ -4,6 +4,7 @@ import { executeIn, unknownTool } from "../tools/toolkit.js"
 import type { Toolkit } from "../tools/toolkit.js"
 import type { GrantLookup } from "../tools/approval-policy.js"
 import { isThenable } from "../internal/thenable.js"
+import { realSignal, type RunSignal } from "../internal/run-abort.js"
 import type { RunTracing } from "../telemetry/run-tracing.js"
 import type {
   Answer,
@@ -24,7 +25,7 @@ export interface CallEnv {
   hooks: Hooks | undefined
   waitFor: ((req: Request) => Answer | Promise<Answer>) | undefined
   record(ev: MetricEvent): void
-  signal: AbortSignal | undefined
+  signal: RunSignal | undefined
   /** The run's id (conversation, handle, executor or generated): the stable half of every idempotency key. */
   scope: string
   turn: number
@@ -108,16 +109,23 @@ function runCall(
   // The tool's context, built here rather than in a function of its own: a cold resume runs
   // this path once before its first request, and every function on it is compiled there.
   // The idempotency key is `<run's scope>:<call id>`, stable across retries and workers.
+  // `ctx.signal` is a real AbortSignal: a host's `RunAbort` makes its one (per run, kept) at
+  // the run's first tool call, so a turn without tools makes none.
   const conversationId = env.scope
   const ctx: ToolContext = answer
     ? {
-        signal: env.signal,
+        signal: realSignal(env.signal),
         callId: call.id,
         conversationId,
         idempotencyKey: `${conversationId}:${call.id}`,
         answer,
       }
-    : { signal: env.signal, callId: call.id, conversationId, idempotencyKey: `${conversationId}:${call.id}` }
+    : {
+        signal: realSignal(env.signal),
+        callId: call.id,
+        conversationId,
+        idempotencyKey: `${conversationId}:${call.id}`,
+      }
   if (answered !== undefined) ctx.request = answered
   const waitFor = "resolveWith" in env ? env.resolveWith : env.waitFor
   // `run.args` when asked: a `beforeTool` hook may replace them before the tool runs.

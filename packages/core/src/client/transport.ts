@@ -1,6 +1,7 @@
 import type { Dispatcher } from "undici"
 import { AbortError, NetworkError } from "../errors.js"
 import { sharedAgent } from "../internal/http-agent.js"
+import { type RunSignal, realSignal } from "../internal/run-abort.js"
 
 /** @internal A response whose body is read once, as text or as a byte stream. */
 export interface HttpReply {
@@ -16,7 +17,7 @@ export interface HttpReply {
 export type Transport = (init: {
   headers: Record<string, string>
   body: string
-  signal?: AbortSignal
+  signal?: RunSignal | undefined
 }) => Promise<HttpReply>
 
 /**
@@ -32,7 +33,16 @@ export function undiciTransport(url: string): Transport {
       // Parsed on first use, so a bad URL fails the request as before, not createClient.
       target ??= targetOf(url)
       const { origin, path } = target
-      sent = sharedAgent().request({ origin, path, method: "POST", headers, body, signal })
+      // A host's `RunAbort` goes to undici as it is: undici takes any object with
+      // `addEventListener` (lib/api/api-request.js), so no `AbortSignal` is made for it.
+      sent = sharedAgent().request({
+        origin,
+        path,
+        method: "POST",
+        headers,
+        body,
+        signal: signal as AbortSignal | undefined,
+      })
     } catch (error) {
       return Promise.reject(transportError(error, signal))
     }
@@ -95,7 +105,7 @@ class UndiciReply implements HttpReply {
 export function fetchTransport(fetchFn: typeof fetch, url: string): Transport {
   return async ({ headers, body, signal }) => {
     try {
-      return new FetchReply(await fetchFn(url, { method: "POST", headers, body, signal }))
+      return new FetchReply(await fetchFn(url, { method: "POST", headers, body, signal: realSignal(signal) }))
     } catch (error) {
       throw transportError(error, signal)
     }
@@ -131,7 +141,7 @@ class FetchReply implements HttpReply {
 async function* emptyBody(): AsyncGenerator<Uint8Array> {}
 
 /** @internal Maps a failure while sending or reading to AbortError or NetworkError. */
-export function transportError(error: unknown, signal: AbortSignal | undefined): Error {
+export function transportError(error: unknown, signal: RunSignal | undefined): Error {
   if (AbortError.isInstance(error) || NetworkError.isInstance(error)) return error as Error
   if (signal?.aborted) return abortErrorOf(signal)
   const message = error instanceof Error ? error.message : String(error)
@@ -139,7 +149,7 @@ export function transportError(error: unknown, signal: AbortSignal | undefined):
 }
 
 /** @internal The AbortError for an aborted signal, keeping a timeout's own message. */
-export function abortErrorOf(signal: AbortSignal): AbortError {
+export function abortErrorOf(signal: RunSignal): AbortError {
   const reason = signal.reason
   if (AbortError.isInstance(reason)) return reason as AbortError
   return new AbortError("the run was aborted", { cause: reason })

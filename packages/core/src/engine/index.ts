@@ -26,3 +26,4 @@ export {
   turnWorkflowId,
 } from "./engine-protocol.js"
 export type { EngineDecided, EngineRunInput, HeldRequest } from "./engine-protocol.js"
+export { RunAbort, withRunAbort } from "../internal/run-abort.js"

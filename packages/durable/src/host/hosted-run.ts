@@ -12,6 +12,7 @@ import {
   type Toolkit,
 } from "@toolnexus/core"
 import type { DurableStore } from "../durable-store.js"
+import { type RunAbort, withRunAbort } from "@toolnexus/core/engine"
 import { saveRuntime } from "../resume/runtime-persistence.js"
 
 /** What a hosted run runs: a client conversation, or a runtime tree from its `root` def. */
@@ -31,6 +32,11 @@ export interface HostedRunAgent {
 export interface StartHostedRunOptions {
   /** Aborts the run: a client run stops, a runtime tree is closed. */
   signal?: AbortSignal
+  /**
+   * @internal The store host's abort of the run, instead of `signal`: a client run gets it
+   * through `withRunAbort`, so no `AbortSignal` is made unless the run reads one.
+   */
+  abort?: RunAbort
   /** Every event of the run (a runtime's: every handle's, state changes included). */
   onEvent?: (ev: StreamEvent | RuntimeEvent) => void
   /** Called with the spawned root handle's id, before it runs. */
@@ -90,7 +96,8 @@ export async function startHostedRun(
     // Built by assignment: one object a turn, not a spread per optional field.
     const askOpts: AskOptions = { id: runId, toolkit: opts.toolkit ?? agent.toolkit }
     if (opts.output !== undefined) askOpts.output = opts.output
-    if (opts.signal) askOpts.signal = opts.signal
+    if (opts.abort) withRunAbort(askOpts, opts.abort)
+    else if (opts.signal) askOpts.signal = opts.signal
     if (opts.onEvent) askOpts.onEvent = opts.onEvent
     if (opts.commit) askOpts.commitSnapshot = opts.commit
     const result = await client.ask(input, askOpts)
@@ -130,7 +137,8 @@ async function startRuntimeRun(
       : {}),
   })
   const onAbort = () => void rt.close(rt.root)
-  opts.signal?.addEventListener("abort", onAbort, { once: true })
+  const signal = opts.abort ?? opts.signal
+  signal?.addEventListener("abort", onAbort, { once: true })
   try {
     const handle = rt.spawn(rt.root, root)
     opts.onHandle?.(handle.id)
@@ -139,7 +147,7 @@ async function startRuntimeRun(
     if (result.status === "pending") await saveRuntime(store, runId, rt)
     return { kind: "runtime", result }
   } finally {
-    opts.signal?.removeEventListener("abort", onAbort)
+    signal?.removeEventListener("abort", onAbort)
   }
 }
 

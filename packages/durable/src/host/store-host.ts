@@ -24,7 +24,7 @@ import {
   isToolnexusError,
   runIdOfEntry,
 } from "@toolnexus/core"
-import { decisionOf, markResultAtPark, resultWait, untilResultWait } from "@toolnexus/core/engine"
+import { RunAbort, decisionOf, markResultAtPark, resultWait, untilResultWait } from "@toolnexus/core/engine"
 import type { DurableStore, FailedEntry } from "../durable-store.js"
 import {
   type DeliverOptions,
@@ -143,7 +143,8 @@ export interface StoreHost extends RunHost<HostResult, HostEvent> {
 
 /** A run executing in this process: its abort, its events so far, its listeners. */
 interface Execution {
-  controller: AbortController
+  /** Stops the run (`cancel`, `close`, the caller's signal); no `AbortSignal` unless the run reads one. */
+  abort: RunAbort
   events: HostEvent[]
   shifted: number
   /** `events()` iterators waiting for the next event; made by the first one. */
@@ -413,7 +414,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     runId: string,
     record: RunRecord,
     work: (
-      signal: AbortSignal,
+      abort: RunAbort,
       emit: (ev: HostEvent) => void,
       commit: (result: RunResult) => CommittedSnapshot | undefined,
     ) => Promise<HostedRunResult | undefined>,
@@ -424,7 +425,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     const before = executions.get(runId)
     let finish!: () => void
     const exec: Execution = {
-      controller: new AbortController(),
+      abort: new RunAbort(),
       events: [],
       shifted: 0,
       listeners: undefined,
@@ -442,7 +443,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         ? undefined
         : () => {
             byCaller = true
-            exec.controller.abort(signal.reason)
+            exec.abort.abort(signal.reason)
           }
     if (stop !== undefined) {
       if (signal?.aborted) stop()
@@ -467,7 +468,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     let committed: { result: RunResult; record: RunRecord } | undefined
     const commit = (result: RunResult): CommittedSnapshot | undefined => {
       // As below: a run stopped (not by its caller) is not settled; its save is a plain one.
-      if (exec.controller.signal.aborted && !byCaller) return undefined
+      if (exec.abort.aborted && !byCaller) return undefined
       committed = { result, record: settledRecord(record, { kind: "conversation", result }) }
       return runRecordSnapshot(runId, committed.record)
     }
@@ -475,11 +476,11 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     return (async () => {
       try {
         if (before) await before.done
-        const outcome = await work(exec.controller.signal, emit, commit)
+        const outcome = await work(exec.abort, emit, commit)
         // A cancelled run's record is `cancel`'s to write (it writes after `done`, so after a
         // record the final save wrote).
         // A run its caller stopped just as it ended is settled all the same: nobody else would.
-        if (outcome && (byCaller || !exec.controller.signal.aborted)) {
+        if (outcome && (byCaller || !exec.abort.aborted)) {
           // The work resolved after its final save: a record given to that save is stored.
           const written = committed?.result === outcome.result ? committed.record : undefined
           const after = settled(runId, record, outcome, written)
@@ -489,7 +490,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         return outcome
       } catch (error) {
         try {
-          if (exec.controller.signal.aborted) {
+          if (exec.abort.aborted) {
             logger?.info(`run ${runId} was stopped`, { runId })
           } else if (isToolnexusError(error) && REFUSALS.has(error.code)) {
             logger?.info(`run ${runId}: refused: ${(error as Error).message}`, { runId, code: error.code })
@@ -597,8 +598,8 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     const run = execute(
       runId,
       record,
-      (signal, emit, commit) => {
-        const runOpts = hostedRunOptions(signal, emit, relay, own.toolkit, commit)
+      (abort, emit, commit) => {
+        const runOpts = hostedRunOptions(abort, emit, relay, own.toolkit, commit)
         runOpts.onHandle = (handle) => {
           record.handle = handle
         }
@@ -681,12 +682,12 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       await execute(
         runId,
         record,
-        async (signal, emit, commit) =>
+        async (abort, emit, commit) =>
           (await retryFailed(
             store,
             id,
             deliverOptions({
-              signal,
+              signal: abort.signal,
               route: keptRelayRoute(made),
               commitSnapshot: commit,
               ...(stream ? { onEvent: emit } : {}),
@@ -749,7 +750,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         sendOpts.relay === undefined ? NO_RELAY : await relayToolkitOf(agent, "send", sendOpts.relay)
       const relay = sendOpts.relay
       const work = (
-        signal: AbortSignal,
+        abort: RunAbort,
         emit: (ev: HostEvent) => void,
         commit: (result: RunResult) => CommittedSnapshot | undefined,
       ) =>
@@ -758,7 +759,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
           agent.options,
           runId,
           input,
-          hostedRunOptions(signal, emit, relay, own.toolkit, commit),
+          hostedRunOptions(abort, emit, relay, own.toolkit, commit),
         )
       try {
         // This turn's relay (or none) replaces the run's: its resumes offer the current caller's tools.
@@ -777,12 +778,12 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         const exec = executions.get(runId)
         if (exec) {
           await untilResultWait(exec.done, wait)
-          if (exec.startFailure !== undefined && !exec.controller.signal.aborted)
+          if (exec.startFailure !== undefined && !exec.abort.aborted)
             throw new EngineRunError(runId, `failed: ${(exec.startFailure as Error)?.message}`, {
               cause: exec.startFailure,
             })
           // Saved by this execution and not cancelled since: what the record and transcript hold.
-          if (exec.result !== undefined && !exec.controller.signal.aborted) return exec.result
+          if (exec.result !== undefined && !exec.abort.aborted) return exec.result
           continue
         }
         const record = await recordOf(runId)
@@ -921,8 +922,9 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         await execute(
           runId,
           current,
-          async (signal, emit, commit) => {
-            const delivery = deliverOptions({ signal, route: relayed.route })
+          async (abort, emit, commit) => {
+            // A resume's claim heartbeat joins its own controller to a real signal anyway.
+            const delivery = deliverOptions({ signal: abort.signal, route: relayed.route })
             if (relay?.stream !== false) delivery.onEvent = emit
             // A deadline is stamped by a save after the resume's: the record is written after it.
             const expiresAt = deliverOpts.relay?.expiresAt
@@ -982,7 +984,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       const exec = executions.get(runId)
       if (exec) {
         exec.cancelled = true
-        exec.controller.abort(new AbortError(`run ${runId} was cancelled: ${reason}`))
+        exec.abort.abort(new AbortError(`run ${runId} was cancelled: ${reason}`))
         await exec.done
       }
       // Read once, after the run stopped: its requests are found and its record rewritten from it.
@@ -999,7 +1001,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
     async close() {
       closed = true
       if (timer) clearInterval(timer)
-      for (const exec of executions.values()) exec.controller.abort(new AbortError("the host was closed"))
+      for (const exec of executions.values()) exec.abort.abort(new AbortError("the host was closed"))
       await Promise.all([...executions.values()].map((exec) => exec.done))
       await startup
       await sweeping
@@ -1073,18 +1075,18 @@ function withoutMessages(result: RunResult): Omit<RunResult, "messages"> {
 }
 
 /**
- * What `startHostedRun` gets for a start or turn of a client run: the execution's signal, its
+ * What `startHostedRun` gets for a start or turn of a client run: the execution's abort, its
  * events (unless the caller asked for none), and the caller's toolkit, output and deadline.
  * Built by assignment: one object a turn, not one per optional field.
  */
 function hostedRunOptions(
-  signal: AbortSignal,
+  abort: RunAbort,
   emit: (ev: HostEvent) => void,
   relay: HostRelayOptions | undefined,
   toolkit: Toolkit | undefined,
   commit: (result: RunResult) => CommittedSnapshot | undefined,
 ): StartHostedRunOptions {
-  const runOpts: StartHostedRunOptions = { signal }
+  const runOpts: StartHostedRunOptions = { abort }
   if (relay?.stream !== false) runOpts.onEvent = emit
   if (toolkit !== undefined) runOpts.toolkit = toolkit
   if (relay?.output !== undefined) runOpts.output = relay.output

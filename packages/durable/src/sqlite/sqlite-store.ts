@@ -21,6 +21,7 @@ import {
   type FailedRow,
   type SaveInput,
   type SaveOutcome,
+  type StoredTranscript,
 } from "../store-engine/store-base.js"
 import { toStoreError } from "../store-engine/store-errors.js"
 import { migrateSqlite } from "./migrate-sqlite.js"
@@ -405,8 +406,46 @@ export class SqliteStore extends DurableStoreBase {
    * the claim rules, in one immediate transaction. A grant with the stored JSON, or a refusal.
    */
   protected async writeClaim(input: ClaimInput): Promise<ClaimOutcome> {
+    const first = this.#claimFirst(this.#s, input)
+    if (first !== undefined) return first
     this.#claim ??= immediateTransaction(this.#s.db, (input: ClaimInput) => this.#claimLocked(this.#s, input))
     return this.#claim(input)
+  }
+
+  /**
+   * The common first claim in two statements and no transaction (the locked path's four: BEGIN,
+   * the read, the grant, COMMIT). `claimFirst` grants, in one atomic statement, only in states
+   * where `judgeClaim` says "claim" (as PostgreSQL's `tnx_claim_first`); the claim's read then
+   * loads what the resume needs. `undefined` when not granted here: the locked path decides.
+   */
+  #claimFirst(s: Statements, input: ClaimInput): ClaimOutcome | undefined {
+    const { id, answerId } = input
+    const now = Date.now()
+    const granted = s.claimFirst.run({
+      request_id: answerId,
+      conversation_id: id,
+      token: input.token,
+      answer: input.answerJson,
+      expires: now + input.leaseMs,
+      now,
+      runtime_key: input.runtimeKey ?? null,
+      approves: input.approves ? 1 : 0,
+    }).changes
+    if (granted === 0) return undefined
+    // A snapshot after the grant: when a write came between (an unfenced save moved the
+    // conversation on, or it was deleted), the claim is void, and the locked path judges what
+    // is there now (a refusal), as it would have for a delivery a moment later.
+    const rows = s.claimRead.all({ id, answer: answerId }) as ClaimReadRaw[]
+    const head = rows[0]
+    if (head === undefined || head[C.pending_id] !== answerId || head[C.claim_token] !== input.token) {
+      return undefined
+    }
+    return {
+      grant: "claim",
+      pendingJson: unpackPending(head[C.pending], head[C.pending_id], head[C.pending_kind]) as string,
+      answerJson: input.answerJson,
+      transcript: claimTranscript(rows),
+    }
   }
 
   /**
@@ -460,21 +499,8 @@ export class SqliteStore extends DurableStoreBase {
     })
     // The conversation row is not written: the request row names the conversation that holds
     // the claim, and the fenced saves read the claim from it (CLAIM_HELD).
-    const first = head as ClaimReadRaw
-    const messages: StoredMessageRow[] =
-      first[C.seq] === null
-        ? []
-        : rows.map((row) => ({ seq: row[C.seq] as number, body: row[C.body] as string }))
-    return {
-      ...judged.outcome,
-      // The claim changes neither the revision nor the messages.
-      transcript: {
-        revision: first[C.revision] + messages.length,
-        count: messages.length,
-        pendingId: first[C.pending_id],
-        rows: messages,
-      },
-    }
+    // The claim changes neither the revision nor the messages.
+    return { ...judged.outcome, transcript: claimTranscript(rows as ClaimReadRaw[]) }
   }
 
   protected async expireClaim(id: string, token: string, failure?: ClaimFailure): Promise<void> {
@@ -744,6 +770,25 @@ const SQL = {
   applyRequest:
     "UPDATE tnx_requests SET state = 'applied', claim_token = NULL, claim_expires_at = NULL, " +
     "updated_at = ? WHERE request_id = ?",
+  // A plain first claim, granted in one statement only where judgeClaim is sure to say "claim"
+  // (the states of PostgreSQL's tnx_claim_first): the conversation waits on the request; the
+  // request has no index row, or an open one with no claim token and the same runtime key (IS:
+  // both NULL); an approval's pending JSON has no expiresAt to judge (textual and
+  // conservative: any mention of it, or any escape that could spell it; JavaScript's date
+  // parsing stays in TypeScript). Anything else writes nothing (changes 0), and the locked
+  // path decides. The write is the locked grant's (claimRequest's), column for column.
+  claimFirst: `
+      INSERT INTO tnx_requests (request_id, state, attempts, claim_token, claim_conversation_id,
+        claim_answer, claim_expires_at, updated_at)
+      SELECT @request_id, 'claimed', 1, @token, @conversation_id, @answer, @expires, @now
+      FROM tnx_conversations c WHERE c.id = @conversation_id AND c.pending_id = @request_id
+        AND (@approves = 0 OR (instr(c.pending, 'expiresAt') = 0 AND instr(c.pending, '\\u') = 0))
+      ON CONFLICT (request_id) DO UPDATE SET state = 'claimed', attempts = attempts + 1,
+        claim_token = excluded.claim_token, claim_conversation_id = excluded.claim_conversation_id,
+        claim_answer = excluded.claim_answer, claim_expires_at = excluded.claim_expires_at,
+        updated_at = excluded.updated_at
+      WHERE tnx_requests.state = 'open' AND tnx_requests.claim_token IS NULL
+        AND tnx_requests.runtime_key IS @runtime_key`,
   claimRequest: `
       INSERT INTO tnx_requests (request_id, state, attempts, claim_token, claim_conversation_id,
         claim_answer, claim_expires_at, updated_at)
@@ -873,6 +918,21 @@ function holderOf(row: SqliteHolderRow): HolderRow {
             path: row.path ?? null,
             attempts: row.attempts ?? 0,
           },
+  }
+}
+
+/** The transcript of the claim's read (`rows`, at least one: the conversation is stored). */
+function claimTranscript(rows: ClaimReadRaw[]): StoredTranscript {
+  const first = rows[0] as ClaimReadRaw
+  const messages: StoredMessageRow[] =
+    first[C.seq] === null
+      ? []
+      : rows.map((row) => ({ seq: row[C.seq] as number, body: row[C.body] as string }))
+  return {
+    revision: first[C.revision] + messages.length,
+    count: messages.length,
+    pendingId: first[C.pending_id],
+    rows: messages,
   }
 }
 

@@ -3,9 +3,9 @@ import { decideClaim, judgeClaim, newClaimToken } from "./claim-rules.js"
 import type { ClaimInput } from "./store-base.js"
 
 describe("decideClaim", () => {
-  // PostgreSQL's tnx_claim_first (migration 3) and the Redis claim script's fast path grant a
-  // claim on their own in exactly these states; if a rule here ever refuses one of them, both
-  // must change with it.
+  // PostgreSQL's tnx_claim_first (migration 3), SQLite's claimFirst statement and the Redis
+  // claim script's fast path grant a claim on their own in exactly these states; if a rule here
+  // ever refuses one of them, all three must change with it.
   it('says "claim" in every state the one-statement PostgreSQL first claim grants', () => {
     const requests = [
       undefined,

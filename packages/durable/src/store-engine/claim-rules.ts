@@ -38,7 +38,8 @@ export type ClaimGrant = "claim" | "takeover"
 /**
  * @internal The claim rule, the one decision of every backend, called through
  * {@link judgeClaim}. The fast paths (PostgreSQL's one-round-trip first claim, migration 3,
- * and the Redis claim script's) grant only states this function grants as "claim" and leave
+ * SQLite's one-statement `claimFirst` and the Redis claim script's) grant only states this
+ * function grants as "claim" and leave
  * the rest to it, pinned by claim-rules.test.ts and CLAIM_CASES.
  * Claims are per request id: `request` is the request's index row, whichever conversation
  * the claim comes through; `conversation` is `undefined` for an unknown conversation. `now`
@@ -165,7 +166,8 @@ export type ClaimJudgement =
  * atomically, the decision ({@link decideClaim}), the expiry judgement and what to write.
  * Backends only read the facts and apply the judgement in the same transaction (SQLite,
  * PostgreSQL, memory) or compare-and-set script (Redis). A backend's fast path (PostgreSQL's
- * `tnx_claim_first`, called by `tnx_claim_first_read`; the Redis claim script's first claim)
+ * `tnx_claim_first`, called by `tnx_claim_first_read`; SQLite's `claimFirst` statement; the
+ * Redis claim script's first claim)
  * may grant a plain first claim
  * without calling this, only in states where this grants "claim" (pinned by
  * claim-rules.test.ts and every row of CLAIM_CASES).

@@ -33,9 +33,14 @@ async function hangingHost(arrived: () => void, toolkit?: Awaited<ReturnType<typ
       return { hang: true }
     },
   })
+  return hostOn(server, toolkit)
+}
+
+/** A store host over a memory store, its agent `a` asking `llm`. */
+function hostOn(llm: FakeLLMServer, toolkit?: Awaited<ReturnType<typeof createToolkit>>) {
   const store = createMemoryStore()
   const client = createClient({
-    baseUrl: `${server.url}/v1`,
+    baseUrl: `${llm.url}/v1`,
     style: "openai",
     model: "m",
     apiKey: "k",
@@ -74,15 +79,7 @@ it("a turn's caller signal aborts its in-flight request; the turn rejects with t
       return { hang: true }
     },
   })
-  const store = createMemoryStore()
-  const client = createClient({
-    baseUrl: `${server.url}/v1`,
-    style: "openai",
-    model: "m",
-    apiKey: "k",
-    store,
-  })
-  const host = createStoreHost({ store, agents: [hostAgent({ name: "a", client })], sweepEveryMs: false })
+  const host = hostOn(server)
   try {
     await host.start("a", "r-2", "hi")
     await host.result("r-2")

@@ -184,16 +184,22 @@ export function connectDbos(opts: ConnectDbosOptions): RunHost<RunResult | TaskR
   /**
    * Where run `runId`'s stretch resumed by answering `requestId` starts: after that request's last
    * `pending` event in the turn's log (a replay repeats it). Found after the answer as well as
-   * before, unlike the last park, which a run that parks again at once moves on.
+   * before, unlike the last park, which a run that parks again at once moves on. Never rejects:
+   * the answer is committed by then, and a failed read only leaves `onEvent` where the park mark
+   * puts it (undefined).
    */
   const answeredAt = async (runId: string, requestId: string): Promise<number | undefined> => {
-    const rows = await query<{ seq: string | null }>(
-      `SELECT max(seq) AS seq FROM ${ns}.events
-       WHERE workflow_id = $1 AND event->>'type' = 'pending' AND event->'request'->>'id' = $2`,
-      [await currentWorkflow(runId), requestId],
-    )
-    const seq = rows[0]?.seq
-    return seq === null || seq === undefined ? undefined : Number(seq)
+    try {
+      const rows = await query<{ seq: string | null }>(
+        `SELECT max(seq) AS seq FROM ${ns}.events
+         WHERE workflow_id = $1 AND event->>'type' = 'pending' AND event->'request'->>'id' = $2`,
+        [await currentWorkflow(runId), requestId],
+      )
+      const seq = rows[0]?.seq
+      return seq === null || seq === undefined ? undefined : Number(seq)
+    } catch {
+      return undefined
+    }
   }
   const sleep = () => new Promise((resolve) => setTimeout(resolve, pollMs))
   /** Enqueues workflow `workflowId`; false when one with that id exists. */

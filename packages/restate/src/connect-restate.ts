@@ -181,22 +181,33 @@ export function connectRestate(opts: ConnectRestateOptions): RunHost<RunResult |
   }
   /**
    * Where the turn parked on open request `requestId` starts its next stretch (the park mark);
-   * undefined when the request or its run is not found (the answer is then refused anyway) or
-   * the turn's worker keeps no mark.
+   * undefined when the request or its run is not found (the answer is then refused anyway), the
+   * turn's worker keeps no mark, or a read fails: an observer's position never stops an answer
+   * (`onEvent` then starts where the park mark is when it first looks).
    */
   async function stretchStart(requestId: string): Promise<number | undefined> {
-    const entry = await invoke<PendingEntry | null>(requests, requestId, "find", null, `finding ${requestId}`)
-    const runId = entry ? runIdOfEntry(entry) : undefined
-    if (runId === undefined) return undefined
-    const run = await current(runId)
-    if (run === null) return undefined
-    return invoke<number>(
-      eventsName,
-      turnWorkflowId(runId, run.turn),
-      "start",
-      null,
-      `reading the events of ${runId}`,
-    ).catch(() => undefined)
+    try {
+      const entry = await invoke<PendingEntry | null>(
+        requests,
+        requestId,
+        "find",
+        null,
+        `finding ${requestId}`,
+      )
+      const runId = entry ? runIdOfEntry(entry) : undefined
+      if (runId === undefined) return undefined
+      const run = await current(runId)
+      if (run === null) return undefined
+      return await invoke<number>(
+        eventsName,
+        turnWorkflowId(runId, run.turn),
+        "start",
+        null,
+        `reading the events of ${runId}`,
+      )
+    } catch {
+      return undefined
+    }
   }
   const sleep = () => new Promise((resolve) => setTimeout(resolve, pollMs))
   const attach = (workflowId: string, wait?: ResultWait) =>

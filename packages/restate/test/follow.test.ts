@@ -17,7 +17,14 @@ const AGAIN: Request = { id: "req-2", kind: "approval", prompt: "And the fee?" }
  * quicker than the connection: whatever the connection asks first, the turn has already parked
  * (`log` is its event log, `waitingOn` its open request).
  */
-async function ingress(state: { log: unknown[]; waitingOn: Request; start: number; decided: Set<string> }) {
+async function ingress(state: {
+  log: unknown[]
+  waitingOn: Request
+  start: number
+  decided: Set<string>
+  /** `find` answers 500 (a read only the position for `onEvent` needs). */
+  findFails?: boolean
+}) {
   const server = createServer((req, res) => {
     let body = ""
     req.on("data", (chunk) => (body += chunk))
@@ -30,6 +37,10 @@ async function ingress(state: { log: unknown[]; waitingOn: Request; start: numbe
         return reply({ v: 1, agent: "refunds", turn: 1, state: "running", waitingOn: state.waitingOn })
       if (service === "toolnexus_requests" && handler === "decision")
         return reply(state.decided.has(key as string) ? { ok: true } : null)
+      if (service === "toolnexus_requests" && handler === "find" && state.findFails) {
+        res.statusCode = 500
+        return res.end("find is down")
+      }
       if (service === "toolnexus_requests" && handler === "find")
         return reply({ request: state.waitingOn, conversationId: "r1", since: "2026-12-07T00:00:00.000Z" })
       if (service === "toolnexus_requests" && handler === "decide") {
@@ -115,6 +126,23 @@ describe("connectRestate: onEvent hears a turn that parked before the first look
       { type: "text", delta: "refunded" },
       { type: "pending", request: AGAIN },
     ])
+    await engine.close()
+  })
+
+  it("deliverAnswer with onEvent: a failed read of the position for onEvent does not fail the answer", async () => {
+    const state = {
+      log: [{ type: "pending", request: PARKED }],
+      waitingOn: PARKED,
+      start: 1,
+      decided: new Set<string>(),
+      findFails: true,
+    }
+    const engine = connectRestate({ ingress: await ingress(state), pollMs: 5 })
+    const watch = heard()
+    await expect(
+      engine.deliverAnswer({ id: PARKED.id, ok: true }, { onEvent: watch.onEvent }),
+    ).resolves.toMatchObject({ runId: "r1", decision: { ok: true } })
+    expect(state.decided.has(PARKED.id)).toBe(true)
     await engine.close()
   })
 })

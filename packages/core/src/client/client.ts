@@ -9,7 +9,7 @@ import { assertAnswer } from "../suspension/answer-shape.js"
 import { type DurableExecutor, RunJournal } from "./executor.js"
 import { resumeHaltedTurn } from "../suspension/halted-turn.js"
 import type { Hooks } from "./hooks.js"
-import { type LoopConfig, type ModelCall, type RunInput, RunState, runTurns } from "./loop.js"
+import { type LlmMeter, type LoopConfig, type ModelCall, type RunInput, RunState, runTurns } from "./loop.js"
 import type { TelemetryOptions } from "../telemetry/otel-api.js"
 import { RunTracing, type TracedEndpoint } from "../telemetry/run-tracing.js"
 import { type MetricEvent, MetricsRegistry, attachMetrics } from "./metrics.js"
@@ -20,6 +20,7 @@ import type { TranslateRequest, TranslateResult } from "./translate.js"
 import { type CompactionOptions, assertCompactionOptions } from "../compaction/compact-messages.js"
 import { type OutputOf, type OutputSchema, outputSpec } from "./structured-output.js"
 import { type RunSignal, realSignal, runSignalOf } from "../internal/run-abort.js"
+import { isThenable } from "../internal/thenable.js"
 
 /** Options shared by every client. */
 export interface ClientBaseOptions {
@@ -347,6 +348,12 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
 
   // Bound once, to the store the client was made with (as both configs always were).
   const grants = held.store.findApprovalGrant?.bind(held.store)
+  // What the loop's plain turns measure with (`measuredCall`'s metric, in the loop's frame).
+  const meter: LlmMeter = {
+    call: (call) => binding.callModel(call),
+    ok: (reply, turn, started) => recordedCall(reply, turn, started, record),
+    failed: (error, turn, started) => failedCall(error, turn, started, record),
+  }
   const configFor = (stream: boolean): LoopConfig => ({
     model,
     dialect,
@@ -362,6 +369,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     grants,
     // Set once the client exists; in the literal, so that store needs no new property slots.
     client: undefined,
+    meter,
   })
 
   // Not async: an async function runs its continuation in its own code, so V8 compiles it on
@@ -377,24 +385,28 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     }
     return reply.then(
       (turn) => {
-        try {
-          rec({
-            event: "llm",
-            model,
-            status: "ok",
-            durationMs: performance.now() - started,
-            promptTokens: turn.usage.promptTokens,
-            completionTokens: turn.usage.completionTokens,
-            turn: call.turn,
-          })
-        } catch (error) {
-          // A metric listener that throws fails the call, recorded as failed, as before.
-          return failedCall(error, call.turn, started, rec)
-        }
+        recordedCall(turn, call.turn, started, rec)
         return turn
       },
       (error) => failedCall(error, call.turn, started, rec),
     )
+  }
+  /** Records a reply's `llm` metric (of the run's turn `turn`). */
+  function recordedCall(reply: ModelTurn, turn: number, started: number, rec: typeof record): void {
+    try {
+      rec({
+        event: "llm",
+        model,
+        status: "ok",
+        durationMs: performance.now() - started,
+        promptTokens: reply.usage.promptTokens,
+        completionTokens: reply.usage.completionTokens,
+        turn,
+      })
+    } catch (error) {
+      // A metric listener that throws fails the call, recorded as failed, as before.
+      failedCall(error, turn, started, rec)
+    }
   }
   /** Records a failed LLM call (of the run's turn `turn`), then throws its error. */
   function failedCall(error: unknown, turn: number, started: number, rec: typeof record): never {
@@ -422,6 +434,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       ...config,
       record: journal.record,
       callModel: (call) => measuredCall(call, journal.record),
+      meter: undefined,
     }
   }
   const plain = configFor(false)
@@ -569,17 +582,40 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
   ): Promise<RunResult<any>> {
     const config = journaledConfig ?? (input.emit ? streamed() : plain)
     const state = new RunState(messages.slice(), input.scope)
-    return measured(input, { conversationId: id, resumes: pending }, async (traced) => {
+    return resumed(config, input, state, pending, answer, id, claimed)
+  }
+
+  /**
+   * `measured` and the resume's body in one async function: one frame and one await fewer
+   * per resume than `measured` around a body of its own (and no closure for the body).
+   */
+  async function resumed(
+    config: LoopConfig,
+    input: RunInput,
+    state: RunState,
+    pending: Request | undefined,
+    answer: Answer | undefined,
+    id: string | undefined,
+    claimed: ResumeContext | undefined,
+  ): Promise<RunResult<any>> {
+    const started = performance.now()
+    const tracing = RunTracing.start(telemetry, endpoint, { conversationId: id, resumes: pending })
+    if (tracing !== undefined) input.tracing = await tracing
+    try {
       if (pending && answer) {
         if (claimed === undefined) assertAnswerFits(pending, answer)
         else if (answer.id !== pending.id) throw new AnswerMismatchError(answer.id, pending.id)
-        const halted = await resumeHaltedTurn(config, traced, state, pending, answer)
-        if (halted) return state.result(model, "pending", { pending: halted })
-        if (traced.checkpoint) await traced.checkpoint(state.messages)
+        let halted = resumeHaltedTurn(config, input, state, pending, answer)
+        if (isThenable(halted)) halted = await halted
+        if (halted) return endRun(input, started, state.result(model, "pending", { pending: halted }))
+        if (input.checkpoint) await input.checkpoint(state.messages)
       }
-      // Awaited, not handed back (see resumeHaltedTurn).
-      return await runTurns(config, traced, state)
-    })
+      // Awaited, not handed back: an async function resolving with a promise pays a thenable
+      // job and two more ticks.
+      return endRun(input, started, await runTurns(config, input, state))
+    } catch (error) {
+      failedRun(input, started, error)
+    }
   }
 
   /** `continueRun` of a stored conversation (no `messages`): the run's id is the conversation's. */

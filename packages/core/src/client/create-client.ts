@@ -19,7 +19,14 @@ import {
 import type { Message, Tool } from "../types.js"
 import type { ModelCall } from "./loop.js"
 import { headerRedactor } from "./redact.js"
-import { type Attempt, type LLMErrorInfo, type RetryPolicy, httpErrorOf, withRetries } from "./retry.js"
+import {
+  type Attempt,
+  type LLMErrorInfo,
+  type RetryPolicy,
+  httpErrorOf,
+  retryFirst,
+  withRetries,
+} from "./retry.js"
 import { type HttpReply, fetchTransport, undiciTransport } from "./transport.js"
 
 /** Options of {@link createClient}. */
@@ -109,10 +116,20 @@ export function createClient(opts: ClientOptions): Client {
     } catch (error) {
       return Promise.reject(error)
     }
-    return withRetries(policy, call.signal, (attempt) => attemptOnce(call, payload, attempt))
+    // Under a timeout (or already aborted) every attempt is `withRetries`' loop's. Else the first
+    // attempt is the request's promise and retries itself when it fails (`first`): no `then`
+    // layer, closure and promise of `withRetries` per request.
+    if (policy.timeoutMs !== undefined || call.signal?.aborted)
+      return withRetries(policy, call.signal, (attempt) => attemptOnce(call, payload, attempt, false))
+    return attemptOnce(call, payload, { signal: call.signal, delivered: false }, true)
   }
 
-  async function attemptOnce(call: ModelCall, payload: string, attempt: Attempt): Promise<ModelTurn> {
+  async function attemptOnce(
+    call: ModelCall,
+    payload: string,
+    attempt: Attempt,
+    first: boolean,
+  ): Promise<ModelTurn> {
     try {
       const reply = await transport({ headers, body: payload, signal: attempt.signal })
       if (reply.status < 200 || reply.status >= 300)
@@ -121,7 +138,11 @@ export function createClient(opts: ClientOptions): Client {
       return await readStream(call, reply, attempt)
     } catch (error) {
       // Scrubbed before `onError` or the caller sees it.
-      throw ToolnexusError.isInstance(error) ? redact(error as ToolnexusError) : error
+      const failed = ToolnexusError.isInstance(error) ? redact(error as ToolnexusError) : error
+      if (!first) throw failed
+      return retryFirst(policy, call.signal, failed, attempt, (next) =>
+        attemptOnce(call, payload, next, false),
+      )
     }
   }
 

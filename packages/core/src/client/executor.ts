@@ -137,7 +137,7 @@ export class RunJournal {
   async settle(
     env: CallEnv,
     calls: readonly ModelToolCall[],
-    presets: Map<string, (env: CallEnv) => Promise<CallOutcome> | CallOutcome> | undefined,
+    presets: (((env: CallEnv) => Promise<CallOutcome> | CallOutcome) | undefined)[] | undefined,
     transcript?: readonly Message[],
   ): Promise<CallOutcome[]> {
     this.#transcript = transcript
@@ -148,7 +148,7 @@ export class RunJournal {
     const relay: number[] = []
     for (let i = 0; i < calls.length; i++) {
       const call = calls[i] as ModelToolCall
-      const preset = presets?.get(call.id)
+      const preset = presets?.[i]
       const source = env.toolkit?.get(call.name)?.source
       if (source === "agent") {
         const waitFor = (req: Request) => this.answer(req)

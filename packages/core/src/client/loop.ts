@@ -63,6 +63,21 @@ export interface LoopConfig {
   grants?: ((query: GrantQuery) => Promise<ApprovalGrant | undefined>) | undefined
   /** The client running the loop (tools get it as `ctx.client`). */
   client?: ToolModel | undefined
+  /**
+   * The model call unmeasured and the `llm` metric's two ends: a turn without hooks on the LLM
+   * request, tracing or executor measures in the loop's own frame, not through `callModel`'s
+   * `then` layer (its promise, reaction and closures, ~0.4 KB a turn). Absent: `callModel` measures.
+   */
+  meter?: LlmMeter | undefined
+}
+
+/** @internal See {@link LoopConfig.meter}. */
+export interface LlmMeter {
+  call(call: ModelCall): Promise<ModelTurn>
+  /** Records a reply's `llm` metric; a metric listener that throws fails the call, recorded as failed. */
+  ok(reply: ModelTurn, turn: number, started: number): void
+  /** Records a failed request's `llm` metric, then throws `error`. */
+  failed(error: unknown, turn: number, started: number): never
 }
 
 /** @internal The per-run inputs. */
@@ -170,6 +185,30 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
       )
       reply = journaled.reply
       replayed = journaled.replayed
+    } else if (
+      config.meter !== undefined &&
+      !input.tracing &&
+      !config.hooks?.beforeLLM &&
+      !config.hooks?.afterLLM
+    ) {
+      const meter: LlmMeter = config.meter
+      const call = modelCall(
+        config,
+        input,
+        state.messages,
+        input.toolkit,
+        turn,
+        onText,
+        onRefusal,
+        onReasoning,
+      )
+      const started = performance.now()
+      try {
+        reply = await meter.call(call)
+      } catch (error) {
+        meter.failed(error, turn, started)
+      }
+      meter.ok(reply, turn, started)
     } else reply = await askModel(config, input, state, turn, onText, onRefusal, onReasoning)
     recordTurn(state, reply, turn)
     if (emit && !replayed) {
@@ -192,7 +231,8 @@ export async function runTurns(config: LoopConfig, input: RunInput, state: RunSt
     if (emit && !replayed)
       for (const c of reply.toolCalls) emit({ type: "tool_call", id: c.id, name: c.name, args: c.args ?? {} })
 
-    const halted = await settleTurn(config, input, state, reply.toolCalls, turn, undefined)
+    let halted = settleTurn(config, input, state, reply.toolCalls, turn, undefined)
+    if (isThenable(halted)) halted = await halted
     if (halted) return state.result(model, "pending", { pending: halted })
     if (input.checkpoint) await input.checkpoint(state.messages)
   }
@@ -360,6 +400,9 @@ function skipCalls(config: LoopConfig, state: RunState, calls: ModelToolCall[]):
 /** @internal An outcome decided before the turn is settled: a kept result, or the answer's retry. */
 export type Preset = (env: CallEnv) => Promise<CallOutcome> | CallOutcome
 
+/** @internal The presets of a turn's calls, by call index (no `Map` per resumed turn). */
+export type Presets = (Preset | undefined)[]
+
 /** @internal The environment tool calls of one turn run in. */
 export function callEnv(config: LoopConfig, input: RunInput, turn: number): CallEnv {
   return {
@@ -381,37 +424,72 @@ export function callEnv(config: LoopConfig, input: RunInput, turn: number): Call
 /**
  * @internal Settles every call of one assistant turn and writes their results into the
  * transcript in call order. Calls run concurrently; relay calls ride one request. Returns
- * the request the run halts on, if any: the first suspension in call order.
+ * the request the run halts on, if any: the first suspension in call order. Not async: a turn
+ * whose calls settle synchronously (no hooks, synchronous tools, no relay, no executor) is
+ * recorded at once, with no promise, async frame or await for the caller (~0.4 KB a turn);
+ * the caller awaits only a thenable. A failure there is thrown, not returned as a rejection.
  */
-export async function settleTurn(
+export function settleTurn(
   config: LoopConfig,
   input: RunInput,
   state: RunState,
   calls: ModelToolCall[],
   turn: number,
-  presets: Map<string, Preset> | undefined,
-): Promise<Request | undefined> {
+  presets: Presets | undefined,
+): Request | undefined | Promise<Request | undefined> {
   const env = callEnv(config, input, turn)
-  // Under an executor the calls are journaled steps, run in call order; they never halt.
-  const running: (Promise<CallOutcome> | CallOutcome | undefined)[] = input.journal
-    ? await input.journal.settle(env, calls, presets, state.messages)
-    : []
-  const relayCalls: ModelToolCall[] = []
-  for (const call of input.journal ? [] : calls) {
-    const preset = presets?.get(call.id)
+  if (input.journal) return settleJournaled(config, input, state, calls, presets, env, input.journal)
+  const running: (Promise<CallOutcome> | CallOutcome | undefined)[] = []
+  let relayCalls: ModelToolCall[] | undefined
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i] as ModelToolCall
+    const preset = presets?.[i]
     if (preset) running.push(preset(env))
     else if (!call.argumentsError && input.toolkit?.get(call.name)?.source === "relay") {
       running.push(undefined) // settled below, all relay calls on one request
-      relayCalls.push(call)
+      if (relayCalls === undefined) relayCalls = [call]
+      else relayCalls.push(call)
     } else running.push(executeCall(env, call))
   }
+  if (relayCalls !== undefined || running.some(isThenable))
+    return settleLater(config, input, state, calls, running, env, relayCalls, turn)
+  // Synchronous tools settled already: no Promise.all, no tick.
+  if (input.signal?.aborted) throw abortErrorOf(input.signal)
+  return recordOutcomes(config, input, state, calls, running as (CallOutcome | undefined)[], undefined)
+}
+
+/** `settleTurn` under an executor: the calls are journaled steps, run in call order; they never halt. */
+async function settleJournaled(
+  config: LoopConfig,
+  input: RunInput,
+  state: RunState,
+  calls: ModelToolCall[],
+  presets: Presets | undefined,
+  env: CallEnv,
+  journal: RunJournal,
+): Promise<Request | undefined> {
+  const outcomes = await journal.settle(env, calls, presets, state.messages)
+  if (input.signal?.aborted) throw abortErrorOf(input.signal)
+  return recordOutcomes(config, input, state, calls, outcomes, undefined)
+}
+
+/** `settleTurn` when a call settles later (an async tool or hook) or relay calls ride a request. */
+async function settleLater(
+  config: LoopConfig,
+  input: RunInput,
+  state: RunState,
+  calls: ModelToolCall[],
+  running: (Promise<CallOutcome> | CallOutcome | undefined)[],
+  env: CallEnv,
+  relayCalls: ModelToolCall[] | undefined,
+  turn: number,
+): Promise<Request | undefined> {
   let relay: { request: Request; outcomes?: Map<string, CallOutcome> } | undefined
-  if (relayCalls.length > 0) {
+  if (relayCalls !== undefined) {
     relay = env.waitFor ? await relayAnswered(env, input, relayCalls) : relayParked(config, relayCalls, turn)
   }
-  // Synchronous tools settled already: no Promise.all, no tick. A turn of one call (an
-  // approval's) awaits it alone: Promise.all's result array and per-element closures are
-  // ~400 B a turn.
+  // A turn of one call (an approval's) awaits it alone: Promise.all's result array and
+  // per-element closures are ~400 B a turn.
   const outcomes = !running.some(isThenable)
     ? (running as (CallOutcome | undefined)[])
     : running.length === 1

@@ -57,10 +57,23 @@ export function withRetries<T>(
   } catch (caught) {
     first = Promise.reject(caught)
   }
-  return first.then(undefined, async (caught: unknown) => {
-    await retryAfter(policy, signal, failedAttempt(caught, current), current, 1)
-    return retrying(policy, signal, attempt, 2)
-  })
+  return first.then(undefined, (caught: unknown) => retryFirst(policy, signal, caught, current, attempt))
+}
+
+/**
+ * @internal After a first attempt (`current`, made without a timeout) failed with `caught`:
+ * the backoff, then the attempts from the second on; or `caught`'s error thrown when it is
+ * not retried. What `withRetries` does on a first failure, for an attempt that calls it itself.
+ */
+export async function retryFirst<T>(
+  policy: RetryPolicy,
+  signal: RunSignal | undefined,
+  caught: unknown,
+  current: Attempt,
+  attempt: (current: Attempt) => Promise<T>,
+): Promise<T> {
+  await retryAfter(policy, signal, failedAttempt(caught, current), current, 1)
+  return retrying(policy, signal, attempt, 2)
 }
 
 /** The attempts from `from` on, each under the per-attempt timeout. */

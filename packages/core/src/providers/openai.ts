@@ -31,13 +31,19 @@ export const openaiDialect: Dialect = {
       return { type: "file", file }
     }),
   toolResultMessages(results) {
+    // The loop pushes these messages into the transcript and drops the array: no `fitted`
+    // copy, and one result (a resumed approval's turn) is a literal of its length.
+    if (results.length === 1) {
+      const r = results[0] as TranscriptToolResult
+      return [{ role: "tool", tool_call_id: r.id, content: r.output }]
+    }
     // A loop, not `map`: see `parse`.
     const out: OpenAIMessage[] = []
     for (let i = 0; i < results.length; i++) {
       const r = results[i] as TranscriptToolResult
       out.push({ role: "tool", tool_call_id: r.id, content: r.output })
     }
-    return fitted(out)
+    return out
   },
   lastAssistantTurn(messages) {
     const index = lastAssistantIndex(messages)

@@ -1,4 +1,4 @@
-import { type LoopConfig, type Preset, type RunInput, type RunState, settleTurn } from "../client/loop.js"
+import { type LoopConfig, type Presets, type RunInput, type RunState, settleTurn } from "../client/loop.js"
 import { type CallEnv, type CallOutcome, executeCall } from "../client/tool-calls.js"
 import { UnknownRequestError } from "../errors.js"
 import type { ModelToolCall } from "../providers/model-turn.js"
@@ -14,14 +14,16 @@ import { relayOutcomes } from "./relay-turn.js"
  * is retried with `ctx.answer` (or declined), relay calls take the host's results, recorded
  * results are kept (no tool runs twice), and outstanding calls run now — which may suspend
  * again. Placeholders are replaced. Returns the new request when the turn halts again.
+ * Not async (its caller is): a turn that settles synchronously hands back its outcome with no
+ * promise, async frame or await of its own, and a refusal is thrown.
  */
-export async function resumeHaltedTurn(
+export function resumeHaltedTurn(
   config: LoopConfig,
   input: RunInput,
   state: RunState,
   pending: Request,
   answer: Answer,
-): Promise<Request | undefined> {
+): Request | undefined | Promise<Request | undefined> {
   const { dialect } = config
   const last = dialect.lastAssistantTurn(state.messages)
   const end = last?.end ?? -1
@@ -29,50 +31,68 @@ export async function resumeHaltedTurn(
   // A relay request halts this turn's relay calls only when they are in it; a request relayed
   // up from a sub-agent halts the call that delegated to it (e.g. `task`), retried as usual.
   // (Read only for a relay request: the others skip relayCallsOf, first-run code of a cold resume.)
-  const relayIds = isRelayRequest(pending) ? new Set(relayCallsOf(pending).map((c) => c.id)) : undefined
-  const relay = relayIds !== undefined && calls.some((c) => relayIds.has(c.id))
-  const answeredIds = relay ? relayIds : new Set([pending.data?.callId])
-  if (!calls.some((c) => answeredIds.has(c.id))) {
+  // The answered calls are the relay calls (`relayIds`), else the one call `callId`: no Set of
+  // one id per resume.
+  let relayIds = isRelayRequest(pending)
+    ? new Set<unknown>(relayCallsOf(pending).map((c) => c.id))
+    : undefined
+  if (relayIds !== undefined && !anyAnswered(calls, relayIds, undefined)) relayIds = undefined
+  const callId = pending.data?.callId
+  if (!anyAnswered(calls, relayIds, callId)) {
     throw new UnknownRequestError(
       pending.id,
       "the transcript's last assistant turn holds no call it suspended",
     )
   }
 
-  if (!relay && answer.ok && isGateRequest(pending)) assertApprovedCall(input, calls, pending, answer)
+  if (relayIds === undefined && answer.ok && isGateRequest(pending))
+    assertApprovedCall(input, calls, pending, answer)
   const recorded = dialect.recordedResults(state.messages.slice(end + 1))
   // A checkpoint saved this turn's settled results before the crash that brought us here:
   // nothing runs again, the run goes on from them.
-  if (settledBefore(calls, recorded, answeredIds, pending)) return undefined
-  const presets = new Map<string, Preset>()
-  if (relay) presetRelayCalls(presets, calls, answeredIds, pending, answer)
-  for (const call of calls) {
-    if (presets.has(call.id)) continue
-    if (answeredIds.has(call.id)) {
+  if (settledBefore(calls, recorded, relayIds, callId, pending)) return undefined
+  // By call index, as `settleTurn` reads them.
+  const presets: Presets = new Array(calls.length)
+  if (relayIds !== undefined) presetRelayCalls(presets, calls, relayIds, pending, answer)
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i] as ModelToolCall
+    if (presets[i] !== undefined) continue
+    if (isAnswered(call.id, relayIds, callId)) {
       // A declined agent or A2A call is still re-invoked: the sub-agent it delegated to took
       // the decision itself (the retried call reattaches to it), a remote task is canceled.
-      presets.set(call.id, (env) =>
+      presets[i] = (env) =>
         answer.ok || hearsDecline(env.toolkit?.get(call.name)?.source ?? "custom")
           ? executeCall(env, call, answer, pending)
-          : declinedOutcome(env, call, pending, answer),
-      )
+          : declinedOutcome(env, call, pending, answer)
       continue
     }
     const kept = recorded.get(call.id)
     if (kept) {
-      presets.set(call.id, () => ({
+      presets[i] = () => ({
         call,
         args: call.args ?? {},
         result: { output: kept.output, isError: kept.isError },
         kept: true,
-      }))
+      })
     }
   }
   // Placeholders and partial results are rebuilt below, never kept beside the new ones.
   state.messages.length = end + 1
-  // Awaited, not handed back: an async function resolving with a promise pays a thenable job
-  // and two more ticks on every resume.
-  return await settleTurn(config, input, state, calls, state.turns, presets)
+  return settleTurn(config, input, state, calls, state.turns, presets)
+}
+
+/** Whether the call `id` is answered: one of `relayIds` when given, else the halted call `callId`. */
+function isAnswered(id: unknown, relayIds: ReadonlySet<unknown> | undefined, callId: unknown): boolean {
+  return relayIds === undefined ? id === callId : relayIds.has(id)
+}
+
+function anyAnswered(
+  calls: readonly ModelToolCall[],
+  relayIds: ReadonlySet<unknown> | undefined,
+  callId: unknown,
+): boolean {
+  for (const c of calls) if (isAnswered(c.id, relayIds, callId)) return true
+  return false
 }
 
 /**
@@ -93,16 +113,17 @@ function assertApprovedCall(
 
 /** Presets the relay calls `answer` settles: they share one set of outcomes. */
 function presetRelayCalls(
-  presets: Map<string, Preset>,
+  presets: Presets,
   calls: ModelToolCall[],
-  answeredIds: Set<unknown>,
+  answeredIds: ReadonlySet<unknown>,
   pending: Request,
   answer: Answer,
 ): void {
   const relayCalls = calls.filter((c) => answeredIds.has(c.id))
   const outcomes = new Map<string, CallOutcome>()
-  for (const c of relayCalls)
-    presets.set(c.id, (env) => fromRelay(outcomes, env, pending, relayCalls, answer, c))
+  calls.forEach((c, i) => {
+    if (answeredIds.has(c.id)) presets[i] = (env) => fromRelay(outcomes, env, pending, relayCalls, answer, c)
+  })
 }
 
 /**
@@ -114,13 +135,14 @@ function presetRelayCalls(
 function settledBefore(
   calls: readonly ModelToolCall[],
   recorded: ReadonlyMap<string, { output: string; isError: boolean }>,
-  answeredIds: ReadonlySet<unknown>,
+  relayIds: ReadonlySet<unknown> | undefined,
+  callId: unknown,
   pending: Request,
 ): boolean {
   for (const call of calls) {
     const result = recorded.get(call.id)
     if (result === undefined) return false
-    if (answeredIds.has(call.id) && isPlaceholder(result, pending)) return false
+    if (isAnswered(call.id, relayIds, callId) && isPlaceholder(result, pending)) return false
   }
   return true
 }

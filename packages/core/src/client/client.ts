@@ -457,11 +457,11 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
    */
   async function measured(
     input: RunInput,
-    run: { conversationId?: string; resumes?: Request },
+    conversationId: string | undefined,
     body: (input: RunInput) => Promise<RunResult>,
   ): Promise<RunResult<any>> {
     const started = performance.now()
-    const tracing = RunTracing.start(telemetry, endpoint, run)
+    const tracing = RunTracing.start(telemetry, endpoint, conversationId)
     if (tracing !== undefined) input.tracing = await tracing
     try {
       return endRun(input, started, await body(input))
@@ -507,9 +507,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
       messages = history.slice()
       messages.push(first)
     }
-    return measured(input, { conversationId: id }, (traced) =>
-      runTurns(config, traced, new RunState(messages, input.scope)),
-    )
+    return measured(input, id, (traced) => runTurns(config, traced, new RunState(messages, input.scope)))
   }
 
   function stored(
@@ -599,7 +597,7 @@ export function buildClient(binding: ModelBinding, opts: ClientBaseOptions): Cli
     claimed: ResumeContext | undefined,
   ): Promise<RunResult<any>> {
     const started = performance.now()
-    const tracing = RunTracing.start(telemetry, endpoint, { conversationId: id, resumes: pending })
+    const tracing = RunTracing.start(telemetry, endpoint, id, pending)
     if (tracing !== undefined) input.tracing = await tracing
     try {
       if (pending && answer) {

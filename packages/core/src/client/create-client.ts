@@ -27,7 +27,7 @@ import {
   retryFirst,
   withRetries,
 } from "./retry.js"
-import { type HttpReply, fetchTransport, undiciTransport } from "./transport.js"
+import { type HttpReply, fetchTransport, transportError, undiciTransport } from "./transport.js"
 
 /** Options of {@link createClient}. */
 export interface ClientOptions extends ClientBaseOptions {
@@ -131,7 +131,13 @@ export function createClient(opts: ClientOptions): Client {
     first: boolean,
   ): Promise<ModelTurn> {
     try {
-      const reply = await transport({ headers, body: payload, signal: attempt.signal })
+      let reply: HttpReply
+      // A failure to send, mapped here (see `Transport`), in this frame.
+      try {
+        reply = await transport({ headers, body: payload, signal: attempt.signal })
+      } catch (error) {
+        throw transportError(error, attempt.signal)
+      }
       if (reply.status < 200 || reply.status >= 300)
         throw httpErrorOf(reply, await reply.text().catch(() => ""))
       if (!call.stream) return wire.parse(parseJSON(await reply.text()))
@@ -203,7 +209,12 @@ export function createClient(opts: ClientOptions): Client {
     const payload = JSON.stringify(body)
     const data = await withRetries(policy, req.signal, async (attempt) => {
       try {
-        const reply = await transport({ headers, body: payload, signal: attempt.signal })
+        let reply: HttpReply
+        try {
+          reply = await transport({ headers, body: payload, signal: attempt.signal })
+        } catch (error) {
+          throw transportError(error, attempt.signal)
+        }
         if (reply.status < 200 || reply.status >= 300)
           throw httpErrorOf(reply, await reply.text().catch(() => ""))
         return parseJSON(await reply.text()) as Record<string, unknown>

@@ -13,7 +13,11 @@ export interface HttpReply {
   discard(): Promise<void>
 }
 
-/** @internal Sends one JSON POST to the endpoint the transport was made for. */
+/**
+ * @internal Sends one JSON POST to the endpoint the transport was made for. A failure to send
+ * may reject with the driver's own error: the caller maps it (`transportError`, with the
+ * request's signal), so that the default transport needs no rejection handler per request.
+ */
 export type Transport = (init: {
   headers: Record<string, string>
   body: string
@@ -46,9 +50,8 @@ export function undiciTransport(url: string): Transport {
     } catch (error) {
       return Promise.reject(transportError(error, signal))
     }
-    return sent.then(undiciReply, (error) => {
-      throw transportError(error, signal)
-    })
+    // A rejection is mapped by the caller (see `Transport`): no closure over `signal` a request.
+    return sent.then(undiciReply)
   }
 }
 

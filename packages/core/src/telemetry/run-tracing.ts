@@ -61,10 +61,13 @@ export class RunTracing {
   static start(
     telemetry: TelemetryOptions | undefined,
     endpoint: TracedEndpoint,
-    run: { conversationId?: string; resumes?: Request },
+    conversationId: string | undefined,
+    resumes?: Request,
   ): RunTracing | undefined | Promise<RunTracing | undefined> {
     if (telemetry?.enabled === false) return undefined
     if (telemetry?.tracer === undefined && !globalTracerRegistered()) return undefined
+    // Made only when tracing: an untraced run allocates nothing here.
+    const run = { conversationId, resumes }
     const api = otelLoaded()
     if (api) return RunTracing.#open(api, telemetry, endpoint, run)
     return loadOtel().then((mod) => (mod ? RunTracing.#open(mod, telemetry, endpoint, run) : undefined))

@@ -80,12 +80,34 @@ export type HostedRunResult =
  * @throws ConfigError when a client agent's client uses another store, or a runtime agent gets
  *   content parts (a handle's prompt is text).
  */
-export async function startHostedRun(
+export function startHostedRun(
   store: DurableStore,
   agent: HostedRunAgent,
   runId: string,
   input: Prompt,
   opts: StartHostedRunOptions = {},
+): Promise<HostedRunResult> {
+  const { client } = agent
+  // A conversation turn with no transcript to save first and no deadline to stamp after (every
+  // chat turn): the ask's promise and one `then`, no async frame and await of its own.
+  if (client && (opts.history === undefined || opts.history.length === 0) && opts.expiresAt === undefined) {
+    try {
+      if (client.conversationStore() !== store) return startAny(store, agent, runId, input, opts)
+      return Promise.resolve(client.ask(input, askOptionsOf(agent, runId, opts))).then(conversationOutcome)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+  return startAny(store, agent, runId, input, opts)
+}
+
+/** {@link startHostedRun}, every case. */
+async function startAny(
+  store: DurableStore,
+  agent: HostedRunAgent,
+  runId: string,
+  input: Prompt,
+  opts: StartHostedRunOptions,
 ): Promise<HostedRunResult> {
   const { client, runtime } = agent
   if (client) {
@@ -93,20 +115,28 @@ export async function startHostedRun(
       throw new ConfigError("a hosted client agent's `client` must use the host's store")
     // The caller's transcript becomes the conversation `ask` loads and adds `input` to.
     if (opts.history !== undefined && opts.history.length > 0) await store.save(runId, opts.history)
-    // Built by assignment: one object a turn, not a spread per optional field.
-    const askOpts: AskOptions = { id: runId, toolkit: opts.toolkit ?? agent.toolkit }
-    if (opts.output !== undefined) askOpts.output = opts.output
-    if (opts.abort) withRunAbort(askOpts, opts.abort)
-    else if (opts.signal) askOpts.signal = opts.signal
-    if (opts.onEvent) askOpts.onEvent = opts.onEvent
-    if (opts.commit) askOpts.commitSnapshot = opts.commit
-    const result = await client.ask(input, askOpts)
+    const result = await client.ask(input, askOptionsOf(agent, runId, opts))
     const stamped = stampExpiry(store, runId, result, opts.expiresAt)
     if (stamped !== undefined) await stamped
     return { kind: "conversation", result }
   }
   if (!runtime) throw new ConfigError("a hosted agent needs `client` or `runtime`")
   return startRuntimeRun(store, runtime, runId, input, opts)
+}
+
+/** A conversation run's `ask` options. Built by assignment: one object a turn, not a spread per optional field. */
+function askOptionsOf(agent: HostedRunAgent, runId: string, opts: StartHostedRunOptions): AskOptions {
+  const askOpts: AskOptions = { id: runId, toolkit: opts.toolkit ?? agent.toolkit }
+  if (opts.output !== undefined) askOpts.output = opts.output
+  if (opts.abort) withRunAbort(askOpts, opts.abort)
+  else if (opts.signal) askOpts.signal = opts.signal
+  if (opts.onEvent) askOpts.onEvent = opts.onEvent
+  if (opts.commit) askOpts.commitSnapshot = opts.commit
+  return askOpts
+}
+
+function conversationOutcome(result: RunResult): HostedRunResult {
+  return { kind: "conversation", result }
 }
 
 /** {@link startHostedRun} of a runtime agent: its own function, so a conversation's turn never compiles it. */

@@ -419,7 +419,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       commit: (result: RunResult) => CommittedSnapshot | undefined,
     ) => Promise<HostedRunResult | undefined>,
     onEvent?: (ev: HostEvent) => void,
-    failed?: (error: unknown, exec: Execution) => Promise<void>,
+    failed?: (error: unknown, exec: Execution, runId: string, record: RunRecord) => Promise<void>,
     signal?: AbortSignal,
   ): Promise<HostedRunResult | undefined> {
     const before = executions.get(runId)
@@ -507,7 +507,7 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
         if (failed === undefined) throw error
         // A start's caller got no error: `result` hands it on (a turn's caller got its own).
         exec.startFailure = error ?? new Error("the run failed")
-        await failed(error, exec).catch(() => undefined)
+        await failed(error, exec, runId, record).catch(() => undefined)
         return undefined
       } finally {
         if (stop !== undefined) signal?.removeEventListener("abort", stop)
@@ -585,6 +585,25 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       })
   }
 
+  /**
+   * Saves a started run's failure on its record (`execute`'s `failed` of a start): one function
+   * of the host, not a closure per start.
+   */
+  async function startFailed(
+    error: unknown,
+    exec: Execution,
+    runId: string,
+    record: RunRecord,
+  ): Promise<void> {
+    // A stopped run's record is `cancel`'s (or stays running for the next host after `close`):
+    // a `failed` written here could land after `cancelled` and undo it.
+    if (closed || exec.cancelled) return
+    if ((await readRunRecord(store, runId).catch(() => undefined))?.state === "cancelled") return
+    const message = (error as Error)?.message ?? String(error)
+    const code = isToolnexusError(error) ? error.code : undefined
+    await writeRunRecord(store, runId, { ...record, state: "failed", error: { message, code } })
+  }
+
   /** Begins recorded run `runId` in this process; a failure is saved on its record. */
   function begin(
     record: RunRecord,
@@ -600,22 +619,17 @@ export function createStoreHost(opts: StoreHostOptions): StoreHost {
       record,
       (abort, emit, commit) => {
         const runOpts = hostedRunOptions(abort, emit, relay, own.toolkit, commit)
-        runOpts.onHandle = (handle) => {
-          record.handle = handle
-        }
+        // A runtime tree's root handle is kept on the record; a conversation has none (no
+        // closure for it a turn).
+        if (!agent.options.client)
+          runOpts.onHandle = (handle) => {
+            record.handle = handle
+          }
         if (relay?.history !== undefined) runOpts.history = relay.history
         return startHostedRun(store, agent.options, runId, input, runOpts)
       },
       startOpts.onEvent,
-      async (error, exec) => {
-        // A stopped run's record is `cancel`'s (or stays running for the next host after `close`):
-        // a `failed` written here could land after `cancelled` and undo it.
-        if (closed || exec.cancelled) return
-        if ((await readRunRecord(store, runId).catch(() => undefined))?.state === "cancelled") return
-        const message = (error as Error)?.message ?? String(error)
-        const code = isToolnexusError(error) ? error.code : undefined
-        await writeRunRecord(store, runId, { ...record, state: "failed", error: { message, code } })
-      },
+      startFailed,
       startOpts.signal,
     )
     // A start's execution never rejects (its failure is recorded above).

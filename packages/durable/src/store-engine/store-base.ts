@@ -497,15 +497,16 @@ export abstract class DurableStoreBase implements DurableStore {
     }
     if (outcome.transcript !== undefined) {
       // The transcript the claim read stands for the resume's load, which follows in the same
-      // turn of the event loop (`askWithAnswer` loads right after claiming, with no I/O
+      // run of the microtask queue (`askWithAnswer` loads right after claiming, with no I/O
       // between, and a saved runtime's cascade loads its deepest holder first). It is dropped
-      // when the loop moves on, so a later `get` never returns a transcript older than its own
-      // call.
+      // once that queue is empty (`process.nextTick` from a promise job runs then), so a later
+      // `get` never returns a transcript older than its own call. Not `setImmediate`: its timer
+      // machinery was first-run code of every cold resume, and an object per resume.
       const kept = { id: outcome.transcriptOf ?? id, stored: outcome.transcript }
       this.#claimed = kept
-      setImmediate(() => {
+      process.nextTick(() => {
         if (this.#claimed === kept) this.#claimed = undefined
-      }).unref()
+      })
     }
     return claim
   }

@@ -6,8 +6,8 @@ import { SqliteStore } from "../src/sqlite/index.js"
 import { request, turns } from "../src/testing/contract/context.js"
 
 // A claim reads the conversation, its request's index row and its transcript in one statement;
-// the resume's load right after it (askWithAnswer loads in the same event-loop turn) takes that
-// read instead of making its own. A load after the loop moved on reads the database again.
+// the resume's load right after it (askWithAnswer loads in the same run of promise jobs) takes
+// that read instead of making its own. A load after those jobs ran reads the database again.
 
 /** A database whose statement executions are counted (each `run`/`get`/`all` call). */
 function countedDatabase() {
@@ -168,6 +168,22 @@ describe("SQLite claim read", () => {
     const req = await parked(store, "c", turns(3))
     await store.claimAnswer("c", { id: req.id, ok: true })
     await nextTurn()
+    await other.save("c", turns(5))
+    const before = executed.length
+    expect(await store.get("c")).toEqual(turns(5))
+    expect(executed.length).toBeGreaterThan(before)
+    await store.close()
+    await other.close()
+  })
+
+  it("a load after the claim's promise jobs have run (a tick later, same event-loop turn) reads the database", async () => {
+    const { db, executed } = countedDatabase()
+    const store = new SqliteStore({ db })
+    const other = new SqliteStore({ db })
+    const req = await parked(store, "c", turns(3))
+    await store.claimAnswer("c", { id: req.id, ok: true })
+    // Scheduled after the claim's own drop, so it runs after it; no I/O phase in between.
+    await new Promise<void>((resolve) => process.nextTick(resolve))
     await other.save("c", turns(5))
     const before = executed.length
     expect(await store.get("c")).toEqual(turns(5))

@@ -6,7 +6,7 @@ import Database from "better-sqlite3"
 import { describe, expect, it } from "vitest"
 import { SqliteStore } from "../src/sqlite/index.js"
 import { SQLITE_MIGRATIONS } from "../src/sqlite/migrations.js"
-import { packPending, unpackPending } from "../src/sqlite/pending-column.js"
+import { packPending, stampedRequest, unpackPending } from "../src/sqlite/pending-column.js"
 
 const ID = "pnd-0b5c2f4e-7c1d-4a55-9a3e-1f2d3c4b5a69"
 
@@ -152,6 +152,54 @@ describe("the stamped form of the pending column (form 3)", () => {
     expect(await store.getPending("other")).toEqual(second.request)
     expect((await store.findRequest(second.pending_id))?.request).toEqual(second.request)
     expect((await store.listPending({ kind: "question" })).map((e) => e.request)).toEqual([second.request])
+    await store.close()
+    db.close()
+  })
+})
+
+describe("a stamped request read without its JSON text (stampedRequest)", () => {
+  const golden = JSON.parse(
+    readFileSync(join(import.meta.dirname, "fixtures", "sqlite-pending-column.json"), "utf8"),
+  ) as { rows: { form: number; pending_id: string; pending_kind: string; pending: string }[] }
+
+  it("is the request the text reader parses, key for key and in the same order; other forms read as text", () => {
+    let stamped = 0
+    for (const row of golden.rows) {
+      const request = stampedRequest(row.pending, row.pending_id, row.pending_kind)
+      const text = unpackPending(row.pending, row.pending_id, row.pending_kind) as string
+      if (row.form !== 3) {
+        expect(request).toBeUndefined()
+        continue
+      }
+      stamped++
+      expect(request).toEqual(JSON.parse(text))
+      expect(JSON.stringify(request)).toBe(text)
+    }
+    expect(stamped).toBeGreaterThan(0)
+    // Not a stamped form: left to the text reader, which refuses it.
+    for (const text of ['["p","c"]', "[not json", '["p","c","t",{},[1]]', '{"prompt":"p"}'])
+      expect(stampedRequest(text, ID, "approval")).toBeUndefined()
+    expect(stampedRequest('["p","c","t",{}]', null, "approval")).toBeUndefined()
+  })
+
+  it("getPending and the claim give the request as saved; a broken stamped text is still corrupt", async () => {
+    const db = new Database(":memory:")
+    const store = new SqliteStore({ db })
+    const request = {
+      id: ID,
+      kind: "approval",
+      prompt: "p",
+      data: { callId: "c", tool: "t", args: { a: [1, { b: null }] }, runId: "run-1", note: "n" },
+    }
+    const messages = [{ role: "user" as const, content: "go" }]
+    await store.save("conv", messages, { pending: request })
+    expect(JSON.stringify(await store.getPending("conv"))).toBe(JSON.stringify(request))
+    const claim = await store.claimAnswer("conv", { id: ID, ok: true, data: { when: "now" } })
+    expect(JSON.stringify(claim.request)).toBe(JSON.stringify(request))
+    expect(claim.answer).toEqual({ id: ID, ok: true, data: { when: "now" } })
+    await store.save("bad", messages, { pending: { ...request, id: "pnd-bad" } })
+    db.prepare("UPDATE tnx_conversations SET pending = '[\"p\",\"c\"]' WHERE id = 'bad'").run()
+    await expect(store.getPending("bad")).rejects.toMatchObject({ name: "CorruptDataError" })
     await store.close()
     db.close()
   })

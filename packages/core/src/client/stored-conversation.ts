@@ -39,11 +39,13 @@ export async function runStoredConversation(
   ) => Promise<RunResult>,
 ): Promise<RunResult> {
   if (opts.commit !== undefined) checkCommit(store, opts.commit)
-  // Both reads start together; the request is not read when the caller already has it.
-  const [messages, pending] = await Promise.all([
-    store.get(id),
-    opts.readPending ? store.getPending?.(id) : undefined,
-  ])
+  // Both reads start together; the request is not read when the caller already has it (a
+  // claimed resume: then no Promise.all, whose array, element callbacks and result array a
+  // resume paid for one read).
+  let messages: Message[] | undefined
+  let pending: Request | undefined
+  if (opts.readPending) [messages, pending] = await Promise.all([store.get(id), store.getPending?.(id)])
+  else messages = await store.get(id)
   if (messages === undefined && opts.mustExist) missingConversation(id, opts.requestId)
   // A checkpoint keeps the pending request and, under a claim, is fenced by it without
   // consuming it: only the final save below applies the answer.

@@ -73,8 +73,14 @@ export interface AskWithAnswerOptions {
  * @example
  * const result = await askWithAnswer(client, { toolkit, id: "order-42", answer: { id: req.id, ok: true } })
  */
-export async function askWithAnswer(client: Client, opts: AskWithAnswerOptions): Promise<RunResult> {
-  return (await askClaimed(client, opts)).result
+export function askWithAnswer(client: Client, opts: AskWithAnswerOptions): Promise<RunResult> {
+  // Not async, and not through `askClaimed`: an async layer, its promise and the
+  // `{ result, applied }` pair fewer on every resume (DESIGN §7's resume rows). Its throws reject.
+  try {
+    return askResume(client, opts, undefined)
+  } catch (error) {
+    return Promise.reject(error)
+  }
 }
 
 /**
@@ -86,6 +92,21 @@ export async function askClaimed(
   client: Client,
   opts: AskWithAnswerOptions,
 ): Promise<{ result: RunResult; applied: Answer }> {
+  const claimed: { answer?: Answer } = {}
+  const result = await askResume(client, opts, claimed)
+  return { result, applied: claimed.answer as Answer }
+}
+
+/**
+ * The claimed resume of both: checks the answer, claims it through the client's store and runs
+ * core's one stored continue under the claim; `claimed.answer` is set to the answer the claim
+ * applied. One function for both, so a resume compiles one layer here (DESIGN §7).
+ */
+function askResume(
+  client: Client,
+  opts: AskWithAnswerOptions,
+  claimed: { answer?: Answer } | undefined,
+): Promise<RunResult> {
   checkAnswer(opts?.answer)
   const store = client.conversationStore()
   const { id, answer, toolkit, signal, leaseMs, maxAttempts, onEvent, output, commitSnapshot } = opts
@@ -101,8 +122,9 @@ export async function askClaimed(
     id,
     answer,
     { leaseMs, maxAttempts, signal },
-    async ({ claim, signal }) => {
-      const result = await client.continueRun({
+    ({ claim, signal }) => {
+      if (claimed !== undefined) claimed.answer = claim.answer
+      return client.continueRun({
         id,
         answer: claim.answer,
         pending: claim.request,
@@ -111,9 +133,9 @@ export async function askClaimed(
         toolkit,
         onEvent,
         output,
-        ...(commitSnapshot !== undefined ? { commitSnapshot } : {}),
+        // `undefined` when not given, as an absent key: a stored continue reads it only when set.
+        commitSnapshot,
       })
-      return { result, applied: claim.answer }
     },
   )
 }

@@ -72,8 +72,20 @@ function packStamped(json: string, id: string, kind: string): string | undefined
   return unpackStamped(text, id, kind) === json ? text : undefined
 }
 
-/** The request JSON of a stamped-form text, or `undefined` when the text is not one. */
-function unpackStamped(text: string, id: string, kind: string): string | undefined {
+/**
+ * @internal The request a stored `pending` column holds when it is in the stamped form, built
+ * without JSON text in between: the object `JSON.parse(unpackPending(text, id, kind))` gives
+ * for every text this store writes (the same keys in the same order, its values parsed from
+ * `text`), for a reader that wants the request, not its text (a resume's claim and
+ * `getPending` parsed the text they had just made). `undefined` for the other forms and for a
+ * text that is not a stamped one: such a reader then unpacks and decodes the text, with its errors.
+ */
+export function stampedRequest(
+  text: string | null,
+  id: string | null,
+  kind: string | null,
+): { id: string; kind: string; prompt: string; data: Record<string, unknown> } | undefined {
+  if (text === null || text[0] !== "[" || typeof id !== "string" || typeof kind !== "string") return undefined
   let packed: unknown
   try {
     packed = JSON.parse(text)
@@ -86,10 +98,11 @@ function unpackStamped(text: string, id: string, kind: string): string | undefin
   if (packed.length === 5 && (typeof own !== "object" || own === null || Array.isArray(own))) return undefined
   // A plain literal (computed keys were defined one by one at run time, on every read).
   const data: Record<string, unknown> = { callId, tool, args }
-  return JSON.stringify({
-    id,
-    kind,
-    prompt,
-    data: packed.length === 5 ? { ...data, ...(own as object) } : data,
-  })
+  return { id, kind, prompt, data: packed.length === 5 ? { ...data, ...(own as object) } : data }
+}
+
+/** The request JSON of a stamped-form text, or `undefined` when the text is not one. */
+function unpackStamped(text: string, id: string, kind: string): string | undefined {
+  const request = stampedRequest(text, id, kind)
+  return request && JSON.stringify(request)
 }

@@ -1,5 +1,5 @@
 import { dirname } from "node:path"
-import { ConfigError } from "@toolnexus/core"
+import { ConfigError, type Request } from "@toolnexus/core"
 import type BetterSqlite3 from "better-sqlite3"
 import type { RuntimeHold } from "../durable-store.js"
 import { RELEASED_TOKEN_PREFIX, claimHolderToRead, judgeClaim } from "../store-engine/claim-rules.js"
@@ -27,7 +27,7 @@ import { toStoreError } from "../store-engine/store-errors.js"
 import { migrateSqlite } from "./migrate-sqlite.js"
 import { SQLITE_MIGRATIONS } from "./migrations.js"
 import { nativeBinding } from "./native-binding.js"
-import { packPending, unpackPending } from "./pending-column.js"
+import { packPending, stampedRequest, unpackPending } from "./pending-column.js"
 import type { SqliteDatabase } from "./sqlite-database.js"
 
 // From process.getBuiltinModule, not an ESM import: the first ESM import of node:fs builds its
@@ -372,11 +372,16 @@ export class SqliteStore extends DurableStoreBase {
    * The JSON of the request conversation `id` waits on: `null` when it waits on none,
    * `undefined` when no such conversation is stored.
    */
-  protected async readPendingJson(id: string): Promise<string | null | undefined> {
+  protected async readPendingJson(id: string): Promise<string | Request | null | undefined> {
     const row = this.#s.pending.get(id) as
       | Pick<SqliteConversationRow, "pending" | "pending_id" | "pending_kind">
       | undefined
-    return row && unpackPending(row.pending, row.pending_id, row.pending_kind)
+    if (row === undefined) return undefined
+    // A stamped request is built as is, not unpacked to JSON text that getPending parses again.
+    return (
+      stampedRequest(row.pending, row.pending_id, row.pending_kind) ??
+      unpackPending(row.pending, row.pending_id, row.pending_kind)
+    )
   }
 
   protected async readHolders(filter: { kind?: string; requestId?: string }): Promise<HolderRow[]> {
@@ -440,9 +445,15 @@ export class SqliteStore extends DurableStoreBase {
     if (head === undefined || head[C.pending_id] !== answerId || head[C.claim_token] !== input.token) {
       return undefined
     }
+    // A stamped request is built as is: its JSON text would only be parsed again (claimAnswer).
+    const pending = stampedRequest(head[C.pending], head[C.pending_id], head[C.pending_kind])
     return {
       grant: "claim",
-      pendingJson: unpackPending(head[C.pending], head[C.pending_id], head[C.pending_kind]) as string,
+      pendingJson:
+        pending === undefined
+          ? (unpackPending(head[C.pending], head[C.pending_id], head[C.pending_kind]) as string)
+          : undefined,
+      pending,
       answerJson: input.answerJson,
       transcript: claimTranscript(rows),
     }

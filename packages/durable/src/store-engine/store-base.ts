@@ -144,7 +144,10 @@ export interface StoredTranscript {
 export type ClaimOutcome =
   | {
       grant: ClaimGrant
-      pendingJson: string
+      /** The JSON of the request claimed; not read when `pending` is given. */
+      pendingJson: string | undefined
+      /** The request claimed, when the backend built it without JSON text (SQLite's stamped form). */
+      pending?: Request
       answerJson: string
       transcript?: StoredTranscript
       transcriptOf?: string
@@ -217,7 +220,11 @@ export abstract class DurableStoreBase implements DurableStore {
   protected readonly blocking: boolean = false
   protected abstract readTranscript(id: string): Promise<StoredTranscript | undefined>
   protected abstract writeTranscript(input: SaveInput): Promise<SaveOutcome>
-  protected abstract readPendingJson(id: string): Promise<string | null | undefined>
+  /**
+   * The JSON of the request conversation `id` waits on (`null`: none; `undefined`: no such
+   * conversation), or the request itself when the backend builds it without JSON text.
+   */
+  protected abstract readPendingJson(id: string): Promise<string | Request | null | undefined>
   /** Conversations waiting on a request of `kind`, or on request `requestId`, with index rows. */
   protected abstract readHolders(filter: { kind?: string; requestId?: string }): Promise<HolderRow[]>
   /** The stored answer of an applied request, `null`/`undefined` when it is not applied. */
@@ -368,6 +375,7 @@ export abstract class DurableStoreBase implements DurableStore {
     checkKey(id, "the conversation id")
     const json = await this.#use("read the pending request of", id, () => this.readPendingJson(id))
     if (json == null) return undefined
+    if (typeof json === "object") return json
     return decodeJson<Request>(json, () => "its pending request", conversationRow(id), isStoredRequest)
   }
 
@@ -466,31 +474,39 @@ export abstract class DurableStoreBase implements DurableStore {
     if ("refusal" in outcome) this.#refuse(id, answer.id, outcome)
     const claim: AnswerClaim = {
       token: input.token,
-      answer: decodeJson<Answer>(
-        outcome.answerJson,
-        () => "its claimed answer",
-        requestRow(answer.id),
-        isStoredAnswer,
-      ),
-      request: decodeJson<Request>(
-        outcome.pendingJson,
-        () => "its pending request",
-        conversationRow(id),
-        isStoredRequest,
-      ),
+      // The answer JSON this call encoded (a first claim) is parsed without a shape check: it
+      // is the answer checked above. A takeover's is the stored one, decoded and checked.
+      answer:
+        outcome.answerJson === input.answerJson
+          ? JSON.parse(input.answerJson)
+          : decodeJson<Answer>(
+              outcome.answerJson,
+              () => "its claimed answer",
+              requestRow(answer.id),
+              isStoredAnswer,
+            ),
+      request:
+        outcome.pending ??
+        decodeJson<Request>(
+          outcome.pendingJson,
+          () => "its pending request",
+          conversationRow(id),
+          isStoredRequest,
+        ),
       takeover: outcome.grant === "takeover",
     }
     if (outcome.transcript !== undefined) {
       // The transcript the claim read stands for the resume's load, which follows in the same
-      // turn of the event loop (`askWithAnswer` loads right after claiming, with no I/O
+      // run of the microtask queue (`askWithAnswer` loads right after claiming, with no I/O
       // between, and a saved runtime's cascade loads its deepest holder first). It is dropped
-      // when the loop moves on, so a later `get` never returns a transcript older than its own
-      // call.
+      // once that queue is empty (`process.nextTick` from a promise job runs then), so a later
+      // `get` never returns a transcript older than its own call. Not `setImmediate`: its timer
+      // machinery was first-run code of every cold resume, and an object per resume.
       const kept = { id: outcome.transcriptOf ?? id, stored: outcome.transcript }
       this.#claimed = kept
-      setImmediate(() => {
+      process.nextTick(() => {
         if (this.#claimed === kept) this.#claimed = undefined
-      }).unref()
+      })
     }
     return claim
   }

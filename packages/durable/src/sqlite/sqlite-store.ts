@@ -369,8 +369,8 @@ export class SqliteStore extends DurableStoreBase {
   }
 
   /**
-   * The JSON of the request conversation `id` waits on: `null` when it waits on none,
-   * `undefined` when no such conversation is stored.
+   * The request conversation `id` waits on, as the request itself (the stamped form) or its
+   * JSON: `null` when it waits on none, `undefined` when no such conversation is stored.
    */
   protected async readPendingJson(id: string): Promise<string | Request | null | undefined> {
     const row = this.#s.pending.get(id) as
